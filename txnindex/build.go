@@ -1,0 +1,611 @@
+package txnindex
+
+import (
+	"fmt"
+	"sort"
+)
+
+// TxnState is what became of a transaction.
+type TxnState uint8
+
+// Transaction outcomes.
+const (
+	TxnOpen TxnState = iota
+	TxnCommitted
+	TxnAborted
+)
+
+// String returns "open", "committed" or "aborted".
+func (s TxnState) String() string {
+	switch s {
+	case TxnCommitted:
+		return "committed"
+	case TxnAborted:
+		return "aborted"
+	}
+	return "open"
+}
+
+// Txn is one transaction of one producer on this partition, as the broker's
+// producer state sees it: it opens at the producer's first transactional data
+// batch and ends at the producer's next COMMIT or ABORT marker.
+type Txn struct {
+	ProducerID     ProducerID
+	ProducerEpoch  int16 // epoch of the first data batch
+	MarkerEpoch    int16 // epoch of the marker; KIP-890 (TV2) markers carry epoch+1
+	State          TxnState
+	Seeded         bool  // opened by Partition.Ongoing (a producer snapshot), not by a batch seen here
+	FirstOffset    int64 // first offset of the transaction's data
+	LastDataOffset int64 // last offset of its data seen here
+	MarkerOffset   int64 // offset of the COMMIT/ABORT marker; -1 while open
+	FirstTimestamp int64
+	LastTimestamp  int64 // max timestamp of its last batch (the producer state's lastTimestamp)
+	Batches        int
+	Records        int64
+	Bytes          int64
+	FirstSegment   int32 // segment of its first batch; -1 when seeded
+	MarkerSegment  int32 // segment of its marker; -1 while open
+
+	// Entry is the aborted-transaction index entry the broker serves for
+	// this transaction (from disk when the segment's .txnindex was read,
+	// else rebuilt); nil unless aborted.
+	Entry *AbortInfo
+}
+
+// AbortInfo is one aborted-transaction entry the broker would serve, with
+// where it lives.
+type AbortInfo struct {
+	Entry       AbortedTxn
+	Segment     int32  // index of the segment whose .txnindex holds it
+	IndexName   string // e.g. "00000000000000000100.txnindex"
+	FromDisk    bool   // read from the segment's .txnindex, not rebuilt
+	Txn         *Txn   // the replayed transaction it closes, if one was seen
+	MarkerFound bool
+}
+
+// Producer summarises one producer id's batches on the partition.
+type Producer struct {
+	ID            ProducerID
+	FirstEpoch    int16
+	LastEpoch     int16
+	Transactional bool
+	FirstOffset   int64
+	LastOffset    int64
+	LastTimestamp int64
+	Batches       int
+	Txns          int
+}
+
+// GapCause says why offsets are missing from the log.
+type GapCause uint8
+
+// Causes of missing offsets, as far as they can be known offline.
+const (
+	GapUnknown GapCause = iota
+	// GapCompacted: offsets missing between two batches of one segment.
+	// Only the log cleaner removes batches from the middle of a segment;
+	// this includes markers removed once their delete horizon passed
+	// (KIP-534) and aborted data the cleaner discarded.
+	GapCompacted
+	// GapSegmentBoundary: the next segment starts after the previous one's
+	// last batch ended (its tail was cleaned, or a segment is missing).
+	GapSegmentBoundary
+	// GapEmptiedBatch: a batch kept as an empty header (recordsCount 0) by
+	// the cleaner; its offsets hold no record.
+	GapEmptiedBatch
+	// GapBeforeFirstBatch: between the log start offset and the first batch.
+	GapBeforeFirstBatch
+	// GapOverlap: a batch starts below the end of the previous one, which a
+	// broker never writes (a bad copy, or segments from two replicas).
+	GapOverlap
+)
+
+// String names the cause.
+func (c GapCause) String() string {
+	switch c {
+	case GapCompacted:
+		return "compacted"
+	case GapSegmentBoundary:
+		return "segment_boundary"
+	case GapEmptiedBatch:
+		return "emptied_batch"
+	case GapBeforeFirstBatch:
+		return "before_first_batch"
+	case GapOverlap:
+		return "overlap"
+	}
+	return "unknown"
+}
+
+// Gap is a range of offsets [From, To] absent from the log.
+type Gap struct {
+	From, To int64
+	Cause    GapCause
+	Segment  int32 // segment it was found in, -1 if between segments
+}
+
+// MismatchKind classifies a difference between a .txnindex read from disk and
+// the one rebuilt from the log.
+type MismatchKind uint8
+
+// Mismatch kinds.
+const (
+	MissingOnDisk MismatchKind = iota // the log has an aborted transaction the file lacks
+	ExtraOnDisk                       // the file has an entry the log does not explain
+	FieldsDiffer                      // same producer and marker, other offsets
+)
+
+// String names the kind.
+func (k MismatchKind) String() string {
+	switch k {
+	case MissingOnDisk:
+		return "missing_on_disk"
+	case ExtraOnDisk:
+		return "extra_on_disk"
+	}
+	return "fields_differ"
+}
+
+// IndexMismatch is one entry-level difference between disk and rebuilt index.
+type IndexMismatch struct {
+	Segment int32
+	Kind    MismatchKind
+	Disk    AbortedTxn // zero for MissingOnDisk
+	Rebuilt AbortedTxn // zero for ExtraOnDisk
+	Note    string     // a known benign cause, if one applies
+}
+
+// Log is a partition as the broker holds it: the batches, the transactions
+// replayed from them, the aborted-transaction index of every segment, and
+// the offsets that bound reads. Build makes one; it is read-only afterwards
+// and safe for concurrent use.
+type Log struct {
+	Topic     string
+	Partition int32
+	Segments  []Segment
+	Batches   []Batch
+
+	LogStartOffset      int64
+	LogEndOffset        int64
+	HighWatermark       int64
+	HighWatermarkSource string
+	LastStableOffset    int64
+
+	// Txns are the transactions in order of first offset; Open indexes the
+	// ones still undecided at the end of the log.
+	Txns      []Txn
+	Open      []int
+	Producers []Producer
+
+	// RebuiltIndex is, per segment, the .txnindex the broker would have
+	// written for these batches. Mismatches compares it with the files
+	// read from disk.
+	RebuiltIndex [][]AbortedTxn
+	Mismatches   []IndexMismatch
+	Gaps         []Gap
+
+	batchTxn  []int32        // per batch: index into Txns, or -1
+	segFirst  []int          // per segment: index of its first batch in Batches (len Segments+1)
+	offIndex  [][]IndexEntry // per segment: .index entries (disk or rebuilt)
+	effective [][]AbortInfo  // per segment: the entries fetches use
+	effSorted []bool         // per segment: effective entries sorted by marker offset, as Kafka appends them
+	abortByID map[abortKey]*AbortInfo
+}
+
+type abortKey struct {
+	pid   ProducerID
+	first int64
+}
+
+// indexIntervalBytes is the broker default index.interval.bytes; a rebuilt
+// .index gets an entry whenever more than this many bytes were appended
+// since the last one (LogSegment.recover).
+const indexIntervalBytes = 4096
+
+// Build replays p's batches the way the broker's producer state does and
+// returns the resulting Log. p's slices are shared, not copied.
+func Build(p *Partition) *Log {
+	l := &Log{
+		Topic:               p.Topic,
+		Partition:           p.Partition,
+		Segments:            p.Segments,
+		Batches:             p.Batches,
+		HighWatermarkSource: p.HighWatermarkSource,
+	}
+	if len(l.Segments) == 0 {
+		// A capture or a bare batch list: one pseudo-segment.
+		base := int64(0)
+		if len(l.Batches) > 0 {
+			base = l.Batches[0].BaseOffset
+		}
+		l.Segments = []Segment{{Name: "batches", BaseOffset: base}}
+		for i := range l.Batches {
+			l.Batches[i].Segment = 0
+		}
+	}
+	l.indexSegments()
+	l.offsets(p)
+	l.replay(p.Ongoing)
+	l.buildIndexes()
+	l.computeLSO()
+	l.findGaps()
+	return l
+}
+
+// indexSegments maps each segment to its range of batches.
+func (l *Log) indexSegments() {
+	l.segFirst = make([]int, len(l.Segments)+1)
+	bi := 0
+	for si := range l.Segments {
+		l.segFirst[si] = bi
+		for bi < len(l.Batches) && int(l.Batches[bi].Segment) <= si {
+			bi++
+		}
+	}
+	l.segFirst[len(l.Segments)] = len(l.Batches)
+}
+
+func (l *Log) offsets(p *Partition) {
+	l.LogStartOffset = l.Segments[0].BaseOffset
+	if p.LogStartOffset > l.LogStartOffset {
+		l.LogStartOffset = p.LogStartOffset
+	}
+	l.LogEndOffset = l.LogStartOffset
+	if n := len(l.Batches); n > 0 && l.Batches[n-1].NextOffset() > l.LogEndOffset {
+		l.LogEndOffset = l.Batches[n-1].NextOffset()
+	}
+	if last := l.Segments[len(l.Segments)-1].BaseOffset; last > l.LogEndOffset {
+		// An empty active segment rolled at its base offset.
+		l.LogEndOffset = last
+	}
+	l.HighWatermark = p.HighWatermark
+	switch {
+	case l.HighWatermark < 0:
+		l.HighWatermark = l.LogEndOffset
+		if l.HighWatermarkSource == "" {
+			l.HighWatermarkSource = "log_end_offset"
+		}
+	case l.HighWatermark > l.LogEndOffset:
+		// A checkpoint ahead of the log (a truncated copy): the broker
+		// would truncate its HWM to the LEO on load.
+		l.HighWatermark = l.LogEndOffset
+		l.HighWatermarkSource += " (clamped to log end offset)"
+	}
+}
+
+// replay runs ProducerAppendInfo's state machine over every batch and
+// rebuilds each aborted transaction's index entry with the LSO Kafka records.
+func (l *Log) replay(seed []OngoingTxn) {
+	l.batchTxn = make([]int32, len(l.Batches))
+	l.RebuiltIndex = make([][]AbortedTxn, len(l.Segments))
+	open := make(map[ProducerID]int) // producer -> index into l.Txns
+	prodIdx := make(map[ProducerID]int)
+
+	// ongoing is ProducerStateManager.ongoingTxns: undecided transactions
+	// ordered by first offset. Transactions open in offset order, so
+	// appending keeps it sorted; decided ones are skipped lazily from head.
+	var ongoing []int
+	head := 0
+	firstUndecided := func(except ProducerID) (int64, bool) {
+		for head < len(ongoing) && l.Txns[ongoing[head]].State != TxnOpen {
+			head++
+		}
+		for i := head; i < len(ongoing); i++ {
+			t := &l.Txns[ongoing[i]]
+			if t.State == TxnOpen && t.ProducerID != except {
+				return t.FirstOffset, true
+			}
+		}
+		return 0, false
+	}
+
+	seeded := append([]OngoingTxn(nil), seed...)
+	sort.SliceStable(seeded, func(i, j int) bool { return seeded[i].FirstOffset < seeded[j].FirstOffset })
+	for _, s := range seeded {
+		if _, dup := open[s.ProducerID]; dup {
+			continue
+		}
+		l.Txns = append(l.Txns, Txn{
+			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, MarkerEpoch: -1,
+			Seeded: true, FirstOffset: s.FirstOffset, LastDataOffset: -1, MarkerOffset: -1,
+			FirstTimestamp: -1, LastTimestamp: -1, FirstSegment: -1, MarkerSegment: -1,
+		})
+		open[s.ProducerID] = len(l.Txns) - 1
+		ongoing = append(ongoing, len(l.Txns)-1)
+	}
+
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		l.batchTxn[i] = -1
+		if !b.HasProducerID() {
+			continue
+		}
+		pi, ok := prodIdx[b.ProducerID]
+		if !ok {
+			l.Producers = append(l.Producers, Producer{ID: b.ProducerID, FirstEpoch: b.ProducerEpoch, FirstOffset: b.BaseOffset})
+			pi = len(l.Producers) - 1
+			prodIdx[b.ProducerID] = pi
+		}
+		pr := &l.Producers[pi]
+		pr.LastEpoch, pr.LastOffset, pr.Batches = b.ProducerEpoch, b.LastOffset, pr.Batches+1
+		if b.MaxTimestamp > pr.LastTimestamp || pr.Batches == 1 {
+			pr.LastTimestamp = b.MaxTimestamp
+		}
+		if b.IsTransactional() {
+			pr.Transactional = true
+		}
+
+		if b.IsControl() {
+			// ProducerAppendInfo.append: a control batch with no records
+			// (emptied by the cleaner) is ignored entirely; otherwise only
+			// its first record is read as an end-transaction marker.
+			if b.Records == 0 || !b.IsEndTxnMarker() {
+				continue
+			}
+			ti, isOpen := open[b.ProducerID]
+			if !isOpen {
+				// A marker for an empty transaction: nothing is emitted,
+				// so no index entry and no effect on the LSO.
+				continue
+			}
+			delete(open, b.ProducerID)
+			t := &l.Txns[ti]
+			t.MarkerOffset, t.MarkerEpoch, t.MarkerSegment = b.BaseOffset, b.ProducerEpoch, b.Segment
+			l.batchTxn[i] = int32(ti)
+			if b.IsAbortMarker() {
+				t.State = TxnAborted
+			} else {
+				t.State = TxnCommitted
+			}
+			// ProducerStateManager.lastStableOffset(completedTxn): the
+			// first undecided transaction of another producer, else the
+			// offset after the marker. Computed before t leaves ongoing,
+			// but t's own producer is excluded, so marking it decided
+			// first is equivalent.
+			lso, found := firstUndecided(b.ProducerID)
+			if !found {
+				lso = b.BaseOffset + 1
+			}
+			if t.State == TxnAborted {
+				seg := b.Segment
+				l.RebuiltIndex[seg] = append(l.RebuiltIndex[seg], AbortedTxn{
+					ProducerID: b.ProducerID, FirstOffset: t.FirstOffset,
+					LastOffset: b.BaseOffset, LastStableOffset: lso,
+				})
+			}
+			continue
+		}
+		if !b.IsTransactional() {
+			continue
+		}
+		ti, isOpen := open[b.ProducerID]
+		if !isOpen {
+			l.Txns = append(l.Txns, Txn{
+				ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, MarkerEpoch: -1,
+				FirstOffset: b.BaseOffset, MarkerOffset: -1, FirstTimestamp: b.BaseTimestamp,
+				FirstSegment: b.Segment, MarkerSegment: -1,
+			})
+			ti = len(l.Txns) - 1
+			open[b.ProducerID] = ti
+			ongoing = append(ongoing, ti)
+			pr.Txns++
+		}
+		t := &l.Txns[ti]
+		if t.FirstTimestamp < 0 {
+			t.FirstTimestamp = b.BaseTimestamp
+		}
+		t.LastDataOffset, t.LastTimestamp = b.LastOffset, b.MaxTimestamp
+		t.Batches++
+		t.Records += int64(b.Records)
+		t.Bytes += int64(b.Size)
+		l.batchTxn[i] = int32(ti)
+	}
+	for i := range l.Txns {
+		if l.Txns[i].State == TxnOpen {
+			l.Open = append(l.Open, i)
+		}
+	}
+}
+
+// buildIndexes picks, per segment, the .txnindex fetches use and the .index
+// that bounds them, and compares disk and rebuilt transaction indexes.
+func (l *Log) buildIndexes() {
+	byMarker := make(map[abortKey]*Txn) // (pid, marker offset) -> txn
+	for i := range l.Txns {
+		if t := &l.Txns[i]; t.State == TxnAborted {
+			byMarker[abortKey{t.ProducerID, t.MarkerOffset}] = t
+		}
+	}
+	l.offIndex = make([][]IndexEntry, len(l.Segments))
+	l.effective = make([][]AbortInfo, len(l.Segments))
+	l.effSorted = make([]bool, len(l.Segments))
+	l.abortByID = make(map[abortKey]*AbortInfo)
+	for si := range l.Segments {
+		s := &l.Segments[si]
+		if s.OffsetIndex != nil {
+			l.offIndex[si] = s.OffsetIndex
+		} else {
+			l.offIndex[si] = l.rebuildOffsetIndex(si)
+		}
+		entries := l.RebuiltIndex[si]
+		if s.TxnIndexOnDisk {
+			entries = s.TxnIndex
+			l.compareIndex(int32(si))
+		}
+		eff := make([]AbortInfo, len(entries))
+		for k, e := range entries {
+			eff[k] = AbortInfo{Entry: e, Segment: int32(si), IndexName: s.TxnIndexName(), FromDisk: s.TxnIndexOnDisk}
+			if t := byMarker[abortKey{e.ProducerID, e.LastOffset}]; t != nil {
+				eff[k].Txn, eff[k].MarkerFound = t, true
+			}
+		}
+		l.effective[si] = eff
+		l.effSorted[si] = sort.SliceIsSorted(eff, func(i, j int) bool { return eff[i].Entry.LastOffset < eff[j].Entry.LastOffset })
+	}
+	// Link in a second pass: eff slices no longer move.
+	for si := range l.effective {
+		for k := range l.effective[si] {
+			a := &l.effective[si][k]
+			key := abortKey{a.Entry.ProducerID, a.Entry.FirstOffset}
+			if _, dup := l.abortByID[key]; !dup {
+				l.abortByID[key] = a
+			}
+			if a.Txn != nil {
+				a.Txn.Entry = a
+			}
+		}
+	}
+}
+
+func (l *Log) rebuildOffsetIndex(si int) []IndexEntry {
+	var out []IndexEntry
+	var lastEntry int64
+	for bi := l.segFirst[si]; bi < l.segFirst[si+1]; bi++ {
+		b := &l.Batches[bi]
+		if b.Position-lastEntry > indexIntervalBytes {
+			out = append(out, IndexEntry{Offset: b.LastOffset, Position: b.Position})
+			lastEntry = b.Position
+		}
+	}
+	return out
+}
+
+func (l *Log) compareIndex(si int32) {
+	disk, rebuilt := l.Segments[si].TxnIndex, l.RebuiltIndex[si]
+	type k struct {
+		pid  ProducerID
+		last int64
+	}
+	seen := make(map[k]int, len(rebuilt))
+	for i, r := range rebuilt {
+		seen[k{r.ProducerID, r.LastOffset}] = i
+	}
+	matched := make([]bool, len(rebuilt))
+	for _, d := range disk {
+		i, ok := seen[k{d.ProducerID, d.LastOffset}]
+		if !ok {
+			note := ""
+			if d.LastOffset < l.firstBatchOffset() || !l.hasBatchAt(d.LastOffset) {
+				note = "its marker is not in the log (removed by the cleaner or retention)"
+			}
+			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d, Note: note})
+			continue
+		}
+		matched[i] = true
+		r := rebuilt[i]
+		if r.FirstOffset != d.FirstOffset || r.LastStableOffset != d.LastStableOffset || d.Version != AbortedTxnVersion {
+			note := ""
+			if d.FirstOffset < r.FirstOffset && d.FirstOffset < l.firstBatchOffset() {
+				note = "the transaction began before the first batch still in the log (retention)"
+			}
+			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: FieldsDiffer, Disk: d, Rebuilt: r, Note: note})
+		}
+	}
+	for i, r := range rebuilt {
+		if !matched[i] {
+			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r,
+				Note: "the broker writes the data before the index and relies on recovery to repair it"})
+		}
+	}
+}
+
+func (l *Log) firstBatchOffset() int64 {
+	if len(l.Batches) == 0 {
+		return l.LogEndOffset
+	}
+	return l.Batches[0].BaseOffset
+}
+
+func (l *Log) hasBatchAt(off int64) bool {
+	i := l.batchAtOrAfter(off)
+	return i < len(l.Batches) && l.Batches[i].BaseOffset <= off
+}
+
+// batchAtOrAfter returns the index of the first batch whose LastOffset >= off.
+func (l *Log) batchAtOrAfter(off int64) int {
+	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset >= off })
+}
+
+// computeLSO follows ProducerStateManager.firstUnstableOffset and
+// UnifiedLog.lastStableOffset: the unstable transactions are the undecided
+// ones plus decided ones whose marker is not yet below the high watermark;
+// the first unstable offset is clamped up to the log start offset (retention
+// can delete the start of an open transaction); the LSO is it, when below
+// the high watermark, else the high watermark.
+func (l *Log) computeLSO() {
+	fu := int64(-1)
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if t.State == TxnOpen || t.MarkerOffset >= l.HighWatermark {
+			if fu < 0 || t.FirstOffset < fu {
+				fu = t.FirstOffset
+			}
+		}
+	}
+	l.LastStableOffset = l.HighWatermark
+	if fu >= 0 {
+		fu = max(fu, l.LogStartOffset)
+		if fu < l.HighWatermark {
+			l.LastStableOffset = fu
+		}
+	}
+}
+
+func (l *Log) findGaps() {
+	next := l.LogStartOffset
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		switch {
+		case b.BaseOffset > next:
+			cause := GapCompacted
+			switch {
+			case i == 0:
+				cause = GapBeforeFirstBatch
+			case l.Batches[i-1].Segment != b.Segment:
+				cause = GapSegmentBoundary
+			}
+			seg := b.Segment
+			if cause == GapSegmentBoundary {
+				seg = -1
+			}
+			l.Gaps = append(l.Gaps, Gap{From: next, To: b.BaseOffset - 1, Cause: cause, Segment: seg})
+		case b.BaseOffset < next && i > 0:
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset, next-1), Cause: GapOverlap, Segment: b.Segment})
+		}
+		if b.Records == 0 && b.Magic >= 2 {
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset, Cause: GapEmptiedBatch, Segment: b.Segment})
+		}
+		next = max(next, b.NextOffset())
+	}
+}
+
+// TxnOf returns the transaction batch i belongs to (its data or its marker).
+func (l *Log) TxnOf(i int) *Txn {
+	if i < 0 || i >= len(l.batchTxn) || l.batchTxn[i] < 0 {
+		return nil
+	}
+	return &l.Txns[l.batchTxn[i]]
+}
+
+// AbortedEntries returns the aborted-transaction entries fetches use for
+// segment si, in file order.
+func (l *Log) AbortedEntries(si int) []AbortInfo { return l.effective[si] }
+
+// LookupAbort finds the served index entry for an aborted-list element.
+func (l *Log) LookupAbort(pid ProducerID, firstOffset int64) *AbortInfo {
+	return l.abortByID[abortKey{pid, firstOffset}]
+}
+
+// SegmentOf returns the index of the segment holding offset off (the floor
+// segment by base offset), or -1 below the first.
+func (l *Log) SegmentOf(off int64) int {
+	i := sort.Search(len(l.Segments), func(i int) bool { return l.Segments[i].BaseOffset > off })
+	return i - 1
+}
+
+// String summarises the log in one line.
+func (l *Log) String() string {
+	return fmt.Sprintf("%s-%d: %d segments, %d batches, log start %d, end %d, HWM %d, LSO %d, %d transactions (%d open)",
+		l.Topic, l.Partition, len(l.Segments), len(l.Batches), l.LogStartOffset, l.LogEndOffset,
+		l.HighWatermark, l.LastStableOffset, len(l.Txns), len(l.Open))
+}

@@ -1,0 +1,156 @@
+package txnindex
+
+import "iter"
+
+// ConsumeOptions describe the consumer whose decisions Decisions plays.
+type ConsumeOptions struct {
+	// From is the position the consumer starts (or seeks) at. Below the
+	// log start offset, or -1, it starts at the log start offset, as a
+	// consumer with auto.offset.reset=earliest does after
+	// OFFSET_OUT_OF_RANGE.
+	From      int64
+	Isolation Isolation
+	Variant   Variant
+	MaxBytes  int32 // per-partition fetch size; <= 0 means DefaultMaxBytes
+}
+
+// Decisions plays a consumer that fetches from o.From until it reaches the
+// LSO (read_committed) or the high watermark, each fetch emulated by
+// FetchInto and filtered by a Consumer, and yields a decision for every
+// offset range of the log in offset order: batches below the position, the
+// fetched batches, the batches it could not reach (pending), and the gaps
+// between them. It walks the log once and allocates only its own state.
+func (l *Log) Decisions(o ConsumeOptions) iter.Seq[Decision] {
+	return func(yield func(Decision) bool) {
+		l.decide(o, yield)
+	}
+}
+
+func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
+	from := o.From
+	if from < l.LogStartOffset {
+		from = l.LogStartOffset
+	}
+	maxOffset := l.HighWatermark
+	if o.Isolation == ReadCommitted {
+		maxOffset = l.LastStableOffset
+	}
+	gi := 0
+	// emit yields the gaps that lie before d, then d.
+	emit := func(d Decision) bool {
+		for gi < len(l.Gaps) && l.Gaps[gi].From < d.From {
+			g := &l.Gaps[gi]
+			gi++
+			if g.Cause == GapEmptiedBatch || g.Cause == GapOverlap {
+				continue // decided with their batch
+			}
+			gd := Decision{From: g.From, To: g.To, Verdict: Missing, Uncommitted: Missing, Cause: gapCause(g.Cause), BatchIndex: -1, FetchOffset: -1}
+			if !yield(gd) {
+				return false
+			}
+		}
+		return yield(d)
+	}
+	c := Consumer{Isolation: o.Isolation, Variant: o.Variant, Position: from, Log: l}
+	next := 0 // index of the first batch not yet decided
+
+	// skipped decides batches no fetch returned, below the position.
+	skipped := func(upto int) bool {
+		for ; next < upto; next++ {
+			b := &l.Batches[next]
+			d := l.unfetched(next)
+			d.Verdict, d.Uncommitted, d.Cause, d.Bound = BeforePosition, BeforePosition, CauseBelowPosition, from
+			if b.LastOffset < l.LogStartOffset {
+				d.Cause, d.Bound = CauseBelowLogStart, l.LogStartOffset
+			}
+			if !emit(d) {
+				return false
+			}
+		}
+		return true
+	}
+
+	var resp FetchResponse
+	pos := from
+	for pos < maxOffset {
+		l.FetchInto(FetchRequest{Offset: pos, MaxBytes: o.MaxBytes, Isolation: o.Isolation}, &resp)
+		if resp.Err != FetchOK || len(resp.Batches) == 0 {
+			break
+		}
+		if !skipped(resp.FirstBatch) || !c.Process(&resp, pos, emit) {
+			return
+		}
+		next = resp.FirstBatch + len(resp.Batches)
+		if c.Position <= pos {
+			break // no progress: a batch the consumer cannot pass
+		}
+		pos = c.Position
+	}
+	if !skipped(l.batchAtOrAfter(pos)) {
+		return
+	}
+	// What the consumer never reached.
+	for ; next < len(l.Batches); next++ {
+		b := &l.Batches[next]
+		d := l.unfetched(next)
+		d.Verdict, d.Bound = Pending, maxOffset
+		switch {
+		case b.LastOffset < maxOffset:
+			d.Cause, d.Bound = CauseUnreachable, pos
+		case o.Isolation == ReadCommitted:
+			d.Cause = CauseAtOrAboveLSO
+		default:
+			d.Cause = CauseAtOrAboveHWM
+		}
+		switch {
+		case b.Records == 0 && b.Magic >= 2:
+			d.Uncommitted = Missing
+		case b.IsControl():
+			d.Uncommitted = Control
+		case b.LastOffset < l.HighWatermark:
+			d.Uncommitted = Delivered
+		default:
+			d.Uncommitted = Pending
+		}
+		if !emit(d) {
+			return
+		}
+	}
+	for gi < len(l.Gaps) {
+		g := &l.Gaps[gi]
+		gi++
+		if g.Cause == GapEmptiedBatch || g.Cause == GapOverlap {
+			continue
+		}
+		if !yield(Decision{From: g.From, To: g.To, Verdict: Missing, Uncommitted: Missing, Cause: gapCause(g.Cause), BatchIndex: -1, FetchOffset: -1}) {
+			return
+		}
+	}
+}
+
+// unfetched starts a decision for batch i that no fetch returned.
+func (l *Log) unfetched(i int) Decision {
+	b := &l.Batches[i]
+	d := Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: i, FetchOffset: -1, Txn: l.TxnOf(i)}
+	if s := b.Segment; s >= 0 && int(s) < len(l.Segments) {
+		d.Segment = l.Segments[s].Name
+	}
+	return d
+}
+
+// Delivered returns the offset ranges a consumer with options o receives, in
+// order, merging adjacent ranges. It is a convenience over Decisions.
+func (l *Log) Delivered(o ConsumeOptions) [][2]int64 {
+	var out [][2]int64
+	for d := range l.Decisions(o) {
+		if d.Verdict != Delivered {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1][1]+1 == d.From {
+			out[n-1][1] = d.To
+			continue
+		}
+		out = append(out, [2]int64{d.From, d.To})
+	}
+	return out
+}

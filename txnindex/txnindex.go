@@ -1,0 +1,317 @@
+// Package txnindex is txnscope's domain: the batches of a Kafka partition,
+// the aborted-transaction index the broker keeps for them, and the
+// read_committed algorithm that decides, for every offset, what a consumer
+// receives and why.
+//
+// It has three layers, each modelled on the code that does the job for real:
+//
+//   - Build replays a partition's batches the way the broker's producer state
+//     does (ProducerAppendInfo, ProducerStateManager, UnifiedLog): it tracks
+//     each producer's ongoing transaction, rebuilds the .txnindex entries of
+//     every segment with the last stable offset Kafka records in each, and
+//     computes the LSO.
+//   - (*Log).Fetch answers a Fetch the way LocalLog.read does: one segment per
+//     fetch, bytes up to the LSO or high watermark, the first batch whole
+//     (KIP-74), and the aborted-transaction list collected segment by segment
+//     with the broker's early stop.
+//   - Consumer applies the Java consumer's CompletedFetch filter to a fetch
+//     response, batch by batch: the aborted producer-id set, the queue of
+//     aborted transactions ordered by first offset, the ABORT marker that
+//     removes a producer, control batches never delivered. librdkafka and
+//     franz-go are modelled as named variants where their rules differ.
+//
+// (*Log).Decisions chains the two: it plays a consumer fetching from a
+// position to the end of the log, and yields one Decision per run of offsets
+// that share a verdict, in offset order, without materialising the offsets.
+//
+// The package uses only the standard library and reads nothing but the
+// io interfaces it is handed; loading files is package loader's job. Its API
+// is internal to txnscope.
+package txnindex
+
+import "fmt"
+
+// ProducerID is a Kafka producer id. It has its own type so that it cannot be
+// passed where an offset is expected without the compiler noticing.
+type ProducerID int64
+
+// NoProducerID is the producer id of batches written without one
+// (RecordBatch.NO_PRODUCER_ID).
+const NoProducerID ProducerID = -1
+
+// Compression is a batch's compression codec (attribute bits 0-2).
+type Compression uint8
+
+// The codecs Kafka knows; ids 5-7 are rejected by the broker.
+const (
+	CompressionNone   Compression = 0
+	CompressionGzip   Compression = 1
+	CompressionSnappy Compression = 2
+	CompressionLZ4    Compression = 3
+	CompressionZstd   Compression = 4
+)
+
+// String returns the codec name kafka-dump-log.sh prints.
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionGzip:
+		return "gzip"
+	case CompressionSnappy:
+		return "snappy"
+	case CompressionLZ4:
+		return "lz4"
+	case CompressionZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("unknown(%d)", uint8(c))
+}
+
+// TimestampType is attribute bit 3.
+type TimestampType uint8
+
+// Timestamp types. Legacy magic-0 messages have none.
+const (
+	CreateTime      TimestampType = 0
+	LogAppendTime   TimestampType = 1
+	NoTimestampType TimestampType = 2
+)
+
+// String returns the name kafka-dump-log.sh prints.
+func (t TimestampType) String() string {
+	switch t {
+	case CreateTime:
+		return "CreateTime"
+	case LogAppendTime:
+		return "LogAppendTime"
+	}
+	return "NoTimestampType"
+}
+
+// ControlType is the type in a control record's key.
+type ControlType int16
+
+// Control record types (ControlRecordType.java). Anything else is Unknown.
+const (
+	ControlNone           ControlType = -2 // not a control batch, or a control batch with no records
+	ControlUnknown        ControlType = -1
+	ControlAbort          ControlType = 0
+	ControlCommit         ControlType = 1
+	ControlLeaderChange   ControlType = 2
+	ControlSnapshotHeader ControlType = 3
+	ControlSnapshotFooter ControlType = 4
+	ControlKRaftVersion   ControlType = 5
+	ControlKRaftVoters    ControlType = 6
+)
+
+// String returns the upper-case name Kafka uses.
+func (c ControlType) String() string {
+	switch c {
+	case ControlNone:
+		return "NONE"
+	case ControlAbort:
+		return "ABORT"
+	case ControlCommit:
+		return "COMMIT"
+	case ControlLeaderChange:
+		return "LEADER_CHANGE"
+	case ControlSnapshotHeader:
+		return "SNAPSHOT_HEADER"
+	case ControlSnapshotFooter:
+		return "SNAPSHOT_FOOTER"
+	case ControlKRaftVersion:
+		return "KRAFT_VERSION"
+	case ControlKRaftVoters:
+		return "KRAFT_VOTERS"
+	}
+	return "UNKNOWN"
+}
+
+// ParseControlType maps a control key's type id as ControlRecordType.fromTypeId
+// does: unknown ids become ControlUnknown.
+func ParseControlType(id int16) ControlType {
+	if id >= int16(ControlAbort) && id <= int16(ControlKRaftVoters) {
+		return ControlType(id)
+	}
+	return ControlUnknown
+}
+
+// Attribute bits of a v2 batch. Only the low byte is interpreted
+// (DefaultRecordBatch.attributes casts to byte).
+const (
+	AttrCompressionMask = 0x07
+	AttrTimestampType   = 0x08
+	AttrTransactional   = 0x10
+	AttrControl         = 0x20
+	AttrDeleteHorizon   = 0x40 // KIP-534: baseTimestamp holds the delete horizon
+)
+
+// Batch is one record batch (or, for magic 0/1, one shallow log entry) as
+// Kafka stores it, plus where it was found. It holds the 61-byte v2 header
+// and the control marker; records are decoded elsewhere, on demand.
+type Batch struct {
+	BaseOffset           int64
+	LastOffset           int64
+	BaseTimestamp        int64
+	MaxTimestamp         int64
+	ProducerID           ProducerID
+	Position             int64 // byte position of the batch in its segment (or capture record set)
+	PartitionLeaderEpoch int32
+	BaseSequence         int32
+	Records              int32 // recordsCount; 0 for a batch emptied by compaction
+	Size                 int32 // bytes on disk, LOG_OVERHEAD included
+	CoordinatorEpoch     int32 // from the end-transaction marker value; -1 if none
+	Segment              int32 // index into Partition.Segments; -1 when not from a segment
+	ProducerEpoch        int16
+	Attributes           int16
+	Control              ControlType // type of the first control record; ControlNone otherwise
+	Magic                int8
+}
+
+// IsTransactional reports attribute bit 4.
+func (b *Batch) IsTransactional() bool { return b.Magic >= 2 && b.Attributes&AttrTransactional != 0 }
+
+// IsControl reports attribute bit 5.
+func (b *Batch) IsControl() bool { return b.Magic >= 2 && b.Attributes&AttrControl != 0 }
+
+// HasDeleteHorizon reports attribute bit 6 (KIP-534).
+func (b *Batch) HasDeleteHorizon() bool { return b.Magic >= 2 && b.Attributes&AttrDeleteHorizon != 0 }
+
+// Compression returns the batch's codec.
+func (b *Batch) Compression() Compression { return Compression(b.Attributes & AttrCompressionMask) }
+
+// TimestampType returns the batch's timestamp type.
+func (b *Batch) TimestampType() TimestampType {
+	if b.Magic == 0 {
+		return NoTimestampType
+	}
+	if b.Attributes&AttrTimestampType != 0 {
+		return LogAppendTime
+	}
+	return CreateTime
+}
+
+// HasProducerID reports whether the batch was written by a producer with an id
+// (AbstractRecordBatch.hasProducerId). Legacy entries never have one.
+func (b *Batch) HasProducerID() bool { return b.Magic >= 2 && b.ProducerID > NoProducerID }
+
+// IsAbortMarker reports whether this is a control batch whose first record is
+// an ABORT marker, the test the Java consumer's containsAbortMarker makes.
+// A control batch emptied by compaction has no first record and is not one.
+func (b *Batch) IsAbortMarker() bool { return b.IsControl() && b.Records > 0 && b.Control == ControlAbort }
+
+// IsCommitMarker is IsAbortMarker for COMMIT.
+func (b *Batch) IsCommitMarker() bool { return b.IsControl() && b.Records > 0 && b.Control == ControlCommit }
+
+// IsEndTxnMarker reports an ABORT or COMMIT marker.
+func (b *Batch) IsEndTxnMarker() bool { return b.IsAbortMarker() || b.IsCommitMarker() }
+
+// NextOffset is LastOffset+1.
+func (b *Batch) NextOffset() int64 { return b.LastOffset + 1 }
+
+// LastSequence is baseSequence+lastOffsetDelta with Kafka's wrap from
+// MaxInt32 to 0 (DefaultRecordBatch.incrementSequence), or -1.
+func (b *Batch) LastSequence() int32 {
+	if b.BaseSequence < 0 {
+		return -1
+	}
+	delta := b.LastOffset - b.BaseOffset
+	s := int64(b.BaseSequence) + delta
+	if s > 1<<31-1 {
+		s -= 1 << 31
+	}
+	return int32(s)
+}
+
+// Segment is one log segment of a partition.
+type Segment struct {
+	// Name is the segment's file name without directory, e.g.
+	// "00000000000000000100.log"; captures use a descriptive name.
+	Name       string
+	BaseOffset int64
+	Size       int64 // bytes of the .log (or of the record set)
+
+	// TxnIndex is the segment's .txnindex as read from disk. It is used
+	// for fetches only when TxnIndexOnDisk is true; otherwise the rebuilt
+	// entries are used. Kafka creates a .txnindex lazily, so a loader that
+	// found the segment's other index files but no .txnindex sets
+	// TxnIndexOnDisk with no entries: the broker would see none.
+	TxnIndex       []AbortedTxn
+	TxnIndexOnDisk bool
+
+	// OffsetIndex holds the .index entries with absolute offsets, if read.
+	// Without them Build rebuilds a sparse index the way LogSegment.recover
+	// does. The index only matters for the upper bound of the aborted list.
+	OffsetIndex []IndexEntry
+}
+
+// TxnIndexName is the name of the segment's .txnindex file.
+func (s *Segment) TxnIndexName() string {
+	return fmt.Sprintf("%020d.txnindex", s.BaseOffset)
+}
+
+// IndexEntry is one .index entry, with the offset made absolute.
+type IndexEntry struct {
+	Offset   int64
+	Position int64
+}
+
+// Partition is everything Build needs about one partition: its segments and
+// batches in offset order, and the offsets the broker checkpoints.
+type Partition struct {
+	Topic     string
+	Partition int32
+	Segments  []Segment
+	Batches   []Batch // in log order; Batch.Segment indexes Segments
+
+	// LogStartOffset from log-start-offset-checkpoint, or -1 for the base
+	// offset of the first segment (a partition missing from that file has
+	// exactly that log start offset).
+	LogStartOffset int64
+
+	// HighWatermark from replication-offset-checkpoint, a capture or a
+	// broker, or -1 for the log end offset. HighWatermarkSource says which.
+	HighWatermark       int64
+	HighWatermarkSource string
+
+	// Ongoing seeds transactions that were open before the first batch,
+	// from a producer-state .snapshot (CurrentTxnFirstOffset >= 0). It is
+	// needed when retention deleted the segment a transaction began in.
+	Ongoing []OngoingTxn
+}
+
+// OngoingTxn is a transaction open at the start of the replayed batches.
+type OngoingTxn struct {
+	ProducerID    ProducerID
+	ProducerEpoch int16
+	FirstOffset   int64
+}
+
+// Isolation is the consumer's isolation.level.
+type Isolation int8
+
+// Isolation levels, with the FetchRequest v4 wire values.
+const (
+	ReadUncommitted Isolation = 0
+	ReadCommitted   Isolation = 1
+)
+
+// String returns the config value.
+func (i Isolation) String() string {
+	if i == ReadCommitted {
+		return "read_committed"
+	}
+	return "read_uncommitted"
+}
+
+// ParseIsolation parses "read_committed" or "read_uncommitted".
+func ParseIsolation(s string) (Isolation, error) {
+	switch s {
+	case "read_committed":
+		return ReadCommitted, nil
+	case "read_uncommitted":
+		return ReadUncommitted, nil
+	}
+	return 0, fmt.Errorf("txnindex: unknown isolation level %q (want read_committed or read_uncommitted)", s)
+}
