@@ -171,12 +171,9 @@ func cmpInt64(a, b int64) int {
 
 // batch decides one batch and advances the position.
 func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decision) bool) bool {
-	d := Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: bi, FetchOffset: fetchOffset, Uncommitted: Delivered}
+	d := Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: int32(bi), FetchOffset: fetchOffset, Uncommitted: Delivered}
 	if c.Log != nil && bi >= 0 {
 		d.Txn = c.Log.TxnOf(bi)
-		if s := b.Segment; s >= 0 && int(s) < len(c.Log.Segments) {
-			d.Segment = c.Log.Segments[s].Name
-		}
 	}
 	pos := c.Position
 	aborted, inSet := false, false

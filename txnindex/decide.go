@@ -131,11 +131,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 // unfetched starts a decision for batch i that no fetch returned.
 func (l *Log) unfetched(i int) Decision {
 	b := &l.Batches[i]
-	d := Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: i, FetchOffset: -1, Txn: l.TxnOf(i)}
-	if s := b.Segment; s >= 0 && int(s) < len(l.Segments) {
-		d.Segment = l.Segments[s].Name
-	}
-	return d
+	return Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: int32(i), FetchOffset: -1, Txn: l.TxnOf(i)}
 }
 
 // Delivered returns the offset ranges a consumer with options o receives, in

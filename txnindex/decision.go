@@ -134,11 +134,10 @@ type Decision struct {
 	Verdict     Verdict
 	Cause       Cause
 	Uncommitted Verdict // what read_uncommitted does with the same offsets
+	BatchIndex  int32   // index of Batch in the Log, or -1
 
-	Batch      *Batch // nil for a gap between batches
-	BatchIndex int    // index of Batch in the Log, or -1
-	Segment    string // name of the batch's segment, if known
-	Txn        *Txn   // the transaction the batch belongs to, if known
+	Batch *Batch // nil for a gap between batches; Batch.Segment indexes Log.Segments
+	Txn   *Txn   // the transaction the batch belongs to, if known
 
 	// Abort is the aborted-list element that put the producer in the
 	// aborted set (Aborted, CauseNonTxnFromAbortedProducer), and AbortInfo
@@ -150,7 +149,7 @@ type Decision struct {
 	Bound       int64 // Pending: the LSO or HWM; BeforePosition: the position
 }
 
-// Records is the number of offsets the decision covers.
+// Offsets is the number of offsets the decision covers.
 func (d *Decision) Offsets() int64 { return d.To - d.From + 1 }
 
 // Reason renders the decision as a sentence a person can read.

@@ -87,6 +87,9 @@ func (l *Log) Fetch(req FetchRequest) FetchResponse {
 // the limit allows.
 func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	aborted := r.AbortedTransactions[:0]
+	if aborted == nil {
+		aborted = []AbortedTransaction{} // non-nil: an empty list, not a null one (no allocation)
+	}
 	*r = FetchResponse{
 		HighWatermark:    l.HighWatermark,
 		LastStableOffset: l.LastStableOffset,
