@@ -16,7 +16,7 @@ const (
 	Control                       // a COMMIT/ABORT (or other control) record, never returned
 	Pending                       // at or past the LSO (read_committed) or high watermark: not yet readable
 	BeforePosition                // below the fetch/seek position or the log start offset
-	Missing                           // no record at these offsets
+	Missing                       // no record at these offsets
 )
 
 // String returns the lower-case name used in NDJSON and the UI.

@@ -199,10 +199,14 @@ func (b *Batch) HasProducerID() bool { return b.Magic >= 2 && b.ProducerID > NoP
 // IsAbortMarker reports whether this is a control batch whose first record is
 // an ABORT marker, the test the Java consumer's containsAbortMarker makes.
 // A control batch emptied by compaction has no first record and is not one.
-func (b *Batch) IsAbortMarker() bool { return b.IsControl() && b.Records > 0 && b.Control == ControlAbort }
+func (b *Batch) IsAbortMarker() bool {
+	return b.IsControl() && b.Records > 0 && b.Control == ControlAbort
+}
 
 // IsCommitMarker is IsAbortMarker for COMMIT.
-func (b *Batch) IsCommitMarker() bool { return b.IsControl() && b.Records > 0 && b.Control == ControlCommit }
+func (b *Batch) IsCommitMarker() bool {
+	return b.IsControl() && b.Records > 0 && b.Control == ControlCommit
+}
 
 // IsEndTxnMarker reports an ABORT or COMMIT marker.
 func (b *Batch) IsEndTxnMarker() bool { return b.IsAbortMarker() || b.IsCommitMarker() }
