@@ -1,0 +1,58 @@
+# txnscope: `make test` is the one command that runs every check CI runs.
+SHELL := /bin/bash
+GO ?= go
+FUZZTIME ?= 5s
+PKGS := ./...
+TOOLS := chromium kcat tshark
+
+.PHONY: test deps vet templ-check staticcheck unit fuzz fuzz-long bench run
+
+test: deps vet templ-check staticcheck unit fuzz
+
+# Install the programs the tests drive (Debian packages), once.
+deps:
+	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq chromium kcat tshark >/dev/null; \
+	else \
+		echo "missing:$$missing. Run as root, or: sudo apt-get install -y chromium kcat tshark"; \
+		echo "(tests that need them skip, or fail when CI=true)"; \
+	fi
+
+vet:
+	$(GO) vet $(PKGS)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+
+# templ output is committed; regenerating must change nothing.
+templ-check:
+	@if [ -n "$$(git ls-files '*.templ')" ]; then \
+		$(GO) tool templ generate && git diff --exit-code -- '*_templ.go'; \
+	fi
+
+staticcheck:
+	$(GO) tool staticcheck $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# Each fuzz target for FUZZTIME, one at a time (go test allows one -fuzz
+# target per package and run).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/txnscope-fuzz.log 2>&1 || { cat /tmp/txnscope-fuzz.log; exit 1; }; \
+		done; \
+	done
+
+fuzz-long:
+	$(MAKE) fuzz FUZZTIME=5m
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./txnindex ./internal/difftest ./loader
+
+run:
+	$(GO) run ./cmd/server

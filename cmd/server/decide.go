@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+func runDecide(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "decide", "[flags] PATH | --demo NAME",
+		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset, in offset order; gaps are objects with \"decision\":\"gap\" and a from/to range.")
+	var (
+		topic     = fs.String("topic", "", "only this topic")
+		partition = fs.Int("partition", -1, "only this partition")
+		isoFlag   = fs.String("isolation", "read_committed", "read_committed or read_uncommitted")
+		from      = fs.Int64("from", -1, "consumer position (seek); -1 = log start offset")
+		maxBytes  = fs.Int("max-bytes", txnindex.DefaultMaxBytes, "max.partition.fetch.bytes of the emulated fetches")
+		format    = fs.String("format", "text", "text or ndjson")
+		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go")
+		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
+	)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	iso, err := txnindex.ParseIsolation(*isoFlag)
+	if err != nil {
+		return usagef("--isolation: %v", err)
+	}
+	v, err := txnindex.ParseVariant(*variant)
+	if err != nil {
+		return usagef("--variant: %v", err)
+	}
+	if *format != "text" && *format != "ndjson" {
+		return usagef("--format must be text or ndjson, not %q", *format)
+	}
+	if *maxBytes <= 0 || *maxBytes > 1<<31-1 {
+		return usagef("--max-bytes must be between 1 and 2147483647")
+	}
+	logs, err := sourceLogs(fs, *demo)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	defer w.Flush()
+	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
+	matched := false
+	for _, l := range logs {
+		if (*topic != "" && l.Topic != *topic) || (*partition >= 0 && int(l.Partition) != *partition) {
+			continue
+		}
+		matched = true
+		if *format == "ndjson" {
+			err = writeNDJSON(ctx, w, l, opts)
+		} else {
+			err = writeText(ctx, w, l, opts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !matched {
+		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
+	}
+	return w.Flush()
+}
+
+// sourceLogs builds the logs a subcommand works on: a demo, or a PATH.
+func sourceLogs(fs interface {
+	NArg() int
+	Arg(int) string
+}, demo string) ([]*txnindex.Log, error) {
+	switch {
+	case demo != "" && fs.NArg() > 0:
+		return nil, usagef("give either --demo or PATH, not both")
+	case demo != "":
+		d, err := findDemo(demo)
+		if err != nil {
+			return nil, err
+		}
+		return []*txnindex.Log{txnindex.Build(d.partition())}, nil
+	case fs.NArg() != 1:
+		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
+	}
+	return loadPath(fs.Arg(0))
+}
+
+func writeText(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.ConsumeOptions) error {
+	fmt.Fprintf(w, "# %s\n# %s from %d, max bytes %d, %s rules\n", l, o.Isolation, o.From, o.MaxBytes, o.Variant)
+	for d := range l.Decisions(o) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rng := strconv.FormatInt(d.From, 10)
+		if d.To != d.From {
+			rng += "-" + strconv.FormatInt(d.To, 10)
+		}
+		if _, err := fmt.Fprintf(w, "%-15s %-15s %s\n", rng, d.Verdict, d.Reason()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeNDJSON writes one object per offset. Fields that are the same for a
+// whole batch are encoded once per decision and repeated per offset.
+func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.ConsumeOptions) error {
+	topic, _ := json.Marshal(l.Topic)
+	var line []byte
+	for d := range l.Decisions(o) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		reason, _ := json.Marshal(d.Reason())
+		if d.Batch == nil {
+			line = append(line[:0], `{"topic":`...)
+			line = append(line, topic...)
+			line = append(line, `,"partition":`...)
+			line = strconv.AppendInt(line, int64(l.Partition), 10)
+			line = append(line, `,"from":`...)
+			line = strconv.AppendInt(line, d.From, 10)
+			line = append(line, `,"to":`...)
+			line = strconv.AppendInt(line, d.To, 10)
+			line = append(line, `,"decision":"gap","cause":"`...)
+			line = append(line, d.Cause.String()...)
+			line = append(line, `","reason":`...)
+			line = append(line, reason...)
+			line = append(line, "}\n"...)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+			continue
+		}
+		b := d.Batch
+		var tail []byte
+		tail = append(tail, `,"batch_base_offset":`...)
+		tail = strconv.AppendInt(tail, b.BaseOffset, 10)
+		tail = append(tail, `,"batch_last_offset":`...)
+		tail = strconv.AppendInt(tail, b.LastOffset, 10)
+		tail = append(tail, `,"producer_id":`...)
+		tail = strconv.AppendInt(tail, int64(b.ProducerID), 10)
+		tail = append(tail, `,"producer_epoch":`...)
+		tail = strconv.AppendInt(tail, int64(b.ProducerEpoch), 10)
+		tail = append(tail, `,"transactional":`...)
+		tail = strconv.AppendBool(tail, b.IsTransactional())
+		tail = append(tail, `,"control":`...)
+		switch {
+		case b.IsCommitMarker():
+			tail = append(tail, `"COMMIT"`...)
+		case b.IsAbortMarker():
+			tail = append(tail, `"ABORT"`...)
+		case b.IsControl():
+			tail = append(tail, '"')
+			tail = append(tail, b.Control.String()...)
+			tail = append(tail, '"')
+		default:
+			tail = append(tail, "null"...)
+		}
+		tail = append(tail, `,"decision":"`...)
+		tail = append(tail, d.Verdict.String()...)
+		tail = append(tail, `","cause":"`...)
+		tail = append(tail, d.Cause.String()...)
+		tail = append(tail, `","read_uncommitted":"`...)
+		tail = append(tail, d.Uncommitted.String()...)
+		tail = append(tail, `","segment":`...)
+		seg := ""
+		if s := b.Segment; s >= 0 && int(s) < len(l.Segments) {
+			seg = l.Segments[s].Name
+		}
+		segJSON, _ := json.Marshal(seg)
+		tail = append(tail, segJSON...)
+		tail = append(tail, `,"fetch_offset":`...)
+		tail = strconv.AppendInt(tail, d.FetchOffset, 10)
+		tail = append(tail, `,"reason":`...)
+		tail = append(tail, reason...)
+		tail = append(tail, "}\n"...)
+		for off := d.From; off <= d.To; off++ {
+			line = append(line[:0], `{"topic":`...)
+			line = append(line, topic...)
+			line = append(line, `,"partition":`...)
+			line = strconv.AppendInt(line, int64(l.Partition), 10)
+			line = append(line, `,"offset":`...)
+			line = strconv.AppendInt(line, off, 10)
+			line = append(line, tail...)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+// Command server is txnscope: it loads Kafka partition data, decides for
+// every offset what a consumer receives and why, and serves the result.
+//
+// Usage:
+//
+//	server [serve] [flags]          serve the timeline (default: the embedded demo)
+//	server decide [flags] PATH      print per-offset decisions
+//	server diagnose [flags] PATH    explain a stuck LSO
+//	server inspect [flags] PATH     show segments, indexes and checkpoints
+//	server export [flags]           write a self-contained demo page
+//
+// Exit codes: 0 success, 1 runtime failure, 2 bad usage, 3 (diagnose) a
+// partition is pinned by a hanging transaction.
+//
+// This package is the only one that wires the others together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error as the caller's mistake: exit code 2, one line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a subcommand may touch of the process.
+type env struct {
+	stdout, stderr io.Writer
+	// ready, if set, is told the address the server listens on (tests).
+	ready func(addr string)
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the timeline over HTTP (the default)", runServe},
+		{"decide", "print what a consumer receives for every offset, and why", runDecide},
+		{"diagnose", "explain who pins the LSO and what to run", runNotYet("diagnose", 6)},
+		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runNotYet("inspect", 4)},
+		{"export", "write a self-contained HTML demo", runNotYet("export", 8)},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and maps its error to an exit code.
+func run(ctx context.Context, args []string, e *env) int {
+	cmds := commands()
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		topUsage(e.stdout, cmds)
+		return exitOK
+	}
+	for _, c := range cmds {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, args)
+		var ue *usageError
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.stderr, "server %s: %s (see 'server %s --help')\n", name, ue.msg, name)
+			return exitUsage
+		default:
+			var ce *codeError
+			if errors.As(err, &ce) {
+				if ce.err != nil {
+					fmt.Fprintf(e.stderr, "server %s: %v\n", name, ce.err)
+				}
+				return ce.code
+			}
+			fmt.Fprintf(e.stderr, "server %s: %v\n", name, err)
+			return exitFailure
+		}
+	}
+	fmt.Fprintf(e.stderr, "server: unknown command %q (want one of serve, decide, diagnose, inspect, export; see 'server --help')\n", name)
+	return exitUsage
+}
+
+// codeError carries a specific exit code (diagnose's 3).
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return fmt.Sprint(e.err) }
+
+func topUsage(w io.Writer, cmds []command) {
+	fmt.Fprintln(w, "txnscope: see what Kafka transactions look like on disk and what read_committed consumers receive.")
+	fmt.Fprintln(w, "\nUsage: server [command] [flags]\n\nCommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'server COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 hanging transaction (diagnose).")
+}
+
+// newFlags returns a flag set that reports errors instead of exiting, with
+// help text on stdout.
+func newFlags(e *env, name, args, summary string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stdout, "Usage: server %s %s\n\n%s\n\nFlags:\n", name, args, summary)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses flags, turning flag errors into usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+func runNotYet(name string, issue int) func(context.Context, *env, []string) error {
+	return func(ctx context.Context, e *env, args []string) error {
+		fs := newFlags(e, name, "[flags] PATH", "Not implemented yet (tracked in issue "+fmt.Sprint(issue)+").")
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		return fmt.Errorf("not implemented yet (issue %d)", issue)
+	}
+}

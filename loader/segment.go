@@ -1,0 +1,527 @@
+package loader
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Sizes and positions of the on-disk formats (Records.java,
+// DefaultRecordBatch.java, LegacyRecord.java).
+const (
+	logOverhead         = 12 // offset int64 + size int32 (Records.LOG_OVERHEAD)
+	headerSizeUpToMagic = 17 // Records.HEADER_SIZE_UP_TO_MAGIC
+	recordOverheadV0    = 14 // LegacyRecord.RECORD_OVERHEAD_V0: the smallest size field any entry may declare
+	recordOverheadV1    = 22 // LegacyRecord.RECORD_OVERHEAD_V1
+	batchHeaderSize     = 61 // DefaultRecordBatch.RECORD_BATCH_OVERHEAD
+	v2CRCStart          = 21 // the v2 CRC covers [ATTRIBUTES_OFFSET, end)
+	legacyCRCStart      = 16 // the legacy CRC covers [MAGIC_OFFSET, end)
+	legacyHeaderV0      = 18 // offset, size, crc, magic, attributes
+	legacyHeaderV1      = 26 // ... plus the timestamp
+
+	// controlPeek is how much of a control batch the header-only scan
+	// reads to get its first record. A broker-written marker is 78 bytes
+	// (EndTransactionMarker.CURRENT_END_TXN_SCHEMA_RECORD_SIZE + 61); the
+	// slack covers future key/value versions without reading a huge batch.
+	controlPeek = batchHeaderSize + 256
+)
+
+// DefaultMaxDecompressedSize bounds what one batch may decompress to when
+// ScanOptions.MaxDecompressedSize is zero. Kafka itself has no such bound,
+// but a producer's batch is limited by max.message.bytes (1 MiB by default)
+// before compression, so 64 MiB leaves room for any sane configuration while
+// stopping a decompression bomb.
+const DefaultMaxDecompressedSize = 64 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ScanOptions control how much of each batch a scan reads.
+type ScanOptions struct {
+	// VerifyCRC reads every batch whole and checks its CRC (CRC-32C over
+	// [21, end) for magic 2, CRC-32 IEEE over [16, end) for magic 0/1), as
+	// the broker's LogSegment.recover does through batch.ensureValid. A
+	// batch that fails stops the segment there. Without it the scan reads
+	// only headers (61 bytes per v2 batch, plus the first record of a
+	// control batch) — the fast path for deciding delivery, which needs
+	// nothing else.
+	VerifyCRC bool
+
+	// ExpandLegacy decompresses compressed magic 0/1 wrappers to find their
+	// first inner offset and inner message count; a legacy wrapper stores
+	// only its last offset (AbstractLegacyRecordBatch.baseOffset has to
+	// decompress too). Without it a wrapper's BaseOffset is its LastOffset
+	// and its Records is 1.
+	ExpandLegacy bool
+
+	// MaxDecompressedSize bounds the decompressed size of one batch, for
+	// ExpandLegacy and for Records. Zero means DefaultMaxDecompressedSize.
+	MaxDecompressedSize int64
+}
+
+// DefaultScanOptions is what NewSegment, OpenSegment and OpenPartition use:
+// everything verified, as the broker would on recovery.
+var DefaultScanOptions = ScanOptions{VerifyCRC: true, ExpandLegacy: true}
+
+// HeaderScanOptions reads only batch headers: no CRC check, no
+// decompression. Legacy compressed wrappers then report BaseOffset ==
+// LastOffset.
+var HeaderScanOptions = ScanOptions{}
+
+func (o ScanOptions) maxDecompressed() int64 {
+	if o.MaxDecompressedSize > 0 {
+		return o.MaxDecompressedSize
+	}
+	return DefaultMaxDecompressedSize
+}
+
+// SegmentFile is a scanned .log segment (or any concatenation of batches):
+// the header of every batch up to the first damage, and what stopped the
+// scan. Records decodes a batch's records on demand.
+//
+// A SegmentFile is safe for concurrent use once returned.
+type SegmentFile struct {
+	Name       string // base name, e.g. "00000000000000000000.log"
+	BaseOffset int64  // from the name; the first batch's base offset (or 0) if the name is not <20 digits>.log
+	Size       int64  // bytes in the file
+
+	// Batches are the batches in file order. Batch.Segment is 0;
+	// OpenPartition renumbers it.
+	Batches []txnindex.Batch
+
+	// ValidBytes is where the scan stopped: the end of the last batch kept.
+	// The broker's recovery would truncate the segment to this size.
+	ValidBytes int64
+
+	// Damage lists problems in byte order. The scan stops at the first
+	// framing problem (a truncated tail, a bad size, an unknown magic, a
+	// bad CRC), which is then the last entry and sits at ValidBytes. A
+	// malformed control record or an undecodable legacy wrapper is
+	// recorded and the scan goes on.
+	Damage []*FormatError
+
+	Options ScanOptions
+
+	r      io.ReaderAt
+	closer io.Closer
+}
+
+// NewSegment scans the size bytes of r as a segment named name, with
+// DefaultScanOptions. The error is non-nil only when r fails; damage in the
+// bytes is reported in Damage.
+func NewSegment(r io.ReaderAt, size int64, name string) (*SegmentFile, error) {
+	return NewSegmentWith(r, size, name, DefaultScanOptions)
+}
+
+// NewSegmentWith is NewSegment with explicit options.
+func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("loader: %s: negative size %d", name, size)
+	}
+	f := &SegmentFile{Name: name, Size: size, Options: o, r: r, BaseOffset: -1}
+	if base, ok := parseBaseOffset(name, ".log"); ok {
+		f.BaseOffset = base
+	}
+	fill := 4096 // a page: small batches share a read, big ones cost one page each
+	if o.VerifyCRC || o.ExpandLegacy {
+		fill = 256 << 10
+	}
+	s := scanner{name: name, w: window{r: r, size: size, fill: fill}, opts: o}
+	if br, ok := r.(*bytesReaderAt); ok {
+		s.w.data = br.b
+	}
+	if err := s.scan(); err != nil {
+		return nil, err
+	}
+	f.Batches, f.Damage, f.ValidBytes = s.batches, s.damage, s.pos
+	if f.BaseOffset < 0 {
+		f.BaseOffset = 0
+		if len(f.Batches) > 0 {
+			f.BaseOffset = f.Batches[0].BaseOffset
+		}
+	}
+	return f, nil
+}
+
+// OpenSegment opens path read-only and scans it with DefaultScanOptions.
+// The caller must Close the result.
+func OpenSegment(path string) (*SegmentFile, error) {
+	return OpenSegmentWith(path, DefaultScanOptions)
+}
+
+// OpenSegmentWith is OpenSegment with explicit options.
+func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	f, err := NewSegmentWith(fh, st.Size(), filepath.Base(path), o)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	f.closer = fh
+	return f, nil
+}
+
+// Close closes the file OpenSegment opened; it does nothing for a
+// SegmentFile made by NewSegment.
+func (f *SegmentFile) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	err := f.closer.Close()
+	f.closer = nil
+	return err
+}
+
+// Segment returns the txnindex view of the file (no index files attached).
+func (f *SegmentFile) Segment() txnindex.Segment {
+	return txnindex.Segment{Name: f.Name, BaseOffset: f.BaseOffset, Size: f.Size}
+}
+
+// ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
+// from the file.
+func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
+	if b.Position < 0 || b.Size < headerSizeUpToMagic || b.Position+int64(b.Size) > f.Size {
+		return nil, formatErr(f.Name, b.Position, "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	}
+	buf := make([]byte, b.Size)
+	if err := readFullAt(f.r, buf, b.Position); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// parseBaseOffset parses "<20 digits><suffix>" (LogFileUtils.offsetFromFileName
+// reads the digits before the first '.').
+func parseBaseOffset(name, suffix string) (int64, bool) {
+	if len(name) != 20+len(suffix) || name[20:] != suffix {
+		return 0, false
+	}
+	for i := 0; i < 20; i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(name[:20], 10, 64)
+	return v, err == nil
+}
+
+// scanner walks batches the way FileLogInputStream (inMemory false) or
+// ByteBufferLogInputStream (inMemory true) does.
+type scanner struct {
+	name     string
+	w        window
+	opts     ScanOptions
+	inMemory bool
+	segment  int32
+
+	pos     int64
+	batches []txnindex.Batch
+	damage  []*FormatError
+}
+
+// damaged records a fatal problem at the current position and stops.
+func (s *scanner) damaged(format string, args ...any) {
+	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+}
+
+func (s *scanner) note(format string, args ...any) {
+	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+}
+
+func (s *scanner) scan() error {
+	size := s.w.size
+	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
+	// so this bounds the slice without trusting any field.
+	s.batches = make([]txnindex.Batch, 0, min(size/(logOverhead+recordOverheadV0)+1, 1<<12))
+	for {
+		rem := size - s.pos
+		if rem == 0 {
+			return nil
+		}
+		if !s.inMemory && rem <= headerSizeUpToMagic {
+			// FileLogInputStream.nextBatch: position >= end - 17 ends the
+			// iteration, so up to 17 trailing bytes are never read. The
+			// broker's recovery truncates them; DumpLogSegments reports
+			// "Found N invalid bytes at the end".
+			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic+1)
+			return nil
+		}
+		if s.inMemory && rem < headerSizeUpToMagic {
+			// ByteBufferLogInputStream returns no batch when fewer than
+			// 17 bytes remain: the fetch ended mid-header.
+			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic)
+			return nil
+		}
+		h, err := s.w.at(s.pos, int(min(rem, batchHeaderSize)))
+		if err != nil {
+			return err
+		}
+		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
+		length := int32(binary.BigEndian.Uint32(h[8:]))
+		magic := int8(h[16])
+		if length < recordOverheadV0 {
+			s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found %d", recordOverheadV0, length)
+			return nil
+		}
+		if magic < 0 || magic > 2 {
+			s.damaged("unknown magic: want 0, 1 or 2, found %d", magic)
+			return nil
+		}
+		total := int64(length) + logOverhead
+		if total > rem {
+			// FileLogInputStream: a batch that ends past the file is
+			// not returned; on recovery the broker truncates it.
+			s.damaged("truncated: size field declares %d bytes, only %d remain before end of file", total, rem)
+			return nil
+		}
+		if total > math.MaxInt32 {
+			s.damaged("bad size: %d bytes does not fit the int32 positions Kafka uses", total)
+			return nil
+		}
+		var ok bool
+		if magic == 2 {
+			ok, err = s.v2(baseOffset, h, int32(total))
+		} else {
+			ok, err = s.legacy(baseOffset, magic, h, int32(total))
+		}
+		if err != nil || !ok {
+			return err
+		}
+		s.pos += total
+	}
+}
+
+func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
+	if total < batchHeaderSize {
+		s.damaged("bad size: a magic 2 batch needs at least %d bytes, size field gives %d", batchHeaderSize, total)
+		return false, nil
+	}
+	var whole []byte
+	if s.opts.VerifyCRC {
+		var err error
+		if whole, err = s.w.at(s.pos, int(total)); err != nil {
+			return false, err
+		}
+		h = whole
+		stored := binary.BigEndian.Uint32(whole[17:])
+		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d))", stored, computed, total)
+			return false, nil
+		}
+	}
+	r := reader{src: h[12:batchHeaderSize]}
+	b := txnindex.Batch{
+		BaseOffset:           baseOffset,
+		PartitionLeaderEpoch: r.int32(),
+		Magic:                r.int8(),
+	}
+	r.uint32() // crc
+	// DefaultRecordBatch.attributes() casts to byte: the high byte is
+	// ignored on read, so it is dropped here too.
+	b.Attributes = int16(uint8(r.int16()))
+	b.LastOffset = baseOffset + int64(r.int32())
+	b.BaseTimestamp = r.int64()
+	b.MaxTimestamp = r.int64()
+	b.ProducerID = txnindex.ProducerID(r.int64())
+	b.ProducerEpoch = r.int16()
+	b.BaseSequence = r.int32()
+	b.Records = r.int32()
+	b.Position, b.Size, b.Segment = s.pos, total, s.segment
+	b.Control, b.CoordinatorEpoch = txnindex.ControlNone, -1
+	if !r.ok() {
+		return false, fmt.Errorf("loader: internal: short v2 header at %#x", s.pos)
+	}
+	if b.Records < 0 {
+		// DefaultRecordBatch.iterator rejects a negative count
+		// (InvalidRecordException); nothing after it can be trusted.
+		s.damaged("bad records count: want >= 0, found %d", b.Records)
+		return false, nil
+	}
+	if b.IsControl() && b.Records > 0 {
+		// ProducerAppendInfo.append reads only the first record of a
+		// control batch, as an EndTransactionMarker.
+		if err := s.control(&b, whole); err != nil {
+			return false, err
+		}
+	}
+	s.batches = append(s.batches, b)
+	return true, nil
+}
+
+// control fills b.Control and b.CoordinatorEpoch from the batch's first
+// record. whole is the batch if already read.
+func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
+	var body []byte
+	if b.Compression() != txnindex.CompressionNone {
+		// Brokers write markers uncompressed (MemoryRecords
+		// .writeEndTransactionalMarker), but the readers would
+		// decompress one, so this does too.
+		if whole == nil {
+			var err error
+			if whole, err = s.w.at(s.pos, int(b.Size)); err != nil {
+				return err
+			}
+		}
+		out, err := decompress(b.Compression(), whole[batchHeaderSize:], s.opts.maxDecompressed(), 2)
+		if err != nil {
+			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
+			b.Control = txnindex.ControlUnknown
+			return nil
+		}
+		body = out
+	} else {
+		if whole == nil {
+			n := min(int(b.Size), controlPeek)
+			h, err := s.w.at(s.pos, n)
+			if err != nil {
+				return err
+			}
+			rr := reader{src: h[batchHeaderSize:]}
+			if l := rr.varint(); rr.ok() && int64(rr.off)+int64(l) > int64(len(rr.src)) && n < int(b.Size) {
+				// The first record is longer than the peek: read
+				// the whole batch (bounded by its checked size).
+				h, err = s.w.at(s.pos, int(b.Size))
+				if err != nil {
+					return err
+				}
+			}
+			whole = h
+		}
+		body = whole[batchHeaderSize:]
+	}
+	rec, err := firstRecord(body)
+	if err != "" {
+		s.note("control batch: first record: %s", err)
+		b.Control = txnindex.ControlUnknown
+		return nil
+	}
+	ct, epoch, msg := parseControl(rec.key, rec.keyNull, rec.value, rec.valueNull)
+	b.Control, b.CoordinatorEpoch = ct, epoch
+	if msg != "" {
+		s.note("control batch: %s", msg)
+	}
+	return nil
+}
+
+type rawRecord struct {
+	key, value         []byte
+	keyNull, valueNull bool
+}
+
+// firstRecord decodes just the key and value of the first record in body.
+func firstRecord(body []byte) (rawRecord, string) {
+	r := reader{src: body}
+	length := r.varint()
+	if !r.ok() {
+		return rawRecord{}, "truncated length varint"
+	}
+	if length < 0 || int(length) > r.remaining() {
+		return rawRecord{}, fmt.Sprintf("record length %d, only %d bytes remain", length, r.remaining())
+	}
+	rr := reader{src: r.take(int(length))}
+	rr.int8()    // attributes
+	rr.varlong() // timestampDelta
+	rr.varint()  // offsetDelta
+	var rec rawRecord
+	rec.key, rec.keyNull = rr.varintBytes()
+	rec.value, rec.valueNull = rr.varintBytes()
+	if !rr.ok() {
+		return rawRecord{}, fmt.Sprintf("truncated inside its %d bytes", length)
+	}
+	return rec, ""
+}
+
+// parseControl applies ControlRecordType.parse and
+// EndTransactionMarker.deserializeValue. msg is non-empty when Kafka would
+// throw; the type is then ControlUnknown (bad key) or the epoch -1 (bad value).
+func parseControl(key []byte, keyNull bool, value []byte, valueNull bool) (txnindex.ControlType, int32, string) {
+	if keyNull || len(key) < 4 {
+		return txnindex.ControlUnknown, -1, fmt.Sprintf("control key: want 4 bytes (version, type), found %d", len(key))
+	}
+	kr := reader{src: key}
+	if v := kr.int16(); v < 0 {
+		return txnindex.ControlUnknown, -1, fmt.Sprintf("control key: want version >= 0, found %d", v)
+	}
+	ct := txnindex.ParseControlType(kr.int16())
+	if ct != txnindex.ControlAbort && ct != txnindex.ControlCommit {
+		return ct, -1, ""
+	}
+	if valueNull || len(value) < 6 {
+		return ct, -1, fmt.Sprintf("%s marker value: want 6 bytes (version, coordinatorEpoch), found %d", ct, len(value))
+	}
+	vr := reader{src: value}
+	if v := vr.int16(); v < 0 {
+		return ct, -1, fmt.Sprintf("%s marker value: want version >= 0, found %d", ct, v)
+	}
+	return ct, vr.int32(), ""
+}
+
+func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool, error) {
+	length := total - logOverhead
+	if magic == 1 && length < recordOverheadV1 {
+		s.damaged("bad size: a magic 1 message needs at least %d bytes, size field gives %d", recordOverheadV1, length)
+		return false, nil
+	}
+	hdr := legacyHeaderV0
+	if magic == 1 {
+		hdr = legacyHeaderV1
+	}
+	var whole []byte
+	attr := int8(h[17])
+	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
+	expand := s.opts.ExpandLegacy && codec != txnindex.CompressionNone
+	if s.opts.VerifyCRC || expand {
+		var err error
+		if whole, err = s.w.at(s.pos, int(total)); err != nil {
+			return false, err
+		}
+		h = whole
+	}
+	if s.opts.VerifyCRC {
+		stored := binary.BigEndian.Uint32(whole[12:])
+		if computed := crc32.ChecksumIEEE(whole[legacyCRCStart:]); computed != stored {
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d))", stored, computed, total)
+			return false, nil
+		}
+	}
+	b := txnindex.Batch{
+		BaseOffset: offset, LastOffset: offset,
+		BaseTimestamp: -1, MaxTimestamp: -1,
+		ProducerID: txnindex.NoProducerID, ProducerEpoch: -1, BaseSequence: -1,
+		PartitionLeaderEpoch: -1,
+		Records:              1,
+		Position:             s.pos, Size: total, Segment: s.segment,
+		Attributes: int16(uint8(attr)),
+		Control:    txnindex.ControlNone, CoordinatorEpoch: -1,
+		Magic: magic,
+	}
+	if magic == 1 {
+		b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
+		b.BaseTimestamp = b.MaxTimestamp
+	}
+	if expand {
+		inner, err := expandLegacy(whole, hdr, s.opts.maxDecompressed())
+		if err != "" {
+			s.note("legacy wrapper: %s", err)
+		} else {
+			b.Records = int32(len(inner))
+			b.BaseOffset = inner[0].Offset
+		}
+	}
+	s.batches = append(s.batches, b)
+	return true, nil
+}
