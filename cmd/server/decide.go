@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -41,7 +42,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *maxBytes <= 0 || *maxBytes > 1<<31-1 {
 		return usagef("--max-bytes must be between 1 and 2147483647")
 	}
-	logs, err := sourceLogs(fs, *demo)
+	parts, err := sourceParts(fs, *demo)
 	if err != nil {
 		return err
 	}
@@ -49,15 +50,17 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	defer w.Flush()
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
 	matched := false
-	for _, l := range logs {
+	for _, p := range parts {
+		l := p.log
 		if (*topic != "" && l.Topic != *topic) || (*partition >= 0 && int(l.Partition) != *partition) {
 			continue
 		}
 		matched = true
 		if *format == "ndjson" {
-			err = writeNDJSON(ctx, w, l, opts)
+			err = writeNDJSON(ctx, w, l, p.decisions(opts))
 		} else {
-			err = writeText(ctx, w, l, opts)
+			fmt.Fprintf(w, "# %s\n# %s\n", l, p.describe(opts))
+			err = writeText(ctx, w, p.decisions(opts))
 		}
 		if err != nil {
 			return err
@@ -69,11 +72,11 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	return w.Flush()
 }
 
-// sourceLogs builds the logs a subcommand works on: a demo, or a PATH.
-func sourceLogs(fs interface {
+// sourceParts builds the partitions a subcommand works on: a demo, or a PATH.
+func sourceParts(fs interface {
 	NArg() int
 	Arg(int) string
-}, demo string) ([]*txnindex.Log, error) {
+}, demo string) ([]*part, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -82,16 +85,15 @@ func sourceLogs(fs interface {
 		if err != nil {
 			return nil, err
 		}
-		return []*txnindex.Log{txnindex.Build(d.partition())}, nil
+		return []*part{{log: txnindex.Build(d.partition())}}, nil
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
 	return loadPath(fs.Arg(0))
 }
 
-func writeText(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.ConsumeOptions) error {
-	fmt.Fprintf(w, "# %s\n# %s from %d, max bytes %d, %s rules\n", l, o.Isolation, o.From, o.MaxBytes, o.Variant)
-	for d := range l.Decisions(o) {
+func writeText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.Decision]) error {
+	for d := range seq {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -108,10 +110,10 @@ func writeText(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.Con
 
 // writeNDJSON writes one object per offset. Fields that are the same for a
 // whole batch are encoded once per decision and repeated per offset.
-func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.ConsumeOptions) error {
+func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision]) error {
 	topic, _ := json.Marshal(l.Topic)
 	var line []byte
-	for d := range l.Decisions(o) {
+	for d := range seq {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

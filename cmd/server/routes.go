@@ -23,7 +23,7 @@ func routes(srcs []source) http.Handler {
 		bw := bufio.NewWriter(w)
 		for _, s := range srcs {
 			fmt.Fprintf(bw, "== %s: %s\n", s.id, s.title)
-			if err := writeText(req.Context(), bw, s.log, txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}); err != nil {
+			if err := writeText(req.Context(), bw, s.log.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted})); err != nil {
 				return
 			}
 			fmt.Fprintln(bw)
