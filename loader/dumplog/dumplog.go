@@ -1,0 +1,428 @@
+// Package dumplog reads the text that Kafka's kafka-dump-log.sh
+// (DumpLogSegments) prints for .log, .txnindex and .snapshot files, with or
+// without --deep-iteration and --print-data-log, and turns it into the
+// partitions txnindex decides on.
+//
+// Each "Dumping <path>" header starts a file; files are grouped into
+// partitions by their directory (<topic>-<partition>). Batch lines are
+// parsed as "key: value" pairs, so the fields older and newer Kafka versions
+// add or drop (deleteHorizonMs since KIP-534, upper-case codec names before
+// 2.x) do not matter. A control batch's type (COMMIT or ABORT) is printed only
+// on its record line, so it is known only with --deep-iteration; without it,
+// markers whose offset a dumped .txnindex names as lastOffset are ABORTs,
+// the rest stay ControlUnknown and are reported.
+//
+// The API is internal to txnscope.
+package dumplog
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// maxLine bounds one line of dump text.
+const maxLine = 1 << 20
+
+// LineError is a problem on one line of dump text.
+type LineError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("dumplog: %s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Dump is everything read from one dump text.
+type Dump struct {
+	Partitions []*txnindex.Partition
+	Snapshots  map[string][]SnapshotEntry // by dumped path
+	Problems   []error                    // lines that could not be used
+	Unresolved int                        // control batches whose type is unknown (no --deep-iteration)
+}
+
+// SnapshotEntry is one producer line of a dumped .snapshot.
+type SnapshotEntry struct {
+	ProducerID            txnindex.ProducerID
+	ProducerEpoch         int16
+	CoordinatorEpoch      int32
+	CurrentTxnFirstOffset int64 // -1 for OptionalLong.empty
+	LastTimestamp         int64
+}
+
+var segmentBase = regexp.MustCompile(`^(\d+)\.(log|txnindex|snapshot|index|timeindex)$`)
+
+// LooksLikeDump reports whether head starts like kafka-dump-log.sh output.
+func LooksLikeDump(head []byte) bool {
+	return strings.HasPrefix(strings.TrimLeft(string(head), "\ufeff \r\n\t"), "Dumping ")
+}
+
+type fileState struct {
+	path   string
+	kind   string // log, txnindex, snapshot, other
+	base   int64
+	dirKey string
+}
+
+// Read parses dump text; name is used in errors.
+func Read(r io.Reader, name string) (*Dump, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	d := &Dump{Snapshots: map[string][]SnapshotEntry{}}
+	parts := map[string]*txnindex.Partition{}
+	var order []string
+	var cur *fileState
+	var lastBatch *txnindex.Batch
+	aborts := map[string]map[[2]int64]bool{} // dirKey -> (pid, marker offset)
+	lineNo := 0
+	problem := func(msg string, a ...any) {
+		d.Problems = append(d.Problems, &LineError{name, lineNo, fmt.Sprintf(msg, a...)})
+	}
+	sawHeader := false
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimRight(sc.Text(), "\r")
+		switch {
+		case strings.HasPrefix(line, "Dumping "):
+			sawHeader = true
+			path := strings.TrimSpace(strings.TrimPrefix(line, "Dumping "))
+			cur = &fileState{path: path, kind: "other", dirKey: filepath.Base(filepath.Dir(path))}
+			if m := segmentBase.FindStringSubmatch(filepath.Base(path)); m != nil {
+				cur.kind = m[2]
+				cur.base, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			lastBatch = nil
+			if cur.kind == "log" || cur.kind == "txnindex" {
+				p := parts[cur.dirKey]
+				if p == nil {
+					p = &txnindex.Partition{LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: ""}
+					p.Topic, p.Partition = splitDir(cur.dirKey)
+					parts[cur.dirKey] = p
+					order = append(order, cur.dirKey)
+				}
+				seg := segmentFor(p, cur.base)
+				if cur.kind == "log" {
+					seg.Name = filepath.Base(path)
+				} else {
+					seg.TxnIndexOnDisk = true
+				}
+			}
+		case cur == nil:
+			if strings.TrimSpace(line) != "" {
+				problem("want a \"Dumping <file>\" line first, found %q", clip(line))
+			}
+		case strings.HasPrefix(line, "| "), strings.HasPrefix(line, "| offset:"):
+			if lastBatch == nil || !lastBatch.IsControl() {
+				continue
+			}
+			kv := pairs(line[2:])
+			if t, ok := kv["endTxnMarker"]; ok && lastBatch.Control == txnindex.ControlNone {
+				switch t {
+				case "COMMIT":
+					lastBatch.Control = txnindex.ControlCommit
+				case "ABORT":
+					lastBatch.Control = txnindex.ControlAbort
+				default:
+					lastBatch.Control = txnindex.ControlUnknown
+				}
+				if ce, err := strconv.ParseInt(kv["coordinatorEpoch"], 10, 32); err == nil {
+					lastBatch.CoordinatorEpoch = int32(ce)
+				}
+			} else if _, ok := kv["controlType"]; ok && lastBatch.Control == txnindex.ControlNone {
+				lastBatch.Control = txnindex.ControlUnknown
+			}
+		case strings.HasPrefix(line, "Log starting offset:"), strings.HasPrefix(line, "Found "),
+			strings.HasPrefix(line, "Snapshot end offset"), strings.HasPrefix(line, "KRaft bootstrap"),
+			strings.TrimSpace(line) == "":
+			// Headers and trailers carry nothing the engine needs.
+		case cur.kind == "log" && (strings.HasPrefix(line, "baseOffset:") || strings.HasPrefix(line, "offset:")):
+			b, err := parseBatch(line)
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
+			p := parts[cur.dirKey]
+			seg := segmentFor(p, cur.base)
+			b.Segment = int32(indexOfSegment(p, seg))
+			p.Batches = append(p.Batches, b)
+			lastBatch = &p.Batches[len(p.Batches)-1]
+			if end := b.Position + int64(b.Size); end > seg.Size {
+				seg.Size = end
+			}
+		case cur.kind == "txnindex" && strings.HasPrefix(line, "version:"):
+			kv := pairs(line)
+			e := txnindex.AbortedTxn{}
+			var err error
+			var v, pid int64
+			if v, err = num(kv, "version"); err == nil {
+				if pid, err = num(kv, "producerId"); err == nil {
+					if e.FirstOffset, err = num(kv, "firstOffset"); err == nil {
+						if e.LastOffset, err = num(kv, "lastOffset"); err == nil {
+							e.LastStableOffset, err = num(kv, "lastStableOffset")
+						}
+					}
+				}
+			}
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
+			// The dump prints the version byte (AbortedTxn.version()).
+			e.Version, e.ProducerID = int16(v)<<8, txnindex.ProducerID(pid)
+			p := parts[cur.dirKey]
+			seg := segmentFor(p, cur.base)
+			seg.TxnIndex = append(seg.TxnIndex, e)
+			if aborts[cur.dirKey] == nil {
+				aborts[cur.dirKey] = map[[2]int64]bool{}
+			}
+			aborts[cur.dirKey][[2]int64{pid, e.LastOffset}] = true
+		case cur.kind == "snapshot" && strings.HasPrefix(line, "producerId:"):
+			kv := pairs(line)
+			var s SnapshotEntry
+			pid, err := num(kv, "producerId")
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
+			s.ProducerID = txnindex.ProducerID(pid)
+			ep, _ := num(kv, "producerEpoch")
+			ce, _ := num(kv, "coordinatorEpoch")
+			s.ProducerEpoch, s.CoordinatorEpoch = int16(ep), int32(ce)
+			s.CurrentTxnFirstOffset = optionalLong(kv["currentTxnFirstOffset"])
+			s.LastTimestamp, _ = num(kv, "lastTimestamp")
+			d.Snapshots[cur.path] = append(d.Snapshots[cur.path], s)
+		default:
+			if cur.kind == "log" || cur.kind == "txnindex" || cur.kind == "snapshot" {
+				problem("unrecognised %s dump line %q", cur.kind, clip(line))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return d, &LineError{name, lineNo + 1, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
+	}
+	if !sawHeader {
+		return d, &LineError{name, 1, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}
+	}
+	for _, k := range order {
+		p := parts[k]
+		sort.SliceStable(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
+		// Batches keep segment order: renumber after the sort.
+		idx := map[int64]int32{}
+		for i, s := range p.Segments {
+			idx[s.BaseOffset] = int32(i)
+		}
+		sort.SliceStable(p.Batches, func(i, j int) bool { return p.Batches[i].BaseOffset < p.Batches[j].BaseOffset })
+		for i := range p.Batches {
+			b := &p.Batches[i]
+			b.Segment = idx[segBaseFor(p, b.BaseOffset)]
+			if b.IsControl() && b.Records > 0 && b.Control == txnindex.ControlNone {
+				if aborts[k][[2]int64{int64(b.ProducerID), b.BaseOffset}] {
+					b.Control = txnindex.ControlAbort
+				} else {
+					b.Control = txnindex.ControlUnknown
+					d.Unresolved++
+				}
+			}
+		}
+		d.Partitions = append(d.Partitions, p)
+	}
+	if d.Unresolved > 0 {
+		d.Problems = append(d.Problems, &LineError{name, 0, fmt.Sprintf("%d control batches have no record line: dump with --deep-iteration to tell COMMIT from ABORT", d.Unresolved)})
+	}
+	return d, nil
+}
+
+func segBaseFor(p *txnindex.Partition, off int64) int64 {
+	base := int64(0)
+	for _, s := range p.Segments {
+		if s.BaseOffset <= off {
+			base = s.BaseOffset
+		}
+	}
+	return base
+}
+
+func segmentFor(p *txnindex.Partition, base int64) *txnindex.Segment {
+	for i := range p.Segments {
+		if p.Segments[i].BaseOffset == base {
+			return &p.Segments[i]
+		}
+	}
+	p.Segments = append(p.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", base), BaseOffset: base})
+	return &p.Segments[len(p.Segments)-1]
+}
+
+func indexOfSegment(p *txnindex.Partition, s *txnindex.Segment) int {
+	for i := range p.Segments {
+		if &p.Segments[i] == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func splitDir(dir string) (string, int32) {
+	i := strings.LastIndexByte(dir, '-')
+	if i > 0 {
+		if n, err := strconv.ParseInt(dir[i+1:], 10, 32); err == nil {
+			return dir[:i], int32(n)
+		}
+	}
+	return dir, 0
+}
+
+// pairs splits "k1: v1 k2: v2 ..." into a map. A value runs to the next
+// token that ends in ':'; values here never contain spaces except the
+// header-key list, which is not needed.
+func pairs(s string) map[string]string {
+	kv := map[string]string{}
+	toks := strings.Fields(s)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if !strings.HasSuffix(t, ":") {
+			continue
+		}
+		k := strings.TrimSuffix(t, ":")
+		if i+1 < len(toks) && !strings.HasSuffix(toks[i+1], ":") {
+			if _, dup := kv[k]; !dup {
+				kv[k] = toks[i+1]
+			}
+			i++
+		}
+	}
+	return kv
+}
+
+func num(kv map[string]string, k string) (int64, error) {
+	v, ok := kv[k]
+	if !ok {
+		return 0, fmt.Errorf("missing field %q", k)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %q: want an integer, found %q", k, clip(v))
+	}
+	return n, nil
+}
+
+// optionalLong parses Java's OptionalLong.toString(): "OptionalLong[5]" or
+// "OptionalLong.empty" (-1).
+func optionalLong(s string) int64 {
+	if strings.HasPrefix(s, "OptionalLong[") && strings.HasSuffix(s, "]") {
+		if n, err := strconv.ParseInt(s[len("OptionalLong["):len(s)-1], 10, 64); err == nil {
+			return n
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	return -1
+}
+
+var codecs = map[string]txnindex.Compression{
+	"none": txnindex.CompressionNone, "gzip": txnindex.CompressionGzip, "snappy": txnindex.CompressionSnappy,
+	"lz4": txnindex.CompressionLZ4, "zstd": txnindex.CompressionZstd, "producer": txnindex.CompressionNone,
+}
+
+// parseBatch reads one batch line (magic 2) or shallow entry line (magic 0/1).
+func parseBatch(line string) (txnindex.Batch, error) {
+	kv := pairs(line)
+	b := txnindex.Batch{Control: txnindex.ControlNone, CoordinatorEpoch: -1, ProducerID: txnindex.NoProducerID,
+		ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1, BaseTimestamp: -1, MaxTimestamp: -1}
+	magic, err := num(kv, "magic")
+	if err != nil {
+		return b, err
+	}
+	if magic < 0 || magic > 2 {
+		return b, fmt.Errorf("field \"magic\": want 0, 1 or 2, found %d", magic)
+	}
+	b.Magic = int8(magic)
+	pos, err := num(kv, "position")
+	if err != nil {
+		return b, err
+	}
+	size, err := num(kv, "size")
+	if err != nil {
+		return b, err
+	}
+	if size < 0 || size > 1<<31-1 || pos < 0 {
+		return b, fmt.Errorf("position %d size %d out of range", pos, size)
+	}
+	b.Position, b.Size = pos, int32(size)
+	for _, tt := range []struct {
+		key string
+		bit int16
+	}{{"CreateTime", 0}, {"LogAppendTime", txnindex.AttrTimestampType}, {"NoTimestampType", 0}} {
+		if v, ok := kv[tt.key]; ok {
+			b.MaxTimestamp, _ = strconv.ParseInt(v, 10, 64)
+			b.Attributes |= tt.bit
+		}
+	}
+	if c, ok := codecs[strings.ToLower(kv["compresscodec"])]; ok {
+		b.Attributes |= int16(c)
+	}
+	if magic < 2 {
+		off, err := num(kv, "offset")
+		if err != nil {
+			return b, err
+		}
+		b.BaseOffset, b.LastOffset, b.Records = off, off, 1
+		return b, nil
+	}
+	fields := []struct {
+		k string
+		p *int64
+	}{{"baseOffset", &b.BaseOffset}, {"lastOffset", &b.LastOffset}}
+	for _, f := range fields {
+		if *f.p, err = num(kv, f.k); err != nil {
+			return b, err
+		}
+	}
+	if b.LastOffset < b.BaseOffset {
+		return b, fmt.Errorf("lastOffset %d below baseOffset %d", b.LastOffset, b.BaseOffset)
+	}
+	ints := []struct {
+		k string
+		f func(int64)
+	}{
+		{"count", func(v int64) { b.Records = int32(v) }},
+		{"baseSequence", func(v int64) { b.BaseSequence = int32(v) }},
+		{"producerId", func(v int64) { b.ProducerID = txnindex.ProducerID(v) }},
+		{"producerEpoch", func(v int64) { b.ProducerEpoch = int16(v) }},
+		{"partitionLeaderEpoch", func(v int64) { b.PartitionLeaderEpoch = int32(v) }},
+	}
+	for _, f := range ints {
+		v, err := num(kv, f.k)
+		if err != nil {
+			return b, err
+		}
+		f.f(v)
+	}
+	if kv["isTransactional"] == "true" {
+		b.Attributes |= txnindex.AttrTransactional
+	}
+	if kv["isControl"] == "true" {
+		b.Attributes |= txnindex.AttrControl
+	}
+	// The dump has no base timestamp; the max stands in for it.
+	b.BaseTimestamp = b.MaxTimestamp
+	if h := optionalLong(kv["deleteHorizonMs"]); h >= 0 {
+		b.Attributes |= txnindex.AttrDeleteHorizon
+		b.BaseTimestamp = h
+	}
+	return b, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
