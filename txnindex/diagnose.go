@@ -1,0 +1,305 @@
+package txnindex
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Broker defaults that bound a transaction's life.
+const (
+	DefaultTxnTimeout    = 60 * time.Second // transaction.timeout.ms (producer default)
+	DefaultMaxTxnTimeout = 15 * time.Minute // transaction.max.timeout.ms (broker default), also find-hanging's default
+)
+
+// DiagnoseOptions tune Diagnose.
+type DiagnoseOptions struct {
+	Now           time.Time     // the clock ages are measured against; zero means the newest timestamp in the log
+	TxnTimeout    time.Duration // 0 means DefaultTxnTimeout
+	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
+	Bootstrap     string        // for the commands; "" prints <bootstrap>
+	Position      int64         // consumer position for the lag split; -1 for none
+}
+
+// OpenTxnState classifies an open transaction.
+type OpenTxnState string
+
+// Classifications.
+const (
+	StateOpen    OpenTxnState = "open"    // within transaction.timeout.ms
+	StateExpired OpenTxnState = "expired" // past transaction.timeout.ms: the coordinator should abort it
+	StateHanging OpenTxnState = "hanging" // KIP-664: no write for longer than the max timeout while the partition moved on
+)
+
+// OffsetRange is an inclusive range of offsets.
+type OffsetRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// OpenTxnReport is one undecided transaction and what to do about it.
+type OpenTxnReport struct {
+	ProducerID     ProducerID   `json:"producer_id"`
+	ProducerEpoch  int16        `json:"producer_epoch"`
+	FirstOffset    int64        `json:"first_offset"`
+	LastOffset     int64        `json:"last_offset"`
+	Batches        int          `json:"batches"`
+	Records        int64        `json:"records"`
+	Bytes          int64        `json:"bytes"`
+	FirstTimestamp int64        `json:"first_timestamp"`
+	LastTimestamp  int64        `json:"last_timestamp"`
+	AgeMs          int64        `json:"age_ms"`
+	State          OpenTxnState `json:"state"`
+	Reason         string       `json:"reason"`
+	AbortCommand   string       `json:"abort_command"`
+	Discards       Discards     `json:"discards"`
+	Seeded         bool         `json:"from_snapshot,omitempty"`
+	ClockSkew      bool         `json:"clock_skew,omitempty"`
+	PinsLSO        bool         `json:"pins_lso"`
+}
+
+// Discards is what aborting a transaction throws away.
+type Discards struct {
+	Records      int64         `json:"records"`
+	Ranges       []OffsetRange `json:"ranges"`
+	PrintCommand string        `json:"print_command"`
+}
+
+// LagReport splits the distance from a consumer position to the high
+// watermark ("why is lag not zero").
+type LagReport struct {
+	Position         int64 `json:"position"`
+	HighWatermark    int64 `json:"high_watermark"`
+	Offsets          int64 `json:"offsets"`            // HWM - position
+	ToDeliver        int64 `json:"records_to_deliver"` // records a read_committed consumer will still receive
+	ControlMarkers   int64 `json:"control_markers"`
+	Aborted          int64 `json:"aborted_records"`
+	BehindOpenTxns   int64 `json:"records_behind_open_transactions"`
+	Missing          int64 `json:"missing_offsets"`
+	LastReachable    int64 `json:"last_reachable_offset"` // last offset a read_committed consumer can reach; -1 if none
+	PositionAfterAll int64 `json:"position_after_all"`    // where the consumer's position ends up (the LSO)
+}
+
+// Diagnosis is the stuck-LSO report of one partition.
+type Diagnosis struct {
+	Topic               string          `json:"topic"`
+	Partition           int32           `json:"partition"`
+	LogStartOffset      int64           `json:"log_start_offset"`
+	LogEndOffset        int64           `json:"log_end_offset"`
+	HighWatermark       int64           `json:"high_watermark"`
+	HighWatermarkSource string          `json:"high_watermark_source"`
+	LastStableOffset    int64           `json:"last_stable_offset"`
+	LSOLagOffsets       int64           `json:"lso_lag_offsets"`
+	LSOLagMs            int64           `json:"lso_lag_ms"`
+	PinnedBy            *OpenTxnReport  `json:"pinned_by"`
+	OpenTransactions    []OpenTxnReport `json:"open_transactions"`
+	Lag                 *LagReport      `json:"lag,omitempty"`
+	Now                 int64           `json:"now"`
+}
+
+// Hanging reports whether the LSO is pinned by a hanging transaction.
+func (d *Diagnosis) Hanging() bool { return d.PinnedBy != nil && d.PinnedBy.State == StateHanging }
+
+// Diagnose explains the partition's LSO: who pins it, since when, how the
+// open transactions classify, what command ends each and what that discards.
+func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
+	if o.TxnTimeout <= 0 {
+		o.TxnTimeout = DefaultTxnTimeout
+	}
+	if o.MaxTxnTimeout <= 0 {
+		o.MaxTxnTimeout = DefaultMaxTxnTimeout
+	}
+	now := o.Now.UnixMilli()
+	newest := int64(-1)
+	for i := range l.Batches {
+		newest = max(newest, l.Batches[i].MaxTimestamp)
+	}
+	if o.Now.IsZero() {
+		now = newest
+	}
+	bootstrap := o.Bootstrap
+	if bootstrap == "" {
+		bootstrap = "<bootstrap>"
+	}
+	d := &Diagnosis{
+		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
+		HighWatermark: l.HighWatermark, HighWatermarkSource: l.HighWatermarkSource, LastStableOffset: l.LastStableOffset,
+		LSOLagOffsets: l.HighWatermark - l.LastStableOffset, Now: now, OpenTransactions: []OpenTxnReport{},
+	}
+	ranges := l.txnRanges()
+	for _, ti := range l.Open {
+		t := &l.Txns[ti]
+		r := OpenTxnReport{
+			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
+			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == l.LastStableOffset,
+		}
+		last := t.LastTimestamp
+		r.AgeMs = now - last
+		if last < 0 {
+			r.AgeMs = 0
+		}
+		if r.AgeMs < 0 {
+			// CreateTime comes from the producer's clock: a timestamp
+			// ahead of "now" is skew, not a young transaction.
+			r.ClockSkew, r.AgeMs = true, 0
+		}
+		movedOn := l.LogEndOffset > t.LastDataOffset+1
+		switch {
+		case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
+			r.State = StateHanging
+			r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
+				t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
+		case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
+			r.State = StateExpired
+			r.Reason = fmt.Sprintf("older than transaction.timeout.ms (%s): the coordinator should abort it; if nothing happens within transaction.max.timeout.ms (%s) it is hanging",
+				o.TxnTimeout, o.MaxTxnTimeout)
+		default:
+			r.State = StateOpen
+			r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), o.TxnTimeout)
+		}
+		if r.ClockSkew {
+			r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"
+		}
+		if t.Seeded || t.FirstOffset < l.LogStartOffset {
+			// --start-offset needs DescribeProducers to show a
+			// transaction starting at exactly that offset; the explicit
+			// form works when the start is gone.
+			r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
+				bootstrap, l.Topic, l.Partition, t.ProducerID, t.ProducerEpoch, l.coordinatorEpoch(t.ProducerID))
+		} else {
+			r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
+				bootstrap, l.Topic, l.Partition, t.FirstOffset)
+		}
+		r.Discards = Discards{Records: t.Records, Ranges: ranges[ti]}
+		if r.Discards.Ranges == nil {
+			r.Discards.Ranges = []OffsetRange{}
+		}
+		r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
+			bootstrap, l.Topic, l.Partition, t.FirstOffset, max(t.LastDataOffset-t.FirstOffset+1, 1))
+		d.OpenTransactions = append(d.OpenTransactions, r)
+	}
+	for i := range d.OpenTransactions {
+		if d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
+			d.PinnedBy = &d.OpenTransactions[i]
+			if d.PinnedBy.FirstTimestamp >= 0 && newest >= 0 {
+				d.LSOLagMs = max(newest-d.PinnedBy.FirstTimestamp, 0)
+			}
+			break
+		}
+	}
+	if o.Position >= 0 {
+		d.Lag = l.lag(o.Position)
+	}
+	return d
+}
+
+// txnRanges returns, per transaction index, the offset ranges of its data.
+func (l *Log) txnRanges() map[int][]OffsetRange {
+	out := map[int][]OffsetRange{}
+	for i := range l.Batches {
+		ti := l.batchTxn[i]
+		if ti < 0 || l.Batches[i].IsControl() {
+			continue
+		}
+		b := &l.Batches[i]
+		rs := out[int(ti)]
+		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
+			rs[n-1].To = b.LastOffset
+		} else {
+			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset})
+		}
+		out[int(ti)] = rs
+	}
+	return out
+}
+
+// coordinatorEpoch is the epoch of the producer's last marker, 0 if none
+// (kafka-transactions.sh raises a missing or negative one to 0).
+func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
+	ce := int32(0)
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		if b.ProducerID == pid && b.IsEndTxnMarker() && b.CoordinatorEpoch > ce {
+			ce = b.CoordinatorEpoch
+		}
+	}
+	return ce
+}
+
+// lag splits HWM - position by what a read_committed consumer does with it.
+// Counts are records: a whole batch counts its recordsCount, a batch cut by
+// the position counts the offsets past it, capped at its records.
+func (l *Log) lag(pos int64) *LagReport {
+	r := &LagReport{Position: pos, HighWatermark: l.HighWatermark, Offsets: max(l.HighWatermark-pos, 0), LastReachable: -1}
+	for d := range l.Decisions(ConsumeOptions{From: pos, Isolation: ReadCommitted}) {
+		if d.To >= l.HighWatermark {
+			if d.From >= l.HighWatermark {
+				continue
+			}
+			d.To = l.HighWatermark - 1
+		}
+		n := d.To - d.From + 1
+		if b := d.Batch; b != nil {
+			n = min(n, int64(b.Records))
+		}
+		switch d.Verdict {
+		case Delivered:
+			r.ToDeliver += n
+			r.LastReachable = max(r.LastReachable, d.To)
+		case Control:
+			r.ControlMarkers += n
+			r.LastReachable = max(r.LastReachable, d.To)
+		case Aborted:
+			r.Aborted += n
+			r.LastReachable = max(r.LastReachable, d.To)
+		case Pending:
+			r.BehindOpenTxns += n
+		case Missing:
+			r.Missing += d.To - d.From + 1
+		}
+	}
+	r.PositionAfterAll = max(pos, l.LastStableOffset)
+	return r
+}
+
+func fmtDur(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// Runbook renders the diagnosis as a short runbook.
+func (d *Diagnosis) Runbook() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
+	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
+		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
+	if d.PinnedBy == nil {
+		if len(d.OpenTransactions) == 0 {
+			sb.WriteString("  clear: no open transaction; read_committed consumers can read to the high watermark\n")
+		} else {
+			sb.WriteString("  clear: open transactions exist but none holds the LSO below the high watermark\n")
+		}
+	} else {
+		p := d.PinnedBy
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+	}
+	for i, t := range d.OpenTransactions {
+		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, offsets %d-%d, %d batches, %d records, %d bytes\n",
+			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.LastOffset, t.Batches, t.Records, t.Bytes)
+		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
+		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
+		fmt.Fprintf(&sb, "    aborting discards %d records at offsets", t.Discards.Records)
+		for _, r := range t.Discards.Ranges {
+			fmt.Fprintf(&sb, " %d-%d", r.From, r.To)
+		}
+		fmt.Fprintf(&sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)
+	}
+	if l := d.Lag; l != nil {
+		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %d offsets\n", l.Position, l.HighWatermark, l.Offsets)
+		fmt.Fprintf(&sb, "    %d records still to deliver, %d control markers, %d aborted records, %d records waiting behind open transactions, %d offsets missing\n",
+			l.ToDeliver, l.ControlMarkers, l.Aborted, l.BehindOpenTxns, l.Missing)
+		fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
+	}
+	return sb.String()
+}

@@ -1,0 +1,108 @@
+package txnindex
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDiagnoseClassification: the rules that make an open transaction open,
+// expired or hanging, as literal cases. The builder's clock starts at
+// 1_700_000_000_000 ms and advances 10 ms per batch.
+func TestDiagnoseClassification(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	at := func(ms int64) time.Time { return time.UnixMilli(t0 + ms) }
+	cases := []struct {
+		name     string
+		log      func() *logBuilder
+		now      time.Time
+		want     []OpenTxnState // per open transaction
+		pinnedBy ProducerID     // 0: nothing pinned
+		skew     bool
+	}{
+		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
+		{"ExpiredPastTxnTimeout", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(2 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		{"HangingPastMaxTimeoutWhilePartitionMovedOn", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []OpenTxnState{StateHanging}, p1, false},
+		// Old, but nothing was written after it: the partition did not
+		// move on, so KIP-664 does not call it hanging.
+		{"OldButPartitionIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(16 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		// Timestamps ahead of now: skew, age 0, not hanging.
+		{"ClockSkew", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(-60_000), []OpenTxnState{StateOpen}, p1, true},
+		{"SeveralOpenTransactions", func() *logBuilder { return newLog().txn(p1, 1).txn(p2, 1).plain(-1, 1) }, at(16 * 60_000),
+			[]OpenTxnState{StateHanging, StateHanging}, p1, false},
+		{"OpenAcrossSegmentRoll", func() *logBuilder { return newLog().txn(p1, 1).roll().txn(p1, 1).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
+		{"ClearAfterCommit", func() *logBuilder { return newLog().txn(p1, 1).commit(p1) }, at(16 * 60_000), nil, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tc.log().build()
+			d := l.Diagnose(DiagnoseOptions{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
+			if len(d.OpenTransactions) != len(tc.want) {
+				t.Fatalf("%d open transactions, want %d", len(d.OpenTransactions), len(tc.want))
+			}
+			for i, w := range tc.want {
+				if got := d.OpenTransactions[i].State; got != w {
+					t.Errorf("txn %d: %s (%s), want %s", i, got, d.OpenTransactions[i].Reason, w)
+				}
+				if d.OpenTransactions[i].ClockSkew != tc.skew {
+					t.Errorf("txn %d: clock skew %v", i, d.OpenTransactions[i].ClockSkew)
+				}
+			}
+			switch {
+			case tc.pinnedBy == 0 && d.PinnedBy != nil:
+				t.Errorf("pinned by %+v", d.PinnedBy)
+			case tc.pinnedBy != 0 && (d.PinnedBy == nil || d.PinnedBy.ProducerID != tc.pinnedBy):
+				t.Errorf("pinned by %+v, want producer %d", d.PinnedBy, tc.pinnedBy)
+			}
+			if d.Hanging() != (len(tc.want) > 0 && tc.want[0] == StateHanging) {
+				t.Errorf("Hanging() = %v", d.Hanging())
+			}
+		})
+	}
+}
+
+// TestDiagnoseEmptySeededTransaction: a snapshot says a transaction is open
+// from an offset retention deleted; it has no data here. The abort command
+// uses the explicit producer form, since --start-offset needs the start.
+func TestDiagnoseEmptySeededTransaction(t *testing.T) {
+	b := newLog()
+	b.p.Segments[0] = Segment{Name: segName(10), BaseOffset: 10}
+	b.next = 10
+	b.plain(-1, 2)
+	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	d := b.build().Diagnose(DiagnoseOptions{Position: -1})
+	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
+		t.Fatalf("%+v", d)
+	}
+	cmd := d.OpenTransactions[0].AbortCommand
+	if !strings.Contains(cmd, "--producer-id 3 --producer-epoch 4 --coordinator-epoch 0") {
+		t.Errorf("command %q", cmd)
+	}
+}
+
+// TestDiagnoseCommandAndDiscards: the runbook names the start offset and
+// what an abort throws away.
+func TestDiagnoseCommandAndDiscards(t *testing.T) {
+	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).txn(p1, 1).commit(p1).txn(p2, 2).plain(-1, 1).build()
+	d := l.Diagnose(DiagnoseOptions{Position: 0, Bootstrap: "kafka:9092"})
+	p := d.PinnedBy
+	if p == nil || p.ProducerID != p2 || p.FirstOffset != 2 {
+		t.Fatalf("pinned by %+v", p)
+	}
+	if want := "kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic t --partition 0 --start-offset 2"; p.AbortCommand != want {
+		t.Errorf("command %q", p.AbortCommand)
+	}
+	if p.Discards.Records != 5 || len(p.Discards.Ranges) != 2 || p.Discards.Ranges[0] != (OffsetRange{2, 4}) || p.Discards.Ranges[1] != (OffsetRange{7, 8}) {
+		t.Errorf("discards %+v", p.Discards)
+	}
+	lag := d.Lag
+	if lag.ToDeliver != 1 || lag.ControlMarkers != 1 || lag.BehindOpenTxns != 8 || lag.LastReachable != 1 || lag.PositionAfterAll != 2 {
+		t.Errorf("lag %+v", lag)
+	}
+	rb := d.Runbook()
+	for _, s := range []string{"STUCK", "--start-offset 2", "discards 5 records at offsets 2-4 7-8"} {
+		if !strings.Contains(rb, s) {
+			t.Errorf("runbook lacks %q:\n%s", s, rb)
+		}
+	}
+}
