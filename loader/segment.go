@@ -110,6 +110,7 @@ type SegmentFile struct {
 
 	r      io.ReaderAt
 	closer io.Closer
+	path   string // set when r is nil: reopened read-only on demand
 }
 
 // NewSegment scans the size bytes of r as a segment named name, with
@@ -128,11 +129,7 @@ func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*Seg
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	fill := 4096 // a page: small batches share a read, big ones cost one page each
-	if o.VerifyCRC || o.ExpandLegacy {
-		fill = 256 << 10
-	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: fill}, opts: o}
+	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o}
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
 	}
@@ -171,18 +168,20 @@ func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
 		fh.Close()
 		return nil, err
 	}
-	f.closer = fh
+	f.closer, f.path = fh, path
 	return f, nil
 }
 
 // Close closes the file OpenSegment opened; it does nothing for a
-// SegmentFile made by NewSegment.
+// SegmentFile made by NewSegment. After Close, Records reopens the file
+// read-only for each call. Close must not run concurrently with Records.
 func (f *SegmentFile) Close() error {
 	if f.closer == nil {
 		return nil
 	}
 	err := f.closer.Close()
 	f.closer = nil
+	f.r = nil
 	return err
 }
 
@@ -197,8 +196,21 @@ func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
 	if b.Position < 0 || b.Size < headerSizeUpToMagic || b.Position+int64(b.Size) > f.Size {
 		return nil, formatErr(f.Name, b.Position, "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
 	}
+	r := f.r
+	if r == nil {
+		// Loaded by OpenPartition, which does not keep segments open.
+		if f.path == "" {
+			return nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
+		}
+		fh, err := os.Open(f.path)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		r = fh
+	}
 	buf := make([]byte, b.Size)
-	if err := readFullAt(f.r, buf, b.Position); err != nil {
+	if err := readFullAt(r, buf, b.Position); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -238,6 +250,8 @@ func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
 }
 
+// note records a problem inside a batch the scan keeps (a malformed control
+// record, an undecodable legacy wrapper); the scan goes on.
 func (s *scanner) note(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
 }
@@ -260,10 +274,11 @@ func (s *scanner) scan() error {
 			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic+1)
 			return nil
 		}
-		if s.inMemory && rem < headerSizeUpToMagic {
-			// ByteBufferLogInputStream returns no batch when fewer than
-			// 17 bytes remain: the fetch ended mid-header.
-			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic)
+		if s.inMemory && rem < logOverhead {
+			// ByteBufferLogInputStream.nextBatchSize returns no batch
+			// when the offset and size do not fit: the fetch ended
+			// mid-header.
+			s.damaged("truncated: %d trailing bytes, fewer than the %d of offset and size", rem, logOverhead)
 			return nil
 		}
 		h, err := s.w.at(s.pos, int(min(rem, batchHeaderSize)))
@@ -272,11 +287,17 @@ func (s *scanner) scan() error {
 		}
 		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
 		length := int32(binary.BigEndian.Uint32(h[8:]))
-		magic := int8(h[16])
 		if length < recordOverheadV0 {
 			s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found %d", recordOverheadV0, length)
 			return nil
 		}
+		if rem < headerSizeUpToMagic {
+			// Only in memory: ByteBufferLogInputStream checks the size
+			// field before it needs the magic byte.
+			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic)
+			return nil
+		}
+		magic := int8(h[16])
 		if magic < 0 || magic > 2 {
 			s.damaged("unknown magic: want 0, 1 or 2, found %d", magic)
 			return nil
@@ -302,6 +323,9 @@ func (s *scanner) scan() error {
 			return err
 		}
 		s.pos += total
+		if !s.opts.VerifyCRC {
+			s.w.spacing = total
+		}
 	}
 }
 
@@ -319,7 +343,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		h = whole
 		stored := binary.BigEndian.Uint32(whole[17:])
 		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
-			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d))", stored, computed, total)
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch)", stored, computed, total)
 			return false, nil
 		}
 	}
@@ -476,10 +500,6 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		s.damaged("bad size: a magic 1 message needs at least %d bytes, size field gives %d", recordOverheadV1, length)
 		return false, nil
 	}
-	hdr := legacyHeaderV0
-	if magic == 1 {
-		hdr = legacyHeaderV1
-	}
 	var whole []byte
 	attr := int8(h[17])
 	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
@@ -494,7 +514,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 	if s.opts.VerifyCRC {
 		stored := binary.BigEndian.Uint32(whole[12:])
 		if computed := crc32.ChecksumIEEE(whole[legacyCRCStart:]); computed != stored {
-			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d))", stored, computed, total)
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry)", stored, computed, total)
 			return false, nil
 		}
 	}
@@ -514,7 +534,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		b.BaseTimestamp = b.MaxTimestamp
 	}
 	if expand {
-		inner, err := expandLegacy(whole, hdr, s.opts.maxDecompressed())
+		inner, err := expandLegacy(whole, s.opts.maxDecompressed())
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {

@@ -15,6 +15,12 @@ type window struct {
 	size int64
 	fill int // read-ahead per refill
 
+	// spacing is the caller's estimate of the distance to the next read
+	// (the last batch's size). When fewer than 8 reads would share a
+	// fill, a read takes only the bytes asked for: a header-only scan of
+	// large batches then touches a page per batch, not the whole file.
+	spacing int64
+
 	buf   []byte
 	start int64
 	n     int
@@ -48,6 +54,9 @@ func (w *window) at(pos int64, n int) ([]byte, error) {
 		w.buf = make([]byte, w.fill)
 	}
 	fill := int(min(int64(w.fill), w.size-pos))
+	if w.spacing*8 > int64(w.fill) {
+		fill = n
+	}
 	if err := readFullAt(w.r, w.buf[:fill], pos); err != nil {
 		w.n = 0
 		return nil, err

@@ -1,0 +1,321 @@
+// Package capture reads Kafka traffic captured with tcpdump, Wireshark or
+// tshark (pcap and pcapng), reassembles each TCP connection, pairs requests
+// with responses by correlation id, and decodes the Fetch exchanges: for
+// every partition of every Fetch, the offset the consumer asked for, the
+// batches the broker returned, the aborted-transaction list, the last stable
+// offset and the high watermark. From those, txnindex can replay exactly
+// what the consumer that received them delivered.
+//
+// Packets are read with gopacket's pcapgo and reassembled with tcpassembly.
+// Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
+// does not know, are unwrapped here: the 20-byte header is skipped and the
+// payload decoded by its protocol type. Kafka messages are decoded with
+// franz-go's kmsg; only the request and response headers are framed by hand
+// because kmsg decodes bodies, not frames.
+//
+// Which side is the client is found from the TCP handshake when it was
+// captured, otherwise from the correlation ids (a client frame carries its
+// id at bytes 4-8 after the size, a response at bytes 0-4), so captures
+// started mid-connection and on any port work.
+//
+// The API is internal to txnscope.
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+	"github.com/google/gopacket/tcpassembly"
+)
+
+// linkTypeLinuxSLL2 is DLT_LINUX_SLL2 (276). gopacket 1.1.19 keeps link
+// types in a uint8, so pcapgo hands 276 over truncated to 20, a value no
+// other link type uses.
+const linkTypeLinuxSLL2 = layers.LinkType(276 & 0xff)
+
+// maxFrame bounds one Kafka frame; a size field above it is damage (the
+// broker's own socket.request.max.bytes default is 100 MiB).
+const maxFrame = 256 << 20
+
+// Capture is everything decoded from one capture file.
+type Capture struct {
+	Name      string
+	Packets   int
+	Conns     []*Conn
+	Exchanges int      // request/response pairs matched
+	Fetches   []*Fetch // in response time order, across connections
+	Problems  []error  // damage that did not stop the read
+
+	ids map[[16]byte]string // topic ids seen in Metadata responses
+}
+
+// Conn is one reassembled TCP connection.
+type Conn struct {
+	Client, Server string // "ip:port"
+	sawSYN         bool
+	c2s, s2c       *direction
+	firstSeen      time.Time
+}
+
+// FormatError is a problem at a byte position of a stream or file.
+type FormatError struct {
+	File   string
+	Where  string // e.g. "127.0.0.1:40112->127.0.0.1:9092"
+	Offset int64
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("capture: %s: %s: byte %#x: %s", e.File, e.Where, e.Offset, e.Msg)
+	}
+	return fmt.Sprintf("capture: %s: byte %#x: %s", e.File, e.Offset, e.Msg)
+}
+
+// Open reads a pcap or pcapng file, opened read-only.
+func Open(path string) (*Capture, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// IsCapture reports whether the first bytes are a pcap or pcapng magic.
+func IsCapture(head []byte) bool {
+	if len(head) < 4 {
+		return false
+	}
+	switch binary.LittleEndian.Uint32(head) {
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1, 0x0a0d0d0a:
+		return true
+	}
+	return false
+}
+
+type packetSource interface {
+	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	LinkType() layers.LinkType
+}
+
+// Read decodes a capture from r; name is used in errors.
+func Read(r io.Reader, name string) (*Capture, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(4)
+	if err != nil || !IsCapture(head) {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a capture: want a pcap or pcapng magic number, found % x", head)}
+	}
+	var src packetSource
+	if binary.LittleEndian.Uint32(head) == 0x0a0d0d0a {
+		src, err = pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+	} else {
+		src, err = pcapgo.NewReader(br)
+	}
+	if err != nil {
+		return nil, &FormatError{File: name, Msg: "bad capture header: " + err.Error()}
+	}
+	c := &Capture{Name: name, ids: map[[16]byte]string{}}
+	f := &factory{cap: c, conns: map[connKey]*Conn{}}
+	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
+	lt := src.LinkType()
+	for {
+		data, ci, err := src.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// A capture cut mid-packet (tcpdump killed): keep what we have.
+			c.Problems = append(c.Problems, &FormatError{File: name, Msg: fmt.Sprintf("packet %d: %v", c.Packets+1, err)})
+			break
+		}
+		c.Packets++
+		pkt := decodePacket(data, lt)
+		if pkt == nil {
+			continue
+		}
+		nl, tl := pkt.NetworkLayer(), pkt.TransportLayer()
+		tcp, ok := tl.(*layers.TCP)
+		if nl == nil || !ok {
+			continue
+		}
+		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
+	}
+	asm.FlushAll()
+	f.finish()
+	return c, nil
+}
+
+func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
+	opts := gopacket.DecodeOptions{Lazy: true, NoCopy: true}
+	if lt == linkTypeLinuxSLL2 {
+		if len(data) < 20 {
+			return nil
+		}
+		switch binary.BigEndian.Uint16(data[0:2]) {
+		case 0x0800:
+			return gopacket.NewPacket(data[20:], layers.LayerTypeIPv4, opts)
+		case 0x86dd:
+			return gopacket.NewPacket(data[20:], layers.LayerTypeIPv6, opts)
+		}
+		return nil
+	}
+	return gopacket.NewPacket(data, lt, opts)
+}
+
+type connKey struct{ a, b string } // endpoints, ordered
+
+type factory struct {
+	cap   *Capture
+	conns map[connKey]*Conn
+	order []*Conn
+}
+
+// direction is one half of a connection: its bytes and when they arrived.
+type direction struct {
+	src, dst string
+	buf      bytes.Buffer
+	marks    []mark // byte offset -> time of the chunk starting there
+	gapAt    int64  // first byte after which data is missing; -1 if none
+	syn      bool
+}
+
+type mark struct {
+	off int64
+	t   time.Time
+}
+
+func (d *direction) timeAt(off int64) time.Time {
+	i := sort.Search(len(d.marks), func(i int) bool { return d.marks[i].off > off })
+	if i == 0 {
+		return time.Time{}
+	}
+	return d.marks[i-1].t
+}
+
+type stream struct{ d *direction }
+
+func (s *stream) Reassembled(rs []tcpassembly.Reassembly) {
+	for _, r := range rs {
+		if r.Start {
+			s.d.syn = true
+		}
+		// Skip < 0 on the first chunk means the capture began
+		// mid-stream; elsewhere, missing bytes break the framing.
+		if r.Skip > 0 || (r.Skip < 0 && s.d.buf.Len() > 0) {
+			if s.d.gapAt < 0 {
+				s.d.gapAt = int64(s.d.buf.Len())
+			}
+		}
+		if s.d.gapAt >= 0 {
+			continue
+		}
+		if len(r.Bytes) > 0 {
+			s.d.marks = append(s.d.marks, mark{int64(s.d.buf.Len()), r.Seen})
+			s.d.buf.Write(r.Bytes)
+		}
+	}
+}
+
+func (s *stream) ReassemblyComplete() {}
+
+func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
+	src := net.Src().String() + ":" + tr.Src().String()
+	dst := net.Dst().String() + ":" + tr.Dst().String()
+	k := connKey{src, dst}
+	if dst < src {
+		k = connKey{dst, src}
+	}
+	c := f.conns[k]
+	if c == nil {
+		c = &Conn{}
+		f.conns[k] = c
+		f.order = append(f.order, c)
+	}
+	d := &direction{src: src, dst: dst, gapAt: -1}
+	if c.c2s == nil {
+		c.c2s = d
+	} else {
+		c.s2c = d
+	}
+	return &stream{d}
+}
+
+// finish decides each connection's client side and decodes its exchanges.
+func (f *factory) finish() {
+	for _, c := range f.order {
+		if c.c2s == nil || c.s2c == nil {
+			continue // one direction only: requests without answers
+		}
+		c.orient()
+		c.Client, c.Server = c.c2s.src, c.c2s.dst
+		f.cap.Conns = append(f.cap.Conns, c)
+		decodeConn(f.cap, c)
+	}
+	// Fetch v13+ names topics by id; Metadata in the capture names them.
+	for _, fe := range f.cap.Fetches {
+		if fe.Topic == "" {
+			if n, ok := f.cap.ids[fe.TopicID]; ok {
+				fe.Topic = n
+			}
+		}
+	}
+	sort.SliceStable(f.cap.Fetches, func(i, j int) bool { return f.cap.Fetches[i].Time.Before(f.cap.Fetches[j].Time) })
+}
+
+// orient makes c2s the client's direction: the side that sent the SYN, else
+// the side whose first frame's correlation id (bytes 8-12, after size, API
+// key and version) equals the other side's first frame's (bytes 4-8).
+func (c *Conn) orient() {
+	a, b := c.c2s, c.s2c
+	switch {
+	case a.syn && !b.syn:
+		return
+	case b.syn && !a.syn:
+		c.c2s, c.s2c = b, a
+		return
+	}
+	ab, bb := a.buf.Bytes(), b.buf.Bytes()
+	if len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]) {
+		return
+	}
+	if len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]) {
+		c.c2s, c.s2c = b, a
+	}
+}
+
+// errNeedMore is returned by frame readers at a clean end of data.
+var errNeedMore = errors.New("need more data")
+
+// frames splits a direction into size-prefixed Kafka frames.
+func frames(d *direction) (out [][]byte, offs []int64, err error) {
+	b := d.buf.Bytes()
+	var off int64
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return out, offs, fmt.Errorf("byte %#x: truncated frame size (%d bytes left)", off, len(b))
+		}
+		n := int64(int32(binary.BigEndian.Uint32(b)))
+		if n < 4 || n > maxFrame {
+			return out, offs, fmt.Errorf("byte %#x: frame size %d, want 4..%d", off, n, maxFrame)
+		}
+		if int64(len(b)-4) < n {
+			return out, offs, fmt.Errorf("byte %#x: frame of %d bytes cut after %d (capture ended mid-message)", off, n, len(b)-4)
+		}
+		out = append(out, b[4:4+n])
+		offs = append(offs, off)
+		b = b[4+n:]
+		off += 4 + n
+	}
+	return out, offs, nil
+}

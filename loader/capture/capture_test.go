@@ -1,0 +1,269 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// startTshark captures loopback traffic on port into path and returns a
+// function that stops the capture and waits for the file to be complete.
+func startTshark(t *testing.T, tshark string, port int, path string) func() {
+	t.Helper()
+	cmd := exec.Command(tshark, "-i", "lo", "-f", "tcp port "+strconv.Itoa(port), "-w", path)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// dumpcap says "Capturing on 'Loopback: lo'" once packets are being
+	// written; anything sent before that would be missing.
+	seen, buf := "", make([]byte, 4096)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(seen, "Capturing on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("tshark did not start: %s", seen)
+		}
+		n, err := stderr.Read(buf)
+		if err != nil {
+			t.Fatalf("tshark: %v: %s", err, seen)
+		}
+		seen += string(buf[:n])
+	}
+	go io.Copy(io.Discard, stderr)
+	return func() {
+		time.Sleep(300 * time.Millisecond) // let the last packets reach the file
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// writeTransactions leaves on partition 0 of topic: an aborted and a
+// committed transaction of one producer interleaved with another producer's
+// committed one, idempotent records between, and a last aborted transaction.
+func writeTransactions(t *testing.T, addr, topic string) {
+	t.Helper()
+	ctx := context.Background()
+	mk := func(opts ...kgo.Opt) *kgo.Client {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+			kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	a, b, idem := mk(kgo.TransactionalID("a")), mk(kgo.TransactionalID("b")), mk()
+	produce := func(cl *kgo.Client, n int) {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	begin := func(cl *kgo.Client) {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := func(cl *kgo.Client, c kgo.TransactionEndTry) {
+		if err := cl.EndTransaction(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(idem, 2)
+	begin(a)
+	produce(a, 3)
+	begin(b)
+	produce(b, 2)
+	end(a, kgo.TryAbort)
+	produce(idem, 1)
+	end(b, kgo.TryCommit)
+	begin(a)
+	produce(a, 2)
+	end(a, kgo.TryCommit)
+	begin(b)
+	produce(b, 2)
+	end(b, kgo.TryAbort)
+	produce(idem, 1)
+}
+
+// tsharkFetch is what tshark's Kafka dissector reports for one partition of
+// a Fetch response.
+type tsharkFetch struct {
+	corr, hwm, lso int64
+	aborted        []txnindex.AbortedTransaction
+}
+
+func tsharkFetches(t *testing.T, tshark, path string, port int) []tsharkFetch {
+	t.Helper()
+	out, err := exec.Command(tshark, "-r", path, "-d", fmt.Sprintf("tcp.port==%d,kafka", port),
+		"-Y", "kafka.api_key == 1 && kafka.request_frame", "-T", "json", "--no-duplicate-keys").Output()
+	if err != nil {
+		t.Fatalf("tshark -T json: %v", err)
+	}
+	var pkts []struct {
+		Source struct {
+			Layers map[string]json.RawMessage `json:"layers"`
+		} `json:"_source"`
+	}
+	if err := json.Unmarshal(out, &pkts); err != nil {
+		t.Fatal(err)
+	}
+	num := func(v any) int64 {
+		s, _ := v.(string)
+		n, _ := strconv.ParseInt(s, 10, 64)
+		return n
+	}
+	var res []tsharkFetch
+	for _, p := range pkts {
+		var k map[string]any
+		// A frame holding several Kafka PDUs yields an array.
+		raw := p.Source.Layers["kafka"]
+		var many []map[string]any
+		if json.Unmarshal(raw, &many) != nil {
+			if err := json.Unmarshal(raw, &k); err != nil {
+				t.Fatal(err)
+			}
+			many = []map[string]any{k}
+		}
+		for _, k := range many {
+			corr := num(k["kafka.correlation_id"])
+			for tk, tv := range k {
+				topic, ok := tv.(map[string]any)
+				if !strings.HasPrefix(tk, "Topic") || !ok {
+					continue
+				}
+				for pk, pv := range topic {
+					part, ok := pv.(map[string]any)
+					if !strings.HasPrefix(pk, "Partition") || !ok {
+						continue
+					}
+					f := tsharkFetch{corr: corr, hwm: num(part["kafka.offset"]), lso: num(part["kafka.last_stable_offset"])}
+					if at, ok := part["Aborted Transactions"].(map[string]any); ok {
+						var txs []any
+						switch v := at["Transaction"].(type) {
+						case []any:
+							txs = v
+						case map[string]any:
+							txs = []any{v}
+						}
+						for _, tx := range txs {
+							m := tx.(map[string]any)
+							f.aborted = append(f.aborted, txnindex.AbortedTransaction{ProducerID: txnindex.ProducerID(num(m["kafka.producer_id"])), FirstOffset: num(m["kafka.first_offset"])})
+						}
+					}
+					res = append(res, f)
+				}
+			}
+		}
+	}
+	return res
+}
+
+// TestCaptureOfKcat captures, with tshark, kcat consuming read_committed from
+// a kfake broker over loopback, and checks that the capture decodes to what
+// tshark's dissector reports (LSO, high watermark, aborted lists) and that
+// replaying the captured responses delivers exactly the offsets kcat
+// printed.
+func TestCaptureOfKcat(t *testing.T) {
+	tshark := testtool.Need(t, "tshark")
+	kcat := testtool.Need(t, "kcat")
+	port := freePort(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	path := filepath.Join(t.TempDir(), "kcat.pcapng")
+	stop := startTshark(t, tshark, port, path)
+	writeTransactions(t, addr, "txns")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "txns", "-p", "0", "-o", "beginning", "-e", "-q",
+		"-f", "%o\n", "-X", "isolation.level=read_committed", "-X", "fetch.message.max.bytes=200").Output()
+	stop()
+	if err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	var printed []int64
+	for _, f := range strings.Fields(string(out)) {
+		o, _ := strconv.ParseInt(f, 10, 64)
+		printed = append(printed, o)
+	}
+
+	capt, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(capt.Problems) > 0 {
+		t.Errorf("problems: %v", capt.Problems)
+	}
+	var fetches []txnindex.CapturedFetch
+	var ours []tsharkFetch
+	sawAborted := false
+	for _, f := range capt.Fetches {
+		if f.Topic != "txns" || f.Isolation != txnindex.ReadCommitted {
+			continue
+		}
+		fetches = append(fetches, txnindex.CapturedFetch{Offset: f.FetchOffset, Response: f.Response()})
+		ours = append(ours, tsharkFetch{corr: int64(f.CorrelationID), hwm: f.HighWatermark, lso: f.LastStableOffset, aborted: f.Aborted})
+		sawAborted = sawAborted || len(f.Aborted) > 0
+	}
+	if len(fetches) < 2 || !sawAborted {
+		t.Fatalf("%d read_committed fetches, aborted list seen %v: the capture does not exercise the filter", len(fetches), sawAborted)
+	}
+	theirs := tsharkFetches(t, tshark, path, port)
+	slices.SortFunc(theirs, func(a, b tsharkFetch) int { return int(a.corr - b.corr) })
+	slices.SortFunc(ours, func(a, b tsharkFetch) int { return int(a.corr - b.corr) })
+	if len(theirs) != len(ours) {
+		t.Fatalf("tshark saw %d fetch partitions, we decoded %d", len(theirs), len(ours))
+	}
+	for i := range ours {
+		o, w := ours[i], theirs[i]
+		if o.corr != w.corr || o.hwm != w.hwm || o.lso != w.lso || !slices.Equal(o.aborted, w.aborted) {
+			t.Errorf("fetch %d: ours %+v, tshark %+v", i, o, w)
+		}
+	}
+
+	var delivered []int64
+	for d := range txnindex.Replay(fetches, txnindex.ReadCommitted, txnindex.VariantLibrdkafka, nil) {
+		if d.Verdict == txnindex.Delivered {
+			for o := d.From; o <= d.To; o++ {
+				delivered = append(delivered, o)
+			}
+		}
+	}
+	if !slices.Equal(delivered, printed) {
+		t.Errorf("replay delivers %v\nkcat printed   %v", delivered, printed)
+	}
+	t.Logf("%d packets, %d exchanges, %d read_committed fetches; kcat printed %d offsets", capt.Packets, capt.Exchanges, len(fetches), len(printed))
+}

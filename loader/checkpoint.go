@@ -1,0 +1,329 @@
+package loader
+
+import (
+	"bufio"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Names of the checkpoint files of a log directory and a partition
+// directory (ReplicaManager.HighWatermarkFilename, LogManager,
+// LogCleanerManager, LeaderEpochCheckpointFile, PartitionMetadataFile).
+const (
+	ReplicationOffsetCheckpoint   = "replication-offset-checkpoint"
+	RecoveryPointOffsetCheckpoint = "recovery-point-offset-checkpoint"
+	LogStartOffsetCheckpoint      = "log-start-offset-checkpoint"
+	CleanerOffsetCheckpoint       = "cleaner-offset-checkpoint"
+	LeaderEpochCheckpointFile     = "leader-epoch-checkpoint"
+	PartitionMetadataFile         = "partition.metadata"
+)
+
+// maxLineLen bounds one line of a text file. Topic names are at most 249
+// characters, so any real line is far shorter.
+const maxLineLen = 4096
+
+// OffsetCheckpoint is a decoded offset checkpoint file (the four log-dir
+// files above): "topic partition offset" lines after a version and a count.
+type OffsetCheckpoint struct {
+	Name    string
+	Version int
+	Entries []OffsetCheckpointEntry // in file order
+
+	byTP map[tp]int64
+}
+
+// OffsetCheckpointEntry is one line of an offset checkpoint.
+type OffsetCheckpointEntry struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// Lookup returns the offset recorded for a partition. A partition missing
+// from log-start-offset-checkpoint has the first segment's base offset as
+// its log start offset (LogManager.checkpointLogStartOffsetsInDir writes
+// only the others).
+func (c *OffsetCheckpoint) Lookup(topic string, partition int32) (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	if c.byTP == nil {
+		c.byTP = make(map[tp]int64, len(c.Entries))
+		for _, e := range c.Entries {
+			c.byTP[tp{e.Topic, e.Partition}] = e.Offset
+		}
+	}
+	v, ok := c.byTP[tp{topic, partition}]
+	return v, ok
+}
+
+// EpochEntry is one line of a leader-epoch-checkpoint.
+type EpochEntry struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// LeaderEpochCheckpoint is a decoded leader-epoch-checkpoint.
+type LeaderEpochCheckpoint struct {
+	Name    string
+	Version int
+	Entries []EpochEntry
+}
+
+// UUID is a Kafka Uuid; String gives the URL-safe base64 form without
+// padding that Kafka prints and stores.
+type UUID [16]byte
+
+func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// PartitionMetadata is a decoded partition.metadata file.
+type PartitionMetadata struct {
+	Name    string
+	Version int
+	TopicID UUID
+}
+
+// lines reads r line by line as BufferedReader.readLine does (a line ends at
+// \n, \r\n or \r), bounding each line.
+type lines struct {
+	r    *bufio.Reader
+	name string
+	n    int
+	err  error
+}
+
+func newLines(r io.Reader, name string) *lines {
+	return &lines{r: bufio.NewReaderSize(r, maxLineLen+2), name: name}
+}
+
+// next returns the next line, or ok false at the end or on error (in l.err).
+func (l *lines) next() (string, bool) {
+	if l.err != nil {
+		return "", false
+	}
+	var sb strings.Builder
+	for {
+		c, err := l.r.ReadByte()
+		if err == io.EOF {
+			if sb.Len() == 0 {
+				return "", false
+			}
+			l.n++
+			return sb.String(), true
+		}
+		if err != nil {
+			l.err = fmt.Errorf("loader: %s: reading line %d: %w", l.name, l.n+1, err)
+			return "", false
+		}
+		switch c {
+		case '\n':
+			l.n++
+			return sb.String(), true
+		case '\r':
+			if nb, err := l.r.Peek(1); err == nil && nb[0] == '\n' {
+				l.r.ReadByte()
+			}
+			l.n++
+			return sb.String(), true
+		}
+		if sb.Len() >= maxLineLen {
+			l.err = lineErr(l.name, l.n+1, "line longer than %d bytes", maxLineLen)
+			return "", false
+		}
+		sb.WriteByte(c)
+	}
+}
+
+// splitWS is Java's line.split("\\s+"): a leading separator yields an empty
+// first field and trailing empty fields are dropped, so " a b" has three
+// fields and "a b " two.
+func splitWS(s string) []string {
+	isWS := func(c byte) bool {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+	}
+	var out []string
+	start, matched := 0, false
+	for i := 0; i < len(s); {
+		if !isWS(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWS(s[j]) {
+			j++
+		}
+		out = append(out, s[start:i])
+		start, i, matched = j, j, true
+	}
+	if !matched {
+		// No separator: Java returns the input itself, even "".
+		return []string{s}
+	}
+	out = append(out, s[start:])
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// readCheckpoint is CheckpointFile.CheckpointReadBuffer.read: a version
+// line, a count line, then entries until EOF, parsed by entry. A missing
+// version or count line yields no entries, as in Kafka; a count that does
+// not match the lines read is an error.
+func readCheckpoint(r io.Reader, name string, entry func(fields []string) error) (version int, err error) {
+	l := newLines(r, name)
+	line, ok := l.next()
+	if !ok {
+		return 0, l.err
+	}
+	v, perr := strconv.ParseInt(line, 10, 32)
+	if perr != nil {
+		return 0, lineErr(name, l.n, "version: want an integer, found %q", line)
+	}
+	if v != 0 {
+		return int(v), lineErr(name, l.n, "unrecognised version: want 0, found %d", v)
+	}
+	line, ok = l.next()
+	if !ok {
+		return 0, l.err
+	}
+	count, perr := strconv.ParseInt(line, 10, 32)
+	if perr != nil {
+		return 0, lineErr(name, l.n, "entry count: want an integer, found %q", line)
+	}
+	found := 0
+	for {
+		line, ok = l.next()
+		if !ok {
+			break
+		}
+		if err := entry(splitWS(line)); err != nil {
+			return 0, lineErr(name, l.n, "malformed line %q: %v", line, err)
+		}
+		found++
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	if int64(found) != count {
+		return 0, lineErr(name, l.n+1, "expected %d entries, found %d", count, found)
+	}
+	return 0, nil
+}
+
+// ReadOffsetCheckpoint decodes replication-offset-checkpoint,
+// recovery-point-offset-checkpoint, log-start-offset-checkpoint or
+// cleaner-offset-checkpoint. On error it returns the entries read so far.
+func ReadOffsetCheckpoint(r io.Reader, name string) (*OffsetCheckpoint, error) {
+	c := &OffsetCheckpoint{Name: name}
+	v, err := readCheckpoint(r, name, func(f []string) error {
+		if len(f) != 3 {
+			return fmt.Errorf("want 3 fields (topic partition offset), found %d", len(f))
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return errors.New("partition or offset is not an integer")
+		}
+		c.Entries = append(c.Entries, OffsetCheckpointEntry{Topic: f[0], Partition: int32(p), Offset: o})
+		return nil
+	})
+	c.Version = v
+	return c, err
+}
+
+// ReadLeaderEpochCheckpoint decodes a leader-epoch-checkpoint
+// ("epoch startOffset" lines).
+func ReadLeaderEpochCheckpoint(r io.Reader, name string) (*LeaderEpochCheckpoint, error) {
+	c := &LeaderEpochCheckpoint{Name: name}
+	v, err := readCheckpoint(r, name, func(f []string) error {
+		if len(f) != 2 {
+			return fmt.Errorf("want 2 fields (epoch startOffset), found %d", len(f))
+		}
+		e, err1 := strconv.ParseInt(f[0], 10, 32)
+		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return errors.New("epoch or offset is not an integer")
+		}
+		c.Entries = append(c.Entries, EpochEntry{Epoch: int32(e), StartOffset: o})
+		return nil
+	})
+	c.Version = v
+	return c, err
+}
+
+// ReadPartitionMetadata decodes partition.metadata as
+// PartitionMetadataReadBuffer does: "version: 0" then "topic_id: <uuid>",
+// each line exactly two whitespace-separated fields (the labels are not
+// checked, as in Kafka), version 0 only, and a topic id that is URL-safe
+// base64 of 16 bytes and not all zero.
+func ReadPartitionMetadata(r io.Reader, name string) (*PartitionMetadata, error) {
+	m := &PartitionMetadata{Name: name}
+	l := newLines(r, name)
+	line, ok := l.next()
+	if !ok {
+		if l.err != nil {
+			return m, l.err
+		}
+		return m, lineErr(name, 1, "missing version line")
+	}
+	f := splitWS(line)
+	if len(f) != 2 {
+		return m, lineErr(name, l.n, "malformed line %q: want \"version: 0\"", line)
+	}
+	v, err := strconv.ParseInt(f[1], 10, 32)
+	if err != nil {
+		return m, lineErr(name, l.n, "version: want an integer, found %q", f[1])
+	}
+	m.Version = int(v)
+	if v != 0 {
+		return m, lineErr(name, l.n, "unrecognized version: want 0, found %d", v)
+	}
+	line, ok = l.next()
+	if !ok {
+		if l.err != nil {
+			return m, l.err
+		}
+		return m, lineErr(name, 2, "missing topic_id line")
+	}
+	f = splitWS(line)
+	if len(f) != 2 {
+		return m, lineErr(name, l.n, "malformed line %q: want \"topic_id: <uuid>\"", line)
+	}
+	id, err := ParseUUID(f[1])
+	if err != nil {
+		return m, lineErr(name, l.n, "topic_id: %v", err)
+	}
+	if id == (UUID{}) {
+		return m, lineErr(name, l.n, "topic_id: the zero UUID is not a valid topic id")
+	}
+	m.TopicID = id
+	return m, nil
+}
+
+// ParseUUID parses Kafka's Uuid.fromString form: URL-safe base64 of 16
+// bytes, padding optional, at most 24 characters.
+func ParseUUID(s string) (UUID, error) {
+	var u UUID
+	if len(s) > 24 {
+		return u, fmt.Errorf("%q is too long to be a base64 UUID", s)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil {
+		return u, fmt.Errorf("%q is not URL-safe base64: %v", s, err)
+	}
+	if len(b) != 16 {
+		return u, fmt.Errorf("%q decodes to %d bytes, want 16", s, len(b))
+	}
+	copy(u[:], b)
+	return u, nil
+}

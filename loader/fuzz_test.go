@@ -1,0 +1,209 @@
+package loader
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// seedFiles adds every file under testdata/real whose name matches one of
+// the suffixes.
+func seedFiles(f *testing.F, suffixes ...string) {
+	err := filepath.WalkDir(filepath.Join("testdata", "real"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		for _, s := range suffixes {
+			if strings.HasSuffix(d.Name(), s) {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				f.Add(data)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+}
+
+// seedBatches adds generated batches covering what the real seeds lack:
+// markers, zstd, xerial snappy, legacy wrappers.
+func seedBatches(f *testing.F) {
+	f.Add(concat(dataBatch(f, 0, 7, true, 3), marker(f, 3, 7, false, 5), dataBatch(f, 4, -1, false, 2)))
+	for _, c := range []codec{codecGzip, codecSnappy, codecRawSnappy, codecLZ4, codecZstd} {
+		f.Add(batch(f, kmsg.RecordBatch{FirstOffset: 10, ProducerID: -1, FirstSequence: -1}, c, records(5, 30)))
+	}
+	inner := concat(legacyMessage(0, 1, 0, 1, []byte("k"), []byte("a")), legacyMessage(1, 1, 0, 2, nil, []byte("b")))
+	f.Add(concat(legacyMessage(5, 1, 1, 9, nil, compress(f, codecGzip, inner)), legacyMessage(6, 0, 0, -1, nil, []byte("plain"))))
+	f.Add([]byte{})
+}
+
+// checkScan states the segment invariants.
+func checkScan(t *testing.T, data []byte, s *SegmentFile) {
+	if len(s.Batches) > len(data)/17 {
+		t.Fatalf("%d batches from %d bytes", len(s.Batches), len(data))
+	}
+	pos := int64(0)
+	for _, b := range s.Batches {
+		if b.Position != pos || b.Size < logOverhead+recordOverheadV0 {
+			t.Fatalf("batch at %d size %d, expected position %d", b.Position, b.Size, pos)
+		}
+		pos += int64(b.Size)
+	}
+	if pos != s.ValidBytes || s.ValidBytes > int64(len(data)) {
+		t.Fatalf("batches end at %d, ValidBytes %d, size %d", pos, s.ValidBytes, len(data))
+	}
+	if s.ValidBytes < int64(len(data)) && len(s.Damage) == 0 {
+		t.Fatalf("stopped at %d of %d with no damage", s.ValidBytes, len(data))
+	}
+	for _, d := range s.Damage {
+		if d.Offset < 0 || d.Offset > int64(len(data)) {
+			t.Fatalf("damage outside the input: %v", d)
+		}
+	}
+}
+
+// FuzzSegment: any input scans without panicking, never yields more
+// batches than bytes/17, accounts for every byte (batches then damage), and
+// Records never panics on a scanned batch. The verifying scan's batches are
+// a prefix of the header-only scan's.
+func FuzzSegment(f *testing.F) {
+	seedFiles(f, ".log")
+	seedBatches(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		limit := ScanOptions{VerifyCRC: true, ExpandLegacy: true, MaxDecompressedSize: 1 << 20}
+		full := NewSegmentBytes(data, "f.log", limit)
+		checkScan(t, data, full)
+		head := NewSegmentBytes(data, "f.log", ScanOptions{MaxDecompressedSize: 1 << 20})
+		checkScan(t, data, head)
+		if len(full.Batches) > len(head.Batches) {
+			t.Fatalf("verifying scan kept %d batches, header scan %d", len(full.Batches), len(head.Batches))
+		}
+		for i, b := range full.Batches {
+			if head.Batches[i].Position != b.Position {
+				t.Fatalf("batch %d at %d vs %d", i, b.Position, head.Batches[i].Position)
+			}
+		}
+		viaReader, err := NewSegmentWith(bytes.NewReader(data), int64(len(data)), "f.log", limit)
+		if err != nil || len(viaReader.Batches) != len(full.Batches) || len(viaReader.Damage) != len(full.Damage) {
+			t.Fatalf("ReaderAt scan differs: %v", err)
+		}
+		for _, b := range head.Batches {
+			rs, err := head.Records(b)
+			if err == nil && b.Magic == 2 && int32(len(rs)) != b.Records {
+				t.Fatalf("batch at %d: %d records, header says %d", b.Position, len(rs), b.Records)
+			}
+		}
+	})
+}
+
+// FuzzRecordSet: ParseRecordSet never panics, never returns more batches
+// than bytes/17, and its batches tile a prefix of the input.
+func FuzzRecordSet(f *testing.F) {
+	seedFiles(f, ".log")
+	seedBatches(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bs, errs := ParseRecordSet(data, "fetch")
+		if len(bs) > len(data)/17 {
+			t.Fatalf("%d batches from %d bytes", len(bs), len(data))
+		}
+		pos := int64(0)
+		for _, b := range bs {
+			if b.Position != pos || b.Segment != -1 {
+				t.Fatalf("batch at %d, expected %d", b.Position, pos)
+			}
+			pos += int64(b.Size)
+		}
+		if pos < int64(len(data)) && len(errs) == 0 {
+			t.Fatalf("stopped at %d of %d with no error", pos, len(data))
+		}
+		seg := NewSegmentBytes(data, "fetch", ScanOptions{MaxDecompressedSize: 1 << 20})
+		for _, b := range bs {
+			seg.Records(b)
+		}
+	})
+}
+
+// FuzzTxnIndex: any .txnindex decodes without panicking into at most
+// bytes/34 entries, each a whole valid entry.
+func FuzzTxnIndex(f *testing.F) {
+	f.Add(txnindex.EncodeTxnIndex([]txnindex.AbortedTxn{{ProducerID: 1, FirstOffset: 5, LastOffset: 9, LastStableOffset: 10}, {ProducerID: 2, FirstOffset: 6, LastOffset: 12, LastStableOffset: 13}}))
+	f.Add([]byte{1, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := ReadTxnIndexFile(bytes.NewReader(data), int64(len(data)), "00000000000000000000.txnindex", 0)
+		if len(x.Entries) > len(data)/txnindex.AbortedTxnSize {
+			t.Fatalf("%d entries from %d bytes", len(x.Entries), len(data))
+		}
+		if len(data)%txnindex.AbortedTxnSize != 0 && err == nil {
+			t.Fatalf("partial entry not reported")
+		}
+		// Index readers share the concern: check them on the same bytes.
+		oi, _ := ReadOffsetIndex(bytes.NewReader(data), int64(len(data)), "i.index", 0)
+		ti, _ := ReadTimeIndex(bytes.NewReader(data), int64(len(data)), "i.timeindex", 0)
+		if len(oi.Entries) > len(data)/8 || len(ti.Entries) > len(data)/12 {
+			t.Fatalf("index entries %d/%d from %d bytes", len(oi.Entries), len(ti.Entries), len(data))
+		}
+	})
+}
+
+// FuzzSnapshot: any .snapshot decodes without panicking; entries are
+// returned only for a valid file, and never more than fit.
+func FuzzSnapshot(f *testing.F) {
+	seedFiles(f, ".snapshot", ".timeindex", ".index")
+	f.Add(snapshotFile(SnapshotEntry{ProducerID: 5, Epoch: 3, LastOffset: 95, CurrentTxnFirstOffset: 90}))
+	f.Add(snapshotFile())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ReadProducerSnapshot(data, "00000000000000000001.snapshot")
+		if int64(len(s.Entries))*snapshotEntrySize > int64(max(len(data)-snapshotEntriesStart, 0)) {
+			t.Fatalf("%d entries from %d bytes", len(s.Entries), len(data))
+		}
+		if err == nil && len(data) != snapshotEntriesStart+len(s.Entries)*snapshotEntrySize {
+			t.Fatalf("clean decode of %d bytes with %d entries", len(data), len(s.Entries))
+		}
+		s.Ongoing(1 << 62)
+	})
+}
+
+// FuzzCheckpoint: the text decoders never panic and never return more
+// entries than the input has lines.
+func FuzzCheckpoint(f *testing.F) {
+	seedFiles(f, "checkpoint", "partition.metadata")
+	f.Add([]byte("0\n2\nt 0 5\nt 1 6\n"))
+	f.Add([]byte("0\r\n1\r\n3 7\r\n"))
+	f.Add([]byte("version: 0\ntopic_id: Fa1tHmowQS2lSyUrEd4jSA"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) + 1
+		c, err := ReadOffsetCheckpoint(bytes.NewReader(data), "cp")
+		if len(c.Entries) > lines {
+			t.Fatalf("%d entries from %d lines", len(c.Entries), lines)
+		}
+		if err == nil && len(c.Entries) > 0 {
+			// A clean decode round-trips through the Java format.
+			var sb strings.Builder
+			sb.WriteString("0\n")
+			sb.WriteString(strconv.Itoa(len(c.Entries)) + "\n")
+			for _, e := range c.Entries {
+				sb.WriteString(e.Topic + " " + strconv.Itoa(int(e.Partition)) + " " + strconv.Itoa(int(e.Offset)) + "\n")
+			}
+			c2, err := ReadOffsetCheckpoint(strings.NewReader(sb.String()), "cp")
+			if err != nil || len(c2.Entries) != len(c.Entries) {
+				t.Fatalf("round trip: %v", err)
+			}
+		}
+		e, _ := ReadLeaderEpochCheckpoint(bytes.NewReader(data), "le")
+		if len(e.Entries) > lines {
+			t.Fatalf("%d epochs from %d lines", len(e.Entries), lines)
+		}
+		ReadPartitionMetadata(bytes.NewReader(data), "pm")
+	})
+}
