@@ -42,7 +42,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *maxBytes <= 0 || *maxBytes > 1<<31-1 {
 		return usagef("--max-bytes must be between 1 and 2147483647")
 	}
-	parts, err := sourceParts(fs, *demo)
+	parts, err := sourceParts(e, fs, *demo)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 }
 
 // sourceParts builds the partitions a subcommand works on: a demo, or a PATH.
-func sourceParts(fs interface {
+// Problems met while loading go to stderr; what was read is still used.
+func sourceParts(e *env, fs interface {
 	NArg() int
 	Arg(int) string
 }, demo string) ([]*part, error) {
@@ -89,7 +90,14 @@ func sourceParts(fs interface {
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
-	return loadPath(fs.Arg(0))
+	ld, err := loadAny(fs.Arg(0))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ld.problems {
+		fmt.Fprintf(e.stderr, "warning: %v\n", p)
+	}
+	return ld.parts, nil
 }
 
 func writeText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.Decision]) error {

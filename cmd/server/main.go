@@ -58,8 +58,8 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the timeline over HTTP (the default)", runServe},
 		{"decide", "print what a consumer receives for every offset, and why", runDecide},
-		{"diagnose", "explain who pins the LSO and what to run", runNotYet("diagnose", 6)},
-		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runNotYet("inspect", 4)},
+		{"diagnose", "explain who pins the LSO and what to run", runDiagnose},
+		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runInspect},
 		{"export", "write a self-contained HTML demo", runNotYet("export", 8)},
 	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// exitHanging is diagnose's exit status when a partition is pinned by a
+// hanging transaction, so monitors can alert on it.
+const exitHanging = 3
+
+func runDiagnose(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "diagnose", "[flags] PATH | --demo NAME",
+		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, hanging), the command that ends it and what that discards.\nExit status 3 when a partition is pinned by a hanging transaction.")
+	var (
+		format     = fs.String("format", "text", "text or json")
+		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
+		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now")
+		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
+		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
+		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands")
+		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
+	)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format must be text or json, not %q", *format)
+	}
+	now := time.Now()
+	if *nowFlag != "" {
+		t, err := parseTime(*nowFlag)
+		if err != nil {
+			return usagef("--now: %v", err)
+		}
+		now = t
+	}
+	parts, err := sourceParts(e, fs, *demo)
+	if err != nil {
+		return err
+	}
+	opts := txnindex.DiagnoseOptions{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
+	out := struct {
+		Partitions []*txnindex.Diagnosis `json:"partitions"`
+	}{}
+	hanging := false
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := p.log.Diagnose(opts)
+		out.Partitions = append(out.Partitions, d)
+		hanging = hanging || d.Hanging()
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		for i, d := range out.Partitions {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			fmt.Fprint(e.stdout, d.Runbook())
+		}
+	}
+	if hanging {
+		return &codeError{code: exitHanging}
+	}
+	return nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	var ms int64
+	if _, err := fmt.Sscanf(s, "%d", &ms); err == nil && fmt.Sprint(ms) == s {
+		return time.UnixMilli(ms), nil
+	}
+	return time.Time{}, fmt.Errorf("want RFC 3339 (2026-12-02T15:04:05Z) or Unix milliseconds, got %q", s)
+}
