@@ -25,7 +25,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,9 +61,7 @@ type Capture struct {
 // Conn is one reassembled TCP connection.
 type Conn struct {
 	Client, Server string // "ip:port"
-	sawSYN         bool
 	c2s, s2c       *direction
-	firstSeen      time.Time
 }
 
 // FormatError is a problem at a byte position of a stream or file.
@@ -293,9 +290,6 @@ func (c *Conn) orient() {
 		c.c2s, c.s2c = b, a
 	}
 }
-
-// errNeedMore is returned by frame readers at a clean end of data.
-var errNeedMore = errors.New("need more data")
 
 // frames splits a direction into size-prefixed Kafka frames.
 func frames(d *direction) (out [][]byte, offs []int64, err error) {
