@@ -2,50 +2,39 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"sync"
 
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// demoScenario is a built-in partition. Until scenario files land (issue 8)
-// the demos are written here batch by batch, laid out as a broker lays
-// them out: consecutive offsets and byte positions, 78-byte markers.
+// demoWriter (below) lays out batch headers in memory without encoding
+// them; only the generated 1M-batch demo uses it, since encoding a million
+// batches would cost start-up time for nothing the loader needs to prove.
+
+// demoScenario is a built-in partition: one of the scenario files embedded
+// in package scenario, built into a real partition directory (segment bytes,
+// indexes, snapshot, checkpoints) and read back through the same loader as
+// any user's files.
 type demoScenario struct {
 	name, title string
-	build       func(w *demoWriter)
+	scenario    *scenario.Scenario
 }
 
 func demoScenarios() []demoScenario {
-	return []demoScenario{
-		{"interleaved", "Commit and abort interleaved across producers", func(w *demoWriter) {
-			w.data(-1, 2, false)
-			w.data(7, 3, true)
-			w.data(8, 2, true)
-			w.data(7, 2, true)
-			w.marker(8, txnindex.ControlCommit)
-			w.data(-1, 1, false)
-			w.marker(7, txnindex.ControlAbort)
-			w.data(8, 4, true)
-			w.marker(8, txnindex.ControlCommit)
-		}},
-		{"spanning", "A transaction spanning segments", func(w *demoWriter) {
-			w.data(3, 4, true)
-			w.data(-1, 2, false)
-			w.roll()
-			w.data(3, 4, true)
-			w.roll()
-			w.marker(3, txnindex.ControlAbort)
-			w.data(-1, 2, false)
-		}},
-		{"stuck-lso", "A stuck LSO from a hanging transaction", func(w *demoWriter) {
-			w.data(5, 2, true)
-			w.marker(5, txnindex.ControlCommit)
-			w.data(6, 3, true) // never ends
-			w.data(5, 2, true)
-			w.marker(5, txnindex.ControlCommit)
-			w.data(-1, 3, false)
-		}},
+	demos, err := scenario.Demos()
+	if err != nil {
+		panic("embedded demo scenarios do not parse: " + err.Error()) // a build-time bug, caught by tests
 	}
+	var out []demoScenario
+	for _, s := range demos {
+		out = append(out, demoScenario{name: s.Name, title: s.Title, scenario: s})
+	}
+	return out
 }
 
 func findDemo(name string) (demoScenario, error) {
@@ -60,12 +49,52 @@ func findDemo(name string) (demoScenario, error) {
 	return demoScenario{}, usagef("unknown demo %q (have %v)", name, names)
 }
 
-// partition builds the scenario's partition.
+var demoRoot = struct {
+	once sync.Once
+	dir  string
+	err  error
+}{}
+
+// cleanupDemos removes the directory the demos were written to.
+func cleanupDemos() {
+	if demoRoot.dir != "" {
+		os.RemoveAll(demoRoot.dir)
+	}
+}
+
+// partition builds the scenario's files into a private temporary log
+// directory (once per process) and loads them with the loader.
 func (d demoScenario) partition() *txnindex.Partition {
-	w := &demoWriter{p: txnindex.Partition{Topic: "demo-" + d.name, LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
-	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
-	d.build(w)
-	return &w.p
+	p, err := d.load()
+	if err != nil {
+		panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested; this is a bug
+	}
+	return p.Partition
+}
+
+func (d demoScenario) load() (*loader.Partition, error) {
+	demoRoot.once.Do(func() { demoRoot.dir, demoRoot.err = os.MkdirTemp("", "txnscope-demos-") })
+	if demoRoot.err != nil {
+		return nil, demoRoot.err
+	}
+	b, err := d.scenario.Build()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(demoRoot.dir, d.name)
+	if _, err := os.Stat(dir); err != nil {
+		tmp, err := os.MkdirTemp(demoRoot.dir, d.name+".tmp-")
+		if err != nil {
+			return nil, err
+		}
+		if err := b.WriteDir(tmp); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
+			return nil, err
+		}
+	}
+	return loader.OpenPartition(filepath.Join(dir, b.Dir))
 }
 
 type demoWriter struct {

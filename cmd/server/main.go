@@ -61,6 +61,7 @@ func commands() []command {
 		{"diagnose", "explain who pins the LSO and what to run", runDiagnose},
 		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runInspect},
 		{"export", "write a self-contained HTML demo", runNotYet("export", 8)},
+		{"scenario", "build a scenario file into a real partition directory", runScenario},
 	}
 }
 
@@ -68,6 +69,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
 	stop()
+	cleanupDemos()
 	os.Exit(code)
 }
 
@@ -140,15 +142,32 @@ func newFlags(e *env, name, args, summary string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags, turning flag errors into usage errors.
+// parse parses flags, turning flag errors into usage errors. Flags may come
+// after positional arguments too (server decide PATH --format ndjson): the
+// positionals are collected and set back as the flag set's arguments.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return err
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return err
+			}
+			return usagef("%v", err)
 		}
-		return usagef("%v", err)
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
+	// Parsing an empty list resets Args to the positionals collected.
+	_ = fs.Parse(append([]string{"--"}, pos...))
 	return nil
 }
 

@@ -1,0 +1,284 @@
+package scenario
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// indexIntervalBytes is index.interval.bytes' default; Build writes index
+// entries where LogSegment.recover would.
+const indexIntervalBytes = 4096
+
+// File is one file of a built partition, relative to the log directory.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Built is a scenario turned into files.
+type Built struct {
+	Dir   string // the partition directory name, <topic>-<partition>
+	Files []File // partition files (under Dir) and log-directory checkpoints
+	Log   *txnindex.Log
+}
+
+type prodState struct {
+	*Producer
+	seq        int32
+	inTxn      bool
+	txnFirst   int64
+	lastOffset int64
+	lastDelta  int32
+	lastTS     int64
+	coordEpoch int32
+}
+
+type segment struct {
+	base int64
+	log  []byte
+	idx  []byte
+	tidx []byte
+	last int64 // position of the last index entry
+	maxT int64
+}
+
+// Build encodes the scenario's batches and writes them, with their indexes
+// and state files, into memory.
+func (s *Scenario) Build() (*Built, error) {
+	ps := map[string]*prodState{}
+	var order []*prodState
+	for _, p := range s.Producers {
+		st := &prodState{Producer: p, txnFirst: -1, lastOffset: -1, coordEpoch: -1}
+		ps[p.Name] = st
+		order = append(order, st)
+	}
+	segs := []*segment{{base: 0, maxT: -1}}
+	var batches []txnindex.Batch
+	next := int64(0)
+	ts := int64(1_767_225_600_000) // 2026-01-01T00:00:00Z
+	errAt := func(op Op, format string, a ...any) error {
+		return &Error{s.Name, op.Line, 1, fmt.Sprintf(format, a...)}
+	}
+	emit := func(rb kmsg.RecordBatch, ctl txnindex.ControlType, coord int32) {
+		seg := segs[len(segs)-1]
+		pos := int64(len(seg.log))
+		start := len(seg.log)
+		seg.log = rb.AppendTo(seg.log)
+		raw := seg.log[start:]
+		binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+		binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
+		last := rb.FirstOffset + int64(rb.LastOffsetDelta)
+		// LogSegment.recover: an index entry when more than
+		// index.interval.bytes were appended since the last one.
+		if pos-seg.last > indexIntervalBytes {
+			seg.idx = binary.BigEndian.AppendUint32(seg.idx, uint32(last-seg.base))
+			seg.idx = binary.BigEndian.AppendUint32(seg.idx, uint32(pos))
+			seg.tidx = binary.BigEndian.AppendUint64(seg.tidx, uint64(max(seg.maxT, rb.MaxTimestamp)))
+			seg.tidx = binary.BigEndian.AppendUint32(seg.tidx, uint32(last-seg.base))
+			seg.last = pos
+		}
+		seg.maxT = max(seg.maxT, rb.MaxTimestamp)
+		batches = append(batches, txnindex.Batch{
+			BaseOffset: rb.FirstOffset, LastOffset: last, BaseTimestamp: rb.FirstTimestamp, MaxTimestamp: rb.MaxTimestamp,
+			ProducerID: txnindex.ProducerID(rb.ProducerID), Position: pos, PartitionLeaderEpoch: rb.PartitionLeaderEpoch,
+			BaseSequence: rb.FirstSequence, Records: rb.NumRecords, Size: int32(len(raw)), CoordinatorEpoch: coord,
+			Segment: int32(len(segs) - 1), ProducerEpoch: rb.ProducerEpoch, Attributes: rb.Attributes, Control: ctl, Magic: 2,
+		})
+		next = last + 1
+		ts += 10
+	}
+	records := func(n int64, tag string) []byte {
+		var out []byte
+		for i := int64(0); i < n; i++ {
+			r := kmsg.Record{OffsetDelta: int32(i), Key: []byte(fmt.Sprintf("%s-k%d", tag, i)), Value: []byte(fmt.Sprintf("%s-%d", tag, i))}
+			raw := r.AppendTo(nil)
+			r.Length = int32(len(raw) - 1)
+			raw = r.AppendTo(nil)
+			// The length varint may have grown; re-measure once.
+			if int(r.Length)+varintLen(r.Length) != len(raw) {
+				r.Length = int32(len(raw) - varintLen(r.Length))
+				raw = r.AppendTo(nil)
+			}
+			out = append(out, raw...)
+		}
+		return out
+	}
+	for _, op := range s.Ops {
+		p := ps[op.Producer]
+		switch op.Kind {
+		case OpBegin:
+			if p.inTxn {
+				return nil, errAt(op, "producer %q begins a transaction while one is open", p.Name)
+			}
+			p.inTxn, p.txnFirst = true, -1
+		case OpSend:
+			if p.Transactional && !p.inTxn {
+				return nil, errAt(op, "transactional producer %q sends outside a transaction (add \"begin %s\")", p.Name, p.Name)
+			}
+			rb := kmsg.RecordBatch{FirstOffset: next, PartitionLeaderEpoch: 0, Magic: 2, LastOffsetDelta: int32(op.N - 1),
+				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: p.ID, ProducerEpoch: p.Epoch, FirstSequence: p.seq,
+				NumRecords: int32(op.N), Records: records(op.N, fmt.Sprintf("%s@%d", p.Name, next))}
+			if p.Transactional {
+				rb.Attributes = txnindex.AttrTransactional
+				if p.txnFirst < 0 {
+					p.txnFirst = next
+				}
+			}
+			p.seq += int32(op.N)
+			p.lastOffset, p.lastDelta, p.lastTS = next+op.N-1, int32(op.N-1), ts
+			emit(rb, txnindex.ControlNone, -1)
+		case OpCommit, OpAbort:
+			if !p.inTxn {
+				return nil, errAt(op, "producer %q has no open transaction to end (add \"begin %s\")", p.Name, p.Name)
+			}
+			ct, typ := txnindex.ControlCommit, byte(1)
+			if op.Kind == OpAbort {
+				ct, typ = txnindex.ControlAbort, 0
+			}
+			coord := int32(0)
+			val := binary.BigEndian.AppendUint32([]byte{0, 0}, uint32(coord))
+			r := kmsg.Record{Key: []byte{0, 0, 0, typ}, Value: val}
+			raw := r.AppendTo(nil)
+			r.Length = int32(len(raw) - 1)
+			rb := kmsg.RecordBatch{FirstOffset: next, Magic: 2, Attributes: txnindex.AttrTransactional | txnindex.AttrControl,
+				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: p.ID, ProducerEpoch: p.Epoch, FirstSequence: -1,
+				NumRecords: 1, Records: r.AppendTo(nil)}
+			p.inTxn, p.txnFirst, p.coordEpoch, p.lastTS = false, -1, coord, ts
+			emit(rb, ct, coord)
+		case OpPlain:
+			rb := kmsg.RecordBatch{FirstOffset: next, Magic: 2, LastOffsetDelta: int32(op.N - 1), FirstTimestamp: ts, MaxTimestamp: ts,
+				ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(op.N), Records: records(op.N, fmt.Sprintf("plain@%d", next))}
+			emit(rb, txnindex.ControlNone, -1)
+		case OpRoll:
+			if len(segs[len(segs)-1].log) > 0 {
+				segs = append(segs, &segment{base: next, maxT: -1})
+			}
+		case OpGap:
+			next += op.N
+		case OpBump:
+			p.Epoch++
+			p.seq = 0
+		case OpWait:
+			ts += op.N
+		}
+	}
+
+	part := &txnindex.Partition{Topic: s.Topic, Partition: s.Partition, Batches: batches, LogStartOffset: s.LogStart, HighWatermark: s.HighWatermark, HighWatermarkSource: "replication-offset-checkpoint"}
+	for _, sg := range segs {
+		part.Segments = append(part.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", sg.base), BaseOffset: sg.base, Size: int64(len(sg.log))})
+	}
+	l := txnindex.Build(part)
+	b := &Built{Dir: fmt.Sprintf("%s-%d", s.Topic, s.Partition), Log: l}
+	add := func(name string, data []byte) { b.Files = append(b.Files, File{Path: filepath.Join(b.Dir, name), Data: data}) }
+	for i, sg := range segs {
+		base := fmt.Sprintf("%020d", sg.base)
+		add(base+".log", sg.log)
+		add(base+".index", sg.idx)
+		add(base+".timeindex", sg.tidx)
+		// Kafka creates a .txnindex lazily, on the first abort.
+		if es := l.RebuiltIndex[i]; len(es) > 0 {
+			add(base+".txnindex", txnindex.EncodeTxnIndex(es))
+		}
+	}
+	add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(order))
+	add("leader-epoch-checkpoint", []byte("0\n1\n0 0\n"))
+	add("partition.metadata", []byte("version: 0\ntopic_id: "+topicID(s.Topic)+"\n"))
+	line := func(v int64) []byte { return []byte(fmt.Sprintf("0\n1\n%s %d %d\n", s.Topic, s.Partition, v)) }
+	b.Files = append(b.Files, File{Path: "replication-offset-checkpoint", Data: line(l.HighWatermark)},
+		File{Path: "recovery-point-offset-checkpoint", Data: line(l.LogEndOffset)})
+	if s.LogStart > segs[0].base {
+		b.Files = append(b.Files, File{Path: "log-start-offset-checkpoint", Data: line(s.LogStart)})
+	} else {
+		b.Files = append(b.Files, File{Path: "log-start-offset-checkpoint", Data: []byte("0\n0\n")})
+	}
+	return b, nil
+}
+
+// snapshot encodes a producer-state .snapshot (ProducerSnapshot.json v1):
+// version, CRC-32C of the rest, then one 46-byte entry per producer.
+func snapshot(ps []*prodState) []byte {
+	sorted := append([]*prodState(nil), ps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	body := binary.BigEndian.AppendUint32(nil, 0)
+	n := 0
+	for _, p := range sorted {
+		if p.lastOffset < 0 && p.coordEpoch < 0 {
+			continue // never wrote here
+		}
+		n++
+		body = binary.BigEndian.AppendUint64(body, uint64(p.ID))
+		body = binary.BigEndian.AppendUint16(body, uint16(p.Epoch))
+		body = binary.BigEndian.AppendUint32(body, uint32(p.seq-1))
+		body = binary.BigEndian.AppendUint64(body, uint64(p.lastOffset))
+		body = binary.BigEndian.AppendUint32(body, uint32(p.lastDelta))
+		body = binary.BigEndian.AppendUint64(body, uint64(p.lastTS))
+		body = binary.BigEndian.AppendUint32(body, uint32(p.coordEpoch))
+		first := int64(-1)
+		if p.inTxn {
+			first = p.txnFirst
+		}
+		body = binary.BigEndian.AppendUint64(body, uint64(first))
+	}
+	binary.BigEndian.PutUint32(body, uint32(n))
+	out := binary.BigEndian.AppendUint16(nil, 1)
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(body, castagnoli))
+	return append(out, body...)
+}
+
+// topicID derives a stable, non-zero Kafka Uuid text (base64url, 22
+// characters) from the topic name.
+func topicID(topic string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	h := crc32.ChecksumIEEE([]byte(topic))
+	var sb strings.Builder
+	for i := 0; i < 21; i++ {
+		h = h*1664525 + 1013904223
+		sb.WriteByte(alphabet[h>>26])
+	}
+	sb.WriteByte('A') // the last character carries 2 bits only
+	return sb.String()
+}
+
+func varintLen(v int32) int {
+	u := uint32(v<<1) ^ uint32(v>>31)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+// WriteDir writes the built files under logDir, creating it. It refuses to
+// overwrite existing files.
+func (b *Built) WriteDir(logDir string) error {
+	if err := os.MkdirAll(filepath.Join(logDir, b.Dir), 0o755); err != nil {
+		return err
+	}
+	for _, f := range b.Files {
+		p := filepath.Join(logDir, f.Path)
+		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := fh.Write(f.Data); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
