@@ -180,7 +180,9 @@ func (s *Scenario) Build() (*Built, error) {
 	}
 	l := txnindex.Build(part)
 	b := &Built{Dir: fmt.Sprintf("%s-%d", s.Topic, s.Partition), Log: l}
-	add := func(name string, data []byte) { b.Files = append(b.Files, File{Path: filepath.Join(b.Dir, name), Data: data}) }
+	add := func(name string, data []byte) {
+		b.Files = append(b.Files, File{Path: filepath.Join(b.Dir, name), Data: data})
+	}
 	for i, sg := range segs {
 		base := fmt.Sprintf("%020d", sg.base)
 		add(base+".log", sg.log)

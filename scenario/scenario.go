@@ -26,7 +26,9 @@ type Error struct {
 	Msg       string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("scenario: %s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("scenario: %s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
 
 // OpKind is what a statement does.
 type OpKind uint8
@@ -65,14 +67,14 @@ type Producer struct {
 
 // Scenario is a parsed scenario file.
 type Scenario struct {
-	Name, Title     string
-	Topic           string
-	Partition       int32
-	Producers       []*Producer
-	Ops             []Op
-	LogStart        int64 // from "retain"; -1 if none
-	HighWatermark   int64 // from "hwm"; -1 for the log end offset
-	Seeks           []int64
+	Name, Title   string
+	Topic         string
+	Partition     int32
+	Producers     []*Producer
+	Ops           []Op
+	LogStart      int64 // from "retain"; -1 if none
+	HighWatermark int64 // from "hwm"; -1 for the log end offset
+	Seeks         []int64
 }
 
 func (s *Scenario) producer(name string) *Producer {
