@@ -51,27 +51,26 @@ type inspectOut struct {
 }
 
 type inspectPartition struct {
-	Topic               string                   `json:"topic"`
-	Partition           int32                    `json:"partition"`
-	Dir                 string                   `json:"dir,omitempty"`
-	LogStartOffset      int64                    `json:"log_start_offset"`
-	LogEndOffset        int64                    `json:"log_end_offset"`
-	HighWatermark       int64                    `json:"high_watermark"`
-	HighWatermarkSource string                   `json:"high_watermark_source"`
-	LastStableOffset    int64                    `json:"last_stable_offset"`
-	RecoveryPoint       *int64                   `json:"recovery_point,omitempty"`
-	TopicID             string                   `json:"topic_id,omitempty"`
-	LeaderEpochs        [][2]int64               `json:"leader_epochs,omitempty"`
-	Segments            []inspectSegment         `json:"segments"`
-	Snapshots           []inspectSnapshot        `json:"snapshots,omitempty"`
-	Mismatches          []inspectMismatch        `json:"txnindex_mismatches"`
-	Gaps                []inspectGap             `json:"gaps"`
-	Transactions        int                      `json:"transactions"`
-	Open                int                      `json:"open_transactions"`
-	Producers           []txnindex.Producer      `json:"producers"`
-	Ignored             []string                 `json:"ignored_files,omitempty"`
-	Batches             []inspectBatch           `json:"batches,omitempty"`
-	txnEntries          map[int][]inspectTxnLine `json:"-"`
+	Topic               string              `json:"topic"`
+	Partition           int32               `json:"partition"`
+	Dir                 string              `json:"dir,omitempty"`
+	LogStartOffset      int64               `json:"log_start_offset"`
+	LogEndOffset        int64               `json:"log_end_offset"`
+	HighWatermark       int64               `json:"high_watermark"`
+	HighWatermarkSource string              `json:"high_watermark_source"`
+	LastStableOffset    int64               `json:"last_stable_offset"`
+	RecoveryPoint       *int64              `json:"recovery_point,omitempty"`
+	TopicID             string              `json:"topic_id,omitempty"`
+	LeaderEpochs        [][2]int64          `json:"leader_epochs,omitempty"`
+	Segments            []inspectSegment    `json:"segments"`
+	Snapshots           []inspectSnapshot   `json:"snapshots,omitempty"`
+	Mismatches          []inspectMismatch   `json:"txnindex_mismatches"`
+	Gaps                []inspectGap        `json:"gaps"`
+	Transactions        int                 `json:"transactions"`
+	Open                int                 `json:"open_transactions"`
+	Producers           []txnindex.Producer `json:"producers"`
+	Ignored             []string            `json:"ignored_files,omitempty"`
+	Batches             []inspectBatch      `json:"batches,omitempty"`
 }
 
 type inspectSegment struct {
@@ -86,8 +85,6 @@ type inspectSegment struct {
 	TxnIndexOnDisk  bool     `json:"txnindex_on_disk"`
 	Swap            bool     `json:"from_swap,omitempty"`
 }
-
-type inspectTxnLine = string
 
 type inspectSnapshot struct {
 	Name    string   `json:"name"`
