@@ -4,9 +4,18 @@
 package testtool
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Need returns the path of program name, or skips (fails under CI=true).
@@ -33,4 +42,101 @@ func NeedDir(t testing.TB, dir string) {
 		t.Fatalf("test input directory %s is required (CI=true)", dir)
 	}
 	t.Skipf("test input directory %s not present", dir)
+}
+
+// StartCapture runs tshark on the loopback interface, capturing TCP port
+// port into path, and returns once dumpcap reports that it is capturing
+// (anything sent earlier would be missing). The returned function stops
+// the capture and waits until the file is complete.
+func StartCapture(t testing.TB, port int, path string) (stop func()) {
+	t.Helper()
+	tshark := Need(t, "tshark")
+	cmd := exec.Command(tshark, "-i", "lo", "-f", "tcp port "+strconv.Itoa(port), "-w", path)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen, buf := "", make([]byte, 4096)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(seen, "Capturing on") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("tshark did not start: %s", seen)
+		}
+		n, err := stderr.Read(buf)
+		if err != nil {
+			t.Fatalf("tshark: %v: %s", err, seen)
+		}
+		seen += string(buf[:n])
+	}
+	go io.Copy(io.Discard, stderr)
+	return func() {
+		time.Sleep(300 * time.Millisecond) // let the last packets reach the file
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// WriteTransactions leaves on partition 0 of topic: an aborted and a
+// committed transaction of one producer interleaved with another producer's
+// committed one, idempotent records between, and a last aborted transaction.
+func WriteTransactions(t testing.TB, addr, topic string) {
+	t.Helper()
+	ctx := context.Background()
+	mk := func(opts ...kgo.Opt) *kgo.Client {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+			kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	a, b, idem := mk(kgo.TransactionalID("a")), mk(kgo.TransactionalID("b")), mk()
+	produce := func(cl *kgo.Client, n int) {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	begin := func(cl *kgo.Client) {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := func(cl *kgo.Client, c kgo.TransactionEndTry) {
+		if err := cl.EndTransaction(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(idem, 2)
+	begin(a)
+	produce(a, 3)
+	begin(b)
+	produce(b, 2)
+	end(a, kgo.TryAbort)
+	produce(idem, 1)
+	end(b, kgo.TryCommit)
+	begin(a)
+	produce(a, 2)
+	end(a, kgo.TryCommit)
+	begin(b)
+	produce(b, 2)
+	end(b, kgo.TryAbort)
+	produce(idem, 1)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -16,104 +13,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// startTshark captures loopback traffic on port into path and returns a
-// function that stops the capture and waits for the file to be complete.
-func startTshark(t *testing.T, tshark string, port int, path string) func() {
-	t.Helper()
-	cmd := exec.Command(tshark, "-i", "lo", "-f", "tcp port "+strconv.Itoa(port), "-w", path)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// dumpcap says "Capturing on 'Loopback: lo'" once packets are being
-	// written; anything sent before that would be missing.
-	seen, buf := "", make([]byte, 4096)
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(seen, "Capturing on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("tshark did not start: %s", seen)
-		}
-		n, err := stderr.Read(buf)
-		if err != nil {
-			t.Fatalf("tshark: %v: %s", err, seen)
-		}
-		seen += string(buf[:n])
-	}
-	go io.Copy(io.Discard, stderr)
-	return func() {
-		time.Sleep(300 * time.Millisecond) // let the last packets reach the file
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	}
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// writeTransactions leaves on partition 0 of topic: an aborted and a
-// committed transaction of one producer interleaved with another producer's
-// committed one, idempotent records between, and a last aborted transaction.
-func writeTransactions(t *testing.T, addr, topic string) {
-	t.Helper()
-	ctx := context.Background()
-	mk := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
-			kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
-	a, b, idem := mk(kgo.TransactionalID("a")), mk(kgo.TransactionalID("b")), mk()
-	produce := func(cl *kgo.Client, n int) {
-		for i := range n {
-			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	begin := func(cl *kgo.Client) {
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	end := func(cl *kgo.Client, c kgo.TransactionEndTry) {
-		if err := cl.EndTransaction(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(idem, 2)
-	begin(a)
-	produce(a, 3)
-	begin(b)
-	produce(b, 2)
-	end(a, kgo.TryAbort)
-	produce(idem, 1)
-	end(b, kgo.TryCommit)
-	begin(a)
-	produce(a, 2)
-	end(a, kgo.TryCommit)
-	begin(b)
-	produce(b, 2)
-	end(b, kgo.TryAbort)
-	produce(idem, 1)
-}
 
 // tsharkFetch is what tshark's Kafka dissector reports for one partition of
 // a Fetch response.
@@ -196,7 +99,7 @@ func tsharkFetches(t *testing.T, tshark, path string, port int) []tsharkFetch {
 func TestCaptureOfKcat(t *testing.T) {
 	tshark := testtool.Need(t, "tshark")
 	kcat := testtool.Need(t, "kcat")
-	port := freePort(t)
+	port := testtool.FreePort(t)
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
 	if err != nil {
 		t.Fatal(err)
@@ -204,8 +107,8 @@ func TestCaptureOfKcat(t *testing.T) {
 	defer c.Close()
 	addr := c.ListenAddrs()[0]
 	path := filepath.Join(t.TempDir(), "kcat.pcapng")
-	stop := startTshark(t, tshark, port, path)
-	writeTransactions(t, addr, "txns")
+	stop := testtool.StartCapture(t, port, path)
+	testtool.WriteTransactions(t, addr, "txns")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "txns", "-p", "0", "-o", "beginning", "-e", "-q",
