@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
 )
 
 // shutdownGrace is how long in-flight requests get on SIGINT/SIGTERM.
@@ -18,23 +22,28 @@ const shutdownGrace = 5 * time.Second
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "[flags]", "Serve txnscope on the embedded demo scenarios (and, later, --load PATH).")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; loopback by default")
+	big := fs.Bool("big", true, "also offer the generated 1M-batch demo (built on first request)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	var srcs []source
-	for _, d := range demoScenarios() {
-		srcs = append(srcs, source{id: d.name, title: d.title, log: txnindex.Build(d.partition())})
-	}
+	cat := demoCatalog(*big)
 	// Listen first so a port error surfaces now, not in a goroutine.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: routes(srcs), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "txnscope serving %d demo partitions on http://%s/\n", len(srcs), ln.Addr())
+	a := api.New(apiCatalog{cat}, loaderRecords{cat})
+	srv := &http.Server{Handler: routes(cat, a), ReadHeaderTimeout: 10 * time.Second}
+	// Websockets are hijacked: Shutdown does not wait for them, so tell
+	// the streams to close.
+	srv.RegisterOnShutdown(a.Shutdown)
+	fmt.Fprintf(e.stdout, "txnscope serving on http://%s/\n", ln.Addr())
+	for _, s := range cat.srcs {
+		fmt.Fprintf(e.stdout, "  %-12s %s  http://%s%s\n", s.id, s.title, ln.Addr(), web.PartitionPath(s.id, s.topic, s.partition))
+	}
 	if e.ready != nil {
 		e.ready(ln.Addr().String())
 	}
@@ -56,8 +65,111 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// source is one loaded partition.
+// source is one loaded partition. Its log is built on first use, so that a
+// large generated demo costs nothing until someone opens it.
 type source struct {
 	id, title string
+	topic     string
+	partition int32
+	build     func() *txnindex.Log
+	files     *loader.Partition // the files read, when there are any (records are decoded from them)
+	once      sync.Once
+	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
 }
+
+func (s *source) get() *txnindex.Log {
+	s.once.Do(func() {
+		l := s.build()
+		s.mu.Lock()
+		s.log = l
+		s.mu.Unlock()
+	})
+	return s.log
+}
+
+// built returns the log if it has been built, without building it.
+func (s *source) built() *txnindex.Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
+// catalog is the loaded sources; it serves both api and web.
+type catalog struct{ srcs []*source }
+
+func demoCatalog(big bool) *catalog {
+	c := &catalog{}
+	for _, d := range demoScenarios() {
+		s := &source{id: d.name, title: d.title, topic: "demo-" + d.name}
+		s.build = func() *txnindex.Log {
+			// The demo's files stay on disk, so its records can be
+			// decoded on demand (web_records.go).
+			lp, err := d.load()
+			if err != nil {
+				panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested
+			}
+			s.files = lp
+			return txnindex.Build(lp.Partition)
+		}
+		// Small demos are built now: cheap, and a broken one fails at start.
+		s.get()
+		s.topic, s.partition = s.log.Topic, s.log.Partition
+		c.srcs = append(c.srcs, s)
+	}
+	if big {
+		c.srcs = append(c.srcs, bigDemo())
+	}
+	return c
+}
+
+func (c *catalog) find(id, topic string, partition int32) *source {
+	for _, s := range c.srcs {
+		if s.id == id && s.topic == topic && s.partition == partition {
+			return s
+		}
+	}
+	return nil
+}
+
+// apiCatalog and webCatalog adapt the catalog to the interface each
+// package defines for itself.
+type apiCatalog struct{ *catalog }
+
+func (c apiCatalog) Sources() []api.Source {
+	var out []api.Source
+	for _, s := range c.srcs {
+		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}})
+	}
+	return out
+}
+
+func (c apiCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
+	if s := c.find(id, topic, partition); s != nil {
+		return s.get(), true
+	}
+	return nil, false
+}
+
+type webCatalog struct{ *catalog }
+
+func (c webCatalog) Sources() []web.Source {
+	var out []web.Source
+	for _, s := range c.srcs {
+		p := web.Partition{Topic: s.topic, Partition: s.partition}
+		if l := s.built(); l != nil {
+			p.Summary = web.Summary(l)
+		}
+		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}})
+	}
+	return out
+}
+
+func (c webCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
+	return apiCatalog(c).Log(id, topic, partition)
+}
+
+var (
+	_ api.Catalog = apiCatalog{}
+	_ web.Catalog = webCatalog{}
+)

@@ -1,0 +1,249 @@
+// Package api is txnscope's machine-facing boundary: versioned JSON and
+// NDJSON under /api/v1/ and the decision stream over a websocket at
+// /ws/v1/. The wire protocol is described in docs/protocol.md; the routes
+// themselves are mounted by cmd/server (routes.go), which owns the URL table.
+//
+// The package sees partitions only as *txnindex.Log values handed to it by a
+// Catalog, so it never imports the loader. Its API is internal to txnscope.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Version is the protocol version of the JSON and websocket messages.
+const Version = 1
+
+// Source is one loaded input (a demo, a directory, a capture) and the
+// partitions it holds.
+type Source struct {
+	ID         string
+	Title      string
+	Partitions []PartitionRef
+}
+
+// PartitionRef names one partition of a source.
+type PartitionRef struct {
+	Topic     string
+	Partition int32
+}
+
+// Catalog is what the handlers need from whoever loaded the data. Log may
+// build a partition on first use; it must be safe for concurrent use.
+type Catalog interface {
+	Sources() []Source
+	Log(id, topic string, partition int32) (*txnindex.Log, bool)
+}
+
+// Record is one decoded record of a batch, as the batch API returns it.
+// Key and Value are base64 in JSON (null when null); KeyText and ValueText
+// repeat them as text when they are valid UTF-8.
+type Record struct {
+	Offset    int64    `json:"offset"`
+	Timestamp int64    `json:"timestamp"`
+	Key       []byte   `json:"key"`
+	Value     []byte   `json:"value"`
+	KeyText   *string  `json:"key_text,omitempty"`
+	ValueText *string  `json:"value_text,omitempty"`
+	Headers   []Header `json:"headers,omitempty"`
+	// Control is the control record type ("COMMIT", "ABORT", ...) of a
+	// record of a control batch, with the marker's coordinator epoch.
+	Control          string `json:"control,omitempty"`
+	CoordinatorEpoch *int32 `json:"coordinator_epoch,omitempty"`
+}
+
+// Header is one record header.
+type Header struct {
+	Key   string `json:"key"`
+	Value []byte `json:"value"`
+}
+
+// ErrNoRecords is what a RecordSource returns for a batch it has no bytes
+// for (a generated demo, a capture without payloads).
+var ErrNoRecords = errors.New("api: records are not available for this source")
+
+// RecordSource decodes the records of a batch on demand. cmd/server supplies
+// one wrapping the loader once sources keep their segment files open; until
+// then the batch API answers with an empty record list and a note.
+type RecordSource interface {
+	Records(ctx context.Context, source string, l *txnindex.Log, b *txnindex.Batch) ([]Record, error)
+}
+
+// RecordSourceFunc adapts a function to RecordSource.
+type RecordSourceFunc func(ctx context.Context, source string, l *txnindex.Log, b *txnindex.Batch) ([]Record, error)
+
+// Records calls f.
+func (f RecordSourceFunc) Records(ctx context.Context, source string, l *txnindex.Log, b *txnindex.Batch) ([]Record, error) {
+	return f(ctx, source, l, b)
+}
+
+var _ RecordSource = RecordSourceFunc(nil)
+
+// API holds the handlers. Create one with New; the zero value is not usable.
+type API struct {
+	cat     Catalog
+	records RecordSource
+	cache   *streamCache
+
+	mu     sync.Mutex
+	quit   chan struct{} // closed by Shutdown
+	active atomic.Int64  // open websocket streams
+
+	// Websocket timings and limits; New sets the defaults below and tests
+	// may shorten them before serving.
+	WriteWait  time.Duration
+	PongWait   time.Duration
+	PingPeriod time.Duration
+	// ChunkSize is the number of decisions per binary chunk.
+	ChunkSize int
+}
+
+// New returns the handlers over cat. records may be nil.
+func New(cat Catalog, records RecordSource) *API {
+	return &API{
+		cat: cat, records: records, cache: newStreamCache(8),
+		WriteWait: writeWait, PongWait: pongWait, PingPeriod: pingPeriod, ChunkSize: defaultChunkSize,
+	}
+}
+
+// httpError separates what the client sees (Msg) from what is logged (Err).
+type httpError struct {
+	Code int
+	Msg  string
+	Err  error
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("%d %s: %v", e.Code, e.Msg, e.Err) }
+
+func notFound(format string, a ...any) error {
+	return &httpError{Code: http.StatusNotFound, Msg: fmt.Sprintf(format, a...)}
+}
+
+func badRequest(format string, a ...any) error {
+	return &httpError{Code: http.StatusBadRequest, Msg: fmt.Sprintf(format, a...)}
+}
+
+// handler is an http.Handler that returns an error instead of writing it.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	err := h(w, r)
+	if err == nil {
+		return
+	}
+	var he *httpError
+	if !errors.As(err, &he) {
+		he = &httpError{Code: http.StatusInternalServerError, Msg: "internal error", Err: err}
+	}
+	if he.Err != nil {
+		slog.Error("api", "path", r.URL.Path, "code", he.Code, "err", he.Err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(he.Code)
+	json.NewEncoder(w).Encode(map[string]any{"error": he.Msg, "code": he.Code})
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// partition resolves the {id}/{topic}/{partition} path values.
+func (a *API) partition(r *http.Request) (id string, l *txnindex.Log, err error) {
+	id, topic := r.PathValue("id"), r.PathValue("topic")
+	p, perr := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+	if perr != nil {
+		return "", nil, badRequest("partition %q is not a number", r.PathValue("partition"))
+	}
+	l, ok := a.cat.Log(id, topic, int32(p))
+	if !ok {
+		return "", nil, notFound("no partition %s-%d in source %q", topic, p, id)
+	}
+	return id, l, nil
+}
+
+// Options are the consumer settings a client may choose.
+type Options struct {
+	Isolation string `json:"isolation"`
+	Position  int64  `json:"position"`
+	MaxBytes  int32  `json:"max_bytes"`
+	Variant   string `json:"variant"`
+}
+
+// consume validates o and converts it.
+func (o Options) consume() (txnindex.ConsumeOptions, error) {
+	var c txnindex.ConsumeOptions
+	if o.Isolation == "" {
+		o.Isolation = "read_committed"
+	}
+	iso, err := txnindex.ParseIsolation(o.Isolation)
+	if err != nil {
+		return c, badRequest("isolation: want read_committed or read_uncommitted, not %q", o.Isolation)
+	}
+	v := txnindex.Variant(0)
+	if o.Variant != "" {
+		if v, err = txnindex.ParseVariant(o.Variant); err != nil {
+			return c, badRequest("variant: %v", err)
+		}
+	}
+	if o.MaxBytes < 0 {
+		return c, badRequest("max_bytes must be positive")
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = txnindex.DefaultMaxBytes
+	}
+	pos := o.Position
+	if pos < -1 {
+		pos = -1
+	}
+	return txnindex.ConsumeOptions{From: pos, Isolation: iso, Variant: v, MaxBytes: o.MaxBytes}, nil
+}
+
+func optionsOf(c txnindex.ConsumeOptions) Options {
+	return Options{Isolation: c.Isolation.String(), Position: c.From, MaxBytes: c.MaxBytes, Variant: c.Variant.String()}
+}
+
+// queryOptions reads isolation, position, max_bytes and variant from the query.
+func queryOptions(r *http.Request) (txnindex.ConsumeOptions, error) {
+	q := r.URL.Query()
+	o := Options{Isolation: q.Get("isolation"), Position: -1, Variant: q.Get("variant")}
+	var err error
+	if s := q.Get("position"); s != "" {
+		if o.Position, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return txnindex.ConsumeOptions{}, badRequest("position %q is not a number", s)
+		}
+	}
+	if s := q.Get("max_bytes"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || n <= 0 {
+			return txnindex.ConsumeOptions{}, badRequest("max_bytes %q: want 1 to 2147483647", s)
+		}
+		o.MaxBytes = int32(n)
+	}
+	return o.consume()
+}
+
+func queryInt(r *http.Request, name string, def int64) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, badRequest("%s %q is not a number", name, s)
+	}
+	return n, nil
+}

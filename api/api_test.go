@@ -1,0 +1,569 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// builder lays batches out as a broker does: consecutive offsets and
+// positions, 78-byte markers.
+type builder struct {
+	p    txnindex.Partition
+	next int64
+	pos  int64
+}
+
+func newBuilder(topic string) *builder {
+	b := &builder{p: txnindex.Partition{Topic: topic, LogStartOffset: -1, HighWatermark: -1}}
+	b.p.Segments = []txnindex.Segment{{Name: "00000000000000000000.log"}}
+	return b
+}
+
+func (b *builder) add(bt txnindex.Batch) {
+	bt.Segment, bt.Position, bt.Magic = int32(len(b.p.Segments)-1), b.pos, 2
+	bt.BaseTimestamp, bt.MaxTimestamp = 1_767_225_600_000, 1_767_225_600_000
+	b.pos += int64(bt.Size)
+	b.p.Segments[len(b.p.Segments)-1].Size = b.pos
+	b.p.Batches = append(b.p.Batches, bt)
+	b.next = bt.LastOffset + 1
+}
+
+func (b *builder) data(pid txnindex.ProducerID, n int, txn bool) {
+	bt := txnindex.Batch{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, ProducerID: pid, Records: int32(n),
+		Size: int32(61 + 24*n), BaseSequence: -1, CoordinatorEpoch: -1, Control: txnindex.ControlNone}
+	if txn {
+		bt.Attributes = txnindex.AttrTransactional
+	}
+	b.add(bt)
+}
+
+func (b *builder) marker(pid txnindex.ProducerID, ct txnindex.ControlType) {
+	b.add(txnindex.Batch{BaseOffset: b.next, LastOffset: b.next, ProducerID: pid, Records: 1, Size: 78,
+		Attributes: txnindex.AttrTransactional | txnindex.AttrControl, BaseSequence: -1, Control: ct})
+}
+
+// small is producer 7 aborting [2,8] around producer 8's commits, plus a
+// hanging transaction of producer 9 that pins the LSO at 17.
+func small() *txnindex.Log {
+	b := newBuilder("t")
+	b.data(-1, 2, false)
+	b.data(7, 3, true)
+	b.data(8, 2, true)
+	b.data(7, 2, true)
+	b.marker(8, txnindex.ControlCommit)
+	b.data(-1, 1, false)
+	b.marker(7, txnindex.ControlAbort)
+	b.data(8, 4, true)
+	b.marker(8, txnindex.ControlCommit)
+	b.data(9, 2, true) // never ends
+	b.data(-1, 1, false)
+	return txnindex.Build(&b.p)
+}
+
+// large has n batches of three interleaved transactional producers.
+func large(n int) *txnindex.Log {
+	b := newBuilder("big")
+	b.p.Batches = make([]txnindex.Batch, 0, n+4)
+	var in [4]int
+	for i := 0; len(b.p.Batches) < n; i++ {
+		pid := txnindex.ProducerID(1 + i%3)
+		switch {
+		case i%7 == 0:
+			b.data(-1, 1, false)
+		case in[pid] == 2:
+			ct := txnindex.ControlCommit
+			if i%5 == 0 {
+				ct = txnindex.ControlAbort
+			}
+			b.marker(pid, ct)
+			in[pid] = 0
+		default:
+			b.data(pid, 2, true)
+			in[pid]++
+		}
+	}
+	return txnindex.Build(&b.p)
+}
+
+type fakeCatalog map[string]*txnindex.Log
+
+func (f fakeCatalog) Sources() []Source {
+	var out []Source
+	for _, id := range []string{"small", "large", "huge"} {
+		if l, ok := f[id]; ok {
+			out = append(out, Source{ID: id, Title: id + " test log", Partitions: []PartitionRef{{Topic: l.Topic, Partition: l.Partition}}})
+		}
+	}
+	return out
+}
+
+func (f fakeCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
+	l, ok := f[id]
+	if !ok || l.Topic != topic || l.Partition != p {
+		return nil, false
+	}
+	return l, true
+}
+
+// server mounts the handlers as cmd/server/routes.go does (with the
+// standard mux, which sets the same path values).
+func server(t *testing.T, cat fakeCatalog, rs RecordSource, tune func(*API)) (*httptest.Server, *API) {
+	t.Helper()
+	a := New(cat, rs)
+	if tune != nil {
+		tune(a)
+	}
+	mux := http.NewServeMux()
+	p := "/sources/{id}/partitions/{topic}/{partition}"
+	mux.Handle("GET /api/v1/sources", a.Sources())
+	mux.Handle("GET /api/v1/sources/{id}/partitions", a.Partitions())
+	mux.Handle("GET /api/v1"+p+"/decisions", a.Decisions())
+	mux.Handle("GET /api/v1"+p+"/batches/{offset}", a.Batch())
+	mux.Handle("GET /api/v1"+p+"/diagnosis", a.Diagnosis())
+	mux.Handle("GET /ws/v1"+p, a.Stream())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { a.Shutdown(); srv.Close() })
+	return srv, a
+}
+
+func get(t *testing.T, url string, want int) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s: %d %s, want %d", url, resp.StatusCode, b, want)
+	}
+	return b
+}
+
+func getJSON[T any](t *testing.T, url string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(get(t, url, 200), &v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return v
+}
+
+func TestSourcesAndPartitions(t *testing.T) {
+	srv, _ := server(t, fakeCatalog{"small": small()}, nil, nil)
+	s := getJSON[struct {
+		Version int
+		Sources []SourceJSON
+	}](t, srv.URL+"/api/v1/sources")
+	if s.Version != 1 || len(s.Sources) != 1 || s.Sources[0].ID != "small" || s.Sources[0].Partitions[0].Topic != "t" {
+		t.Errorf("sources: %+v", s)
+	}
+	p := getJSON[struct{ Partitions []PartitionJSON }](t, srv.URL+"/api/v1/sources/small/partitions")
+	if len(p.Partitions) != 1 || p.Partitions[0].Summary == nil {
+		t.Fatalf("partitions: %+v", p)
+	}
+	m := p.Partitions[0].Summary
+	if m.LastStableOffset != 17 || m.HighWatermark != 20 || len(m.Lanes) != 4 || m.Lanes[1].ProducerID != 7 || len(m.Open) != 1 {
+		t.Errorf("summary: %+v", m)
+	}
+	get(t, srv.URL+"/api/v1/sources/nope/partitions", 404)
+}
+
+func ndjson(t *testing.T, url string) []DecisionJSON {
+	t.Helper()
+	var out []DecisionJSON
+	sc := bufio.NewScanner(strings.NewReader(string(get(t, url, 200))))
+	for sc.Scan() {
+		var d DecisionJSON
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("%s: %v", sc.Text(), err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func TestDecisions(t *testing.T) {
+	l := small()
+	srv, _ := server(t, fakeCatalog{"small": l}, nil, nil)
+	base := srv.URL + "/api/v1/sources/small/partitions/t/0/decisions"
+	all := ndjson(t, base)
+	want := 0
+	for range l.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
+		want++
+	}
+	if len(all) != want {
+		t.Fatalf("%d decisions, want %d", len(all), want)
+	}
+	if d := all[1]; d.From != 2 || d.To != 4 || d.Decision != "aborted" || !strings.Contains(d.Reason, "aborted by marker at 11") || d.Txn == nil || d.Txn.State != "aborted" {
+		t.Errorf("offsets 2-4: %+v", d)
+	}
+	if d := all[len(all)-1]; d.Decision != "pending" || d.Cause != "at_or_above_lso" {
+		t.Errorf("last: %+v", d)
+	}
+	w := ndjson(t, base+"?from=3&to=5")
+	if len(w) != 2 || w[0].From != 2 || w[1].From != 5 {
+		t.Errorf("window 3-5: %+v", w)
+	}
+	ru := ndjson(t, base+"?isolation=read_uncommitted&from=2&to=2")
+	if len(ru) != 1 || ru[0].Decision != "delivered" {
+		t.Errorf("read_uncommitted 2: %+v", ru)
+	}
+	pos := ndjson(t, base+"?position=5&to=4")
+	if len(pos) != 2 || pos[1].Decision != "before_position" {
+		t.Errorf("position 5: %+v", pos)
+	}
+	if mb := ndjson(t, base+"?max_bytes=100"); len(mb) != want {
+		t.Errorf("max_bytes=100: %d decisions", len(mb))
+	}
+	get(t, base+"?isolation=maybe", 400)
+	get(t, base+"?max_bytes=0", 400)
+	get(t, base+"?position=x", 400)
+	get(t, srv.URL+"/api/v1/sources/small/partitions/t/1/decisions", 404)
+	get(t, srv.URL+"/api/v1/sources/small/partitions/t/x/decisions", 400)
+}
+
+func TestBatch(t *testing.T) {
+	l := small()
+	srv, _ := server(t, fakeCatalog{"small": l}, nil, nil)
+	b := getJSON[BatchJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/batches/3")
+	if b.BaseOffset != 2 || b.LastOffset != 4 || b.ProducerID != 7 || !b.Transactional || b.Txn == nil || b.Txn.MarkerOffset != 11 {
+		t.Errorf("batch 2-4: %+v", b)
+	}
+	if b.AbortedEntry == nil || b.AbortedEntry.File != "00000000000000000000.txnindex" || b.AbortedEntry.LastOffset != 11 || b.TxnIndexFile != "00000000000000000000.txnindex" {
+		t.Errorf("aborted entry: %+v, txnindex %q", b.AbortedEntry, b.TxnIndexFile)
+	}
+	if b.Decision == nil || b.Decision.Decision != "aborted" || b.RecordList == nil || len(b.RecordList) != 0 || b.RecordsNote == "" {
+		t.Errorf("decision %+v, records %v note %q", b.Decision, b.RecordList, b.RecordsNote)
+	}
+	m := getJSON[BatchJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/batches/11")
+	if m.Control == nil || *m.Control != "ABORT" || m.Decision.Decision != "control" {
+		t.Errorf("marker 11: %+v", m)
+	}
+	get(t, srv.URL+"/api/v1/sources/small/partitions/t/0/batches/999", 404)
+	get(t, srv.URL+"/api/v1/sources/small/partitions/t/0/batches/x", 400)
+
+	// With a RecordSource the records are returned.
+	rs := RecordSourceFunc(func(_ context.Context, src string, _ *txnindex.Log, b *txnindex.Batch) ([]Record, error) {
+		if b.BaseOffset == 0 {
+			return nil, errors.New("bad CRC")
+		}
+		return []Record{{Offset: b.BaseOffset, Key: []byte("k"), Value: []byte(src)}}, nil
+	})
+	srv2, _ := server(t, fakeCatalog{"small": l}, rs, nil)
+	r := getJSON[BatchJSON](t, srv2.URL+"/api/v1/sources/small/partitions/t/0/batches/2")
+	if len(r.RecordList) != 1 || string(r.RecordList[0].Value) != "small" || r.RecordsNote != "" {
+		t.Errorf("records: %+v %q", r.RecordList, r.RecordsNote)
+	}
+	if e := getJSON[BatchJSON](t, srv2.URL+"/api/v1/sources/small/partitions/t/0/batches/0"); !strings.Contains(e.RecordsNote, "bad CRC") {
+		t.Errorf("record error note %q", e.RecordsNote)
+	}
+}
+
+func TestDiagnosis(t *testing.T) {
+	srv, _ := server(t, fakeCatalog{"small": small()}, nil, nil)
+	d := getJSON[DiagnosisJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis")
+	if d.LastStableOffset != 17 || d.HighWatermark != 20 || d.Lag != 3 || len(d.Open) != 1 || d.PinnedBy == nil || d.PinnedBy.ProducerID != 9 {
+		t.Errorf("diagnosis: %+v", d)
+	}
+	get(t, srv.URL+"/api/v1/sources/nope/partitions/t/0/diagnosis", 404)
+}
+
+// wsMsg is one message of a stream as a test sees it.
+type wsMsg struct {
+	text  map[string]any
+	kind  byte // binary frame kind
+	gen   uint32
+	start int
+	recs  []wsRec
+	n     int
+}
+
+type wsRec struct {
+	From, To                 int64
+	Verdict, Cause, Uncommit byte
+	Lane                     uint16
+}
+
+func readMsg(t testing.TB, c *websocket.Conn) wsMsg {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	typ, b, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return parseMsg(t, typ, b)
+}
+
+func parseMsg(t testing.TB, typ int, b []byte) wsMsg {
+	if typ == websocket.TextMessage {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return wsMsg{text: m}
+	}
+	m := wsMsg{kind: b[1], gen: binary.LittleEndian.Uint32(b[4:]), start: int(binary.LittleEndian.Uint32(b[8:])), n: int(binary.LittleEndian.Uint32(b[12:]))}
+	size := decisionSize
+	if m.kind == frameTxns {
+		size = txnSize
+	}
+	if b[0] != 1 || len(b) != frameHeaderSize+m.n*size {
+		t.Fatalf("frame: version %d, %d bytes for %d records", b[0], len(b), m.n)
+	}
+	if m.kind == frameDecisions {
+		for i := 0; i < m.n; i++ {
+			r := b[frameHeaderSize+i*decisionSize:]
+			m.recs = append(m.recs, wsRec{From: int64(math.Float64frombits(binary.LittleEndian.Uint64(r))), To: int64(math.Float64frombits(binary.LittleEndian.Uint64(r[8:]))),
+				Lane: binary.LittleEndian.Uint16(r[24:]), Verdict: r[26], Cause: r[27], Uncommit: r[28]})
+		}
+	}
+	return m
+}
+
+func dial(t testing.TB, srv *httptest.Server, path string) *websocket.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(srv.URL, "http") + path
+	c, resp, err := websocket.DefaultDialer.Dial(u, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v (%v)", u, err, resp)
+	}
+	return c
+}
+
+// TestStreamOrder: meta, transactions, the viewport's decisions, the rest in
+// chunks with progress, then done; the decisions equal the NDJSON API's.
+func TestStreamOrder(t *testing.T) {
+	l := large(2000)
+	srv, _ := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.ChunkSize = 64 })
+	c := dial(t, srv, "/ws/v1/sources/large/partitions/big/0?from=3000&to=3100")
+	defer c.Close()
+
+	meta := readMsg(t, c).text
+	if meta["type"] != "meta" || meta["version"].(float64) != 1 || meta["last_stable_offset"].(float64) != float64(l.LastStableOffset) {
+		t.Fatalf("first message: %v", meta)
+	}
+	totals := meta["totals"].(map[string]any)
+	nChunks := int(totals["chunks"].(float64))
+	txns := 0
+	got := map[int][]wsRec{}
+	phase := "window"
+	var windowChunks, progress int
+	var done map[string]any
+	for done == nil {
+		m := readMsg(t, c)
+		switch {
+		case m.text != nil && m.text["type"] == "progress":
+			progress++
+			p := m.text["phase"].(string)
+			if phase == "rest" && p == "window" {
+				t.Errorf("window chunk after the rest began")
+			}
+			phase = p
+		case m.text != nil && m.text["type"] == "done":
+			done = m.text
+		case m.text != nil:
+			t.Fatalf("unexpected %v", m.text)
+		case m.kind == frameTxns:
+			if len(got) > 0 {
+				t.Errorf("transactions after decisions")
+			}
+			txns += m.n
+		case m.kind == frameDecisions:
+			if len(got) == 0 {
+				// The first chunk holds the viewport.
+				if m.recs[0].From > 3100 || m.recs[len(m.recs)-1].To < 3000 {
+					t.Errorf("first chunk %d-%d does not overlap the viewport 3000-3100", m.recs[0].From, m.recs[len(m.recs)-1].To)
+				}
+			}
+			if phase == "window" {
+				windowChunks++
+			}
+			got[m.start] = m.recs
+		}
+	}
+	if txns != len(l.Txns) {
+		t.Errorf("%d transactions sent, want %d", txns, len(l.Txns))
+	}
+	if progress != nChunks || len(got) != nChunks || windowChunks == 0 || windowChunks >= nChunks {
+		t.Errorf("%d progress, %d chunks of %d, %d in the window", progress, len(got), nChunks, windowChunks)
+	}
+	var api []DecisionJSON = ndjson(t, srv.URL+"/api/v1/sources/large/partitions/big/0/decisions")
+	if int(done["decisions"].(float64)) != len(api) {
+		t.Errorf("done says %v decisions, the API has %d", done["decisions"], len(api))
+	}
+	i := 0
+	for start := 0; start < len(api); start += 64 {
+		for _, r := range got[start] {
+			if a := api[i]; r.From != a.From || r.To != a.To || txnindex.Verdict(r.Verdict).String() != a.Decision || txnindex.Cause(r.Cause).String() != a.Cause {
+				t.Fatalf("decision %d: stream %+v, API %+v", i, r, a)
+			}
+			i++
+		}
+	}
+	if i != len(api) {
+		t.Errorf("stream has %d decisions, API %d", i, len(api))
+	}
+}
+
+// TestStreamOptions: an options message restarts the stream as a new
+// generation; bad commands get an error message, not a close.
+func TestStreamOptions(t *testing.T) {
+	srv, _ := server(t, fakeCatalog{"small": small()}, nil, nil)
+	c := dial(t, srv, "/ws/v1/sources/small/partitions/t/0")
+	defer c.Close()
+	untilDone := func(gen float64) []wsRec {
+		var recs []wsRec
+		for {
+			m := readMsg(t, c)
+			if m.text != nil && m.text["type"] == "done" && m.text["generation"].(float64) == gen {
+				return recs
+			}
+			if m.kind == frameDecisions && float64(m.gen) == gen {
+				recs = append(recs, m.recs...)
+			}
+		}
+	}
+	rc := untilDone(1)
+	c.WriteJSON(map[string]any{"type": "bogus"})
+	if m := readMsg(t, c); m.text["type"] != "error" {
+		t.Errorf("bogus command: %v", m.text)
+	}
+	c.WriteJSON(map[string]any{"type": "options", "isolation": "read_sideways"})
+	if m := readMsg(t, c); m.text["type"] != "error" {
+		t.Errorf("bad isolation: %v", m.text)
+	}
+	c.WriteJSON(map[string]any{"type": "options", "isolation": "read_uncommitted", "position": 5})
+	m := readMsg(t, c)
+	if m.text["type"] != "meta" || m.text["generation"].(float64) != 2 || m.text["options"].(map[string]any)["isolation"] != "read_uncommitted" {
+		t.Fatalf("after options: %v", m.text)
+	}
+	ru := untilDone(2)
+	if rc[1].Verdict != byte(txnindex.Aborted) || ru[1].Verdict != byte(txnindex.BeforePosition) || ru[3].Verdict != byte(txnindex.Delivered) {
+		t.Errorf("read_committed %+v, read_uncommitted from 5 %+v", rc[1], ru[1:4])
+	}
+	c.WriteJSON(map[string]any{"type": "viewport", "from": 3, "to": 4})
+	c.WriteJSON(map[string]any{"type": "viewport", "from": 5})
+	if m := readMsg(t, c); m.text["type"] != "error" {
+		t.Errorf("viewport without to: %v", m.text)
+	}
+}
+
+func TestStreamNotFoundAndOrigin(t *testing.T) {
+	srv, _ := server(t, fakeCatalog{"small": small()}, nil, nil)
+	u := "ws" + strings.TrimPrefix(srv.URL, "http")
+	if _, resp, err := websocket.DefaultDialer.Dial(u+"/ws/v1/sources/small/partitions/t/3", nil); err == nil || resp.StatusCode != 404 {
+		t.Errorf("unknown partition: %v %v", err, resp)
+	}
+	h := http.Header{"Origin": {"http://evil.example"}}
+	if _, resp, err := websocket.DefaultDialer.Dial(u+"/ws/v1/sources/small/partitions/t/0", h); err == nil || resp.StatusCode != 403 {
+		t.Errorf("cross-origin handshake: %v %v", err, resp)
+	}
+	h = http.Header{"Origin": {srv.URL}}
+	c, _, err := websocket.DefaultDialer.Dial(u+"/ws/v1/sources/small/partitions/t/0", h)
+	if err != nil {
+		t.Fatalf("same origin: %v", err)
+	}
+	c.Close()
+}
+
+// TestStreamManyClients: 100 clients on one partition each receive every
+// decision, while one client that never reads delays none of them.
+func TestStreamManyClients(t *testing.T) {
+	l := large(20_000)
+	srv, a := server(t, fakeCatalog{"large": l}, nil, nil)
+	path := "/ws/v1/sources/large/partitions/big/0"
+	stuck := dial(t, srv, path) // never reads
+	defer stuck.Close()
+
+	want := 0
+	for range l.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
+		want++
+	}
+	const clients = 100
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u := "ws" + strings.TrimPrefix(srv.URL, "http") + path
+			c, _, err := websocket.DefaultDialer.Dial(u, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			n := 0
+			for {
+				c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				typ, b, err := c.ReadMessage()
+				if err != nil {
+					errs <- fmt.Errorf("after %d decisions: %w", n, err)
+					return
+				}
+				if typ == websocket.BinaryMessage && b[1] == frameDecisions {
+					n += int(binary.LittleEndian.Uint32(b[12:]))
+					continue
+				}
+				if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
+					if n != want {
+						errs <- fmt.Errorf("received %d decisions, want %d", n, want)
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d clients × %d decisions in %v with a stuck client connected (%d streams open)", clients, want, time.Since(start), a.Streams())
+	if a.Streams() < 1 {
+		t.Errorf("the stuck client's stream is gone: %d open", a.Streams())
+	}
+}
+
+// TestStreamViewportAtStart: a viewport sent before the stream starts is
+// its window.
+func TestStreamViewportAtStart(t *testing.T) {
+	l := large(100_000)
+	srv, _ := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.ChunkSize = 64 })
+	c := dial(t, srv, "/ws/v1/sources/large/partitions/big/0?from=0&to=10")
+	defer c.Close()
+	end := l.LogEndOffset
+	c.WriteJSON(map[string]any{"type": "viewport", "from": end - 50, "to": end})
+	meta := readMsg(t, c).text
+	nChunks := int(meta["totals"].(map[string]any)["chunks"].(float64))
+	for seen := 0; ; {
+		m := readMsg(t, c)
+		if m.kind != frameDecisions {
+			continue
+		}
+		seen++
+		if last := m.recs[len(m.recs)-1]; last.To >= end-50 {
+			if seen > nChunks/2 {
+				t.Errorf("the viewport's chunk came %d of %d", seen, nChunks)
+			}
+			return
+		}
+	}
+}

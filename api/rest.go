@@ -1,0 +1,381 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// SourceJSON is one element of GET /api/v1/sources.
+type SourceJSON struct {
+	ID         string          `json:"id"`
+	Title      string          `json:"title"`
+	Partitions []PartitionJSON `json:"partitions"`
+}
+
+// PartitionJSON names a partition and, when the partition has been built,
+// summarises it.
+type PartitionJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Summary   *Meta  `json:"summary,omitempty"`
+}
+
+// Sources serves GET /api/v1/sources. It does not build lazy partitions.
+func (a *API) Sources() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		out := []SourceJSON{}
+		for _, s := range a.cat.Sources() {
+			sj := SourceJSON{ID: s.ID, Title: s.Title, Partitions: []PartitionJSON{}}
+			for _, p := range s.Partitions {
+				sj.Partitions = append(sj.Partitions, PartitionJSON{Topic: p.Topic, Partition: p.Partition})
+			}
+			out = append(out, sj)
+		}
+		return writeJSON(w, map[string]any{"version": Version, "sources": out})
+	})
+}
+
+// Partitions serves GET /api/v1/sources/{id}/partitions with a summary of
+// each (this builds them).
+func (a *API) Partitions() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		id := r.PathValue("id")
+		for _, s := range a.cat.Sources() {
+			if s.ID != id {
+				continue
+			}
+			out := []PartitionJSON{}
+			for _, p := range s.Partitions {
+				pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition}
+				if l, ok := a.cat.Log(id, p.Topic, p.Partition); ok {
+					m := summary(id, l)
+					pj.Summary = &m
+				}
+				out = append(out, pj)
+			}
+			return writeJSON(w, map[string]any{"version": Version, "source": id, "partitions": out})
+		}
+		return notFound("no source %q", id)
+	})
+}
+
+// DecisionJSON is one line of the decisions NDJSON: the verdict for the
+// offsets [from, to] of one batch or one gap.
+type DecisionJSON struct {
+	From            int64   `json:"from"`
+	To              int64   `json:"to"`
+	Decision        string  `json:"decision"`
+	Cause           string  `json:"cause"`
+	ReadUncommitted string  `json:"read_uncommitted"`
+	Reason          string  `json:"reason"`
+	BatchIndex      int32   `json:"batch_index"`
+	BaseOffset      *int64  `json:"batch_base_offset,omitempty"`
+	LastOffset      *int64  `json:"batch_last_offset,omitempty"`
+	ProducerID      *int64  `json:"producer_id,omitempty"`
+	ProducerEpoch   *int16  `json:"producer_epoch,omitempty"`
+	Transactional   bool    `json:"transactional"`
+	Control         *string `json:"control"`
+	Segment         string  `json:"segment,omitempty"`
+	FetchOffset     int64   `json:"fetch_offset"`
+	Txn             *TxnRef `json:"transaction,omitempty"`
+}
+
+// TxnRef is a transaction as other messages refer to it.
+type TxnRef struct {
+	ProducerID     int64  `json:"producer_id"`
+	ProducerEpoch  int16  `json:"producer_epoch"`
+	State          string `json:"state"`
+	FirstOffset    int64  `json:"first_offset"`
+	LastDataOffset int64  `json:"last_data_offset"`
+	MarkerOffset   int64  `json:"marker_offset"`
+	Batches        int    `json:"batches"`
+	Records        int64  `json:"records"`
+}
+
+func txnRef(t *txnindex.Txn) *TxnRef {
+	if t == nil {
+		return nil
+	}
+	return &TxnRef{ProducerID: int64(t.ProducerID), ProducerEpoch: t.ProducerEpoch, State: t.State.String(),
+		FirstOffset: t.FirstOffset, LastDataOffset: t.LastDataOffset, MarkerOffset: t.MarkerOffset,
+		Batches: t.Batches, Records: t.Records}
+}
+
+func decisionJSON(l *txnindex.Log, d *txnindex.Decision) DecisionJSON {
+	j := DecisionJSON{From: d.From, To: d.To, Decision: d.Verdict.String(), Cause: d.Cause.String(),
+		ReadUncommitted: d.Uncommitted.String(), Reason: d.Reason(), BatchIndex: d.BatchIndex,
+		FetchOffset: d.FetchOffset, Txn: txnRef(d.Txn)}
+	if b := d.Batch; b != nil {
+		base, last, pid, ep := b.BaseOffset, b.LastOffset, int64(b.ProducerID), b.ProducerEpoch
+		j.BaseOffset, j.LastOffset, j.ProducerID, j.ProducerEpoch = &base, &last, &pid, &ep
+		j.Transactional = b.IsTransactional()
+		if b.IsControl() {
+			c := b.Control.String()
+			j.Control = &c
+		}
+		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
+			j.Segment = l.Segments[s].Name
+		}
+	}
+	return j
+}
+
+// Decisions serves GET .../decisions as NDJSON, one object per decision
+// range (a batch or a gap), in offset order. from and to restrict the
+// output to ranges overlapping [from, to]; isolation, position, max_bytes
+// and variant choose the consumer.
+func (a *API) Decisions() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		_, l, err := a.partition(r)
+		if err != nil {
+			return err
+		}
+		o, err := queryOptions(r)
+		if err != nil {
+			return err
+		}
+		from, err := queryInt(r, "from", -1<<63)
+		if err != nil {
+			return err
+		}
+		to, err := queryInt(r, "to", 1<<63-1)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		bw := bufio.NewWriterSize(w, 1<<16)
+		enc := json.NewEncoder(bw)
+		ctx := r.Context()
+		n := 0
+		for d := range l.Decisions(o) {
+			if d.From > to {
+				break
+			}
+			if d.To < from {
+				continue
+			}
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return nil
+			}
+			if err := enc.Encode(decisionJSON(l, &d)); err != nil {
+				return nil // the client went away
+			}
+		}
+		return bw.Flush()
+	})
+}
+
+// BatchJSON is GET .../batches/{offset}: the batch holding the offset, its
+// transaction, its aborted-index entry, and the records when a RecordSource
+// can decode them.
+type BatchJSON struct {
+	Version        int           `json:"version"`
+	Index          int           `json:"index"`
+	BaseOffset     int64         `json:"base_offset"`
+	LastOffset     int64         `json:"last_offset"`
+	BaseTimestamp  int64         `json:"base_timestamp"`
+	MaxTimestamp   int64         `json:"max_timestamp"`
+	ProducerID     int64         `json:"producer_id"`
+	ProducerEpoch  int16         `json:"producer_epoch"`
+	BaseSequence   int32         `json:"base_sequence"`
+	LeaderEpoch    int32         `json:"partition_leader_epoch"`
+	Records        int32         `json:"records_count"`
+	Size           int32         `json:"size"`
+	Position       int64         `json:"position"`
+	Magic          int8          `json:"magic"`
+	Attributes     int16         `json:"attributes"`
+	Compression    string        `json:"compression"`
+	TimestampType  string        `json:"timestamp_type"`
+	Transactional  bool          `json:"transactional"`
+	Control        *string       `json:"control"`
+	Coordinator    int32         `json:"coordinator_epoch"`
+	Segment        string        `json:"segment"`
+	TxnIndexFile   string        `json:"txnindex"`
+	Txn            *TxnRef       `json:"transaction"`
+	AbortedEntry   *AbortedJSON  `json:"aborted_entry"`
+	Decision       *DecisionJSON `json:"decision,omitempty"`
+	RecordList     []Record      `json:"record_list"`
+	RecordsNote    string        `json:"records_note,omitempty"`
+	ConsumeOptions Options       `json:"options"`
+}
+
+// AbortedJSON is one .txnindex entry and the file it lives in.
+type AbortedJSON struct {
+	ProducerID       int64  `json:"producer_id"`
+	FirstOffset      int64  `json:"first_offset"`
+	LastOffset       int64  `json:"last_offset"`
+	LastStableOffset int64  `json:"last_stable_offset"`
+	File             string `json:"file"`
+	FromDisk         bool   `json:"from_disk"`
+}
+
+func abortedJSON(a *txnindex.AbortInfo) *AbortedJSON {
+	if a == nil {
+		return nil
+	}
+	return &AbortedJSON{ProducerID: int64(a.Entry.ProducerID), FirstOffset: a.Entry.FirstOffset,
+		LastOffset: a.Entry.LastOffset, LastStableOffset: a.Entry.LastStableOffset, File: a.IndexName, FromDisk: a.FromDisk}
+}
+
+// batchAt returns the index of the batch holding off, or -1.
+func batchAt(l *txnindex.Log, off int64) int {
+	lo, hi := 0, len(l.Batches)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.Batches[m].LastOffset < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(l.Batches) && l.Batches[lo].BaseOffset <= off {
+		return lo
+	}
+	return -1
+}
+
+// Batch serves GET .../batches/{offset}; any offset of the batch works.
+func (a *API) Batch() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		id, l, err := a.partition(r)
+		if err != nil {
+			return err
+		}
+		off, perr := strconv.ParseInt(r.PathValue("offset"), 10, 64)
+		if perr != nil {
+			return badRequest("offset %q is not a number", r.PathValue("offset"))
+		}
+		o, err := queryOptions(r)
+		if err != nil {
+			return err
+		}
+		i := batchAt(l, off)
+		if i < 0 {
+			return notFound("no batch holds offset %d", off)
+		}
+		b := &l.Batches[i]
+		j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset,
+			BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
+			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence, LeaderEpoch: b.PartitionLeaderEpoch,
+			Records: b.Records, Size: b.Size, Position: b.Position, Magic: b.Magic, Attributes: b.Attributes,
+			Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
+			Transactional: b.IsTransactional(), Coordinator: b.CoordinatorEpoch, ConsumeOptions: optionsOf(o),
+			RecordList: []Record{}}
+		if b.IsControl() {
+			c := b.Control.String()
+			j.Control = &c
+		}
+		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
+			j.Segment = l.Segments[s].Name
+			j.TxnIndexFile = l.Segments[s].TxnIndexName()
+		}
+		t := l.TxnOf(i)
+		j.Txn = txnRef(t)
+		if t != nil {
+			j.AbortedEntry = abortedJSON(t.Entry)
+		}
+		for d := range l.Decisions(o) {
+			if d.BatchIndex == int32(i) {
+				dj := decisionJSON(l, &d)
+				j.Decision = &dj
+				if j.AbortedEntry == nil && d.AbortInfo != nil {
+					j.AbortedEntry = abortedJSON(d.AbortInfo)
+				}
+				break
+			}
+			if d.From > b.LastOffset {
+				break
+			}
+		}
+		switch {
+		case a.records == nil:
+			j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
+		default:
+			recs, err := a.records.Records(r.Context(), id, l, b)
+			switch {
+			case errors.Is(err, ErrNoRecords):
+				j.RecordsNote = "record bytes are not available for this source; the header is shown"
+			case err != nil:
+				j.RecordsNote = "records could not be decoded: " + err.Error()
+			case recs != nil:
+				for i := range recs {
+					recs[i].KeyText, recs[i].ValueText = text(recs[i].Key), text(recs[i].Value)
+				}
+				j.RecordList = recs
+			}
+		}
+		return writeJSON(w, j)
+	})
+}
+
+// text returns b as a string when it is printable UTF-8, else nil.
+func text(b []byte) *string {
+	if b == nil || !utf8.Valid(b) {
+		return nil
+	}
+	s := string(b)
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != '\n' && r != '\t' {
+			return nil
+		}
+	}
+	return &s
+}
+
+// DiagnosisJSON is GET .../diagnosis: why the LSO is where it is.
+type DiagnosisJSON struct {
+	Version          int      `json:"version"`
+	Topic            string   `json:"topic"`
+	Partition        int32    `json:"partition"`
+	LogStartOffset   int64    `json:"log_start_offset"`
+	LogEndOffset     int64    `json:"log_end_offset"`
+	HighWatermark    int64    `json:"high_watermark"`
+	LastStableOffset int64    `json:"last_stable_offset"`
+	Lag              int64    `json:"lso_lag"` // HWM - LSO: offsets read_committed consumers cannot see yet
+	Open             []TxnRef `json:"open_transactions"`
+	PinnedBy         *TxnRef  `json:"pinned_by"`
+	Summary          string   `json:"summary"`
+}
+
+// Diagnosis serves GET .../diagnosis.
+func (a *API) Diagnosis() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		_, l, err := a.partition(r)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, diagnose(l))
+	})
+}
+
+func diagnose(l *txnindex.Log) DiagnosisJSON {
+	d := DiagnosisJSON{Version: Version, Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset,
+		LogEndOffset: l.LogEndOffset, HighWatermark: l.HighWatermark, LastStableOffset: l.LastStableOffset,
+		Lag: l.HighWatermark - l.LastStableOffset, Open: []TxnRef{}}
+	for _, i := range l.Open {
+		t := &l.Txns[i]
+		d.Open = append(d.Open, *txnRef(t))
+		// The LSO is the first offset of the earliest unstable transaction,
+		// clamped up to the log start offset (computeLSO).
+		if d.PinnedBy == nil && l.LastStableOffset < l.HighWatermark && max(t.FirstOffset, l.LogStartOffset) == l.LastStableOffset {
+			d.PinnedBy = txnRef(t)
+		}
+	}
+	switch {
+	case d.PinnedBy != nil:
+		d.Summary = "the LSO is pinned at " + strconv.FormatInt(l.LastStableOffset, 10) + " by the open transaction of producer " +
+			strconv.FormatInt(d.PinnedBy.ProducerID, 10) + " (epoch " + strconv.Itoa(int(d.PinnedBy.ProducerEpoch)) + ") that began there; read_committed consumers stop before it"
+	case l.LastStableOffset < l.HighWatermark:
+		d.Summary = "the LSO trails the high watermark: a transaction's marker is not yet below the high watermark"
+	default:
+		d.Summary = "the LSO equals the high watermark: no transaction holds read_committed consumers back"
+	}
+	return d
+}

@@ -1,0 +1,254 @@
+package api
+
+import (
+	"container/list"
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Binary chunk layout (docs/protocol.md, "Binary frames"). Every number is
+// little-endian; offsets are float64 because browsers have no cheap int64
+// and Kafka offsets stay below 2^53 in practice.
+const (
+	frameHeaderSize = 16
+	decisionSize    = 32
+	txnSize         = 32
+
+	frameDecisions = 1
+	frameTxns      = 2
+
+	// laneGap is the lane of a gap decision (no batch, drawn on every lane).
+	laneGap = 0xFFFF
+
+	flagTransactional = 1 << 0
+	flagControl       = 1 << 1
+	flagCommit        = 1 << 2
+	flagAbort         = 1 << 3
+	flagTxnOpen       = 1 << 4
+
+	defaultChunkSize = 4096
+)
+
+// laneInfo maps producers to lanes: lane 0 holds batches without a producer
+// id, lane i+1 is l.Producers[i].
+type laneInfo struct {
+	lane map[txnindex.ProducerID]uint16
+	txn  map[*txnindex.Txn]int32
+}
+
+var lanesCache sync.Map // *txnindex.Log -> *laneInfo
+
+func lanesOf(l *txnindex.Log) *laneInfo {
+	if v, ok := lanesCache.Load(l); ok {
+		return v.(*laneInfo)
+	}
+	li := &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txn: make(map[*txnindex.Txn]int32, len(l.Txns))}
+	for i, p := range l.Producers {
+		li.lane[p.ID] = uint16(min(i+1, laneGap-1))
+	}
+	for i := range l.Txns {
+		li.txn[&l.Txns[i]] = int32(i)
+	}
+	v, _ := lanesCache.LoadOrStore(l, li)
+	return v.(*laneInfo)
+}
+
+func (li *laneInfo) laneOf(b *txnindex.Batch) uint16 {
+	if b == nil {
+		return laneGap
+	}
+	if !b.HasProducerID() {
+		return 0
+	}
+	return li.lane[b.ProducerID]
+}
+
+// encoded is every decision of one (log, options) pair in the binary record
+// layout, shared read-only by all connections that ask for it.
+type encoded struct {
+	once    sync.Once
+	recs    []byte    // decisionSize bytes per decision
+	n       int       // decisions
+	firstOf []float64 // from-offset of each decision, for window lookups
+}
+
+func appendDecision(dst []byte, li *laneInfo, d *txnindex.Decision) []byte {
+	var r [decisionSize]byte
+	binary.LittleEndian.PutUint64(r[0:], math.Float64bits(float64(d.From)))
+	binary.LittleEndian.PutUint64(r[8:], math.Float64bits(float64(d.To)))
+	binary.LittleEndian.PutUint32(r[16:], uint32(d.BatchIndex))
+	ti := int32(-1)
+	if d.Txn != nil {
+		if i, ok := li.txn[d.Txn]; ok {
+			ti = i
+		}
+	}
+	binary.LittleEndian.PutUint32(r[20:], uint32(ti))
+	binary.LittleEndian.PutUint16(r[24:], li.laneOf(d.Batch))
+	r[26], r[27], r[28] = byte(d.Verdict), byte(d.Cause), byte(d.Uncommitted)
+	var f byte
+	if b := d.Batch; b != nil {
+		if b.IsTransactional() {
+			f |= flagTransactional
+		}
+		if b.IsControl() {
+			f |= flagControl
+		}
+		if b.IsCommitMarker() {
+			f |= flagCommit
+		}
+		if b.IsAbortMarker() {
+			f |= flagAbort
+		}
+	}
+	if d.Txn != nil && d.Txn.State == txnindex.TxnOpen {
+		f |= flagTxnOpen
+	}
+	r[29] = f
+	return append(dst, r[:]...)
+}
+
+func (e *encoded) fill(l *txnindex.Log, o txnindex.ConsumeOptions) {
+	li := lanesOf(l)
+	n := len(l.Batches) + len(l.Gaps) + 1
+	e.recs = make([]byte, 0, decisionSize*n)
+	e.firstOf = make([]float64, 0, n)
+	for d := range l.Decisions(o) {
+		e.recs = appendDecision(e.recs, li, &d)
+		e.firstOf = append(e.firstOf, float64(d.From))
+	}
+	e.n = len(e.recs) / decisionSize
+}
+
+// chunkRange returns the chunks [lo, hi) holding decisions that overlap the
+// offsets [from, to].
+func (e *encoded) chunkRange(from, to int64, chunk int) (int, int) {
+	if e.n == 0 {
+		return 0, 0
+	}
+	// First decision whose From > to, then step back to the one covering from.
+	hiD := searchF(e.firstOf, float64(to)+0.5)
+	loD := searchF(e.firstOf, float64(from)+0.5) - 1
+	loD = max(loD, 0)
+	hiD = max(hiD, loD+1)
+	return loD / chunk, (hiD + chunk - 1) / chunk
+}
+
+// searchF returns the first index with a[i] > x.
+func searchF(a []float64, x float64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// frame builds a binary frame of kind with count records starting at start.
+func frame(kind byte, gen uint32, start, count int, body []byte) []byte {
+	b := make([]byte, frameHeaderSize, frameHeaderSize+len(body))
+	b[0], b[1] = Version, kind
+	binary.LittleEndian.PutUint32(b[4:], gen)
+	binary.LittleEndian.PutUint32(b[8:], uint32(start))
+	binary.LittleEndian.PutUint32(b[12:], uint32(count))
+	return append(b, body...)
+}
+
+func encodeTxns(l *txnindex.Log, from, to int) []byte {
+	li := lanesOf(l)
+	out := make([]byte, 0, (to-from)*txnSize)
+	for i := from; i < to; i++ {
+		t := &l.Txns[i]
+		var r [txnSize]byte
+		binary.LittleEndian.PutUint64(r[0:], math.Float64bits(float64(t.FirstOffset)))
+		binary.LittleEndian.PutUint64(r[8:], math.Float64bits(float64(t.LastDataOffset)))
+		binary.LittleEndian.PutUint64(r[16:], math.Float64bits(float64(t.MarkerOffset)))
+		binary.LittleEndian.PutUint16(r[24:], li.lane[t.ProducerID])
+		r[26] = byte(t.State)
+		binary.LittleEndian.PutUint16(r[28:], uint16(t.ProducerEpoch))
+		binary.LittleEndian.PutUint16(r[30:], uint16(t.MarkerEpoch))
+		out = append(out, r[:]...)
+	}
+	return out
+}
+
+// streamCache keeps the encodings of the last few (log, options) pairs so
+// that a hundred clients on one partition share one pass of the algorithm.
+type streamCache struct {
+	mu  sync.Mutex
+	max int
+	lru *list.List // of *cacheEntry, most recent first
+	m   map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	l *txnindex.Log
+	o txnindex.ConsumeOptions
+}
+
+type cacheEntry struct {
+	k    cacheKey
+	e    *encoded
+	size int // bytes of e once filled; 0 while it is computed
+}
+
+func newStreamCache(n int) *streamCache {
+	return &streamCache{max: n, lru: list.New(), m: map[cacheKey]*list.Element{}}
+}
+
+func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
+	k := cacheKey{l, o}
+	c.mu.Lock()
+	el, ok := c.m[k]
+	if ok {
+		c.lru.MoveToFront(el)
+	} else {
+		el = c.lru.PushFront(&cacheEntry{k: k, e: &encoded{}})
+		c.m[k] = el
+		for c.lru.Len() > c.max {
+			old := c.lru.Back()
+			c.lru.Remove(old)
+			delete(c.m, old.Value.(*cacheEntry).k)
+		}
+	}
+	ce := el.Value.(*cacheEntry)
+	e := ce.e
+	c.mu.Unlock()
+	// Computed outside the lock; concurrent askers wait on the Once.
+	e.once.Do(func() {
+		e.fill(l, o)
+		c.mu.Lock()
+		ce.size = cap(e.recs) + 8*cap(e.firstOf)
+		c.mu.Unlock()
+	})
+	c.trim()
+	return e
+}
+
+// cacheBytes bounds the encodings kept: the 1M-batch demo takes 32 MB per
+// set of options.
+const cacheBytes = 256 << 20
+
+// trim evicts the least recently used encodings beyond cacheBytes, keeping
+// the newest. Connections that hold an evicted encoding keep using it.
+func (c *streamCache) trim() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := 0
+	for el := c.lru.Front(); el != nil; {
+		next := el.Next()
+		total += el.Value.(*cacheEntry).size
+		if total > cacheBytes && el != c.lru.Front() {
+			c.lru.Remove(el)
+			delete(c.m, el.Value.(*cacheEntry).k)
+		}
+		el = next
+	}
+}

@@ -1,0 +1,898 @@
+// txnscope timeline: applies the /ws/v1 decision stream (docs/protocol.md)
+// to typed arrays and draws them on a canvas with level of detail. The DOM
+// holds only lanes, markers, labels and controls.
+"use strict";
+(function () {
+  const root = document.querySelector('[data-testid="timeline"]');
+  if (!root) return;
+
+  const VERDICTS = ["delivered", "aborted", "control", "pending", "before_position", "gap"];
+  const CAUSES = ["none", "non_transactional", "not_aborted", "non_transactional_from_aborted_producer",
+    "read_uncommitted", "legacy_message_set", "aborted_transaction", "commit_marker", "abort_marker",
+    "other_control", "empty_control_batch", "at_or_above_lso", "at_or_above_high_watermark", "unreachable",
+    "below_position", "below_log_start", "gap_compacted", "gap_segment_boundary", "gap_emptied_batch",
+    "gap_before_first_batch", "gap_overlap"];
+  const TXN_STATES = ["open", "committed", "aborted"];
+  const F_TXN = 1, F_CONTROL = 2, F_COMMIT = 4, F_ABORT = 8, F_OPEN = 16;
+  const LANE_GAP = 0xffff;
+  const FRAME_DECISIONS = 1, FRAME_TXNS = 2;
+  const COLORS = {
+    delivered: "#009E73", aborted: "#D55E00", commit: "#0072B2", abort: "#CC79A7", control: "#56B4E9",
+    pending: "#E69F00", before: "#999999", gap: "#dddddd", loading: "#f0f0f0",
+  };
+  // Draw priority when several decisions share a pixel: what a reader most
+  // needs to see wins (aborted data, then the pending region, markers...).
+  const BIN = { aborted: 1, pending: 2, abort: 4, commit: 8, control: 16, delivered: 32, before: 64, gap: 128 };
+  const BIN_ORDER = [["aborted", 1], ["pending", 2], ["abort", 4], ["commit", 8], ["control", 16], ["delivered", 32], ["before", 64], ["gap", 128]];
+
+  const $ = (sel, el) => (el || document).querySelector(sel);
+  const plot = $('[data-testid="plot"]', root);
+  const canvas = $('canvas.main', root);
+  const ctx = canvas.getContext("2d");
+  const markersEl = $('[data-testid="markers"]', root);
+  const axisEl = $('[data-testid="axis"]', root);
+  const laneEls = Array.from(root.querySelectorAll(".lane"));
+  const mini = $('[data-testid="minimap"]');
+  const mctx = mini.getContext("2d");
+  const tooltip = $('[data-testid="tooltip"]');
+  const detail = $('[data-testid="detail"]');
+  const batchList = $('[data-testid="batch-list"]');
+  const statusEl = $('[data-testid="status"]');
+  const isoEl = $('[data-testid="isolation"]');
+  const posEl = $('[data-testid="position"]');
+  const maxEl = $('[data-testid="max-bytes"]');
+  const varEl = $('[data-testid="variant"]');
+
+  const wsPath = root.dataset.ws, apiPath = root.dataset.api;
+  const part = {
+    logStart: +root.dataset.logStart, logEnd: +root.dataset.logEnd,
+    hwm: +root.dataset.hwm, lso: +root.dataset.lso, batches: +root.dataset.batches,
+  };
+
+  // --- state -------------------------------------------------------------
+  const q = new URLSearchParams(location.search);
+  const state = {
+    isolation: q.get("isolation") === "read_uncommitted" ? "read_uncommitted" : "read_committed",
+    position: q.has("position") && q.get("position") !== "" ? +q.get("position") : -1,
+    maxBytes: q.has("max_bytes") ? +q.get("max_bytes") : 1048576,
+    selected: q.has("sel") ? +q.get("sel") : null,
+    variant: ["librdkafka", "franz-go"].includes(q.get("variant")) ? q.get("variant") : "java",
+  };
+  // The domain has a margin on both sides so that the log start, LSO and
+  // HWM markers at its ends stay visible.
+  const domain = {};
+  function setDomain() {
+    const span = Math.max(part.logEnd - part.logStart, 1), pad = Math.max(span * 0.03, 0.6);
+    domain.from = part.logStart - pad; domain.to = Math.max(part.logEnd, part.hwm) + pad;
+  }
+  setDomain();
+  const view = { from: domain.from, to: domain.to }; // [from, to) in offsets
+  // A large log opens on the offsets around the LSO, the part a reader
+  // usually came for; the whole log is one key (0) away.
+  if (+root.dataset.batches > 50000) {
+    const span = 20000;
+    view.from = Math.max(domain.from, part.lso - span * 0.8); view.to = view.from + span;
+  }
+  if (q.has("from") && q.has("to") && +q.get("to") > +q.get("from")) {
+    view.from = +q.get("from"); view.to = +q.get("to");
+  }
+  isoEl.value = state.isolation;
+  if (state.position >= 0) posEl.value = state.position;
+  maxEl.value = state.maxBytes;
+  varEl.value = state.variant;
+
+  let meta = null, gen = 0, ws = null;
+  let D = null; // decision arrays
+  let T = null; // transaction arrays
+  const metrics = { navStart: 0, firstPaint: null, streamDone: null, decisions: 0, frames: [] };
+  let streamStart = performance.now(), done = false, lastDrawVisible = null, windowLoaded = false;
+  let painted = false; // a frame has been drawn since the stream finished
+
+  function alloc(n, chunks) {
+    return {
+      n, from: new Float64Array(n), to: new Float64Array(n), bidx: new Int32Array(n), txn: new Int32Array(n),
+      lane: new Uint16Array(n), verdict: new Uint8Array(n), cause: new Uint8Array(n), unc: new Uint8Array(n),
+      flags: new Uint8Array(n), loaded: new Uint8Array(chunks), chunkCount: 0,
+    };
+  }
+
+  // --- geometry ----------------------------------------------------------
+  const BAND = 30; // px above the lanes for marker labels (css: .band)
+  const laneH = () => laneEls.length ? laneEls[0].getBoundingClientRect().height : 44;
+  let W = 0, H = 0, dpr = 1;
+  function resize() {
+    dpr = window.devicePixelRatio || 1;
+    W = plot.clientWidth; H = Math.max(laneEls.length, 1) * laneH();
+    canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+    canvas.style.height = H + "px";
+    mini.width = Math.round(mini.clientWidth * dpr); mini.height = Math.round(mini.clientHeight * dpr);
+    schedule(); scheduleMini();
+  }
+  const xOf = (off) => (off - view.from) / (view.to - view.from) * W;
+  const offAt = (x) => view.from + x / W * (view.to - view.from);
+  const laneIndex = (lane) => lane === LANE_GAP ? -1 : lane;
+
+  // --- stream --------------------------------------------------------------
+  function wsURL() {
+    const u = new URL(wsPath, location.href);
+    u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    u.searchParams.set("isolation", state.isolation);
+    u.searchParams.set("position", state.position);
+    u.searchParams.set("max_bytes", state.maxBytes);
+    u.searchParams.set("variant", state.variant);
+    u.searchParams.set("from", Math.floor(view.from));
+    u.searchParams.set("to", Math.ceil(view.to));
+    return u.toString();
+  }
+  function connect() {
+    streamStart = performance.now(); done = false;
+    ws = new WebSocket(wsURL());
+    ws.binaryType = "arraybuffer";
+    ws.onmessage = (ev) => typeof ev.data === "string" ? onText(JSON.parse(ev.data)) : onBinary(ev.data);
+    ws.onclose = (ev) => { if (!done) status("disconnected (" + ev.code + (ev.reason ? " " + ev.reason : "") + ")"); };
+  }
+  function send(m) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(m)); }
+  function onText(m) {
+    switch (m.type) {
+      case "meta":
+        meta = m; gen = m.generation; done = false;
+        D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true;
+        T = null;
+        if (m.totals.transactions === 0) T = allocTxns(0);
+        Object.assign(part, { logStart: m.log_start_offset, logEnd: m.log_end_offset, hwm: m.high_watermark, lso: m.last_stable_offset });
+        setDomain();
+        placeSegments();
+        status("streaming " + m.totals.decisions.toLocaleString() + " decisions…");
+        schedule(); scheduleMini();
+        break;
+      case "progress":
+        if (m.generation !== gen) return;
+        if (m.phase === "rest") windowLoaded = true;
+        status((m.phase === "window" ? "visible window… " : "streaming… ") + m.chunks_sent + "/" + m.chunks_total + " chunks");
+        break;
+      case "done":
+        if (m.generation !== gen) return;
+        done = true; painted = false; windowLoaded = true; metrics.decisions = m.decisions;
+        metrics.streamDone = performance.now() - streamStart;
+        status(m.decisions.toLocaleString() + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : ""));
+        schedule(); drawMini();
+        break;
+      case "error":
+        status("server: " + m.message);
+        break;
+    }
+  }
+  function allocTxns(n) {
+    return { n, maxLen: 0, first: new Float64Array(n), last: new Float64Array(n), marker: new Float64Array(n), lane: new Uint16Array(n), st: new Uint8Array(n), epoch: new Int16Array(n) };
+  }
+  function onBinary(buf) {
+    const dv = new DataView(buf);
+    const kind = dv.getUint8(1), g = dv.getUint32(4, true), start = dv.getUint32(8, true), count = dv.getUint32(12, true);
+    if (g !== gen || !meta) return;
+    if (kind === FRAME_TXNS) {
+      if (!T) T = allocTxns(meta.totals.transactions);
+      for (let i = 0, o = 16; i < count; i++, o += 32) {
+        const k = start + i;
+        T.first[k] = dv.getFloat64(o, true); T.last[k] = dv.getFloat64(o + 8, true); T.marker[k] = dv.getFloat64(o + 16, true);
+        T.lane[k] = dv.getUint16(o + 24, true); T.st[k] = dv.getUint8(o + 26); T.epoch[k] = dv.getInt16(o + 28, true);
+        if (T.st[k] !== 0 && T.marker[k] - T.first[k] > T.maxLen) T.maxLen = T.marker[k] - T.first[k];
+      }
+    } else if (kind === FRAME_DECISIONS) {
+      // Records are 32 bytes from byte 16, so typed views line up with
+      // their fields (browsers are little-endian, as the frame is).
+      const f64 = new Float64Array(buf, 16, count * 4), i32 = new Int32Array(buf, 16, count * 8);
+      const u16 = new Uint16Array(buf, 16, count * 16), u8 = new Uint8Array(buf, 16, count * 32);
+      for (let i = 0; i < count; i++) {
+        const k = start + i;
+        D.from[k] = f64[i * 4]; D.to[k] = f64[i * 4 + 1];
+        D.bidx[k] = i32[i * 8 + 4]; D.txn[k] = i32[i * 8 + 5];
+        D.lane[k] = u16[i * 16 + 12];
+        const b = i * 32;
+        D.verdict[k] = u8[b + 26]; D.cause[k] = u8[b + 27]; D.unc[k] = u8[b + 28]; D.flags[k] = u8[b + 29];
+      }
+      D.loaded[Math.floor(start / meta.chunk_size)] = 1; D.chunkCount++;
+    }
+    pyrDirty = true;
+    scheduleStream(); scheduleMini();
+  }
+  function status(s) { statusEl.textContent = s; }
+
+  // --- lookup -------------------------------------------------------------------
+  // chunkFor returns the chunk that holds the decision covering off.
+  function chunkFor(off) {
+    const cs = meta.chunk_starts; let lo = 0, hi = cs.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (cs[m] <= off) lo = m + 1; else hi = m; }
+    return Math.max(lo - 1, 0);
+  }
+  // firstAtOrAfter: first index in [a, b) with to >= off.
+  function firstTo(off, a, b) {
+    let lo = a, hi = b;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (D.to[m] < off) lo = m + 1; else hi = m; }
+    return lo;
+  }
+  // visibleRange returns [i0, i1) of decisions overlapping [from, to).
+  function visibleRange(from, to) {
+    if (!D || !D.n) return [0, 0];
+    const cs = meta.chunk_size;
+    const c0 = chunkFor(from), c1 = chunkFor(to);
+    let i0 = c0 * cs, i1 = Math.min((c1 + 1) * cs, D.n);
+    if (D.loaded[c0]) i0 = firstTo(from, i0, Math.min((c0 + 1) * cs, D.n));
+    if (D.loaded[c1]) { let lo = c1 * cs, hi = i1; while (lo < hi) { const m = (lo + hi) >> 1; if (D.from[m] < to) lo = m + 1; else hi = m; } i1 = lo; }
+    return [i0, i1];
+  }
+  function decisionAt(off, lane) {
+    if (!D || !D.n) return -1;
+    const cs = meta.chunk_size;
+    // Search a small window around off: at low zoom a pixel spans many
+    // decisions; take the one nearest the pointer on that lane.
+    const span = Math.max((view.to - view.from) / W * 3, 0.5);
+    const [i0, i1] = visibleRange(off - span, off + span);
+    let best = -1, bestDist = Infinity;
+    for (let i = i0; i < i1; i++) {
+      if (!D.loaded[Math.floor(i / cs)]) { i = (Math.floor(i / cs) + 1) * cs - 1; continue; }
+      const ln = D.lane[i];
+      if (ln !== lane && ln !== LANE_GAP) continue;
+      const d = off < D.from[i] ? D.from[i] - off : off > D.to[i] + 1 ? off - D.to[i] - 1 : 0;
+      if (d < bestDist || (d === bestDist && ln !== LANE_GAP && best >= 0 && D.lane[best] === LANE_GAP)) { best = i; bestDist = d; }
+    }
+    return bestDist <= span ? best : -1;
+  }
+  function binOf(i) {
+    const v = D.verdict[i], f = D.flags[i];
+    switch (v) {
+      case 0: return "delivered";
+      case 1: return "aborted";
+      case 2: return f & F_COMMIT ? "commit" : f & F_ABORT ? "abort" : "control";
+      case 3: return "pending";
+      case 4: return "before";
+      default: return "gap";
+    }
+  }
+
+  // --- drawing ------------------------------------------------------------------
+  let pending = false, pendingMini = false;
+  // While the stream runs, chunk arrivals redraw at most every 100 ms so
+  // that decoding keeps up; interaction always redraws on the next frame.
+  let lastStreamDraw = 0, streamTimer = 0;
+  function schedule() { if (!pending) { pending = true; requestAnimationFrame(draw); } }
+  function scheduleStream() {
+    if (pending || streamTimer) return;
+    const wait = Math.max(0, 100 - (performance.now() - lastStreamDraw));
+    streamTimer = setTimeout(() => { streamTimer = 0; lastStreamDraw = performance.now(); schedule(); }, wait);
+  }
+  function scheduleMini() { if (!pendingMini) { pendingMini = true; setTimeout(() => { pendingMini = false; drawMini(); }, done ? 0 : 600); } }
+
+  const patterns = {};
+  function pattern(kind) {
+    if (patterns[kind]) return patterns[kind];
+    const c = document.createElement("canvas"); c.width = c.height = 8;
+    const g = c.getContext("2d");
+    g.strokeStyle = kind === "pending" ? "rgba(0,0,0,.55)" : "rgba(255,255,255,.85)"; g.fillStyle = "rgba(0,0,0,.5)"; g.lineWidth = 2;
+    if (kind === "aborted") { g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.moveTo(-2, 2); g.lineTo(2, -2); g.moveTo(6, 10); g.lineTo(10, 6); g.stroke(); }
+    if (kind === "pending") { g.beginPath(); g.arc(2, 2, 1, 0, 7); g.arc(6, 6, 1, 0, 7); g.fill(); }
+    if (kind === "before") { g.fillStyle = "rgba(255,255,255,.6)"; g.fillRect(0, 0, 8, 2); g.fillRect(0, 4, 8, 2); }
+    if (kind === "gap") { g.strokeStyle = "#aaa"; g.lineWidth = 1; g.beginPath(); g.moveTo(0, 0); g.lineTo(8, 8); g.stroke(); }
+    return (patterns[kind] = ctx.createPattern(c, "repeat"));
+  }
+
+  function draw() {
+    pending = false;
+    const t0 = performance.now();
+    const lh = laneH(), nl = laneEls.length;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    // lane stripes
+    for (let l = 0; l < nl; l++) { ctx.fillStyle = l % 2 ? "#fafafa" : "#ffffff"; ctx.fillRect(0, l * lh, W, lh); }
+    // above the LSO / HWM: a faint wash so the unreadable region shows
+    const xl = xOf(part.lso), xh = xOf(part.hwm);
+    if (xl < W) { ctx.fillStyle = "rgba(230,159,0,.07)"; ctx.fillRect(Math.max(xl, 0), 0, W, H); }
+    if (xh < W) { ctx.fillStyle = "rgba(0,0,0,.05)"; ctx.fillRect(Math.max(xh, 0), 0, W, H); }
+    const visible = [];
+    let visibleCount = 0;
+    if (D && D.n) {
+      const [i0, i1] = visibleRange(view.from, view.to);
+      visibleCount = i1 - i0;
+      const perPx = (view.to - view.from) / W;
+      if (i1 - i0 > W * 1.5) drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
+      drawLoading(lh, nl);
+    }
+    const t1 = performance.now();
+    drawTxns(lh, nl);
+    const t2 = performance.now();
+    placeMarkers();
+    drawAxis();
+    updateList(visible, visibleCount);
+    const t3 = performance.now();
+    metrics.parts = { batches: t1 - t0, txns: t2 - t1, dom: t3 - t2 };
+    lastDrawVisible = visible;
+    if (done) painted = true;
+    metrics.frames.push(performance.now() - t0);
+    if (metrics.frames.length > 600) metrics.frames.shift();
+    // First paint of the visible window, measured from navigation start.
+    if (metrics.firstPaint === null && windowLoaded) metrics.firstPaint = performance.now();
+    drawViewportOnMini();
+  }
+
+  function drawLoading(lh, nl) {
+    const cs = meta.chunk_size, starts = meta.chunk_starts;
+    for (let c = chunkFor(view.from); c < starts.length; c++) {
+      if (starts[c] > view.to) break;
+      if (D.loaded[c]) continue;
+      const x0 = Math.max(xOf(starts[c]), 0), x1 = c + 1 < starts.length ? xOf(starts[c + 1]) : W;
+      ctx.fillStyle = "rgba(200,200,200,.35)"; ctx.fillRect(x0, 0, Math.max(x1 - x0, 1), nl * lh);
+    }
+    void cs;
+  }
+
+  // The overview level of detail: per lane (and a row for gaps), PYR
+  // columns over the whole domain, each a byte of kind bits. It is rebuilt
+  // from the typed arrays when chunks have arrived, and draws any view
+  // where one pixel spans at least one column without touching the
+  // decisions; closer views iterate the visible decisions.
+  const PYR = 8192;
+  let pyr = null, tpyr = null, pyrDirty = true;
+  const kindBit = (v, f) => v === 0 ? 32 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === 3 ? 2 : v === 4 ? 64 : 128;
+  function buildPyr(nl) {
+    if (!pyr || pyr.length !== PYR * (nl + 1)) { pyr = new Uint8Array(PYR * (nl + 1)); tpyr = new Uint8Array(PYR * nl); }
+    else { pyr.fill(0); tpyr.fill(0); }
+    const scale = PYR / (domain.to - domain.from), df = domain.from, cs = meta.chunk_size;
+    for (let i = 0; i < D.n; i++) {
+      if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+      let c0 = Math.floor((D.from[i] - df) * scale), c1 = Math.floor((D.to[i] + 1 - df) * scale);
+      if (c0 < 0) c0 = 0; if (c1 >= PYR) c1 = PYR - 1; if (c1 < c0) c1 = c0;
+      const ln = D.lane[i], base = (ln === LANE_GAP ? nl : Math.min(ln, nl - 1)) * PYR, bit = kindBit(D.verdict[i], D.flags[i]);
+      for (let c = c0; c <= c1; c++) pyr[base + c] |= bit;
+    }
+    if (T) for (let k = 0; k < T.n; k++) {
+      if (T.st[k] === 0) continue;
+      let c0 = Math.floor((T.first[k] - df) * scale), c1 = Math.floor((T.marker[k] + 1 - df) * scale);
+      if (c0 < 0) c0 = 0; if (c1 >= PYR) c1 = PYR - 1; if (c1 < c0) c1 = c0;
+      const base = Math.min(T.lane[k], nl - 1) * PYR, bit = T.st[k] === 2 ? 2 : 1;
+      for (let c = c0; c <= c1; c++) tpyr[base + c] |= bit;
+    }
+    pyrDirty = false;
+  }
+  const pyrUsable = () => (view.to - view.from) / (domain.to - domain.from) * PYR >= W;
+  // fromPyr ORs the pyramid columns under each pixel into out (w per row).
+  function fromPyr(src, rows, out, w) {
+    const colW = (domain.to - domain.from) / PYR;
+    for (let x = 0; x < w; x++) {
+      let c0 = Math.floor((view.from + x / W * (view.to - view.from) - domain.from) / colW);
+      let c1 = Math.floor((view.from + (x + 1) / W * (view.to - view.from) - domain.from) / colW) - 1;
+      if (c1 < c0) c1 = c0;
+      if (c1 < 0 || c0 >= PYR) continue;
+      c0 = Math.max(c0, 0); c1 = Math.min(c1, PYR - 1);
+      for (let r = 0; r < rows; r++) {
+        let m = 0;
+        const base = r * PYR;
+        for (let c = c0; c <= c1; c++) m |= src[base + c];
+        out[r * w + x] = m;
+      }
+    }
+  }
+
+  // drawBinned: more decisions than pixels. Each lane gets one byte per
+  // column with a bit per kind; the column takes the highest-priority kind.
+  let bins = null;
+  function drawBinned(i0, i1, lh, nl) {
+    const w = Math.ceil(W);
+    if (!bins || bins.length !== w * (nl + 1)) bins = new Uint8Array(w * (nl + 1)); else bins.fill(0);
+    const cs = meta.chunk_size, scale = W / (view.to - view.from), vf = view.from;
+    if (pyrUsable()) {
+      if (pyrDirty) buildPyr(nl);
+      fromPyr(pyr, nl + 1, bins, w);
+      i1 = i0; // skip the per-decision pass
+    }
+    for (let i = i0; i < i1; i++) {
+      if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+      let x0 = Math.floor((D.from[i] - vf) * scale), x1 = Math.floor((D.to[i] + 1 - vf) * scale);
+      if (x0 < 0) x0 = 0; if (x1 >= w) x1 = w - 1; if (x1 < x0) x1 = x0;
+      const ln = D.lane[i], row = ln === LANE_GAP ? nl : Math.min(ln, nl - 1);
+      const v = D.verdict[i], f = D.flags[i];
+      const bit = v === 0 ? 32 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === 3 ? 2 : v === 4 ? 64 : 128;
+      const base = row * w;
+      for (let x = x0; x <= x1; x++) bins[base + x] |= bit;
+    }
+    // gaps across every lane first, then the lanes
+    for (let row = 0; row <= nl; row++) {
+      const base = row * w;
+      let runStart = 0, runKind = null;
+      const flush = (x) => {
+        if (runKind) {
+          const y = row === nl ? 0 : row * lh + 14, hh = row === nl ? nl * lh : lh - 20;
+          ctx.fillStyle = runKind === "gap" ? pattern("gap") : COLORS[runKind];
+          ctx.fillRect(runStart, y, x - runStart, hh);
+          if (runKind === "aborted" || runKind === "pending") { ctx.fillStyle = pattern(runKind); ctx.fillRect(runStart, y, x - runStart, hh); }
+        }
+      };
+      for (let x = 0; x < w; x++) {
+        const m = bins[base + x];
+        let kind = null;
+        if (m) for (const [k, b] of BIN_ORDER) if (m & b) { kind = k; break; }
+        if (kind !== runKind) { flush(x); runStart = x; runKind = kind; }
+      }
+      flush(w);
+    }
+  }
+
+  function drawEach(i0, i1, lh, nl, perPx, visible) {
+    const cs = meta.chunk_size;
+    for (let i = i0; i < i1; i++) {
+      if (!D.loaded[Math.floor(i / cs)]) { i = (Math.floor(i / cs) + 1) * cs - 1; continue; }
+      const x0 = xOf(D.from[i]), x1 = xOf(D.to[i] + 1);
+      const ln = D.lane[i], kind = binOf(i);
+      visible.push(i);
+      if (ln === LANE_GAP) {
+        ctx.fillStyle = pattern("gap"); ctx.fillRect(x0, 0, x1 - x0, nl * lh);
+        continue;
+      }
+      const row = Math.min(ln, nl - 1), y = row * lh + 14, h = lh - 20;
+      const gapPx = (x1 - x0) > 6 ? 1 : 0;
+      const x = x0 + gapPx, w = Math.max(x1 - x0 - 2 * gapPx, 1);
+      ctx.fillStyle = COLORS[kind]; ctx.fillRect(x, y, w, h);
+      if (kind === "aborted" || kind === "pending" || kind === "before") { ctx.fillStyle = pattern(kind); ctx.fillRect(x, y, w, h); }
+      const f = D.flags[i], glyph = kind === "commit" || f & F_COMMIT ? "commit" : kind === "abort" || f & F_ABORT ? "abort" : null;
+      if (glyph) {
+        // COMMIT: a check; ABORT: a cross. A marker not yet readable
+        // (pending, before the position) keeps its glyph on that fill.
+        ctx.strokeStyle = kind === "commit" ? "#fff" : "#000"; ctx.lineWidth = 2;
+        const cx = x + w / 2, cy = y + h / 2, r = Math.min(w, h) / 2 - 2;
+        if (r >= 2) {
+          ctx.beginPath();
+          if (glyph === "commit") { ctx.moveTo(cx - r, cy); ctx.lineTo(cx - r / 3, cy + r * 0.7); ctx.lineTo(cx + r, cy - r * 0.7); }
+          else { ctx.moveTo(cx - r, cy - r); ctx.lineTo(cx + r, cy + r); ctx.moveTo(cx + r, cy - r); ctx.lineTo(cx - r, cy + r); }
+          ctx.stroke();
+        }
+      }
+      if (state.selected !== null && D.from[i] <= state.selected && state.selected <= D.to[i] && ln !== LANE_GAP) {
+        ctx.strokeStyle = "#000"; ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, w + 2, h + 2);
+      }
+      if (w > 40) {
+        ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
+        const label = D.from[i] === D.to[i] ? String(D.from[i]) : D.from[i] + "–" + D.to[i];
+        const tw = ctx.measureText(label).width;
+        // Keep the label on the visible part of a batch cut by the edge.
+        const lx = Math.max(x, 0), vw = Math.min(x + w, W) - lx;
+        if (tw < vw - 24) {
+          // A white plate keeps the label readable over hatching.
+          ctx.fillStyle = "rgba(255,255,255,.92)"; ctx.fillRect(lx + 2, y + h - 14, tw + 6, 12);
+          ctx.fillStyle = "#000"; ctx.fillText(label, lx + 5, y + h - 8);
+        }
+      }
+    }
+    void perPx;
+  }
+
+  // drawTxns draws each transaction as a bar from its first offset to its
+  // marker above the lane's batches. Open ones (from meta) run to the HWM
+  // and get a DOM flag. With more transactions than pixels they are binned
+  // per column, as decisions are.
+  let tbins = null;
+  function drawTxns(lh, nl) {
+    markersEl.querySelectorAll(".flag").forEach((e) => e.remove());
+    if (T && T.n) {
+      let lo = 0, hi = T.n;
+      const from = view.from - T.maxLen - 1;
+      while (lo < hi) { const m = (lo + hi) >> 1; if (T.first[m] < from) lo = m + 1; else hi = m; }
+      let end = lo; { let l2 = lo, h2 = T.n; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
+      const w = Math.ceil(W), scale = W / (view.to - view.from), vf = view.from;
+      if (end - lo > W) {
+        if (!tbins || tbins.length !== w * nl) tbins = new Uint8Array(w * nl); else tbins.fill(0);
+        let kEnd = end;
+        if (pyrUsable()) {
+          if (pyrDirty) buildPyr(nl);
+          fromPyr(tpyr, nl, tbins, w);
+          kEnd = lo;
+        }
+        for (let k = lo; k < kEnd; k++) {
+          if (T.st[k] === 0) continue;
+          let x0 = Math.floor((T.first[k] - vf) * scale), x1 = Math.floor((T.marker[k] + 1 - vf) * scale);
+          if (x1 < 0 || x0 >= w) continue;
+          if (x0 < 0) x0 = 0; if (x1 >= w) x1 = w - 1;
+          const base = Math.min(T.lane[k], nl - 1) * w, bit = T.st[k] === 2 ? 2 : 1;
+          for (let x = x0; x <= x1; x++) tbins[base + x] |= bit;
+        }
+        for (let row = 0; row < nl; row++) {
+          const y = row * lh + 5, base = row * w;
+          for (let x = 0; x < w; x++) {
+            const m = tbins[base + x];
+            if (!m) continue;
+            let x2 = x; while (x2 + 1 < w && tbins[base + x2 + 1] === m) x2++;
+            ctx.fillStyle = m & 2 ? COLORS.aborted : COLORS.commit;
+            ctx.fillRect(x, m & 2 ? y + 1 : y, x2 - x + 1, m & 2 ? 2 : 4);
+            x = x2;
+          }
+        }
+      } else {
+        for (let k = lo; k < end; k++) {
+          const st = T.st[k];
+          if (st === 0) continue;
+          const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xOf(T.marker[k] + 1), W + 2);
+          if (x1 < 0) continue;
+          const y = Math.min(T.lane[k], nl - 1) * lh + 5;
+          if (st === 1) { ctx.fillStyle = COLORS.commit; ctx.fillRect(x0, y, Math.max(x1 - x0, 1), 4); }
+          else { ctx.fillStyle = COLORS.aborted; for (let x = x0; x < x1; x += 6) ctx.fillRect(x, y, Math.min(4, x1 - x), 4); }
+        }
+      }
+    }
+    // Open transactions run to the high watermark and are flagged.
+    const open = (meta && meta.open_transactions) || [];
+    open.forEach((t, n) => {
+      const ln = meta.lanes.findIndex((l) => l.producer_id === t.producer_id);
+      const row = Math.min(Math.max(ln, 0), nl - 1), y = row * lh + 5;
+      const x0 = xOf(t.first_offset), x1 = xOf(part.hwm);
+      if (x1 < 0 || x0 > W) return;
+      ctx.fillStyle = COLORS.pending; ctx.fillRect(Math.max(x0, -2), y - 1, Math.max(Math.min(x1, W + 2) - Math.max(x0, -2), 2), 6);
+      if (n < 50) {
+        const f = document.createElement("div");
+        f.className = "flag"; f.dataset.testid = "open-txn-" + t.producer_id + "-" + t.first_offset;
+        f.textContent = "OPEN txn of producer " + t.producer_id + " from " + t.first_offset + " → HWM";
+        f.style.left = Math.max(x0, 0) + "px"; f.style.top = (BAND + row * lh) + "px";
+        markersEl.appendChild(f);
+      }
+    });
+  }
+
+  function placeMarker(el, off) {
+    const x = xOf(off);
+    el.hidden = x < -1 || x > W + 1;
+    el.style.left = x + "px";
+    // Near the right edge the label goes left of the line.
+    el.classList.toggle("flip", x > W - 150);
+  }
+  function placeMarkers() {
+    placeMarker($('[data-testid="lso"]', root), part.lso);
+    placeMarker($('[data-testid="hwm"]', root), part.hwm);
+    placeMarker($('[data-testid="log-start"]', root), part.logStart);
+    const pm = $('[data-testid="position-marker"]', root);
+    if (state.position >= 0) { placeMarker(pm, state.position); pm.querySelector("span").textContent = "position " + state.position; }
+    else pm.hidden = true;
+    // LSO and HWM labels collide when they coincide.
+    $('[data-testid="lso"] span', root).textContent = part.lso === part.hwm ? "LSO = HWM " + part.lso : "LSO " + part.lso;
+    $('[data-testid="hwm"] span', root).style.visibility = part.lso === part.hwm ? "hidden" : "";
+    segEls.forEach(([el, off]) => placeMarker(el, off));
+  }
+  let segEls = [];
+  function placeSegments() {
+    segEls.forEach(([el]) => el.remove()); segEls = [];
+    (meta.segments || []).forEach((s, i) => {
+      if (i === 0) return; // the first segment starts at the log start
+      const el = document.createElement("div");
+      el.className = "marker segment"; el.dataset.testid = "segment-" + i;
+      el.title = s.name + " (" + s.txnindex + ", " + s.aborted_entries + " aborted entries)";
+      el.innerHTML = "<span></span>"; el.firstChild.textContent = s.name.replace(/^0+(?=\d)/, "");
+      markersEl.appendChild(el); segEls.push([el, s.base_offset]);
+    });
+  }
+
+  function niceStep(span, px) {
+    const raw = span / Math.max(px / 90, 1), p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * p >= raw) return Math.max(m * p, 1);
+    return 10 * p;
+  }
+  function drawAxis() {
+    const step = niceStep(view.to - view.from, W);
+    let html = "";
+    for (let o = Math.ceil(view.from / step) * step, n = 0; o <= view.to && n < 60; o += step, n++) {
+      if (o < part.logStart) continue;
+      o += 0; // no "-0"
+      html += '<div class="tick" style="left:' + xOf(o).toFixed(1) + 'px">' + o.toLocaleString() + "</div>";
+    }
+    axisEl.innerHTML = html;
+  }
+
+  // The hidden list makes the canvas accessible (and testable) when few
+  // batches are in view.
+  let listKey = "";
+  function updateList(visible, count) {
+    const key = gen + ":" + (visible.length ? visible[0] + "-" + visible[visible.length - 1] : "none") + ":" + count;
+    if (key === listKey) return;
+    listKey = key;
+    batchList.textContent = "";
+    if (count === 0 || count >= 2000 || visible.length === 0) return;
+    const frag = document.createDocumentFragment();
+    for (const i of visible) {
+      const li = document.createElement("li");
+      li.dataset.testid = "batch-" + D.from[i];
+      li.dataset.decision = VERDICTS[D.verdict[i]];
+      li.dataset.cause = CAUSES[D.cause[i]] || "unknown";
+      li.dataset.lane = D.lane[i] === LANE_GAP ? "gap" : D.lane[i];
+      if (D.flags[i] & F_COMMIT) li.dataset.control = "COMMIT";
+      if (D.flags[i] & F_ABORT) li.dataset.control = "ABORT";
+      li.textContent = "offsets " + D.from[i] + "–" + D.to[i] + ": " + VERDICTS[D.verdict[i]] + " (" + (CAUSES[D.cause[i]] || "") + ")";
+      frag.appendChild(li);
+    }
+    batchList.appendChild(frag);
+  }
+
+  // --- minimap ------------------------------------------------------------------
+  let miniImage = null;
+  // The minimap shows the whole log as stacked proportions: per column, the
+  // share of offsets of each kind, so that a rare kind is visible without
+  // hiding what dominates.
+  const MINI_KINDS = ["delivered", "aborted", "commit", "abort", "control", "pending", "before", "gap"];
+  function drawMini() {
+    if (!D || !meta) return;
+    const w = mini.width, h = mini.height;
+    const cnt = new Float64Array(w * 8);
+    const scale = w / (domain.to - domain.from), cs = meta.chunk_size;
+    for (let i = 0; i < D.n; i++) {
+      if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+      const v = D.verdict[i], f = D.flags[i];
+      const k = v === 0 ? 0 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 2 : f & F_ABORT ? 3 : 4) : v === 3 ? 5 : v === 4 ? 6 : 7;
+      const a = (D.from[i] - domain.from) * scale, b = (D.to[i] + 1 - domain.from) * scale;
+      let x = Math.max(Math.floor(a), 0);
+      const xe = Math.min(Math.floor(b), w - 1);
+      if (x === xe || b - a < 1) { if (x < w) cnt[x * 8 + k] += Math.max(b - a, 0.05); continue; }
+      for (; x <= xe; x++) cnt[x * 8 + k] += Math.min(b, x + 1) - Math.max(a, x);
+    }
+    mctx.setTransform(1, 0, 0, 1, 0, 0);
+    mctx.fillStyle = "#f4f4f4"; mctx.fillRect(0, 0, w, h);
+    for (let x = 0; x < w; x++) {
+      let tot = 0;
+      for (let k = 0; k < 8; k++) tot += cnt[x * 8 + k];
+      if (!tot) continue;
+      let y = 0;
+      for (let k = 0; k < 8; k++) {
+        const c = cnt[x * 8 + k]; if (!c) continue;
+        // Markers and aborts get at least one device pixel so they never vanish.
+        const hh = Math.max(c / tot * h, k === 0 || k === 7 ? 0 : 1);
+        mctx.fillStyle = k === 7 ? "#ccc" : COLORS[MINI_KINDS[k]];
+        mctx.fillRect(x, y, 1, hh); y += hh;
+      }
+    }
+    miniImage = mctx.getImageData(0, 0, w, h);
+    drawViewportOnMini();
+  }
+  function drawViewportOnMini() {
+    if (!miniImage) return;
+    mctx.putImageData(miniImage, 0, 0);
+    const w = mini.width, h = mini.height, s = w / (domain.to - domain.from);
+    const x0 = (view.from - domain.from) * s, x1 = (view.to - domain.from) * s;
+    mctx.strokeStyle = "#000"; mctx.lineWidth = 2 * dpr;
+    mctx.strokeRect(Math.max(x0, 1), 1, Math.max(x1 - x0, 3), h - 2);
+  }
+
+  // --- interaction -------------------------------------------------------------
+  function setView(from, to, opts) {
+    let span = Math.max(to - from, 4);
+    const full = domain.to - domain.from;
+    span = Math.min(span, full * 1.02 + 4);
+    let f = from;
+    if (f < domain.from - span * 0.1) f = domain.from - span * 0.1;
+    if (f + span > domain.to + span * 0.1) f = domain.to + span * 0.1 - span;
+    view.from = f; view.to = f + span;
+    schedule();
+    viewportChanged();
+    if (!opts || !opts.quiet) updateURL();
+  }
+  function zoom(factor, atX) {
+    const x = atX === undefined ? W / 2 : atX, o = offAt(x);
+    const span = (view.to - view.from) * factor;
+    setView(o - span * (x / W), o - span * (x / W) + span);
+  }
+  function pan(dx) { const d = dx / W * (view.to - view.from); setView(view.from + d, view.to + d); }
+  let vpTimer = 0;
+  function viewportChanged() {
+    clearTimeout(vpTimer);
+    vpTimer = setTimeout(() => { if (!done) send({ type: "viewport", from: Math.floor(view.from), to: Math.ceil(view.to) }); }, 60);
+  }
+  let urlTimer = 0;
+  function updateURL() {
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(() => {
+      const u = new URL(location.href);
+      u.searchParams.set("from", Math.floor(view.from));
+      u.searchParams.set("to", Math.ceil(view.to));
+      u.searchParams.set("isolation", state.isolation);
+      if (state.position >= 0) u.searchParams.set("position", state.position); else u.searchParams.delete("position");
+      if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
+      if (state.selected !== null) u.searchParams.set("sel", state.selected); else u.searchParams.delete("sel");
+      if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
+      history.replaceState(null, "", u);
+    }, 80);
+  }
+  function restart() {
+    updateURL();
+    if (ws && ws.readyState === 1) {
+      streamStart = performance.now(); done = false;
+      send({ type: "options", isolation: state.isolation, position: state.position, max_bytes: state.maxBytes, variant: state.variant });
+      send({ type: "viewport", from: Math.floor(view.from), to: Math.ceil(view.to) });
+    } else connect();
+    if (state.selected !== null) openDetail(state.selected);
+  }
+
+  plot.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = plot.getBoundingClientRect();
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) pan(e.deltaX || e.deltaY);
+    else zoom(Math.pow(1.0015, e.deltaY), e.clientX - r.left);
+  }, { passive: false });
+  let drag = null;
+  plot.addEventListener("mousedown", (e) => { drag = { x: e.clientX, moved: false, from: view.from, to: view.to }; plot.classList.add("dragging"); root.focus(); });
+  window.addEventListener("mousemove", (e) => {
+    if (drag) {
+      const dx = e.clientX - drag.x;
+      if (Math.abs(dx) > 3) drag.moved = true;
+      if (drag.moved) { const d = -dx / W * (drag.to - drag.from); setView(drag.from + d, drag.to + d); hideTip(); return; }
+    }
+    hover(e);
+  });
+  window.addEventListener("mouseup", (e) => {
+    if (!drag) return;
+    const wasDrag = drag.moved; drag = null; plot.classList.remove("dragging");
+    if (!wasDrag) click(e);
+  });
+  root.addEventListener("keydown", (e) => {
+    switch (e.key) {
+      case "+": case "=": zoom(1 / 1.5); break;
+      case "-": case "_": zoom(1.5); break;
+      case "ArrowLeft": pan(-W / 8); break;
+      case "ArrowRight": pan(W / 8); break;
+      case "0": case "Home": setView(domain.from, domain.to); break;
+      case "Escape": closeDetail(); break;
+      default: return;
+    }
+    e.preventDefault();
+  });
+  $('[data-testid="zoom-in"]').onclick = () => zoom(1 / 1.5);
+  $('[data-testid="zoom-out"]').onclick = () => zoom(1.5);
+  $('[data-testid="zoom-reset"]').onclick = () => setView(domain.from, domain.to);
+  isoEl.onchange = () => { state.isolation = isoEl.value; restart(); };
+  varEl.onchange = () => { state.variant = varEl.value; restart(); };
+  posEl.onchange = () => { state.position = posEl.value === "" ? -1 : Math.max(-1, Math.floor(+posEl.value)); restart(); };
+  maxEl.onchange = () => { const v = Math.floor(+maxEl.value); if (v > 0) { state.maxBytes = v; restart(); } };
+  let miniDrag = false;
+  const miniMove = (e) => {
+    const r = mini.getBoundingClientRect(), o = domain.from + (e.clientX - r.left) / r.width * (domain.to - domain.from);
+    const span = view.to - view.from; setView(o - span / 2, o + span / 2);
+  };
+  mini.addEventListener("mousedown", (e) => { miniDrag = true; miniMove(e); });
+  window.addEventListener("mousemove", (e) => { if (miniDrag) miniMove(e); });
+  window.addEventListener("mouseup", () => { miniDrag = false; });
+  window.addEventListener("resize", resize);
+
+  function pointed(e) {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (x < 0 || y < 0 || x > r.width || y > r.height || !D) return -1;
+    return decisionAt(offAt(x), Math.floor(y / laneH()));
+  }
+  // Reasons are the server's sentences (txnindex Decision.Reason); they are
+  // fetched on hover and cached per options.
+  const reasons = new Map();
+  function optsQuery() { return "isolation=" + state.isolation + "&position=" + state.position + "&max_bytes=" + state.maxBytes + "&variant=" + state.variant; }
+  function reasonOf(off) {
+    const key = optsQuery() + "@" + off;
+    if (!reasons.has(key)) {
+      reasons.set(key, fetch(apiPath + "/decisions?from=" + off + "&to=" + off + "&" + optsQuery())
+        .then((r) => r.text()).then((t) => {
+          const lines = t.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+          const d = lines.find((d) => d.from <= off && off <= d.to && d.batch_base_offset !== undefined) || lines[0];
+          return d ? d.reason : "";
+        }).catch(() => ""));
+    }
+    return reasons.get(key);
+  }
+  let tipFor = -1;
+  function describe(i) {
+    const v = VERDICTS[D.verdict[i]], f = D.flags[i];
+    let what = v;
+    if (f & F_COMMIT) what = "control · COMMIT marker"; else if (f & F_ABORT) what = "control · ABORT marker";
+    const lane = D.lane[i] === LANE_GAP ? "gap" : meta.lanes[D.lane[i]] ? meta.lanes[D.lane[i]].label : "";
+    return { what, lane, range: D.from[i] === D.to[i] ? "offset " + D.from[i] : "offsets " + D.from[i] + "–" + D.to[i] };
+  }
+  function hover(e) {
+    const i = pointed(e);
+    if (i < 0) { hideTip(); return; }
+    const d = describe(i);
+    tooltip.hidden = false;
+    tooltip.style.left = Math.min(e.clientX + 14, window.innerWidth - 430) + "px";
+    tooltip.style.top = (e.clientY + 16) + "px";
+    if (tipFor === i) return;
+    tipFor = i;
+    tooltip.dataset.decision = VERDICTS[D.verdict[i]];
+    tooltip.dataset.offset = D.from[i];
+    tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=reason>…</div>";
+    tooltip.querySelector("b").textContent = d.what;
+    tooltip.querySelector(".r").textContent = d.range;
+    tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSES[D.cause[i]] || "");
+    const off = D.from[i];
+    reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = s; });
+  }
+  function hideTip() { tooltip.hidden = true; tipFor = -1; }
+  plot.addEventListener("mouseleave", hideTip);
+
+  function click(e) {
+    const i = pointed(e);
+    if (i < 0 || D.lane[i] === LANE_GAP) return;
+    state.selected = D.from[i]; updateURL(); schedule();
+    openDetail(D.from[i]);
+  }
+  function closeDetail() { detail.hidden = true; state.selected = null; updateURL(); schedule(); }
+  function row(k, v) { return "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; }
+  function esc(s) { return String(s === null || s === undefined ? "—" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  function openDetail(off) {
+    fetch(apiPath + "/batches/" + off + "?" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status)).then((b) => {
+      const d = b.decision || {}, t = b.transaction, a = b.aborted_entry;
+      let h = '<button type="button" class="close" data-testid="detail-close" aria-label="close">✕</button>';
+      h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") + "</h2>";
+      h += '<div class="reason" data-testid="detail-reason" data-decision="' + esc(d.decision) + '">' + esc(d.reason || d.decision) + "</div>";
+      h += '<div class="cols"><table><caption>header</caption>' + row("producer id", b.producer_id) + row("epoch", b.producer_epoch) +
+        row("base sequence", b.base_sequence) + row("records", b.records_count) + row("size", b.size + " bytes") + row("position", b.position) +
+        row("magic", b.magic) + row("attributes", "0x" + b.attributes.toString(16)) + row("transactional", b.transactional) +
+        row("control", b.control) + row("compression", b.compression) + row("timestamp type", b.timestamp_type) +
+        row("max timestamp", b.max_timestamp >= 0 ? new Date(b.max_timestamp).toISOString() : b.max_timestamp) + "</table>";
+      h += "<table><caption>location</caption>" + row("segment", b.segment) + row(".txnindex", b.txnindex) +
+        row("fetch offset", d.fetch_offset) + row("decision", d.decision) + row("cause", d.cause) + row("read_uncommitted", d.read_uncommitted) + "</table>";
+      if (t) h += "<table><caption>transaction</caption>" + row("state", t.state) + row("first offset", t.first_offset) + row("last data offset", t.last_data_offset) +
+        row("marker offset", t.marker_offset < 0 ? "none (open)" : t.marker_offset) + row("batches", t.batches) + row("records", t.records) + "</table>";
+      if (a) h += "<table><caption>aborted entry</caption>" + row("file", a.file) + row("first offset", a.first_offset) + row("last offset", a.last_offset) +
+        row("last stable offset", a.last_stable_offset) + row("from disk", a.from_disk) + "</table>";
+      h += "</div>";
+      if (b.record_list.length) {
+        const shown = b.record_list.slice(0, 50);
+        h += '<table class="records" data-testid="detail-records"><caption>records' + (b.record_list.length > 50 ? " (first 50 of " + b.record_list.length + ")" : "") +
+          "</caption><tr><th>offset</th><th>timestamp</th><th>key</th><th>value</th><th>headers</th></tr>";
+        for (const r of shown) {
+          const show = (t, raw) => t !== undefined && t !== null ? t : raw === null ? "null" : raw.length > 24 ? "base64:" + raw.slice(0, 24) + "…" : "base64:" + raw;
+          const val = r.control ? r.control + " marker" + (r.coordinator_epoch !== undefined ? " (coordinator epoch " + r.coordinator_epoch + ")" : "") : show(r.value_text, r.value);
+          h += "<tr><td>" + r.offset + "</td><td>" + (r.timestamp >= 0 ? esc(new Date(r.timestamp).toISOString()) : r.timestamp) + "</td><td>" +
+            esc(r.control ? "—" : show(r.key_text, r.key)) + "</td><td>" + esc(val) + "</td><td>" + esc((r.headers || []).map((x) => x.key).join(", ")) + "</td></tr>";
+        }
+        h += "</table>";
+      } else h += "<p>" + esc(b.records_note || "no records") + "</p>";
+      h += '<button type="button" data-testid="consume-from-here">consume from here (position ' + b.base_offset + ")</button>";
+      detail.innerHTML = h; detail.hidden = false; detail.dataset.offset = b.base_offset;
+      detail.querySelector(".close").onclick = closeDetail;
+      detail.querySelector('[data-testid="consume-from-here"]').onclick = () => {
+        state.position = b.base_offset; posEl.value = b.base_offset; restart();
+      };
+    }).catch((err) => { detail.hidden = false; detail.textContent = "no batch at offset " + off + " (" + err + ")"; });
+  }
+
+  // --- test and benchmark hooks -------------------------------------------
+  window.txnscope = {
+    state: () => ({ done, painted: done && painted, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
+      isolation: state.isolation, variant: state.variant, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
+    // batchAt returns the decision under the client coordinates, or null.
+    batchAt: (x, y) => {
+      const i = pointed({ clientX: x, clientY: y });
+      return i < 0 ? null : { from: D.from[i], to: D.to[i], decision: VERDICTS[D.verdict[i]], cause: CAUSES[D.cause[i]], lane: D.lane[i], flags: D.flags[i] };
+    },
+    // pointOf returns client coordinates inside the drawn decision covering off.
+    pointOf: (off) => {
+      if (!D) return null;
+      const [i0, i1] = visibleRange(off, off + 1);
+      for (let i = i0; i < i1; i++) {
+        if (D.from[i] <= off && off <= D.to[i] && D.lane[i] !== LANE_GAP) {
+          const r = canvas.getBoundingClientRect(), lh = laneH();
+          const x0 = Math.max(xOf(D.from[i]), 0), x1 = Math.min(xOf(D.to[i] + 1), W);
+          return { x: r.left + (x0 + x1) / 2, y: r.top + D.lane[i] * lh + lh / 2 + 4 };
+        }
+      }
+      return null;
+    },
+    // drawn summarises what the last frame drew: decisions per verdict.
+    drawn: () => {
+      const c = {};
+      (lastDrawVisible || []).forEach((i) => { const k = binOf(i); c[k] = (c[k] || 0) + 1; });
+      return c;
+    },
+    setView: (f, t) => setView(f, t),
+    zoom: (factor) => zoom(factor),
+    pan: (px) => pan(px),
+    metrics: () => {
+      const f = metrics.frames.slice().sort((a, b) => a - b);
+      const nav = performance.getEntriesByType("navigation")[0];
+      return { firstPaintMs: metrics.firstPaint, streamDoneMs: metrics.streamDone, navStartToScript: nav ? nav.domContentLoadedEventEnd : null,
+        frameP95: f.length ? f[Math.floor(f.length * 0.95)] : null, frames: f.length,
+        heap: performance.memory ? performance.memory.usedJSHeapSize : null, parts: metrics.parts };
+    },
+    resetFrames: () => { metrics.frames.length = 0; },
+  };
+
+  resize();
+  connect();
+  if (state.selected !== null) openDetail(state.selected);
+})();

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"strconv"
+
+	"github.com/txnscope/txnscope/static"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// IndexView is the index page.
+type IndexView struct {
+	Sources []SourceView
+	Assets  Assets
+}
+
+// SourceView is one source on the index page.
+type SourceView struct {
+	ID, Title  string
+	Partitions []PartitionLink
+}
+
+// PartitionLink is a link to a timeline.
+type PartitionLink struct {
+	Label   string
+	Href    string
+	TestID  string
+	Summary string
+}
+
+// Assets are the cache-busted asset URLs.
+type Assets struct {
+	CSS, JS string
+}
+
+func assets() Assets {
+	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js")}
+}
+
+func indexView(srcs []Source) IndexView {
+	v := IndexView{Assets: assets()}
+	for _, s := range srcs {
+		sv := SourceView{ID: s.ID, Title: s.Title}
+		for _, p := range s.Partitions {
+			n := strconv.Itoa(int(p.Partition))
+			sv.Partitions = append(sv.Partitions, PartitionLink{
+				Label:   p.Topic + "-" + n,
+				Href:    PartitionPath(s.ID, p.Topic, p.Partition),
+				TestID:  "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
+				Summary: p.Summary,
+			})
+		}
+		v.Sources = append(v.Sources, sv)
+	}
+	return v
+}
+
+// TimelineView is the timeline page: the parts drawn in the DOM (lanes,
+// markers, summary) and what the script needs to open the stream.
+type TimelineView struct {
+	Source, Title, Topic string
+	Partition            int32
+	Name                 string // topic-partition
+	Lanes                []LaneView
+	LogStart, LogEnd     int64
+	HWM, LSO             int64
+	Batches, Txns, Open  int
+	Segments             int
+	Gaps                 int
+	Pinned               string // sentence about the LSO
+	WSPath, APIPath      string
+	Assets               Assets
+}
+
+// LaneView is one producer lane.
+type LaneView struct {
+	Index  int
+	TestID string
+	Label  string // "producer 7"
+	Epochs string // "epoch 0" or "epochs 0–2"
+	Note   string // "transactional, 3 batches"
+}
+
+func epochs(first, last int16) string {
+	if first == last {
+		return "epoch " + strconv.Itoa(int(first))
+	}
+	return "epochs " + strconv.Itoa(int(first)) + "–" + strconv.Itoa(int(last))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// thousands writes n with thin-space thousands separators: 1 000 004.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 10000 {
+		return s
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, "\u202f"...)
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func timelineView(id, title string, l *txnindex.Log) TimelineView {
+	p := strconv.Itoa(int(l.Partition))
+	base := "/sources/" + id + "/partitions/" + l.Topic + "/" + p
+	v := TimelineView{Source: id, Title: title, Topic: l.Topic, Partition: l.Partition, Name: l.Topic + "-" + p,
+		LogStart: l.LogStartOffset, LogEnd: l.LogEndOffset, HWM: l.HighWatermark, LSO: l.LastStableOffset,
+		Batches: len(l.Batches), Txns: len(l.Txns), Open: len(l.Open), Segments: len(l.Segments), Gaps: len(l.Gaps),
+		WSPath: "/ws/v1" + base, APIPath: "/api/v1" + base, Assets: assets()}
+	none := 0
+	for i := range l.Batches {
+		if !l.Batches[i].HasProducerID() {
+			none++
+		}
+	}
+	// Lane order matches api.Lanes: none first, then producers in order of
+	// first appearance.
+	v.Lanes = append(v.Lanes, LaneView{Index: 0, TestID: "lane-none", Label: "no producer id", Epochs: "non-transactional",
+		Note: plural(none, "batch", "batches")})
+	for i, pr := range l.Producers {
+		kind := "idempotent"
+		if pr.Transactional {
+			kind = "txn"
+		}
+		v.Lanes = append(v.Lanes, LaneView{Index: i + 1, TestID: "lane-" + strconv.FormatInt(int64(pr.ID), 10),
+			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: epochs(pr.FirstEpoch, pr.LastEpoch),
+			Note: kind + ", " + plural(pr.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
+	}
+	switch {
+	case l.LastStableOffset < l.HighWatermark && len(l.Open) > 0:
+		t := &l.Txns[l.Open[0]]
+		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " is pinned by the open transaction of producer " +
+			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +
+			"; read_committed consumers stop there."
+	case l.LastStableOffset < l.HighWatermark:
+		v.Pinned = "LSO trails the high watermark."
+	default:
+		v.Pinned = "LSO equals the high watermark."
+	}
+	return v
+}
+
+// Summary is the index line of a built partition.
+func Summary(l *txnindex.Log) string {
+	return plural(len(l.Batches), "batch", "batches") + " · " + plural(len(l.Txns), "transaction", "transactions") +
+		" (" + itoa(len(l.Open)) + " open) · LSO " + i64(l.LastStableOffset) + " · HWM " + i64(l.HighWatermark)
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+func itoa(n int) string  { return strconv.Itoa(n) }

@@ -1,0 +1,99 @@
+// Package web serves txnscope's human-facing pages: the index of loaded
+// sources and the timeline of one partition. Handlers build view models
+// (view.go) and templ components render them; the timeline's canvas is
+// drawn by static/js/timeline.js from the websocket stream of package api.
+// Its API is internal to txnscope.
+package web
+
+//go:generate go tool templ generate
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Source is one loaded input and its partitions.
+type Source struct {
+	ID         string
+	Title      string
+	Partitions []Partition
+}
+
+// Partition names one partition of a source. Summary, when set, is a
+// one-line description for the index (a partition built lazily has none
+// until it is opened).
+type Partition struct {
+	Topic     string
+	Partition int32
+	Summary   string
+}
+
+// Catalog is what the pages need from whoever loaded the data.
+type Catalog interface {
+	Sources() []Source
+	Log(id, topic string, partition int32) (*txnindex.Log, bool)
+}
+
+// UI holds the page handlers.
+type UI struct {
+	cat Catalog
+}
+
+// New returns the page handlers over cat.
+func New(cat Catalog) *UI { return &UI{cat: cat} }
+
+// Index serves "/": the sources and their partitions.
+func (u *UI) Index() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		render(w, r, IndexPage(indexView(u.cat.Sources())))
+	})
+}
+
+// Timeline serves /sources/{id}/partitions/{topic}/{partition}.
+func (u *UI) Timeline() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, topic := r.PathValue("id"), r.PathValue("topic")
+		p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+		if err != nil {
+			http.Error(w, "partition is not a number", http.StatusBadRequest)
+			return
+		}
+		l, ok := u.cat.Log(id, topic, int32(p))
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
+			return
+		}
+		title := ""
+		for _, s := range u.cat.Sources() {
+			if s.ID == id {
+				title = s.Title
+			}
+		}
+		render(w, r, TimelinePage(timelineView(id, title, l)))
+	})
+}
+
+// PartitionPath is the timeline URL of a partition.
+func PartitionPath(id, topic string, partition int32) string {
+	return "/sources/" + url.PathEscape(id) + "/partitions/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+}
+
+// render renders c fully before sending it, so a template error becomes a
+// 500 rather than half a page (what templ.Handler does by default).
+func render(w http.ResponseWriter, r *http.Request, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		slog.Error("web: render", "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(buf.Bytes())
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// fakeCatalog holds one partition: producer 7 aborts, producer 8 commits.
+type fakeCatalog struct{ l *txnindex.Log }
+
+func (f fakeCatalog) Sources() []Source {
+	return []Source{{ID: "demo", Title: "A demo", Partitions: []Partition{{Topic: "t", Partition: 0}}}}
+}
+
+func (f fakeCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
+	if id != "demo" || topic != "t" || p != 0 {
+		return nil, false
+	}
+	return f.l, true
+}
+
+func testLog() *txnindex.Log {
+	p := &txnindex.Partition{Topic: "t", LogStartOffset: -1, HighWatermark: -1}
+	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType) {
+		p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2,
+			Attributes: attrs, Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1})
+	}
+	add(0, 1, -1, 0, txnindex.ControlNone)
+	add(2, 3, 7, txnindex.AttrTransactional, txnindex.ControlNone)
+	add(4, 4, 8, txnindex.AttrTransactional, txnindex.ControlNone)
+	add(5, 5, 7, txnindex.AttrTransactional|txnindex.AttrControl, txnindex.ControlAbort)
+	add(6, 6, 8, txnindex.AttrTransactional|txnindex.AttrControl, txnindex.ControlCommit)
+	return txnindex.Build(p)
+}
+
+func serve(t *testing.T, h http.Handler, path string, want int) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("GET /sources/{id}/partitions/{topic}/{partition}", h)
+	mux.Handle("GET /{$}", h)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	if rec.Code != want {
+		t.Fatalf("GET %s: %d, want %d\n%s", path, rec.Code, want, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+func TestIndex(t *testing.T) {
+	ui := New(fakeCatalog{testLog()})
+	body := serve(t, ui.Index(), "/", 200)
+	for _, want := range []string{`data-testid="source-list"`, `data-testid="partition-link-demo-t-0"`, `href="/sources/demo/partitions/t/0"`, "A demo"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("index lacks %s", want)
+		}
+	}
+	if !regexp.MustCompile(`/static/css/app\.css\?v=[0-9a-f]{12}`).MatchString(body) {
+		t.Errorf("stylesheet URL is not cache-busted")
+	}
+}
+
+func TestTimeline(t *testing.T) {
+	ui := New(fakeCatalog{testLog()})
+	body := serve(t, ui.Timeline(), "/sources/demo/partitions/t/0", 200)
+	for _, want := range []string{
+		`data-testid="timeline"`, `data-testid="lane-none"`, `data-testid="lane-7"`, `data-testid="lane-8"`,
+		`data-testid="lso"`, `data-testid="hwm"`, `data-testid="legend"`, `data-testid="isolation"`,
+		`data-testid="position"`, `data-testid="max-bytes"`, `data-testid="variant"`, `data-testid="tooltip"`, `data-testid="detail"`,
+		`data-testid="minimap"`, `data-ws="/ws/v1/sources/demo/partitions/t/0"`, `data-api="/api/v1/sources/demo/partitions/t/0"`,
+		`data-lso="7"`, `data-hwm="7"`, "producer 7", "epoch 0", `/static/js/timeline.js?v=`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	serve(t, ui.Timeline(), "/sources/demo/partitions/t/9", 404)
+	serve(t, ui.Timeline(), "/sources/demo/partitions/t/x", 400)
+}
+
+func TestTimelineView(t *testing.T) {
+	v := timelineView("demo", "A demo", testLog())
+	if len(v.Lanes) != 3 || v.Lanes[0].TestID != "lane-none" || v.Lanes[1].TestID != "lane-7" || v.Lanes[2].Index != 2 {
+		t.Errorf("lanes %+v", v.Lanes)
+	}
+	if v.Name != "t-0" || v.Txns != 2 || v.Open != 0 || !strings.Contains(v.Pinned, "equals") {
+		t.Errorf("view %+v", v)
+	}
+}
