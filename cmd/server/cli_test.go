@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/internal/testtool"
 )
@@ -87,5 +91,38 @@ func TestInspectAndErrors(t *testing.T) {
 	code, _, errOut := runArgs(t, "decide", "main.go")
 	if code != 1 || !strings.Contains(errOut, "not a Kafka input: want a log directory") {
 		t.Errorf("main.go: code %d %q", code, errOut)
+	}
+}
+
+// TestServeLoad: --load adds every partition of a real log directory,
+// served through the same API as the demos.
+func TestServeLoad(t *testing.T) {
+	testtool.NeedDir(t, realdata)
+	dir := filepath.Join(realdata, "ItumelengMogase_Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data")
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--big=false", "--load", dir}, &env{stdout: io.Discard, stderr: io.Discard, ready: func(a string) { addrc <- a }})
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		t.Fatalf("server exited %d", code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not start")
+	}
+	resp, err := http.Get("http://" + addr + "/api/v1/sources/load1/partitions/_confluent-ksql-default__command_topic/0/decisions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "commit_marker") {
+		t.Errorf("decisions: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }

@@ -20,8 +20,10 @@ import (
 const shutdownGrace = 5 * time.Second
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "serve", "[flags]", "Serve txnscope on the embedded demo scenarios (and, later, --load PATH).")
+	fs := newFlags(e, "serve", "[flags]", "Serve txnscope on the embedded demo scenarios and every --load PATH.")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; loopback by default")
+	var loads multiFlag
+	fs.Var(&loads, "load", "add a log directory, partition directory, segment, capture or dump text (repeatable)")
 	big := fs.Bool("big", true, "also offer the generated 1M-batch demo (built on first request)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -30,6 +32,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	cat := demoCatalog(*big)
+	for i, path := range loads {
+		ld, err := loadAny(path)
+		if err != nil {
+			return err
+		}
+		for _, p := range ld.problems {
+			fmt.Fprintf(e.stderr, "warning: %v\n", p)
+		}
+		cat.add(fmt.Sprintf("load%d", i+1), path, ld)
+	}
 	// Listen first so a port error surfaces now, not in a goroutine.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -122,6 +134,27 @@ func demoCatalog(big bool) *catalog {
 	}
 	return c
 }
+
+// add makes a source of each partition a --load PATH held.
+func (c *catalog) add(id, path string, ld *loaded) {
+	files := map[string]*loader.Partition{}
+	for _, d := range ld.dirs {
+		files[fmt.Sprintf("%s-%d", d.Partition.Topic, d.Partition.Partition)] = d
+	}
+	for _, p := range ld.parts {
+		l := p.log
+		s := &source{id: id, title: fmt.Sprintf("%s (%s)", path, ld.kind), topic: l.Topic, partition: l.Partition,
+			build: func() *txnindex.Log { return l }, files: files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]}
+		s.get()
+		c.srcs = append(c.srcs, s)
+	}
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return fmt.Sprint([]string(*m)) }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func (c *catalog) find(id, topic string, partition int32) *source {
 	for _, s := range c.srcs {
