@@ -5,9 +5,11 @@ FUZZTIME ?= 5s
 PKGS := ./...
 TOOLS := chromium kcat tshark
 
-.PHONY: test deps vet templ-check staticcheck unit fuzz fuzz-long bench run
+.PHONY: test deps vet templ-check staticcheck unit fuzz fuzz-long bench run summary
+UNITLOG := $(or $(TMPDIR),/tmp)/txnscope-unit.log
+FUZZLOG := $(or $(TMPDIR),/tmp)/txnscope-fuzz-count.log
 
-test: deps vet templ-check staticcheck unit fuzz
+test: deps vet templ-check staticcheck unit fuzz summary
 
 # Install the programs the tests drive (Debian packages), once.
 deps:
@@ -36,17 +38,22 @@ staticcheck:
 	$(GO) tool staticcheck $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	set -o pipefail; $(GO) test -race -count=1 -timeout 20m -json $(PKGS) | tee $(UNITLOG).json | $(GO) run ./internal/testtool/summarize
 
 # Each fuzz target for FUZZTIME, one at a time (go test allows one -fuzz
 # target per package and run).
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	@: > $(FUZZLOG); set -e; for pkg in $$($(GO) list $(PKGS)); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/txnscope-fuzz.log 2>&1 || { cat /tmp/txnscope-fuzz.log; exit 1; }; \
+			echo "$$pkg $$f" >> $(FUZZLOG); \
 		done; \
 	done
+
+# One closing line for whoever reads the log: tests and fuzz targets run.
+summary:
+	@$(GO) run ./internal/testtool/summarize -fuzz $(FUZZLOG) < $(UNITLOG).json
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=5m
