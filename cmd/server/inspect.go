@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
@@ -121,6 +125,14 @@ type inspectBatch struct {
 	Codec         string   `json:"compresscodec"`
 	MaxTimestamp  int64    `json:"max_timestamp"`
 	Records       []string `json:"records,omitempty"`
+
+	Segment          string `json:"segment"`
+	LastSequence     int32  `json:"last_sequence"`
+	LeaderEpoch      int32  `json:"partition_leader_epoch"`
+	IsControl        bool   `json:"is_control"`
+	TimestampType    string `json:"timestamp_type"`
+	CoordinatorEpoch int32  `json:"coordinator_epoch"`
+	DeleteHorizon    int64  `json:"delete_horizon_ms"` // -1 if none
 }
 
 type inspectFetch struct {
@@ -227,7 +239,15 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 				b := &l.Batches[bi]
 				ib := inspectBatch{BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, Count: b.Records, ProducerID: int64(b.ProducerID),
 					ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence, Transactional: b.IsTransactional(),
-					Position: b.Position, Size: b.Size, Magic: b.Magic, Codec: b.Compression().String(), MaxTimestamp: b.MaxTimestamp}
+					Position: b.Position, Size: b.Size, Magic: b.Magic, Codec: b.Compression().String(), MaxTimestamp: b.MaxTimestamp,
+					LastSequence: b.LastSequence(), LeaderEpoch: b.PartitionLeaderEpoch, IsControl: b.IsControl(),
+					TimestampType: b.TimestampType().String(), CoordinatorEpoch: b.CoordinatorEpoch, DeleteHorizon: -1}
+				if b.HasDeleteHorizon() {
+					ib.DeleteHorizon = b.BaseTimestamp
+				}
+				if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
+					ib.Segment = l.Segments[s].Name
+				}
 				if b.IsControl() {
 					ib.Control = b.Control.String()
 				}
@@ -237,7 +257,7 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 						ib.Records = append(ib.Records, "error: "+err.Error())
 					}
 					for _, r := range recs {
-						ib.Records = append(ib.Records, fmt.Sprintf("offset: %d timestamp: %d key: %q value: %q headers: %d", r.Offset, r.Timestamp, clip(r.Key), clip(r.Value), len(r.Headers)))
+						ib.Records = append(ib.Records, dumpRecord(b, r))
 					}
 				}
 				ip.Batches = append(ip.Batches, ib)
@@ -268,11 +288,19 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 	return out
 }
 
-func clip(b []byte) []byte {
-	if len(b) > 64 {
-		return append(b[:64:64], "..."...)
+// clip shortens a key or value for display and escapes it when it is not
+// printable text, so a binary payload cannot break the line format.
+func clip(b []byte) string {
+	s := string(b)
+	if len(s) > 64 {
+		s = s[:64] + "..."
 	}
-	return b
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func writeInspectText(w io.Writer, v inspectOut) {
@@ -314,11 +342,18 @@ func writeInspectText(w io.Writer, v inspectOut) {
 		for _, g := range p.Gaps {
 			fmt.Fprintf(w, "  gap %d-%d: %s\n", g.From, g.To, g.Cause)
 		}
+		// Batches print as kafka-dump-log.sh (DumpLogSegments) prints them,
+		// so the text can be diffed against the real tool's and read back
+		// by txnscope's own dump-text loader.
+		seg := ""
 		for _, b := range p.Batches {
-			fmt.Fprintf(w, "  baseOffset: %d lastOffset: %d count: %d baseSequence: %d producerId: %d producerEpoch: %d isTransactional: %v control: %s position: %d size: %d magic: %d compresscodec: %s\n",
-				b.BaseOffset, b.LastOffset, b.Count, b.BaseSequence, b.ProducerID, b.ProducerEpoch, b.Transactional, b.Control, b.Position, b.Size, b.Magic, b.Codec)
+			if b.Segment != seg {
+				seg = b.Segment
+				fmt.Fprintf(w, "Dumping %s\n", filepath.Join(p.Dir, seg))
+			}
+			fmt.Fprintln(w, dumpBatch(b))
 			for _, r := range b.Records {
-				fmt.Fprintf(w, "  | %s\n", r)
+				fmt.Fprintf(w, "| %s\n", r)
 			}
 		}
 	}
@@ -329,4 +364,60 @@ func writeInspectText(w io.Writer, v inspectOut) {
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+}
+
+// optionalLong renders Java's OptionalLong.toString().
+func optionalLong(v int64) string {
+	if v < 0 {
+		return "OptionalLong.empty"
+	}
+	return fmt.Sprintf("OptionalLong[%d]", v)
+}
+
+// dumpBatch renders a batch line in DumpLogSegments' format. The stored CRC
+// is not kept by the header scan, so crc and isvalid are left out.
+func dumpBatch(b inspectBatch) string {
+	if b.Magic < 2 {
+		return fmt.Sprintf("offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s",
+			b.LastOffset, b.Position, b.TimestampType, b.MaxTimestamp, b.Size, b.Magic, b.Codec)
+	}
+	return fmt.Sprintf("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %v isControl: %v deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d compresscodec: %s",
+		b.BaseOffset, b.LastOffset, b.Count, b.BaseSequence, b.LastSequence, b.ProducerID, b.ProducerEpoch, b.LeaderEpoch,
+		b.Transactional, b.IsControl, optionalLong(b.DeleteHorizon), b.Position, b.TimestampType, b.MaxTimestamp, b.Size, b.Magic, b.Codec)
+}
+
+// dumpRecord renders a record line as DumpLogSegments does with
+// --deep-iteration --print-data-log (without the "| " prefix).
+func dumpRecord(b *txnindex.Batch, r loader.Record) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, size(r.Key), size(r.Value))
+	if b.Magic >= 2 {
+		keys := make([]string, len(r.Headers))
+		for i, h := range r.Headers {
+			keys[i] = h.Key
+		}
+		fmt.Fprintf(&sb, " sequence: %d headerKeys: [%s]", r.Sequence, strings.Join(keys, ","))
+	}
+	if b.IsControl() {
+		if r.Control == txnindex.ControlAbort || r.Control == txnindex.ControlCommit {
+			fmt.Fprintf(&sb, " endTxnMarker: %s coordinatorEpoch: %d", r.Control, r.CoordinatorEpoch)
+		} else {
+			fmt.Fprintf(&sb, " controlType: %s(%d)", r.Control, int16(r.Control))
+		}
+		return sb.String()
+	}
+	if r.Key != nil {
+		fmt.Fprintf(&sb, " key: %s", clip(r.Key))
+	}
+	if r.Value != nil {
+		fmt.Fprintf(&sb, " payload: %s", clip(r.Value))
+	}
+	return sb.String()
+}
+
+func size(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
 }

@@ -86,9 +86,20 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		d.Problems = append(d.Problems, &LineError{name, lineNo, fmt.Sprintf(msg, a...)})
 	}
 	sawHeader := false
+	// A record's payload is printed raw (StringDecoder), so a payload
+	// holding newlines continues on the next lines: after a record line,
+	// unrecognised lines belong to it.
+	inRecord := false
 	for sc.Scan() {
 		lineNo++
 		line := strings.TrimRight(sc.Text(), "\r")
+		isRecord := strings.HasPrefix(line, "| ")
+		known := isRecord || strings.HasPrefix(line, "Dumping ") || strings.HasPrefix(line, "baseOffset:") || strings.HasPrefix(line, "offset:") ||
+			strings.HasPrefix(line, "version:") || strings.HasPrefix(line, "producerId:") || strings.HasPrefix(line, "Log starting offset:")
+		if inRecord && !known {
+			continue
+		}
+		inRecord = isRecord
 		switch {
 		case strings.HasPrefix(line, "Dumping "):
 			sawHeader = true
