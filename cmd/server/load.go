@@ -140,6 +140,20 @@ func loadDir(path string) (*loaded, error) {
 			ld.problems = append(ld.problems, d)
 		}
 	}
+	if len(ld.parts) == 0 && loader.IsKfakeDir(path) {
+		// Not Kafka's layout but what kfake.DataDir writes.
+		ps, err := loader.OpenKfakeDir(path)
+		if err != nil {
+			return nil, err
+		}
+		ld = &loaded{kind: "kfake data directory", dirs: ps}
+		for _, p := range ps {
+			ld.parts = append(ld.parts, &part{log: p.Build()})
+			for _, d := range p.Damage {
+				ld.problems = append(ld.problems, d)
+			}
+		}
+	}
 	if len(ld.parts) == 0 {
 		return nil, fmt.Errorf("%s: no partition to load: want <topic>-<partition> directories holding .log segments", path)
 	}
