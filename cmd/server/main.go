@@ -9,8 +9,9 @@
 //	server inspect [flags] PATH     show segments, indexes and checkpoints
 //	server export [flags]           write a self-contained demo page
 //
-// Exit codes: 0 success, 1 runtime failure, 2 bad usage, 3 (diagnose) a
-// partition is pinned by a hanging transaction.
+// Exit codes: 0 success, 1 runtime failure, 2 bad usage, 3 (diagnose,
+// watch --once) a partition is pinned by a hanging transaction, 4 (watch
+// --once) the engine and the broker disagree.
 //
 // This package is the only one that wires the others together.
 package main
@@ -62,6 +63,7 @@ func commands() []command {
 		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runInspect},
 		{"export", "write a self-contained HTML demo", runNotYet("export", 8)},
 		{"scenario", "build a scenario file into a real partition directory", runScenario},
+		{"watch", "watch a topic on a live cluster, read-only: batches, LSO moves, open and hanging transactions, engine vs broker", runWatch},
 	}
 }
 
@@ -107,7 +109,7 @@ func run(ctx context.Context, args []string, e *env) int {
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(e.stderr, "server: unknown command %q (want one of serve, decide, diagnose, inspect, export; see 'server --help')\n", name)
+	fmt.Fprintf(e.stderr, "server: unknown command %q (want one of serve, decide, diagnose, inspect, export, scenario, watch; see 'server --help')\n", name)
 	return exitUsage
 }
 
@@ -125,7 +127,7 @@ func topUsage(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'server COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 hanging transaction (diagnose).")
+	fmt.Fprintln(w, "\nRun 'server COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 hanging transaction (diagnose, watch --once), 4 engine and broker disagree (watch --once).")
 }
 
 // newFlags returns a flag set that reports errors instead of exiting, with
@@ -150,8 +152,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return err
+				return err // the flag package has printed the usage
 			}
 			return usagef("%v", err)
 		}

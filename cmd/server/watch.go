@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/txnscope/txnscope/live"
+)
+
+// passwordEnv is where watch reads a SASL password when no file is given.
+// A password is never a flag value: flags show in ps and shell history.
+const passwordEnv = "TXNSCOPE_SASL_PASSWORD"
+
+// Exit status of watch --once when the engine and the broker disagree.
+const exitMismatch = 4
+
+func runWatch(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "watch", "--bootstrap HOST:PORT[,HOST:PORT] --topic T [flags]",
+		"Watch a topic on a running cluster, strictly read-only (Metadata, ListOffsets, Fetch, DescribeProducers,\n"+
+			"ListTransactions, DescribeTransactions, DescribeConfigs): every batch, marker and LSO move as it happens,\n"+
+			"open transactions with their transactional ids, hanging ones by KIP-664's rule, and every difference\n"+
+			"between txnscope's engine and the broker's own answer.\n\n"+
+			"The SASL password comes from --sasl-password-file or the "+passwordEnv+" environment variable, never a flag.\n"+
+			"With --once: exit 3 if a transaction is hanging, 4 if the engine and the broker disagree.")
+	var (
+		bootstrap = fs.String("bootstrap", "", "comma-separated HOST:PORT list of brokers (required)")
+		topic     = fs.String("topic", "", "the topic to watch (required)")
+		partition = fs.String("partition", "", "partitions to watch, comma-separated (default: all)")
+		from      = fs.Int64("from", -1, "start the window at this offset")
+		last      = fs.Int64("last", 0, "start the window this many offsets below the high watermark")
+		maxB      = fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)")
+		poll      = fs.Duration("poll", live.DefaultPoll, "interval between polls")
+		dialTO    = fs.Duration("dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request")
+		maxTxn    = fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)")
+		mech      = fs.String("sasl-mechanism", "", "plain, scram-sha-256 or scram-sha-512")
+		user      = fs.String("sasl-user", "", "SASL user name")
+		passFile  = fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+passwordEnv+")")
+		useTLS    = fs.Bool("tls", false, "connect with TLS using the system's roots (implied by the other --tls flags)")
+		tlsCA     = fs.String("tls-ca", "", "PEM file of the CA certificates to trust")
+		tlsCert   = fs.String("tls-cert", "", "PEM client certificate (with --tls-key)")
+		tlsKey    = fs.String("tls-key", "", "PEM client key (with --tls-cert)")
+		tlsName   = fs.String("tls-server-name", "", "server name to verify instead of the bootstrap host")
+		record    = fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)")
+		once      = fs.Bool("once", false, "print the first update and exit")
+		format    = fs.String("format", "text", "text or json (one object per update and line)")
+	)
+	for _, a := range args {
+		// Refuse a password on the command line without echoing it.
+		if n := strings.TrimLeft(a, "-"); a != n && (n == "sasl-password" || strings.HasPrefix(n, "sasl-password=")) {
+			return usagef("a password is never taken as a flag value (ps and shell history show it): use --sasl-password-file FILE or $%s", passwordEnv)
+		}
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *bootstrap == "" || *topic == "" {
+		return usagef("--bootstrap and --topic are required")
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format must be text or json, not %q", *format)
+	}
+	if *from >= 0 && *last > 0 {
+		return usagef("--from and --last exclude each other")
+	}
+	if *last < 0 {
+		return usagef("--last must be positive")
+	}
+	cfg := live.Config{From: *from, Last: *last, MaxBatches: *maxB, Poll: *poll, DialTimeout: *dialTO, MaxTxnTimeout: *maxTxn, Topic: *topic}
+	for _, b := range strings.Split(*bootstrap, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			cfg.Brokers = append(cfg.Brokers, b)
+		}
+	}
+	if *partition != "" {
+		cfg.Partitions = []int32{}
+		for _, s := range strings.Split(*partition, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+			if err != nil || n < 0 {
+				return usagef("--partition: %q is not a partition number", s)
+			}
+			cfg.Partitions = append(cfg.Partitions, int32(n))
+		}
+	}
+	sasl, err := watchSASL(*mech, *user, *passFile)
+	if err != nil {
+		return err
+	}
+	cfg.SASL = sasl
+	if cfg.TLS, err = watchTLS(*useTLS, *tlsCA, *tlsCert, *tlsKey, *tlsName); err != nil {
+		return err
+	}
+	if *record != "" {
+		f, err := os.Create(*record)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.Record = f
+	}
+
+	w, err := live.Dial(ctx, cfg)
+	if err != nil {
+		if *record != "" {
+			os.Remove(*record) // nothing recorded: leave no empty capture behind
+		}
+		if ctx.Err() != nil {
+			return nil // interrupted while connecting
+		}
+		return err
+	}
+	defer w.Close()
+	pr := &watchPrinter{out: e.stdout, json: *format == "json", last: map[int32]string{}}
+	if *once {
+		u, err := w.Poll(ctx)
+		if err != nil {
+			return err
+		}
+		if err := pr.print(u); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		return onceStatus(u)
+	}
+	var perr error
+	err = w.Run(ctx, func(u live.Update) {
+		if perr == nil {
+			perr = pr.print(u)
+		}
+	})
+	if perr != nil {
+		return perr
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return w.Close() // interrupted: a normal end
+	}
+	return err
+}
+
+// onceStatus maps the single update of --once to an exit status.
+func onceStatus(u live.Update) error {
+	if len(u.Mismatches) > 0 {
+		return &codeError{code: exitMismatch, err: fmt.Errorf("the engine and the broker disagree (%d differences)", len(u.Mismatches))}
+	}
+	for _, p := range u.Partitions {
+		for _, o := range p.Open {
+			if o.Hanging {
+				return &codeError{code: exitHanging}
+			}
+		}
+	}
+	return nil
+}
+
+// watchSASL builds the SASL settings; the password is read from a file or
+// the environment and never appears in a message.
+func watchSASL(mech, user, passFile string) (*live.SASL, error) {
+	if mech == "" {
+		if user != "" || passFile != "" {
+			return nil, usagef("--sasl-user and --sasl-password-file need --sasl-mechanism")
+		}
+		return nil, nil
+	}
+	switch strings.ToUpper(mech) {
+	case live.MechanismPlain, live.MechanismSCRAMSHA256, live.MechanismSCRAMSHA512:
+	default:
+		return nil, usagef("--sasl-mechanism must be plain, scram-sha-256 or scram-sha-512, not %q", mech)
+	}
+	if user == "" {
+		return nil, usagef("--sasl-mechanism needs --sasl-user")
+	}
+	var pass string
+	if passFile != "" {
+		b, err := os.ReadFile(passFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the SASL password file: %w", err)
+		}
+		pass = strings.TrimRight(string(b), "\r\n")
+	} else {
+		pass = os.Getenv(passwordEnv)
+	}
+	if pass == "" {
+		return nil, usagef("--sasl-mechanism needs a password: --sasl-password-file FILE or $%s", passwordEnv)
+	}
+	return &live.SASL{Mechanism: strings.ToUpper(mech), User: user, Password: pass}, nil
+}
+
+func watchTLS(on bool, ca, cert, key, name string) (*tls.Config, error) {
+	if !on && ca == "" && cert == "" && key == "" && name == "" {
+		return nil, nil
+	}
+	if (cert == "") != (key == "") {
+		return nil, usagef("--tls-cert and --tls-key go together")
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: name}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", ca)
+		}
+	}
+	if cert != "" {
+		kp, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		c.Certificates = []tls.Certificate{kp}
+	}
+	return c, nil
+}
+
+// watchPrinter prints updates. In text it prints a partition only when
+// something about it changed, so a quiet topic stays quiet; mismatches and
+// errors are always printed.
+type watchPrinter struct {
+	out  io.Writer
+	json bool
+	last map[int32]string // per partition: what was printed last
+}
+
+func (pr *watchPrinter) print(u live.Update) error {
+	if pr.json {
+		b, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(pr.out, "%s\n", b)
+		return err
+	}
+	var sb strings.Builder
+	if u.Err != "" {
+		fmt.Fprintf(&sb, "%s  connection problem: %s; retrying in %s\n", u.Time.Format("15:04:05.000"), u.Err, u.RetryIn)
+	}
+	for _, p := range u.Partitions {
+		var ps strings.Builder
+		fmt.Fprintf(&ps, "  %s-%d  leader %d  HWM %d  LSO %d", u.Topic, p.Partition, p.Leader, p.HighWatermark, p.EngineLSO)
+		if p.BrokerLSO != p.EngineLSO || p.ListedLSO != p.EngineLSO {
+			fmt.Fprintf(&ps, " (broker: Fetch %d, ListOffsets %d)", p.BrokerLSO, p.ListedLSO)
+		}
+		if n := p.HighWatermark - p.EngineLSO; n == 1 {
+			ps.WriteString("  1 offset held back")
+		} else if n > 1 {
+			fmt.Fprintf(&ps, "  %d offsets held back", n)
+		}
+		fmt.Fprintf(&ps, "  window %d-%d (%d batches", p.WindowStart, p.WindowEnd, p.Batches)
+		if p.Dropped > 0 {
+			fmt.Fprintf(&ps, ", %d dropped", p.Dropped)
+		}
+		fmt.Fprintf(&ps, ")  read_committed delivered %d\n", p.Delivered)
+		for _, o := range p.Open {
+			id := o.TransactionalID
+			if id == "" {
+				id = "(transactional id unknown)"
+			} else {
+				id = strconv.Quote(id)
+			}
+			pin := ""
+			if o.PinsLSO {
+				pin = ", pins the LSO"
+			}
+			state := "open"
+			if o.Hanging {
+				state = "HANGING"
+			}
+			fmt.Fprintf(&ps, "    %s transaction: producer %d epoch %d %s from offset %d%s\n      %s\n      to end it: %s\n",
+				state, o.ProducerID, o.ProducerEpoch, id, o.FirstOffset, pin, o.Reason, o.AbortCommand)
+		}
+		// Print a partition again when its offsets or its transactions
+		// change, not because an age ticked.
+		key := fmt.Sprint(p.Leader, p.HighWatermark, p.EngineLSO, p.BrokerLSO, p.ListedLSO, p.WindowStart, p.WindowEnd, p.Delivered)
+		for _, o := range p.Open {
+			key += fmt.Sprint(" ", o.ProducerID, o.FirstOffset, o.TransactionalID, o.CoordinatorState, o.Hanging)
+		}
+		if pr.last[p.Partition] == key && len(p.Mismatches) == 0 {
+			continue
+		}
+		pr.last[p.Partition] = key
+		text := ps.String()
+		move := ""
+		if p.PrevEngineLSO >= 0 && p.PrevEngineLSO != p.EngineLSO {
+			move = fmt.Sprintf("  (LSO moved %d -> %d)", p.PrevEngineLSO, p.EngineLSO)
+		}
+		if p.NewBatches > 0 {
+			move += fmt.Sprintf("  +%d batches", p.NewBatches)
+		}
+		sb.WriteString(strings.Replace(text, "\n", move+"\n", 1))
+	}
+	for _, m := range u.Mismatches {
+		fmt.Fprintf(&sb, "  !!! MISMATCH engine vs broker: %s\n", m)
+	}
+	for _, n := range u.Notes {
+		fmt.Fprintf(&sb, "  note: %s\n", n)
+	}
+	if sb.Len() == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(pr.out, "%s update %d\n%s", u.Time.Format("15:04:05.000"), u.Seq, sb.String())
+	return err
+}

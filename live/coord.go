@@ -1,0 +1,225 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// describeProducers asks the partition leader for its producer state
+// (KIP-664's DescribeProducers, answered from UnifiedLog.activeProducers).
+func (w *Watcher) describeProducers(ctx context.Context, p *partState) ([]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, error) {
+	req := kmsg.NewPtrDescribeProducersRequest()
+	rt := kmsg.NewDescribeProducersRequestTopic()
+	rt.Topic, rt.Partitions = w.cfg.Topic, []int32{p.id}
+	req.Topics = append(req.Topics, rt)
+	kresp, err := w.cl.Broker(int(p.leader)).Request(ctx, req)
+	if err != nil {
+		return nil, w.classify(err, "DescribeProducers")
+	}
+	for _, t := range kresp.(*kmsg.DescribeProducersResponse).Topics {
+		for _, rp := range t.Partitions {
+			if rp.Partition == p.id {
+				if err := w.partErr(rp.ErrorCode, "DescribeProducers", p.id); err != nil {
+					return nil, err
+				}
+				return rp.ActiveProducers, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("live: DescribeProducers response lacks partition %d", p.id)
+}
+
+// txnInfo is what the coordinator says about one transactional id.
+type txnInfo struct {
+	id      string
+	state   string
+	desc    *kmsg.DescribeTransactionsResponseTransactionState
+	listed  bool
+	descErr error
+}
+
+// coordinators maps producer ids to transactional ids and descriptions.
+// ListTransactions goes to every broker because each lists only the
+// transactions it coordinates; DescribeTransactions then goes to the broker
+// that listed the id, which is its coordinator, so no FindCoordinator is
+// needed (it is not on the read-only list).
+func (w *Watcher) coordinators(ctx context.Context, pids []int64) (map[int64]*txnInfo, []string, error) {
+	out := map[int64]*txnInfo{}
+	var notes []string
+	for _, b := range w.cl.DiscoveredBrokers() {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.ProducerIDFilters = pids
+		kresp, err := b.Request(ctx, req)
+		if err != nil {
+			return nil, nil, w.classify(err, "ListTransactions")
+		}
+		resp := kresp.(*kmsg.ListTransactionsResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			notes = append(notes, fmt.Sprintf("ListTransactions: %v", err))
+			continue
+		}
+		var ids []string
+		for _, ts := range resp.TransactionStates {
+			if !slices.Contains(pids, ts.ProducerID) {
+				continue // an old broker ignoring the filter
+			}
+			out[ts.ProducerID] = &txnInfo{id: ts.TransactionalID, state: ts.TransactionState, listed: true}
+			ids = append(ids, ts.TransactionalID)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		dreq := kmsg.NewPtrDescribeTransactionsRequest()
+		dreq.TransactionalIDs = ids
+		dk, err := b.Request(ctx, dreq)
+		if err != nil {
+			return nil, nil, w.classify(err, "DescribeTransactions")
+		}
+		for i := range dk.(*kmsg.DescribeTransactionsResponse).TransactionStates {
+			d := &dk.(*kmsg.DescribeTransactionsResponse).TransactionStates[i]
+			for _, ti := range out {
+				if ti.id != d.TransactionalID {
+					continue
+				}
+				if err := kerr.ErrorForCode(d.ErrorCode); err != nil {
+					ti.descErr = err
+					if errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+						notes = append(notes, fmt.Sprintf("DescribeTransactions %q: not authorized (DESCRIBE on the transactional id)", d.TransactionalID))
+					}
+					continue
+				}
+				ti.desc, ti.state = d, d.State
+			}
+		}
+	}
+	return out, notes, nil
+}
+
+// coordinator fills v.Open from the engine's open transactions joined with
+// DescribeProducers and the coordinators, and applies KIP-664's
+// find-hanging rule (kafka-internals.md §6.2): a producer with a current
+// transaction whose last write is older than transaction.max.timeout.ms is
+// hanging if ListTransactions does not know its id, DescribeTransactions
+// has no description, or the description is for another producer or lacks
+// this partition: the coordinator will then never write its marker here.
+func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionView, u *Update) error {
+	prods, err := w.describeProducers(ctx, p)
+	known := err == nil
+	if err != nil {
+		if !errors.Is(err, ErrDenied) {
+			return err
+		}
+		u.Notes = append(u.Notes, err.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
+	}
+	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
+	var pids []int64
+	for _, ap := range prods {
+		if ap.CurrentTxnStartOffset >= 0 {
+			byPID[ap.ProducerID] = ap
+			pids = append(pids, ap.ProducerID)
+		}
+	}
+	var coord map[int64]*txnInfo
+	if len(pids) > 0 {
+		var notes []string
+		coord, notes, err = w.coordinators(ctx, pids)
+		if err != nil {
+			if !errors.Is(err, ErrDenied) {
+				return err
+			}
+			notes = append(notes, err.Error())
+		}
+		u.Notes = append(u.Notes, notes...)
+	}
+	now := w.cfg.Now()
+	seen := map[int64]bool{}
+	add := func(o OpenTxn, logReason string) {
+		ap, ok := byPID[o.ProducerID]
+		if ok {
+			seen[o.ProducerID] = true
+			o.LastTimestamp = ap.LastTimestamp
+			if o.FirstOffset < 0 {
+				o.FirstOffset = ap.CurrentTxnStartOffset
+			}
+		}
+		o.AgeMs = max(now.UnixMilli()-o.LastTimestamp, 0)
+		if ti := coord[o.ProducerID]; ti != nil {
+			o.TransactionalID, o.CoordinatorState = ti.id, ti.state
+			if ti.desc != nil {
+				for _, t := range ti.desc.Topics {
+					for _, part := range t.Partitions {
+						o.CoordinatorTopic = append(o.CoordinatorTopic, fmt.Sprintf("%s-%d", t.Topic, part))
+					}
+				}
+			}
+		}
+		if ok && time.Duration(o.AgeMs)*time.Millisecond > w.maxTxn {
+			o.Hanging, o.Reason = w.hanging(p, o.ProducerID, coord[o.ProducerID])
+			if !o.Hanging {
+				o.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(o.AgeMs), w.maxTxn, w.maxTxnSrc, o.Reason)
+			} else {
+				o.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(o.AgeMs), w.maxTxn, w.maxTxnSrc, o.Reason)
+			}
+		} else if ok {
+			o.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(o.AgeMs), w.maxTxn)
+		} else if !known {
+			o.Hanging, o.Reason = o.EngineState == "hanging", logReason+" (from the log alone)"
+		} else {
+			o.Reason = "open in the log; DescribeProducers did not list it (it may have just ended)"
+		}
+		o.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
+			w.Bootstrap(), w.cfg.Topic, p.id, o.FirstOffset)
+		v.Open = append(v.Open, o)
+	}
+	if d := v.Diagnosis; d != nil {
+		for _, t := range d.OpenTransactions {
+			add(OpenTxn{ProducerID: int64(t.ProducerID), ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastOffset,
+				LastTimestamp: t.LastTimestamp, EngineState: string(t.State), PinsLSO: t.PinsLSO}, t.Reason)
+		}
+	}
+	// Producers the broker reports open that the engine's window does not
+	// show (they began after the HWM the view was built at, or before
+	// the window without a seed).
+	for _, pid := range pids {
+		if !seen[pid] {
+			ap := byPID[pid]
+			add(OpenTxn{ProducerID: pid, ProducerEpoch: int16(ap.ProducerEpoch), FirstOffset: ap.CurrentTxnStartOffset, LastOffset: -1, EngineState: "not in window"}, "")
+		}
+	}
+	return nil
+}
+
+// hanging applies the coordinator half of find-hanging and says why.
+func (w *Watcher) hanging(p *partState, pid int64, ti *txnInfo) (bool, string) {
+	switch {
+	case ti == nil:
+		return true, fmt.Sprintf("no coordinator lists producer %d (ListTransactions): nothing will ever end its transaction", pid)
+	case ti.desc == nil:
+		return true, fmt.Sprintf("the coordinator has no description of %q (DescribeTransactions%s)", ti.id, errSuffix(ti.descErr))
+	case ti.desc.ProducerID != pid:
+		return true, fmt.Sprintf("%q now belongs to producer %d, not %d: its coordinator will not end this one", ti.id, ti.desc.ProducerID, pid)
+	}
+	for _, t := range ti.desc.Topics {
+		if t.Topic == w.cfg.Topic && slices.Contains(t.Partitions, p.id) {
+			return false, fmt.Sprintf("the coordinator of %q still tracks %s-%d (state %s) and should abort it", ti.id, w.cfg.Topic, p.id, ti.state)
+		}
+	}
+	return true, fmt.Sprintf("the coordinator's transaction for %q (state %s) does not include %s-%d: it will never write a marker there", ti.id, ti.state, w.cfg.Topic, p.id)
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+func fmtAge(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
