@@ -51,6 +51,8 @@ type Partition struct {
 
 	// Damage is every problem found in any file, segments' included.
 	Damage []*FormatError
+
+	shared []txnindex.Batch // what the segments were scanned into
 }
 
 // SegmentFiles is one segment and its sibling index files.
@@ -285,14 +287,39 @@ func openPartition(dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partitio
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 
 	var loaded []*SegmentFiles
+	// All segments' batches go into one slice: no per-segment growth, no
+	// copy to join them. After the first segment its mean batch size sizes
+	// the slice for the rest, bounded by what the remaining bytes can hold.
+	var shared []txnindex.Batch
+	var remaining int64
 	for _, b := range bases {
+		name := segs[b].log
+		if segs[b].hasSwap {
+			name = segs[b].swapLog
+		}
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			remaining += st.Size()
+		}
+	}
+	for i, b := range bases {
 		s := segs[b]
-		sf, err := p.loadSegment(dir, s, o)
+		sf, err := p.loadSegment(dir, s, o, &shared)
 		if err != nil {
 			return nil, err
 		}
+		remaining -= sf.Log.Size
+		if i == 0 && len(shared) > 0 && remaining > 0 {
+			mean := max(sf.Log.ValidBytes/int64(len(shared)), logOverhead+recordOverheadV0)
+			want := len(shared) + int(min(remaining/mean+remaining/mean/8+16, remaining/(logOverhead+recordOverheadV0)+1))
+			if want > cap(shared) {
+				grown := make([]txnindex.Batch, len(shared), want)
+				copy(grown, shared)
+				shared = grown
+			}
+		}
 		loaded = append(loaded, sf)
 	}
+	p.shared = shared
 	loaded = p.applySwaps(loaded)
 	p.Segments = loaded
 	p.assemble()
@@ -335,7 +362,7 @@ func (p *Partition) damage(err error) error {
 }
 
 // loadSegment scans one segment's .log (or .log.swap) and reads its indexes.
-func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions) (*SegmentFiles, error) {
+func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch) (*SegmentFiles, error) {
 	logName, idx, tim, txn := s.log, s.index, s.time, s.txn
 	out := &SegmentFiles{}
 	if s.hasSwap {
@@ -357,7 +384,8 @@ func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions) (*Segmen
 		fh.Close()
 		return nil, err
 	}
-	f, err := NewSegmentWith(fh, st.Size(), logName, o)
+	f, grown, err := newSegment(fh, st.Size(), logName, o, *shared)
+	*shared = grown
 	fh.Close()
 	if err != nil {
 		return nil, err
@@ -463,15 +491,26 @@ func (p *Partition) assemble() {
 	for _, s := range p.Segments {
 		total += len(s.Log.Batches)
 	}
-	batches := make([]txnindex.Batch, 0, total)
+	// Segments scanned into one shared slice (in order, no swap dropped
+	// one) are joined already; otherwise copy them together.
+	batches := p.contiguous(total)
+	if batches == nil {
+		batches = make([]txnindex.Batch, 0, total)
+	}
+	joined := len(batches) == total && total > 0
+	next := 0
 	segs := make([]txnindex.Segment, len(p.Segments))
 	for si, s := range p.Segments {
-		lo := len(batches)
-		batches = append(batches, s.Log.Batches...)
-		for i := lo; i < len(batches); i++ {
+		lo := next
+		if !joined {
+			batches = append(batches, s.Log.Batches...)
+		}
+		hi := lo + len(s.Log.Batches)
+		next = hi
+		for i := lo; i < hi; i++ {
 			batches[i].Segment = int32(si)
 		}
-		s.Log.Batches = batches[lo:len(batches):len(batches)]
+		s.Log.Batches = batches[lo:hi:hi]
 
 		ts := s.Log.Segment()
 		// Kafka creates .txnindex lazily (TransactionIndex), so a
@@ -648,4 +687,28 @@ func OpenLogDirWith(dir string, o ScanOptions) (*LogDir, error) {
 		return a.Partition < b.Partition
 	})
 	return l, nil
+}
+
+// contiguous returns the shared slice the segments were scanned into when
+// their batches still lie back to back in it, in segment order (applySwaps
+// may have dropped or replaced some); nil otherwise.
+func (p *Partition) contiguous(total int) []txnindex.Batch {
+	if total == 0 || len(p.shared) != total {
+		return nil
+	}
+	n := 0
+	for _, s := range p.Segments {
+		b := s.Log.Batches
+		if len(b) == 0 {
+			continue
+		}
+		if &b[0] != &p.shared[n] {
+			return nil
+		}
+		n += len(b)
+	}
+	if n != total {
+		return nil
+	}
+	return p.shared[:total:total]
 }

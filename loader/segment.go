@@ -122,28 +122,39 @@ func NewSegment(r io.ReaderAt, size int64, name string) (*SegmentFile, error) {
 
 // NewSegmentWith is NewSegment with explicit options.
 func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
+	f, _, err := newSegment(r, size, name, o, nil)
+	return f, err
+}
+
+// newSegment scans a segment, appending its batches to into (a partition's
+// shared slice, so that loading a partition neither re-grows a slice per
+// segment nor copies every batch once more to join them) and returning the
+// grown slice; the segment's Batches is its part of it.
+func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
-		return nil, fmt.Errorf("loader: %s: negative size %d", name, size)
+		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
 	f := &SegmentFile{Name: name, Size: size, Options: o, r: r, BaseOffset: -1}
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o}
+	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into}
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
 	}
+	start := len(into)
 	if err := s.scan(); err != nil {
-		return nil, err
+		return nil, into, err
 	}
-	f.Batches, f.Damage, f.ValidBytes = s.batches, s.damage, s.pos
+	into = s.batches
+	f.Batches, f.Damage, f.ValidBytes = s.batches[start:len(s.batches):len(s.batches)], s.damage, s.pos
 	if f.BaseOffset < 0 {
 		f.BaseOffset = 0
 		if len(f.Batches) > 0 {
 			f.BaseOffset = f.Batches[0].BaseOffset
 		}
 	}
-	return f, nil
+	return f, into, nil
 }
 
 // OpenSegment opens path read-only and scans it with DefaultScanOptions.
@@ -260,7 +271,9 @@ func (s *scanner) scan() error {
 	size := s.w.size
 	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
 	// so this bounds the slice without trusting any field.
-	s.batches = make([]txnindex.Batch, 0, min(size/(logOverhead+recordOverheadV0)+1, 1<<12))
+	if s.batches == nil {
+		s.batches = make([]txnindex.Batch, 0, min(size/(logOverhead+recordOverheadV0)+1, 1<<12))
+	}
 	for {
 		rem := size - s.pos
 		if rem == 0 {
