@@ -277,9 +277,22 @@ func TestBatch(t *testing.T) {
 
 func TestDiagnosis(t *testing.T) {
 	srv, _ := server(t, fakeCatalog{"small": small()}, nil, nil)
-	d := getJSON[DiagnosisJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis")
-	if d.LastStableOffset != 17 || d.HighWatermark != 20 || d.Lag != 3 || len(d.Open) != 1 || d.PinnedBy == nil || d.PinnedBy.ProducerID != 9 {
-		t.Errorf("diagnosis: %+v", d)
+	d := getJSON[DiagnosisJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis?bootstrap=kafka:9092&now=log&position=0")
+	if d.Diagnosis == nil || d.Version != Version || d.LastStableOffset != 17 || d.HighWatermark != 20 || d.LSOLagOffsets != 3 ||
+		len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.PinnedBy.ProducerID != 9 || d.Lag == nil || d.Lag.Position != 0 {
+		t.Fatalf("diagnosis: %+v", d)
+	}
+	if !strings.Contains(d.PinnedBy.AbortCommand, "--bootstrap-server kafka:9092 abort --topic t --partition 0") || !strings.Contains(d.Runbook, "STUCK") {
+		t.Errorf("abort command %q, runbook %q", d.PinnedBy.AbortCommand, d.Runbook)
+	}
+	// An hour past the newest write with a 1m/10m timeout: hanging only if
+	// the partition moved on past the transaction.
+	h := getJSON[DiagnosisJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis?transaction_timeout=1m&max_transaction_timeout=600000&now=2100-01-01T00:00:00Z")
+	if h.PinnedBy == nil || h.PinnedBy.State == txnindex.StateOpen || !strings.Contains(h.PinnedBy.Reason, "10m0s") {
+		t.Errorf("with timeouts: %+v", h.PinnedBy)
+	}
+	for _, q := range []string{"now=yesterday", "position=x", "max_transaction_timeout=-1s", "transaction_timeout=soon"} {
+		get(t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis?"+q, 400)
 	}
 	get(t, srv.URL+"/api/v1/sources/nope/partitions/t/0/diagnosis", 404)
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -329,53 +331,90 @@ func text(b []byte) *string {
 	return &s
 }
 
-// DiagnosisJSON is GET .../diagnosis: why the LSO is where it is.
+// DiagnosisJSON is GET .../diagnosis: txnindex's stuck-LSO diagnosis (who
+// pins the LSO, since when, how every open transaction classifies, the
+// command that ends it and what that discards) with the protocol version
+// and the same report as the CLI's runbook text.
 type DiagnosisJSON struct {
-	Version          int      `json:"version"`
-	Topic            string   `json:"topic"`
-	Partition        int32    `json:"partition"`
-	LogStartOffset   int64    `json:"log_start_offset"`
-	LogEndOffset     int64    `json:"log_end_offset"`
-	HighWatermark    int64    `json:"high_watermark"`
-	LastStableOffset int64    `json:"last_stable_offset"`
-	Lag              int64    `json:"lso_lag"` // HWM - LSO: offsets read_committed consumers cannot see yet
-	Open             []TxnRef `json:"open_transactions"`
-	PinnedBy         *TxnRef  `json:"pinned_by"`
-	Summary          string   `json:"summary"`
+	Version int `json:"version"`
+	*txnindex.Diagnosis
+	Runbook string `json:"runbook"`
 }
 
-// Diagnosis serves GET .../diagnosis.
+// Diagnosis serves GET .../diagnosis. The query parameters are those of
+// ParseDiagnoseQuery.
 func (a *API) Diagnosis() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
 		_, l, err := a.partition(r)
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, diagnose(l))
+		o, err := ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			return err
+		}
+		d := l.Diagnose(o)
+		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: d.Runbook()})
 	})
 }
 
-func diagnose(l *txnindex.Log) DiagnosisJSON {
-	d := DiagnosisJSON{Version: Version, Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset,
-		LogEndOffset: l.LogEndOffset, HighWatermark: l.HighWatermark, LastStableOffset: l.LastStableOffset,
-		Lag: l.HighWatermark - l.LastStableOffset, Open: []TxnRef{}}
-	for _, i := range l.Open {
-		t := &l.Txns[i]
-		d.Open = append(d.Open, *txnRef(t))
-		// The LSO is the first offset of the earliest unstable transaction,
-		// clamped up to the log start offset (computeLSO).
-		if d.PinnedBy == nil && l.LastStableOffset < l.HighWatermark && max(t.FirstOffset, l.LogStartOffset) == l.LastStableOffset {
-			d.PinnedBy = txnRef(t)
+// ParseDiagnoseQuery reads the diagnosis options from a query:
+//
+//	now                      the clock transactions are aged against: RFC 3339,
+//	                         Unix milliseconds, or "log" for the newest timestamp
+//	                         in the log; default wallNow (as the CLI)
+//	position                 a consumer position whose lag to the HWM is split; default none
+//	bootstrap                the address put in the printed commands; default <bootstrap>
+//	transaction_timeout      transaction.timeout.ms as a Go duration or milliseconds
+//	max_transaction_timeout  transaction.max.timeout.ms, likewise
+//
+// The web pages use it too, so that a page and its API agree.
+func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptions, error) {
+	o := txnindex.DiagnoseOptions{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
+	switch s := q.Get("now"); s {
+	case "":
+	case "log":
+		o.Now = time.Time{}
+	default:
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			o.Now = t
+		} else if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+			o.Now = time.UnixMilli(ms)
+		} else {
+			return o, badRequest("now %q: want RFC 3339, Unix milliseconds or \"log\"", s)
 		}
 	}
-	switch {
-	case d.PinnedBy != nil:
-		d.Summary = "the LSO is pinned at " + strconv.FormatInt(l.LastStableOffset, 10) + " by the open transaction of producer " +
-			strconv.FormatInt(d.PinnedBy.ProducerID, 10) + " (epoch " + strconv.Itoa(int(d.PinnedBy.ProducerEpoch)) + ") that began there; read_committed consumers stop before it"
-	case l.LastStableOffset < l.HighWatermark:
-		d.Summary = "the LSO trails the high watermark: a transaction's marker is not yet below the high watermark"
-	default:
-		d.Summary = "the LSO equals the high watermark: no transaction holds read_committed consumers back"
+	if s := q.Get("position"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return o, badRequest("position %q is not a number", s)
+		}
+		o.Position = max(n, -1)
 	}
-	return d
+	var err error
+	if o.TxnTimeout, err = queryDuration(q, "transaction_timeout"); err != nil {
+		return o, err
+	}
+	if o.MaxTxnTimeout, err = queryDuration(q, "max_transaction_timeout"); err != nil {
+		return o, err
+	}
+	if len(o.Bootstrap) > 1024 {
+		return o, badRequest("bootstrap is too long")
+	}
+	return o, nil
+}
+
+// queryDuration reads a Go duration ("15m") or milliseconds; 0 when absent.
+func queryDuration(q url.Values, name string) (time.Duration, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return 0, badRequest("%s %q: want a positive duration (15m) or milliseconds", name, s)
 }

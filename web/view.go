@@ -10,6 +10,7 @@ import (
 // IndexView is the index page.
 type IndexView struct {
 	Sources []SourceView
+	Rows    []PartitionRow // every partition, by LSO lag
 	Assets  Assets
 }
 
@@ -29,11 +30,11 @@ type PartitionLink struct {
 
 // Assets are the cache-busted asset URLs.
 type Assets struct {
-	CSS, JS string
+	CSS, JS, DiagJS string
 }
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js")}
 }
 
 func indexView(srcs []Source) IndexView {
@@ -67,6 +68,7 @@ type TimelineView struct {
 	Segments             int
 	Gaps                 int
 	Pinned               string // sentence about the LSO
+	Diag                 *DiagnosisView
 	WSPath, APIPath      string
 	Assets               Assets
 }

@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -42,20 +44,41 @@ type Catalog interface {
 
 // UI holds the page handlers.
 type UI struct {
-	cat Catalog
+	cat   Catalog
+	diags diagCache
 }
 
 // New returns the page handlers over cat.
 func New(cat Catalog) *UI { return &UI{cat: cat} }
 
-// Index serves "/": the sources and their partitions.
+// Index serves "/": every partition of every source, sorted by LSO lag
+// (largest first), with who pins each LSO. Only partitions already built
+// are diagnosed; the query takes the options of api.ParseDiagnoseQuery.
 func (u *UI) Index() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		render(w, r, IndexPage(indexView(u.cat.Sources())))
+		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		srcs := u.cat.Sources()
+		v := indexView(srcs)
+		for _, s := range srcs {
+			for _, p := range s.Partitions {
+				var d *txnindex.Diagnosis
+				if l := u.builtLog(s, p); l != nil {
+					d = u.diags.diagnose(l, o)
+				}
+				v.Rows = append(v.Rows, partitionRow(s, p, d))
+			}
+		}
+		sortByLag(v.Rows)
+		render(w, r, IndexPage(v))
 	})
 }
 
-// Timeline serves /sources/{id}/partitions/{topic}/{partition}.
+// Timeline serves /sources/{id}/partitions/{topic}/{partition}: the
+// timeline and the stuck-LSO diagnosis panel (query as api.ParseDiagnoseQuery).
 func (u *UI) Timeline() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, topic := r.PathValue("id"), r.PathValue("topic")
@@ -76,7 +99,14 @@ func (u *UI) Timeline() http.Handler {
 				title = s.Title
 			}
 		}
-		render(w, r, TimelinePage(timelineView(id, title, l)))
+		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		v := timelineView(id, title, l)
+		v.Diag = diagnosisView(u.diags.diagnose(l, o))
+		render(w, r, TimelinePage(v))
 	})
 }
 

@@ -48,6 +48,13 @@
     logStart: +root.dataset.logStart, logEnd: +root.dataset.logEnd,
     hwm: +root.dataset.hwm, lso: +root.dataset.lso, batches: +root.dataset.batches,
   };
+  // The transaction that pins the LSO (from the server's diagnosis), drawn
+  // with a glow on its span and batches and a DOM outline on top.
+  const pinned = root.dataset.pinnedProducer === undefined ? null : {
+    producer: +root.dataset.pinnedProducer, first: +root.dataset.pinnedFirst, last: +root.dataset.pinnedLast,
+    state: root.dataset.pinnedState, lane: -1, shown: false, x0: 0, x1: 0,
+  };
+  let pinnedEl = null;
 
   // --- state -------------------------------------------------------------
   const q = new URLSearchParams(location.search);
@@ -531,6 +538,40 @@
         markersEl.appendChild(f);
       }
     });
+    drawPinned(lh, nl);
+  }
+
+  function drawPinned(lh, nl) {
+    if (!pinned || !meta) return;
+    const ln = meta.lanes.findIndex((l) => l.producer_id === pinned.producer);
+    pinned.lane = ln;
+    if (!pinnedEl) {
+      pinnedEl = document.createElement("div");
+      pinnedEl.className = "pinned-highlight"; pinnedEl.dataset.testid = "pinned-highlight";
+      pinnedEl.title = "producer " + pinned.producer + "'s " + pinned.state + " transaction from offset " + pinned.first + " pins the LSO";
+      pinnedEl.innerHTML = "<span></span>";
+      pinnedEl.firstChild.textContent = "pins LSO · " + pinned.state;
+      markersEl.appendChild(pinnedEl);
+    }
+    const x0 = xOf(pinned.first), x1 = xOf(pinned.last + 1), xs = xOf(Math.max(part.hwm, pinned.last + 1));
+    const row = Math.min(Math.max(ln, 0), nl - 1);
+    pinned.shown = ln >= 0 && x1 >= 0 && x0 <= W;
+    pinnedEl.hidden = !pinned.shown;
+    if (!pinned.shown) return;
+    const y = row * lh;
+    ctx.save();
+    // The span to the HWM: a soft glow; the batches: a strong outline.
+    ctx.shadowColor = "rgba(204,0,102,.85)"; ctx.shadowBlur = 10;
+    ctx.strokeStyle = "rgba(204,0,102,.55)"; ctx.lineWidth = 2;
+    ctx.strokeRect(Math.max(x0, -4), y + 3, Math.min(xs, W + 4) - Math.max(x0, -4), 8);
+    ctx.strokeStyle = "#cc0066"; ctx.lineWidth = 3;
+    ctx.strokeRect(Math.max(x0, -4) + 1, y + 12, Math.max(Math.min(x1, W + 4) - Math.max(x0, -4) - 2, 2), lh - 16);
+    ctx.restore();
+    pinned.x0 = x0; pinned.x1 = x1;
+    const l = Math.max(x0, 0), r = Math.min(x1, W);
+    pinnedEl.style.left = l + "px"; pinnedEl.style.width = Math.max(r - l, 3) + "px";
+    pinnedEl.style.top = (BAND + y + 10) + "px"; pinnedEl.style.height = (lh - 12) + "px";
+    pinnedEl.classList.toggle("flip", r > W - 130);
   }
 
   function placeMarker(el, off) {
@@ -880,6 +921,9 @@
       return c;
     },
     setView: (f, t) => setView(f, t),
+    // pinned describes the highlighted pinning transaction, or null.
+    pinned: () => pinned && { producer: pinned.producer, first: pinned.first, last: pinned.last, state: pinned.state,
+      lane: pinned.lane, shown: pinned.shown, x0: pinned.x0, x1: pinned.x1 },
     zoom: (factor) => zoom(factor),
     pan: (px) => pan(px),
     metrics: () => {

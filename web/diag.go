@@ -1,0 +1,238 @@
+package web
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// DiagnosisView is the stuck-LSO panel of the timeline page, built from
+// txnindex's Diagnosis.
+type DiagnosisView struct {
+	LSO, HWM   int64
+	LagOffsets int64
+	LagMs      int64
+	LagTime    string // "20m0s"
+	Stuck      bool   // something pins the LSO below the HWM
+	Clear      string // the sentence shown when nothing pins it
+	Pinned     *TxnView
+	Txns       []TxnView
+	Lag        *txnindex.LagReport // nil without a consumer position
+}
+
+// TxnView is one open transaction in the panel.
+type TxnView struct {
+	TestID          string // diag-txn-<producer>-<first offset>
+	Producer        int64
+	Epoch           int16
+	First, Last     int64
+	Batches         int
+	Records         int64
+	Age             string
+	State           string // open, expired, hanging
+	Reason          string
+	AbortCommand    string
+	PrintCommand    string
+	DiscardRecords  int64
+	Ranges          []RangeView
+	Pins            bool
+	SkewedOrFromSnp string // a note: clock skew, seeded from a snapshot
+}
+
+// RangeView is one discarded offset range, a link that moves the timeline there.
+type RangeView struct {
+	From, To int64
+	Label    string // "3–5"
+	Href     string // "?from=..&to=.." (the page without script still follows it)
+	ViewFrom int64
+	ViewTo   int64
+	TestID   string
+}
+
+// durText is ms rounded for a reader: "850ms", "20m0s", "335d 17h".
+func durText(ms int64) string {
+	switch d := time.Duration(ms) * time.Millisecond; {
+	case ms < 1000:
+		return strconv.FormatInt(max(ms, 0), 10) + "ms"
+	case d >= 48*time.Hour:
+		h := int64(d.Round(time.Hour) / time.Hour)
+		return strconv.FormatInt(h/24, 10) + "d " + strconv.FormatInt(h%24, 10) + "h"
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func rangeView(r txnindex.OffsetRange) RangeView {
+	span := r.To - r.From + 1
+	pad := max(span/2, 4)
+	v := RangeView{From: r.From, To: r.To, ViewFrom: r.From - pad, ViewTo: r.To + 1 + pad,
+		TestID: "discard-range-" + i64(r.From) + "-" + i64(r.To)}
+	v.Label = i64(r.From)
+	if r.To != r.From {
+		v.Label += "–" + i64(r.To)
+	}
+	q := url.Values{}
+	q.Set("from", i64(v.ViewFrom))
+	q.Set("to", i64(v.ViewTo))
+	v.Href = "?" + q.Encode()
+	return v
+}
+
+func txnView(t *txnindex.OpenTxnReport) TxnView {
+	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
+		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
+		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
+		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO}
+	for _, r := range t.Discards.Ranges {
+		v.Ranges = append(v.Ranges, rangeView(r))
+	}
+	switch {
+	case t.Seeded:
+		v.SkewedOrFromSnp = "begun before the log start (from the producer snapshot)"
+	case t.ClockSkew:
+		v.SkewedOrFromSnp = "timestamps ahead of the clock"
+	}
+	return v
+}
+
+func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
+	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
+		LagTime: durText(d.LSOLagMs), Stuck: d.PinnedBy != nil, Lag: d.Lag}
+	for i := range d.OpenTransactions {
+		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i]))
+	}
+	if d.PinnedBy != nil {
+		p := txnView(d.PinnedBy)
+		v.Pinned = &p
+	}
+	switch {
+	case v.Stuck:
+	case len(d.OpenTransactions) == 0:
+		v.Clear = "No open transaction: read_committed consumers can read to the high watermark."
+	default:
+		v.Clear = "Open transactions exist, but none holds the LSO below the high watermark."
+	}
+	return v
+}
+
+// PartitionRow is one line of the index's partition list.
+type PartitionRow struct {
+	TestID      string // partition-row-<source>-<topic>-<partition>
+	LinkTestID  string // partition-link-<source>-<topic>-<partition>
+	Source      string
+	SourceTitle string
+	Label       string // topic-partition
+	Href        string
+	Built       bool // false: built when first opened, nothing known yet
+	LSO, HWM    int64
+	LagOffsets  int64
+	LagMs       int64
+	LagTime     string
+	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
+	State       string // state of the pinning transaction, "clear" when none
+	Open        int    // open transactions
+	Summary     string
+}
+
+// LagString is the data-lag attribute: the LSO lag in offsets.
+func (r PartitionRow) LagString() string { return i64(r.LagOffsets) }
+
+func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
+	n := itoa(int(p.Partition))
+	r := PartitionRow{TestID: "partition-row-" + s.ID + "-" + p.Topic + "-" + n, LinkTestID: "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
+		Source: s.ID, SourceTitle: s.Title, Label: p.Topic + "-" + n, Href: PartitionPath(s.ID, p.Topic, p.Partition), Summary: p.Summary}
+	if d == nil {
+		return r
+	}
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.LagTime, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
+		d.LSOLagMs, durText(d.LSOLagMs), len(d.OpenTransactions)
+	r.State = "clear"
+	if t := d.PinnedBy; t != nil {
+		r.PinnedBy = "producer " + i64(int64(t.ProducerID)) + " (epoch " + itoa(int(t.ProducerEpoch)) + ") from " + i64(t.FirstOffset)
+		r.State = string(t.State)
+	}
+	return r
+}
+
+// sortByLag orders rows by LSO lag, largest first: offsets, then time;
+// partitions not built yet (lag unknown) come last.
+func sortByLag(rows []PartitionRow) {
+	slices.SortStableFunc(rows, func(a, b PartitionRow) int {
+		if a.Built != b.Built {
+			if a.Built {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.LagOffsets, a.LagOffsets), cmp.Compare(b.LagMs, a.LagMs),
+			cmp.Compare(a.Source, b.Source), cmp.Compare(a.Label, b.Label))
+	})
+}
+
+// BuiltCatalog is a Catalog that can hand out a partition's log only if it
+// has been built already. The index diagnoses built partitions only, so
+// that opening it never builds a large lazy one; without this interface it
+// takes a partition with a Summary to be built.
+type BuiltCatalog interface {
+	Built(id, topic string, partition int32) (*txnindex.Log, bool)
+}
+
+func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
+	if b, ok := u.cat.(BuiltCatalog); ok {
+		if l, ok := b.Built(s.ID, p.Topic, p.Partition); ok {
+			return l
+		}
+		return nil
+	}
+	if p.Summary == "" {
+		return nil
+	}
+	l, _ := u.cat.Log(s.ID, p.Topic, p.Partition)
+	return l
+}
+
+// diagCache keeps recent diagnoses: a built log does not change, and the
+// 1M-batch demo costs ~0.1 s to diagnose, which the index would otherwise
+// pay on every request. Ages are measured to the second, so a hit is at
+// most a second stale.
+type diagCache struct {
+	mu sync.Mutex
+	m  map[diagKey]*txnindex.Diagnosis
+}
+
+type diagKey struct {
+	l                      *txnindex.Log
+	now                    int64 // Unix seconds; 0 for the log's newest timestamp
+	txnTimeout, maxTimeout time.Duration
+	bootstrap              string
+	position               int64
+}
+
+const diagCacheSize = 128
+
+func (c *diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
+	if !o.Now.IsZero() {
+		o.Now = o.Now.Truncate(time.Second)
+		k.now = o.Now.Unix()
+	}
+	c.mu.Lock()
+	d, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = l.Diagnose(o)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= diagCacheSize {
+		c.m = map[diagKey]*txnindex.Diagnosis{}
+	}
+	c.m[k] = d
+	c.mu.Unlock()
+	return d
+}

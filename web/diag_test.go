@@ -1,0 +1,127 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// stuckLog: producer 9's transaction at 2-3 stays open past offset 5.
+func stuckLog() *txnindex.Log {
+	p := &txnindex.Partition{Topic: "s", LogStartOffset: -1, HighWatermark: -1}
+	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType, ts int64) {
+		p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
+			Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: ts, MaxTimestamp: ts})
+	}
+	add(0, 1, -1, 0, txnindex.ControlNone, 1000)
+	add(2, 3, 9, txnindex.AttrTransactional, txnindex.ControlNone, 2000)
+	add(4, 5, -1, 0, txnindex.ControlNone, 2000+20*60*1000)
+	return txnindex.Build(p)
+}
+
+// builtCatalog has two sources, one not built yet.
+type builtCatalog struct{ stuck, clear *txnindex.Log }
+
+func (c builtCatalog) Sources() []Source {
+	return []Source{
+		{ID: "a", Title: "clear one", Partitions: []Partition{{Topic: "t", Partition: 0}}},
+		{ID: "lazy", Title: "not built", Partitions: []Partition{{Topic: "big", Partition: 0}}},
+		{ID: "b", Title: "stuck one", Partitions: []Partition{{Topic: "s", Partition: 0}}},
+	}
+}
+
+func (c builtCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
+	switch id + "/" + topic {
+	case "a/t":
+		return c.clear, true
+	case "b/s":
+		return c.stuck, true
+	case "lazy/big":
+		panic("the index built a lazy partition")
+	}
+	return nil, false
+}
+
+func (c builtCatalog) Built(id, topic string, p int32) (*txnindex.Log, bool) {
+	if id == "lazy" {
+		return nil, false
+	}
+	return c.Log(id, topic, p)
+}
+
+func TestIndexByLag(t *testing.T) {
+	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()})
+	body := serve(t, ui.Index(), "/?now=log", 200)
+	iStuck := strings.Index(body, `data-testid="partition-row-b-s-0"`)
+	iClear := strings.Index(body, `data-testid="partition-row-a-t-0"`)
+	iLazy := strings.Index(body, `data-testid="partition-row-lazy-big-0"`)
+	if iStuck < 0 || iClear < 0 || iLazy < 0 || !(iStuck < iClear && iClear < iLazy) {
+		t.Errorf("rows not by lag: stuck %d, clear %d, lazy %d", iStuck, iClear, iLazy)
+	}
+	for _, want := range []string{`data-testid="lag-sorted"`, `data-lag="4"`, `data-state="hanging"`, "producer 9 (epoch 0) from 2",
+		`data-built="false"`, `data-testid="partition-link-lazy-big-0"`, "20m0s"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("index lacks %s", want)
+		}
+	}
+	serve(t, ui.Index(), "/?now=soon", 400)
+}
+
+func TestTimelineDiagnosis(t *testing.T) {
+	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()})
+	body := serve(t, ui.Timeline(), "/sources/b/partitions/s/0?now=log&bootstrap=k:9092&position=0", 200)
+	for _, want := range []string{
+		`data-testid="diagnosis"`, `data-state="stuck"`, `data-pinned-producer="9"`, `data-pinned-first="2"`, `data-pinned-last="3"`,
+		`data-testid="copy-abort-command"`, "kafka-transactions.sh --bootstrap-server k:9092 abort --topic s --partition 0 --start-offset 2",
+		`data-testid="discard-range-2-3"`, `href="?from=-2&amp;to=8"`, `data-testid="diag-txn-9-2"`, `data-testid="lag-split"`,
+		`/static/js/diagnosis.js?v=`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<script>") || strings.Contains(body, " onclick=") {
+		t.Errorf("inline script in the page")
+	}
+	clear := serve(t, ui.Timeline(), "/sources/a/partitions/t/0", 200)
+	if !strings.Contains(clear, `data-testid="diagnosis-clear"`) || strings.Contains(clear, "data-pinned-producer") || strings.Contains(clear, "copy-abort-command") {
+		t.Errorf("a clear partition shows a pin")
+	}
+	serve(t, ui.Timeline(), "/sources/a/partitions/t/0?max_transaction_timeout=x", 400)
+}
+
+func TestSortByLag(t *testing.T) {
+	rows := []PartitionRow{{Label: "u"}, {Label: "a", Built: true}, {Label: "c", Built: true, LagOffsets: 3, LagMs: 1},
+		{Label: "b", Built: true, LagOffsets: 3, LagMs: 9}, {Label: "d", Built: true, LagOffsets: 7}}
+	sortByLag(rows)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Label)
+	}
+	if strings.Join(got, "") != "dbcau" {
+		t.Errorf("order %v, want d b c a u", got)
+	}
+}
+
+func TestDurText(t *testing.T) {
+	for ms, want := range map[int64]string{-5: "0ms", 850: "850ms", 1_200_030: "20m0s", 29_008_509_248: "335d 18h"} {
+		if got := durText(ms); got != want {
+			t.Errorf("durText(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+func TestDiagCache(t *testing.T) {
+	var c diagCache
+	l := stuckLog()
+	now := time.UnixMilli(10_000_400)
+	a := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1})
+	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now.Add(300 * time.Millisecond), Position: -1}); a != b {
+		t.Errorf("same second, new diagnosis")
+	}
+	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1, Bootstrap: "x"}); a == b {
+		t.Errorf("other options, same diagnosis")
+	}
+}
