@@ -73,6 +73,9 @@ func StartCapture(t testing.TB, port int, path string) (stop func()) {
 		seen += string(buf[:n])
 	}
 	go io.Copy(io.Discard, stderr)
+	// dumpcap reports before its first packet is written; give it a moment
+	// so that the connections opened next are captured from their SYN.
+	time.Sleep(500 * time.Millisecond)
 	return func() {
 		time.Sleep(300 * time.Millisecond) // let the last packets reach the file
 		_ = cmd.Process.Signal(os.Interrupt)

@@ -123,7 +123,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		return nil, &FormatError{File: name, Msg: "bad capture header: " + err.Error()}
 	}
 	c := &Capture{Name: name, ids: map[[16]byte]string{}}
-	f := &factory{cap: c, conns: map[connKey]*Conn{}}
+	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
 	lt := src.LinkType()
 	for {
@@ -145,6 +145,13 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		tcp, ok := tl.(*layers.TCP)
 		if nl == nil || !ok {
 			continue
+		}
+		if tcp.SYN && !tcp.ACK {
+			// The connection's opener: the client. (tcpassembly marks both
+			// the SYN and the SYN-ACK direction as starting a stream.)
+			src := nl.NetworkFlow().Src().String() + ":" + tcp.TransportFlow().Src().String()
+			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
+			f.opener[orderedKey(src, dst)] = src
 		}
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
 	}
@@ -173,9 +180,17 @@ func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
 type connKey struct{ a, b string } // endpoints, ordered
 
 type factory struct {
-	cap   *Capture
-	conns map[connKey]*Conn
-	order []*Conn
+	cap    *Capture
+	conns  map[connKey]*Conn
+	order  []*Conn
+	opener map[connKey]string // endpoint that sent the SYN, per connection
+}
+
+func orderedKey(a, b string) connKey {
+	if b < a {
+		return connKey{b, a}
+	}
+	return connKey{a, b}
 }
 
 // direction is one half of a connection: its bytes and when they arrived.
@@ -229,10 +244,7 @@ func (s *stream) ReassemblyComplete() {}
 func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 	src := net.Src().String() + ":" + tr.Src().String()
 	dst := net.Dst().String() + ":" + tr.Dst().String()
-	k := connKey{src, dst}
-	if dst < src {
-		k = connKey{dst, src}
-	}
+	k := orderedKey(src, dst)
 	c := f.conns[k]
 	if c == nil {
 		c = &Conn{}
@@ -250,11 +262,29 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 
 // finish decides each connection's client side and decodes its exchanges.
 func (f *factory) finish() {
+	// A broker's address is shared by its connections, a client's port
+	// is not: the endpoint seen in more connections is the server's.
+	seen := map[string]int{}
+	for _, c := range f.order {
+		if c.c2s != nil && c.s2c != nil {
+			seen[c.c2s.src]++
+			seen[c.c2s.dst]++
+		}
+	}
 	for _, c := range f.order {
 		if c.c2s == nil || c.s2c == nil {
 			continue // one direction only: requests without answers
 		}
-		c.orient()
+		opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
+		if opener == "" {
+			switch a, b := seen[c.c2s.src], seen[c.c2s.dst]; {
+			case a < b:
+				opener = c.c2s.src
+			case b < a:
+				opener = c.c2s.dst
+			}
+		}
+		c.orient(opener)
 		c.Client, c.Server = c.c2s.src, c.c2s.dst
 		f.cap.Conns = append(f.cap.Conns, c)
 		decodeConn(f.cap, c)
@@ -270,15 +300,17 @@ func (f *factory) finish() {
 	sort.SliceStable(f.cap.Fetches, func(i, j int) bool { return f.cap.Fetches[i].Time.Before(f.cap.Fetches[j].Time) })
 }
 
-// orient makes c2s the client's direction: the side that sent the SYN, else
-// the side whose first frame's correlation id (bytes 8-12, after size, API
-// key and version) equals the other side's first frame's (bytes 4-8).
-func (c *Conn) orient() {
+// orient makes c2s the client's direction: the opener (the side that sent
+// the SYN without ACK, or the endpoint not shared with other connections)
+// when one is known, else the side whose first
+// frame's correlation id (bytes 8-12, after size, API key and version)
+// equals the other side's first frame's (bytes 4-8).
+func (c *Conn) orient(opener string) {
 	a, b := c.c2s, c.s2c
-	switch {
-	case a.syn && !b.syn:
+	switch opener {
+	case a.src:
 		return
-	case b.syn && !a.syn:
+	case b.src:
 		c.c2s, c.s2c = b, a
 		return
 	}
