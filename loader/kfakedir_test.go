@@ -340,6 +340,13 @@ func TestKfakeDataDir(t *testing.T) {
 	if len(l.Open) != 1 {
 		t.Fatalf("%d open transactions, want 1", len(l.Open))
 	}
+	// The stuck-LSO diagnosis of the broker's data directory names the
+	// open transaction at the broker's LSO and the command that ends it.
+	diag := l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: "kfake:9092"})
+	if diag.PinnedBy == nil || diag.PinnedBy.FirstOffset != brokerLSO || diag.LastStableOffset != brokerLSO ||
+		!strings.HasSuffix(diag.PinnedBy.AbortCommand, fmt.Sprintf("--start-offset %d", brokerLSO)) {
+		t.Fatalf("diagnosis of the data directory: %+v", diag.PinnedBy)
+	}
 	aborted := 0
 	for i, from := range froms {
 		var got []int64
