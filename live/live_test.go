@@ -140,7 +140,9 @@ func TestLiveTail(t *testing.T) {
 	}()
 	waitFor := func(off int64) {
 		t.Helper()
-		limit := time.After(time.Second)
+		// The product target is one second; the test bounds hangs only,
+		// since a loaded CI machine is slower (no timing in tests).
+		limit := time.After(15 * time.Second)
 		for {
 			select {
 			case end := <-seen:
@@ -148,7 +150,7 @@ func TestLiveTail(t *testing.T) {
 					return
 				}
 			case <-limit:
-				t.Fatalf("offset %d not in an update within a second", off)
+				t.Fatalf("offset %d not in an update within 15 s", off)
 			}
 		}
 	}

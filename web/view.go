@@ -31,7 +31,19 @@ type PartitionLink struct {
 // Assets are the cache-busted asset URLs.
 type Assets struct {
 	CSS, JS, DiagJS string
+	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
+	// inlined into the page (the static export) instead of linked.
+	CSSText, JSText, DiagJSText string
 }
+
+// chromeKind is how much of the site surrounds a page.
+type chromeKind int
+
+const (
+	chromeFull   chromeKind = iota // the server's pages: header with a link home
+	chromeStatic                   // an export: header without links, no server
+	chromeNone                     // the embed route: the timeline alone, sized to its frame
+)
 
 func assets() Assets {
 	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js")}
@@ -71,6 +83,8 @@ type TimelineView struct {
 	Diag                 *DiagnosisView
 	WSPath, APIPath      string
 	Assets               Assets
+	Chrome               chromeKind
+	Data                 string // the export's embedded data (HTML-safe JSON), or ""
 }
 
 // LaneView is one producer lane.

@@ -9,14 +9,18 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -126,4 +130,58 @@ func render(w http.ResponseWriter, r *http.Request, c templ.Component) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(buf.Bytes())
+}
+
+// Embed serves /embed/{id}/{topic}/{partition}: the timeline alone, without
+// the site header, summary or diagnosis, filling its (i)frame. The query
+// takes the timeline's own parameters (from, to, isolation, ...).
+//
+// TODO: ?step= (walk the consumer fetch by fetch) and ?autoplay= are
+// accepted and ignored for now.
+func (u *UI) Embed() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, topic := r.PathValue("id"), r.PathValue("topic")
+		p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+		if err != nil {
+			http.Error(w, "partition is not a number", http.StatusBadRequest)
+			return
+		}
+		l, ok := u.cat.Log(id, topic, int32(p))
+		if !ok {
+			http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
+			return
+		}
+		v := timelineView(id, "", l)
+		v.Chrome = chromeNone
+		render(w, r, TimelinePage(v))
+	})
+}
+
+// StaticPage renders the self-contained timeline of l for `server export`:
+// the CSS and scripts inlined, data (HTML-safe JSON, see timeline.js's
+// embedded data source) in the page, no URL of a server. d may be nil.
+func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) error {
+	v := timelineView(id, title, l)
+	if d != nil {
+		v.Diag = diagnosisView(d)
+	}
+	v.Chrome = chromeStatic
+	v.WSPath, v.APIPath = "", ""
+	v.Data = string(data)
+	css, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		return err
+	}
+	js, err := static.FS.ReadFile("js/timeline.js")
+	if err != nil {
+		return err
+	}
+	djs, err := static.FS.ReadFile("js/diagnosis.js")
+	if err != nil {
+		return err
+	}
+	v.Assets.CSSText = strings.ReplaceAll(string(css), "</style", `<\/style`)
+	v.Assets.JSText = strings.ReplaceAll(string(js), "</script", `<\/script`)
+	v.Assets.DiagJSText = strings.ReplaceAll(string(djs), "</script", `<\/script`)
+	return TimelinePage(v).Render(ctx, w)
 }

@@ -61,7 +61,7 @@ func commands() []command {
 		{"decide", "print what a consumer receives for every offset, and why", runDecide},
 		{"diagnose", "explain who pins the LSO and what to run", runDiagnose},
 		{"inspect", "show segments, batches, indexes, snapshots and checkpoints", runInspect},
-		{"export", "write a self-contained HTML demo", runNotYet("export", 8)},
+		{"export", "write a self-contained HTML demo", runExport},
 		{"scenario", "build a scenario file into a real partition directory", runScenario},
 		{"watch", "watch a topic on a live cluster, read-only: batches, LSO moves, open and hanging transactions, engine vs broker", runWatch},
 	}
@@ -170,14 +170,4 @@ func parse(fs *flag.FlagSet, args []string) error {
 	// Parsing an empty list resets Args to the positionals collected.
 	_ = fs.Parse(append([]string{"--"}, pos...))
 	return nil
-}
-
-func runNotYet(name string, issue int) func(context.Context, *env, []string) error {
-	return func(ctx context.Context, e *env, args []string) error {
-		fs := newFlags(e, name, "[flags] PATH", "Not implemented yet (tracked in issue "+fmt.Sprint(issue)+").")
-		if err := parse(fs, args); err != nil {
-			return err
-		}
-		return fmt.Errorf("not implemented yet (issue %d)", issue)
-	}
 }

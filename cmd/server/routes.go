@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -14,16 +16,38 @@ import (
 // routes is the whole URL surface of the server, in one place. No route has
 // a timeout middleware: the websocket stream is long-lived, and the JSON
 // handlers stop when the client goes away.
-func routes(cat *catalog, a *api.API) http.Handler {
+func routes(cat *catalog, a *api.API) http.Handler { return routesWith(cat, a, routeOptions{}) }
+
+// routeOptions are the serve flags that shape the routes.
+type routeOptions struct {
+	// allowedOrigins may frame the pages (serve --allowed-origin), besides
+	// the server itself.
+	allowedOrigins []string
+}
+
+func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 
-	// Pages (package web).
-	r.Get("/", ui.Index().ServeHTTP)
-	r.Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
+	// Pages (package web). Only the server itself and the allowed origins
+	// may frame them.
+	//
+	// The websocket the embedded page opens comes from the page's own
+	// origin (this server), so gorilla's same-origin check passes inside a
+	// cross-origin iframe; api has no hook to widen that check, and none
+	// is needed for embedding.
+	csp := frameAncestors(o.allowedOrigins)
+	r.Group(func(r chi.Router) {
+		r.Use(csp)
+		r.Get("/", ui.Index().ServeHTTP)
+		r.Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
+		// The timeline alone, for an iframe; ?step= and ?autoplay= are
+		// TODO (accepted and ignored).
+		r.Get("/embed/{id}/{topic}/{partition}", ui.Embed().ServeHTTP)
+	})
 
 	// Embedded assets, cache-busted by a content hash in the query.
 	r.Handle(static.Prefix+"*", static.Handler())
@@ -42,4 +66,27 @@ func routes(cat *catalog, a *api.API) http.Handler {
 	// The decision stream: a websocket, outside any timeout.
 	r.Get("/ws/v1/sources/{id}/partitions/{topic}/{partition}", a.Stream().ServeHTTP)
 	return r
+}
+
+// frameAncestors sets Content-Security-Policy: frame-ancestors 'self' and
+// the allowed origins.
+func frameAncestors(origins []string) func(http.Handler) http.Handler {
+	v := "frame-ancestors " + strings.Join(append([]string{"'self'"}, origins...), " ")
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Security-Policy", v)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// checkOrigin validates an --allowed-origin: scheme://host[:port], nothing
+// more, so that it cannot break out of the CSP header.
+func checkOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, " ;,'\"") {
+		return "", usagef("--allowed-origin %q: want an origin such as https://docs.example.com", s)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }

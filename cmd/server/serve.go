@@ -25,8 +25,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var loads multiFlag
 	fs.Var(&loads, "load", "add a log directory, partition directory, segment, capture or dump text (repeatable)")
 	big := fs.Bool("big", true, "also offer the generated 1M-batch demo (built on first request)")
+	var origins multiFlag
+	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	ro := routeOptions{}
+	for _, o := range origins {
+		c, err := checkOrigin(o)
+		if err != nil {
+			return err
+		}
+		ro.allowedOrigins = append(ro.allowedOrigins, c)
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -48,7 +58,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	a := api.New(apiCatalog{cat}, loaderRecords{cat})
-	srv := &http.Server{Handler: routes(cat, a), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: routesWith(cat, a, ro), ReadHeaderTimeout: 10 * time.Second}
 	// Websockets are hijacked: Shutdown does not wait for them, so tell
 	// the streams to close.
 	srv.RegisterOnShutdown(a.Shutdown)

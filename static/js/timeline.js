@@ -1,6 +1,17 @@
 // txnscope timeline: applies the /ws/v1 decision stream (docs/protocol.md)
 // to typed arrays and draws them on a canvas with level of detail. The DOM
 // holds only lanes, markers, labels and controls.
+//
+// Data source: the websocket and the JSON API when the page is served; in a
+// static export (`server export`) the messages the stream would have sent,
+// embedded in the page as JSON (a <script type="application/json"
+// id="txnscope-embedded"> block, or window.TXNSCOPE_EMBEDDED):
+//   {version: 1,
+//    streams: {read_committed: [msg...], read_uncommitted: [...]},  // msg: a text message (object) or a binary frame (base64 string)
+//    reasons: {read_committed: [[from, to, isBatch, reason]...], ...} | null,
+//    batches: {read_committed: [batch JSON...], ...} | null,       // as GET .../batches/{offset}
+//    note: "why reasons or batches are missing"}
+// Only the isolation can change there (the stream was recorded for both).
 "use strict";
 (function () {
   const root = document.querySelector('[data-testid="timeline"]');
@@ -44,6 +55,13 @@
   const varEl = $('[data-testid="variant"]');
 
   const wsPath = root.dataset.ws, apiPath = root.dataset.api;
+  const embedded = loadEmbedded();
+  function loadEmbedded() {
+    if (window.TXNSCOPE_EMBEDDED) return window.TXNSCOPE_EMBEDDED;
+    const el = document.getElementById("txnscope-embedded");
+    if (!el) return null;
+    try { return JSON.parse(el.textContent); } catch (e) { return null; }
+  }
   const part = {
     logStart: +root.dataset.logStart, logEnd: +root.dataset.logEnd,
     hwm: +root.dataset.hwm, lso: +root.dataset.lso, batches: +root.dataset.batches,
@@ -82,6 +100,11 @@
   }
   if (q.has("from") && q.has("to") && +q.get("to") > +q.get("from")) {
     view.from = +q.get("from"); view.to = +q.get("to");
+  }
+  if (embedded) {
+    // The export holds the default consumer for both isolations only.
+    state.position = -1; state.maxBytes = 1048576; state.variant = "java";
+    for (const el of [posEl, maxEl, varEl]) { el.disabled = true; el.title = "a static export holds the default consumer only; run txnscope serve for the rest"; }
   }
   isoEl.value = state.isolation;
   if (state.position >= 0) posEl.value = state.position;
@@ -133,10 +156,33 @@
   }
   function connect() {
     streamStart = performance.now(); done = false;
+    if (embedded) { replay(); return; }
     ws = new WebSocket(wsURL());
     ws.binaryType = "arraybuffer";
     ws.onmessage = (ev) => typeof ev.data === "string" ? onText(JSON.parse(ev.data)) : onBinary(ev.data);
     ws.onclose = (ev) => { if (!done) status("disconnected (" + ev.code + (ev.reason ? " " + ev.reason : "") + ")"); };
+  }
+  // replay plays the embedded messages of the current isolation as a new
+  // generation, as the server would stream them.
+  let embGen = 0;
+  const decoded = {};
+  function b64(s) {
+    const bin = atob(s), u = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+    return u.buffer;
+  }
+  function replay() {
+    const iso = state.isolation, msgs = embedded.streams && embedded.streams[iso];
+    if (!msgs) { status("this export has no " + iso + " data"); return; }
+    if (!decoded[iso]) decoded[iso] = msgs.map((m) => typeof m === "string" ? b64(m) : m);
+    const g = ++embGen, list = decoded[iso];
+    setTimeout(() => {
+      if (g !== embGen) return;
+      for (const m of list) {
+        if (m instanceof ArrayBuffer) { new DataView(m).setUint32(4, g, true); onBinary(m); }
+        else onText(m.generation === undefined ? m : Object.assign({}, m, { generation: g }));
+      }
+    }, 0);
   }
   function send(m) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(m)); }
   function onText(m) {
@@ -161,8 +207,11 @@
         if (m.generation !== gen) return;
         done = true; painted = false; windowLoaded = true; metrics.decisions = m.decisions;
         metrics.streamDone = performance.now() - streamStart;
-        status(m.decisions.toLocaleString() + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : ""));
+        status(m.decisions.toLocaleString() + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : "") + (embedded ? " · static export" : ""));
         schedule(); drawMini();
+        // An embedding page (the /embed route in an iframe) learns that the
+        // timeline is drawn; the message carries nothing of the data.
+        if (window.parent !== window) window.parent.postMessage({ type: "txnscope:rendered", generation: gen, decisions: m.decisions, lanes: laneEls.length }, "*");
         break;
       case "error":
         status("server: " + m.message);
@@ -730,7 +779,7 @@
       if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
       if (state.selected !== null) u.searchParams.set("sel", state.selected); else u.searchParams.delete("sel");
       if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
-      history.replaceState(null, "", u);
+      try { history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
     }, 80);
   }
   function restart() {
@@ -805,6 +854,13 @@
   function optsQuery() { return "isolation=" + state.isolation + "&position=" + state.position + "&max_bytes=" + state.maxBytes + "&variant=" + state.variant; }
   function reasonOf(off) {
     const key = optsQuery() + "@" + off;
+    if (embedded && !reasons.has(key)) {
+      const rs = embedded.reasons && embedded.reasons[state.isolation];
+      if (!rs) return Promise.resolve(embedded.note || "the reasons are not in this export");
+      const hits = rs.filter((d) => d[0] <= off && off <= d[1]);
+      const d = hits.find((d) => d[2]) || hits[0];
+      reasons.set(key, Promise.resolve(d ? d[3] : ""));
+    }
     if (!reasons.has(key)) {
       reasons.set(key, fetch(apiPath + "/decisions?from=" + off + "&to=" + off + "&" + optsQuery())
         .then((r) => r.text()).then((t) => {
@@ -853,8 +909,15 @@
   function closeDetail() { detail.hidden = true; state.selected = null; updateURL(); schedule(); }
   function row(k, v) { return "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; }
   function esc(s) { return String(s === null || s === undefined ? "—" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  function loadBatch(off) {
+    if (!embedded) return fetch(apiPath + "/batches/" + off + "?" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status));
+    const bs = embedded.batches && embedded.batches[state.isolation];
+    if (!bs) return Promise.reject(embedded.note || "batch details are not in this export");
+    const b = bs.find((b) => b.base_offset <= off && off <= b.last_offset);
+    return b ? Promise.resolve(b) : Promise.reject("not in this export");
+  }
   function openDetail(off) {
-    fetch(apiPath + "/batches/" + off + "?" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status)).then((b) => {
+    loadBatch(off).then((b) => {
       const d = b.decision || {}, t = b.transaction, a = b.aborted_entry;
       let h = '<button type="button" class="close" data-testid="detail-close" aria-label="close">✕</button>';
       h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") + "</h2>";
@@ -883,12 +946,11 @@
         }
         h += "</table>";
       } else h += "<p>" + esc(b.records_note || "no records") + "</p>";
-      h += '<button type="button" data-testid="consume-from-here">consume from here (position ' + b.base_offset + ")</button>";
+      if (!embedded) h += '<button type="button" data-testid="consume-from-here">consume from here (position ' + b.base_offset + ")</button>";
       detail.innerHTML = h; detail.hidden = false; detail.dataset.offset = b.base_offset;
       detail.querySelector(".close").onclick = closeDetail;
-      detail.querySelector('[data-testid="consume-from-here"]').onclick = () => {
-        state.position = b.base_offset; posEl.value = b.base_offset; restart();
-      };
+      const cfh = detail.querySelector('[data-testid="consume-from-here"]');
+      if (cfh) cfh.onclick = () => { state.position = b.base_offset; posEl.value = b.base_offset; restart(); };
     }).catch((err) => { detail.hidden = false; detail.textContent = "no batch at offset " + off + " (" + err + ")"; });
   }
 
