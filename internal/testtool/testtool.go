@@ -10,11 +10,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -142,4 +144,40 @@ func WriteTransactions(t testing.TB, addr, topic string) {
 	produce(b, 2)
 	end(b, kgo.TryAbort)
 	produce(idem, 1)
+}
+
+// KcatCapture runs a kfake broker on a free loopback port, captures its
+// traffic with tshark while WriteTransactions fills topic "txns" and kcat
+// consumes partition 0 read_committed (with fetch.message.max.bytes
+// maxBytes, so that it takes several fetches), and returns the capture's
+// path, the broker's port and the offsets kcat printed.
+func KcatCapture(t testing.TB, maxBytes int) (path string, port int, printed []int64) {
+	t.Helper()
+	kcat := Need(t, "kcat")
+	port = FreePort(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	path = filepath.Join(t.TempDir(), "kcat.pcapng")
+	stop := StartCapture(t, port, path)
+	WriteTransactions(t, addr, "txns")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "txns", "-p", "0", "-o", "beginning", "-e", "-q",
+		"-f", "%o\n", "-X", "isolation.level=read_committed", "-X", fmt.Sprintf("fetch.message.max.bytes=%d", maxBytes)).Output()
+	stop()
+	if err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		o, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			t.Fatalf("kcat printed %q", f)
+		}
+		printed = append(printed, o)
+	}
+	return path, port, printed
 }

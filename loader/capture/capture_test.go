@@ -1,18 +1,13 @@
 package capture
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/txnindex"
@@ -98,30 +93,7 @@ func tsharkFetches(t *testing.T, tshark, path string, port int) []tsharkFetch {
 // printed.
 func TestCaptureOfKcat(t *testing.T) {
 	tshark := testtool.Need(t, "tshark")
-	kcat := testtool.Need(t, "kcat")
-	port := testtool.FreePort(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	path := filepath.Join(t.TempDir(), "kcat.pcapng")
-	stop := testtool.StartCapture(t, port, path)
-	testtool.WriteTransactions(t, addr, "txns")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "txns", "-p", "0", "-o", "beginning", "-e", "-q",
-		"-f", "%o\n", "-X", "isolation.level=read_committed", "-X", "fetch.message.max.bytes=200").Output()
-	stop()
-	if err != nil {
-		t.Fatalf("kcat: %v", err)
-	}
-	var printed []int64
-	for _, f := range strings.Fields(string(out)) {
-		o, _ := strconv.ParseInt(f, 10, 64)
-		printed = append(printed, o)
-	}
+	path, port, printed := testtool.KcatCapture(t, 200)
 
 	capt, err := Open(path)
 	if err != nil {
