@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -67,26 +68,7 @@ func kfdFromTxnindex(b *txnindex.Batch) kfdBatch {
 // Fetch v13+ with kfake, which names topics by id).
 func kfdFetch(t *testing.T, cl *kgo.Client, id [16]byte, offset int64, iso int8) *kmsg.FetchResponseTopicPartition {
 	t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = -1, 0, 64<<20, iso, -1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic, rt.TopicID = kfdTopic, id
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, offset, 64<<20, -1, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(context.Background(), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("fetch response shape: %+v", resp)
-	}
-	p := &resp.Topics[0].Partitions[0]
-	if p.ErrorCode != 0 {
-		t.Fatalf("fetch at %d: error code %d", offset, p.ErrorCode)
-	}
-	return p
+	return testtool.RawFetch(t, cl, kfdTopic, id, offset, iso)
 }
 
 // kfdWalk decodes a record set with kmsg alone.

@@ -165,29 +165,8 @@ func runWorkload(t *testing.T, b *broker, seed uint64) workloadResult {
 // rawFetch fetches partition 0 of topic from offset with the given isolation.
 func rawFetch(t *testing.T, cl *kgo.Client, topic string, offset int64, iso int8) *kmsg.FetchResponseTopicPartition {
 	t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = 0, 64<<20, iso, -1
-	rt := kmsg.NewFetchRequestTopic()
-	// kgo sends the highest version both sides support, which for
-	// Fetch v13+ names topics by id.
 	id, _ := topicIDs.Load(topic)
-	rt.Topic, rt.TopicID = topic, id.([16]byte)
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, offset, 64<<20, -1, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(context.Background(), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("fetch response shape: %+v", resp)
-	}
-	p := &resp.Topics[0].Partitions[0]
-	if p.ErrorCode != 0 {
-		t.Fatalf("fetch error code %d", p.ErrorCode)
-	}
-	return p
+	return testtool.RawFetch(t, cl, topic, id.([16]byte), offset, iso)
 }
 
 // readLog fetches every batch read_uncommitted and builds the engine's Log,

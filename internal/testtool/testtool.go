@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Need returns the path of program name, or skips (fails under CI=true).
@@ -180,4 +181,32 @@ func KcatCapture(t testing.TB, maxBytes int) (path string, port int, printed []i
 		printed = append(printed, o)
 	}
 	return path, port, printed
+}
+
+// RawFetch sends one Fetch for partition 0 of topic (named by id too, since
+// kgo negotiates Fetch v13+, which names topics by id) from offset with
+// isolation level iso, and returns the partition's response, failing the
+// test on a request error, an unexpected shape or an error code.
+func RawFetch(t testing.TB, cl *kgo.Client, topic string, id [16]byte, offset int64, iso int8) *kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = -1, 0, 64<<20, iso, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, offset, 64<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch response shape: %+v", resp)
+	}
+	p := &resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("fetch at %d: error code %d", offset, p.ErrorCode)
+	}
+	return p
 }
