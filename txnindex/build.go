@@ -184,6 +184,12 @@ type Log struct {
 	Mismatches   []IndexMismatch
 	Gaps         []Gap
 
+	// Fetches, for a log assembled from a capture, are the exchanges it
+	// came from: the broker's own LSO, high watermark and aborted lists,
+	// which Diagnose prefers to what the captured batches alone imply
+	// (a read_committed fetch never returns the batches that pin the LSO).
+	Fetches []CapturedFetch
+
 	batchTxn  []int32        // per batch: index into Txns, or -1
 	segFirst  []int          // per segment: index of its first batch in Batches (len Segments+1)
 	offIndex  [][]IndexEntry // per segment: .index entries (disk or rebuilt)

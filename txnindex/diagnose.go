@@ -56,6 +56,10 @@ type OpenTxnReport struct {
 	Seeded         bool         `json:"from_snapshot,omitempty"`
 	ClockSkew      bool         `json:"clock_skew,omitempty"`
 	PinsLSO        bool         `json:"pins_lso"`
+	// Unseen marks a transaction known only from the LSO a capture's
+	// responses reported: its producer, batches and records are unknown
+	// (-1) and FirstOffset is that LSO.
+	Unseen bool `json:"unseen,omitempty"`
 }
 
 // Discards is what aborting a transaction throws away.
@@ -89,12 +93,18 @@ type Diagnosis struct {
 	HighWatermark       int64           `json:"high_watermark"`
 	HighWatermarkSource string          `json:"high_watermark_source"`
 	LastStableOffset    int64           `json:"last_stable_offset"`
+	// LastStableOffsetSource is "log" when the LSO is computed from the
+	// batches (ProducerStateManager's rule) and "capture" when it is the
+	// one the broker reported in the captured responses.
+	LastStableOffsetSource string `json:"last_stable_offset_source"`
 	LSOLagOffsets       int64           `json:"lso_lag_offsets"`
 	LSOLagMs            int64           `json:"lso_lag_ms"`
 	PinnedBy            *OpenTxnReport  `json:"pinned_by"`
 	OpenTransactions    []OpenTxnReport `json:"open_transactions"`
 	Lag                 *LagReport      `json:"lag,omitempty"`
 	Now                 int64           `json:"now"`
+	// Capture is the evidence of a log assembled from captured fetches.
+	Capture *CaptureReport `json:"capture,omitempty"`
 }
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
@@ -117,14 +127,29 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if o.Now.IsZero() {
 		now = newest
 	}
+	lso, lsoSource := l.LastStableOffset, "log"
+	hwm, hwmSource := l.HighWatermark, l.HighWatermarkSource
+	cr := l.captureEvidence(o.Position)
+	if cr != nil {
+		if cr.BrokerLSO >= 0 {
+			lso, lsoSource = cr.BrokerLSO, "capture"
+			hwm, hwmSource = cr.BrokerHWM, "capture"
+		}
+		// A capture tells about the time it covers: ages are measured at
+		// its end, not against a later clock that knows nothing of what
+		// happened since.
+		if cr.LastMs > 0 && (o.Now.IsZero() || now > cr.LastMs) {
+			now = cr.LastMs
+		}
+	}
 	bootstrap := o.Bootstrap
 	if bootstrap == "" {
 		bootstrap = "<bootstrap>"
 	}
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
-		HighWatermark: l.HighWatermark, HighWatermarkSource: l.HighWatermarkSource, LastStableOffset: l.LastStableOffset,
-		LSOLagOffsets: l.HighWatermark - l.LastStableOffset, Now: now, OpenTransactions: []OpenTxnReport{},
+		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
+		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Capture: cr,
 	}
 	ranges := l.txnRanges()
 	for _, ti := range l.Open {
@@ -132,7 +157,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		r := OpenTxnReport{
 			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == l.LastStableOffset,
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso,
 		}
 		last := t.LastTimestamp
 		r.AgeMs = now - last
@@ -179,8 +204,14 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			bootstrap, l.Topic, l.Partition, t.FirstOffset, max(t.LastDataOffset-t.FirstOffset+1, 1))
 		d.OpenTransactions = append(d.OpenTransactions, r)
 	}
+	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
+		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
+		d.OpenTransactions = append(d.OpenTransactions, u)
+		d.PinnedBy = &d.OpenTransactions[len(d.OpenTransactions)-1]
+		d.LSOLagMs = u.AgeMs
+	}
 	for i := range d.OpenTransactions {
-		if d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
+		if d.PinnedBy == nil && d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
 			d.PinnedBy = &d.OpenTransactions[i]
 			if d.PinnedBy.FirstTimestamp >= 0 && newest >= 0 {
 				d.LSOLagMs = max(newest-d.PinnedBy.FirstTimestamp, 0)
@@ -192,6 +223,15 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		d.Lag = l.lag(o.Position)
 	}
 	return d
+}
+
+func slicesContainsPin(ts []OpenTxnReport) bool {
+	for i := range ts {
+		if ts[i].PinsLSO {
+			return true
+		}
+	}
+	return false
 }
 
 // txnRanges returns, per transaction index, the offset ranges of its data.
@@ -288,17 +328,33 @@ func (d *Diagnosis) Runbook() string {
 		}
 	} else {
 		p := d.PinnedBy
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-			d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		if p.Unseen {
+			fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
+				d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
+		} else {
+			fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+				d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		}
+	}
+	if c := d.Capture; c != nil {
+		c.runbook(&sb)
 	}
 	for i, t := range d.OpenTransactions {
-		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, offsets %d-%d, %d batches, %d records, %d bytes\n",
-			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.LastOffset, t.Batches, t.Records, t.Bytes)
+		if t.Unseen {
+			fmt.Fprintf(&sb, "\n  open transaction %d: unseen producer, from offset %d\n", i+1, t.FirstOffset)
+		} else {
+			fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, offsets %d-%d, %d batches, %d records, %d bytes\n",
+				i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.LastOffset, t.Batches, t.Records, t.Bytes)
+		}
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
-		fmt.Fprintf(&sb, "    aborting discards %d records at offsets", t.Discards.Records)
-		for _, r := range t.Discards.Ranges {
-			fmt.Fprintf(&sb, " %d-%d", r.From, r.To)
+		if t.Unseen {
+			fmt.Fprintf(&sb, "    aborting discards its records, somewhere in offsets %d-%d (not in the capture)", t.FirstOffset, d.HighWatermark-1)
+		} else {
+			fmt.Fprintf(&sb, "    aborting discards %d records at offsets", t.Discards.Records)
+			for _, r := range t.Discards.Ranges {
+				fmt.Fprintf(&sb, " %d-%d", r.From, r.To)
+			}
 		}
 		fmt.Fprintf(&sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)
 	}

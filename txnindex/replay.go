@@ -5,8 +5,10 @@ import "iter"
 // CapturedFetch is one fetch a real consumer sent and the response it got,
 // for one partition.
 type CapturedFetch struct {
-	Offset   int64 // the fetch offset of the request; -1 if unknown
-	Response FetchResponse
+	Offset    int64     // the fetch offset of the request; -1 if unknown
+	Time      int64     // Unix milliseconds when the response was captured; 0 if unknown
+	Isolation Isolation // the request's isolation level
+	Response  FetchResponse
 }
 
 // Replay plays the consumer that received exactly these responses, in the

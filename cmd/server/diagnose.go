@@ -24,6 +24,8 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
 		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
+		topic      = fs.String("topic", "", "only this topic")
+		partition  = fs.Int("partition", -1, "only this partition")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -52,9 +54,21 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d := p.log.Diagnose(opts)
+		if (*topic != "" && p.log.Topic != *topic) || (*partition >= 0 && int(p.log.Partition) != *partition) {
+			continue
+		}
+		o := opts
+		if p.fetches != nil && *nowFlag == "" {
+			// A capture is aged at its own end (Diagnose clamps a later
+			// clock to it); zero lets it pick that time.
+			o.Now = time.Time{}
+		}
+		d := p.log.Diagnose(o)
 		out.Partitions = append(out.Partitions, d)
 		hanging = hanging || d.Hanging()
+	}
+	if len(out.Partitions) == 0 {
+		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(e.stdout)

@@ -189,7 +189,11 @@ func fromCapture(c *capture.Capture, kind string) *loaded {
 		var fetches []txnindex.CapturedFetch
 		hwm := int64(-1)
 		for _, f := range fs {
-			fetches = append(fetches, txnindex.CapturedFetch{Offset: f.FetchOffset, Response: f.Response()})
+			cf := txnindex.CapturedFetch{Offset: f.FetchOffset, Isolation: f.Isolation, Response: f.Response()}
+			if !f.Time.IsZero() {
+				cf.Time = f.Time.UnixMilli()
+			}
+			fetches = append(fetches, cf)
 			if f.HighWatermark > hwm {
 				hwm = f.HighWatermark
 			}
@@ -215,7 +219,9 @@ func fromCapture(c *capture.Capture, kind string) *loaded {
 		if len(batches) > 0 {
 			p.Segments = []txnindex.Segment{{Name: "fetched batches", BaseOffset: batches[0].BaseOffset, Size: pos}}
 		}
-		ld.parts = append(ld.parts, &part{log: txnindex.Build(p), fetches: fetches, iso: fs[0].Isolation})
+		l := txnindex.Build(p)
+		l.Fetches = fetches
+		ld.parts = append(ld.parts, &part{log: l, fetches: fetches, iso: fs[0].Isolation})
 	}
 	if len(ld.parts) == 0 {
 		ld.problems = append(ld.problems, errors.New(c.Name+": the capture holds no Fetch exchange"))
