@@ -273,6 +273,13 @@ func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
 func (l *Log) lag(pos int64) *LagReport {
 	r := &LagReport{Position: pos, HighWatermark: l.HighWatermark, Offsets: max(l.HighWatermark-pos, 0), LastReachable: -1}
 	for d := range l.Decisions(ConsumeOptions{From: pos, Isolation: ReadCommitted}) {
+		if d.To < pos {
+			continue
+		}
+		// A batch that straddles the position is decided whole (the
+		// fetch returns it whole), but only its offsets from the
+		// position on are lag.
+		d.From = max(d.From, pos)
 		if d.To >= l.HighWatermark {
 			if d.From >= l.HighWatermark {
 				continue

@@ -139,3 +139,33 @@ func TestDiagnoseCaptureHistory(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestLagSplitPositionInsideBatch: a batch that straddles the consumer
+// position is fetched whole, but only its offsets from the position on are
+// lag (the consumer skips the records below its position).
+func TestLagSplitPositionInsideBatch(t *testing.T) {
+	cases := []struct {
+		name                     string
+		log                      *Log
+		pos                      int64
+		deliver, behind, offsets int64
+	}{
+		// 0-3 plain, 4-5 open txn of p1: from 2, two plain records and two behind the open txn.
+		{"PlainThenOpen", newLog().plain(-1, 4).txn(p1, 2).build(), 2, 2, 2, 4},
+		// 0-3 open txn, then 4-6 plain: from 1, everything waits.
+		{"InsideOpenTxn", newLog().txn(p1, 4).plain(-1, 3).build(), 1, 0, 6, 6},
+		{"AtBatchStart", newLog().plain(-1, 4).txn(p1, 2).build(), 0, 4, 2, 6},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.log.HighWatermark = tc.log.LogEndOffset
+			l := tc.log.Diagnose(DiagnoseOptions{Position: tc.pos}).Lag
+			if l.ToDeliver != tc.deliver || l.BehindOpenTxns != tc.behind || l.Offsets != tc.offsets {
+				t.Errorf("lag %+v, want %d to deliver, %d behind open transactions, %d offsets", l, tc.deliver, tc.behind, tc.offsets)
+			}
+			if sum := l.ToDeliver + l.BehindOpenTxns + l.ControlMarkers + l.Aborted + l.Missing; sum > l.Offsets {
+				t.Errorf("the split counts %d records in %d offsets", sum, l.Offsets)
+			}
+		})
+	}
+}

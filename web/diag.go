@@ -2,12 +2,14 @@ package web
 
 import (
 	"cmp"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -23,6 +25,10 @@ type DiagnosisView struct {
 	Pinned     *TxnView
 	Txns       []TxnView
 	Lag        *txnindex.LagReport // nil without a consumer position
+	Position   int64               // the consumer position the lag split is for; -1 for none
+	// Capture is the LSO history of a log assembled from captured fetches.
+	Capture *CaptureView
+	LSOFrom string // where the LSO comes from: "log" or "capture"
 }
 
 // TxnView is one open transaction in the panel.
@@ -42,7 +48,22 @@ type TxnView struct {
 	Ranges          []RangeView
 	Pins            bool
 	SkewedOrFromSnp string // a note: clock skew, seeded from a snapshot
+	Unseen          bool   // known only from the LSO a capture reported
 }
+
+// CaptureView is a capture's LSO history, as txnindex reports it.
+type CaptureView = txnindex.CaptureReport
+
+// msClock renders a capture time of day, UTC, to the millisecond; "—"
+// when the capture has no timestamps.
+func msClock(ms int64) string {
+	if ms == 0 {
+		return "—"
+	}
+	return time.UnixMilli(ms).UTC().Format("15:04:05.000")
+}
+
+func boolText(b bool) string { return strconv.FormatBool(b) }
 
 // RangeView is one discarded offset range, a link that moves the timeline there.
 type RangeView struct {
@@ -87,7 +108,10 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
-		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO}
+		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen}
+	if t.Unseen {
+		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
+	}
 	for _, r := range t.Discards.Ranges {
 		v.Ranges = append(v.Ranges, rangeView(r))
 	}
@@ -102,7 +126,10 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 
 func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
-		LagTime: durText(d.LSOLagMs), Stuck: d.PinnedBy != nil, Lag: d.Lag}
+		LagTime: durText(d.LSOLagMs), Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource}
+	if d.Lag != nil {
+		v.Position = d.Lag.Position
+	}
 	for i := range d.OpenTransactions {
 		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i]))
 	}
@@ -154,6 +181,9 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
 	r.State = "clear"
 	if t := d.PinnedBy; t != nil {
 		r.PinnedBy = "producer " + i64(int64(t.ProducerID)) + " (epoch " + itoa(int(t.ProducerEpoch)) + ") from " + i64(t.FirstOffset)
+		if t.Unseen {
+			r.PinnedBy = "a transaction the capture did not see, from " + i64(t.FirstOffset)
+		}
 		r.State = string(t.State)
 	}
 	return r
@@ -235,4 +265,29 @@ func (c *diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnin
 	c.m[k] = d
 	c.mu.Unlock()
 	return d
+}
+
+// DiagnosisPanel serves /sources/{id}/partitions/{topic}/{partition}/diagnosis:
+// the panel alone, as an HTML fragment, so that the timeline page can
+// replace it when the consumer position changes (static/js/diagnosis.js)
+// without a reload. The query is api.ParseDiagnoseQuery's.
+func (u *UI) DiagnosisPanel() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+		if err != nil {
+			http.Error(w, "partition is not a number", http.StatusBadRequest)
+			return
+		}
+		l, ok := u.cat.Log(r.PathValue("id"), r.PathValue("topic"), int32(p))
+		if !ok {
+			http.Error(w, "no such partition", http.StatusNotFound)
+			return
+		}
+		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		render(w, r, diagnosisPanel(diagnosisView(u.diags.diagnose(l, o))))
+	})
 }

@@ -125,3 +125,37 @@ func TestDiagCache(t *testing.T) {
 		t.Errorf("other options, same diagnosis")
 	}
 }
+
+// TestDiagnosisPanelOfCapture: for a log assembled from a read_committed
+// capture, the panel names the unseen pinner at the broker's LSO, says the
+// LSO came from the capture, and lists what the broker reported over time.
+func TestDiagnosisPanelOfCapture(t *testing.T) {
+	p := &txnindex.Partition{Topic: "c", LogStartOffset: -1, HighWatermark: 9}
+	p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: 0, LastOffset: 3, ProducerID: -1, Magic: 2, Records: 4, Size: 100,
+		BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000})
+	l := txnindex.Build(p)
+	for i, lso := range []int64{4, 4, 4} {
+		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: min(int64(i)*4, 4), Time: 1_000 + int64(i)*30*60_000, Isolation: txnindex.ReadCommitted,
+			Response: txnindex.FetchResponse{LastStableOffset: lso, HighWatermark: 6 + int64(i), AbortedTransactions: []txnindex.AbortedTransaction{}}})
+	}
+	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: 4, Bootstrap: "k:9092"}))
+	var sb strings.Builder
+	if err := diagnosisPanel(v).Render(t.Context(), &sb); err != nil {
+		t.Fatal(err)
+	}
+	html := sb.String()
+	for _, want := range []string{
+		`data-testid="pinned-unseen"`, "a transaction the capture did not see", "<strong>offset 4</strong>",
+		`data-testid="diag-lso" data-source="capture"`, "reported by the broker in the capture",
+		`data-testid="capture-history" data-isolation="read_committed"`, `data-testid="capture-run-2" data-lso="4"`,
+		`data-testid="capture-position" data-passed="false"`, "never got past offset 4",
+		"--start-offset 4", `data-state="hanging"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("panel lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "producer -1") {
+		t.Errorf("the panel names producer -1")
+	}
+}

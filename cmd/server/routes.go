@@ -44,6 +44,9 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		r.Use(csp)
 		r.Get("/", ui.Index().ServeHTTP)
 		r.Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
+		// The diagnosis panel alone, which the page swaps in when the
+		// consumer position changes.
+		r.Get("/sources/{id}/partitions/{topic}/{partition}/diagnosis", ui.DiagnosisPanel().ServeHTTP)
 		// The timeline alone, for an iframe; ?step= and ?autoplay= are
 		// TODO (accepted and ignored).
 		r.Get("/embed/{id}/{topic}/{partition}", ui.Embed().ServeHTTP)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,4 +176,71 @@ func TestPartitionListByLag(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "TestPartitionListByLag")
+}
+
+// TestDiagnosisPanelFollowsPosition: setting the consumer position on the
+// timeline page swaps in the diagnosis panel for that position without a
+// reload, and its lag split is the API's for the same position.
+func TestDiagnosisPanelFollowsPosition(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := cat.find("stuck-lso", "demo-stuck-lso", 0)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="diagnosis"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="lag-split"]').length`); n != 0 {
+		t.Fatalf("a lag split is shown without a position")
+	}
+	eval[bool](t, ctx, `window.__marker = "same page"; true`)
+	for i, pos := range []int64{0, 7} {
+		if err := chromedp.Do(ctx,
+			js(fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="position"]'); e.value = "%d"; e.dispatchEvent(new Event("change", {bubbles: true})); })()`, pos)),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`window.txnscopeDiagnosis.refreshes() === %d && document.querySelector('[data-testid="diagnosis"]').dataset.position === "%d"`, i+1, pos),
+				chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("position %d: the panel did not follow: %v", pos, err)
+		}
+		var api struct {
+			Lag struct {
+				ToDeliver      int64 `json:"records_to_deliver"`
+				BehindOpenTxns int64 `json:"records_behind_open_transactions"`
+				Offsets        int64 `json:"offsets"`
+			} `json:"lag"`
+		}
+		getJSONInto(t, fmt.Sprintf("%s/api/v1/sources/%s/partitions/%s/%d/diagnosis?position=%d", srv.URL, s.id, s.topic, s.partition, pos), &api)
+		split := text(t, ctx, `[data-testid="lag-split"]`)
+		for _, want := range []string{
+			fmt.Sprintf("From position %d ", pos),
+			fmt.Sprintf(": %d offsets", api.Lag.Offsets),
+			fmt.Sprintf("%d records still to deliver", api.Lag.ToDeliver),
+			fmt.Sprintf("%d waiting behind open transactions", api.Lag.BehindOpenTxns),
+		} {
+			if !strings.Contains(split, want) {
+				t.Errorf("position %d: lag split %q lacks %q", pos, split, want)
+			}
+		}
+	}
+	if eval[string](t, ctx, `window.__marker || ""`) != "same page" {
+		t.Errorf("the page reloaded")
+	}
+	// The copy button still works on the swapped-in panel.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="copy-abort-command"]`)),
+		chromedp.Poll[chromedp.Void](`window.txnscopeDiagnosis.copies().length === 1`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("copy on the refreshed panel: %v", err)
+	}
+	chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="lag-split"]`)))
+	screenshot(t, ctx, "TestDiagnosisPanelFollowsPosition")
+}
+
+func getJSONInto(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", u, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
 }

@@ -1,13 +1,19 @@
 // txnscope diagnosis panel: copy buttons (the Clipboard API, or a hidden
-// textarea and execCommand where it is unavailable) and discard-range links
+// textarea and execCommand where it is unavailable), discard-range links
 // that move the timeline's view (window.txnscope.setView) instead of
-// reloading the page. The page works without it: the links carry the view
-// in their query.
+// reloading the page, and a panel that follows the page's consumer
+// position: when the position changes (the position field or "consume from
+// here"), the panel is fetched again as a fragment
+// (.../diagnosis?position=N) and swapped in, so the lag split matches what
+// the timeline draws. The page works without it: the links carry the view
+// in their query, and a reload with ?position= renders the same panel.
 "use strict";
 (function () {
-  const panel = document.querySelector('[data-testid="diagnosis"]');
-  if (!panel) return;
+  const panel0 = document.querySelector('[data-testid="diagnosis"]');
+  if (!panel0) return;
+  const panel = () => document.querySelector('[data-testid="diagnosis"]');
   const copies = []; // what was copied, and how (for tests)
+  let refreshes = 0, pending = null;
 
   function fallbackCopy(text) {
     const ta = document.createElement("textarea");
@@ -36,7 +42,9 @@
     timers.set(b, setTimeout(() => { if (st) st.textContent = ""; }, 4000));
   }
 
-  panel.addEventListener("click", (e) => {
+  // Delegated on the document: the panel element is replaced on refresh.
+  document.addEventListener("click", (e) => {
+    if (!e.target.closest || !e.target.closest('[data-testid="diagnosis"]')) return;
     const b = e.target.closest("button.copy");
     if (b) {
       const text = b.dataset.copy;
@@ -58,5 +66,46 @@
     }
   });
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice() };
+  // The fragment URL: this page's path + /diagnosis, with the page's
+  // diagnosis options (now, bootstrap, timeouts) and the new position.
+  function refresh(position) {
+    const p = panel();
+    if (!p || String(position) === p.dataset.position) return;
+    const page = new URL(location.href);
+    const u = new URL(page.pathname.replace(/\/$/, "") + "/diagnosis", page);
+    for (const k of ["now", "bootstrap", "transaction_timeout", "max_transaction_timeout"]) {
+      if (page.searchParams.has(k)) u.searchParams.set(k, page.searchParams.get(k));
+    }
+    if (position >= 0) u.searchParams.set("position", position);
+    if (pending) pending.abort();
+    const ctl = new AbortController();
+    pending = ctl;
+    fetch(u, { signal: ctl.signal, headers: { Accept: "text/html" } })
+      .then((r) => r.ok ? r.text() : Promise.reject(new Error(r.status + " " + r.statusText)))
+      .then((html) => {
+        const t = document.createElement("template");
+        t.innerHTML = html.trim();
+        const next = t.content.querySelector('[data-testid="diagnosis"]');
+        const cur = panel();
+        if (next && cur) { cur.replaceWith(next); refreshes++; document.dispatchEvent(new CustomEvent("txnscope:diagnosis")); }
+      })
+      .catch((e) => { if (e.name !== "AbortError") { const cur = panel(); if (cur) cur.dataset.refreshError = String(e); } })
+      .finally(() => { if (pending === ctl) pending = null; });
+  }
+  function currentPosition() {
+    const s = window.txnscope && window.txnscope.state && window.txnscope.state();
+    if (s && typeof s.position === "number") return s.position;
+    const el = document.querySelector('[data-testid="position"]');
+    return el && el.value !== "" ? Math.max(-1, Math.floor(+el.value)) : -1;
+  }
+  // The timeline updates its state in its own handlers; read it after
+  // they ran.
+  const later = () => setTimeout(() => refresh(currentPosition()), 0);
+  const pos = document.querySelector('[data-testid="position"]');
+  if (pos) pos.addEventListener("change", later);
+  document.addEventListener("click", (e) => {
+    if (e.target.closest && e.target.closest('[data-testid="consume-from-here"]')) later();
+  });
+
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, refresh };
 })();
