@@ -86,23 +86,23 @@ type LagReport struct {
 
 // Diagnosis is the stuck-LSO report of one partition.
 type Diagnosis struct {
-	Topic               string          `json:"topic"`
-	Partition           int32           `json:"partition"`
-	LogStartOffset      int64           `json:"log_start_offset"`
-	LogEndOffset        int64           `json:"log_end_offset"`
-	HighWatermark       int64           `json:"high_watermark"`
-	HighWatermarkSource string          `json:"high_watermark_source"`
-	LastStableOffset    int64           `json:"last_stable_offset"`
+	Topic               string `json:"topic"`
+	Partition           int32  `json:"partition"`
+	LogStartOffset      int64  `json:"log_start_offset"`
+	LogEndOffset        int64  `json:"log_end_offset"`
+	HighWatermark       int64  `json:"high_watermark"`
+	HighWatermarkSource string `json:"high_watermark_source"`
+	LastStableOffset    int64  `json:"last_stable_offset"`
 	// LastStableOffsetSource is "log" when the LSO is computed from the
 	// batches (ProducerStateManager's rule) and "capture" when it is the
 	// one the broker reported in the captured responses.
-	LastStableOffsetSource string `json:"last_stable_offset_source"`
-	LSOLagOffsets       int64           `json:"lso_lag_offsets"`
-	LSOLagMs            int64           `json:"lso_lag_ms"`
-	PinnedBy            *OpenTxnReport  `json:"pinned_by"`
-	OpenTransactions    []OpenTxnReport `json:"open_transactions"`
-	Lag                 *LagReport      `json:"lag,omitempty"`
-	Now                 int64           `json:"now"`
+	LastStableOffsetSource string          `json:"last_stable_offset_source"`
+	LSOLagOffsets          int64           `json:"lso_lag_offsets"`
+	LSOLagMs               int64           `json:"lso_lag_ms"`
+	PinnedBy               *OpenTxnReport  `json:"pinned_by"`
+	OpenTransactions       []OpenTxnReport `json:"open_transactions"`
+	Lag                    *LagReport      `json:"lag,omitempty"`
+	Now                    int64           `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 }
