@@ -12,7 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/internal/testtool"
 )
@@ -37,53 +36,18 @@ func TestDiagnoseCaptureOfStuckLSO(t *testing.T) {
 	addr := c.ListenAddrs()[0]
 	const topic = "stuck"
 	ctx := context.Background()
-	mk := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
-			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(5 * time.Minute)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
-	hang, good, bad, idem := mk(kgo.TransactionalID("hang")), mk(kgo.TransactionalID("good")), mk(kgo.TransactionalID("bad")), mk()
-	prod := func(cl *kgo.Client, n int) int64 {
-		first := int64(-1)
-		for i := range n {
-			r := &kgo.Record{Value: []byte(fmt.Sprint(i))}
-			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-			if first < 0 {
-				first = r.Offset
-			}
-		}
-		return first
-	}
-	txn := func(cl *kgo.Client, n int, end kgo.TransactionEndTry) {
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		prod(cl, n)
-		if err := cl.EndTransaction(ctx, end); err != nil {
-			t.Fatal(err)
-		}
-	}
-	prod(idem, 2)
-	txn(good, 2, kgo.TryCommit)
-	if err := hang.BeginTransaction(); err != nil {
+	start, hang := testtool.StuckPartition(t, addr, topic)
+	admin, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
 		t.Fatal(err)
 	}
-	start := prod(hang, 3)
-	txn(bad, 2, kgo.TryAbort)
-	txn(good, 1, kgo.TryCommit)
-	prod(idem, 1)
+	defer admin.Close()
 
-	lso, hwm := listOffsets(t, idem, topic)
+	lso, hwm := testtool.ListOffsets(t, admin, topic)
 	if lso != start || hwm <= lso {
 		t.Fatalf("ListOffsets: LSO %d, HWM %d; the open transaction starts at %d", lso, hwm, start)
 	}
-	pinner := describeProducer(t, idem, topic, start)
+	pinner := testtool.TxnStartProducer(t, admin, topic, start)
 
 	// consume captures a read_committed kcat (which never reaches the end
 	// of a pinned partition, so it runs for a bounded time) and a
@@ -181,7 +145,7 @@ func TestDiagnoseCaptureOfStuckLSO(t *testing.T) {
 	if err := hang.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}
-	lso, hwm = listOffsets(t, idem, topic)
+	lso, hwm = testtool.ListOffsets(t, admin, topic)
 	if lso != hwm || lso <= start {
 		t.Fatalf("after the abort: LSO %d, HWM %d", lso, hwm)
 	}
@@ -199,47 +163,4 @@ func TestDiagnoseCaptureOfStuckLSO(t *testing.T) {
 	if n != 2 || !strings.Contains(text, "clear") {
 		t.Errorf("after the abort: %d consumers\n%s", n, text)
 	}
-}
-
-// listOffsets returns partition 0's LSO (ListOffsets read_committed) and
-// high watermark (read_uncommitted).
-func listOffsets(t *testing.T, cl *kgo.Client, topic string) (lso, hwm int64) {
-	t.Helper()
-	get := func(iso int8) int64 {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.IsolationLevel, req.ReplicaID = iso, -1
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(context.Background(), cl)
-		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
-			t.Fatalf("list offsets: %v %+v", err, resp)
-		}
-		return resp.Topics[0].Partitions[0].Offset
-	}
-	return get(1), get(0)
-}
-
-// describeProducer returns the producer id DescribeProducers shows with a
-// transaction open at start.
-func describeProducer(t *testing.T, cl *kgo.Client, topic string, start int64) int64 {
-	t.Helper()
-	req := kmsg.NewPtrDescribeProducersRequest()
-	rt := kmsg.NewDescribeProducersRequestTopic()
-	rt.Topic, rt.Partitions = topic, []int32{0}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(context.Background(), cl)
-	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("DescribeProducers: %v %+v", err, resp)
-	}
-	for _, ap := range resp.Topics[0].Partitions[0].ActiveProducers {
-		if ap.CurrentTxnStartOffset == start {
-			return ap.ProducerID
-		}
-	}
-	t.Fatalf("DescribeProducers shows no transaction open at %d: %+v", start, resp.Topics[0].Partitions[0].ActiveProducers)
-	return -1
 }
