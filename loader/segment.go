@@ -204,8 +204,8 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
 // from the file.
 func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
-	if b.Position < 0 || b.Size < headerSizeUpToMagic || b.Position+int64(b.Size) > f.Size {
-		return nil, formatErr(f.Name, b.Position, "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
+		return nil, formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
 	}
 	r := f.r
 	if r == nil {
@@ -221,7 +221,7 @@ func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
 		r = fh
 	}
 	buf := make([]byte, b.Size)
-	if err := readFullAt(r, buf, b.Position); err != nil {
+	if err := readFullAt(r, buf, b.Position()); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -322,8 +322,10 @@ func (s *scanner) scan() error {
 			s.damaged("truncated: size field declares %d bytes, only %d remain before end of file", total, rem)
 			return nil
 		}
-		if total > math.MaxInt32 {
-			s.damaged("bad size: %d bytes does not fit the int32 positions Kafka uses", total)
+		if s.pos+total > math.MaxInt32 {
+			// FileRecords and the .index hold int32 positions: a
+			// segment ends before 2 GiB (Batch.Position is an int32 too).
+			s.damaged("bad size: a batch of %d bytes here ends past the int32 positions Kafka uses", total)
 			return nil
 		}
 		var ok bool
@@ -361,24 +363,26 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 	}
 	r := reader{src: h[12:batchHeaderSize]}
-	b := txnindex.Batch{
+	b := txnindex.BatchFields{
 		BaseOffset:           baseOffset,
 		PartitionLeaderEpoch: r.int32(),
 		Magic:                r.int8(),
-	}
+		CoordinatorEpoch:     -1,
+	}.Batch()
 	r.uint32() // crc
 	// DefaultRecordBatch.attributes() casts to byte: the high byte is
 	// ignored on read, so it is dropped here too.
-	b.Attributes = int16(uint8(r.int16()))
-	b.LastOffset = baseOffset + int64(r.int32())
+	b.SetAttributes(int16(uint8(r.int16())))
+	b.SetLastOffset(baseOffset + int64(r.int32()))
 	b.BaseTimestamp = r.int64()
 	b.MaxTimestamp = r.int64()
 	b.ProducerID = txnindex.ProducerID(r.int64())
 	b.ProducerEpoch = r.int16()
-	b.BaseSequence = r.int32()
+	b.SetBaseSequence(r.int32())
 	b.Records = r.int32()
-	b.Position, b.Size, b.Segment = s.pos, total, s.segment
-	b.Control, b.CoordinatorEpoch = txnindex.ControlNone, -1
+	b.Size, b.Segment = total, s.segment
+	b.SetPosition(s.pos)
+	b.SetControl(txnindex.ControlNone)
 	if !r.ok() {
 		return false, fmt.Errorf("loader: internal: short v2 header at %#x", s.pos)
 	}
@@ -416,7 +420,7 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 		out, err := decompress(b.Compression(), whole[batchHeaderSize:], s.opts.maxDecompressed(), 2)
 		if err != nil {
 			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
-			b.Control = txnindex.ControlUnknown
+			b.SetControl(txnindex.ControlUnknown)
 			return nil
 		}
 		body = out
@@ -443,11 +447,12 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 	rec, err := firstRecord(body)
 	if err != "" {
 		s.note("control batch: first record: %s", err)
-		b.Control = txnindex.ControlUnknown
+		b.SetControl(txnindex.ControlUnknown)
 		return nil
 	}
 	ct, epoch, msg := parseControl(rec.key, rec.keyNull, rec.value, rec.valueNull)
-	b.Control, b.CoordinatorEpoch = ct, epoch
+	b.SetControl(ct)
+	b.SetCoordinatorEpoch(epoch)
 	if msg != "" {
 		s.note("control batch: %s", msg)
 	}
@@ -531,7 +536,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 			return false, nil
 		}
 	}
-	b := txnindex.Batch{
+	b := txnindex.BatchFields{
 		BaseOffset: offset, LastOffset: offset,
 		BaseTimestamp: -1, MaxTimestamp: -1,
 		ProducerID: txnindex.NoProducerID, ProducerEpoch: -1, BaseSequence: -1,
@@ -541,7 +546,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		Attributes: int16(uint8(attr)),
 		Control:    txnindex.ControlNone, CoordinatorEpoch: -1,
 		Magic: magic,
-	}
+	}.Batch()
 	if magic == 1 {
 		b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
 		b.BaseTimestamp = b.MaxTimestamp
@@ -551,8 +556,11 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {
-			b.Records = int32(len(inner))
-			b.BaseOffset = inner[0].Offset
+			if b.SetOffsets(inner[0].Offset, b.LastOffset()) {
+				b.Records = int32(len(inner))
+			} else {
+				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", inner[0].Offset, b.LastOffset())
+			}
 		}
 	}
 	s.batches = append(s.batches, b)

@@ -327,7 +327,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 			prodIdx[b.ProducerID] = pi
 		}
 		pr := &l.Producers[pi]
-		pr.LastEpoch, pr.LastOffset, pr.Batches = b.ProducerEpoch, b.LastOffset, pr.Batches+1
+		pr.LastEpoch, pr.LastOffset, pr.Batches = b.ProducerEpoch, b.LastOffset(), pr.Batches+1
 		if b.MaxTimestamp > pr.LastTimestamp || pr.Batches == 1 {
 			pr.LastTimestamp = b.MaxTimestamp
 		}
@@ -394,7 +394,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 		if t.FirstTimestamp < 0 {
 			t.FirstTimestamp = b.BaseTimestamp
 		}
-		t.LastDataOffset, t.LastTimestamp = b.LastOffset, b.MaxTimestamp
+		t.LastDataOffset, t.LastTimestamp = b.LastOffset(), b.MaxTimestamp
 		t.Batches++
 		t.Records += int64(b.Records)
 		t.Bytes += int64(b.Size)
@@ -462,9 +462,9 @@ func (l *Log) rebuildOffsetIndex(si int) []IndexEntry {
 	var lastEntry int64
 	for bi := l.segFirst[si]; bi < l.segFirst[si+1]; bi++ {
 		b := &l.Batches[bi]
-		if b.Position-lastEntry > indexIntervalBytes {
-			out = append(out, IndexEntry{Offset: b.LastOffset, Position: b.Position})
-			lastEntry = b.Position
+		if b.Position()-lastEntry > indexIntervalBytes {
+			out = append(out, IndexEntry{Offset: b.LastOffset(), Position: b.Position()})
+			lastEntry = b.Position()
 		}
 	}
 	return out
@@ -523,7 +523,7 @@ func (l *Log) hasBatchAt(off int64) bool {
 
 // batchAtOrAfter returns the index of the first batch whose LastOffset >= off.
 func (l *Log) batchAtOrAfter(off int64) int {
-	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset >= off })
+	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset() >= off })
 }
 
 // computeLSO follows ProducerStateManager.firstUnstableOffset and
@@ -570,10 +570,10 @@ func (l *Log) findGaps() {
 			}
 			l.Gaps = append(l.Gaps, Gap{From: next, To: b.BaseOffset - 1, Cause: cause, Segment: seg})
 		case b.BaseOffset < next && i > 0:
-			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset, next-1), Cause: GapOverlap, Segment: b.Segment})
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset(), next-1), Cause: GapOverlap, Segment: b.Segment})
 		}
-		if b.Records == 0 && b.Magic >= 2 {
-			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset, Cause: GapEmptiedBatch, Segment: b.Segment})
+		if b.Records == 0 && b.Magic() >= 2 {
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset(), Cause: GapEmptiedBatch, Segment: b.Segment})
 		}
 		next = max(next, b.NextOffset())
 	}

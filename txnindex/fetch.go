@@ -122,7 +122,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	bi := -1
 	for ; si < len(l.Segments); si++ {
 		lo, hi := l.segFirst[si], l.segFirst[si+1]
-		k := lo + sort.Search(hi-lo, func(i int) bool { return l.Batches[lo+i].LastOffset >= req.Offset })
+		k := lo + sort.Search(hi-lo, func(i int) bool { return l.Batches[lo+i].LastOffset() >= req.Offset })
 		if k < hi {
 			bi = k
 			break
@@ -136,7 +136,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	r.Segment = si
 	end := l.segFirst[si+1]
 	first := &l.Batches[bi]
-	if first.LastOffset >= maxOffset {
+	if first.LastOffset() >= maxOffset {
 		// The batch holding the offset reaches the upper offset, so the
 		// read stops at its position: nothing to return.
 		if req.Isolation == ReadCommitted {
@@ -153,7 +153,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	j := bi + 1
 	for ; j < end; j++ {
 		b := &l.Batches[j]
-		if b.LastOffset >= maxOffset {
+		if b.LastOffset() >= maxOffset {
 			break
 		}
 		if n+int64(b.Size) > limit {
@@ -168,7 +168,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	r.FirstBatch = bi
 	r.Bytes = n + r.PartialBytes
 	if req.Isolation == ReadCommitted {
-		r.AbortedTransactions = l.collectAborted(si, req.Offset, first.Position, r.Bytes, aborted)
+		r.AbortedTransactions = l.collectAborted(si, req.Offset, first.Position(), r.Bytes, aborted)
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 func stuckLog() *txnindex.Log {
 	p := &txnindex.Partition{Topic: "s", LogStartOffset: -1, HighWatermark: -1}
 	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType, ts int64) {
-		p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
-			Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: ts, MaxTimestamp: ts})
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
+			Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: ts, MaxTimestamp: ts}.Batch())
 	}
 	add(0, 1, -1, 0, txnindex.ControlNone, 1000)
 	add(2, 3, 9, txnindex.AttrTransactional, txnindex.ControlNone, 2000)
