@@ -208,10 +208,17 @@ func (l *Log) collectAborted(si int, start, pos, n int64, dst []AbortedTransacti
 
 // upperBound is OffsetIndex.fetchUpperBoundOffset with LogSegment's fallback.
 func (l *Log) upperBound(si int, endPos int64) int64 {
-	idx := l.offIndex[si]
-	k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= endPos })
-	if k < len(idx) {
-		return idx[k].Offset
+	if idx := l.offIndex[si]; idx != nil {
+		k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= endPos })
+		if k < len(idx) {
+			return idx[k].Offset
+		}
+	} else {
+		at := l.rebuiltOffsetIndex(si)
+		k := sort.Search(len(at), func(i int) bool { return l.Batches[at[i]].Position() >= endPos })
+		if k < len(at) {
+			return l.Batches[at[k]].LastOffset()
+		}
 	}
 	if si+1 < len(l.Segments) {
 		return l.Segments[si+1].BaseOffset
