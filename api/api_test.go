@@ -35,26 +35,28 @@ func newBuilder(topic string) *builder {
 }
 
 func (b *builder) add(bt txnindex.Batch) {
-	bt.Segment, bt.Position, bt.Magic = int32(len(b.p.Segments)-1), b.pos, 2
+	bt.Segment = int32(len(b.p.Segments) - 1)
+	bt.SetPosition(b.pos)
+	bt.SetMagic(2)
 	bt.BaseTimestamp, bt.MaxTimestamp = 1_767_225_600_000, 1_767_225_600_000
 	b.pos += int64(bt.Size)
 	b.p.Segments[len(b.p.Segments)-1].Size = b.pos
 	b.p.Batches = append(b.p.Batches, bt)
-	b.next = bt.LastOffset + 1
+	b.next = bt.LastOffset() + 1
 }
 
 func (b *builder) data(pid txnindex.ProducerID, n int, txn bool) {
-	bt := txnindex.Batch{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, ProducerID: pid, Records: int32(n),
-		Size: int32(61 + 24*n), BaseSequence: -1, CoordinatorEpoch: -1, Control: txnindex.ControlNone}
+	bt := txnindex.BatchFields{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, ProducerID: pid, Records: int32(n),
+		Size: int32(61 + 24*n), BaseSequence: -1, CoordinatorEpoch: -1, Control: txnindex.ControlNone}.Batch()
 	if txn {
-		bt.Attributes = txnindex.AttrTransactional
+		bt.SetAttributes(txnindex.AttrTransactional)
 	}
 	b.add(bt)
 }
 
 func (b *builder) marker(pid txnindex.ProducerID, ct txnindex.ControlType) {
-	b.add(txnindex.Batch{BaseOffset: b.next, LastOffset: b.next, ProducerID: pid, Records: 1, Size: 78,
-		Attributes: txnindex.AttrTransactional | txnindex.AttrControl, BaseSequence: -1, Control: ct})
+	b.add(txnindex.BatchFields{BaseOffset: b.next, LastOffset: b.next, ProducerID: pid, Records: 1, Size: 78,
+		Attributes: txnindex.AttrTransactional | txnindex.AttrControl, BaseSequence: -1, Control: ct}.Batch())
 }
 
 // small is producer 7 aborting [2,8] around producer 8's commits, plus a

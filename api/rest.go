@@ -115,11 +115,11 @@ func decisionJSON(l *txnindex.Log, d *txnindex.Decision) DecisionJSON {
 		ReadUncommitted: d.Uncommitted.String(), Reason: d.Reason(), BatchIndex: d.BatchIndex,
 		FetchOffset: d.FetchOffset, Txn: txnRef(d.Txn)}
 	if b := d.Batch; b != nil {
-		base, last, pid, ep := b.BaseOffset, b.LastOffset, int64(b.ProducerID), b.ProducerEpoch
+		base, last, pid, ep := b.BaseOffset, b.LastOffset(), int64(b.ProducerID), b.ProducerEpoch
 		j.BaseOffset, j.LastOffset, j.ProducerID, j.ProducerEpoch = &base, &last, &pid, &ep
 		j.Transactional = b.IsTransactional()
 		if b.IsControl() {
-			c := b.Control.String()
+			c := b.Control().String()
 			j.Control = &c
 		}
 		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
@@ -231,7 +231,7 @@ func batchAt(l *txnindex.Log, off int64) int {
 	lo, hi := 0, len(l.Batches)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if l.Batches[m].LastOffset < off {
+		if l.Batches[m].LastOffset() < off {
 			lo = m + 1
 		} else {
 			hi = m
@@ -263,15 +263,15 @@ func (a *API) Batch() http.Handler {
 			return notFound("no batch holds offset %d", off)
 		}
 		b := &l.Batches[i]
-		j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset,
+		j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(),
 			BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
-			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence, LeaderEpoch: b.PartitionLeaderEpoch,
-			Records: b.Records, Size: b.Size, Position: b.Position, Magic: b.Magic, Attributes: b.Attributes,
+			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
+			Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
 			Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
-			Transactional: b.IsTransactional(), Coordinator: b.CoordinatorEpoch, ConsumeOptions: optionsOf(o),
+			Transactional: b.IsTransactional(), Coordinator: b.CoordinatorEpoch(), ConsumeOptions: optionsOf(o),
 			RecordList: []Record{}}
 		if b.IsControl() {
-			c := b.Control.String()
+			c := b.Control().String()
 			j.Control = &c
 		}
 		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
@@ -292,7 +292,7 @@ func (a *API) Batch() http.Handler {
 				}
 				break
 			}
-			if d.From > b.LastOffset {
+			if d.From > b.LastOffset() {
 				break
 			}
 		}

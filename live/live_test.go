@@ -481,7 +481,7 @@ func dumpWatcher(t *testing.T, w *Watcher, u Update) {
 		l := u.Partitions[i].Log
 		t.Logf("log start %d lso %d txns %+v", l.LogStartOffset, l.LastStableOffset, l.Txns)
 		for _, b := range l.Batches {
-			t.Logf("  batch %d-%d pid %d ctl %v", b.BaseOffset, b.LastOffset, b.ProducerID, b.Control)
+			t.Logf("  batch %d-%d pid %d ctl %v", b.BaseOffset, b.LastOffset(), b.ProducerID, b.Control())
 		}
 		t.Logf("rebuilt %+v", l.RebuiltIndex)
 	}

@@ -402,12 +402,13 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 		}
 		added := false
 		for _, b := range bs {
-			if b.LastOffset < p.next || b.BaseOffset >= r.HighWatermark {
+			if b.LastOffset() < p.next || b.BaseOffset >= r.HighWatermark {
 				continue
 			}
 			// One pseudo-segment with positions laid end to end,
 			// as the broker's byte limits see the log.
-			b.Segment, b.Position = 0, p.pos
+			b.Segment = 0
+			b.SetPosition(p.pos)
 			p.pos += int64(b.Size)
 			p.batches = append(p.batches, b)
 			p.next = b.NextOffset()
@@ -548,7 +549,7 @@ func (w *Watcher) trim(p *partState) {
 	p.prevN = max(p.prevN-k, 0)
 	pos := int64(0)
 	for i := range p.batches {
-		p.batches[i].Position = pos
+		p.batches[i].SetPosition(pos)
 		pos += int64(p.batches[i].Size)
 	}
 	p.pos = pos

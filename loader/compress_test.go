@@ -33,7 +33,7 @@ func TestCodecsAgainstKgo(t *testing.T) {
 					t.Fatalf("scan: %s", describeScan(f))
 				}
 				b := f.Batches[0]
-				if b.Compression() != txnindex.Compression(attrCodec(c)) || b.LastOffset != 103 || b.Records != 3 {
+				if b.Compression() != txnindex.Compression(attrCodec(c)) || b.LastOffset() != 103 || b.Records != 3 {
 					t.Errorf("batch %+v", b)
 				}
 				var got []Record
@@ -95,12 +95,12 @@ func TestLegacyWrappers(t *testing.T) {
 				if len(f.Damage) != 0 || len(f.Batches) != 2 {
 					t.Fatalf("%s", describeScan(f))
 				}
-				if b := f.Batches[0]; b.BaseOffset != 50 || b.LastOffset != 52 || b.Records != 3 {
-					t.Errorf("wrapper batch [%d,%d]x%d, want [50,52]x3", b.BaseOffset, b.LastOffset, b.Records)
+				if b := f.Batches[0]; b.BaseOffset != 50 || b.LastOffset() != 52 || b.Records != 3 {
+					t.Errorf("wrapper batch [%d,%d]x%d, want [50,52]x3", b.BaseOffset, b.LastOffset(), b.Records)
 				}
 				h := NewSegmentBytes(data, "00000000000000000050.log", HeaderScanOptions)
-				if b := h.Batches[0]; b.BaseOffset != 52 || b.LastOffset != 52 || b.Records != 1 {
-					t.Errorf("header scan wrapper [%d,%d]x%d, want [52,52]x1", b.BaseOffset, b.LastOffset, b.Records)
+				if b := h.Batches[0]; b.BaseOffset != 52 || b.LastOffset() != 52 || b.Records != 1 {
+					t.Errorf("header scan wrapper [%d,%d]x%d, want [52,52]x1", b.BaseOffset, b.LastOffset(), b.Records)
 				}
 				var got []Record
 				var magics []int8

@@ -42,7 +42,7 @@ func describeScan(f *SegmentFile) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "batches kept: %d, valid bytes: %d of %d\n", len(f.Batches), f.ValidBytes, f.Size)
 	for _, b := range f.Batches {
-		fmt.Fprintf(&sb, "  batch at %d: offsets [%d,%d] magic %d size %d records %d control %v\n", b.Position, b.BaseOffset, b.LastOffset, b.Magic, b.Size, b.Records, b.Control)
+		fmt.Fprintf(&sb, "  batch at %d: offsets [%d,%d] magic %d size %d records %d control %v\n", b.Position(), b.BaseOffset, b.LastOffset(), b.Magic(), b.Size, b.Records, b.Control())
 	}
 	for _, d := range f.Damage {
 		fmt.Fprintf(&sb, "%v\n", d)
@@ -213,7 +213,7 @@ func TestCorruptRecordSet(t *testing.T) {
 				if b.Segment != -1 {
 					t.Errorf("Segment %d, want -1", b.Segment)
 				}
-				fmt.Fprintf(&sb, "  batch at %d: offsets [%d,%d] control %v\n", b.Position, b.BaseOffset, b.LastOffset, b.Control)
+				fmt.Fprintf(&sb, "  batch at %d: offsets [%d,%d] control %v\n", b.Position(), b.BaseOffset, b.LastOffset(), b.Control())
 			}
 			for _, e := range errs {
 				fmt.Fprintf(&sb, "%v\n", e)

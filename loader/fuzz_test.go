@@ -55,8 +55,8 @@ func checkScan(t *testing.T, data []byte, s *SegmentFile) {
 	}
 	pos := int64(0)
 	for _, b := range s.Batches {
-		if b.Position != pos || b.Size < logOverhead+recordOverheadV0 {
-			t.Fatalf("batch at %d size %d, expected position %d", b.Position, b.Size, pos)
+		if b.Position() != pos || b.Size < logOverhead+recordOverheadV0 {
+			t.Fatalf("batch at %d size %d, expected position %d", b.Position(), b.Size, pos)
 		}
 		pos += int64(b.Size)
 	}
@@ -90,8 +90,8 @@ func FuzzSegment(f *testing.F) {
 			t.Fatalf("verifying scan kept %d batches, header scan %d", len(full.Batches), len(head.Batches))
 		}
 		for i, b := range full.Batches {
-			if head.Batches[i].Position != b.Position {
-				t.Fatalf("batch %d at %d vs %d", i, b.Position, head.Batches[i].Position)
+			if head.Batches[i].Position() != b.Position() {
+				t.Fatalf("batch %d at %d vs %d", i, b.Position(), head.Batches[i].Position())
 			}
 		}
 		viaReader, err := NewSegmentWith(bytes.NewReader(data), int64(len(data)), "f.log", limit)
@@ -100,8 +100,8 @@ func FuzzSegment(f *testing.F) {
 		}
 		for _, b := range head.Batches {
 			rs, err := head.Records(b)
-			if err == nil && b.Magic == 2 && int32(len(rs)) != b.Records {
-				t.Fatalf("batch at %d: %d records, header says %d", b.Position, len(rs), b.Records)
+			if err == nil && b.Magic() == 2 && int32(len(rs)) != b.Records {
+				t.Fatalf("batch at %d: %d records, header says %d", b.Position(), len(rs), b.Records)
 			}
 		}
 	})
@@ -119,8 +119,8 @@ func FuzzRecordSet(f *testing.F) {
 		}
 		pos := int64(0)
 		for _, b := range bs {
-			if b.Position != pos || b.Segment != -1 {
-				t.Fatalf("batch at %d, expected %d", b.Position, pos)
+			if b.Position() != pos || b.Segment != -1 {
+				t.Fatalf("batch at %d, expected %d", b.Position(), pos)
 			}
 			pos += int64(b.Size)
 		}

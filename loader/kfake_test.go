@@ -90,7 +90,7 @@ func TestKfakeTransactions(t *testing.T) {
 	var magics []int8
 	for _, b := range batches {
 		if b.IsControl() {
-			controls = append(controls, b.Control)
+			controls = append(controls, b.Control())
 			if !b.IsTransactional() || b.ProducerID < 0 || b.Records != 1 {
 				t.Errorf("marker %+v", b)
 			}

@@ -390,7 +390,7 @@ func (p *Partition) checkKfakeIndex(path, name string, seg *SegmentFile) error {
 		}
 		if i < len(seg.Batches) {
 			b := &seg.Batches[i]
-			if epoch := int32(binary.LittleEndian.Uint32(e[2:])); b.Magic >= 2 && epoch != b.PartitionLeaderEpoch {
+			if epoch := int32(binary.LittleEndian.Uint32(e[2:])); b.Magic() >= 2 && epoch != b.PartitionLeaderEpoch {
 				p.Damage = append(p.Damage, formatErr(name, pos, "entry", "epoch %d, but batch %d (offset %d) has partition leader epoch %d", epoch, i, b.BaseOffset, b.PartitionLeaderEpoch))
 			}
 		}

@@ -58,9 +58,9 @@ func kfdFromKmsg(t *testing.T, rb *kmsg.RecordBatch) kfdBatch {
 
 func kfdFromTxnindex(b *txnindex.Batch) kfdBatch {
 	return kfdBatch{
-		Base: b.BaseOffset, Last: b.LastOffset, ProducerID: int64(b.ProducerID), ProducerEpoch: b.ProducerEpoch,
-		BaseSequence: b.BaseSequence, LeaderEpoch: b.PartitionLeaderEpoch, Attributes: b.Attributes, Records: b.Records,
-		Control: b.Control, MaxTimestamp: b.MaxTimestamp,
+		Base: b.BaseOffset, Last: b.LastOffset(), ProducerID: int64(b.ProducerID), ProducerEpoch: b.ProducerEpoch,
+		BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch, Attributes: b.Attributes(), Records: b.Records,
+		Control: b.Control(), MaxTimestamp: b.MaxTimestamp,
 	}
 }
 
@@ -284,8 +284,8 @@ func TestKfakeDataDir(t *testing.T) {
 		for i := range bs {
 			walked = append(walked, kfdFromKmsg(t, &bs[i]))
 			b := s.Log.Batches[i]
-			if b.Position != pos || int(b.Size) != 12+int(bs[i].Length) || int(b.Segment) != si {
-				t.Fatalf("%s batch %d: position %d size %d segment %d, kmsg: position %d size %d", s.Log.Name, i, b.Position, b.Size, b.Segment, pos, 12+bs[i].Length)
+			if b.Position() != pos || int(b.Size) != 12+int(bs[i].Length) || int(b.Segment) != si {
+				t.Fatalf("%s batch %d: position %d size %d segment %d, kmsg: position %d size %d", s.Log.Name, i, b.Position(), b.Size, b.Segment, pos, 12+bs[i].Length)
 			}
 			pos += int64(b.Size)
 		}

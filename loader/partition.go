@@ -288,10 +288,10 @@ func openPartition(dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partitio
 
 	var loaded []*SegmentFiles
 	// All segments' batches go into one slice: no per-segment growth, no
-	// copy to join them. After the first segment its mean batch size sizes
-	// the slice for the rest, bounded by what the remaining bytes can hold.
+	// copy to join them. The scanner sizes it from the bytes of this and
+	// the later segments (scanner.add), bounded by what they can hold.
 	var shared []txnindex.Batch
-	var remaining int64
+	var remaining, done int64
 	for _, b := range bases {
 		name := segs[b].log
 		if segs[b].hasSwap {
@@ -301,22 +301,13 @@ func openPartition(dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partitio
 			remaining += st.Size()
 		}
 	}
-	for i, b := range bases {
+	for _, b := range bases {
 		s := segs[b]
-		sf, err := p.loadSegment(dir, s, o, &shared)
+		sf, err := p.loadSegment(dir, s, o, &shared, done, remaining)
 		if err != nil {
 			return nil, err
 		}
-		remaining -= sf.Log.Size
-		if i == 0 && len(shared) > 0 && remaining > 0 {
-			mean := max(sf.Log.ValidBytes/int64(len(shared)), logOverhead+recordOverheadV0)
-			want := len(shared) + int(min(remaining/mean+remaining/mean/8+16, remaining/(logOverhead+recordOverheadV0)+1))
-			if want > cap(shared) {
-				grown := make([]txnindex.Batch, len(shared), want)
-				copy(grown, shared)
-				shared = grown
-			}
-		}
+		done += sf.Log.Size
 		loaded = append(loaded, sf)
 	}
 	p.shared = shared
@@ -362,7 +353,9 @@ func (p *Partition) damage(err error) error {
 }
 
 // loadSegment scans one segment's .log (or .log.swap) and reads its indexes.
-func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch) (*SegmentFiles, error) {
+// before and remaining are the bytes of the partition's segments before
+// this one and from this one on, for sizing the shared batch slice.
+func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64) (*SegmentFiles, error) {
 	logName, idx, tim, txn := s.log, s.index, s.time, s.txn
 	out := &SegmentFiles{}
 	if s.hasSwap {
@@ -384,7 +377,7 @@ func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *
 		fh.Close()
 		return nil, err
 	}
-	f, grown, err := newSegment(fh, st.Size(), logName, o, *shared)
+	f, grown, err := newSegment(fh, st.Size(), logName, o, *shared, before, max(remaining-before-st.Size(), 0))
 	*shared = grown
 	fh.Close()
 	if err != nil {
@@ -495,8 +488,12 @@ func (p *Partition) assemble() {
 	// one) are joined already; otherwise copy them together.
 	batches := p.contiguous(total)
 	if batches == nil {
-		batches = make([]txnindex.Batch, 0, total)
+		batches = makeBatches(0, total)
+	} else if cap(p.shared) > total {
+		// The estimate left spare capacity: keep exactly the batches.
+		batches = trimBatches(p.shared[:total])
 	}
+	p.shared = nil
 	joined := len(batches) == total && total > 0
 	next := 0
 	segs := make([]txnindex.Segment, len(p.Segments))

@@ -81,7 +81,7 @@ func TestRealPartitionsLoad(t *testing.T) {
 				}
 				for _, b := range s.Log.Batches {
 					if b.Segment != int32(si) {
-						t.Errorf("%s batch at %d: Segment %d, want %d", s.Log.Name, b.Position, b.Segment, si)
+						t.Errorf("%s batch at %d: Segment %d, want %d", s.Log.Name, b.Position(), b.Segment, si)
 					}
 					n++
 				}
@@ -205,12 +205,12 @@ func TestRealSegmentsAgainstKmsg(t *testing.T) {
 
 func compareBatch(t *testing.T, data []byte, b txnindex.Batch, w segmentBatch) {
 	t.Helper()
-	if b.Position != w.pos || b.Size != w.size || b.Magic != w.mag {
-		t.Fatalf("batch at %d: position/size/magic %d/%d/%d, want %d/%d/%d", w.pos, b.Position, b.Size, b.Magic, w.pos, w.size, w.mag)
+	if b.Position() != w.pos || b.Size != w.size || b.Magic() != w.mag {
+		t.Fatalf("batch at %d: position/size/magic %d/%d/%d, want %d/%d/%d", w.pos, b.Position(), b.Size, b.Magic(), w.pos, w.size, w.mag)
 	}
 	if w.mag != 2 {
-		if b.LastOffset != w.off || b.ProducerID != txnindex.NoProducerID {
-			t.Errorf("legacy entry at %d: last offset %d pid %d, want %d -1", w.pos, b.LastOffset, b.ProducerID, w.off)
+		if b.LastOffset() != w.off || b.ProducerID != txnindex.NoProducerID {
+			t.Errorf("legacy entry at %d: last offset %d pid %d, want %d -1", w.pos, b.LastOffset(), b.ProducerID, w.off)
 		}
 		return
 	}
@@ -220,7 +220,7 @@ func compareBatch(t *testing.T, data []byte, b txnindex.Batch, w segmentBatch) {
 		PLE, Seq, N                    int32
 		Epoch, Attr                    int16
 	}
-	got := fields{b.BaseOffset, b.LastOffset, b.BaseTimestamp, b.MaxTimestamp, int64(b.ProducerID), b.PartitionLeaderEpoch, b.BaseSequence, b.Records, b.ProducerEpoch, b.Attributes}
+	got := fields{b.BaseOffset, b.LastOffset(), b.BaseTimestamp, b.MaxTimestamp, int64(b.ProducerID), b.PartitionLeaderEpoch, b.BaseSequence(), b.Records, b.ProducerEpoch, b.Attributes()}
 	exp := fields{rb.FirstOffset, rb.FirstOffset + int64(rb.LastOffsetDelta), rb.FirstTimestamp, rb.MaxTimestamp, rb.ProducerID, rb.PartitionLeaderEpoch, rb.FirstSequence, rb.NumRecords, rb.ProducerEpoch, int16(uint8(rb.Attributes))}
 	if got != exp {
 		t.Errorf("batch at %d:\n got %+v\nwant %+v", w.pos, got, exp)
@@ -238,8 +238,8 @@ func compareBatch(t *testing.T, data []byte, b txnindex.Batch, w segmentBatch) {
 			wantEpoch = int32(binary.BigEndian.Uint32(r.Value[2:]))
 		}
 	}
-	if b.Control != wantCtl || b.CoordinatorEpoch != wantEpoch {
-		t.Errorf("batch at %d: control %v epoch %d, want %v %d", w.pos, b.Control, b.CoordinatorEpoch, wantCtl, wantEpoch)
+	if b.Control() != wantCtl || b.CoordinatorEpoch() != wantEpoch {
+		t.Errorf("batch at %d: control %v epoch %d, want %v %d", w.pos, b.Control(), b.CoordinatorEpoch(), wantCtl, wantEpoch)
 	}
 }
 
@@ -307,19 +307,19 @@ func TestRealSegmentsAgainstKgo(t *testing.T) {
 			for _, b := range f.Batches {
 				rs, err := f.Records(b)
 				if err != nil {
-					t.Fatalf("Records(batch at %d): %v", b.Position, err)
+					t.Fatalf("Records(batch at %d): %v", b.Position(), err)
 				}
-				if b.Magic == 2 && int32(len(rs)) != b.Records {
-					t.Errorf("batch at %d: %d records decoded, header says %d", b.Position, len(rs), b.Records)
+				if b.Magic() == 2 && int32(len(rs)) != b.Records {
+					t.Errorf("batch at %d: %d records decoded, header says %d", b.Position(), len(rs), b.Records)
 				}
 				for _, r := range rs {
-					if r.Offset < b.BaseOffset || r.Offset > b.LastOffset {
-						t.Errorf("batch at %d: record offset %d outside [%d,%d]", b.Position, r.Offset, b.BaseOffset, b.LastOffset)
+					if r.Offset < b.BaseOffset || r.Offset > b.LastOffset() {
+						t.Errorf("batch at %d: record offset %d outside [%d,%d]", b.Position(), r.Offset, b.BaseOffset, b.LastOffset())
 					}
-					if b.IsControl() && r.Control != b.Control && len(rs) == 1 {
-						t.Errorf("batch at %d: record control %v, header scan %v", b.Position, r.Control, b.Control)
+					if b.IsControl() && r.Control != b.Control() && len(rs) == 1 {
+						t.Errorf("batch at %d: record control %v, header scan %v", b.Position(), r.Control, b.Control())
 					}
-					magics = append(magics, b.Magic)
+					magics = append(magics, b.Magic())
 				}
 				got = append(got, rs...)
 			}
@@ -348,8 +348,8 @@ func TestRealTransactionalCommit(t *testing.T) {
 		t.Fatal("no COMMIT marker found")
 	}
 	for _, c := range commits {
-		if c.Size != 78 || c.Attributes != 0x30 || c.Records != 1 || c.BaseSequence != -1 || c.CoordinatorEpoch < 0 {
-			t.Errorf("COMMIT marker at %d: %+v, want the 78-byte broker-written shape", c.Position, c)
+		if c.Size != 78 || c.Attributes() != 0x30 || c.Records != 1 || c.BaseSequence() != -1 || c.CoordinatorEpoch() < 0 {
+			t.Errorf("COMMIT marker at %d: %+v, want the 78-byte broker-written shape", c.Position(), c)
 		}
 		if !p.Partition.Batches[0].IsTransactional() {
 			t.Errorf("first batch not transactional")
@@ -459,21 +459,21 @@ func TestRealFetchResponses(t *testing.T) {
 						}
 					}
 					for _, b := range batches {
-						if b.Magic < 2 {
+						if b.Magic() < 2 {
 							sawLegacy = true
 						}
 						rs, err := RecordsOf(pp.RecordBatches, b, name)
 						if err != nil {
-							t.Fatalf("%s: RecordsOf(batch at %d): %v", name, b.Position, err)
+							t.Fatalf("%s: RecordsOf(batch at %d): %v", name, b.Position(), err)
 						}
-						if b.Magic < 2 && b.Compression() != txnindex.CompressionNone && len(rs) > 0 {
-							if rs[0].Offset != b.BaseOffset || rs[len(rs)-1].Offset != b.LastOffset || int32(len(rs)) != b.Records {
+						if b.Magic() < 2 && b.Compression() != txnindex.CompressionNone && len(rs) > 0 {
+							if rs[0].Offset != b.BaseOffset || rs[len(rs)-1].Offset != b.LastOffset() || int32(len(rs)) != b.Records {
 								t.Errorf("%s: legacy wrapper at %d: header scan [%d,%d]x%d, records [%d,%d]x%d",
-									name, b.Position, b.BaseOffset, b.LastOffset, b.Records, rs[0].Offset, rs[len(rs)-1].Offset, len(rs))
+									name, b.Position(), b.BaseOffset, b.LastOffset(), b.Records, rs[0].Offset, rs[len(rs)-1].Offset, len(rs))
 							}
 						}
 						for range rs {
-							magics = append(magics, b.Magic)
+							magics = append(magics, b.Magic())
 						}
 						got = append(got, rs...)
 					}
@@ -513,7 +513,7 @@ func TestRealInvalidCRC(t *testing.T) {
 	}
 	var end int64
 	for _, b := range batches {
-		end = b.Position + int64(b.Size)
+		end = b.Position() + int64(b.Size)
 	}
 	if errs[0].Offset != end {
 		t.Errorf("bad CRC reported at %#x, want the end of the %d good batches, %#x", errs[0].Offset, len(batches), end)

@@ -54,15 +54,15 @@ func (f *SegmentFile) Records(b txnindex.Batch) ([]Record, error) {
 // RecordsOf decodes the records of b, one of the batches ParseRecordSet
 // returned for data.
 func RecordsOf(data []byte, b txnindex.Batch, name string) ([]Record, error) {
-	if b.Position < 0 || b.Size < headerSizeUpToMagic || b.Position+int64(b.Size) > int64(len(data)) {
-		return nil, formatErr(name, b.Position, "batch", "size %d at this position is outside the %d-byte record set", b.Size, len(data))
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > int64(len(data)) {
+		return nil, formatErr(name, b.Position(), "batch", "size %d at this position is outside the %d-byte record set", b.Size, len(data))
 	}
-	return decodeBatch(data[b.Position:b.Position+int64(b.Size)], b, name, DefaultMaxDecompressedSize)
+	return decodeBatch(data[b.Position():b.Position()+int64(b.Size)], b, name, DefaultMaxDecompressedSize)
 }
 
 func decodeBatch(raw []byte, b txnindex.Batch, name string, limit int64) ([]Record, error) {
 	bad := func(format string, args ...any) error {
-		return formatErr(name, b.Position, "batch", format, args...)
+		return formatErr(name, b.Position(), "batch", format, args...)
 	}
 	if len(raw) < headerSizeUpToMagic {
 		return nil, bad("truncated: %d bytes", len(raw))
@@ -70,8 +70,8 @@ func decodeBatch(raw []byte, b txnindex.Batch, name string, limit int64) ([]Reco
 	base := int64(binary.BigEndian.Uint64(raw))
 	length := int32(binary.BigEndian.Uint32(raw[8:]))
 	magic := int8(raw[16])
-	if int64(length)+logOverhead != int64(len(raw)) || magic != b.Magic {
-		return nil, bad("not the scanned batch: size %d magic %d on disk, scanned size %d magic %d", int64(length)+logOverhead, magic, b.Size, b.Magic)
+	if int64(length)+logOverhead != int64(len(raw)) || magic != b.Magic() {
+		return nil, bad("not the scanned batch: size %d magic %d on disk, scanned size %d magic %d", int64(length)+logOverhead, magic, b.Size, b.Magic())
 	}
 	switch magic {
 	case 2:
@@ -85,7 +85,7 @@ func decodeBatch(raw []byte, b txnindex.Batch, name string, limit int64) ([]Reco
 		if computed := crc32.Checksum(raw[v2CRCStart:], castagnoli); computed != stored {
 			return nil, bad("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch)", stored, computed, len(raw))
 		}
-		return decodeV2(raw, name, b.Position, limit)
+		return decodeV2(raw, name, b.Position(), limit)
 	case 0, 1:
 		stored := binary.BigEndian.Uint32(raw[12:])
 		if computed := crc32.ChecksumIEEE(raw[legacyCRCStart:]); computed != stored {

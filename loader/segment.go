@@ -122,15 +122,20 @@ func NewSegment(r io.ReaderAt, size int64, name string) (*SegmentFile, error) {
 
 // NewSegmentWith is NewSegment with explicit options.
 func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
-	f, _, err := newSegment(r, size, name, o, nil)
+	f, _, err := newSegment(r, size, name, o, nil, 0, 0)
+	if f != nil {
+		f.Batches = trimBatches(f.Batches)
+	}
 	return f, err
 }
 
 // newSegment scans a segment, appending its batches to into (a partition's
 // shared slice, so that loading a partition neither re-grows a slice per
 // segment nor copies every batch once more to join them) and returning the
-// grown slice; the segment's Batches is its part of it.
-func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch) (*SegmentFile, []txnindex.Batch, error) {
+// grown slice; the segment's Batches is its part of it. before and after
+// are the bytes of the partition's other segments scanned before this one
+// and still to scan (see scanner.add).
+func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
@@ -138,7 +143,7 @@ func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []tx
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into}
+	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after}
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
 	}
@@ -204,8 +209,8 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
 // from the file.
 func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
-	if b.Position < 0 || b.Size < headerSizeUpToMagic || b.Position+int64(b.Size) > f.Size {
-		return nil, formatErr(f.Name, b.Position, "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
+		return nil, formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
 	}
 	r := f.r
 	if r == nil {
@@ -221,7 +226,7 @@ func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
 		r = fh
 	}
 	buf := make([]byte, b.Size)
-	if err := readFullAt(r, buf, b.Position); err != nil {
+	if err := readFullAt(r, buf, b.Position()); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -254,6 +259,40 @@ type scanner struct {
 	pos     int64
 	batches []txnindex.Batch
 	damage  []*FormatError
+
+	// before and after are the bytes of the other segments scanned into
+	// the same slice: before this one (their batches are in batches
+	// already) and still to come. They size the slice for the whole
+	// partition.
+	before, after int64
+}
+
+// minBatchBytes is the least any entry takes (LOG_OVERHEAD +
+// RECORD_OVERHEAD_V0): the size of a slice bounded without trusting any
+// field is at most the bytes left divided by it.
+const minBatchBytes = logOverhead + recordOverheadV0
+
+// add appends b to s.batches. When the slice is full it is regrown once to
+// what the bytes still to scan (here and in the later segments) hold at the
+// mean batch size seen so far, plus 3%: one copy of a few hundred batches
+// instead of doubling (and first-touching) the slice a dozen times. The
+// capacity never exceeds what the remaining bytes could hold at the
+// smallest possible entry.
+func (s *scanner) add(b txnindex.Batch) {
+	if len(s.batches) == cap(s.batches) {
+		n := len(s.batches)
+		left := s.w.size - s.pos + s.after
+		want := n + 1024
+		if done := s.before + s.pos; n >= 256 && done > 0 {
+			est := int(left / max(done/int64(n), minBatchBytes))
+			want = n + est + est/32 + 64
+		}
+		want = max(min(want, n+int(left/minBatchBytes)+1), n+1)
+		grown := makeBatches(n, want)
+		copy(grown, s.batches)
+		s.batches = grown
+	}
+	s.batches = append(s.batches, b)
 }
 
 // damaged records a fatal problem at the current position and stops.
@@ -272,7 +311,7 @@ func (s *scanner) scan() error {
 	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
 	// so this bounds the slice without trusting any field.
 	if s.batches == nil {
-		s.batches = make([]txnindex.Batch, 0, min(size/(logOverhead+recordOverheadV0)+1, 1<<12))
+		s.batches = makeBatches(0, int(min((size+s.after)/minBatchBytes+1, 1024)))
 	}
 	for {
 		rem := size - s.pos
@@ -322,8 +361,10 @@ func (s *scanner) scan() error {
 			s.damaged("truncated: size field declares %d bytes, only %d remain before end of file", total, rem)
 			return nil
 		}
-		if total > math.MaxInt32 {
-			s.damaged("bad size: %d bytes does not fit the int32 positions Kafka uses", total)
+		if s.pos+total > math.MaxInt32 {
+			// FileRecords and the .index hold int32 positions: a
+			// segment ends before 2 GiB (Batch.Position is an int32 too).
+			s.damaged("bad size: a batch of %d bytes here ends past the int32 positions Kafka uses", total)
 			return nil
 		}
 		var ok bool
@@ -361,24 +402,26 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 	}
 	r := reader{src: h[12:batchHeaderSize]}
-	b := txnindex.Batch{
+	b := txnindex.BatchFields{
 		BaseOffset:           baseOffset,
 		PartitionLeaderEpoch: r.int32(),
 		Magic:                r.int8(),
-	}
+		CoordinatorEpoch:     -1,
+	}.Batch()
 	r.uint32() // crc
 	// DefaultRecordBatch.attributes() casts to byte: the high byte is
 	// ignored on read, so it is dropped here too.
-	b.Attributes = int16(uint8(r.int16()))
-	b.LastOffset = baseOffset + int64(r.int32())
+	b.SetAttributes(int16(uint8(r.int16())))
+	b.SetLastOffset(baseOffset + int64(r.int32()))
 	b.BaseTimestamp = r.int64()
 	b.MaxTimestamp = r.int64()
 	b.ProducerID = txnindex.ProducerID(r.int64())
 	b.ProducerEpoch = r.int16()
-	b.BaseSequence = r.int32()
+	b.SetBaseSequence(r.int32())
 	b.Records = r.int32()
-	b.Position, b.Size, b.Segment = s.pos, total, s.segment
-	b.Control, b.CoordinatorEpoch = txnindex.ControlNone, -1
+	b.Size, b.Segment = total, s.segment
+	b.SetPosition(s.pos)
+	b.SetControl(txnindex.ControlNone)
 	if !r.ok() {
 		return false, fmt.Errorf("loader: internal: short v2 header at %#x", s.pos)
 	}
@@ -395,7 +438,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 			return false, err
 		}
 	}
-	s.batches = append(s.batches, b)
+	s.add(b)
 	return true, nil
 }
 
@@ -416,7 +459,7 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 		out, err := decompress(b.Compression(), whole[batchHeaderSize:], s.opts.maxDecompressed(), 2)
 		if err != nil {
 			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
-			b.Control = txnindex.ControlUnknown
+			b.SetControl(txnindex.ControlUnknown)
 			return nil
 		}
 		body = out
@@ -443,11 +486,12 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 	rec, err := firstRecord(body)
 	if err != "" {
 		s.note("control batch: first record: %s", err)
-		b.Control = txnindex.ControlUnknown
+		b.SetControl(txnindex.ControlUnknown)
 		return nil
 	}
 	ct, epoch, msg := parseControl(rec.key, rec.keyNull, rec.value, rec.valueNull)
-	b.Control, b.CoordinatorEpoch = ct, epoch
+	b.SetControl(ct)
+	b.SetCoordinatorEpoch(epoch)
 	if msg != "" {
 		s.note("control batch: %s", msg)
 	}
@@ -531,7 +575,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 			return false, nil
 		}
 	}
-	b := txnindex.Batch{
+	b := txnindex.BatchFields{
 		BaseOffset: offset, LastOffset: offset,
 		BaseTimestamp: -1, MaxTimestamp: -1,
 		ProducerID: txnindex.NoProducerID, ProducerEpoch: -1, BaseSequence: -1,
@@ -541,7 +585,7 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		Attributes: int16(uint8(attr)),
 		Control:    txnindex.ControlNone, CoordinatorEpoch: -1,
 		Magic: magic,
-	}
+	}.Batch()
 	if magic == 1 {
 		b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
 		b.BaseTimestamp = b.MaxTimestamp
@@ -551,10 +595,13 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {
-			b.Records = int32(len(inner))
-			b.BaseOffset = inner[0].Offset
+			if b.SetOffsets(inner[0].Offset, b.LastOffset()) {
+				b.Records = int32(len(inner))
+			} else {
+				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", inner[0].Offset, b.LastOffset())
+			}
 		}
 	}
-	s.batches = append(s.batches, b)
+	s.add(b)
 	return true, nil
 }

@@ -89,12 +89,12 @@ func (s *Scenario) Build() (*Built, error) {
 			seg.last = pos
 		}
 		seg.maxT = max(seg.maxT, rb.MaxTimestamp)
-		batches = append(batches, txnindex.Batch{
+		batches = append(batches, txnindex.BatchFields{
 			BaseOffset: rb.FirstOffset, LastOffset: last, BaseTimestamp: rb.FirstTimestamp, MaxTimestamp: rb.MaxTimestamp,
 			ProducerID: txnindex.ProducerID(rb.ProducerID), Position: pos, PartitionLeaderEpoch: rb.PartitionLeaderEpoch,
 			BaseSequence: rb.FirstSequence, Records: rb.NumRecords, Size: int32(len(raw)), CoordinatorEpoch: coord,
 			Segment: int32(len(segs) - 1), ProducerEpoch: rb.ProducerEpoch, Attributes: rb.Attributes, Control: ctl, Magic: 2,
-		})
+		}.Batch())
 		next = last + 1
 		ts += 10
 	}

@@ -84,7 +84,7 @@ func TestDemosRoundTrip(t *testing.T) {
 				}
 				var want []int64
 				for _, bt := range seg.Log.Batches {
-					for o := bt.BaseOffset; o <= bt.LastOffset; o++ {
+					for o := bt.BaseOffset; o <= bt.LastOffset(); o++ {
 						want = append(want, o)
 					}
 				}

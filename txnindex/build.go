@@ -3,6 +3,7 @@ package txnindex
 import (
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // TxnState is what became of a transaction.
@@ -190,12 +191,13 @@ type Log struct {
 	// (a read_committed fetch never returns the batches that pin the LSO).
 	Fetches []CapturedFetch
 
-	batchTxn  []int32        // per batch: index into Txns, or -1
-	segFirst  []int          // per segment: index of its first batch in Batches (len Segments+1)
-	offIndex  [][]IndexEntry // per segment: .index entries (disk or rebuilt)
-	effective [][]AbortInfo  // per segment: the entries fetches use
-	effSorted []bool         // per segment: effective entries sorted by marker offset, as Kafka appends them
-	abortByID map[abortKey]*AbortInfo
+	batchTxn   []int32           // per batch: index into Txns, or -1
+	segFirst   []int             // per segment: index of its first batch in Batches (len Segments+1)
+	offIndex   [][]IndexEntry    // per segment: .index entries from disk, nil when rebuilt
+	rebuiltOff []lazyOffsetIndex // per segment: the rebuilt .index, when offIndex is nil
+	effective  [][]AbortInfo     // per segment: the entries fetches use
+	effSorted  []bool            // per segment: effective entries sorted by marker offset, as Kafka appends them
+	abortByID  map[abortKey]*AbortInfo
 }
 
 type abortKey struct {
@@ -284,13 +286,38 @@ func (l *Log) offsets(p *Partition) {
 func (l *Log) replay(seed []OngoingTxn) {
 	l.batchTxn = make([]int32, len(l.Batches))
 	l.RebuiltIndex = make([][]AbortedTxn, len(l.Segments))
-	open := make(map[ProducerID]int) // producer -> index into l.Txns
-	prodIdx := make(map[ProducerID]int)
+
+	// Every transaction but the ones still open at the end is closed by
+	// one end-transaction marker, so counting markers sizes Txns once
+	// (growing it by doubling first-touches twice its memory).
+	markers := 0
+	for i := range l.Batches {
+		if l.Batches[i].IsEndTxnMarker() {
+			markers++
+		}
+	}
+	l.Txns = make([]Txn, 0, markers+len(seed)+64)
+
+	// One map lookup per batch: a producer's entry in Producers (-1 until
+	// it is seen in a batch; seeds come from a snapshot) and its open
+	// transaction (the producer state's currentTxnFirstOffset), -1 if none.
+	type pstate struct{ prod, open int32 }
+	var ps []pstate
+	states := make(map[ProducerID]int32)
+	state := func(pid ProducerID) int32 {
+		k, ok := states[pid]
+		if !ok {
+			ps = append(ps, pstate{-1, -1})
+			k = int32(len(ps) - 1)
+			states[pid] = k
+		}
+		return k
+	}
 
 	// ongoing is ProducerStateManager.ongoingTxns: undecided transactions
 	// ordered by first offset. Transactions open in offset order, so
 	// appending keeps it sorted; decided ones are skipped lazily from head.
-	var ongoing []int
+	ongoing := make([]int32, 0, cap(l.Txns))
 	head := 0
 	firstUndecided := func(except ProducerID) (int64, bool) {
 		for head < len(ongoing) && l.Txns[ongoing[head]].State != TxnOpen {
@@ -308,7 +335,8 @@ func (l *Log) replay(seed []OngoingTxn) {
 	seeded := append([]OngoingTxn(nil), seed...)
 	sort.SliceStable(seeded, func(i, j int) bool { return seeded[i].FirstOffset < seeded[j].FirstOffset })
 	for _, s := range seeded {
-		if _, dup := open[s.ProducerID]; dup {
+		st := &ps[state(s.ProducerID)]
+		if st.open >= 0 {
 			continue
 		}
 		l.Txns = append(l.Txns, Txn{
@@ -316,24 +344,27 @@ func (l *Log) replay(seed []OngoingTxn) {
 			Seeded: true, FirstOffset: s.FirstOffset, LastDataOffset: -1, MarkerOffset: -1,
 			FirstTimestamp: -1, LastTimestamp: -1, FirstSegment: -1, MarkerSegment: -1,
 		})
-		open[s.ProducerID] = len(l.Txns) - 1
-		ongoing = append(ongoing, len(l.Txns)-1)
+		st.open = int32(len(l.Txns) - 1)
+		ongoing = append(ongoing, st.open)
 	}
 
+	lastPID, lastState := NoProducerID, int32(-1)
 	for i := range l.Batches {
 		b := &l.Batches[i]
 		l.batchTxn[i] = -1
 		if !b.HasProducerID() {
 			continue
 		}
-		pi, ok := prodIdx[b.ProducerID]
-		if !ok {
-			l.Producers = append(l.Producers, Producer{ID: b.ProducerID, FirstEpoch: b.ProducerEpoch, FirstOffset: b.BaseOffset})
-			pi = len(l.Producers) - 1
-			prodIdx[b.ProducerID] = pi
+		if b.ProducerID != lastPID || lastState < 0 {
+			lastPID, lastState = b.ProducerID, state(b.ProducerID)
 		}
-		pr := &l.Producers[pi]
-		pr.LastEpoch, pr.LastOffset, pr.Batches = b.ProducerEpoch, b.LastOffset, pr.Batches+1
+		st := &ps[lastState]
+		if st.prod < 0 {
+			l.Producers = append(l.Producers, Producer{ID: b.ProducerID, FirstEpoch: b.ProducerEpoch, FirstOffset: b.BaseOffset})
+			st.prod = int32(len(l.Producers) - 1)
+		}
+		pr := &l.Producers[st.prod]
+		pr.LastEpoch, pr.LastOffset, pr.Batches = b.ProducerEpoch, b.LastOffset(), pr.Batches+1
 		if b.MaxTimestamp > pr.LastTimestamp || pr.Batches == 1 {
 			pr.LastTimestamp = b.MaxTimestamp
 		}
@@ -348,16 +379,16 @@ func (l *Log) replay(seed []OngoingTxn) {
 			if b.Records == 0 || !b.IsEndTxnMarker() {
 				continue
 			}
-			ti, isOpen := open[b.ProducerID]
-			if !isOpen {
+			ti := st.open
+			if ti < 0 {
 				// A marker for an empty transaction: nothing is emitted,
 				// so no index entry and no effect on the LSO.
 				continue
 			}
-			delete(open, b.ProducerID)
+			st.open = -1
 			t := &l.Txns[ti]
 			t.MarkerOffset, t.MarkerEpoch, t.MarkerSegment = b.BaseOffset, b.ProducerEpoch, b.Segment
-			l.batchTxn[i] = int32(ti)
+			l.batchTxn[i] = ti
 			if b.IsAbortMarker() {
 				t.State = TxnAborted
 			} else {
@@ -384,15 +415,15 @@ func (l *Log) replay(seed []OngoingTxn) {
 		if !b.IsTransactional() {
 			continue
 		}
-		ti, isOpen := open[b.ProducerID]
-		if !isOpen {
+		ti := st.open
+		if ti < 0 {
 			l.Txns = append(l.Txns, Txn{
 				ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, MarkerEpoch: -1,
 				FirstOffset: b.BaseOffset, MarkerOffset: -1, FirstTimestamp: b.BaseTimestamp,
 				FirstSegment: b.Segment, MarkerSegment: -1,
 			})
-			ti = len(l.Txns) - 1
-			open[b.ProducerID] = ti
+			ti = int32(len(l.Txns) - 1)
+			st.open = ti
 			ongoing = append(ongoing, ti)
 			pr.Txns++
 		}
@@ -400,11 +431,11 @@ func (l *Log) replay(seed []OngoingTxn) {
 		if t.FirstTimestamp < 0 {
 			t.FirstTimestamp = b.BaseTimestamp
 		}
-		t.LastDataOffset, t.LastTimestamp = b.LastOffset, b.MaxTimestamp
+		t.LastDataOffset, t.LastTimestamp = b.LastOffset(), b.MaxTimestamp
 		t.Batches++
 		t.Records += int64(b.Records)
 		t.Bytes += int64(b.Size)
-		l.batchTxn[i] = int32(ti)
+		l.batchTxn[i] = ti
 	}
 	for i := range l.Txns {
 		if l.Txns[i].State == TxnOpen {
@@ -423,24 +454,27 @@ func (l *Log) buildIndexes() {
 		}
 	}
 	l.offIndex = make([][]IndexEntry, len(l.Segments))
+	l.rebuiltOff = make([]lazyOffsetIndex, len(l.Segments))
 	l.effective = make([][]AbortInfo, len(l.Segments))
 	l.effSorted = make([]bool, len(l.Segments))
 	l.abortByID = make(map[abortKey]*AbortInfo)
 	for si := range l.Segments {
 		s := &l.Segments[si]
-		if s.OffsetIndex != nil {
-			l.offIndex[si] = s.OffsetIndex
-		} else {
-			l.offIndex[si] = l.rebuildOffsetIndex(si)
-		}
+		// A segment without a usable .index gets the sparse one
+		// LogSegment.recover would rebuild, on its first fetch.
+		l.offIndex[si] = s.OffsetIndex
 		entries := l.RebuiltIndex[si]
 		if s.TxnIndexOnDisk {
 			entries = s.TxnIndex
 			l.compareIndex(int32(si))
 		}
 		eff := make([]AbortInfo, len(entries))
+		name := ""
+		if len(entries) > 0 {
+			name = s.TxnIndexName()
+		}
 		for k, e := range entries {
-			eff[k] = AbortInfo{Entry: e, Segment: int32(si), IndexName: s.TxnIndexName(), FromDisk: s.TxnIndexOnDisk}
+			eff[k] = AbortInfo{Entry: e, Segment: int32(si), IndexName: name, FromDisk: s.TxnIndexOnDisk}
 			if t := byMarker[abortKey{e.ProducerID, e.LastOffset}]; t != nil {
 				eff[k].Txn, eff[k].MarkerFound = t, true
 			}
@@ -463,17 +497,30 @@ func (l *Log) buildIndexes() {
 	}
 }
 
-func (l *Log) rebuildOffsetIndex(si int) []IndexEntry {
-	var out []IndexEntry
-	var lastEntry int64
-	for bi := l.segFirst[si]; bi < l.segFirst[si+1]; bi++ {
-		b := &l.Batches[bi]
-		if b.Position-lastEntry > indexIntervalBytes {
-			out = append(out, IndexEntry{Offset: b.LastOffset, Position: b.Position})
-			lastEntry = b.Position
+// lazyOffsetIndex is the .index LogSegment.recover would rebuild for a
+// segment, made on the segment's first fetch (a loaded partition that is
+// only drawn never needs it). Its entries are kept as batch indexes, 4 bytes
+// each: an entry's offset and position are its batch's LastOffset and
+// Position.
+type lazyOffsetIndex struct {
+	once sync.Once
+	at   []int32 // indexes into Log.Batches
+}
+
+// rebuiltOffsetIndex returns segment si's rebuilt index: an entry whenever
+// more than index.interval.bytes were appended since the last one.
+func (l *Log) rebuiltOffsetIndex(si int) []int32 {
+	r := &l.rebuiltOff[si]
+	r.once.Do(func() {
+		var lastEntry int64
+		for bi := l.segFirst[si]; bi < l.segFirst[si+1]; bi++ {
+			if p := l.Batches[bi].Position(); p-lastEntry > indexIntervalBytes {
+				r.at = append(r.at, int32(bi))
+				lastEntry = p
+			}
 		}
-	}
-	return out
+	})
+	return r.at
 }
 
 func (l *Log) compareIndex(si int32) {
@@ -529,7 +576,7 @@ func (l *Log) hasBatchAt(off int64) bool {
 
 // batchAtOrAfter returns the index of the first batch whose LastOffset >= off.
 func (l *Log) batchAtOrAfter(off int64) int {
-	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset >= off })
+	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset() >= off })
 }
 
 // computeLSO follows ProducerStateManager.firstUnstableOffset and
@@ -576,10 +623,10 @@ func (l *Log) findGaps() {
 			}
 			l.Gaps = append(l.Gaps, Gap{From: next, To: b.BaseOffset - 1, Cause: cause, Segment: seg})
 		case b.BaseOffset < next && i > 0:
-			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset, next-1), Cause: GapOverlap, Segment: b.Segment})
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset(), next-1), Cause: GapOverlap, Segment: b.Segment})
 		}
-		if b.Records == 0 && b.Magic >= 2 {
-			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset, Cause: GapEmptiedBatch, Segment: b.Segment})
+		if b.Records == 0 && b.Magic() >= 2 {
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset(), Cause: GapEmptiedBatch, Segment: b.Segment})
 		}
 		next = max(next, b.NextOffset())
 	}

@@ -171,7 +171,7 @@ func cmpInt64(a, b int64) int {
 
 // batch decides one batch and advances the position.
 func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decision) bool) bool {
-	d := Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: int32(bi), FetchOffset: fetchOffset, Uncommitted: Delivered}
+	d := Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(bi), FetchOffset: fetchOffset, Uncommitted: Delivered}
 	if c.Log != nil && bi >= 0 {
 		d.Txn = c.Log.TxnOf(bi)
 	}
@@ -183,7 +183,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decisio
 	switch c.Variant {
 	case VariantJava:
 		if rc && len(c.queue) > 0 {
-			for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= b.LastOffset {
+			for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= b.LastOffset() {
 				a := c.queue[c.qi]
 				c.set[a.ProducerID] = a
 				c.qi++
@@ -208,7 +208,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decisio
 			}
 		}
 	case VariantFranzGo:
-		if rc && len(c.perPID) > 0 && b.LastOffset >= pos {
+		if rc && len(c.perPID) > 0 && b.LastOffset() >= pos {
 			p := c.perPID[b.ProducerID]
 			if first, ok := p.current(); ok {
 				el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
@@ -223,7 +223,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decisio
 	}
 
 	switch {
-	case b.Records == 0 && b.Magic >= 2:
+	case b.Records == 0 && b.Magic() >= 2:
 		d.Verdict, d.Cause = Missing, CauseGapEmptiedBatch
 		d.Uncommitted = Missing
 	case b.IsControl():
@@ -236,7 +236,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decisio
 		default:
 			d.Cause = CauseOtherControl
 		}
-	case b.Magic < 2:
+	case b.Magic() < 2:
 		d.Verdict, d.Cause = Delivered, CauseLegacy
 	case c.Isolation != ReadCommitted:
 		d.Verdict, d.Cause = Delivered, CauseReadUncommitted
@@ -258,13 +258,13 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decisio
 	}
 	if b.BaseOffset < pos {
 		before := d
-		before.To = min(b.LastOffset, pos-1)
+		before.To = min(b.LastOffset(), pos-1)
 		before.Verdict, before.Cause, before.Bound = BeforePosition, CauseBelowPosition, pos
 		before.Uncommitted = BeforePosition
 		if !yield(before) {
 			return false
 		}
-		if b.LastOffset < pos {
+		if b.LastOffset() < pos {
 			return true
 		}
 		d.From = pos

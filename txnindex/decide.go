@@ -60,7 +60,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 			b := &l.Batches[next]
 			d := l.unfetched(next)
 			d.Verdict, d.Uncommitted, d.Cause, d.Bound = BeforePosition, BeforePosition, CauseBelowPosition, from
-			if b.LastOffset < l.LogStartOffset {
+			if b.LastOffset() < l.LogStartOffset {
 				d.Cause, d.Bound = CauseBelowLogStart, l.LogStartOffset
 			}
 			if !emit(d) {
@@ -95,7 +95,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 		d := l.unfetched(next)
 		d.Verdict, d.Bound = Pending, maxOffset
 		switch {
-		case b.LastOffset < maxOffset:
+		case b.LastOffset() < maxOffset:
 			d.Cause, d.Bound = CauseUnreachable, pos
 		case o.Isolation == ReadCommitted:
 			d.Cause = CauseAtOrAboveLSO
@@ -103,11 +103,11 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 			d.Cause = CauseAtOrAboveHWM
 		}
 		switch {
-		case b.Records == 0 && b.Magic >= 2:
+		case b.Records == 0 && b.Magic() >= 2:
 			d.Uncommitted = Missing
 		case b.IsControl():
 			d.Uncommitted = Control
-		case b.LastOffset < l.HighWatermark:
+		case b.LastOffset() < l.HighWatermark:
 			d.Uncommitted = Delivered
 		default:
 			d.Uncommitted = Pending
@@ -131,7 +131,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 // unfetched starts a decision for batch i that no fetch returned.
 func (l *Log) unfetched(i int) Decision {
 	b := &l.Batches[i]
-	return Decision{From: b.BaseOffset, To: b.LastOffset, Batch: b, BatchIndex: int32(i), FetchOffset: -1, Txn: l.TxnOf(i)}
+	return Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(i), FetchOffset: -1, Txn: l.TxnOf(i)}
 }
 
 // Delivered returns the offset ranges a consumer with options o receives, in

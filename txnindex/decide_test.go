@@ -81,8 +81,8 @@ func TestReadCommittedEdgeCases(t *testing.T) {
 			// Filtering is by producer id only.
 			name: "EpochBump",
 			log: func() *logBuilder {
-				return newLog().txn(p1, 2).marker(p1, ControlAbort, 1).add(Batch{BaseOffset: 3, LastOffset: 3, Magic: 2, ProducerID: p1, ProducerEpoch: 1,
-					Attributes: AttrTransactional, Records: 1, CoordinatorEpoch: -1, Control: ControlNone}).marker(p1, ControlCommit, 1)
+				return newLog().txn(p1, 2).marker(p1, ControlAbort, 1).add(BatchFields{BaseOffset: 3, LastOffset: 3, Magic: 2, ProducerID: p1, ProducerEpoch: 1,
+					Attributes: AttrTransactional, Records: 1, CoordinatorEpoch: -1, Control: ControlNone}.Batch()).marker(p1, ControlCommit, 1)
 			},
 			want: "AA C D C", lso: 5,
 		},

@@ -168,7 +168,7 @@ func (d *Decision) Reason() string {
 			sb.WriteString("delivered: non-transactional batch without a producer id")
 		}
 	case CauseLegacy:
-		fmt.Fprintf(&sb, "delivered: magic %d message set, which has no producer id and is never filtered", b.Magic)
+		fmt.Fprintf(&sb, "delivered: magic %d message set, which has no producer id and is never filtered", b.Magic())
 	case CauseNotAborted:
 		fmt.Fprintf(&sb, "delivered: transactional batch of %s, producer not in the aborted set", who)
 		if t := d.Txn; t != nil && t.State == TxnCommitted {
@@ -194,18 +194,18 @@ func (d *Decision) Reason() string {
 		}
 	case CauseCommitMarker:
 		fmt.Fprintf(&sb, "control: COMMIT marker of %s", who)
-		if b.CoordinatorEpoch >= 0 {
-			fmt.Fprintf(&sb, " (coordinator epoch %d)", b.CoordinatorEpoch)
+		if b.CoordinatorEpoch() >= 0 {
+			fmt.Fprintf(&sb, " (coordinator epoch %d)", b.CoordinatorEpoch())
 		}
 		sb.WriteString(", never delivered")
 	case CauseAbortMarker:
 		fmt.Fprintf(&sb, "control: ABORT marker of %s", who)
-		if b.CoordinatorEpoch >= 0 {
-			fmt.Fprintf(&sb, " (coordinator epoch %d)", b.CoordinatorEpoch)
+		if b.CoordinatorEpoch() >= 0 {
+			fmt.Fprintf(&sb, " (coordinator epoch %d)", b.CoordinatorEpoch())
 		}
 		sb.WriteString(", removes the producer from the aborted set; never delivered")
 	case CauseOtherControl:
-		fmt.Fprintf(&sb, "control: %s control record, never delivered", b.Control)
+		fmt.Fprintf(&sb, "control: %s control record, never delivered", b.Control())
 	case CauseEmptyControl:
 		sb.WriteString("control: control batch emptied by the cleaner, no record")
 	case CauseAtOrAboveLSO:

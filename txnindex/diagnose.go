@@ -245,9 +245,9 @@ func (l *Log) txnRanges() map[int][]OffsetRange {
 		b := &l.Batches[i]
 		rs := out[int(ti)]
 		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
-			rs[n-1].To = b.LastOffset
+			rs[n-1].To = b.LastOffset()
 		} else {
-			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset})
+			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset()})
 		}
 		out[int(ti)] = rs
 	}
@@ -260,8 +260,8 @@ func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
 	ce := int32(0)
 	for i := range l.Batches {
 		b := &l.Batches[i]
-		if b.ProducerID == pid && b.IsEndTxnMarker() && b.CoordinatorEpoch > ce {
-			ce = b.CoordinatorEpoch
+		if b.ProducerID == pid && b.IsEndTxnMarker() && b.CoordinatorEpoch() > ce {
+			ce = b.CoordinatorEpoch()
 		}
 	}
 	return ce

@@ -122,7 +122,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	bi := -1
 	for ; si < len(l.Segments); si++ {
 		lo, hi := l.segFirst[si], l.segFirst[si+1]
-		k := lo + sort.Search(hi-lo, func(i int) bool { return l.Batches[lo+i].LastOffset >= req.Offset })
+		k := lo + sort.Search(hi-lo, func(i int) bool { return l.Batches[lo+i].LastOffset() >= req.Offset })
 		if k < hi {
 			bi = k
 			break
@@ -136,7 +136,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	r.Segment = si
 	end := l.segFirst[si+1]
 	first := &l.Batches[bi]
-	if first.LastOffset >= maxOffset {
+	if first.LastOffset() >= maxOffset {
 		// The batch holding the offset reaches the upper offset, so the
 		// read stops at its position: nothing to return.
 		if req.Isolation == ReadCommitted {
@@ -153,7 +153,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	j := bi + 1
 	for ; j < end; j++ {
 		b := &l.Batches[j]
-		if b.LastOffset >= maxOffset {
+		if b.LastOffset() >= maxOffset {
 			break
 		}
 		if n+int64(b.Size) > limit {
@@ -168,7 +168,7 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	r.FirstBatch = bi
 	r.Bytes = n + r.PartialBytes
 	if req.Isolation == ReadCommitted {
-		r.AbortedTransactions = l.collectAborted(si, req.Offset, first.Position, r.Bytes, aborted)
+		r.AbortedTransactions = l.collectAborted(si, req.Offset, first.Position(), r.Bytes, aborted)
 	}
 }
 
@@ -208,10 +208,17 @@ func (l *Log) collectAborted(si int, start, pos, n int64, dst []AbortedTransacti
 
 // upperBound is OffsetIndex.fetchUpperBoundOffset with LogSegment's fallback.
 func (l *Log) upperBound(si int, endPos int64) int64 {
-	idx := l.offIndex[si]
-	k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= endPos })
-	if k < len(idx) {
-		return idx[k].Offset
+	if idx := l.offIndex[si]; idx != nil {
+		k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= endPos })
+		if k < len(idx) {
+			return idx[k].Offset
+		}
+	} else {
+		at := l.rebuiltOffsetIndex(si)
+		k := sort.Search(len(at), func(i int) bool { return l.Batches[at[i]].Position() >= endPos })
+		if k < len(at) {
+			return l.Batches[at[k]].LastOffset()
+		}
 	}
 	if si+1 < len(l.Segments) {
 		return l.Segments[si+1].BaseOffset

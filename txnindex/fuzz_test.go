@@ -99,10 +99,10 @@ func (w workload) oracle() string {
 		for ; next < bt.BaseOffset; next++ {
 			out = append(out, 'G')
 		}
-		for off := bt.BaseOffset; off <= bt.LastOffset; off++ {
+		for off := bt.BaseOffset; off <= bt.LastOffset(); off++ {
 			var c byte
 			switch {
-			case bt.LastOffset < w.from:
+			case bt.LastOffset() < w.from:
 				c = 'B'
 			case bt.BaseOffset >= lso:
 				c = 'P'
@@ -117,7 +117,7 @@ func (w workload) oracle() string {
 			}
 			out = append(out, c)
 		}
-		next = bt.LastOffset + 1
+		next = bt.LastOffset() + 1
 	}
 	return string(out)
 }
@@ -169,7 +169,7 @@ func checkWorkload(t *testing.T, w workload) {
 
 func batchAt(bs []Batch, off int64) int {
 	for i := range bs {
-		if bs[i].BaseOffset <= off && off <= bs[i].LastOffset {
+		if bs[i].BaseOffset <= off && off <= bs[i].LastOffset() {
 			return i
 		}
 	}

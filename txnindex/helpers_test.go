@@ -26,7 +26,7 @@ func segName(base int64) string { return fmt.Sprintf("%020d.log", base) }
 
 func (b *logBuilder) add(bt Batch) *logBuilder {
 	bt.Segment = int32(len(b.p.Segments) - 1)
-	bt.Position = b.pos
+	bt.SetPosition(b.pos)
 	if bt.Size == 0 {
 		bt.Size = 61 + 20*bt.Records
 		if bt.IsControl() {
@@ -38,25 +38,25 @@ func (b *logBuilder) add(bt Batch) *logBuilder {
 	b.pos += int64(bt.Size)
 	b.p.Segments[len(b.p.Segments)-1].Size = b.pos
 	b.p.Batches = append(b.p.Batches, bt)
-	b.next = bt.LastOffset + 1
+	b.next = bt.LastOffset() + 1
 	return b
 }
 
 // txn appends a transactional data batch of n records from pid.
 func (b *logBuilder) txn(pid ProducerID, n int) *logBuilder {
-	return b.add(Batch{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
-		Attributes: AttrTransactional, Records: int32(n), BaseSequence: 0, CoordinatorEpoch: -1, Control: ControlNone})
+	return b.add(BatchFields{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
+		Attributes: AttrTransactional, Records: int32(n), BaseSequence: 0, CoordinatorEpoch: -1, Control: ControlNone}.Batch())
 }
 
 // plain appends a non-transactional batch of n records; pid may be -1.
 func (b *logBuilder) plain(pid ProducerID, n int) *logBuilder {
-	return b.add(Batch{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
-		Records: int32(n), BaseSequence: -1, CoordinatorEpoch: -1, Control: ControlNone})
+	return b.add(BatchFields{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
+		Records: int32(n), BaseSequence: -1, CoordinatorEpoch: -1, Control: ControlNone}.Batch())
 }
 
 func (b *logBuilder) marker(pid ProducerID, ct ControlType, epoch int16) *logBuilder {
-	return b.add(Batch{BaseOffset: b.next, LastOffset: b.next, Magic: 2, ProducerID: pid, ProducerEpoch: epoch,
-		Attributes: AttrTransactional | AttrControl, Records: 1, BaseSequence: -1, Control: ct, CoordinatorEpoch: 0})
+	return b.add(BatchFields{BaseOffset: b.next, LastOffset: b.next, Magic: 2, ProducerID: pid, ProducerEpoch: epoch,
+		Attributes: AttrTransactional | AttrControl, Records: 1, BaseSequence: -1, Control: ct, CoordinatorEpoch: 0}.Batch())
 }
 
 func (b *logBuilder) commit(pid ProducerID) *logBuilder { return b.marker(pid, ControlCommit, 0) }
@@ -68,8 +68,8 @@ func (b *logBuilder) emptied(pid ProducerID, n int, control bool) *logBuilder {
 	if control {
 		attrs |= AttrControl
 	}
-	return b.add(Batch{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
-		Attributes: attrs, Records: 0, BaseSequence: -1, CoordinatorEpoch: -1, Control: ControlNone, Size: 61})
+	return b.add(BatchFields{BaseOffset: b.next, LastOffset: b.next + int64(n) - 1, Magic: 2, ProducerID: pid,
+		Attributes: attrs, Records: 0, BaseSequence: -1, CoordinatorEpoch: -1, Control: ControlNone, Size: 61}.Batch())
 }
 
 // skip leaves n offsets out, as compaction does.

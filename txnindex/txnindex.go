@@ -29,7 +29,10 @@
 // is internal to txnscope.
 package txnindex
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // ProducerID is a Kafka producer id. It has its own type so that it cannot be
 // passed where an offset is expected without the compiler noticing.
@@ -150,43 +153,255 @@ const (
 // Batch is one record batch (or, for magic 0/1, one shallow log entry) as
 // Kafka stores it, plus where it was found. It holds the 61-byte v2 header
 // and the control marker; records are decoded elsewhere, on demand.
+//
+// A loaded partition keeps one Batch per batch for the whole timeline, so it
+// is packed into 64 bytes (TestBatchSize) using the widths Kafka itself
+// uses: the position is an int32 (FileRecords and the .index store int32
+// positions; a segment is smaller than 2 GiB), the last offset is kept as
+// the int32 lastOffsetDelta of the v2 header, only the low byte of the
+// attributes is kept (DefaultRecordBatch.attributes casts to byte), and
+// magic, control type and attributes share one uint16. The end-transaction
+// marker's coordinator epoch shares the baseSequence slot: the broker
+// writes markers with baseSequence -1 (RecordBatch.NO_SEQUENCE,
+// MemoryRecords.writeEndTransactionalMarker), so a batch whose sequence is -1
+// or 0 keeps both; for any other sequence the epoch is dropped and
+// CoordinatorEpoch reports -1 (such a control batch was not written by a
+// broker).
+//
+// Fields whose width is Kafka's are exported; the rest are read with the
+// methods of the same name and written with the Set methods. BatchFields is
+// the unpacked form for literals.
 type Batch struct {
+	BaseOffset           int64
+	BaseTimestamp        int64
+	MaxTimestamp         int64
+	ProducerID           ProducerID
+	PartitionLeaderEpoch int32
+	Records              int32 // recordsCount; 0 for a batch emptied by compaction
+	Size                 int32 // bytes on disk, LOG_OVERHEAD included
+	Segment              int32 // index into Partition.Segments; -1 when not from a segment
+	ProducerEpoch        int16
+
+	flags           uint16 // attributes low byte | magic<<8 | (control+2)<<10 | flagEpoch | flagSeqZero
+	position        int32  // byte position of the batch in its segment (or capture record set); -1 unknown
+	lastOffsetDelta int32
+	seq             int32 // baseSequence, or the coordinator epoch when flagEpoch is set
+}
+
+// Layout of Batch.flags.
+const (
+	flagAttrMask     = 0x00ff
+	flagMagicShift   = 8
+	flagMagicMask    = 0x3 << flagMagicShift
+	flagControlShift = 10
+	flagControlMask  = 0xf << flagControlShift
+	flagEpoch        = 1 << 14 // seq holds the coordinator epoch; the base sequence is -1 (or 0 with flagSeqZero)
+	flagSeqZero      = 1 << 15
+)
+
+// BatchFields is a Batch unpacked, one field per header field, for building
+// batches with literals: BatchFields{...}.Batch().
+type BatchFields struct {
 	BaseOffset           int64
 	LastOffset           int64
 	BaseTimestamp        int64
 	MaxTimestamp         int64
 	ProducerID           ProducerID
-	Position             int64 // byte position of the batch in its segment (or capture record set)
+	Position             int64
 	PartitionLeaderEpoch int32
 	BaseSequence         int32
-	Records              int32 // recordsCount; 0 for a batch emptied by compaction
-	Size                 int32 // bytes on disk, LOG_OVERHEAD included
-	CoordinatorEpoch     int32 // from the end-transaction marker value; -1 if none
-	Segment              int32 // index into Partition.Segments; -1 when not from a segment
+	Records              int32
+	Size                 int32
+	CoordinatorEpoch     int32
+	Segment              int32
 	ProducerEpoch        int16
 	Attributes           int16
-	Control              ControlType // type of the first control record; ControlNone otherwise
+	Control              ControlType
 	Magic                int8
 }
 
+// Batch packs f. A LastOffset more than an int32 away from BaseOffset, or a
+// Position outside int32, does not fit (the loaders reject such input with
+// a positional error first): see SetLastOffset and SetPosition.
+func (f BatchFields) Batch() Batch {
+	b := Batch{
+		BaseOffset: f.BaseOffset, BaseTimestamp: f.BaseTimestamp, MaxTimestamp: f.MaxTimestamp,
+		ProducerID: f.ProducerID, PartitionLeaderEpoch: f.PartitionLeaderEpoch, Records: f.Records,
+		Size: f.Size, Segment: f.Segment, ProducerEpoch: f.ProducerEpoch,
+	}
+	b.SetLastOffset(f.LastOffset)
+	b.SetPosition(f.Position)
+	b.SetAttributes(f.Attributes)
+	b.SetMagic(f.Magic)
+	b.SetControl(f.Control)
+	b.SetBaseSequence(f.BaseSequence)
+	b.SetCoordinatorEpoch(f.CoordinatorEpoch)
+	return b
+}
+
+// Fields unpacks b.
+func (b *Batch) Fields() BatchFields {
+	return BatchFields{
+		BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), BaseTimestamp: b.BaseTimestamp,
+		MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, Position: b.Position(),
+		PartitionLeaderEpoch: b.PartitionLeaderEpoch, BaseSequence: b.BaseSequence(), Records: b.Records,
+		Size: b.Size, CoordinatorEpoch: b.CoordinatorEpoch(), Segment: b.Segment, ProducerEpoch: b.ProducerEpoch,
+		Attributes: b.Attributes(), Control: b.Control(), Magic: b.Magic(),
+	}
+}
+
+// LastOffset is BaseOffset + lastOffsetDelta.
+func (b *Batch) LastOffset() int64 { return b.BaseOffset + int64(b.lastOffsetDelta) }
+
+// LastOffsetDelta is the header's lastOffsetDelta.
+func (b *Batch) LastOffsetDelta() int32 { return b.lastOffsetDelta }
+
+// SetLastOffset stores last as a delta from BaseOffset, which must be set
+// first. A delta outside int32 (which no v2 header can hold) is clamped.
+func (b *Batch) SetLastOffset(last int64) {
+	d := last - b.BaseOffset
+	b.lastOffsetDelta = int32(max(min(d, math.MaxInt32), math.MinInt32))
+}
+
+// SetOffsets sets BaseOffset and LastOffset together; it reports false,
+// and changes nothing, when they are more than an int32 apart.
+func (b *Batch) SetOffsets(base, last int64) bool {
+	d := last - base
+	if d > math.MaxInt32 || d < math.MinInt32 || (last < base) != (d < 0) {
+		return false
+	}
+	b.BaseOffset, b.lastOffsetDelta = base, int32(d)
+	return true
+}
+
+// Position is the byte position of the batch in its segment (or capture
+// record set), -1 if unknown.
+func (b *Batch) Position() int64 { return int64(b.position) }
+
+// SetPosition stores pos; one outside [0, MaxInt32] (past the int32
+// positions Kafka uses) is stored as -1, unknown.
+func (b *Batch) SetPosition(pos int64) {
+	if pos < 0 || pos > math.MaxInt32 {
+		pos = -1
+	}
+	b.position = int32(pos)
+}
+
+// Attributes returns the low byte of the attributes (the only one Kafka
+// interprets).
+func (b *Batch) Attributes() int16 { return int16(b.flags & flagAttrMask) }
+
+// SetAttributes keeps a's low byte.
+func (b *Batch) SetAttributes(a int16) { b.flags = b.flags&^flagAttrMask | uint16(uint8(a)) }
+
+// Magic is the batch's magic byte, 0, 1 or 2.
+func (b *Batch) Magic() int8 { return int8(b.flags & flagMagicMask >> flagMagicShift) }
+
+// SetMagic stores m, which must be 0, 1 or 2 (the loaders reject others).
+func (b *Batch) SetMagic(m int8) {
+	b.flags = b.flags&^flagMagicMask | uint16(m)&0x3<<flagMagicShift
+}
+
+// Control is the type of the first control record; ControlNone otherwise.
+func (b *Batch) Control() ControlType {
+	return ControlType(b.flags&flagControlMask>>flagControlShift) - 2
+}
+
+// SetControl stores c; a value outside the known types is stored as
+// ControlUnknown.
+func (b *Batch) SetControl(c ControlType) {
+	if c < ControlNone || c > ControlKRaftVoters {
+		c = ControlUnknown
+	}
+	b.flags = b.flags&^flagControlMask | uint16(c+2)<<flagControlShift
+}
+
+// BaseSequence is the header's baseSequence.
+func (b *Batch) BaseSequence() int32 {
+	if b.flags&flagEpoch == 0 {
+		return b.seq
+	}
+	if b.flags&flagSeqZero != 0 {
+		return 0
+	}
+	return -1
+}
+
+// SetBaseSequence stores s. A coordinator epoch already stored survives
+// only when s is -1 or 0.
+func (b *Batch) SetBaseSequence(s int32) {
+	if b.flags&flagEpoch != 0 {
+		switch s {
+		case -1:
+			b.flags &^= flagSeqZero
+			return
+		case 0:
+			b.flags |= flagSeqZero
+			return
+		}
+		b.flags &^= flagEpoch | flagSeqZero
+	}
+	b.seq = s
+}
+
+// CoordinatorEpoch is the end-transaction marker's coordinator epoch, -1 if
+// none (see Batch for when it is not kept).
+func (b *Batch) CoordinatorEpoch() int32 {
+	if b.flags&flagEpoch == 0 {
+		return -1
+	}
+	return b.seq
+}
+
+// SetCoordinatorEpoch stores e in the baseSequence slot when the base
+// sequence is -1 or 0; otherwise, and for e == -1, the batch has none.
+func (b *Batch) SetCoordinatorEpoch(e int32) {
+	if b.flags&flagEpoch != 0 {
+		if e == -1 {
+			seq := b.BaseSequence()
+			b.flags &^= flagEpoch | flagSeqZero
+			b.seq = seq
+			return
+		}
+		b.seq = e
+		return
+	}
+	if e == -1 {
+		return
+	}
+	switch b.seq {
+	case -1:
+		b.flags |= flagEpoch
+	case 0:
+		b.flags |= flagEpoch | flagSeqZero
+	default:
+		return
+	}
+	b.seq = e
+}
+
 // IsTransactional reports attribute bit 4.
-func (b *Batch) IsTransactional() bool { return b.Magic >= 2 && b.Attributes&AttrTransactional != 0 }
+func (b *Batch) IsTransactional() bool {
+	return b.Magic() >= 2 && b.Attributes()&AttrTransactional != 0
+}
 
 // IsControl reports attribute bit 5.
-func (b *Batch) IsControl() bool { return b.Magic >= 2 && b.Attributes&AttrControl != 0 }
+func (b *Batch) IsControl() bool { return b.Magic() >= 2 && b.Attributes()&AttrControl != 0 }
 
 // HasDeleteHorizon reports attribute bit 6 (KIP-534).
-func (b *Batch) HasDeleteHorizon() bool { return b.Magic >= 2 && b.Attributes&AttrDeleteHorizon != 0 }
+func (b *Batch) HasDeleteHorizon() bool {
+	return b.Magic() >= 2 && b.Attributes()&AttrDeleteHorizon != 0
+}
 
 // Compression returns the batch's codec.
-func (b *Batch) Compression() Compression { return Compression(b.Attributes & AttrCompressionMask) }
+func (b *Batch) Compression() Compression { return Compression(b.Attributes() & AttrCompressionMask) }
 
 // TimestampType returns the batch's timestamp type.
 func (b *Batch) TimestampType() TimestampType {
-	if b.Magic == 0 {
+	if b.Magic() == 0 {
 		return NoTimestampType
 	}
-	if b.Attributes&AttrTimestampType != 0 {
+	if b.Attributes()&AttrTimestampType != 0 {
 		return LogAppendTime
 	}
 	return CreateTime
@@ -194,34 +409,34 @@ func (b *Batch) TimestampType() TimestampType {
 
 // HasProducerID reports whether the batch was written by a producer with an id
 // (AbstractRecordBatch.hasProducerId). Legacy entries never have one.
-func (b *Batch) HasProducerID() bool { return b.Magic >= 2 && b.ProducerID > NoProducerID }
+func (b *Batch) HasProducerID() bool { return b.Magic() >= 2 && b.ProducerID > NoProducerID }
 
 // IsAbortMarker reports whether this is a control batch whose first record is
 // an ABORT marker, the test the Java consumer's containsAbortMarker makes.
 // A control batch emptied by compaction has no first record and is not one.
 func (b *Batch) IsAbortMarker() bool {
-	return b.IsControl() && b.Records > 0 && b.Control == ControlAbort
+	return b.IsControl() && b.Records > 0 && b.Control() == ControlAbort
 }
 
 // IsCommitMarker is IsAbortMarker for COMMIT.
 func (b *Batch) IsCommitMarker() bool {
-	return b.IsControl() && b.Records > 0 && b.Control == ControlCommit
+	return b.IsControl() && b.Records > 0 && b.Control() == ControlCommit
 }
 
 // IsEndTxnMarker reports an ABORT or COMMIT marker.
 func (b *Batch) IsEndTxnMarker() bool { return b.IsAbortMarker() || b.IsCommitMarker() }
 
 // NextOffset is LastOffset+1.
-func (b *Batch) NextOffset() int64 { return b.LastOffset + 1 }
+func (b *Batch) NextOffset() int64 { return b.LastOffset() + 1 }
 
 // LastSequence is baseSequence+lastOffsetDelta with Kafka's wrap from
 // MaxInt32 to 0 (DefaultRecordBatch.incrementSequence), or -1.
 func (b *Batch) LastSequence() int32 {
-	if b.BaseSequence < 0 {
+	if b.BaseSequence() < 0 {
 		return -1
 	}
-	delta := b.LastOffset - b.BaseOffset
-	s := int64(b.BaseSequence) + delta
+	delta := b.LastOffset() - b.BaseOffset
+	s := int64(b.BaseSequence()) + delta
 	if s > 1<<31-1 {
 		s -= 1 << 31
 	}

@@ -12,8 +12,8 @@ import (
 func stuckLog() *txnindex.Log {
 	p := &txnindex.Partition{Topic: "s", LogStartOffset: -1, HighWatermark: -1}
 	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType, ts int64) {
-		p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
-			Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: ts, MaxTimestamp: ts})
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
+			Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: ts, MaxTimestamp: ts}.Batch())
 	}
 	add(0, 1, -1, 0, txnindex.ControlNone, 1000)
 	add(2, 3, 9, txnindex.AttrTransactional, txnindex.ControlNone, 2000)
@@ -131,8 +131,8 @@ func TestDiagCache(t *testing.T) {
 // LSO came from the capture, and lists what the broker reported over time.
 func TestDiagnosisPanelOfCapture(t *testing.T) {
 	p := &txnindex.Partition{Topic: "c", LogStartOffset: -1, HighWatermark: 9}
-	p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: 0, LastOffset: 3, ProducerID: -1, Magic: 2, Records: 4, Size: 100,
-		BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000})
+	p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: 0, LastOffset: 3, ProducerID: -1, Magic: 2, Records: 4, Size: 100,
+		BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000}.Batch())
 	l := txnindex.Build(p)
 	for i, lso := range []int64{4, 4, 4} {
 		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: min(int64(i)*4, 4), Time: 1_000 + int64(i)*30*60_000, Isolation: txnindex.ReadCommitted,

@@ -27,8 +27,8 @@ func (f fakeCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
 func testLog() *txnindex.Log {
 	p := &txnindex.Partition{Topic: "t", LogStartOffset: -1, HighWatermark: -1}
 	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType) {
-		p.Batches = append(p.Batches, txnindex.Batch{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2,
-			Attributes: attrs, Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1})
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2,
+			Attributes: attrs, Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1}.Batch())
 	}
 	add(0, 1, -1, 0, txnindex.ControlNone)
 	add(2, 3, 7, txnindex.AttrTransactional, txnindex.ControlNone)

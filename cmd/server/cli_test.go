@@ -164,9 +164,9 @@ func TestInspectTextIsDumpLogFormat(t *testing.T) {
 		}
 		for k := range want {
 			w, g := want[k], got[k]
-			if w.BaseOffset != g.BaseOffset || w.LastOffset != g.LastOffset || w.Records != g.Records || w.ProducerID != g.ProducerID ||
+			if w.BaseOffset != g.BaseOffset || w.LastOffset() != g.LastOffset() || w.Records != g.Records || w.ProducerID != g.ProducerID ||
 				w.ProducerEpoch != g.ProducerEpoch || w.IsTransactional() != g.IsTransactional() || w.IsControl() != g.IsControl() ||
-				w.Control != g.Control || w.Position != g.Position || w.Size != g.Size || w.Compression() != g.Compression() {
+				w.Control() != g.Control() || w.Position() != g.Position() || w.Size != g.Size || w.Compression() != g.Compression() {
 				t.Errorf("%s batch %d:\nbytes %+v\ntext  %+v", dir, k, w, g)
 			}
 		}

@@ -150,7 +150,7 @@ func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq
 		tail = append(tail, `,"batch_base_offset":`...)
 		tail = strconv.AppendInt(tail, b.BaseOffset, 10)
 		tail = append(tail, `,"batch_last_offset":`...)
-		tail = strconv.AppendInt(tail, b.LastOffset, 10)
+		tail = strconv.AppendInt(tail, b.LastOffset(), 10)
 		tail = append(tail, `,"producer_id":`...)
 		tail = strconv.AppendInt(tail, int64(b.ProducerID), 10)
 		tail = append(tail, `,"producer_epoch":`...)
@@ -165,7 +165,7 @@ func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq
 			tail = append(tail, `"ABORT"`...)
 		case b.IsControl():
 			tail = append(tail, '"')
-			tail = append(tail, b.Control.String()...)
+			tail = append(tail, b.Control().String()...)
 			tail = append(tail, '"')
 		default:
 			tail = append(tail, "null"...)

@@ -107,34 +107,34 @@ type demoWriter struct {
 
 func (w *demoWriter) add(b txnindex.Batch) {
 	b.Segment = int32(len(w.p.Segments) - 1)
-	b.Position = w.pos
+	b.SetPosition(w.pos)
 	b.BaseTimestamp, b.MaxTimestamp = w.ts, w.ts
 	w.ts += 1000
 	w.pos += int64(b.Size)
 	w.p.Segments[len(w.p.Segments)-1].Size = w.pos
 	w.p.Batches = append(w.p.Batches, b)
-	w.next = b.LastOffset + 1
+	w.next = b.LastOffset() + 1
 }
 
 func (w *demoWriter) data(pid txnindex.ProducerID, n int, txn bool) {
 	if w.sequence == nil {
 		w.sequence = map[txnindex.ProducerID]int32{}
 	}
-	b := txnindex.Batch{BaseOffset: w.next, LastOffset: w.next + int64(n) - 1, Magic: 2, ProducerID: pid,
-		Records: int32(n), Size: int32(61 + 24*n), BaseSequence: -1, CoordinatorEpoch: -1, Control: txnindex.ControlNone}
+	b := txnindex.BatchFields{BaseOffset: w.next, LastOffset: w.next + int64(n) - 1, Magic: 2, ProducerID: pid,
+		Records: int32(n), Size: int32(61 + 24*n), BaseSequence: -1, CoordinatorEpoch: -1, Control: txnindex.ControlNone}.Batch()
 	if pid >= 0 {
-		b.BaseSequence = w.sequence[pid]
+		b.SetBaseSequence(w.sequence[pid])
 		w.sequence[pid] += int32(n)
 	}
 	if txn {
-		b.Attributes = txnindex.AttrTransactional
+		b.SetAttributes(txnindex.AttrTransactional)
 	}
 	w.add(b)
 }
 
 func (w *demoWriter) marker(pid txnindex.ProducerID, ct txnindex.ControlType) {
-	w.add(txnindex.Batch{BaseOffset: w.next, LastOffset: w.next, Magic: 2, ProducerID: pid, Records: 1, Size: 78,
-		Attributes: txnindex.AttrTransactional | txnindex.AttrControl, BaseSequence: -1, Control: ct, CoordinatorEpoch: 0})
+	w.add(txnindex.BatchFields{BaseOffset: w.next, LastOffset: w.next, Magic: 2, ProducerID: pid, Records: 1, Size: 78,
+		Attributes: txnindex.AttrTransactional | txnindex.AttrControl, BaseSequence: -1, Control: ct, CoordinatorEpoch: 0}.Batch())
 }
 
 func (w *demoWriter) roll() {

@@ -237,11 +237,11 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 		if withBatches {
 			for bi := range l.Batches {
 				b := &l.Batches[bi]
-				ib := inspectBatch{BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, Count: b.Records, ProducerID: int64(b.ProducerID),
-					ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence, Transactional: b.IsTransactional(),
-					Position: b.Position, Size: b.Size, Magic: b.Magic, Codec: b.Compression().String(), MaxTimestamp: b.MaxTimestamp,
+				ib := inspectBatch{BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), Count: b.Records, ProducerID: int64(b.ProducerID),
+					ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), Transactional: b.IsTransactional(),
+					Position: b.Position(), Size: b.Size, Magic: b.Magic(), Codec: b.Compression().String(), MaxTimestamp: b.MaxTimestamp,
 					LastSequence: b.LastSequence(), LeaderEpoch: b.PartitionLeaderEpoch, IsControl: b.IsControl(),
-					TimestampType: b.TimestampType().String(), CoordinatorEpoch: b.CoordinatorEpoch, DeleteHorizon: -1}
+					TimestampType: b.TimestampType().String(), CoordinatorEpoch: b.CoordinatorEpoch(), DeleteHorizon: -1}
 				if b.HasDeleteHorizon() {
 					ib.DeleteHorizon = b.BaseTimestamp
 				}
@@ -249,7 +249,7 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 					ib.Segment = l.Segments[s].Name
 				}
 				if b.IsControl() {
-					ib.Control = b.Control.String()
+					ib.Control = b.Control().String()
 				}
 				if withRecords && d != nil && int(b.Segment) < len(d.Segments) {
 					recs, err := d.Segments[b.Segment].Log.Records(*b)
@@ -391,7 +391,7 @@ func dumpBatch(b inspectBatch) string {
 func dumpRecord(b *txnindex.Batch, r loader.Record) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, size(r.Key), size(r.Value))
-	if b.Magic >= 2 {
+	if b.Magic() >= 2 {
 		keys := make([]string, len(r.Headers))
 		for i, h := range r.Headers {
 			keys[i] = h.Key

@@ -207,7 +207,8 @@ func fromCapture(c *capture.Capture, kind string) *loaded {
 		sort.SliceStable(batches, func(i, j int) bool { return batches[i].BaseOffset < batches[j].BaseOffset })
 		var pos int64
 		for i := range batches {
-			batches[i].Position, batches[i].Segment = pos, 0
+			batches[i].Segment = 0
+			batches[i].SetPosition(pos)
 			pos += int64(batches[i].Size)
 		}
 		name := k.topic

@@ -195,7 +195,7 @@ func readLog(t *testing.T, cl *kgo.Client, topic string) (*txnindex.Log, *kmsg.F
 			pos += int64(b.Size)
 		}
 		batches = append(batches, bs...)
-		off = bs[len(bs)-1].LastOffset + 1
+		off = bs[len(bs)-1].LastOffset() + 1
 	}
 	hwm := first.HighWatermark
 	return txnindex.Build(&txnindex.Partition{Topic: topic, Batches: batches, LogStartOffset: -1, HighWatermark: hwm, HighWatermarkSource: "fetch"}), first

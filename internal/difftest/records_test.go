@@ -29,26 +29,26 @@ func kmsgBatches(data []byte, pos0 int64) ([]txnindex.Batch, error) {
 		if err := rb.ReadFrom(data[:size]); err != nil {
 			return out, fmt.Errorf("batch at byte %d: %w", pos, err)
 		}
-		b := txnindex.Batch{
+		b := txnindex.BatchFields{
 			BaseOffset: rb.FirstOffset, LastOffset: rb.FirstOffset + int64(rb.LastOffsetDelta),
 			BaseTimestamp: rb.FirstTimestamp, MaxTimestamp: rb.MaxTimestamp,
 			ProducerID: txnindex.ProducerID(rb.ProducerID), ProducerEpoch: rb.ProducerEpoch,
 			PartitionLeaderEpoch: rb.PartitionLeaderEpoch, BaseSequence: rb.FirstSequence,
 			Records: rb.NumRecords, Size: int32(size), Position: pos0 + pos, Magic: rb.Magic,
 			Attributes: rb.Attributes & 0xff, Control: txnindex.ControlNone, CoordinatorEpoch: -1,
-		}
+		}.Batch()
 		if b.IsControl() && rb.NumRecords > 0 {
 			var rec kmsg.Record
 			if err := rec.ReadFrom(rb.Records); err != nil {
 				return out, fmt.Errorf("control batch at byte %d: %w", pos, err)
 			}
 			if len(rec.Key) >= 4 {
-				b.Control = txnindex.ParseControlType(int16(binary.BigEndian.Uint16(rec.Key[2:])))
+				b.SetControl(txnindex.ParseControlType(int16(binary.BigEndian.Uint16(rec.Key[2:]))))
 			} else {
-				b.Control = txnindex.ControlUnknown
+				b.SetControl(txnindex.ControlUnknown)
 			}
 			if len(rec.Value) >= 6 {
-				b.CoordinatorEpoch = int32(binary.BigEndian.Uint32(rec.Value[2:]))
+				b.SetCoordinatorEpoch(int32(binary.BigEndian.Uint32(rec.Value[2:])))
 			}
 		}
 		out = append(out, b)

@@ -134,20 +134,20 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				continue
 			}
 			kv := pairs(line[2:])
-			if t, ok := kv["endTxnMarker"]; ok && lastBatch.Control == txnindex.ControlNone {
+			if t, ok := kv["endTxnMarker"]; ok && lastBatch.Control() == txnindex.ControlNone {
 				switch t {
 				case "COMMIT":
-					lastBatch.Control = txnindex.ControlCommit
+					lastBatch.SetControl(txnindex.ControlCommit)
 				case "ABORT":
-					lastBatch.Control = txnindex.ControlAbort
+					lastBatch.SetControl(txnindex.ControlAbort)
 				default:
-					lastBatch.Control = txnindex.ControlUnknown
+					lastBatch.SetControl(txnindex.ControlUnknown)
 				}
 				if ce, err := strconv.ParseInt(kv["coordinatorEpoch"], 10, 32); err == nil {
-					lastBatch.CoordinatorEpoch = int32(ce)
+					lastBatch.SetCoordinatorEpoch(int32(ce))
 				}
-			} else if _, ok := kv["controlType"]; ok && lastBatch.Control == txnindex.ControlNone {
-				lastBatch.Control = txnindex.ControlUnknown
+			} else if _, ok := kv["controlType"]; ok && lastBatch.Control() == txnindex.ControlNone {
+				lastBatch.SetControl(txnindex.ControlUnknown)
 			}
 		case strings.HasPrefix(line, "Log starting offset:"), strings.HasPrefix(line, "Found "),
 			strings.HasPrefix(line, "Snapshot end offset"), strings.HasPrefix(line, "KRaft bootstrap"),
@@ -164,7 +164,7 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			b.Segment = int32(indexOfSegment(p, seg))
 			p.Batches = append(p.Batches, b)
 			lastBatch = &p.Batches[len(p.Batches)-1]
-			if end := b.Position + int64(b.Size); end > seg.Size {
+			if end := b.Position() + int64(b.Size); end > seg.Size {
 				seg.Size = end
 			}
 		case cur.kind == "txnindex" && strings.HasPrefix(line, "version:"):
@@ -233,11 +233,11 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		for i := range p.Batches {
 			b := &p.Batches[i]
 			b.Segment = idx[segBaseFor(p, b.BaseOffset)]
-			if b.IsControl() && b.Records > 0 && b.Control == txnindex.ControlNone {
+			if b.IsControl() && b.Records > 0 && b.Control() == txnindex.ControlNone {
 				if aborts[k][[2]int64{int64(b.ProducerID), b.BaseOffset}] {
-					b.Control = txnindex.ControlAbort
+					b.SetControl(txnindex.ControlAbort)
 				} else {
-					b.Control = txnindex.ControlUnknown
+					b.SetControl(txnindex.ControlUnknown)
 					d.Unresolved++
 				}
 			}
@@ -345,26 +345,26 @@ var codecs = map[string]txnindex.Compression{
 // parseBatch reads one batch line (magic 2) or shallow entry line (magic 0/1).
 func parseBatch(line string) (txnindex.Batch, error) {
 	kv := pairs(line)
-	b := txnindex.Batch{Control: txnindex.ControlNone, CoordinatorEpoch: -1, ProducerID: txnindex.NoProducerID,
+	b := txnindex.BatchFields{Control: txnindex.ControlNone, CoordinatorEpoch: -1, ProducerID: txnindex.NoProducerID,
 		ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1, BaseTimestamp: -1, MaxTimestamp: -1}
 	magic, err := num(kv, "magic")
 	if err != nil {
-		return b, err
+		return txnindex.Batch{}, err
 	}
 	if magic < 0 || magic > 2 {
-		return b, fmt.Errorf("field \"magic\": want 0, 1 or 2, found %d", magic)
+		return txnindex.Batch{}, fmt.Errorf("field \"magic\": want 0, 1 or 2, found %d", magic)
 	}
 	b.Magic = int8(magic)
 	pos, err := num(kv, "position")
 	if err != nil {
-		return b, err
+		return txnindex.Batch{}, err
 	}
 	size, err := num(kv, "size")
 	if err != nil {
-		return b, err
+		return txnindex.Batch{}, err
 	}
-	if size < 0 || size > 1<<31-1 || pos < 0 {
-		return b, fmt.Errorf("position %d size %d out of range", pos, size)
+	if size < 0 || size > 1<<31-1 || pos < 0 || pos > 1<<31-1 {
+		return txnindex.Batch{}, fmt.Errorf("position %d size %d out of range", pos, size)
 	}
 	b.Position, b.Size = pos, int32(size)
 	for _, tt := range []struct {
@@ -382,10 +382,10 @@ func parseBatch(line string) (txnindex.Batch, error) {
 	if magic < 2 {
 		off, err := num(kv, "offset")
 		if err != nil {
-			return b, err
+			return txnindex.Batch{}, err
 		}
 		b.BaseOffset, b.LastOffset, b.Records = off, off, 1
-		return b, nil
+		return b.Batch(), nil
 	}
 	fields := []struct {
 		k string
@@ -393,11 +393,15 @@ func parseBatch(line string) (txnindex.Batch, error) {
 	}{{"baseOffset", &b.BaseOffset}, {"lastOffset", &b.LastOffset}}
 	for _, f := range fields {
 		if *f.p, err = num(kv, f.k); err != nil {
-			return b, err
+			return txnindex.Batch{}, err
 		}
 	}
 	if b.LastOffset < b.BaseOffset {
-		return b, fmt.Errorf("lastOffset %d below baseOffset %d", b.LastOffset, b.BaseOffset)
+		return txnindex.Batch{}, fmt.Errorf("lastOffset %d below baseOffset %d", b.LastOffset, b.BaseOffset)
+	}
+	if b.LastOffset-b.BaseOffset > 1<<31-1 {
+		// lastOffsetDelta is an int32 in the v2 header.
+		return txnindex.Batch{}, fmt.Errorf("lastOffset %d is more than the int32 lastOffsetDelta allows above baseOffset %d", b.LastOffset, b.BaseOffset)
 	}
 	ints := []struct {
 		k string
@@ -412,7 +416,7 @@ func parseBatch(line string) (txnindex.Batch, error) {
 	for _, f := range ints {
 		v, err := num(kv, f.k)
 		if err != nil {
-			return b, err
+			return txnindex.Batch{}, err
 		}
 		f.f(v)
 	}
@@ -428,7 +432,7 @@ func parseBatch(line string) (txnindex.Batch, error) {
 		b.Attributes |= txnindex.AttrDeleteHorizon
 		b.BaseTimestamp = h
 	}
-	return b, nil
+	return b.Batch(), nil
 }
 
 func clip(s string) string {

@@ -50,7 +50,7 @@ func TestReadSample(t *testing.T) {
 	if p.Topic != "orders" || p.Partition != 3 || len(p.Segments) != 2 || len(p.Batches) != 7 {
 		t.Fatalf("partition %s-%d, %d segments, %d batches", p.Topic, p.Partition, len(p.Segments), len(p.Batches))
 	}
-	if p.Batches[3].Control != txnindex.ControlCommit || p.Batches[5].Control != txnindex.ControlAbort || p.Batches[5].CoordinatorEpoch != 3 {
+	if p.Batches[3].Control() != txnindex.ControlCommit || p.Batches[5].Control() != txnindex.ControlAbort || p.Batches[5].CoordinatorEpoch() != 3 {
 		t.Errorf("markers: %+v %+v", p.Batches[3], p.Batches[5])
 	}
 	if p.Batches[2].Compression() != txnindex.CompressionGzip {
@@ -90,8 +90,8 @@ func TestShallowDumpResolvesAbortsFromTxnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := d.Partitions[0]
-	if p.Batches[5].Control != txnindex.ControlAbort || p.Batches[3].Control != txnindex.ControlUnknown || d.Unresolved != 1 {
-		t.Errorf("controls %v %v unresolved %d", p.Batches[3].Control, p.Batches[5].Control, d.Unresolved)
+	if p.Batches[5].Control() != txnindex.ControlAbort || p.Batches[3].Control() != txnindex.ControlUnknown || d.Unresolved != 1 {
+		t.Errorf("controls %v %v unresolved %d", p.Batches[3].Control(), p.Batches[5].Control(), d.Unresolved)
 	}
 	if len(d.Problems) != 1 || !strings.Contains(d.Problems[0].Error(), "--deep-iteration") {
 		t.Errorf("problems %v", d.Problems)
@@ -132,7 +132,7 @@ func FuzzRead(f *testing.F) {
 		d, _ := Read(strings.NewReader(s), "fuzz")
 		for _, p := range d.Partitions {
 			for _, b := range p.Batches {
-				if b.LastOffset < b.BaseOffset {
+				if b.LastOffset() < b.BaseOffset {
 					t.Fatalf("batch %+v", b)
 				}
 			}

@@ -74,14 +74,14 @@ func main() {
 			}
 			h := buf[pos-start:]
 			size := int64(binary.BigEndian.Uint32(h[8:])) + 12
-			b := txnindex.Batch{
+			b := txnindex.BatchFields{
 				BaseOffset: int64(binary.BigEndian.Uint64(h)), PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(h[12:])), Magic: int8(h[16]),
 				Attributes: int16(h[22]), BaseTimestamp: int64(binary.BigEndian.Uint64(h[27:])), MaxTimestamp: int64(binary.BigEndian.Uint64(h[35:])),
 				ProducerID: txnindex.ProducerID(binary.BigEndian.Uint64(h[43:])), ProducerEpoch: int16(binary.BigEndian.Uint16(h[51:])),
 				BaseSequence: int32(binary.BigEndian.Uint32(h[53:])), Records: int32(binary.BigEndian.Uint32(h[57:])),
 				Position: pos, Size: int32(size), Segment: int32(si), Control: txnindex.ControlNone, CoordinatorEpoch: -1,
-			}
-			b.LastOffset = b.BaseOffset + int64(int32(binary.BigEndian.Uint32(h[23:])))
+			}.Batch()
+			b.SetLastOffset(b.BaseOffset + int64(int32(binary.BigEndian.Uint32(h[23:]))))
 			if b.IsControl() {
 				// A broker-written marker: key (version, type) at a
 				// fixed place when its varints are one byte each.
@@ -89,7 +89,7 @@ func main() {
 					k, _ := f.ReadAt(buf, pos)
 					start, n, h = pos, k, buf[:k]
 				}
-				b.Control = txnindex.ParseControlType(int16(binary.BigEndian.Uint16(h[61+6:])))
+				b.SetControl(txnindex.ParseControlType(int16(binary.BigEndian.Uint16(h[61+6:]))))
 			}
 			if len(batches) == cap(batches) && *thp {
 				log.Fatal("scanfloor: -avg too large for this directory")
