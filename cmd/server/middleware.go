@@ -172,25 +172,26 @@ func unauthorized(w http.ResponseWriter, msg string) {
 
 // requestTimeout bounds every request but the websocket stream (long-lived
 // by design; gorilla's Upgrade clears the server's deadlines and the stream
-// has its own ping/pong and write deadlines) and the NDJSON decisions
-// stream, which may rightly run long on a big partition and is bounded by
-// its context instead: it stops at the deadline. Everything else is small
-// and answered whole, so http.TimeoutHandler can replace a late answer
-// with a 503 that says which limit was hit.
+// has its own ping/pong and write deadlines). The handler runs with a
+// context deadline, in the request's own goroutine: http.TimeoutHandler
+// would run it in another goroutine that outlives the request, racing
+// with chi reusing its pooled routing context. The handlers stop at the
+// deadline (the NDJSON decisions stream ends there); one that had written
+// nothing is answered 503 naming the limit.
 func requestTimeout(d time.Duration) func(http.Handler) http.Handler {
 	msg := fmt.Sprintf("request took longer than --request-timeout %s", d)
 	return func(next http.Handler) http.Handler {
-		th := http.TimeoutHandler(next, d, msg)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case isWebsocket(r):
+			if isWebsocket(r) {
 				next.ServeHTTP(w, r)
-			case strings.HasSuffix(r.URL.Path, "/decisions"):
-				ctx, cancel := context.WithTimeout(r.Context(), d)
-				defer cancel()
-				next.ServeHTTP(w, r.WithContext(ctx))
-			default:
-				th.ServeHTTP(w, r)
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r.WithContext(ctx))
+			if ww.Status() == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				http.Error(ww, msg, http.StatusServiceUnavailable)
 			}
 		})
 	}
