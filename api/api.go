@@ -107,6 +107,9 @@ type API struct {
 	PingPeriod time.Duration
 	// ChunkSize is the number of decisions per binary chunk.
 	ChunkSize int
+	// Limits bound what a websocket client may send (ws.go); zero fields
+	// take the defaults.
+	Limits WSLimits
 }
 
 // New returns the handlers over cat. records may be nil.

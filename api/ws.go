@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/txnindex"
+	"golang.org/x/time/rate"
 )
 
 const (
@@ -25,7 +28,7 @@ const (
 	// Send pings to the peer with this period. Must be less than pongWait.
 	pingPeriod = (pongWait * 9) / 10
 
-	// Largest message a client may send; its commands are tiny.
+	// Largest message a client may send by default; its commands are tiny.
 	maxMessageSize = 4096
 
 	// sendQueue bounds the replies the read side queues for the writer
@@ -241,57 +244,145 @@ func (c *wsConn) notify() {
 	}
 }
 
+// WSLimits bound what one websocket client may send. A client's messages
+// are small commands (viewport, options), typed by a person or sent on
+// scroll; anything much bigger or faster is a broken or hostile client and
+// is closed with 1008 (policy violation, RFC 6455 section 7.4.1) and a
+// reason naming the limit.
+type WSLimits struct {
+	// MaxMessageSize is the largest message, in bytes.
+	MaxMessageSize int
+	// MessageRate is the sustained messages per second, MessageBurst the
+	// token bucket's depth above it.
+	MessageRate  float64
+	MessageBurst int
+}
+
+// Defaults: a viewport message is about 50 bytes; a browser panning sends
+// at most one per animation frame (60/s) and coalesces them.
+const (
+	defaultMaxMessage = maxMessageSize
+	defaultRate       = 50
+	defaultBurst      = 100
+)
+
+func (l WSLimits) withDefaults() WSLimits {
+	if l.MaxMessageSize <= 0 {
+		l.MaxMessageSize = defaultMaxMessage
+	}
+	if l.MessageRate <= 0 {
+		l.MessageRate = defaultRate
+	}
+	if l.MessageBurst <= 0 {
+		l.MessageBurst = defaultBurst
+	}
+	return l
+}
+
+// clientCmd is one decoded, validated client message: exactly one of
+// viewport and opts is set.
+type clientCmd struct {
+	viewport *Window
+	opts     *txnindex.ConsumeOptions
+}
+
+// decodeClientMsg parses and validates one client message. Any input gives
+// a command or an error the client can act on (with the byte position of a
+// JSON error), never a panic; it keeps nothing of b.
+func decodeClientMsg(b []byte) (clientCmd, error) {
+	var m clientMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return clientCmd{}, fmt.Errorf("bad message at byte %d: %v", se.Offset, err)
+		case errors.As(err, &te):
+			return clientCmd{}, fmt.Errorf("bad message at byte %d: field %q wants a %v, not a JSON %s", te.Offset, te.Field, te.Type, te.Value)
+		}
+		return clientCmd{}, fmt.Errorf("bad message: %v", err)
+	}
+	switch m.Type {
+	case "viewport":
+		if m.From == nil || m.To == nil || *m.To < *m.From {
+			return clientCmd{}, errors.New("viewport needs from <= to")
+		}
+		return clientCmd{viewport: &Window{From: *m.From, To: *m.To}}, nil
+	case "options":
+		o := Options{Isolation: m.Isolation, Position: -1, MaxBytes: m.MaxBytes, Variant: m.Variant}
+		if m.Position != nil {
+			o.Position = *m.Position
+		}
+		co, err := o.consume()
+		if err != nil {
+			var he *httpError
+			if errors.As(err, &he) {
+				return clientCmd{}, errors.New(he.Msg)
+			}
+			return clientCmd{}, err
+		}
+		return clientCmd{opts: &co}, nil
+	}
+	return clientCmd{}, errors.New("unknown message type " + strconv.Quote(m.Type))
+}
+
 // readPump reads client commands until the connection fails. It is the only
 // reader of the connection.
 func (c *wsConn) readPump() {
 	defer close(c.readDone)
-	c.conn.SetReadLimit(maxMessageSize)
+	lim := c.a.Limits.withDefaults()
+	// No gorilla read limit: its overflow closes with 1009 before we see
+	// the message. Reading through a LimitReader bounds memory the same way
+	// (gorilla streams frames without buffering them) and lets the close
+	// say 1008 like the rate limit does.
+	buf := make([]byte, lim.MaxMessageSize+1)
+	bucket := rate.NewLimiter(rate.Limit(lim.MessageRate), lim.MessageBurst)
 	c.conn.SetReadDeadline(time.Now().Add(c.a.PongWait))
 	c.conn.SetPongHandler(func(string) error {
 		c.conn.SetReadDeadline(time.Now().Add(c.a.PongWait))
 		return nil
 	})
 	for {
-		_, msg, err := c.conn.ReadMessage()
+		_, r, err := c.conn.NextReader()
 		if err != nil {
 			return
 		}
-		c.conn.SetReadDeadline(time.Now().Add(c.a.PongWait))
-		var m clientMsg
-		if err := json.Unmarshal(msg, &m); err != nil {
-			c.reply(errorMsg("bad message: " + err.Error()))
-			continue
+		n, err := io.ReadFull(r, buf)
+		switch {
+		case n > lim.MaxMessageSize:
+			c.violation(fmt.Sprintf("message larger than %d bytes", lim.MaxMessageSize))
+			return
+		case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:
+			return
+		case !bucket.Allow():
+			c.violation(fmt.Sprintf("more than %g messages per second", lim.MessageRate))
+			return
 		}
-		switch m.Type {
-		case "viewport":
-			if m.From == nil || m.To == nil || *m.To < *m.From {
-				c.reply(errorMsg("viewport needs from <= to"))
-				continue
-			}
+		c.conn.SetReadDeadline(time.Now().Add(c.a.PongWait))
+		cmd, err := decodeClientMsg(buf[:n])
+		switch {
+		case err != nil:
+			c.reply(errorMsg(err.Error()))
+		case cmd.viewport != nil:
 			c.mu.Lock()
-			c.vp, c.vpDirty = Window{From: *m.From, To: *m.To}, true
+			c.vp, c.vpDirty = *cmd.viewport, true
 			c.mu.Unlock()
 			c.notify()
-		case "options":
-			o := Options{Isolation: m.Isolation, Position: -1, MaxBytes: m.MaxBytes, Variant: m.Variant}
-			if m.Position != nil {
-				o.Position = *m.Position
-			}
-			co, err := o.consume()
-			if err != nil {
-				var he *httpError
-				errors.As(err, &he)
-				c.reply(errorMsg(he.Msg))
-				continue
-			}
+		case cmd.opts != nil:
 			c.mu.Lock()
-			c.opts, c.optsDirty = co, true
+			c.opts, c.optsDirty = *cmd.opts, true
 			c.mu.Unlock()
 			c.notify()
-		default:
-			c.reply(errorMsg("unknown message type " + strconv.Quote(m.Type)))
 		}
 	}
+}
+
+// violation closes the connection with 1008. WriteControl may be called
+// concurrently with the writer's WriteMessage (gorilla's contract); once
+// the close frame is out, the writer's next write fails with ErrCloseSent
+// and it stops when readDone closes.
+func (c *wsConn) violation(reason string) {
+	c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, reason), time.Now().Add(time.Second))
 }
 
 func errorMsg(s string) []byte {

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -64,6 +65,7 @@ func commands() []command {
 		{"export", "write a self-contained HTML demo", runExport},
 		{"scenario", "build a scenario file into a real partition directory", runScenario},
 		{"watch", "watch a topic on a live cluster, read-only: batches, LSO moves, open and hanging transactions, engine vs broker", runWatch},
+		{"version", "print the module version and VCS revision of this binary", runVersion},
 	}
 }
 
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		topUsage(e.stdout, cmds)
 		return exitOK
+	} else if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		name, args = "version", nil
 	}
 	for _, c := range cmds {
 		if c.name != name {
@@ -109,7 +113,7 @@ func run(ctx context.Context, args []string, e *env) int {
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(e.stderr, "server: unknown command %q (want one of serve, decide, diagnose, inspect, export, scenario, watch; see 'server --help')\n", name)
+	fmt.Fprintf(e.stderr, "server: unknown command %q (want one of serve, decide, diagnose, inspect, export, scenario, watch, version; see 'server --help')\n", name)
 	return exitUsage
 }
 
@@ -170,4 +174,49 @@ func parse(fs *flag.FlagSet, args []string) error {
 	// Parsing an empty list resets Args to the positionals collected.
 	_ = fs.Parse(append([]string{"--"}, pos...))
 	return nil
+}
+
+// runVersion prints what the Go toolchain stamped into the binary: the
+// module version (a tag for go install ...@vX, a pseudo-version for a build
+// in a git checkout, "(devel)" when there is none) and, from a checkout,
+// the VCS revision, its time and whether the tree was modified.
+func runVersion(_ context.Context, e *env, args []string) error {
+	fs := newFlags(e, "version", "", "Print the module version and VCS revision of this binary (also: server --version).")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	fmt.Fprintln(e.stdout, versionString())
+	return nil
+}
+
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "txnscope (no build information)"
+	}
+	s := "txnscope " + bi.Main.Path + " " + bi.Main.Version
+	var rev, when, modified string
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.time":
+			when = kv.Value
+		case "vcs.modified":
+			modified = kv.Value
+		}
+	}
+	if rev != "" {
+		s += " revision " + rev
+		if modified == "true" {
+			s += " (modified)"
+		}
+		if when != "" {
+			s += " " + when
+		}
+	}
+	return s + " " + bi.GoVersion
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/web"
@@ -23,12 +22,13 @@ type routeOptions struct {
 	// allowedOrigins may frame the pages (serve --allowed-origin), besides
 	// the server itself.
 	allowedOrigins []string
+	sec            *security // limits and token (middleware.go); nil in tests that need none
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
+	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: middleware.go
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 
@@ -74,7 +74,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 // frameAncestors sets Content-Security-Policy: frame-ancestors 'self' and
 // the allowed origins.
 func frameAncestors(origins []string) func(http.Handler) http.Handler {
-	v := "frame-ancestors " + strings.Join(append([]string{"'self'"}, origins...), " ")
+	v := contentSecurityPolicy(origins)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Security-Policy", v)

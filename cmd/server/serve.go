@@ -27,6 +27,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	big := fs.Bool("big", true, "also offer the generated 1M-batch demo (built on first request)")
 	var origins multiFlag
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
+	hard := addHardeningFlags(fs) // limits and security: limits.go
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,9 +42,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
+	sec, err := hard.check(*addr, e.stderr)
+	if err != nil {
+		return err
+	}
+	ro.sec = sec
 	cat := demoCatalog(*big)
 	for i, path := range loads {
+		if err := hard.checkLoadSize(path); err != nil {
+			return err
+		}
 		ld, err := loadAny(path)
+		if err == nil {
+			err = hard.checkLoaded(path, ld)
+		}
 		if err != nil {
 			return err
 		}
@@ -51,14 +63,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 		cat.add(fmt.Sprintf("load%d", i+1), path, ld)
+		if err := hard.checkSources(cat, path); err != nil {
+			return err
+		}
 	}
 	// Listen first so a port error surfaces now, not in a goroutine.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	a := api.New(apiCatalog{cat}, loaderRecords{cat})
-	srv := &http.Server{Handler: routesWith(cat, a, ro), ReadHeaderTimeout: 10 * time.Second}
+	a := api.New(apiCatalog{cat}, newLimitedRecords(faultRecords{cat, loaderRecords{cat}}, hard.maxOpenFiles))
+	hard.configure(a)
+	srv := hard.server(routesWith(cat, a, ro))
 	// Websockets are hijacked: Shutdown does not wait for them, so tell
 	// the streams to close.
 	srv.RegisterOnShutdown(a.Shutdown)
@@ -76,9 +92,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), hard.shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		slog.Warn("shutdown", "err", err)
+	}
+	if err := waitStreams(sctx, a.Streams); err != nil {
 		slog.Warn("shutdown", "err", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

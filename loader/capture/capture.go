@@ -114,10 +114,12 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a capture: want a pcap or pcapng magic number, found % x", head)}
 	}
 	var src packetSource
-	if binary.LittleEndian.Uint32(head) == 0x0a0d0d0a {
-		src, err = pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+	ng := binary.LittleEndian.Uint32(head) == 0x0a0d0d0a
+	tail := newTailCheck(br, ng) // tail.go: reports a file cut mid-packet
+	if ng {
+		src, err = pcapgo.NewNgReader(tail, pcapgo.DefaultNgReaderOptions)
 	} else {
-		src, err = pcapgo.NewReader(br)
+		src, err = pcapgo.NewReader(tail)
 	}
 	if err != nil {
 		return nil, &FormatError{File: name, Msg: "bad capture header: " + err.Error()}
@@ -128,11 +130,14 @@ func Read(r io.Reader, name string) (*Capture, error) {
 	lt := src.LinkType()
 	for {
 		data, ci, err := src.ReadPacketData()
-		if err == io.EOF {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			// A capture cut mid-packet (tcpdump killed): keep what we have.
+			if p := tail.cut(name); p != nil {
+				c.Problems = append(c.Problems, p)
+			}
 			break
 		}
 		if err != nil {
-			// A capture cut mid-packet (tcpdump killed): keep what we have.
 			c.Problems = append(c.Problems, &FormatError{File: name, Msg: fmt.Sprintf("packet %d: %v", c.Packets+1, err)})
 			break
 		}

@@ -53,6 +53,10 @@
   const posEl = $('[data-testid="position"]');
   const maxEl = $('[data-testid="max-bytes"]');
   const varEl = $('[data-testid="variant"]');
+  // Enter in a control must not submit (navigate); this was an inline
+  // onsubmit, which the Content-Security-Policy (script-src 'self') forbids.
+  const controlsEl = $('[data-testid="controls"]');
+  if (controlsEl) controlsEl.addEventListener("submit", (e) => e.preventDefault());
 
   const wsPath = root.dataset.ws, apiPath = root.dataset.api;
   const embedded = loadEmbedded();

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// hardening is serve's limit and security flags. Every limit has a flag, a
+// default that the demos and a 1 GiB partition fit in, and an error that
+// names the flag.
+type hardening struct {
+	maxSources       int
+	maxSourceBytes   int64
+	maxSourceBatches int
+	maxOpenFiles     int
+	wsMaxMessage     int
+	wsRate           float64
+	wsBurst          int
+	requestTimeout   time.Duration
+	readTimeout      time.Duration
+	idleTimeout      time.Duration
+	maxHeaderBytes   int
+	shutdownGrace    time.Duration
+	listenPublic     bool
+	authTokenFile    string
+}
+
+func addHardeningFlags(fs *flag.FlagSet) *hardening {
+	h := &hardening{}
+	fs.IntVar(&h.maxSources, "max-sources", 64, "most partitions served at once (demos and every partition --load brings)")
+	fs.Int64Var(&h.maxSourceBytes, "max-source-bytes", 4<<30, "most bytes of files one --load PATH may hold (checked before reading)")
+	fs.IntVar(&h.maxSourceBatches, "max-source-batches", 20_000_000, "most batches one loaded partition may hold (about 200 B of memory each)")
+	fs.IntVar(&h.maxOpenFiles, "max-open-files", 64, "most segment files open at once to decode records")
+	fs.IntVar(&h.wsMaxMessage, "ws-max-message", 4096, "largest websocket message a client may send, in bytes (larger: closed with 1008)")
+	fs.Float64Var(&h.wsRate, "ws-rate", 50, "websocket messages per second a client may send on average (faster: closed with 1008)")
+	fs.IntVar(&h.wsBurst, "ws-burst", 100, "websocket messages a client may send in a burst above --ws-rate")
+	fs.DurationVar(&h.requestTimeout, "request-timeout", 2*time.Minute, "longest an HTTP request may take (not the websocket stream); 0: none")
+	fs.DurationVar(&h.readTimeout, "read-timeout", 30*time.Second, "longest a client may take to send a request, headers and body")
+	fs.DurationVar(&h.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept")
+	fs.IntVar(&h.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block, in bytes (larger: 431)")
+	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
+	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
+	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
+	return h
+}
+
+// check validates the flag values and the listen address, reads the token,
+// and prints the warning a public listener deserves.
+func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"max-sources", int64(h.maxSources)}, {"max-source-bytes", h.maxSourceBytes}, {"max-source-batches", int64(h.maxSourceBatches)},
+		{"max-open-files", int64(h.maxOpenFiles)}, {"ws-max-message", int64(h.wsMaxMessage)}, {"ws-burst", int64(h.wsBurst)}, {"max-header-bytes", int64(h.maxHeaderBytes)}} {
+		if c.v <= 0 {
+			return nil, usagef("--%s must be positive, not %d", c.name, c.v)
+		}
+	}
+	if h.wsRate <= 0 {
+		return nil, usagef("--ws-rate must be positive, not %g", h.wsRate)
+	}
+	sec := &security{requestTimeout: h.requestTimeout}
+	if h.authTokenFile != "" {
+		b, err := os.ReadFile(h.authTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n") {
+			// The file's content is never echoed: it is meant to be secret.
+			return nil, fmt.Errorf("--auth-token-file %s: want one line of at least 16 characters without spaces", h.authTokenFile)
+		}
+		if st, err := os.Stat(h.authTokenFile); err == nil && st.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(stderr, "warning: --auth-token-file %s is readable by other users (mode %v); chmod 600 it\n", h.authTokenFile, st.Mode().Perm())
+		}
+		sec.token = newBearer(tok)
+	}
+	public, err := isPublic(addr)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case public && !h.listenPublic:
+		return nil, usagef("--addr %s is not a loopback address: anyone who can reach it could read the loaded data; add --listen-public (and --auth-token-file) to mean it", addr)
+	case public && sec.token == nil:
+		fmt.Fprintf(stderr, "warning: listening on %s, reachable from other machines, WITHOUT a token: anyone who can reach it can read every loaded partition (add --auth-token-file)\n", addr)
+	case public:
+		fmt.Fprintf(stderr, "warning: listening on %s, reachable from other machines; requests need the token. The server speaks plain HTTP: put TLS in front of it on untrusted networks\n", addr)
+	}
+	return sec, nil
+}
+
+// isPublic reports whether addr listens beyond loopback. An empty host
+// (":8080") listens on every interface. A name other than localhost is
+// resolved: public if any of its addresses is not loopback.
+func isPublic(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, usagef("--addr %q: %v", addr, err)
+	}
+	if host == "" {
+		return true, nil
+	}
+	if host == "localhost" {
+		return false, nil
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return !ip.IsLoopback(), nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return false, fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// server returns the http.Server with the timeouts and header limit. The
+// write timeout leaves the decisions stream its full --request-timeout
+// plus a margin to end its answer; the websocket is hijacked, and gorilla
+// clears these deadlines on Upgrade.
+func (h *hardening) server(handler http.Handler) *http.Server {
+	s := &http.Server{Handler: handler, ReadHeaderTimeout: min(10*time.Second, h.readTimeout), ReadTimeout: h.readTimeout,
+		IdleTimeout: h.idleTimeout, MaxHeaderBytes: h.maxHeaderBytes}
+	if h.requestTimeout > 0 {
+		s.WriteTimeout = h.requestTimeout + 10*time.Second
+	}
+	return s
+}
+
+// configure sets the websocket limits on a.
+func (h *hardening) configure(a *api.API) {
+	a.Limits = api.WSLimits{MaxMessageSize: h.wsMaxMessage, MessageRate: h.wsRate, MessageBurst: h.wsBurst}
+}
+
+// checkLoadSize refuses a --load PATH whose files add up to more than
+// --max-source-bytes, before a byte of them is read: loading keeps about
+// 200 B per batch, and a batch can be as small as 61 bytes, so memory
+// follows file size. Walking stops as soon as the limit is passed.
+func (h *hardening) checkLoadSize(path string) error {
+	var total int64
+	errOver := errors.New("over")
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() {
+			total += info.Size()
+		}
+		if total > h.maxSourceBytes {
+			return errOver
+		}
+		return nil
+	})
+	if errors.Is(err, errOver) {
+		return fmt.Errorf("--load %s: more than %d bytes of files, over --max-source-bytes %d; raise the limit or load one partition directory", path, h.maxSourceBytes, h.maxSourceBytes)
+	}
+	return err
+}
+
+// checkLoaded refuses a loaded partition with more than --max-source-batches.
+func (h *hardening) checkLoaded(path string, ld *loaded) error {
+	for _, p := range ld.parts {
+		if n := len(p.log.Batches); n > h.maxSourceBatches {
+			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.log.Topic, p.log.Partition, n, h.maxSourceBatches)
+		}
+	}
+	return nil
+}
+
+// checkSources refuses a catalog of more than --max-sources partitions.
+func (h *hardening) checkSources(cat *catalog, path string) error {
+	if n := len(cat.srcs); n > h.maxSources {
+		return fmt.Errorf("--load %s brings the partitions served to %d, over --max-sources %d", path, n, h.maxSources)
+	}
+	return nil
+}
+
+// limitedRecords bounds how many segment files record decoding holds open
+// at once (the loader reopens a segment per batch request rather than
+// keeping thousands of descriptors). A request waits for a slot until its
+// context ends, then gets an error naming the flag.
+type limitedRecords struct {
+	next api.RecordSource
+	sem  chan struct{}
+}
+
+func newLimitedRecords(next api.RecordSource, n int) limitedRecords {
+	return limitedRecords{next: next, sem: make(chan struct{}, n)}
+}
+
+func (l limitedRecords) Records(ctx context.Context, id string, lg *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("all %d file slots (--max-open-files) stayed busy: %w", cap(l.sem), ctx.Err())
+	}
+	defer func() { <-l.sem }()
+	return l.next.Records(ctx, id, lg, b)
+}
+
+// faultRecords explains a record read that failed because the files
+// changed under the server. A loaded source is a snapshot: a live broker's
+// active segment keeps growing (the batches loaded still read back, the new
+// ones are not seen until the source is loaded again) and may be truncated
+// (log recovery, or a follower truncating to the leader's epoch, KIP-101),
+// and a directory may be deleted (retention, partition reassignment). The
+// loader rereads each batch and checks its bytes; this adds what happened
+// to the file, with the position the batch needed.
+type faultRecords struct {
+	cat  *catalog
+	next api.RecordSource
+}
+
+func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
+	recs, err := f.next.Records(ctx, id, l, b)
+	if err == nil || errors.Is(err, api.ErrNoRecords) {
+		return recs, err
+	}
+	for _, s := range f.cat.srcs {
+		if s.id != id || s.built() != l || s.files == nil || b.Segment < 0 || int(b.Segment) >= len(s.files.Segments) {
+			continue
+		}
+		seg := s.files.Segments[b.Segment].Log
+		path := filepath.Join(s.files.Dir, seg.Name)
+		st, serr := os.Stat(path)
+		end := b.Position + int64(b.Size)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			if _, derr := os.Stat(s.files.Dir); errors.Is(derr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("the source directory %s was deleted after it was loaded", s.files.Dir)
+			}
+			return nil, fmt.Errorf("segment %s was deleted after it was loaded", path)
+		case serr == nil && st.Size() < end:
+			return nil, fmt.Errorf("segment %s was truncated to %d bytes (%#x) after it was loaded with %d: the batch at byte %#x needs bytes up to %#x",
+				path, st.Size(), st.Size(), seg.Size, b.Position, end)
+		}
+	}
+	return nil, err
+}
