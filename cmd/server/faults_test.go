@@ -152,7 +152,7 @@ func TestCaptureEndsMidStream(t *testing.T) {
 		}
 		l := ld.parts[0].log
 		resp, body = do(t, "GET", s.url(fmt.Sprintf("/api/v1/sources/load1/partitions/%s/%d/decisions", l.Topic, l.Partition)), nil)
-		if resp.StatusCode != 200 || !strings.Contains(body, fmt.Sprintf(`"to":%d,`, l.Batches[len(l.Batches)-1].LastOffset)) {
+		if resp.StatusCode != 200 || !strings.Contains(body, fmt.Sprintf(`"to":%d,`, l.Batches[len(l.Batches)-1].LastOffset())) {
 			t.Errorf("%d%%: the batches fetched before the cut are not all served: %s %.300s", pct, resp.Status, body)
 		}
 		s.stop(t)

@@ -248,7 +248,7 @@ func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b
 		seg := s.files.Segments[b.Segment].Log
 		path := filepath.Join(s.files.Dir, seg.Name)
 		st, serr := os.Stat(path)
-		end := b.Position + int64(b.Size)
+		end := b.Position() + int64(b.Size)
 		switch {
 		case errors.Is(serr, fs.ErrNotExist):
 			if _, derr := os.Stat(s.files.Dir); errors.Is(derr, fs.ErrNotExist) {
@@ -257,7 +257,7 @@ func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b
 			return nil, fmt.Errorf("segment %s was deleted after it was loaded", path)
 		case serr == nil && st.Size() < end:
 			return nil, fmt.Errorf("segment %s was truncated to %d bytes (%#x) after it was loaded with %d: the batch at byte %#x needs bytes up to %#x",
-				path, st.Size(), st.Size(), seg.Size, b.Position, end)
+				path, st.Size(), st.Size(), seg.Size, b.Position(), end)
 		}
 	}
 	return nil, err
