@@ -50,7 +50,11 @@
   // a live partition gains producers, and its window may drop old ones, so
   // each new generation's lanes are laid out again when they differ.
   // timeline.js re-reads them right after this handler.
-  function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + l.producer_id; }
+  // Producer ids exceed 2^53 (kfake's, and Kafka's after many
+  // InitProducerId), so they are taken from the server's text, not from a
+  // JSON number.
+  function pidText(l) { return (l.label || "").split(" ")[1] || String(l.producer_id); }
+  function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + pidText(l); }
   function plural(n, one, many) { return n === 1 ? "1 " + one : n + " " + many; }
   function syncLanes(lanes) {
     const box = $(".labels", root);
@@ -66,7 +70,7 @@
       if (l.lane === 0) {
         s.textContent = "no producer id"; ep.textContent = "non-transactional"; note.textContent = plural(l.batches, "batch", "batches");
       } else {
-        s.textContent = "producer " + l.producer_id;
+        s.textContent = "producer " + pidText(l);
         ep.textContent = l.first_epoch === l.last_epoch ? "epoch " + l.first_epoch : "epochs " + l.first_epoch + "–" + l.last_epoch;
         note.textContent = (l.transactional ? "txn" : "idempotent") + ", " + plural(l.batches, "batch", "batches") + ", " + plural(l.transactions, "txn", "txns");
       }
@@ -138,6 +142,7 @@
     if (!panel) build();
     if (!isLive) {
       isLive = true;
+      root.dataset.live = ""; // timeline.js stops drawing the page-load pin
       setTimeout(fitTail, 0);
     }
     panel.dataset.state = m.state;
@@ -179,7 +184,7 @@
     const host = $('[data-testid="diagnosis"]');
     if (!host) return;
     if (!diag) {
-      Array.from(host.children).forEach((c) => { if (c.tagName !== "H2") c.hidden = true; });
+      Array.from(host.children).forEach((c) => { if (c.tagName !== "H2") c.style.display = "none"; });
       const v = $('[data-testid="diagnosis-verdict"]', host);
       if (v) v.remove();
       diag = document.createElement("div");
@@ -212,5 +217,9 @@
     }
     // Only when it changed: a copy button's "copied" must survive polls.
     if (diag.dataset.html !== h) { diag.innerHTML = h; diag.dataset.html = h; }
+    const sum = $('[data-testid="pinned"]');
+    if (sum) sum.textContent = pin ? "LSO " + m.engine_lso + " is pinned by the open transaction of producer " + pin.producer_id +
+      (pin.transactional_id ? " (" + pin.transactional_id + ")" : "") + " from offset " + pin.first_offset + "; read_committed consumers stop there."
+      : m.engine_lso < m.high_watermark ? "LSO trails the high watermark." : "LSO equals the high watermark.";
   }
 })();

@@ -596,6 +596,7 @@
 
   function drawPinned(lh, nl) {
     if (!pinned || !meta) return;
+    if (root.dataset.live !== undefined) { if (pinnedEl) pinnedEl.hidden = true; return; } // live.js: the page-load diagnosis is stale
     const ln = meta.lanes.findIndex((l) => l.producer_id === pinned.producer);
     pinned.lane = ln;
     if (!pinnedEl) {
