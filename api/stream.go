@@ -39,21 +39,40 @@ type laneInfo struct {
 	txn  map[*txnindex.Txn]int32
 }
 
-var lanesCache sync.Map // *txnindex.Log -> *laneInfo
+// lanesCache keeps the lanes of recent logs. It is bounded: a live
+// partition (live.go) is a new log at every change, and an unbounded map
+// keyed by log would keep every one of them alive.
+var lanesCache struct {
+	mu sync.Mutex
+	m  map[*txnindex.Log]*laneInfo
+}
+
+const lanesCacheSize = 64
 
 func lanesOf(l *txnindex.Log) *laneInfo {
-	if v, ok := lanesCache.Load(l); ok {
-		return v.(*laneInfo)
+	lanesCache.mu.Lock()
+	li, ok := lanesCache.m[l]
+	lanesCache.mu.Unlock()
+	if ok {
+		return li
 	}
-	li := &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txn: make(map[*txnindex.Txn]int32, len(l.Txns))}
+	li = &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txn: make(map[*txnindex.Txn]int32, len(l.Txns))}
 	for i, p := range l.Producers {
 		li.lane[p.ID] = uint16(min(i+1, laneGap-1))
 	}
 	for i := range l.Txns {
 		li.txn[&l.Txns[i]] = int32(i)
 	}
-	v, _ := lanesCache.LoadOrStore(l, li)
-	return v.(*laneInfo)
+	lanesCache.mu.Lock()
+	defer lanesCache.mu.Unlock()
+	if old, ok := lanesCache.m[l]; ok {
+		return old // built concurrently: share one
+	}
+	if lanesCache.m == nil || len(lanesCache.m) >= lanesCacheSize {
+		lanesCache.m = map[*txnindex.Log]*laneInfo{}
+	}
+	lanesCache.m[l] = li
+	return li
 }
 
 func (li *laneInfo) laneOf(b *txnindex.Batch) uint16 {

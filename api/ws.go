@@ -185,6 +185,9 @@ func (a *API) Stream() http.Handler {
 		defer a.active.Add(-1)
 		c := &wsConn{a: a, conn: conn, id: id, l: l, opts: o, vp: vp,
 			wake: make(chan struct{}, 1), send: make(chan []byte, sendQueue), readDone: make(chan struct{})}
+		var unsub func()
+		c.changed, unsub = a.subscribe(id, l) // live partitions (live.go)
+		defer unsub()
 		go c.readPump()
 		c.writePump()
 		return nil
@@ -235,6 +238,7 @@ type wsConn struct {
 	send       chan []byte   // bounded replies from the reader
 	readDone   chan struct{}
 	tooSlowMsg string
+	changed    <-chan struct{} // a live partition changed (live.go); nil otherwise
 }
 
 func (c *wsConn) notify() {
@@ -493,6 +497,10 @@ func (c *wsConn) writePump() {
 		c.fail(err)
 		return
 	}
+	if err := c.sendLive(s); err != nil {
+		c.fail(err)
+		return
+	}
 	work := make(chan struct{})
 	close(work) // always ready: selected when there is a chunk to send
 	for {
@@ -516,6 +524,8 @@ func (c *wsConn) writePump() {
 			err = c.commands(&s, start)
 		case b := <-c.send:
 			err = c.write(websocket.TextMessage, b)
+		case <-c.changed:
+			err = c.liveChanged(&s, start)
 		case <-ticker.C:
 			if c.ping() != nil {
 				return

@@ -31,6 +31,7 @@ type PartitionLink struct {
 // Assets are the cache-busted asset URLs.
 type Assets struct {
 	CSS, JS, DiagJS string
+	LiveJS          string // the live tail (static/js/live.js); idle unless the stream says the source is live
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
 	// inlined into the page (the static export) instead of linked.
 	CSSText, JSText, DiagJSText string
@@ -46,7 +47,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js")}
 }
 
 func indexView(srcs []Source) IndexView {

@@ -28,6 +28,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var origins multiFlag
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	hard := addHardeningFlags(fs) // limits and security: limits.go
+	lf := addLiveFlags(fs, "also serve a live cluster's partitions, watched read-only (HOST:PORT[,HOST:PORT]; with --topic)")
+	if err := refusePasswordFlag(args); err != nil {
+		return err
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +70,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err := hard.checkSources(cat, path); err != nil {
 			return err
 		}
+	}
+	if *lf.bootstrap != "" || *lf.topic != "" {
+		stop, err := startLive(ctx, e, lf, cat) // live.go
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	// Listen first so a port error surfaces now, not in a goroutine.
 	ln, err := net.Listen("tcp", *addr)
@@ -114,12 +125,16 @@ type source struct {
 	partition int32
 	build     func() *txnindex.Log
 	files     *loader.Partition // the files read, when there are any (records are decoded from them)
+	live      *livePart         // a partition of a watched cluster (live.go): its log changes
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
 }
 
 func (s *source) get() *txnindex.Log {
+	if s.live != nil {
+		return s.live.log()
+	}
 	s.once.Do(func() {
 		l := s.build()
 		s.mu.Lock()
@@ -131,6 +146,9 @@ func (s *source) get() *txnindex.Log {
 
 // built returns the log if it has been built, without building it.
 func (s *source) built() *txnindex.Log {
+	if s.live != nil {
+		return s.live.log()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log

@@ -30,33 +30,13 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 			"between txnscope's engine and the broker's own answer.\n\n"+
 			"The SASL password comes from --sasl-password-file or the "+passwordEnv+" environment variable, never a flag.\n"+
 			"With --once: exit 3 if a transaction is hanging, 4 if the engine and the broker disagree.")
+	lf := addLiveFlags(fs, "comma-separated HOST:PORT list of brokers (required)")
 	var (
-		bootstrap = fs.String("bootstrap", "", "comma-separated HOST:PORT list of brokers (required)")
-		topic     = fs.String("topic", "", "the topic to watch (required)")
-		partition = fs.String("partition", "", "partitions to watch, comma-separated (default: all)")
-		from      = fs.Int64("from", -1, "start the window at this offset")
-		last      = fs.Int64("last", 0, "start the window this many offsets below the high watermark")
-		maxB      = fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)")
-		poll      = fs.Duration("poll", live.DefaultPoll, "interval between polls")
-		dialTO    = fs.Duration("dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request")
-		maxTxn    = fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)")
-		mech      = fs.String("sasl-mechanism", "", "plain, scram-sha-256 or scram-sha-512")
-		user      = fs.String("sasl-user", "", "SASL user name")
-		passFile  = fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+passwordEnv+")")
-		useTLS    = fs.Bool("tls", false, "connect with TLS using the system's roots (implied by the other --tls flags)")
-		tlsCA     = fs.String("tls-ca", "", "PEM file of the CA certificates to trust")
-		tlsCert   = fs.String("tls-cert", "", "PEM client certificate (with --tls-key)")
-		tlsKey    = fs.String("tls-key", "", "PEM client key (with --tls-cert)")
-		tlsName   = fs.String("tls-server-name", "", "server name to verify instead of the bootstrap host")
-		record    = fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)")
-		once      = fs.Bool("once", false, "print the first update and exit")
-		format    = fs.String("format", "text", "text or json (one object per update and line)")
+		once   = fs.Bool("once", false, "print the first update and exit")
+		format = fs.String("format", "text", "text or json (one object per update and line)")
 	)
-	for _, a := range args {
-		// Refuse a password on the command line without echoing it.
-		if n := strings.TrimLeft(a, "-"); a != n && (n == "sasl-password" || strings.HasPrefix(n, "sasl-password=")) {
-			return usagef("a password is never taken as a flag value (ps and shell history show it): use --sasl-password-file FILE or $%s", passwordEnv)
-		}
+	if err := refusePasswordFlag(args); err != nil {
+		return err
 	}
 	if err := parse(fs, args); err != nil {
 		return err
@@ -64,42 +44,14 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if *bootstrap == "" || *topic == "" {
-		return usagef("--bootstrap and --topic are required")
+	cfg, err := lf.config()
+	if err != nil {
+		return err
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("--format must be text or json, not %q", *format)
 	}
-	if *from >= 0 && *last > 0 {
-		return usagef("--from and --last exclude each other")
-	}
-	if *last < 0 {
-		return usagef("--last must be positive")
-	}
-	cfg := live.Config{From: *from, Last: *last, MaxBatches: *maxB, Poll: *poll, DialTimeout: *dialTO, MaxTxnTimeout: *maxTxn, Topic: *topic}
-	for _, b := range strings.Split(*bootstrap, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			cfg.Brokers = append(cfg.Brokers, b)
-		}
-	}
-	if *partition != "" {
-		cfg.Partitions = []int32{}
-		for _, s := range strings.Split(*partition, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-			if err != nil || n < 0 {
-				return usagef("--partition: %q is not a partition number", s)
-			}
-			cfg.Partitions = append(cfg.Partitions, int32(n))
-		}
-	}
-	sasl, err := watchSASL(*mech, *user, *passFile)
-	if err != nil {
-		return err
-	}
-	cfg.SASL = sasl
-	if cfg.TLS, err = watchTLS(*useTLS, *tlsCA, *tlsCert, *tlsKey, *tlsName); err != nil {
-		return err
-	}
+	record := lf.record
 	if *record != "" {
 		f, err := os.Create(*record)
 		if err != nil {

@@ -42,7 +42,7 @@
   const ctx = canvas.getContext("2d");
   const markersEl = $('[data-testid="markers"]', root);
   const axisEl = $('[data-testid="axis"]', root);
-  const laneEls = Array.from(root.querySelectorAll(".lane"));
+  let laneEls = Array.from(root.querySelectorAll(".lane")); // re-read at each meta: a live source gains lanes (live.js)
   const mini = $('[data-testid="minimap"]');
   const mctx = mini.getContext("2d");
   const tooltip = $('[data-testid="tooltip"]');
@@ -190,8 +190,12 @@
   }
   function send(m) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(m)); }
   function onText(m) {
+    // Hook for the live tail (live.js): it sees each message first and may
+    // rebuild the lanes of a live source's new generation.
+    document.dispatchEvent(new CustomEvent("txnscope:message", { detail: m }));
     switch (m.type) {
       case "meta":
+        laneEls = Array.from(root.querySelectorAll(".lane")); resize();
         meta = m; gen = m.generation; done = false;
         D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true;
         T = null;
@@ -596,6 +600,7 @@
 
   function drawPinned(lh, nl) {
     if (!pinned || !meta) return;
+    if (root.dataset.live !== undefined) { if (pinnedEl) pinnedEl.hidden = true; return; } // live.js: the page-load diagnosis is stale
     const ln = meta.lanes.findIndex((l) => l.producer_id === pinned.producer);
     pinned.lane = ln;
     if (!pinnedEl) {

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
+type liveFlags struct {
+	bootstrap, topic, partition      *string
+	from, last                       *int64
+	maxBatches                       *int
+	poll, dialTimeout, maxTxnTimeout *time.Duration
+	mech, user, passFile             *string
+	useTLS                           *bool
+	tlsCA, tlsCert, tlsKey, tlsName  *string
+	record                           *string
+}
+
+// addLiveFlags defines the cluster flags on fs. required names what
+// --bootstrap is for in the help text.
+func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
+	return &liveFlags{
+		bootstrap:     fs.String("bootstrap", "", bootstrapHelp),
+		topic:         fs.String("topic", "", "the topic to watch (with --bootstrap)"),
+		partition:     fs.String("partition", "", "partitions to watch, comma-separated (default: all)"),
+		from:          fs.Int64("from", -1, "start the window at this offset"),
+		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
+		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)"),
+		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster"),
+		dialTimeout:   fs.Duration("dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request"),
+		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
+		mech:          fs.String("sasl-mechanism", "", "plain, scram-sha-256 or scram-sha-512"),
+		user:          fs.String("sasl-user", "", "SASL user name"),
+		passFile:      fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+passwordEnv+")"),
+		useTLS:        fs.Bool("tls", false, "connect with TLS using the system's roots (implied by the other --tls flags)"),
+		tlsCA:         fs.String("tls-ca", "", "PEM file of the CA certificates to trust"),
+		tlsCert:       fs.String("tls-cert", "", "PEM client certificate (with --tls-key)"),
+		tlsKey:        fs.String("tls-key", "", "PEM client key (with --tls-cert)"),
+		tlsName:       fs.String("tls-server-name", "", "server name to verify instead of the bootstrap host"),
+		record:        fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)"),
+	}
+}
+
+// refusePasswordFlag refuses a password on the command line without
+// echoing it: flags show in ps and in shell history.
+func refusePasswordFlag(args []string) error {
+	for _, a := range args {
+		if n := strings.TrimLeft(a, "-"); a != n && (n == "sasl-password" || strings.HasPrefix(n, "sasl-password=")) {
+			return usagef("a password is never taken as a flag value (ps and shell history show it): use --sasl-password-file FILE or $%s", passwordEnv)
+		}
+	}
+	return nil
+}
+
+// config validates the flags and builds the watcher's configuration
+// (without Record, which the caller opens).
+func (f *liveFlags) config() (live.Config, error) {
+	if *f.bootstrap == "" || *f.topic == "" {
+		return live.Config{}, usagef("--bootstrap and --topic are required")
+	}
+	if *f.from >= 0 && *f.last > 0 {
+		return live.Config{}, usagef("--from and --last exclude each other")
+	}
+	if *f.last < 0 {
+		return live.Config{}, usagef("--last must be positive")
+	}
+	cfg := live.Config{From: *f.from, Last: *f.last, MaxBatches: *f.maxBatches, Poll: *f.poll, DialTimeout: *f.dialTimeout,
+		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic}
+	for _, b := range strings.Split(*f.bootstrap, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			cfg.Brokers = append(cfg.Brokers, b)
+		}
+	}
+	if *f.partition != "" {
+		cfg.Partitions = []int32{}
+		for _, s := range strings.Split(*f.partition, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+			if err != nil || n < 0 {
+				return live.Config{}, usagef("--partition: %q is not a partition number", s)
+			}
+			cfg.Partitions = append(cfg.Partitions, int32(n))
+		}
+	}
+	sasl, err := watchSASL(*f.mech, *f.user, *f.passFile)
+	if err != nil {
+		return live.Config{}, err
+	}
+	cfg.SASL = sasl
+	if cfg.TLS, err = watchTLS(*f.useTLS, *f.tlsCA, *f.tlsCert, *f.tlsKey, *f.tlsName); err != nil {
+		return live.Config{}, err
+	}
+	return cfg, nil
+}
+
+// liveSourceID is the source id of the watched partitions in serve mode.
+const liveSourceID = "live"
+
+// liveFeed is the watcher of `serve --bootstrap`: it polls the cluster in
+// its own goroutine and keeps the latest view of each partition, which the
+// catalog serves as a source whose log changes. Subscribers (one per open
+// websocket) are woken through a channel of capacity 1 that is sent to
+// without blocking: changes coalesce, and a slow browser never holds up
+// the watcher or another browser.
+type liveFeed struct {
+	bootstrap, topic string
+
+	mu      sync.Mutex
+	parts   map[int32]*livePart
+	state   string // api.LiveConnected, api.LiveReconnecting, api.LiveError
+	err     string
+	retryIn time.Duration
+	seq     int
+	at      time.Time
+	notes   []string
+	subs    map[*liveSub]bool
+}
+
+// livePart is one watched partition: the last view of it.
+type livePart struct {
+	feed *liveFeed
+	id   int32
+	view live.PartitionView // guarded by feed.mu
+}
+
+type liveSub struct {
+	part *livePart
+	ch   chan struct{}
+}
+
+// maxLiveNotes bounds the notes kept for the page.
+const maxLiveNotes = 20
+
+// startLive dials the cluster, takes a first poll (so that every watched
+// partition has a log before the server listens, and a dead cluster, bad
+// credentials, a missing topic or a denied ACL fail the command at once),
+// adds the partitions to the catalog as source "live" and starts polling.
+// stop ends the polling and flushes the recording.
+func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop func(), err error) {
+	cfg, err := f.config()
+	if err != nil {
+		return nil, err
+	}
+	var rec *os.File
+	if *f.record != "" {
+		if rec, err = os.Create(*f.record); err != nil {
+			return nil, err
+		}
+		cfg.Record = rec
+	}
+	fail := func(err error) (func(), error) {
+		if rec != nil {
+			rec.Close()
+			os.Remove(*f.record) // nothing useful recorded: leave no capture behind
+		}
+		return nil, err
+	}
+	w, err := live.Dial(ctx, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	u, err := w.Poll(ctx)
+	if err != nil {
+		w.Close()
+		return fail(err)
+	}
+	feed := &liveFeed{bootstrap: w.Bootstrap(), topic: cfg.Topic, parts: map[int32]*livePart{}, subs: map[*liveSub]bool{}}
+	feed.apply(u)
+	title := fmt.Sprintf("live: %s on %s", cfg.Topic, w.Bootstrap())
+	for _, pv := range u.Partitions {
+		lp := feed.parts[pv.Partition]
+		cat.srcs = append(cat.srcs, &source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: lp})
+	}
+	for _, n := range u.Notes {
+		fmt.Fprintf(e.stderr, "note: %s\n", n)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := w.Run(ctx, feed.apply)
+		if ctx.Err() == nil {
+			// A fatal error (credentials, ACLs, the topic deleted): the
+			// page keeps the last view and says why it stopped.
+			slog.Error("live: watching stopped", "err", err)
+			feed.fail(err)
+		}
+		if err := w.Close(); err != nil {
+			slog.Error("live: closing the recording", "err", err)
+		}
+		if rec != nil {
+			if err := rec.Close(); err != nil {
+				slog.Error("live: closing the recording", "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// apply takes one update of the watcher and wakes the subscribers.
+func (f *liveFeed) apply(u live.Update) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq, f.at = u.Seq, u.Time
+	if u.Err != "" {
+		// Run retries with backoff: the views stay, the state says so.
+		f.state, f.err, f.retryIn = api.LiveReconnecting, u.Err, u.RetryIn
+	} else {
+		f.state, f.err, f.retryIn = api.LiveConnected, "", 0
+		for _, pv := range u.Partitions {
+			lp := f.parts[pv.Partition]
+			if lp == nil {
+				lp = &livePart{feed: f, id: pv.Partition}
+				f.parts[pv.Partition] = lp
+			}
+			// Each poll builds a new log; keep the old one when the
+			// window holds the same batches at the same high watermark,
+			// so that the browsers get a new generation only when
+			// something changed.
+			if o := lp.view; o.Log != nil && o.WindowStart == pv.WindowStart && o.WindowEnd == pv.WindowEnd && o.Batches == pv.Batches &&
+				o.Dropped == pv.Dropped && o.HighWatermark == pv.HighWatermark && o.EngineLSO == pv.EngineLSO {
+				pv.Log = o.Log
+			}
+			lp.view = pv
+		}
+	}
+	f.notes = append(f.notes, u.Notes...)
+	if n := len(f.notes); n > maxLiveNotes {
+		f.notes = append([]string(nil), f.notes[n-maxLiveNotes:]...)
+	}
+	f.wake()
+}
+
+// fail records the error that stopped the watcher.
+func (f *liveFeed) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state, f.err, f.retryIn = api.LiveError, err.Error(), 0
+	f.wake()
+}
+
+// wake tells every subscriber, never blocking (f.mu held).
+func (f *liveFeed) wake() {
+	for s := range f.subs {
+		select {
+		case s.ch <- struct{}{}:
+		default: // a wake-up is pending: the writer will read the latest state
+		}
+	}
+}
+
+func (f *liveFeed) subscribe(lp *livePart) (<-chan struct{}, func()) {
+	s := &liveSub{part: lp, ch: make(chan struct{}, 1)}
+	f.mu.Lock()
+	f.subs[s] = true
+	f.mu.Unlock()
+	return s.ch, func() {
+		f.mu.Lock()
+		delete(f.subs, s)
+		f.mu.Unlock()
+	}
+}
+
+// log is the engine's view of the partition at its last poll.
+func (lp *livePart) log() *txnindex.Log {
+	lp.feed.mu.Lock()
+	defer lp.feed.mu.Unlock()
+	return lp.view.Log
+}
+
+// status is the partition's api.LiveStatus.
+func (lp *livePart) status() api.LiveStatus {
+	f := lp.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := &lp.view
+	st := api.LiveStatus{Seq: f.seq, Time: f.at, State: f.state, Error: f.err, RetryInMs: f.retryIn.Milliseconds(),
+		Bootstrap: f.bootstrap, Topic: f.topic, Partition: lp.id, Leader: v.Leader,
+		HighWatermark: v.HighWatermark, ListedHWM: v.ListedHWM, ListedLSO: v.ListedLSO, FetchLSO: v.BrokerLSO, EngineLSO: v.EngineLSO,
+		WindowStart: v.WindowStart, WindowEnd: v.WindowEnd, Batches: v.Batches, NewBatches: v.NewBatches, Dropped: v.Dropped,
+		CommittedPosition: v.CommittedPosition, Delivered: v.Delivered,
+		Mismatches: append([]string{}, v.Mismatches...), Unsettled: v.Unsettled, Notes: append([]string(nil), f.notes...),
+		Diagnosis: v.Diagnosis, Open: []api.LiveTxn{}}
+	for _, o := range v.Open {
+		st.Open = append(st.Open, api.LiveTxn{ProducerID: o.ProducerID, ProducerEpoch: o.ProducerEpoch, FirstOffset: o.FirstOffset,
+			LastOffset: o.LastOffset, TransactionalID: o.TransactionalID, CoordinatorState: o.CoordinatorState,
+			CoordinatorParts: o.CoordinatorTopic, AgeMs: o.AgeMs, EngineState: o.EngineState, Hanging: o.Hanging,
+			PinsLSO: o.PinsLSO, Reason: o.Reason, AbortCommand: o.AbortCommand})
+	}
+	return st
+}
+
+// Subscribe implements api.Feed for the live sources of the catalog.
+func (c apiCatalog) Subscribe(id, topic string, partition int32) (<-chan struct{}, func(), bool) {
+	s := c.find(id, topic, partition)
+	if s == nil || s.live == nil {
+		return nil, nil, false
+	}
+	ch, cancel := s.live.feed.subscribe(s.live)
+	return ch, cancel, true
+}
+
+// Live implements api.Feed.
+func (c apiCatalog) Live(id, topic string, partition int32) (api.LiveStatus, bool) {
+	s := c.find(id, topic, partition)
+	if s == nil || s.live == nil {
+		return api.LiveStatus{}, false
+	}
+	return s.live.status(), true
+}
+
+var _ api.Feed = apiCatalog{}

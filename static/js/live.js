@@ -1,0 +1,225 @@
+// txnscope live tail: for a partition of a watched cluster (server
+// --bootstrap), the websocket sends a new generation each time the
+// partition changes and a "live" message after each poll
+// (docs/protocol.md, "Live sources"). timeline.js draws the generations;
+// this script, fed every message through its "txnscope:message" event,
+// keeps the lanes in step with the new producers, follows the tail, and
+// shows the watcher's state: connected / reconnecting / error, any
+// difference between the engine and the broker (loudly), the broker's
+// LSO and HWM, and the open transactions with their transactional ids and
+// KIP-664 verdicts in the diagnosis panel. On a source that is not live
+// it does nothing.
+"use strict";
+(function () {
+  const root = document.querySelector('[data-testid="timeline"]');
+  if (!root) return;
+  const $ = (sel, el) => (el || document).querySelector(sel);
+  let isLive = false, follow = true, fitted = null, panel = null, diag = null;
+
+  const css = `
+.live { border: 1px solid #ccc; border-radius: 6px; padding: 6px 12px; margin: 6px 0; background: #fcfcfc; font-size: .9em; }
+.live-head { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; }
+.live-status { font-weight: 700; }
+.live-status::before { content: "●"; margin-right: .35em; }
+.live-status[data-state="connected"] { color: #007a58; }
+.live-status[data-state="reconnecting"] { color: #9a6200; }
+.live-status[data-state="error"] { color: #b00020; }
+.live-nums { display: flex; flex-wrap: wrap; gap: 2px 14px; margin: 4px 0 0; }
+.live-nums dt { color: #555; }
+.live-nums dd { margin: 0 0 0 -10px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.live-mismatch { margin: 6px 0; padding: 8px 12px; border: 3px solid #b00020; border-radius: 6px; background: #ffe9ec; color: #6d0014; }
+.live-mismatch strong { font-size: 1.1em; letter-spacing: .02em; }
+.live-mismatch ul { margin: 4px 0 0; padding-left: 1.3em; }
+.live-notes { color: #555; margin: 4px 0 0; padding-left: 1.3em; font-size: .9em; }
+.live-diag { border-bottom: 1px solid #ddd; margin-bottom: 8px; padding-bottom: 6px; }
+.live-diag table { border-collapse: collapse; font-size: .9em; }
+.live-diag th, .live-diag td { text-align: left; vertical-align: top; padding: 3px 8px; border-bottom: 1px solid #eee; }
+.live-diag tr.hanging td { background: #fff0f0; }
+.live-diag .txid { font-family: ui-monospace, monospace; font-weight: 700; }
+.live-diag .verdict { margin-left: .5em; }
+`;
+
+  document.addEventListener("txnscope:message", (ev) => {
+    const m = ev.detail;
+    if (m.type === "meta") onMeta(m);
+    else if (m.type === "live") onLive(m);
+  });
+
+  // --- lanes ----------------------------------------------------------------
+  // The lanes are DOM (rendered by the server for the log at page load);
+  // a live partition gains producers, and its window may drop old ones, so
+  // each new generation's lanes are laid out again when they differ.
+  // timeline.js re-reads them right after this handler.
+  // Producer ids exceed 2^53 (kfake's, and Kafka's after many
+  // InitProducerId), so they are taken from the server's text, not from a
+  // JSON number.
+  function pidText(l) { return (l.label || "").split(" ")[1] || String(l.producer_id); }
+  function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + pidText(l); }
+  function plural(n, one, many) { return n === 1 ? "1 " + one : n + " " + many; }
+  function syncLanes(lanes) {
+    const box = $(".labels", root);
+    if (!box) return;
+    const have = Array.from(box.querySelectorAll(".lane")).map((e) => e.dataset.testid).join(" ");
+    if (have === lanes.map(laneID).join(" ")) return;
+    box.querySelectorAll(".lane").forEach((e) => e.remove());
+    for (const l of lanes) {
+      const d = document.createElement("div");
+      d.className = "lane"; d.dataset.testid = laneID(l); d.dataset.lane = l.lane;
+      const s = document.createElement("strong"), ep = document.createElement("span"), note = document.createElement("span");
+      ep.className = "epochs"; note.className = "note";
+      if (l.lane === 0) {
+        s.textContent = "no producer id"; ep.textContent = "non-transactional"; note.textContent = plural(l.batches, "batch", "batches");
+      } else {
+        s.textContent = "producer " + pidText(l);
+        ep.textContent = l.first_epoch === l.last_epoch ? "epoch " + l.first_epoch : "epochs " + l.first_epoch + "–" + l.last_epoch;
+        note.textContent = (l.transactional ? "txn" : "idempotent") + ", " + plural(l.batches, "batch", "batches") + ", " + plural(l.transactions, "txn", "txns");
+      }
+      d.append(s, ep, note);
+      box.appendChild(d);
+    }
+  }
+
+  function onMeta(m) {
+    syncLanes(m.lanes || []);
+    // timeline.js moves the markers and writes the LSO's label; the HWM's
+    // and the log start's were rendered for the log at page load.
+    setText('[data-testid="hwm"] span', "HWM " + m.high_watermark);
+    setText('[data-testid="log-start"] span', "log start " + m.log_start_offset);
+    if (!isLive) return;
+    setText('[data-testid="summary-lso"]', m.last_stable_offset);
+    setText('[data-testid="summary-hwm"]', m.high_watermark);
+    setText('[data-testid="summary-log-start"]', m.log_start_offset);
+    // Follow the tail: after timeline.js has taken the new domain, show
+    // all of it, unless the reader has moved the view since the last fit.
+    setTimeout(fitTail, 0);
+  }
+  function fitTail() {
+    const t = window.txnscope;
+    if (!t) return;
+    const v = t.state().view;
+    if (fitted && (Math.abs(v.from - fitted.from) > 1e-6 || Math.abs(v.to - fitted.to) > 1e-6)) {
+      follow = false; // the reader zoomed or panned: leave the view alone
+      const cb = $('[data-testid="live-follow"]');
+      if (cb) cb.checked = false;
+    }
+    if (!follow) return;
+    $('[data-testid="zoom-reset"]').click();
+    fitted = t.state().view;
+  }
+  function setText(sel, v) { const e = $(sel); if (e) e.textContent = String(v); }
+
+  // --- the live panel ------------------------------------------------------------
+  function build() {
+    const st = document.createElement("style");
+    st.textContent = css;
+    document.head.appendChild(st);
+    panel = document.createElement("section");
+    panel.className = "live"; panel.dataset.testid = "live";
+    panel.innerHTML =
+      '<div class="live-mismatch" data-testid="live-mismatch" role="alert" hidden>' +
+      "<strong>⚠ THE ENGINE AND THE BROKER DISAGREE</strong> — a broker bug, a client bug, or one in txnscope:<ul></ul></div>" +
+      '<div class="live-head"><span class="live-status" data-testid="live-status" aria-live="polite"></span>' +
+      '<span class="live-seq" data-testid="live-seq"></span>' +
+      '<label><input type="checkbox" data-testid="live-follow" checked> follow the tail</label></div>' +
+      '<dl class="live-nums">' +
+      '<dt title="ListOffsets(read_committed, latest)">LSO (broker, ListOffsets)</dt><dd data-testid="live-lso"></dd>' +
+      '<dt title="LastStableOffset of the latest read_committed Fetch">LSO (Fetch)</dt><dd data-testid="live-fetch-lso"></dd>' +
+      "<dt>LSO (engine)</dt><dd data-testid=\"live-engine-lso\"></dd>" +
+      '<dt title="ListOffsets(read_uncommitted, latest)">HWM</dt><dd data-testid="live-hwm"></dd>' +
+      "<dt>window</dt><dd data-testid=\"live-window\"></dd>" +
+      "<dt>batches</dt><dd data-testid=\"live-batches\"></dd>" +
+      '<dt title="offsets a read_committed consumer received from the window start">delivered</dt><dd data-testid="live-delivered"></dd>' +
+      "</dl><ul class=\"live-notes\" data-testid=\"live-notes\"></ul>";
+    const at = $(".summary") || root.previousElementSibling || root;
+    at.parentNode.insertBefore(panel, at.nextSibling);
+    $('[data-testid="live-follow"]', panel).onchange = (e) => {
+      follow = e.target.checked; fitted = null;
+      if (follow) fitTail();
+    };
+  }
+
+  function onLive(m) {
+    if (!panel) build();
+    if (!isLive) {
+      isLive = true;
+      root.dataset.live = ""; // timeline.js stops drawing the page-load pin
+      setTimeout(fitTail, 0);
+    }
+    panel.dataset.state = m.state;
+    const s = $('[data-testid="live-status"]', panel);
+    s.dataset.state = m.state;
+    s.textContent = m.state === "connected" ? "live · connected to " + m.bootstrap
+      : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + (m.retry_in_ms / 1000).toFixed(1) + " s: " + m.error
+      : "live · stopped: " + m.error;
+    $('[data-testid="live-seq"]', panel).textContent = "poll " + m.seq + (m.time ? " at " + new Date(m.time).toLocaleTimeString() : "") + (m.unsettled ? " (log moved during the poll)" : "");
+    setText('[data-testid="live-lso"]', m.listed_lso);
+    setText('[data-testid="live-fetch-lso"]', m.fetch_lso);
+    setText('[data-testid="live-engine-lso"]', m.engine_lso);
+    setText('[data-testid="live-hwm"]', m.listed_hwm);
+    setText('[data-testid="live-window"]', m.window_start + "–" + m.window_end + (m.dropped_batches ? " (" + m.dropped_batches + " batches dropped)" : ""));
+    const nb = $('[data-testid="live-batches"]', panel);
+    nb.textContent = m.batches + (m.new_batches ? " (+" + m.new_batches + ")" : "");
+    nb.dataset.count = m.batches;
+    setText('[data-testid="live-delivered"]', m.delivered + " to offset " + m.committed_position);
+    const mm = $('[data-testid="live-mismatch"]', panel), ul = mm.querySelector("ul");
+    ul.textContent = "";
+    for (const x of m.mismatches) { const li = document.createElement("li"); li.textContent = x; ul.appendChild(li); }
+    mm.hidden = m.mismatches.length === 0;
+    mm.dataset.count = m.mismatches.length;
+    const notes = $('[data-testid="live-notes"]', panel);
+    notes.textContent = "";
+    for (const n of (m.notes || []).slice(-5)) { const li = document.createElement("li"); li.textContent = n; notes.appendChild(li); }
+    renderDiagnosis(m);
+  }
+
+  // --- diagnosis with coordinator state ----------------------------------------
+  // The panel the server rendered describes the log at page load; for a
+  // live partition its place is taken by the watcher's view: each open
+  // transaction joined with DescribeProducers, ListTransactions and
+  // DescribeTransactions, KIP-664's hanging verdict, and the abort command
+  // for the real bootstrap address. The copy buttons keep diagnosis.js's
+  // markup, so its delegated handler serves them.
+  function esc(s) { return String(s === null || s === undefined ? "" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  function renderDiagnosis(m) {
+    const host = $('[data-testid="diagnosis"]');
+    if (!host) return;
+    if (!diag) {
+      Array.from(host.children).forEach((c) => { if (c.tagName !== "H2") c.style.display = "none"; });
+      const v = $('[data-testid="diagnosis-verdict"]', host);
+      if (v) v.remove();
+      diag = document.createElement("div");
+      diag.className = "live-diag"; diag.dataset.testid = "live-diagnosis";
+      host.appendChild(diag);
+    }
+    const open = m.open_transactions, hanging = open.filter((o) => o.hanging), pin = open.find((o) => o.pins_lso);
+    const stuck = m.engine_lso < m.high_watermark;
+    host.dataset.state = hanging.length ? "hanging" : stuck ? "stuck" : "clear";
+    host.classList.toggle("stuck", stuck); host.classList.toggle("clear", !stuck);
+    let h = "<p>";
+    h += hanging.length ? '<span class="verdict stuck" data-testid="live-verdict">HANGING</span> '
+      : stuck ? '<span class="verdict stuck" data-testid="live-verdict">LSO held</span> ' : '<span class="verdict clear" data-testid="live-verdict">clear</span> ';
+    h += "LSO " + esc(m.engine_lso) + ", high watermark " + esc(m.high_watermark) + " (" + esc(m.high_watermark - m.engine_lso) + " offsets held back)";
+    if (pin) h += ', pinned by producer ' + esc(pin.producer_id) + (pin.transactional_id ? ' (<span class="txid">' + esc(pin.transactional_id) + "</span>)" : "") + " from offset " + esc(pin.first_offset);
+    h += ".</p>";
+    if (open.length) {
+      h += '<table data-testid="live-open-transactions"><caption>Open transactions, with the coordinator\'s state</caption><thead><tr>' +
+        "<th>producer</th><th>transactional id</th><th>offsets</th><th>state</th><th>why</th><th>abort command</th></tr></thead><tbody>";
+      for (const o of open) {
+        h += '<tr data-testid="live-open-' + esc(o.producer_id) + "-" + esc(o.first_offset) + '" data-hanging="' + o.hanging + '" data-transactional-id="' + esc(o.transactional_id) + '" class="' + (o.hanging ? "hanging" : "") + '">' +
+          "<td>" + esc(o.producer_id) + " <small>epoch " + esc(o.producer_epoch) + "</small>" + (o.pins_lso ? ' <span class="pins-tag">pins LSO</span>' : "") + "</td>" +
+          '<td class="txid">' + (o.transactional_id ? esc(o.transactional_id) : "<small>unknown to the coordinators</small>") + (o.coordinator_state ? " <small>" + esc(o.coordinator_state) + "</small>" : "") + "</td>" +
+          "<td>" + esc(o.first_offset) + (o.last_offset >= 0 ? "–" + esc(o.last_offset) : "") + "</td>" +
+          '<td><span class="state ' + (o.hanging ? "hanging" : "open") + '">' + (o.hanging ? "HANGING" : "open") + "</span></td>" +
+          '<td class="why">' + esc(o.reason) + "</td>" +
+          '<td class="cmdcell"><div class="cmd"><code>' + esc(o.abort_command) + '</code><button type="button" class="copy" data-copy="' + esc(o.abort_command) + '" aria-label="copy the command">copy</button><span class="copied" role="status" aria-live="polite"></span></div></td></tr>';
+      }
+      h += "</tbody></table>";
+    }
+    // Only when it changed: a copy button's "copied" must survive polls.
+    if (diag.dataset.html !== h) { diag.innerHTML = h; diag.dataset.html = h; }
+    const sum = $('[data-testid="pinned"]');
+    if (sum) sum.textContent = pin ? "LSO " + m.engine_lso + " is pinned by the open transaction of producer " + pin.producer_id +
+      (pin.transactional_id ? " (" + pin.transactional_id + ")" : "") + " from offset " + pin.first_offset + "; read_committed consumers stop there."
+      : m.engine_lso < m.high_watermark ? "LSO trails the high watermark." : "LSO equals the high watermark.";
+  }
+})();
