@@ -44,9 +44,10 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		r.Use(csp)
 		r.Get("/", ui.Index().ServeHTTP)
 		r.Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
-		// The timeline alone, for an iframe; ?step= and ?autoplay= are
-		// TODO (accepted and ignored).
-		r.Get("/embed/{id}/{topic}/{partition}", ui.Embed().ServeHTTP)
+		// The timeline alone, for an iframe; ?step=N and ?autoplay=1 add
+		// the lesson panel (web/lesson.go).
+		r.Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)
+		r.Get("/lessons/{id}/{topic}/{partition}", ui.Lesson().ServeHTTP)
 	})
 
 	// Embedded assets, cache-busted by a content hash in the query.
