@@ -22,6 +22,7 @@
 
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const span = (a, b) => (a === b ? "" + a : a + "–" + b);
+  const offsets = (a, b) => (a === b ? "offset " : "offsets ") + span(a, b);
   const list = (el, items, fmt, empty) => {
     el.innerHTML = items.length ? items.map((x) => "<li>" + fmt(x) + "</li>").join("") : '<li class="none">' + empty + "</li>";
     el.dataset.count = items.length;
@@ -61,7 +62,8 @@
     const lso = $("broker-lso");
     lso.textContent = b.lso !== b.prev_lso ? b.prev_lso + " → " + b.lso : "" + b.lso;
     lso.classList.toggle("moved", b.lso !== b.prev_lso);
-    list($("broker-ongoing"), b.ongoing, (t) => "producer " + t.producer + " from " + t.first + (t.last >= 0 ? " (data to " + t.last + ")" : ""), "none");
+    list($("broker-ongoing"), b.ongoing, (t) => "producer " + t.producer + " from " + t.first + (t.last >= 0 ? " (data to " + t.last + ")" : ""), b.decided ? "" : "none");
+    if (b.decided && !b.ongoing.length) $("broker-ongoing").innerHTML = "";
     if (b.decided) {
       const li = document.createElement("li");
       li.className = "decided " + b.decided.state;
@@ -97,11 +99,11 @@
     if (cur === 0) {
       dec.textContent = ""; dec.dataset.decision = ""; why.textContent = "";
     } else if (revealed(cur)) {
-      dec.innerHTML = 'offsets ' + span(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(c.verdict) + '">' + esc(c.verdict) + "</strong>";
+      dec.innerHTML = offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(c.verdict) + '">' + esc(c.verdict) + "</strong>";
       dec.dataset.decision = c.verdict;
       why.textContent = c.reason;
     } else {
-      dec.innerHTML = "offsets " + span(s.batch.from, s.batch.to) + ": <strong>?</strong>";
+      dec.innerHTML = offsets(s.batch.from, s.batch.to) + ": <strong>?</strong>";
       dec.dataset.decision = "hidden"; why.textContent = "";
     }
     if (quiz) renderQuiz(s);
