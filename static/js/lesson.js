@@ -117,6 +117,13 @@
     // The timeline, when on the page, outlines the batch (hook in timeline.js).
     const tl = window.txnscope;
     if (tl && tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
+    // An embedding page learns which step its frame shows (what the panel
+    // reads, not the data).
+    if (window.parent !== window) {
+      const tr = document.querySelector('[data-testid="timeline"]');
+      window.parent.postMessage({ type: "txnscope:lesson-step", step: cur, steps: steps.length - 1, count: $("lesson-count").textContent,
+        decision: $("consumer-decision").dataset.decision, highlight: tr ? tr.dataset.highlight || "" : "" }, "*");
+    }
   }
 
   function renderQuiz(s) {
