@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,83 @@ func TestEmbedCrossOrigin(t *testing.T) {
 			t.Error("without --allowed-origin the framed timeline still drew")
 		}
 		screenshot(t, ctx, "TestEmbedCrossOrigin-refused")
+	}
+}
+
+// lessonHostPage frames the embed route and keeps every step message its
+// frame posts, in order.
+const lessonHostPage = `<!DOCTYPE html><html><head><title>host</title></head><body>
+<h1 style="font:16px sans-serif">A course page on another origin</h1>
+<iframe id="f" src="%s" style="width:1200px;height:820px;border:2px solid #888"></iframe>
+<script>
+window.steps = [];
+addEventListener("message", (e) => {
+  if (e.data && e.data.type === "txnscope:lesson-step") window.steps.push(Object.assign({ origin: e.origin }, e.data));
+});
+</script></body></html>`
+
+// TestEmbedLessonStepAutoplay frames /embed/... from a second loopback
+// port with ?step=N (the frame opens at step N, the timeline outlining its
+// batch) and with ?autoplay=1 (the frame walks every step to the end by
+// itself), as the frame reports to its host.
+func TestEmbedLessonStepAutoplay(t *testing.T) {
+	ctx, _, cat := browser(t, false)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, lessonHostPage, html.EscapeString(r.URL.Query().Get("src")))
+	}))
+	t.Cleanup(host.Close)
+	main := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{allowedOrigins: []string{host.URL}}))
+	t.Cleanup(main.Close)
+	ls := lessonOf(t, cat, "interleaved", "demo-interleaved")
+	type stepMsg struct {
+		Origin, Count, Decision, Highlight string
+		Step, Steps                        int
+	}
+	steps := func() []stepMsg { return eval[[]stepMsg](t, ctx, `window.steps`) }
+
+	const start = 4
+	src := main.URL + fmt.Sprintf("/embed/interleaved/demo-interleaved/0?step=%d", start)
+	if err := chromedp.Do(ctx, chromedp.Navigate(host.URL+"/?src="+url.QueryEscape(src)),
+		chromedp.Poll[chromedp.Void](`window.steps.some((m) => m.highlight !== "")`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Fatalf("the framed lesson reported no step with the timeline outlined: %v (%v)", err, steps())
+	}
+	got := steps()
+	m := got[len(got)-1]
+	b := ls.Steps[start].Batch
+	if m.Origin != main.URL || m.Step != start || m.Count != fmt.Sprintf("step %d of %d", start, len(ls.Steps)-1) ||
+		m.Decision != ls.Steps[start].Consumer.Verdict || m.Highlight != fmt.Sprintf("%d-%d", b.From, b.To) {
+		t.Errorf("frame reports %+v, want step %d (%s), batch %d-%d outlined, from %s", m, start, ls.Steps[start].Consumer.Verdict, b.From, b.To, main.URL)
+	}
+	for _, m := range got {
+		if m.Step != start {
+			t.Errorf("without autoplay the frame moved to step %d", m.Step)
+		}
+	}
+	chromedp.Do(ctx, chromedp.Sleep(500*time.Millisecond)) // let the canvas draw the outline for the picture
+	screenshot(t, ctx, "TestEmbedLessonStep")
+
+	// Autoplay from step 1, quickly: every step in order to the last.
+	src = main.URL + "/embed/interleaved/demo-interleaved/0?step=1&autoplay=1&interval=250"
+	if err := chromedp.Do(ctx, chromedp.Navigate(host.URL+"/?src="+url.QueryEscape(src)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`window.steps.some((m) => m.step === %d)`, len(ls.Steps)-1), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("autoplay never reached the last step: %v (%v)", err, steps())
+	}
+	var seen []int
+	for _, m := range steps() {
+		if len(seen) == 0 || seen[len(seen)-1] != m.Step {
+			seen = append(seen, m.Step)
+		}
+	}
+	for i, n := range seen {
+		if n != i+1 {
+			t.Fatalf("autoplay showed steps %v, want 1 to %d in order", seen, len(ls.Steps)-1)
+		}
+	}
+	if len(seen) != len(ls.Steps)-1 {
+		t.Errorf("autoplay showed steps %v", seen)
+	}
+	if r, _ := get(t, main.URL+"/embed/interleaved/demo-interleaved/0?autoplay=1&interval=5"); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("interval=5: %s", r.Status)
 	}
 }

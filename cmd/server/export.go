@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -38,10 +40,11 @@ const exportRecordLimit = 50
 const exportWarnBytes = 32 << 20
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "export", "[--demo NAME | PATH] [--topic T --partition P] --out FILE",
-		"Write one self-contained HTML file: the timeline of a partition with its scripts, styles and data inlined, "+
+	fs := newFlags(e, "export", "[--scenario NAME | --scenario FILE.txn | --demo NAME | PATH] [--topic T --partition P] --out FILE",
+		"Write one self-contained HTML file: the timeline of a partition and its step-through lesson, with scripts, styles and data inlined, "+
 			"for read_committed and read_uncommitted. It opens from file:// with no server and no network.")
-	demo := fs.String("demo", "", "export an embedded demo scenario (e.g. interleaved)")
+	scen := fs.String("scenario", "", "an embedded demo scenario by name (e.g. interleaved), or a scenario file (docs/scenarios.md)")
+	demo := fs.String("demo", "", "an embedded demo scenario (the same as --scenario NAME)")
 	topic := fs.String("topic", "", "the topic to export, when PATH holds several partitions")
 	partition := fs.Int("partition", -1, "the partition to export, when PATH holds several")
 	out := fs.String("out", "", "the HTML file to write (required)")
@@ -51,12 +54,29 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if *scen != "" && *demo != "" {
+		return usagef("give --scenario or --demo, not both")
+	}
 	var path string
+	if *scen != "" {
+		if _, err := findDemo(*scen); err == nil {
+			*demo = *scen
+		} else if _, err := os.Stat(*scen); err != nil {
+			return usagef("--scenario %q is neither an embedded demo nor a file: %v", *scen, err)
+		} else {
+			dir, err := buildScenarioFile(*scen)
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(filepath.Dir(dir))
+			path = dir
+		}
+	}
 	switch {
-	case *demo != "" && fs.NArg() > 0:
-		return usagef("give --demo or a PATH, not both")
-	case *demo == "" && fs.NArg() == 0:
-		return usagef("give --demo NAME or a PATH")
+	case (*demo != "" || path != "") && fs.NArg() > 0:
+		return usagef("give --scenario, --demo or a PATH, not two")
+	case *demo == "" && path == "" && fs.NArg() == 0:
+		return usagef("give --scenario NAME|FILE, --demo NAME or a PATH")
 	case fs.NArg() > 1:
 		return usagef("unexpected argument %q", fs.Arg(1))
 	case fs.NArg() == 1:
@@ -193,7 +213,36 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) e
 	if err != nil {
 		return err
 	}
-	return web.StaticPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data)
+	return web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, web.NewLesson(s.id, l, -1))
+}
+
+// buildScenarioFile builds a scenario file into a fresh temporary log
+// directory and returns the partition directory: the export then reads it
+// back through the loader, as serve does the demos. The caller removes
+// the parent directory.
+func buildScenarioFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc, err := scenario.Parse(f, name)
+	if err != nil {
+		return "", err
+	}
+	b, err := sc.Build()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "txnscope-export-")
+	if err != nil {
+		return "", err
+	}
+	if err := b.WriteDir(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return filepath.Join(tmp, b.Dir), nil
 }
 
 // recordStream reads one stream generation, meta to done.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,4 +157,33 @@ func TestExportFileURL(t *testing.T) {
 	if len(requests) == 0 {
 		t.Error("saw no request at all: is the network listener working?")
 	}
+}
+
+// TestExportLessonFileURL opens the export from file:// and steps its
+// lesson forward and back, checking the sentence and the decision shown
+// against the step list the server computes; --scenario takes a name.
+func TestExportLessonFileURL(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "lesson.html")
+	var so, se bytes.Buffer
+	if code := run(context.Background(), []string{"export", "--scenario", "interleaved", "--out", out}, &env{stdout: &so, stderr: &se}); code != exitOK {
+		t.Fatalf("export: exit %d: %s%s", code, so.String(), se.String())
+	}
+	ctx, _, cat := browser(t, false)
+	ls := lessonOf(t, cat, "interleaved", "demo-interleaved")
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+out), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	checkStep(t, ctx, ls, 0)
+	for n := 1; n <= 4; n++ {
+		chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="lesson-next"]`)))
+		checkStep(t, ctx, ls, n)
+	}
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="lesson-prev"]`)))
+	checkStep(t, ctx, ls, 3)
+	b := ls.Steps[3].Batch
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('[data-testid="timeline"]').dataset.highlight === "%d-%d"`, b.From, b.To),
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("the timeline does not outline batch %d-%d: %v", b.From, b.To, err)
+	}
+	screenshot(t, ctx, "TestExportLessonFileURL")
 }

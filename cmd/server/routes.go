@@ -47,9 +47,10 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// The diagnosis panel alone, which the page swaps in when the
 		// consumer position changes.
 		r.Get("/sources/{id}/partitions/{topic}/{partition}/diagnosis", ui.DiagnosisPanel().ServeHTTP)
-		// The timeline alone, for an iframe; ?step= and ?autoplay= are
-		// TODO (accepted and ignored).
-		r.Get("/embed/{id}/{topic}/{partition}", ui.Embed().ServeHTTP)
+		// The timeline alone, for an iframe; ?step=N and ?autoplay=1 add
+		// the lesson panel (web/lesson.go).
+		r.Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)
+		r.Get("/lessons/{id}/{topic}/{partition}", ui.Lesson().ServeHTTP)
 	})
 
 	// Embedded assets, cache-busted by a content hash in the query.

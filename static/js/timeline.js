@@ -77,6 +77,7 @@
     state: root.dataset.pinnedState, lane: -1, shown: false, x0: 0, x1: 0,
   };
   let pinnedEl = null;
+  let lessonMark = null; // offsets outlined for lesson.js (window.txnscope.highlight)
 
   // --- state -------------------------------------------------------------
   const q = new URLSearchParams(location.search);
@@ -374,6 +375,7 @@
     if (metrics.frames.length > 600) metrics.frames.shift();
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && windowLoaded) metrics.firstPaint = performance.now();
+    if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
     drawViewportOnMini();
   }
 
@@ -992,6 +994,10 @@
       return c;
     },
     setView: (f, t) => setView(f, t),
+    // highlight(from, to) outlines offsets [from, to] (lesson.js: the batch
+    // of the current step) and pans it into view; highlight(null) clears it.
+    highlight: (f, t) => { lessonMark = f === null ? null : { from: f, to: t }; root.dataset.highlight = f === null ? "" : f + "-" + t;
+      if (lessonMark && (t < view.from || f > view.to)) setView(f - (view.to - view.from) / 2, f + (view.to - view.from) / 2, { quiet: true }); schedule(); },
     // pinned describes the highlighted pinning transaction, or null.
     pinned: () => pinned && { producer: pinned.producer, first: pinned.first, last: pinned.last, state: pinned.state,
       lane: pinned.lane, shown: pinned.shown, x0: pinned.x0, x1: pinned.x1 },
