@@ -417,6 +417,7 @@ type stream struct {
 	prio    []int // window chunks, sent before the rest
 	cursor  int
 	window  bool // still sending the window's chunks
+	txns    bool // the transaction frames have been sent
 	started time.Time
 }
 
@@ -482,13 +483,10 @@ func (c *wsConn) writePump() {
 		if err := c.writeJSON(m); err != nil {
 			return err
 		}
-		for i := 0; i < len(c.l.Txns); i += txnsPerFrame {
-			j := min(i+txnsPerFrame, len(c.l.Txns))
-			if err := c.write(websocket.BinaryMessage, frame(frameTxns, gen, i, j-i, encodeTxns(c.l, i, j))); err != nil {
+		if s.nChunks == 0 {
+			if err := c.sendTxns(s); err != nil {
 				return err
 			}
-		}
-		if s.nChunks == 0 {
 			return c.finish(s)
 		}
 		return nil
@@ -589,6 +587,11 @@ func (c *wsConn) sendChunk(s *stream) error {
 	if err := c.writeJSON(map[string]any{"type": "progress", "generation": s.gen, "phase": phase,
 		"chunks_sent": s.nSent, "chunks_total": s.nChunks, "chunk": k}); err != nil {
 		return err
+	}
+	if !s.window || s.nSent == s.nChunks {
+		if err := c.sendTxns(s); err != nil {
+			return err
+		}
 	}
 	if s.nSent == s.nChunks {
 		return c.finish(s)

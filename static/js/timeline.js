@@ -119,9 +119,13 @@
   let meta = null, gen = 0, ws = null;
   let D = null; // decision arrays
   let T = null; // transaction arrays
-  const metrics = { navStart: 0, firstPaint: null, streamDone: null, decisions: 0, frames: [] };
+  // marks are milliseconds from navigation start of the first stream's
+  // milestones, so a slow first paint can be attributed (benchmark output).
+  const metrics = { navStart: 0, firstPaint: null, streamDone: null, decisions: 0, frames: [], marks: { script: performance.now() } };
+  const mark = (k) => { if (metrics.marks[k] === undefined) metrics.marks[k] = Math.round(performance.now()); };
   let streamStart = performance.now(), done = false, lastDrawVisible = null, windowLoaded = false;
   let painted = false; // a frame has been drawn since the stream finished
+  let probe = null; // the benchmark's frame probe (probeFrames)
 
   function alloc(n, chunks) {
     return {
@@ -164,6 +168,7 @@
     if (embedded) { replay(); return; }
     ws = new WebSocket(wsURL());
     ws.binaryType = "arraybuffer";
+    ws.onopen = () => mark("open");
     ws.onmessage = (ev) => typeof ev.data === "string" ? onText(JSON.parse(ev.data)) : onBinary(ev.data);
     ws.onclose = (ev) => { if (!done) status("disconnected (" + ev.code + (ev.reason ? " " + ev.reason : "") + ")"); };
   }
@@ -197,7 +202,7 @@
     switch (m.type) {
       case "meta":
         laneEls = Array.from(root.querySelectorAll(".lane")); resize();
-        meta = m; gen = m.generation; done = false;
+        meta = m; gen = m.generation; done = false; mark("meta");
         D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true;
         T = null;
         if (m.totals.transactions === 0) T = allocTxns(0);
@@ -209,7 +214,7 @@
         break;
       case "progress":
         if (m.generation !== gen) return;
-        if (m.phase === "rest") windowLoaded = true;
+        if (m.phase === "rest") { windowLoaded = true; mark("window"); }
         status((m.phase === "window" ? "visible window… " : "streaming… ") + m.chunks_sent + "/" + m.chunks_total + " chunks");
         break;
       case "done":
@@ -228,20 +233,25 @@
     }
   }
   function allocTxns(n) {
-    return { n, maxLen: 0, first: new Float64Array(n), last: new Float64Array(n), marker: new Float64Array(n), lane: new Uint16Array(n), st: new Uint8Array(n), epoch: new Int16Array(n) };
+    return { n, filled: 0, maxLen: 0, first: new Float64Array(n), last: new Float64Array(n), marker: new Float64Array(n), lane: new Uint16Array(n), st: new Uint8Array(n), epoch: new Int16Array(n) };
   }
   function onBinary(buf) {
     const dv = new DataView(buf);
     const kind = dv.getUint8(1), g = dv.getUint32(4, true), start = dv.getUint32(8, true), count = dv.getUint32(12, true);
     if (g !== gen || !meta) return;
+    mark(kind === FRAME_TXNS ? "firstTxns" : "firstChunk");
     if (kind === FRAME_TXNS) {
       if (!T) T = allocTxns(meta.totals.transactions);
-      for (let i = 0, o = 16; i < count; i++, o += 32) {
+      // Typed views over the 32-byte records, as for decisions.
+      const f64 = new Float64Array(buf, 16, count * 4), u16 = new Uint16Array(buf, 16, count * 16), u8 = new Uint8Array(buf, 16, count * 32);
+      const i16 = new Int16Array(buf, 16, count * 16);
+      for (let i = 0; i < count; i++) {
         const k = start + i;
-        T.first[k] = dv.getFloat64(o, true); T.last[k] = dv.getFloat64(o + 8, true); T.marker[k] = dv.getFloat64(o + 16, true);
-        T.lane[k] = dv.getUint16(o + 24, true); T.st[k] = dv.getUint8(o + 26); T.epoch[k] = dv.getInt16(o + 28, true);
+        T.first[k] = f64[i * 4]; T.last[k] = f64[i * 4 + 1]; T.marker[k] = f64[i * 4 + 2];
+        T.lane[k] = u16[i * 16 + 12]; T.st[k] = u8[i * 32 + 26]; T.epoch[k] = i16[i * 16 + 14];
         if (T.st[k] !== 0 && T.marker[k] - T.first[k] > T.maxLen) T.maxLen = T.marker[k] - T.first[k];
       }
+      T.filled = Math.max(T.filled, start + count);
     } else if (kind === FRAME_DECISIONS) {
       // Records are 32 bytes from byte 16, so typed views line up with
       // their fields (browsers are little-endian, as the frame is).
@@ -256,11 +266,23 @@
         D.verdict[k] = u8[b + 26]; D.cause[k] = u8[b + 27]; D.unc[k] = u8[b + 28]; D.flags[k] = u8[b + 29];
       }
       D.loaded[Math.floor(start / meta.chunk_size)] = 1; D.chunkCount++;
+      // The chunk that completes the visible window is drawn on the next
+      // frame, not after the stream's redraw throttle.
+      if (metrics.firstPaint === null && viewLoaded()) { pyrDirty = true; schedule(); }
     }
     pyrDirty = true;
     scheduleStream(); scheduleMini();
   }
   function status(s) { statusEl.textContent = s; }
+
+  // viewLoaded reports whether every chunk under the view has arrived.
+  function viewLoaded() {
+    if (!D || !meta) return false;
+    if (!D.n) return true;
+    const c0 = chunkFor(view.from), c1 = chunkFor(view.to);
+    for (let c = c0; c <= c1; c++) if (!D.loaded[c]) return false;
+    return true;
+  }
 
   // --- lookup -------------------------------------------------------------------
   // chunkFor returns the chunk that holds the decision covering off.
@@ -374,7 +396,7 @@
     metrics.frames.push(performance.now() - t0);
     if (metrics.frames.length > 600) metrics.frames.shift();
     // First paint of the visible window, measured from navigation start.
-    if (metrics.firstPaint === null && windowLoaded) metrics.firstPaint = performance.now();
+    if (metrics.firstPaint === null && (windowLoaded || viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
     if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
     drawViewportOnMini();
   }
@@ -409,7 +431,7 @@
       const ln = D.lane[i], base = (ln === LANE_GAP ? nl : Math.min(ln, nl - 1)) * PYR, bit = kindBit(D.verdict[i], D.flags[i]);
       for (let c = c0; c <= c1; c++) pyr[base + c] |= bit;
     }
-    if (T) for (let k = 0; k < T.n; k++) {
+    if (T) for (let k = 0; k < T.filled; k++) {
       if (T.st[k] === 0) continue;
       let c0 = Math.floor((T.first[k] - df) * scale), c1 = Math.floor((T.marker[k] + 1 - df) * scale);
       if (c0 < 0) c0 = 0; if (c1 >= PYR) c1 = PYR - 1; if (c1 < c0) c1 = c0;
@@ -536,11 +558,13 @@
   let tbins = null;
   function drawTxns(lh, nl) {
     markersEl.querySelectorAll(".flag").forEach((e) => e.remove());
-    if (T && T.n) {
-      let lo = 0, hi = T.n;
+    if (T && T.filled) {
+      // Transaction frames arrive in order after the window: search the
+      // prefix that has arrived.
+      let lo = 0, hi = T.filled;
       const from = view.from - T.maxLen - 1;
       while (lo < hi) { const m = (lo + hi) >> 1; if (T.first[m] < from) lo = m + 1; else hi = m; }
-      let end = lo; { let l2 = lo, h2 = T.n; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
+      let end = lo; { let l2 = lo, h2 = T.filled; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
       const w = Math.ceil(W), scale = W / (view.to - view.from), vf = view.from;
       if (end - lo > W) {
         if (!tbins || tbins.length !== w * nl) tbins = new Uint8Array(w * nl); else tbins.fill(0);
@@ -684,10 +708,19 @@
 
   // The hidden list makes the canvas accessible (and testable) when few
   // batches are in view.
-  let listKey = "";
+  //
+  // Rebuilding it is DOM work (up to 2,000 elements, then style and layout)
+  // that made zoom frames take 80-140 ms in the 1M-batch benchmark, so it
+  // runs once the view has stopped moving, not on every frame.
+  let listKey = "", listTimer = 0, listFresh = true;
   function updateList(visible, count) {
     const key = gen + ":" + (visible.length ? visible[0] + "-" + visible[visible.length - 1] : "none") + ":" + count;
     if (key === listKey) return;
+    listFresh = false;
+    clearTimeout(listTimer);
+    listTimer = setTimeout(() => { listFresh = true; rebuildList(key, visible, count); }, 120);
+  }
+  function rebuildList(key, visible, count) {
     listKey = key;
     batchList.textContent = "";
     if (count === 0 || count >= 2000 || visible.length === 0) return;
@@ -967,7 +1000,7 @@
 
   // --- test and benchmark hooks -------------------------------------------
   window.txnscope = {
-    state: () => ({ done, painted: done && painted, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
+    state: () => ({ done, painted: done && painted && listFresh, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
       isolation: state.isolation, variant: state.variant, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
     // batchAt returns the decision under the client coordinates, or null.
     batchAt: (x, y) => {
@@ -1006,11 +1039,29 @@
     metrics: () => {
       const f = metrics.frames.slice().sort((a, b) => a - b);
       const nav = performance.getEntriesByType("navigation")[0];
-      return { firstPaintMs: metrics.firstPaint, streamDoneMs: metrics.streamDone, navStartToScript: nav ? nav.domContentLoadedEventEnd : null,
+      return { firstPaintMs: metrics.firstPaint, streamDoneMs: metrics.streamDone, navStartToScript: nav ? nav.domContentLoadedEventEnd : null, htmlMs: nav ? nav.responseEnd : null,
         frameP95: f.length ? f[Math.floor(f.length * 0.95)] : null, frames: f.length,
-        heap: performance.memory ? performance.memory.usedJSHeapSize : null, parts: metrics.parts };
+        heap: performance.memory ? performance.memory.usedJSHeapSize : null, parts: metrics.parts, marks: metrics.marks };
     },
     resetFrames: () => { metrics.frames.length = 0; },
+    // probeFrames(true) starts recording requestAnimationFrame intervals
+    // (and resets the draw times); probeFrames(false) stops and returns
+    // their p50/p95/max with the draw-time p95 (benchmark hook).
+    probeFrames: (on) => {
+      if (on) {
+        metrics.frames.length = 0;
+        const iv = []; let last = performance.now();
+        probe = { iv, on: true };
+        const tick = (t) => { if (!probe || probe.iv !== iv) return; iv.push(t - last); last = t; requestAnimationFrame(tick); };
+        requestAnimationFrame((t) => { last = t; requestAnimationFrame(tick); });
+        return null;
+      }
+      const iv = probe ? probe.iv.slice().sort((a, b) => a - b) : []; probe = null;
+      const f = metrics.frames.slice().sort((a, b) => a - b);
+      const q = (a, p) => a.length ? a[Math.min(a.length - 1, Math.floor(a.length * p))] : 0;
+      return { p50: q(iv, 0.5), p95: q(iv, 0.95), max: q(iv, 1), frames: iv.length, drawP95: q(f, 0.95),
+        heap: performance.memory ? performance.memory.usedJSHeapSize : 0 };
+    },
   };
 
   resize();
