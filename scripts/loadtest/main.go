@@ -1,0 +1,210 @@
+// Command loadtest puts a running txnscope server under load on loopback:
+// N websocket clients that each stream a partition's decisions from meta to
+// done again and again (checking that done's count equals the decisions
+// received), and a fixed rate of API requests (sources, partitions,
+// diagnosis, a batch, a small decisions range), for a bounded time. It
+// prints the API latency percentiles, the errors (any is a failure, exit
+// 1), the streams completed and, with -pid, the server's peak RSS.
+//
+//	go run ./cmd/server --addr 127.0.0.1:18080 &
+//	go run ./scripts/loadtest -url http://127.0.0.1:18080 -clients 200 -rps 50 -duration 60s -pid $!
+//
+// It is not a test: it takes a minute and its figures depend on the machine.
+// TestLoadShort runs a small version of it in CI against a built server.
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+func main() {
+	var (
+		base     = flag.String("url", "http://127.0.0.1:8080", "the server")
+		source   = flag.String("source", "big", "source id")
+		topic    = flag.String("topic", "demo-big", "topic")
+		clients  = flag.Int("clients", 200, "websocket clients")
+		rps      = flag.Int("rps", 50, "API requests per second")
+		duration = flag.Duration("duration", 60*time.Second, "how long")
+		pid      = flag.Int("pid", 0, "server process id, for its peak RSS")
+	)
+	flag.Parse()
+	r := run(*base, *source, *topic, *clients, *rps, *duration)
+	fmt.Print(r.String())
+	if *pid > 0 {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", *pid)); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "VmHWM") || strings.HasPrefix(l, "VmRSS") {
+					fmt.Println("server", strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+	}
+	if r.Errors() > 0 {
+		os.Exit(1)
+	}
+}
+
+// result is what a run measured.
+type result struct {
+	mu        sync.Mutex
+	latencies []time.Duration
+	apiErrs   []string
+	wsErrs    []string
+	streams   atomic.Int64
+	decisions atomic.Int64
+	elapsed   time.Duration
+}
+
+func (r *result) Errors() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.apiErrs) + len(r.wsErrs) }
+
+func (r *result) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := slices.Clone(r.latencies)
+	slices.Sort(l)
+	pct := func(p float64) time.Duration {
+		if len(l) == 0 {
+			return 0
+		}
+		return l[min(len(l)-1, int(p*float64(len(l))))]
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "elapsed %v: %d API requests (p50 %v, p99 %v, max %v), %d API errors\n",
+		r.elapsed.Round(time.Millisecond), len(l), pct(0.50), pct(0.99), pct(1), len(r.apiErrs))
+	fmt.Fprintf(&sb, "%d complete streams, %d decisions received, %d websocket errors\n", r.streams.Load(), r.decisions.Load(), len(r.wsErrs))
+	for i, e := range append(r.apiErrs, r.wsErrs...) {
+		if i == 10 {
+			fmt.Fprintf(&sb, "  ... %d more\n", len(r.apiErrs)+len(r.wsErrs)-10)
+			break
+		}
+		fmt.Fprintf(&sb, "  error: %s\n", e)
+	}
+	return sb.String()
+}
+
+func (r *result) apiErr(s string) { r.mu.Lock(); r.apiErrs = append(r.apiErrs, s); r.mu.Unlock() }
+func (r *result) wsErr(s string)  { r.mu.Lock(); r.wsErrs = append(r.wsErrs, s); r.mu.Unlock() }
+
+// run is the load: clients streaming until the deadline, and rps API
+// requests per second meanwhile.
+func run(base, source, topic string, clients, rps int, d time.Duration) *result {
+	r := &result{}
+	start := time.Now()
+	deadline := start.Add(d)
+	part := fmt.Sprintf("/api/v1/sources/%s/partitions/%s/0", source, topic)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	// The log end, for random batch offsets.
+	end := int64(1)
+	if resp, err := hc.Get(base + part + "/diagnosis"); err == nil {
+		var d struct {
+			LogEnd int64 `json:"log_end_offset"`
+		}
+		json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		end = max(d.LogEnd, 1)
+	} else {
+		r.apiErr(err.Error())
+		return r
+	}
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if !stream(r, base, source, topic, deadline) {
+					return
+				}
+			}
+		}()
+	}
+	paths := []func() string{
+		func() string { return "/api/v1/sources" },
+		func() string { return "/api/v1/sources/" + source + "/partitions" },
+		func() string { return part + "/diagnosis" },
+		func() string { return fmt.Sprintf("%s/batches/%d", part, rand.Int64N(end)) },
+		func() string { o := rand.Int64N(end); return fmt.Sprintf("%s/decisions?from=%d&to=%d", part, o, o+100) },
+	}
+	tick := time.NewTicker(time.Second / time.Duration(max(rps, 1)))
+	defer tick.Stop()
+	var reqs sync.WaitGroup
+	for i := 0; time.Now().Before(deadline); i++ {
+		<-tick.C
+		reqs.Add(1)
+		go func(p string) {
+			defer reqs.Done()
+			t0 := time.Now()
+			resp, err := hc.Get(base + p)
+			if err != nil {
+				r.apiErr(p + ": " + err.Error())
+				return
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lat := time.Since(t0)
+			if err != nil || resp.StatusCode != 200 {
+				r.apiErr(fmt.Sprintf("%s: %s %v", p, resp.Status, err))
+				return
+			}
+			r.mu.Lock()
+			r.latencies = append(r.latencies, lat)
+			r.mu.Unlock()
+		}(paths[i%len(paths)]())
+	}
+	reqs.Wait()
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	return r
+}
+
+// stream reads one whole stream; false stops the client (an error).
+func stream(r *result, base, source, topic string, deadline time.Time) bool {
+	u := "ws" + strings.TrimPrefix(base, "http") + fmt.Sprintf("/ws/v1/sources/%s/partitions/%s/0", source, topic)
+	c, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {base}})
+	if err != nil {
+		r.wsErr("dial: " + err.Error())
+		return false
+	}
+	defer c.Close()
+	n := int64(0)
+	for {
+		// A stream started before the deadline is read to its end.
+		c.SetReadDeadline(time.Now().Add(5 * time.Minute))
+		typ, b, err := c.ReadMessage()
+		if err != nil {
+			r.wsErr(fmt.Sprintf("after %d decisions: %v", n, err))
+			return false
+		}
+		if typ == websocket.BinaryMessage && len(b) >= 16 && b[1] == 1 {
+			n += int64(binary.LittleEndian.Uint32(b[12:]))
+			continue
+		}
+		if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
+			var m struct {
+				Decisions int64 `json:"decisions"`
+			}
+			json.Unmarshal(b, &m)
+			if m.Decisions != n {
+				r.wsErr(fmt.Sprintf("done says %d decisions, received %d", m.Decisions, n))
+				return false
+			}
+			r.streams.Add(1)
+			r.decisions.Add(n)
+			return true
+		}
+	}
+}
