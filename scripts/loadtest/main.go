@@ -69,7 +69,11 @@ type result struct {
 	elapsed   time.Duration
 }
 
-func (r *result) Errors() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.apiErrs) + len(r.wsErrs) }
+func (r *result) Errors() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.apiErrs) + len(r.wsErrs)
+}
 
 func (r *result) String() string {
 	r.mu.Lock()
