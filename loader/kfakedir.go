@@ -295,7 +295,10 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 		var f *SegmentFile
 		err := withFile(path, func(fh *os.File, size int64) error {
 			var err error
-			f, err = NewSegmentWith(fh, size, name, o)
+			f, _, err = scanFile(fh, size, name, o, nil, 0, 0)
+			if f != nil {
+				f.Batches = trimBatches(f.Batches)
+			}
 			return err
 		})
 		if err != nil {

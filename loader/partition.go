@@ -377,7 +377,7 @@ func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *
 		fh.Close()
 		return nil, err
 	}
-	f, grown, err := newSegment(fh, st.Size(), logName, o, *shared, before, max(remaining-before-st.Size(), 0))
+	f, grown, err := scanFile(fh, st.Size(), logName, o, *shared, before, max(remaining-before-st.Size(), 0))
 	*shared = grown
 	fh.Close()
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"unsafe"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -136,6 +138,24 @@ func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*Seg
 // are the bytes of the partition's other segments scanned before this one
 // and still to scan (see scanner.add).
 func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanSegment(r, nil, size, name, o, into, before, after)
+}
+
+// scanFile is newSegment over an open file, scanning it through a
+// read-only mapping where one can be made (mapFile). The mapping lives only
+// for the scan: nothing the scan keeps points into it.
+func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	data, unmap, ok := mapFile(fh, size)
+	if !ok {
+		return scanSegment(fh, nil, size, name, o, into, before, after)
+	}
+	defer unmap()
+	return scanSegment(fh, data, size, name, o, into, before, after)
+}
+
+// scanSegment scans size bytes of r, or of mapped when it is not nil (the
+// same bytes, mapped by scanFile).
+func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
@@ -144,11 +164,15 @@ func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []tx
 		f.BaseOffset = base
 	}
 	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after}
+	scan := s.scan
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
+	} else if mapped != nil {
+		s.w.data = mapped[:size:size]
+		scan = s.scanMapped
 	}
 	start := len(into)
-	if err := s.scan(); err != nil {
+	if err := scan(); err != nil {
 		return nil, into, err
 	}
 	into = s.batches
@@ -179,11 +203,12 @@ func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
 		fh.Close()
 		return nil, err
 	}
-	f, err := NewSegmentWith(fh, st.Size(), filepath.Base(path), o)
+	f, _, err := scanFile(fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
 	if err != nil {
 		fh.Close()
 		return nil, err
 	}
+	f.Batches = trimBatches(f.Batches)
 	f.closer, f.path = fh, path
 	return f, nil
 }
@@ -381,6 +406,31 @@ func (s *scanner) scan() error {
 			s.w.spacing = total
 		}
 	}
+}
+
+// scanMapped is scan over a mapped file. Another process may truncate the
+// file meanwhile (a live broker's active segment, a cleaner's swap): reading
+// a mapped page past the new end raises SIGBUS, which SetPanicOnFault turns
+// into a panic in this goroutine. The scan then stops at the batch it was
+// reading, keeping every batch before it, as a read(2) that came up short
+// would have.
+func (s *scanner) scanMapped() (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		f, ok := r.(interface{ Addr() uintptr })
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(s.w.data)))
+		if !ok || f.Addr() < lo || f.Addr() >= lo+uintptr(len(s.w.data)) {
+			panic(r) // not a fault in the mapping: a bug, not input
+		}
+		err = nil
+		s.damaged("file changed while being read: the byte at %#x is gone (truncated by another process?)", int64(f.Addr()-lo))
+	}()
+	return s.scan()
 }
 
 func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
