@@ -12,6 +12,7 @@
 #
 #   cat        cat DIR/*.log > /dev/null
 #   scan       scripts/scanonly: loader.OpenPartitionWith(HeaderScanOptions) + txnindex.Build
+#   scan-1cpu  the same with GOMAXPROCS=1: segments scanned one after another on one core
 #   scan-only  scripts/scanonly -build=false: the header scan alone
 #   scan+crc   scripts/scanonly -crc: DefaultScanOptions (every batch read whole, CRC-32C checked), + Build
 #   floor      scripts/scanfloor: the least a Go header scan + Build can do (experiment, not a loader):
@@ -52,10 +53,11 @@ LOGS=$(ls "$DIR"/*.log | tr '\n' ' ')
 BYTES=$(cat $LOGS | wc -c)
 echo "partition: $DIR, $(ls "$DIR"/*.log | wc -l) segments, $BYTES bytes"
 
-NAMES=(cat scan scan-only scan+crc floor floor-thp kmsg kgo)
+NAMES=(cat scan scan-1cpu scan-only scan+crc floor floor-thp kmsg kgo)
 CMDS=(
 	"cat $LOGS"
 	"$BIN/scanonly $DIR"
+	"env GOMAXPROCS=1 $BIN/scanonly $DIR"
 	"$BIN/scanonly -build=false $DIR"
 	"$BIN/scanonly -crc $DIR"
 	"$BIN/scanfloor $DIR"
@@ -125,14 +127,18 @@ report() {
 	c=$(mean "$label" cat)
 	s=$(mean "$label" scan)
 	o=$(mean "$label" scan-only)
+	local one
+	one=$(mean "$label" scan-1cpu)
 	k=$(mean "$label" kmsg)
 	g=$(mean "$label" kgo)
 	f=$(mean "$label" floor)
 	echo "ratios of medians ($title):"
-	awk -v c="$c" -v s="$s" -v o="$o" -v k="$k" -v g="$g" -v f="$f" 'BEGIN{
+	awk -v c="$c" -v s="$s" -v one="$one" -v o="$o" -v k="$k" -v g="$g" -v f="$f" 'BEGIN{
 		printf "  scan/cat  %6.2fx   (acceptance: <= 1.5x, aim 1.0x; scan = header scan + txnindex.Build)\n", s/c
+		if (one != "") printf "  scan-1cpu/cat %6.2fx (GOMAXPROCS=1: one core)\n", one/c
 		if (o != "") printf "  scan-only/cat %6.2fx (the header scan without Build)\n", o/c
 		if (k != "") printf "  kmsg/scan %6.2fx   (acceptance: >= 5x)\n", k/s
+		if (k != "" && one != "") printf "  kmsg/scan-1cpu %6.2fx (both on one core: kmsgdecode is single-threaded)\n", k/one
 		if (g != "") printf "  kgo/scan  %6.2fx\n", g/s
 		if (f != "") printf "  floor/cat %6.2fx   (the experiment: what any Go process that keeps the batches pays)\n", f/c
 	}'
@@ -162,7 +168,7 @@ echo "== memory kept per batch (scanonly -mem: heap after loading and Build, GC'
 if [ "$(id -u)" = 0 ] && sync && (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
 	echo
 	echo "== COLD cache: page cache dropped (sync; echo 3 > /proc/sys/vm/drop_caches) before every run, $COLD_RUNS runs each"
-	measure cold "$COLD_RUNS" "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'" cat scan scan-only kmsg
+	measure cold "$COLD_RUNS" "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'" cat scan scan-1cpu scan-only kmsg
 	report cold "COLD page cache"
 else
 	echo
