@@ -1,7 +1,9 @@
 package txnindex
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -44,8 +46,8 @@ type Txn struct {
 	Batches        int
 	Records        int64
 	Bytes          int64
-	FirstSegment   int32 // segment of its first batch; -1 when seeded
-	MarkerSegment  int32 // segment of its marker; -1 while open
+	FirstBatch     int32 // index in Log.Batches of its first data batch; -1 when seeded
+	MarkerBatch    int32 // index in Log.Batches of its marker; -1 while open
 
 	// Entry is the aborted-transaction index entry the broker serves for
 	// this transaction (from disk when the segment's .txnindex was read,
@@ -191,7 +193,12 @@ type Log struct {
 	// (a read_committed fetch never returns the batches that pin the LSO).
 	Fetches []CapturedFetch
 
-	batchTxn   []int32           // per batch: index into Txns, or -1
+	// txnsOf lists, per producer, its transactions' indexes in Txns in
+	// order of FirstBatch: TxnOf finds a batch's transaction by binary
+	// search there, which costs 4 bytes per transaction instead of an index
+	// of 4 bytes per batch (a Batch is 64 bytes, and a batch kept for the
+	// timeline costs no more than that).
+	txnsOf     map[ProducerID][]int32
 	segFirst   []int             // per segment: index of its first batch in Batches (len Segments+1)
 	offIndex   [][]IndexEntry    // per segment: .index entries from disk, nil when rebuilt
 	rebuiltOff []lazyOffsetIndex // per segment: the rebuilt .index, when offIndex is nil
@@ -284,7 +291,7 @@ func (l *Log) offsets(p *Partition) {
 // replay runs ProducerAppendInfo's state machine over every batch and
 // rebuilds each aborted transaction's index entry with the LSO Kafka records.
 func (l *Log) replay(seed []OngoingTxn) {
-	l.batchTxn = make([]int32, len(l.Batches))
+	l.txnsOf = make(map[ProducerID][]int32)
 	l.RebuiltIndex = make([][]AbortedTxn, len(l.Segments))
 
 	// Every transaction but the ones still open at the end is closed by
@@ -342,16 +349,16 @@ func (l *Log) replay(seed []OngoingTxn) {
 		l.Txns = append(l.Txns, Txn{
 			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, MarkerEpoch: -1,
 			Seeded: true, FirstOffset: s.FirstOffset, LastDataOffset: -1, MarkerOffset: -1,
-			FirstTimestamp: -1, LastTimestamp: -1, FirstSegment: -1, MarkerSegment: -1,
+			FirstTimestamp: -1, LastTimestamp: -1, FirstBatch: -1, MarkerBatch: -1,
 		})
 		st.open = int32(len(l.Txns) - 1)
 		ongoing = append(ongoing, st.open)
+		l.txnsOf[s.ProducerID] = append(l.txnsOf[s.ProducerID], st.open)
 	}
 
 	lastPID, lastState := NoProducerID, int32(-1)
 	for i := range l.Batches {
 		b := &l.Batches[i]
-		l.batchTxn[i] = -1
 		if !b.HasProducerID() {
 			continue
 		}
@@ -387,8 +394,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 			}
 			st.open = -1
 			t := &l.Txns[ti]
-			t.MarkerOffset, t.MarkerEpoch, t.MarkerSegment = b.BaseOffset, b.ProducerEpoch, b.Segment
-			l.batchTxn[i] = ti
+			t.MarkerOffset, t.MarkerEpoch, t.MarkerBatch = b.BaseOffset, b.ProducerEpoch, int32(i)
 			if b.IsAbortMarker() {
 				t.State = TxnAborted
 			} else {
@@ -420,11 +426,12 @@ func (l *Log) replay(seed []OngoingTxn) {
 			l.Txns = append(l.Txns, Txn{
 				ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, MarkerEpoch: -1,
 				FirstOffset: b.BaseOffset, MarkerOffset: -1, FirstTimestamp: b.BaseTimestamp,
-				FirstSegment: b.Segment, MarkerSegment: -1,
+				FirstBatch: int32(i), MarkerBatch: -1,
 			})
 			ti = int32(len(l.Txns) - 1)
 			st.open = ti
 			ongoing = append(ongoing, ti)
+			l.txnsOf[b.ProducerID] = append(l.txnsOf[b.ProducerID], ti)
 			pr.Txns++
 		}
 		t := &l.Txns[ti]
@@ -435,7 +442,6 @@ func (l *Log) replay(seed []OngoingTxn) {
 		t.Batches++
 		t.Records += int64(b.Records)
 		t.Bytes += int64(b.Size)
-		l.batchTxn[i] = ti
 	}
 	for i := range l.Txns {
 		if l.Txns[i].State == TxnOpen {
@@ -634,10 +640,42 @@ func (l *Log) findGaps() {
 
 // TxnOf returns the transaction batch i belongs to (its data or its marker).
 func (l *Log) TxnOf(i int) *Txn {
-	if i < 0 || i >= len(l.batchTxn) || l.batchTxn[i] < 0 {
-		return nil
+	if ti := l.txnIndexOf(i); ti >= 0 {
+		return &l.Txns[ti]
 	}
-	return &l.Txns[l.batchTxn[i]]
+	return nil
+}
+
+// txnIndexOf is TxnOf as an index into Txns, -1 for none. The replay gives
+// a transactional data batch to its producer's open transaction and an
+// end-transaction marker (with records) to the one it closes; a producer's
+// transactions do not overlap in batch order, so the candidate is the last
+// one that starts at or before i.
+func (l *Log) txnIndexOf(i int) int {
+	if i < 0 || i >= len(l.Batches) {
+		return -1
+	}
+	b := &l.Batches[i]
+	if !b.HasProducerID() {
+		return -1
+	}
+	control := b.IsControl()
+	if control && (b.Records == 0 || !b.IsEndTxnMarker()) || !control && !b.IsTransactional() {
+		return -1
+	}
+	ts := l.txnsOf[b.ProducerID]
+	k, _ := slices.BinarySearchFunc(ts, int32(i), func(ti, i int32) int { return cmp.Compare(l.Txns[ti].FirstBatch, i+1) })
+	if k == 0 {
+		return -1
+	}
+	t := &l.Txns[ts[k-1]]
+	switch {
+	case control && t.MarkerBatch != int32(i):
+		return -1 // a marker for an empty transaction: it closed nothing
+	case !control && t.MarkerBatch >= 0 && int32(i) > t.MarkerBatch:
+		return -1
+	}
+	return int(ts[k-1])
 }
 
 // AbortedEntries returns the aborted-transaction entries fetches use for

@@ -80,6 +80,8 @@ type Consumer struct {
 
 	// librdkafka and franz-go: per producer, sorted first offsets and a cursor.
 	perPID map[ProducerID]*pidAborts
+
+	txns txnCursor // resolves Decision.Txn for batches of Log in order
 }
 
 type pidAborts struct {
@@ -173,7 +175,7 @@ func cmpInt64(a, b int64) int {
 func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decision) bool) bool {
 	d := Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(bi), FetchOffset: fetchOffset, Uncommitted: Delivered}
 	if c.Log != nil && bi >= 0 {
-		d.Txn = c.Log.TxnOf(bi)
+		d.Txn = c.txns.of(c.Log, bi)
 	}
 	pos := c.Position
 	aborted, inSet := false, false

@@ -58,7 +58,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 	skipped := func(upto int) bool {
 		for ; next < upto; next++ {
 			b := &l.Batches[next]
-			d := l.unfetched(next)
+			d := l.unfetched(next, &c.txns)
 			d.Verdict, d.Uncommitted, d.Cause, d.Bound = BeforePosition, BeforePosition, CauseBelowPosition, from
 			if b.LastOffset() < l.LogStartOffset {
 				d.Cause, d.Bound = CauseBelowLogStart, l.LogStartOffset
@@ -92,7 +92,7 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 	// What the consumer never reached.
 	for ; next < len(l.Batches); next++ {
 		b := &l.Batches[next]
-		d := l.unfetched(next)
+		d := l.unfetched(next, &c.txns)
 		d.Verdict, d.Bound = Pending, maxOffset
 		switch {
 		case b.LastOffset() < maxOffset:
@@ -129,9 +129,9 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 }
 
 // unfetched starts a decision for batch i that no fetch returned.
-func (l *Log) unfetched(i int) Decision {
+func (l *Log) unfetched(i int, txns *txnCursor) Decision {
 	b := &l.Batches[i]
-	return Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(i), FetchOffset: -1, Txn: l.TxnOf(i)}
+	return Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(i), FetchOffset: -1, Txn: txns.of(l, i)}
 }
 
 // Delivered returns the offset ranges a consumer with options o receives, in

@@ -238,7 +238,7 @@ func slicesContainsPin(ts []OpenTxnReport) bool {
 func (l *Log) txnRanges() map[int][]OffsetRange {
 	out := map[int][]OffsetRange{}
 	for i := range l.Batches {
-		ti := l.batchTxn[i]
+		ti := l.txnIndexOf(i)
 		if ti < 0 || l.Batches[i].IsControl() {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -125,6 +126,7 @@ func (w workload) oracle() string {
 func checkWorkload(t *testing.T, w workload) {
 	t.Helper()
 	l := w.b.build()
+	checkTxnOf(t, l, w.b.p.Ongoing)
 	want := w.oracle()
 	for _, v := range []Variant{VariantJava, VariantLibrdkafka, VariantFranzGo} {
 		got := letters(l, ConsumeOptions{From: w.from, Isolation: ReadCommitted, Variant: v, MaxBytes: w.maxB})
@@ -164,6 +166,73 @@ func checkWorkload(t *testing.T, w workload) {
 	}
 	for si := range w.b.p.Segments {
 		w.b.p.Segments[si].TxnIndex, w.b.p.Segments[si].TxnIndexOnDisk = nil, false
+	}
+}
+
+// checkTxnOf compares Log.TxnOf for every batch with a direct replay of the
+// producer state's currentTxnFirstOffset: a transactional data batch belongs
+// to its producer's open transaction (opening one if none is open), an
+// end-transaction marker with records to the one it closes, anything else
+// to none. It also checks that each transaction's counts are those of the
+// batches TxnOf gives it.
+func checkTxnOf(t *testing.T, l *Log, seed []OngoingTxn) {
+	t.Helper()
+	type key struct {
+		pid   ProducerID
+		first int64
+	}
+	open := map[ProducerID]int64{}
+	seeded := append([]OngoingTxn(nil), seed...)
+	sort.SliceStable(seeded, func(i, j int) bool { return seeded[i].FirstOffset < seeded[j].FirstOffset })
+	for _, s := range seeded {
+		if _, ok := open[s.ProducerID]; !ok {
+			open[s.ProducerID] = s.FirstOffset
+		}
+	}
+	batches := map[key]int{}
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		var want *key
+		switch {
+		case !b.HasProducerID():
+		case b.IsControl():
+			if f, ok := open[b.ProducerID]; ok && b.Records > 0 && b.IsEndTxnMarker() {
+				want = &key{b.ProducerID, f}
+				delete(open, b.ProducerID)
+			}
+		case b.IsTransactional():
+			f, ok := open[b.ProducerID]
+			if !ok {
+				f = b.BaseOffset
+				open[b.ProducerID] = f
+			}
+			want = &key{b.ProducerID, f}
+			batches[*want]++
+		}
+		got := l.TxnOf(i)
+		switch {
+		case want == nil && got != nil:
+			t.Fatalf("batch %d (%+v): TxnOf = txn of %d at %d, want none", i, b.Fields(), got.ProducerID, got.FirstOffset)
+		case want != nil && got == nil:
+			t.Fatalf("batch %d (%+v): TxnOf = none, want txn of %d at %d", i, b.Fields(), want.pid, want.first)
+		case want != nil && (got.ProducerID != want.pid || got.FirstOffset != want.first):
+			t.Fatalf("batch %d: TxnOf = txn of %d at %d, want %d at %d", i, got.ProducerID, got.FirstOffset, want.pid, want.first)
+		}
+	}
+	for i := range l.Txns {
+		tx := &l.Txns[i]
+		if n := batches[key{tx.ProducerID, tx.FirstOffset}]; int(tx.Batches) != n {
+			t.Fatalf("txn %d of %d at %d: Batches %d, TxnOf gives it %d data batches", i, tx.ProducerID, tx.FirstOffset, tx.Batches, n)
+		}
+	}
+	// A pass resolves Decision.Txn with its own sequential cursor; it must
+	// agree with TxnOf for every batch, in both isolations.
+	for _, iso := range []Isolation{ReadCommitted, ReadUncommitted} {
+		for d := range l.Decisions(ConsumeOptions{Isolation: iso}) {
+			if d.BatchIndex >= 0 && d.Txn != l.TxnOf(int(d.BatchIndex)) {
+				t.Fatalf("%v decision for batch %d: Txn %p, TxnOf %p", iso, d.BatchIndex, d.Txn, l.TxnOf(int(d.BatchIndex)))
+			}
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ func main() {
 	mem := flag.Bool("mem", false, "report heap kept per batch (forces a GC after loading)")
 	verbose := flag.Bool("v", false, "print the time of each phase")
 	repeat := flag.Int("n", 1, "scan this many times (the last is kept)")
+	heapprofile := flag.String("heapprofile", "", "with -mem, write a heap profile of what the loaded partition keeps to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	build := flag.Bool("build", true, "run txnindex.Build after the scan")
 	verify := flag.Bool("crc", false, "use DefaultScanOptions (read every batch whole, check CRCs) instead of the header scan")
@@ -82,6 +83,16 @@ func main() {
 		kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		fmt.Printf("batches %d\nsizeof_batch %d\nper_batch_index_bytes %d\nheap_kept_bytes %d\nheap_kept_per_batch %.1f\ntxns %d\nsizeof_txn %d\n",
 			n, unsafe.Sizeof(txnindex.Batch{}), unsafe.Sizeof(int32(0)), kept, float64(kept)/float64(max(n, 1)), len(l.Txns), unsafe.Sizeof(txnindex.Txn{}))
+		if *heapprofile != "" {
+			f, err := os.Create(*heapprofile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				log.Fatal(err)
+			}
+			f.Close()
+		}
 		runtime.KeepAlive(p)
 		runtime.KeepAlive(l)
 	}

@@ -1,0 +1,29 @@
+package txnindex
+
+import "testing"
+
+// TestTxnCursorSharedSlots interleaves producers whose ids share the
+// cursor's slots (ids equal modulo cursorSlots), and one that jumps back, so
+// a pass must fall back to TxnOf instead of trusting another producer's slot.
+func TestTxnCursorSharedSlots(t *testing.T) {
+	b := newLog()
+	for round := 0; round < 3; round++ {
+		for _, pid := range []ProducerID{1, 1 + cursorSlots, 1 + 2*cursorSlots, 0, cursorSlots} {
+			b.txn(pid, 2)
+		}
+		b.commit(1).abort(1 + cursorSlots).plain(-1, 1).commit(0)
+		if round == 1 {
+			b.roll()
+		}
+		b.abort(cursorSlots).commit(1 + 2*cursorSlots)
+	}
+	l := b.build()
+	checkTxnOf(t, l, nil)
+	// A consumer that goes back over the log answers by binary search.
+	var c txnCursor
+	for _, i := range []int{len(l.Batches) - 1, 0, 3, 2} {
+		if got, want := c.of(l, i), l.TxnOf(i); got != want {
+			t.Fatalf("batch %d after a backwards lookup: %p, want %p", i, got, want)
+		}
+	}
+}
