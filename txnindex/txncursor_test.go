@@ -11,7 +11,7 @@ func TestTxnCursorSharedSlots(t *testing.T) {
 		for _, pid := range []ProducerID{1, 1 + cursorSlots, 1 + 2*cursorSlots, 0, cursorSlots} {
 			b.txn(pid, 2)
 		}
-		b.commit(1).abort(1 + cursorSlots).plain(-1, 1).commit(0)
+		b.commit(1).abort(1+cursorSlots).plain(-1, 1).commit(0)
 		if round == 1 {
 			b.roll()
 		}
