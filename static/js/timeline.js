@@ -395,6 +395,7 @@
     if (done) painted = true;
     metrics.frames.push(performance.now() - t0);
     if (metrics.frames.length > 600) metrics.frames.shift();
+    metrics.draws = (metrics.draws || 0) + 1;
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && (windowLoaded || viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
     if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
@@ -1050,16 +1051,26 @@
     probeFrames: (on) => {
       if (on) {
         metrics.frames.length = 0;
-        const iv = []; let last = performance.now();
-        probe = { iv, on: true };
-        const tick = (t) => { if (!probe || probe.iv !== iv) return; iv.push(t - last); last = t; requestAnimationFrame(tick); };
+        // drawn: the intervals whose frame ran draw() (the probe's
+        // callback was queued first, so a draw between two ticks belongs
+        // to the frame they bound). With --disable-frame-rate-limit these
+        // are the time to produce a frame that changed, not a vsync count.
+        const iv = [], drawn = []; let last = performance.now(), draws = metrics.draws || 0;
+        probe = { iv, drawn, on: true };
+        const tick = (t) => {
+          if (!probe || probe.iv !== iv) return;
+          iv.push(t - last);
+          if ((metrics.draws || 0) !== draws) { drawn.push(t - last); draws = metrics.draws; }
+          last = t; requestAnimationFrame(tick);
+        };
         requestAnimationFrame((t) => { last = t; requestAnimationFrame(tick); });
         return null;
       }
-      const iv = probe ? probe.iv.slice().sort((a, b) => a - b) : []; probe = null;
+      const iv = probe ? probe.iv.slice().sort((a, b) => a - b) : [];
+      const dr = probe ? probe.drawn.slice().sort((a, b) => a - b) : []; probe = null;
       const f = metrics.frames.slice().sort((a, b) => a - b);
       const q = (a, p) => a.length ? a[Math.min(a.length - 1, Math.floor(a.length * p))] : 0;
-      return { p50: q(iv, 0.5), p95: q(iv, 0.95), max: q(iv, 1), frames: iv.length, drawP95: q(f, 0.95),
+      return { p50: q(iv, 0.5), p95: q(iv, 0.95), max: q(iv, 1), frames: iv.length, drawP95: q(f, 0.95), drawnP50: q(dr, 0.5), drawnP95: q(dr, 0.95), drawnMax: q(dr, 1), drawnFrames: dr.length,
         heap: performance.memory ? performance.memory.usedJSHeapSize : 0 };
     },
   };
