@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/internal/testtool"
 )
@@ -128,6 +132,12 @@ func frameOps(b *testing.B, ctx context.Context, prefix string) (box struct{ X, 
 			eval[any](b, ctx, op.setup)
 		}
 		r := wheelFrames(b, ctx, box.X+box.W/2, box.Y+40, 120, op.dx, op.dy, nil)
+		if op.setup != "" {
+			eval[any](b, ctx, op.setup)
+		}
+		tr := traceFrames(b, ctx, func() { wheel(b, ctx, box.X+box.W/2, box.Y+40, 120, op.dx, op.dy) })
+		b.Logf("%s%s traced: main-thread time per frame p50 %.1f / p95 %.1f / max %.1f ms over %d frames; mean ms per frame %v", prefix, op.name, tr.P50, tr.P95, tr.Max, tr.Frames, fmtParts(tr.Parts))
+		b.ReportMetric(tr.P95, prefix+op.name+"-main-thread-p95-ms")
 		b.Logf("%s%s: frame p50 %.1f / p95 %.1f / max %.1f ms over %d frames; frames that drew p50 %.1f / p95 %.1f / max %.1f ms over %d; draw p95 %.1f ms; heap %.1f MB",
 			prefix, op.name, r.P50, r.P95, r.Max, r.Frames, r.DrawnP50, r.DrawnP95, r.DrawnMax, r.DrawnFrames, r.DrawP95, r.Heap/1e6)
 		b.ReportMetric(r.P95, prefix+op.name+"-frame-p95-ms")
@@ -198,4 +208,194 @@ func wheelFrames(b *testing.B, ctx context.Context, x, y float64, n int, dx, dy 
 		}
 	}
 	return eval[frameStats](b, ctx, `window.txnscope.probeFrames(false)`)
+}
+
+// traceStats is the main-thread cost of the frames in a CDP trace: for each
+// FireAnimationFrame (the rAF callbacks: the page's draw) of the page's
+// renderer main thread, the time its top-level tasks were busy from there
+// to the next one: the rAF callbacks, style, layout, paint, commit and the
+// input events handled before the next frame. Without the probe every rAF
+// is the page's draw, so that is one frame per input. Raster and
+// compositing run on other threads and are not in it.
+type traceStats struct {
+	P50, P95, Max float64
+	Frames        int
+	Parts         map[string]float64 // mean ms per frame of each kind of event (they nest: Paint in Commit's task, FunctionCall in rAF)
+}
+
+// traceFrames runs input under a devtools.timeline trace (without the rAF
+// probe, so that every frame is one the input caused) and returns the
+// per-frame main-thread time.
+func traceFrames(b *testing.B, ctx context.Context, input func()) traceStats {
+	b.Helper()
+	var data <-chan jsonv2.Value
+	var complete <-chan jsonv2.Value
+	var cancels []func()
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var c1, c2 func()
+		data, c1 = tg.Subscribe(tracing.DataCollected.Method)
+		complete, c2 = tg.Subscribe(tracing.TracingComplete.Method)
+		cancels = append(cancels, c1, c2)
+		_, err := cdp.Call(ctx, tg, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
+			TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "devtools.timeline", "disabled-by-default-devtools.timeline"}}})
+		return err
+	}))
+	if err != nil {
+		b.Fatalf("Tracing.start: %v", err)
+	}
+	input()
+	err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, tracing.End, cdp.Empty{})
+		return err
+	}))
+	if err != nil {
+		b.Fatalf("Tracing.end: %v", err)
+	}
+	type event struct {
+		Name, Ph string
+		Ts, Dur  float64
+		Pid, Tid int
+		Args     struct{ Name string }
+	}
+	var events []event
+	timeout := time.After(30 * time.Second)
+collect:
+	for {
+		select {
+		case v := <-data:
+			var d struct{ Value []event }
+			if err := json.Unmarshal(v, &d); err != nil {
+				b.Fatalf("trace data: %v", err)
+			}
+			events = append(events, d.Value...)
+		case <-complete:
+			// dataCollected events that arrived first may still be queued.
+			for {
+				select {
+				case v := <-data:
+					var d struct{ Value []event }
+					if err := json.Unmarshal(v, &d); err != nil {
+						b.Fatalf("trace data: %v", err)
+					}
+					events = append(events, d.Value...)
+				default:
+					break collect
+				}
+			}
+		case <-timeout:
+			b.Fatal("no Tracing.tracingComplete")
+		}
+	}
+	// The renderer main thread of the page: a CrRendererMain with the
+	// most requestAnimationFrame callbacks.
+	type thread struct{ pid, tid int }
+	mains := map[thread]bool{}
+	for _, e := range events {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Args.Name == "CrRendererMain" {
+			mains[thread{e.Pid, e.Tid}] = true
+		}
+	}
+	count := map[thread]int{}
+	for _, e := range events {
+		if t := (thread{e.Pid, e.Tid}); mains[t] && e.Name == "FireAnimationFrame" {
+			count[t]++
+		}
+	}
+	var main thread
+	for t, n := range count {
+		if n > count[main] {
+			main = t
+		}
+	}
+	var frames, tasks []event
+	parts := map[string]float64{}
+	for _, e := range events {
+		if (thread{e.Pid, e.Tid}) != main || e.Ph != "X" {
+			continue
+		}
+		switch e.Name {
+		case "FireAnimationFrame", "EventDispatch", "HitTest", "UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit", "UpdateLayer", "MinorGC", "MajorGC", "TimerFire", "FunctionCall":
+			parts[e.Name] += e.Dur / 1000
+		}
+		switch e.Name {
+		case "FireAnimationFrame":
+			frames = append(frames, e)
+		case "RunTask", "ThreadControllerImpl::RunTask":
+			tasks = append(tasks, e)
+		}
+	}
+	sort.Slice(frames, func(i, j int) bool { return frames[i].Ts < frames[j].Ts })
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Ts < tasks[j].Ts })
+	// Tasks nest (a RunTask inside a RunTask); count the outermost only.
+	var top []event
+	end := -1.0
+	for _, t := range tasks {
+		if t.Ts >= end {
+			top = append(top, t)
+			end = t.Ts + t.Dur
+		}
+	}
+	var cost []float64
+	for i := 0; i+1 < len(frames); i++ {
+		from, to := frames[i].Ts, frames[i+1].Ts
+		busy := 0.0
+		for _, t := range top {
+			if t.Ts+t.Dur <= from || t.Ts >= to {
+				continue
+			}
+			busy += min(t.Ts+t.Dur, to) - max(t.Ts, from)
+		}
+		// A frame without a task around it (trace without RunTask): its
+		// own duration.
+		if busy == 0 {
+			busy = frames[i].Dur
+		}
+		cost = append(cost, busy/1000)
+	}
+	sort.Float64s(cost)
+	q := func(p float64) float64 {
+		if len(cost) == 0 {
+			return 0
+		}
+		return cost[min(len(cost)-1, int(float64(len(cost))*p))]
+	}
+	for k := range parts {
+		parts[k] /= float64(max(len(cost), 1))
+	}
+	return traceStats{P50: q(0.5), P95: q(0.95), Max: q(1), Frames: len(cost), Parts: parts}
+}
+
+// wheel dispatches n wheel events at (x, y), one every 16 ms.
+func wheel(b *testing.B, ctx context.Context, x, y float64, n int, dx, dy func(int) float64) {
+	b.Helper()
+	tick := time.NewTicker(16 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < n; i++ {
+		<-tick.C
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseWheel, X: x, Y: y, DeltaX: dx(i), DeltaY: dy(i)})
+			return err
+		}))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func fmtParts(p map[string]float64) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := ""
+	for _, k := range keys {
+		out += fmt.Sprintf(" %s %.2f", k, p[k])
+	}
+	return out
 }
