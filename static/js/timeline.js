@@ -395,6 +395,7 @@
     if (done) painted = true;
     metrics.frames.push(performance.now() - t0);
     if (metrics.frames.length > 600) metrics.frames.shift();
+    metrics.draws = (metrics.draws || 0) + 1;
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && (windowLoaded || viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
     if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
@@ -481,17 +482,20 @@
       const base = row * w;
       for (let x = x0; x <= x1; x++) bins[base + x] |= bit;
     }
-    // gaps across every lane first, then the lanes
+    // One path per kind, filled once: thousands of 1-2 px runs as separate
+    // fillRect calls cost more to record and rasterise (in the frame's
+    // commit, with software canvas) than the pixels they cover. Runs of a
+    // row do not overlap, so the order of kinds within lanes does not
+    // matter; the gap row spans every lane and is filled last, as before.
+    const paths = {}, gapPath = new Path2D();
+    let gapRuns = 0;
     for (let row = 0; row <= nl; row++) {
       const base = row * w;
       let runStart = 0, runKind = null;
       const flush = (x) => {
-        if (runKind) {
-          const y = row === nl ? 0 : row * lh + 14, hh = row === nl ? nl * lh : lh - 20;
-          ctx.fillStyle = runKind === "gap" ? pattern("gap") : COLORS[runKind];
-          ctx.fillRect(runStart, y, x - runStart, hh);
-          if (runKind === "aborted" || runKind === "pending") { ctx.fillStyle = pattern(runKind); ctx.fillRect(runStart, y, x - runStart, hh); }
-        }
+        if (!runKind) return;
+        if (row === nl) { gapPath.rect(runStart, 0, x - runStart, nl * lh); gapRuns++; return; }
+        (paths[runKind] || (paths[runKind] = new Path2D())).rect(runStart, row * lh + 14, x - runStart, lh - 20);
       };
       for (let x = 0; x < w; x++) {
         const m = bins[base + x];
@@ -501,6 +505,11 @@
       }
       flush(w);
     }
+    for (const k in paths) {
+      ctx.fillStyle = k === "gap" ? pattern("gap") : COLORS[k]; ctx.fill(paths[k]);
+      if (k === "aborted" || k === "pending") { ctx.fillStyle = pattern(k); ctx.fill(paths[k]); }
+    }
+    if (gapRuns) { ctx.fillStyle = pattern("gap"); ctx.fill(gapPath); }
   }
 
   function drawEach(i0, i1, lh, nl, perPx, visible) {
@@ -582,17 +591,20 @@
           const base = Math.min(T.lane[k], nl - 1) * w, bit = T.st[k] === 2 ? 2 : 1;
           for (let x = x0; x <= x1; x++) tbins[base + x] |= bit;
         }
+        // One path per colour (see drawBinned); the runs do not overlap.
+        const pc = new Path2D(), pa = new Path2D();
         for (let row = 0; row < nl; row++) {
           const y = row * lh + 5, base = row * w;
           for (let x = 0; x < w; x++) {
             const m = tbins[base + x];
             if (!m) continue;
             let x2 = x; while (x2 + 1 < w && tbins[base + x2 + 1] === m) x2++;
-            ctx.fillStyle = m & 2 ? COLORS.aborted : COLORS.commit;
-            ctx.fillRect(x, m & 2 ? y + 1 : y, x2 - x + 1, m & 2 ? 2 : 4);
+            if (m & 2) pa.rect(x, y + 1, x2 - x + 1, 2); else pc.rect(x, y, x2 - x + 1, 4);
             x = x2;
           }
         }
+        ctx.fillStyle = COLORS.commit; ctx.fill(pc);
+        ctx.fillStyle = COLORS.aborted; ctx.fill(pa);
       } else {
         for (let k = lo; k < end; k++) {
           const st = T.st[k];
@@ -1050,16 +1062,26 @@
     probeFrames: (on) => {
       if (on) {
         metrics.frames.length = 0;
-        const iv = []; let last = performance.now();
-        probe = { iv, on: true };
-        const tick = (t) => { if (!probe || probe.iv !== iv) return; iv.push(t - last); last = t; requestAnimationFrame(tick); };
+        // drawn: the intervals whose frame ran draw() (the probe's
+        // callback was queued first, so a draw between two ticks belongs
+        // to the frame they bound). With --disable-frame-rate-limit these
+        // are the time to produce a frame that changed, not a vsync count.
+        const iv = [], drawn = []; let last = performance.now(), draws = metrics.draws || 0;
+        probe = { iv, drawn, on: true };
+        const tick = (t) => {
+          if (!probe || probe.iv !== iv) return;
+          iv.push(t - last);
+          if ((metrics.draws || 0) !== draws) { drawn.push(t - last); draws = metrics.draws; }
+          last = t; requestAnimationFrame(tick);
+        };
         requestAnimationFrame((t) => { last = t; requestAnimationFrame(tick); });
         return null;
       }
-      const iv = probe ? probe.iv.slice().sort((a, b) => a - b) : []; probe = null;
+      const iv = probe ? probe.iv.slice().sort((a, b) => a - b) : [];
+      const dr = probe ? probe.drawn.slice().sort((a, b) => a - b) : []; probe = null;
       const f = metrics.frames.slice().sort((a, b) => a - b);
       const q = (a, p) => a.length ? a[Math.min(a.length - 1, Math.floor(a.length * p))] : 0;
-      return { p50: q(iv, 0.5), p95: q(iv, 0.95), max: q(iv, 1), frames: iv.length, drawP95: q(f, 0.95),
+      return { p50: q(iv, 0.5), p95: q(iv, 0.95), max: q(iv, 1), frames: iv.length, drawP95: q(f, 0.95), drawnP50: q(dr, 0.5), drawnP95: q(dr, 0.95), drawnMax: q(dr, 1), drawnFrames: dr.length,
         heap: performance.memory ? performance.memory.usedJSHeapSize : 0 };
     },
   };
