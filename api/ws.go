@@ -45,7 +45,9 @@ const (
 
 // upgrader leaves CheckOrigin nil: gorilla's default rejects a cross-origin
 // handshake (Origin host must equal Host), which is what a local tool wants.
-var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1 << 16}
+// The write buffers come from a pool: a connection holds one only while it
+// writes a message, so 200 idle or slow clients do not pin 200 of them.
+var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1 << 16, WriteBufferPool: &sync.Pool{}}
 
 // Meta is the partition summary: the first message of every stream
 // generation, and the summary in the partitions API.
@@ -572,7 +574,7 @@ func (c *wsConn) sendChunk(s *stream) error {
 	}
 	from := k * s.chunk
 	to := min(from+s.chunk, s.e.n)
-	if err := c.write(websocket.BinaryMessage, frame(frameDecisions, s.gen, from, to-from, s.e.recs[from*decisionSize:to*decisionSize])); err != nil {
+	if err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize]); err != nil {
 		return err
 	}
 	s.sent[k] = true
@@ -607,6 +609,24 @@ func (c *wsConn) finish(s *stream) error {
 func (c *wsConn) write(kind int, b []byte) error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
 	return c.conn.WriteMessage(kind, b)
+}
+
+// writeFrame writes a binary frame from its header and a body that is a
+// slice of the shared encoding: gorilla copies it into the connection's
+// (pooled) write buffer, so no connection holds a copy of a chunk.
+func (c *wsConn) writeFrame(h [frameHeaderSize]byte, body []byte) error {
+	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
+	w, err := c.conn.NextWriter(websocket.BinaryMessage)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(h[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 func (c *wsConn) writeJSON(v any) error {
