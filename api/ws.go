@@ -574,7 +574,14 @@ func (c *wsConn) sendChunk(s *stream) error {
 	}
 	from := k * s.chunk
 	to := min(from+s.chunk, s.e.n)
-	if err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize]); err != nil {
+	// A chunk is written holding one of a few tokens: 200 writers all
+	// runnable would each get a 1/200 share of the cores and an API
+	// request's goroutine would queue behind them for seconds. The
+	// deadline covers only the write, not the wait for a token.
+	c.a.chunkSem <- struct{}{}
+	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
+	<-c.a.chunkSem
+	if err != nil {
 		return err
 	}
 	s.sent[k] = true
