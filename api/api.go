@@ -99,6 +99,9 @@ type API struct {
 	// chunkSem bounds the websocket writers sending a decision chunk at
 	// once (ws.go sendChunk).
 	chunkSem chan struct{}
+	// chunkUntokened counts chunks written without a token (every token
+	// held past chunkWait, by writers blocked on clients not reading).
+	chunkUntokened atomic.Int64
 
 	mu     sync.Mutex
 	quit   chan struct{} // closed by Shutdown

@@ -1,13 +1,16 @@
 package api
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -115,4 +118,65 @@ func TestDecisionsRangeIsSliceOfFull(t *testing.T) {
 	if f := a.cache.fills.Load(); f != 4 {
 		t.Errorf("%d encodings for 4 sets of options", f)
 	}
+}
+
+// TestStreamsShareOneEncoding: many clients streaming one partition at
+// once share one encoding, and clients that never read (more of them than
+// there are chunk tokens, with a write timeout longer than the readers'
+// patience) do not stop the others: the token limit is soft.
+func TestStreamsShareOneEncoding(t *testing.T) {
+	l := large(200_000) // 6.4 MB per stream: more than loopback buffers absorb
+	srv, a := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.WriteWait = 2 * time.Minute })
+	path := "/ws/v1/sources/large/partitions/big/0"
+	for range cap(a.chunkSem) + 2 {
+		stuck := dial(t, srv, path) // never reads
+		defer stuck.Close()
+	}
+	want := 0
+	for range l.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
+		want++
+	}
+	const clients = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+path, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			n := 0
+			for {
+				c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				typ, b, err := c.ReadMessage()
+				if err != nil {
+					errs <- fmt.Errorf("after %d decisions: %w", n, err)
+					return
+				}
+				if typ == websocket.BinaryMessage && b[1] == frameDecisions {
+					n += int(binary.LittleEndian.Uint32(b[12:]))
+					continue
+				}
+				if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
+					if n != want {
+						errs <- fmt.Errorf("received %d decisions, want %d", n, want)
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if f := a.cache.fills.Load(); f != 1 {
+		t.Errorf("%d clients on one partition and options: %d encodings, want 1", clients+cap(a.chunkSem)+2, f)
+	}
+	t.Logf("%d chunks written without a token while %d clients did not read", a.chunkUntokened.Load(), cap(a.chunkSem)+2)
 }

@@ -577,10 +577,14 @@ func (c *wsConn) sendChunk(s *stream) error {
 	// A chunk is written holding one of a few tokens: 200 writers all
 	// runnable would each get a 1/200 share of the cores and an API
 	// request's goroutine would queue behind them for seconds. The
-	// deadline covers only the write, not the wait for a token.
-	c.a.chunkSem <- struct{}{}
+	// deadline covers only the write, not the wait for a token. The limit
+	// is soft: a writer blocked on a client that stopped reading keeps its
+	// token until WriteWait, so after chunkWait the others write without.
+	held := c.a.acquireChunk()
 	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
-	<-c.a.chunkSem
+	if held {
+		<-c.a.chunkSem
+	}
 	if err != nil {
 		return err
 	}
@@ -616,6 +620,29 @@ func (c *wsConn) finish(s *stream) error {
 func (c *wsConn) write(kind int, b []byte) error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
 	return c.conn.WriteMessage(kind, b)
+}
+
+// chunkWait is how long a writer waits for a chunk token before writing
+// without one.
+const chunkWait = 20 * time.Millisecond
+
+// acquireChunk takes a chunk token, waiting at most chunkWait; it reports
+// whether it holds one.
+func (a *API) acquireChunk() bool {
+	select {
+	case a.chunkSem <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(chunkWait)
+	defer t.Stop()
+	select {
+	case a.chunkSem <- struct{}{}:
+		return true
+	case <-t.C:
+		a.chunkUntokened.Add(1)
+		return false
+	}
 }
 
 // writeFrame writes a binary frame from its header and a body that is a
