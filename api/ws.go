@@ -623,8 +623,11 @@ func (c *wsConn) write(kind int, b []byte) error {
 }
 
 // chunkWait is how long a writer waits for a chunk token before writing
-// without one.
-const chunkWait = 20 * time.Millisecond
+// without one. A chunk write to a client that reads takes well under a
+// millisecond of CPU, so a wait this long means the tokens are held by
+// writers blocked on clients that do not read; a short wait (20 ms) let
+// most writers through untokened once the cores were merely busy.
+const chunkWait = 200 * time.Millisecond
 
 // acquireChunk takes a chunk token, waiting at most chunkWait; it reports
 // whether it holds one.
