@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,12 @@ type API struct {
 	cat     Catalog
 	records RecordSource
 	cache   *streamCache
+	// chunkSem bounds the websocket writers sending a decision chunk at
+	// once (ws.go sendChunk).
+	chunkSem chan struct{}
+	// chunkUntokened counts chunks written without a token (every token
+	// held past chunkWait, by writers blocked on clients not reading).
+	chunkUntokened atomic.Int64
 
 	mu     sync.Mutex
 	quit   chan struct{} // closed by Shutdown
@@ -115,7 +122,7 @@ type API struct {
 // New returns the handlers over cat. records may be nil.
 func New(cat Catalog, records RecordSource) *API {
 	return &API{
-		cat: cat, records: records, cache: newStreamCache(8),
+		cat: cat, records: records, cache: newStreamCache(8), chunkSem: make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		WriteWait: writeWait, PongWait: pongWait, PingPeriod: pingPeriod, ChunkSize: defaultChunkSize,
 	}
 }

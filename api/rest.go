@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -155,18 +157,15 @@ func (a *API) Decisions() http.Handler {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		enc := json.NewEncoder(bw)
 		ctx := r.Context()
-		n := 0
-		for d := range l.Decisions(o) {
-			if d.From > to {
-				break
-			}
-			if d.To < from {
-				continue
-			}
-			if n++; n%4096 == 0 && ctx.Err() != nil {
+		// The range is found by binary search in the decisions shared
+		// through the stream cache (one pass per log and options), so a
+		// small range costs its own size, not the log's.
+		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
+		for n := range rng {
+			if n%4096 == 4095 && ctx.Err() != nil {
 				return nil
 			}
-			if err := enc.Encode(decisionJSON(l, &d)); err != nil {
+			if err := enc.Encode(decisionJSON(l, &rng[n])); err != nil {
 				return nil // the client went away
 			}
 		}
@@ -283,7 +282,7 @@ func (a *API) Batch() http.Handler {
 		if t != nil {
 			j.AbortedEntry = abortedJSON(t.Entry)
 		}
-		for d := range l.Decisions(o) {
+		for _, d := range decisionsOverlapping(a.cache.decisions(l, o), b.BaseOffset, b.LastOffset()) {
 			if d.BatchIndex == int32(i) {
 				dj := decisionJSON(l, &d)
 				j.Decision = &dj
@@ -353,9 +352,91 @@ func (a *API) Diagnosis() http.Handler {
 		if err != nil {
 			return err
 		}
-		d := l.Diagnose(o)
-		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: d.Runbook()})
+		d, runbook := diagnoseShared(l, o)
+		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: runbook})
 	})
+}
+
+// Diagnose is l.Diagnose(o) through one cache shared by the diagnosis API
+// and the web pages: a built log does not change, and the 1M-batch demo
+// costs ~0.1 s to diagnose, which every concurrent caller would otherwise
+// pay on every request. "now" is truncated to the second (ages are shown
+// to the second), so a hit is at most a second stale, and callers that ask
+// for the same key while it is computed wait for that one computation
+// (single flight) instead of starting their own. The result is shared:
+// callers must not modify it.
+func Diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+	d, _ := diagnoseShared(l, o)
+	return d
+}
+
+// DiagnoseComputations counts the diagnoses the shared cache has computed
+// (not served from it), for tests and the load test's accounting.
+func DiagnoseComputations() int64 { return diags.computed.Load() }
+
+type diagKey struct {
+	l                      *txnindex.Log
+	now                    int64 // Unix seconds; 0 for the log's newest timestamp
+	txnTimeout, maxTimeout time.Duration
+	bootstrap              string
+	position               int64
+}
+
+type diagEntry struct {
+	ready   chan struct{} // closed once d and runbook are set
+	d       *txnindex.Diagnosis
+	runbook string
+}
+
+// diagCacheSize bounds the keys kept. A new second is a new key, so the
+// map is simply dropped when full; entries still being computed stay
+// reachable from their waiters.
+const diagCacheSize = 128
+
+var diags struct {
+	mu       sync.Mutex
+	m        map[diagKey]*diagEntry
+	computed atomic.Int64
+}
+
+func diagnoseShared(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Diagnosis, string) {
+	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
+	if !o.Now.IsZero() {
+		o.Now = o.Now.Truncate(time.Second)
+		k.now = o.Now.Unix()
+	}
+	diags.mu.Lock()
+	e, ok := diags.m[k]
+	if !ok {
+		if diags.m == nil || len(diags.m) >= diagCacheSize {
+			diags.m = map[diagKey]*diagEntry{}
+		}
+		e = &diagEntry{ready: make(chan struct{})}
+		diags.m[k] = e
+	}
+	diags.mu.Unlock()
+	if ok {
+		<-e.ready
+		return e.d, e.runbook
+	}
+	// A panic in Diagnose would leave waiters blocked forever; close
+	// ready whatever happens and drop the entry so the next caller retries.
+	defer func() {
+		if e.d == nil {
+			diags.mu.Lock()
+			if diags.m[k] == e {
+				delete(diags.m, k)
+			}
+			diags.mu.Unlock()
+			e.d = &txnindex.Diagnosis{}
+		}
+		close(e.ready)
+	}()
+	diags.computed.Add(1)
+	d := l.Diagnose(o)
+	e.runbook = d.Runbook()
+	e.d = d
+	return e.d, e.runbook
 }
 
 // ParseDiagnoseQuery reads the diagnosis options from a query:

@@ -4,7 +4,10 @@ import (
 	"container/list"
 	"encoding/binary"
 	"math"
+	"sort"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -89,9 +92,11 @@ func (li *laneInfo) laneOf(b *txnindex.Batch) uint16 {
 // layout, shared read-only by all connections that ask for it.
 type encoded struct {
 	once    sync.Once
-	recs    []byte    // decisionSize bytes per decision
-	n       int       // decisions
-	firstOf []float64 // from-offset of each decision, for window lookups
+	decOnce sync.Once           // fills decs, on the first range request
+	decs    []txnindex.Decision // every decision, for decisions?from=&to= and batches/{offset}
+	recs    []byte              // decisionSize bytes per decision
+	n       int                 // decisions
+	firstOf []float64           // from-offset of each decision, for window lookups
 }
 
 func appendDecision(dst []byte, li *laneInfo, d *txnindex.Decision) []byte {
@@ -170,6 +175,17 @@ func searchF(a []float64, x float64) int {
 	return lo
 }
 
+// frameHeader returns the header of a binary frame of kind with count
+// records starting at start; the body follows it in the same message.
+func frameHeader(kind byte, gen uint32, start, count int) [frameHeaderSize]byte {
+	var b [frameHeaderSize]byte
+	b[0], b[1] = Version, kind
+	binary.LittleEndian.PutUint32(b[4:], gen)
+	binary.LittleEndian.PutUint32(b[8:], uint32(start))
+	binary.LittleEndian.PutUint32(b[12:], uint32(count))
+	return b
+}
+
 // frame builds a binary frame of kind with count records starting at start.
 func frame(kind byte, gen uint32, start, count int, body []byte) []byte {
 	b := make([]byte, frameHeaderSize, frameHeaderSize+len(body))
@@ -201,10 +217,15 @@ func encodeTxns(l *txnindex.Log, from, to int) []byte {
 // streamCache keeps the encodings of the last few (log, options) pairs so
 // that a hundred clients on one partition share one pass of the algorithm.
 type streamCache struct {
-	mu  sync.Mutex
-	max int
-	lru *list.List // of *cacheEntry, most recent first
-	m   map[cacheKey]*list.Element
+	// sem bounds the full passes of the algorithm (encodings and decision
+	// slices for distinct options) running at once, so that clients
+	// choosing many options cannot take every core from the API.
+	sem   chan struct{}
+	fills atomic.Int64 // encodings computed, for tests
+	mu    sync.Mutex
+	max   int
+	lru   *list.List // of *cacheEntry, most recent first
+	m     map[cacheKey]*list.Element
 }
 
 type cacheKey struct {
@@ -219,7 +240,7 @@ type cacheEntry struct {
 }
 
 func newStreamCache(n int) *streamCache {
-	return &streamCache{max: n, lru: list.New(), m: map[cacheKey]*list.Element{}}
+	return &streamCache{sem: make(chan struct{}, fullPasses), max: n, lru: list.New(), m: map[cacheKey]*list.Element{}}
 }
 
 func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
@@ -240,16 +261,59 @@ func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 	ce := el.Value.(*cacheEntry)
 	e := ce.e
 	c.mu.Unlock()
-	// Computed outside the lock; concurrent askers wait on the Once.
+	// Computed outside the lock; concurrent askers wait on the Once, so
+	// 200 clients on one partition share one encoding.
 	e.once.Do(func() {
+		c.fills.Add(1)
+		c.sem <- struct{}{}
 		e.fill(l, o)
+		<-c.sem
 		c.mu.Lock()
-		ce.size = cap(e.recs) + 8*cap(e.firstOf)
+		ce.size += cap(e.recs) + 8*cap(e.firstOf)
 		c.mu.Unlock()
 	})
 	c.trim()
 	return e
 }
+
+// decisions returns every decision of l for o, computed once per cached
+// (log, options) and shared by every request: a 100-offset range of the
+// 1M-batch demo is then a binary search instead of a walk of the whole log.
+// The slice is shared; callers must not modify it.
+func (c *streamCache) decisions(l *txnindex.Log, o txnindex.ConsumeOptions) []txnindex.Decision {
+	e := c.get(l, o)
+	e.decOnce.Do(func() {
+		c.sem <- struct{}{}
+		decs := make([]txnindex.Decision, 0, e.n)
+		for d := range l.Decisions(o) {
+			decs = append(decs, d)
+		}
+		<-c.sem
+		e.decs = decs
+		c.mu.Lock()
+		if el, ok := c.m[cacheKey{l, o}]; ok && el.Value.(*cacheEntry).e == e {
+			el.Value.(*cacheEntry).size += cap(decs) * int(unsafe.Sizeof(txnindex.Decision{}))
+		}
+		c.mu.Unlock()
+	})
+	c.trim()
+	return e.decs
+}
+
+// decisionsOverlapping returns the decisions of decs (in offset order, not
+// overlapping) that overlap [from, to].
+func decisionsOverlapping(decs []txnindex.Decision, from, to int64) []txnindex.Decision {
+	lo := sort.Search(len(decs), func(i int) bool { return decs[i].To >= from })
+	hi := lo
+	for hi < len(decs) && decs[hi].From <= to {
+		hi++
+	}
+	return decs[lo:hi]
+}
+
+// fullPasses is how many full passes over a log may run at once: one
+// leaves the second core of a small machine to the API and the writers.
+const fullPasses = 1
 
 // cacheBytes bounds the encodings kept: the 1M-batch demo takes 32 MB per
 // set of options.

@@ -45,7 +45,9 @@ const (
 
 // upgrader leaves CheckOrigin nil: gorilla's default rejects a cross-origin
 // handshake (Origin host must equal Host), which is what a local tool wants.
-var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1 << 16}
+// The write buffers come from a pool: a connection holds one only while it
+// writes a message, so 200 idle or slow clients do not pin 200 of them.
+var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1 << 16, WriteBufferPool: &sync.Pool{}}
 
 // Meta is the partition summary: the first message of every stream
 // generation, and the summary in the partitions API.
@@ -572,7 +574,18 @@ func (c *wsConn) sendChunk(s *stream) error {
 	}
 	from := k * s.chunk
 	to := min(from+s.chunk, s.e.n)
-	if err := c.write(websocket.BinaryMessage, frame(frameDecisions, s.gen, from, to-from, s.e.recs[from*decisionSize:to*decisionSize])); err != nil {
+	// A chunk is written holding one of a few tokens: 200 writers all
+	// runnable would each get a 1/200 share of the cores and an API
+	// request's goroutine would queue behind them for seconds. The
+	// deadline covers only the write, not the wait for a token. The limit
+	// is soft: a writer blocked on a client that stopped reading keeps its
+	// token until WriteWait, so after chunkWait the others write without.
+	held := c.a.acquireChunk()
+	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
+	if held {
+		<-c.a.chunkSem
+	}
+	if err != nil {
 		return err
 	}
 	s.sent[k] = true
@@ -607,6 +620,50 @@ func (c *wsConn) finish(s *stream) error {
 func (c *wsConn) write(kind int, b []byte) error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
 	return c.conn.WriteMessage(kind, b)
+}
+
+// chunkWait is how long a writer waits for a chunk token before writing
+// without one. A chunk write to a client that reads takes well under a
+// millisecond of CPU, so a wait this long means the tokens are held by
+// writers blocked on clients that do not read; a short wait (20 ms) let
+// most writers through untokened once the cores were merely busy.
+const chunkWait = 200 * time.Millisecond
+
+// acquireChunk takes a chunk token, waiting at most chunkWait; it reports
+// whether it holds one.
+func (a *API) acquireChunk() bool {
+	select {
+	case a.chunkSem <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(chunkWait)
+	defer t.Stop()
+	select {
+	case a.chunkSem <- struct{}{}:
+		return true
+	case <-t.C:
+		a.chunkUntokened.Add(1)
+		return false
+	}
+}
+
+// writeFrame writes a binary frame from its header and a body that is a
+// slice of the shared encoding: gorilla copies it into the connection's
+// (pooled) write buffer, so no connection holds a copy of a chunk.
+func (c *wsConn) writeFrame(h [frameHeaderSize]byte, body []byte) error {
+	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
+	w, err := c.conn.NextWriter(websocket.BinaryMessage)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(h[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 func (c *wsConn) writeJSON(v any) error {

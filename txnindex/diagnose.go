@@ -151,7 +151,6 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
 		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Capture: cr,
 	}
-	ranges := l.txnRanges()
 	for _, ti := range l.Open {
 		t := &l.Txns[ti]
 		r := OpenTxnReport{
@@ -196,7 +195,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
 				bootstrap, l.Topic, l.Partition, t.FirstOffset)
 		}
-		r.Discards = Discards{Records: t.Records, Ranges: ranges[ti]}
+		r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
 		if r.Discards.Ranges == nil {
 			r.Discards.Ranges = []OffsetRange{}
 		}
@@ -372,4 +371,26 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
 	}
 	return sb.String()
+}
+
+// openTxnRanges is txnRanges()[ti] for one transaction, walking only the
+// batches between its first and last data offsets (where all its data lies)
+// instead of the whole log: the diagnosis asks for open transactions only,
+// and is recomputed every second for a wall clock, so walking the 1M-batch
+// demo's every transaction cost 95% of it.
+func (l *Log) openTxnRanges(ti int) []OffsetRange {
+	t := &l.Txns[ti]
+	var rs []OffsetRange
+	for i := l.batchAtOrAfter(t.FirstOffset); i < len(l.Batches) && l.Batches[i].BaseOffset <= t.LastDataOffset; i++ {
+		b := &l.Batches[i]
+		if b.ProducerID != t.ProducerID || b.IsControl() || l.TxnOf(i) != t {
+			continue
+		}
+		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
+			rs[n-1].To = b.LastOffset()
+		} else {
+			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset()})
+		}
+	}
+	return rs
 }

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
@@ -226,45 +225,13 @@ func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
 	return l
 }
 
-// diagCache keeps recent diagnoses: a built log does not change, and the
-// 1M-batch demo costs ~0.1 s to diagnose, which the index would otherwise
-// pay on every request. Ages are measured to the second, so a hit is at
-// most a second stale.
-type diagCache struct {
-	mu sync.Mutex
-	m  map[diagKey]*txnindex.Diagnosis
-}
+// diagCache hands diagnoses out of api's shared single-flight cache, so that
+// the index, the timeline page, the panel and the diagnosis API all share
+// one computation per (log, options, second) however many ask at once.
+type diagCache struct{}
 
-type diagKey struct {
-	l                      *txnindex.Log
-	now                    int64 // Unix seconds; 0 for the log's newest timestamp
-	txnTimeout, maxTimeout time.Duration
-	bootstrap              string
-	position               int64
-}
-
-const diagCacheSize = 128
-
-func (c *diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
-	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
-	if !o.Now.IsZero() {
-		o.Now = o.Now.Truncate(time.Second)
-		k.now = o.Now.Unix()
-	}
-	c.mu.Lock()
-	d, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return d
-	}
-	d = l.Diagnose(o)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= diagCacheSize {
-		c.m = map[diagKey]*txnindex.Diagnosis{}
-	}
-	c.m[k] = d
-	c.mu.Unlock()
-	return d
+func (diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+	return api.Diagnose(l, o)
 }
 
 // DiagnosisPanel serves /sources/{id}/partitions/{topic}/{partition}/diagnosis:

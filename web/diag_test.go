@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -123,6 +124,12 @@ func TestDiagCache(t *testing.T) {
 	}
 	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1, Bootstrap: "x"}); a == b {
 		t.Errorf("other options, same diagnosis")
+	}
+	// The panel and the diagnosis API share one cache: what the panel
+	// computed, the API serves without computing again.
+	before := api.DiagnoseComputations()
+	if b := api.Diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1}); a != b || api.DiagnoseComputations() != before {
+		t.Errorf("the API recomputed the panel's diagnosis (%d computations)", api.DiagnoseComputations()-before)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // TestLoadShort is the load test bounded for CI: the real server binary on
 // loopback, 20 websocket clients streaming the interleaved demo over and
 // over and 20 API requests per second for 5 s; every stream must end with
-// done's count equal to the decisions received, and no request may fail.
+// done's count equal to the decisions received, no request may fail, every
+// endpoint is exercised and the requests due are all sent.
 // Latencies are logged, never asserted.
 func TestLoadShort(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "server")
@@ -51,5 +52,16 @@ func TestLoadShort(t *testing.T) {
 	t.Log(r.String())
 	if r.Errors() > 0 || r.streams.Load() < 20 {
 		t.Errorf("%d errors, %d streams completed\n%s", r.Errors(), r.streams.Load(), r.String())
+	}
+	// The generator issues the requests due by elapsed time, so a starved
+	// generator cannot quietly send fewer (a ticker once dropped 85%).
+	// This counts requests, not how fast they were answered.
+	if n := len(r.latencies) + len(r.apiErrs); n < 20*5*9/10 {
+		t.Errorf("%d API requests issued in 5 s at 20/s", n)
+	}
+	for _, k := range []string{"sources", "partitions", "diagnosis", "batch", "decisions"} {
+		if len(r.byKind[k]) == 0 {
+			t.Errorf("no %s request answered", k)
+		}
 	}
 }
