@@ -87,6 +87,7 @@
     maxBytes: q.has("max_bytes") ? +q.get("max_bytes") : 1048576,
     selected: q.has("sel") ? +q.get("sel") : null,
     variant: ["librdkafka", "franz-go"].includes(q.get("variant")) ? q.get("variant") : "java",
+    axis: q.get("axis") === "time" ? "time" : "offset",
   };
   // The domain has a margin on both sides so that the log start, LSO and
   // HWM markers at its ends stay visible.
@@ -115,6 +116,12 @@
   if (state.position >= 0) posEl.value = state.position;
   maxEl.value = state.maxBytes;
   varEl.value = state.variant;
+  const axisSw = $('[data-testid="axis-switch"]');
+  if (axisSw) {
+    axisSw.value = state.axis;
+    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; root.dataset.axis = state.axis; updateURL(); schedule(); };
+  }
+  root.dataset.axis = state.axis;
 
   let meta = null, gen = 0, ws = null;
   let D = null; // decision arrays
@@ -130,7 +137,7 @@
   function alloc(n, chunks) {
     return {
       n, from: new Float64Array(n), to: new Float64Array(n), bidx: new Int32Array(n), txn: new Int32Array(n),
-      lane: new Uint16Array(n), verdict: new Uint8Array(n), cause: new Uint8Array(n), unc: new Uint8Array(n),
+      lane: new Uint16Array(n), ts: new Float64Array(n).fill(-1), verdict: new Uint8Array(n), cause: new Uint8Array(n), unc: new Uint8Array(n),
       flags: new Uint8Array(n), loaded: new Uint8Array(chunks), chunkCount: 0,
     };
   }
@@ -147,8 +154,91 @@
     mini.width = Math.round(mini.clientWidth * dpr); mini.height = Math.round(mini.clientHeight * dpr);
     schedule(); scheduleMini();
   }
-  const xOf = (off) => (off - view.from) / (view.to - view.from) * W;
-  const offAt = (x) => view.from + x / W * (view.to - view.from);
+  const xOf = (off) => state.axis === "time" ? xOfTime(off) : (off - view.from) / (view.to - view.from) * W;
+  const offAt = (x) => state.axis === "time" ? offAtTime(x) : view.from + x / W * (view.to - view.from);
+
+  // --- time axis ----------------------------------------------------------
+  // On the time axis the view stays an interval of offsets (the stream's
+  // chunks, the deep link and the offset code paths keep working) but x is
+  // linear in time between the view's ends. An offset's time comes from a
+  // knot at each batch's first offset: the batch's max timestamp, held at
+  // the latest time seen so far (as Kafka's time index is), so a batch whose
+  // clock went backwards sits right after its predecessor instead of
+  // folding the axis back, and a minimum step keeps batches with equal
+  // times apart (each gets a sliver instead of no width). Offsets between
+  // knots are interpolated; beyond them the log's mean rate extrapolates.
+  let timeDirty = true, tk = null;
+  function buildTime() {
+    timeDirty = false;
+    const offs = [], ts = [];
+    if (D) {
+      const cs = meta.chunk_size;
+      for (let i = 0; i < D.n; i++) {
+        if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+        if (D.lane[i] === LANE_GAP || D.ts[i] < 0) continue;
+        offs.push(D.from[i]); ts.push(D.ts[i]);
+      }
+    }
+    const n = offs.length;
+    if (!n) { tk = null; return; }
+    const t = new Float64Array(n + 1), o = new Float64Array(n + 1);
+    let run = ts[0];
+    for (let i = 0; i < n; i++) { run = Math.max(run, ts[i]); t[i] = run; o[i] = offs[i]; }
+    const eps = Math.max(t[n - 1] - t[0], 1) / (n * 8);
+    for (let i = 1; i < n; i++) t[i] = Math.max(t[i], t[i - 1] + eps);
+    // The last batch ends one mean step after it starts.
+    const end = Math.max(part.logEnd, o[n - 1] + 1), step = n > 1 ? (t[n - 1] - t[0]) / (n - 1) : 1;
+    o[n] = end; t[n] = t[n - 1] + Math.max(step, eps);
+    tk = { n: n + 1, o, t, slope: (t[n] - t[0]) / Math.max(o[n] - o[0], 1) };
+  }
+  function tOf(off) {
+    if (timeDirty) buildTime();
+    if (!tk) return off;
+    const { n, o, t } = tk;
+    if (off <= o[0]) return t[0] + (off - o[0]) * tk.slope;
+    if (off >= o[n - 1]) return t[n - 1] + (off - o[n - 1]) * tk.slope;
+    let lo = 0, hi = n - 1;
+    while (hi - lo > 1) { const m = (lo + hi) >> 1; if (o[m] <= off) lo = m; else hi = m; }
+    return t[lo] + (off - o[lo]) / (o[hi] - o[lo]) * (t[hi] - t[lo]);
+  }
+  function offOfT(tm) {
+    if (timeDirty) buildTime();
+    if (!tk) return tm;
+    const { n, o, t } = tk;
+    if (tm <= t[0]) return o[0] + (tm - t[0]) / tk.slope;
+    if (tm >= t[n - 1]) return o[n - 1] + (tm - t[n - 1]) / tk.slope;
+    let lo = 0, hi = n - 1;
+    while (hi - lo > 1) { const m = (lo + hi) >> 1; if (t[m] <= tm) lo = m; else hi = m; }
+    return o[lo] + (tm - t[lo]) / (t[hi] - t[lo]) * (o[hi] - o[lo]);
+  }
+  function viewTimes() { return [tOf(view.from), tOf(view.to)]; }
+  function xOfTime(off) { const [a, b] = viewTimes(); return (tOf(off) - a) / Math.max(b - a, 1e-9) * W; }
+  function offAtTime(x) { const [a, b] = viewTimes(); return offOfT(a + x / W * (b - a)); }
+  // setTimeView shows the times [a, b), converted to the offset view.
+  function setTimeView(a, b) { setView(offOfT(a), offOfT(b)); }
+  const TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
+  const pad2 = (v, n) => String(v).padStart(n || 2, "0");
+  // utcLabel writes t as UTC to the precision the tick step needs; the
+  // first tick also carries the date.
+  function utcLabel(tm, step, first) {
+    const d = new Date(tm);
+    let s = pad2(d.getUTCHours()) + ":" + pad2(d.getUTCMinutes());
+    if (step < 6e4) s += ":" + pad2(d.getUTCSeconds());
+    if (step < 1e3) s += "." + pad2(d.getUTCMilliseconds(), 3);
+    if (first || step >= 864e5) s = d.toISOString().slice(0, 10) + " " + s + (first ? " UTC" : "");
+    return s;
+  }
+  function drawTimeAxis() {
+    const [a, b] = viewTimes(), span = b - a, raw = span / Math.max(W / 120, 1);
+    let step = TIME_STEPS.find((v) => v >= raw);
+    if (!step) step = Math.ceil(raw / 864e5) * 864e5;
+    let html = "";
+    for (let tm = Math.ceil(a / step) * step, n = 0; tm <= b && n < 60; tm += step, n++) {
+      const x = (tm - a) / span * W;
+      html += '<div class="tick time" data-testid="time-tick" data-time="' + tm + '" style="left:' + x.toFixed(1) + 'px">' + utcLabel(tm, step, n === 0) + "</div>";
+    }
+    axisEl.innerHTML = html;
+  }
   const laneIndex = (lane) => lane === LANE_GAP ? -1 : lane;
 
   // --- stream --------------------------------------------------------------
@@ -203,7 +293,7 @@
       case "meta":
         laneEls = Array.from(root.querySelectorAll(".lane")); resize();
         meta = m; gen = m.generation; done = false; mark("meta");
-        D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true;
+        D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true; timeDirty = true;
         T = null;
         if (m.totals.transactions === 0) T = allocTxns(0);
         Object.assign(part, { logStart: m.log_start_offset, logEnd: m.log_end_offset, hwm: m.high_watermark, lso: m.last_stable_offset });
@@ -253,18 +343,22 @@
       }
       T.filled = Math.max(T.filled, start + count);
     } else if (kind === FRAME_DECISIONS) {
-      // Records are 32 bytes from byte 16, so typed views line up with
-      // their fields (browsers are little-endian, as the frame is).
-      const f64 = new Float64Array(buf, 16, count * 4), i32 = new Int32Array(buf, 16, count * 8);
-      const u16 = new Uint16Array(buf, 16, count * 16), u8 = new Uint8Array(buf, 16, count * 32);
+      // Records are 40 bytes (layout 2, header byte 2; layout 1 was 32
+      // bytes without the timestamp) from byte 16, so typed views line up
+      // with their fields (browsers are little-endian, as the frame is).
+      const rs = dv.getUint8(2) >= 2 ? 40 : 32, q8 = rs / 8, q4 = rs / 4, q2 = rs / 2;
+      const f64 = new Float64Array(buf, 16, count * q8), i32 = new Int32Array(buf, 16, count * q4);
+      const u16 = new Uint16Array(buf, 16, count * q2), u8 = new Uint8Array(buf, 16, count * rs);
       for (let i = 0; i < count; i++) {
         const k = start + i;
-        D.from[k] = f64[i * 4]; D.to[k] = f64[i * 4 + 1];
-        D.bidx[k] = i32[i * 8 + 4]; D.txn[k] = i32[i * 8 + 5];
-        D.lane[k] = u16[i * 16 + 12];
-        const b = i * 32;
+        D.from[k] = f64[i * q8]; D.to[k] = f64[i * q8 + 1];
+        D.bidx[k] = i32[i * q4 + 4]; D.txn[k] = i32[i * q4 + 5];
+        D.lane[k] = u16[i * q2 + 12];
+        const b = i * rs;
         D.verdict[k] = u8[b + 26]; D.cause[k] = u8[b + 27]; D.unc[k] = u8[b + 28]; D.flags[k] = u8[b + 29];
+        D.ts[k] = rs >= 40 ? f64[i * q8 + 4] : -1;
       }
+      timeDirty = true;
       D.loaded[Math.floor(start / meta.chunk_size)] = 1; D.chunkCount++;
       // The chunk that completes the visible window is drawn on the next
       // frame, not after the stream's redraw throttle.
@@ -380,7 +474,8 @@
       const [i0, i1] = visibleRange(view.from, view.to);
       visibleCount = i1 - i0;
       const perPx = (view.to - view.from) / W;
-      if (i1 - i0 > W * 1.5) drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
+      // The binned paths are linear in offsets; the time axis draws each.
+      if (i1 - i0 > W * 1.5 && state.axis !== "time") drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
       drawLoading(lh, nl);
     }
     const t1 = performance.now();
@@ -566,7 +661,7 @@
       while (lo < hi) { const m = (lo + hi) >> 1; if (T.first[m] < from) lo = m + 1; else hi = m; }
       let end = lo; { let l2 = lo, h2 = T.filled; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
       const w = Math.ceil(W), scale = W / (view.to - view.from), vf = view.from;
-      if (end - lo > W) {
+      if (end - lo > W && state.axis !== "time") {
         if (!tbins || tbins.length !== w * nl) tbins = new Uint8Array(w * nl); else tbins.fill(0);
         let kEnd = end;
         if (pyrUsable()) {
@@ -696,6 +791,7 @@
     return 10 * p;
   }
   function drawAxis() {
+    if (state.axis === "time") { drawTimeAxis(); return; }
     const step = niceStep(view.to - view.from, W);
     let html = "";
     for (let o = Math.ceil(view.from / step) * step, n = 0; o <= view.to && n < 60; o += step, n++) {
@@ -802,10 +898,18 @@
   }
   function zoom(factor, atX) {
     const x = atX === undefined ? W / 2 : atX, o = offAt(x);
+    if (state.axis === "time") {
+      const [a, b] = viewTimes(), tm = a + x / W * (b - a), span = (b - a) * factor;
+      setTimeView(tm - span * (x / W), tm - span * (x / W) + span);
+      return;
+    }
     const span = (view.to - view.from) * factor;
     setView(o - span * (x / W), o - span * (x / W) + span);
   }
-  function pan(dx) { const d = dx / W * (view.to - view.from); setView(view.from + d, view.to + d); }
+  function pan(dx) {
+    if (state.axis === "time") { const [a, b] = viewTimes(), d = dx / W * (b - a); setTimeView(a + d, b + d); return; }
+    const d = dx / W * (view.to - view.from); setView(view.from + d, view.to + d);
+  }
   let vpTimer = 0;
   function viewportChanged() {
     clearTimeout(vpTimer);
@@ -823,6 +927,7 @@
       if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
       if (state.selected !== null) u.searchParams.set("sel", state.selected); else u.searchParams.delete("sel");
       if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
+      if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
       try { history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
     }, 80);
   }
@@ -848,7 +953,11 @@
     if (drag) {
       const dx = e.clientX - drag.x;
       if (Math.abs(dx) > 3) drag.moved = true;
-      if (drag.moved) { const d = -dx / W * (drag.to - drag.from); setView(drag.from + d, drag.to + d); hideTip(); return; }
+      if (drag.moved) {
+        if (state.axis === "time") { const a = tOf(drag.from), b = tOf(drag.to), d = -dx / W * (b - a); setTimeView(a + d, b + d); }
+        else { const d = -dx / W * (drag.to - drag.from); setView(drag.from + d, drag.to + d); }
+        hideTip(); return;
+      }
     }
     hover(e);
   });
@@ -921,7 +1030,8 @@
     let what = v;
     if (f & F_COMMIT) what = "control · COMMIT marker"; else if (f & F_ABORT) what = "control · ABORT marker";
     const lane = D.lane[i] === LANE_GAP ? "gap" : meta.lanes[D.lane[i]] ? meta.lanes[D.lane[i]].label : "";
-    return { what, lane, range: D.from[i] === D.to[i] ? "offset " + D.from[i] : "offsets " + D.from[i] + "–" + D.to[i] };
+    const time = D.ts[i] >= 0 ? "max timestamp " + new Date(D.ts[i]).toISOString().replace("T", " ").replace("Z", " UTC") : "";
+    return { what, lane, time, range: D.from[i] === D.to[i] ? "offset " + D.from[i] : "offsets " + D.from[i] + "–" + D.to[i] };
   }
   function hover(e) {
     const i = pointed(e);
@@ -934,10 +1044,11 @@
     tipFor = i;
     tooltip.dataset.decision = VERDICTS[D.verdict[i]];
     tooltip.dataset.offset = D.from[i];
-    tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=reason>…</div>";
+    tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=tt-time data-testid=tooltip-time></div><div class=reason>…</div>";
     tooltip.querySelector("b").textContent = d.what;
     tooltip.querySelector(".r").textContent = d.range;
     tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSES[D.cause[i]] || "");
+    tooltip.querySelector(".tt-time").textContent = d.time;
     const off = D.from[i];
     reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = s; });
   }
@@ -1001,12 +1112,14 @@
   // --- test and benchmark hooks -------------------------------------------
   window.txnscope = {
     state: () => ({ done, painted: done && painted && listFresh, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
-      isolation: state.isolation, variant: state.variant, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
+      isolation: state.isolation, variant: state.variant, axis: state.axis, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
     // batchAt returns the decision under the client coordinates, or null.
     batchAt: (x, y) => {
       const i = pointed({ clientX: x, clientY: y });
       return i < 0 ? null : { from: D.from[i], to: D.to[i], decision: VERDICTS[D.verdict[i]], cause: CAUSES[D.cause[i]], lane: D.lane[i], flags: D.flags[i] };
     },
+    // xAt returns the client x where offset off is drawn (on either axis).
+    xAt: (off) => canvas.getBoundingClientRect().left + xOf(off),
     // pointOf returns client coordinates inside the drawn decision covering off.
     pointOf: (off) => {
       if (!D) return null;
