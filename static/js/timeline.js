@@ -119,9 +119,14 @@
   const axisSw = $('[data-testid="axis-switch"]');
   if (axisSw) {
     axisSw.value = state.axis;
-    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; root.dataset.axis = state.axis; updateURL(); schedule(); };
+    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; axisShown(); updateURL(); schedule(); };
   }
-  root.dataset.axis = state.axis;
+  function axisShown() {
+    root.dataset.axis = state.axis;
+    const head = $(".axis-row .lane-head", root);
+    if (head) head.textContent = state.axis === "time" ? "time (UTC)" : "offset";
+  }
+  axisShown();
 
   let meta = null, gen = 0, ws = null;
   let D = null; // decision arrays
@@ -165,32 +170,50 @@
   // the latest time seen so far (as Kafka's time index is), so a batch whose
   // clock went backwards sits right after its predecessor instead of
   // folding the axis back, and a minimum step keeps batches with equal
-  // times apart (each gets a sliver instead of no width). Offsets between
+  // times in order (drawn at least a pixel wide). Offsets between
   // knots are interpolated; beyond them the log's mean rate extrapolates.
   let timeDirty = true, tk = null;
   function buildTime() {
     timeDirty = false;
-    const offs = [], ts = [];
+    const froms = [], tos = [], raw = [];
     if (D) {
       const cs = meta.chunk_size;
       for (let i = 0; i < D.n; i++) {
         if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
         if (D.lane[i] === LANE_GAP || D.ts[i] < 0) continue;
-        offs.push(D.from[i]); ts.push(D.ts[i]);
+        if (froms.length && D.from[i] <= tos[tos.length - 1]) continue; // overlapping batches keep the first
+        froms.push(D.from[i]); tos.push(D.to[i]); raw.push(D.ts[i]);
       }
     }
-    const n = offs.length;
+    const n = froms.length;
     if (!n) { tk = null; return; }
-    const t = new Float64Array(n + 1), o = new Float64Array(n + 1);
-    let run = ts[0];
-    for (let i = 0; i < n; i++) { run = Math.max(run, ts[i]); t[i] = run; o[i] = offs[i]; }
-    const eps = Math.max(t[n - 1] - t[0], 1) / (n * 8);
-    for (let i = 1; i < n; i++) t[i] = Math.max(t[i], t[i - 1] + eps);
-    // The last batch ends one mean step after it starts.
-    const end = Math.max(part.logEnd, o[n - 1] + 1), step = n > 1 ? (t[n - 1] - t[0]) / (n - 1) : 1;
-    o[n] = end; t[n] = t[n - 1] + Math.max(step, eps);
-    tk = { n: n + 1, o, t, slope: (t[n] - t[0]) / Math.max(o[n] - o[0], 1) };
+    for (let i = 1; i < n; i++) raw[i] = Math.max(raw[i], raw[i - 1]);
+    // A batch is as wide as the typical (median) step between batches, or
+    // up to the next one if that comes sooner: a pause in writing is then
+    // empty axis, not a batch stretched across it.
+    const steps = [];
+    for (let i = 1; i < n; i++) if (raw[i] > raw[i - 1]) steps.push(raw[i] - raw[i - 1]);
+    steps.sort((a, b) => a - b);
+    const typical = steps.length ? steps[steps.length >> 1] : 1;
+    const o = new Float64Array(2 * n), t = new Float64Array(2 * n);
+    let prev = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const st = Math.max(raw[i], prev + TIME_EPS), next = i + 1 < n ? raw[i + 1] : st + typical;
+      const en = st + Math.max(Math.min(next - st, typical), TIME_EPS);
+      o[2 * i] = froms[i]; t[2 * i] = st;
+      o[2 * i + 1] = tos[i] + 1 - END_OFF; t[2 * i + 1] = en;
+      prev = en;
+    }
+    const k = 2 * n;
+    tk = { n: k, o, t, slope: (t[k - 1] - t[0]) / Math.max(o[k - 1] - o[0], 1) };
   }
+  // xEnd is where the batch or span ending at offset last ends: on the time
+  // axis just before last + 1, whose knot is the next batch's start.
+  // TIME_EPS (10 µs) is far below what a tick shows, so positions stay true
+  // to the timestamps, yet the strict order lets a zoom pull batches with
+  // equal times apart.
+  const END_OFF = 1e-3, TIME_EPS = 0.01;
+  const xEnd = (last) => xOf(state.axis === "time" ? last + 1 - END_OFF : last + 1);
   function tOf(off) {
     if (timeDirty) buildTime();
     if (!tk) return off;
@@ -492,7 +515,7 @@
     if (metrics.frames.length > 600) metrics.frames.shift();
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && (windowLoaded || viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
-    if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
+    if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xEnd(lessonMark.to); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
     drawViewportOnMini();
   }
 
@@ -602,7 +625,7 @@
     const cs = meta.chunk_size;
     for (let i = i0; i < i1; i++) {
       if (!D.loaded[Math.floor(i / cs)]) { i = (Math.floor(i / cs) + 1) * cs - 1; continue; }
-      const x0 = xOf(D.from[i]), x1 = xOf(D.to[i] + 1);
+      const x0 = xOf(D.from[i]), x1 = xEnd(D.to[i]);
       const ln = D.lane[i], kind = binOf(i);
       visible.push(i);
       if (ln === LANE_GAP) {
@@ -611,7 +634,9 @@
       }
       const row = Math.min(ln, nl - 1), y = row * lh + 14, h = lh - 20;
       const gapPx = (x1 - x0) > 6 ? 1 : 0;
-      const x = x0 + gapPx, w = Math.max(x1 - x0 - 2 * gapPx, 1);
+      // On the time axis a batch lasts a few ms of a view that may span
+      // hours: 3 px keep it visible.
+      const x = x0 + gapPx, w = Math.max(x1 - x0 - 2 * gapPx, state.axis === "time" ? 3 : 1);
       ctx.fillStyle = COLORS[kind]; ctx.fillRect(x, y, w, h);
       if (kind === "aborted" || kind === "pending" || kind === "before") { ctx.fillStyle = pattern(kind); ctx.fillRect(x, y, w, h); }
       const f = D.flags[i], glyph = kind === "commit" || f & F_COMMIT ? "commit" : kind === "abort" || f & F_ABORT ? "abort" : null;
@@ -692,7 +717,7 @@
         for (let k = lo; k < end; k++) {
           const st = T.st[k];
           if (st === 0) continue;
-          const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xOf(T.marker[k] + 1), W + 2);
+          const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xEnd(T.marker[k]), W + 2);
           if (x1 < 0) continue;
           const y = Math.min(T.lane[k], nl - 1) * lh + 5;
           if (st === 1) { ctx.fillStyle = COLORS.commit; ctx.fillRect(x0, y, Math.max(x1 - x0, 1), 4); }
@@ -732,7 +757,7 @@
       pinnedEl.firstChild.textContent = "pins LSO · " + pinned.state;
       markersEl.appendChild(pinnedEl);
     }
-    const x0 = xOf(pinned.first), x1 = xOf(pinned.last + 1), xs = xOf(Math.max(part.hwm, pinned.last + 1));
+    const x0 = xOf(pinned.first), x1 = xEnd(pinned.last), xs = xOf(Math.max(part.hwm, pinned.last + 1));
     const row = Math.min(Math.max(ln, 0), nl - 1);
     pinned.shown = ln >= 0 && x1 >= 0 && x0 <= W;
     pinnedEl.hidden = !pinned.shown;
@@ -885,7 +910,9 @@
 
   // --- interaction -------------------------------------------------------------
   function setView(from, to, opts) {
-    let span = Math.max(to - from, 4);
+    // On the time axis a long pause lies between two offsets, so zooming
+    // into it needs views narrower than one offset.
+    let span = Math.max(to - from, state.axis === "time" ? 1e-6 : 4);
     const full = domain.to - domain.from;
     span = Math.min(span, full * 1.02 + 4);
     let f = from;
@@ -920,8 +947,10 @@
     clearTimeout(urlTimer);
     urlTimer = setTimeout(() => {
       const u = new URL(location.href);
-      u.searchParams.set("from", Math.floor(view.from));
-      u.searchParams.set("to", Math.ceil(view.to));
+      // A time view may be a fraction of an offset wide (setView).
+      const tm = state.axis === "time";
+      u.searchParams.set("from", tm ? +view.from.toFixed(6) : Math.floor(view.from));
+      u.searchParams.set("to", tm ? +view.to.toFixed(6) : Math.ceil(view.to));
       u.searchParams.set("isolation", state.isolation);
       if (state.position >= 0) u.searchParams.set("position", state.position); else u.searchParams.delete("position");
       if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
@@ -1127,7 +1156,7 @@
       for (let i = i0; i < i1; i++) {
         if (D.from[i] <= off && off <= D.to[i] && D.lane[i] !== LANE_GAP) {
           const r = canvas.getBoundingClientRect(), lh = laneH();
-          const x0 = Math.max(xOf(D.from[i]), 0), x1 = Math.min(xOf(D.to[i] + 1), W);
+          const x0 = Math.max(xOf(D.from[i]), 0), x1 = Math.min(xEnd(D.to[i]), W);
           return { x: r.left + (x0 + x1) / 2, y: r.top + D.lane[i] * lh + lh / 2 + 4 };
         }
       }
