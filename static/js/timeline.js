@@ -505,6 +505,7 @@
     drawTxns(lh, nl);
     const t2 = performance.now();
     placeMarkers();
+    placeFetches();
     drawAxis();
     updateList(visible, visibleCount);
     const t3 = performance.now();
@@ -808,6 +809,63 @@
       el.innerHTML = "<span></span>"; el.firstChild.textContent = s.name.replace(/^0+(?=\d)/, "");
       markersEl.appendChild(el); segEls.push([el, s.base_offset]);
     });
+  }
+
+  // --- captured fetches -------------------------------------------------
+  // For a capture, each Fetch response the real consumer received is a bar
+  // in the marker band from its fetch offset to the end of the batches it
+  // returned (a boundary tick when it returned none); hover or click shows
+  // the broker's LSO/HWM and aborted-transactions list for that response.
+  const FETCH_CAP = 2000; // DOM bars; a longer capture shows its first ones
+  let fetches = [], fetchTip = null, fetchPinned = -1;
+  function loadFetches() {
+    if (embedded || !apiPath) return;
+    fetch(apiPath + "/fetches").then((r) => r.ok ? r.json() : null).then((j) => {
+      if (!j || !j.fetches || !j.fetches.length) return;
+      fetchTip = document.createElement("div");
+      fetchTip.className = "fetch-tip"; fetchTip.dataset.testid = "fetch-tip"; fetchTip.hidden = true;
+      document.body.appendChild(fetchTip);
+      fetches = j.fetches.slice(0, FETCH_CAP).map((f) => {
+        const el = document.createElement("div");
+        el.className = "fetch" + (f.batches ? "" : " empty"); el.dataset.testid = "fetch-" + f.n;
+        el.dataset.offset = f.offset; el.dataset.lso = f.last_stable_offset; el.dataset.hwm = f.high_watermark;
+        el.setAttribute("aria-label", fetchSummary(f));
+        el.addEventListener("mouseenter", (e) => { if (fetchPinned < 0) showFetch(f, e); });
+        el.addEventListener("mouseleave", () => { if (fetchPinned < 0) fetchTip.hidden = true; });
+        el.addEventListener("mousedown", (e) => e.stopPropagation()); // not a drag of the view
+        el.addEventListener("click", (e) => { e.stopPropagation(); fetchPinned = fetchPinned === f.n ? -1 : f.n; showFetch(f, e); fetchTip.hidden = fetchPinned < 0; });
+        markersEl.appendChild(el);
+        return [el, f];
+      });
+      root.dataset.fetches = j.fetches.length;
+      schedule();
+    }).catch(() => {});
+  }
+  function fetchSummary(f) {
+    const got = f.batches ? "batches " + f.first_batch + "–" + f.last_offset + " (" + f.batches + ", " + f.bytes.toLocaleString() + " bytes)" : "no batches";
+    return "fetch #" + f.n + " at offset " + f.offset + " (" + f.isolation + "): " + got;
+  }
+  function showFetch(f, e) {
+    const ab = f.aborted_transactions;
+    const abText = ab === null ? "null (not a read_committed response)" : ab.length === 0 ? "empty" : ab.map((a) => "producer " + a.producer_id + " from " + a.first_offset).join(", ");
+    fetchTip.innerHTML = "<div><b></b></div><div class=ft-broker data-testid=fetch-tip-broker></div><div class=ft-aborted data-testid=fetch-tip-aborted></div>";
+    fetchTip.querySelector("b").textContent = fetchSummary(f) + (f.time_ms ? " · " + new Date(f.time_ms).toISOString().replace("T", " ").replace("Z", " UTC") : "");
+    fetchTip.querySelector(".ft-broker").textContent = "broker reported LSO " + f.last_stable_offset + " · HWM " + f.high_watermark + " · log start " + f.log_start_offset + (f.error_code ? " · error " + f.error_code : "") + (f.partial_bytes ? " · " + f.partial_bytes + " bytes of a partial batch dropped" : "");
+    fetchTip.querySelector(".ft-aborted").textContent = "aborted transactions: " + abText;
+    fetchTip.hidden = false;
+    fetchTip.style.left = Math.min(e.clientX + 12, window.innerWidth - 440) + "px";
+    fetchTip.style.top = (e.clientY + 14) + "px";
+  }
+  function placeFetches() {
+    for (const [el, f] of fetches) {
+      const from = f.offset >= 0 ? f.offset : f.first_batch;
+      if (from === null) { el.hidden = true; continue; }
+      const x0 = xOf(from), x1 = f.batches ? xEnd(f.last_offset) : x0 + 2;
+      el.hidden = x1 < 0 || x0 > W;
+      if (el.hidden) continue;
+      el.style.left = x0 + "px"; el.style.width = Math.max(x1 - x0, 2) + "px";
+      el.style.top = (BAND - 11 + (f.n % 2) * 4) + "px";
+    }
   }
 
   function niceStep(span, px) {
@@ -1143,6 +1201,7 @@
     state: () => ({ done, painted: done && painted && listFresh, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
       isolation: state.isolation, variant: state.variant, axis: state.axis, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
     // batchAt returns the decision under the client coordinates, or null.
+    fetches: () => fetches.length,
     batchAt: (x, y) => {
       const i = pointed({ clientX: x, clientY: y });
       return i < 0 ? null : { from: D.from[i], to: D.to[i], decision: VERDICTS[D.verdict[i]], cause: CAUSES[D.cause[i]], lane: D.lane[i], flags: D.flags[i] };
@@ -1207,6 +1266,7 @@
   };
 
   resize();
+  loadFetches();
   connect();
   if (state.selected !== null) openDetail(state.selected);
 })();
