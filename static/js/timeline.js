@@ -1035,7 +1035,9 @@
     else zoom(Math.pow(1.0015, e.deltaY), e.clientX - r.left);
   }, { passive: false });
   let drag = null;
-  plot.addEventListener("mousedown", (e) => { drag = { x: e.clientX, moved: false, from: view.from, to: view.to }; plot.classList.add("dragging"); root.focus(); });
+  // Focus (for the keys) must not scroll: the page would move under the
+  // pointer between mousedown and mouseup, and the click land elsewhere.
+  plot.addEventListener("mousedown", (e) => { drag = { x: e.clientX, moved: false, from: view.from, to: view.to }; plot.classList.add("dragging"); root.focus({ preventScroll: true }); });
   window.addEventListener("mousemove", (e) => {
     if (drag) {
       const dx = e.clientX - drag.x;
