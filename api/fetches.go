@@ -31,8 +31,10 @@ type FetchJSON struct {
 }
 
 // FetchAbortedJSON is one entry of a response's aborted-transactions list.
+// The producer id is a decimal string: ids are int64, and a JavaScript
+// number holds integers exactly only below 2^53 (kfake's are above).
 type FetchAbortedJSON struct {
-	ProducerID  int64 `json:"producer_id"`
+	ProducerID  int64 `json:"producer_id,string"`
 	FirstOffset int64 `json:"first_offset"`
 }
 
