@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestUITimeAxis opens the stuck-LSO demo on the time axis: its last batch
@@ -115,4 +117,55 @@ func TestUITimeAxis(t *testing.T) {
 		t.Errorf("URL %q keeps axis on the offset axis", loc)
 	}
 	screenshot(t, ctx, "TestUITimeAxis-offset")
+}
+
+// TestUITimeAxisEqualAndBackwardTimes: batches whose max timestamps repeat
+// or go backwards (1000, 1000, 500, 3000 ms) stay drawn, in offset order, on
+// the time axis, and a zoom (here the deep link's fractional view) pulls
+// them apart.
+func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "clock", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	times := []int64{1000, 1000, 500, 3000}
+	for range times {
+		w.data(-1, 1, false)
+	}
+	for i, d := range times {
+		w.p.Batches[i].BaseTimestamp, w.p.Batches[i].MaxTimestamp = w.ts+d, w.ts+d
+	}
+	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s.get()
+	cat.srcs = append(cat.srcs, s)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range times {
+		if n := eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="batch-list"] [data-testid="batch-%d"]').length`, i)); n != 1 {
+			t.Errorf("batch %d: %d entries in the batch list", i, n)
+		}
+	}
+	x := func(off float64) float64 { return eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%v)`, off)) }
+	// On the whole log the first three share a time: within a pixel or two,
+	// and the one at 3000 ms far to the right.
+	if x(1)-x(0) > 2 || x(2)-x(1) > 2 || x(2) < x(1) || x(3)-x(2) < 300 {
+		t.Errorf("whole log: x %.1f %.1f %.1f %.1f", x(0), x(1), x(2), x(3))
+	}
+	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time&from=0&to=2.0001"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		p := eval[struct{ X, Y float64 }](t, ctx, fmt.Sprintf(`window.txnscope.pointOf(%d)`, i))
+		got := eval[map[string]any](t, ctx, fmt.Sprintf(`window.txnscope.batchAt(%v, %v)`, p.X, p.Y))
+		if got == nil || got["from"] != float64(i) {
+			t.Errorf("zoomed: batch under batch %d's point %v is %v", i, p, got)
+		}
+		if i > 0 && x(float64(i))-x(float64(i-1)) < 20 {
+			t.Errorf("zoomed: batches %d and %d %.1f px apart", i-1, i, x(float64(i))-x(float64(i-1)))
+		}
+	}
+	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes-zoomed")
 }

@@ -417,6 +417,9 @@
   // visibleRange returns [i0, i1) of decisions overlapping [from, to).
   function visibleRange(from, to) {
     if (!D || !D.n) return [0, 0];
+    // Decisions cover whole offsets: a fractional from (a time-axis view or
+    // pointer) lies in the decision holding its integer part.
+    from = Math.floor(from);
     const cs = meta.chunk_size;
     const c0 = chunkFor(from), c1 = chunkFor(to);
     let i0 = c0 * cs, i1 = Math.min((c1 + 1) * cs, D.n);
