@@ -17,8 +17,12 @@ import (
 // and Kafka offsets stay below 2^53 in practice.
 const (
 	frameHeaderSize = 16
-	decisionSize    = 32
-	txnSize         = 32
+	// decisionSize grew from 32 to 40 bytes in record layout 2 (the batch's
+	// max timestamp, for the time axis); decisionLayout goes in header byte
+	// 2 of decision frames so a client can tell the layouts apart.
+	decisionSize   = 40
+	decisionLayout = 2
+	txnSize        = 32
 
 	frameDecisions = 1
 	frameTxns      = 2
@@ -132,6 +136,14 @@ func appendDecision(dst []byte, li *laneInfo, d *txnindex.Decision) []byte {
 		f |= flagTxnOpen
 	}
 	r[29] = f
+	// The max timestamp as float64 (milliseconds stay exact below 2^53, and
+	// the browser reads it through the same Float64Array as the offsets);
+	// −1 for a gap, which has no batch.
+	ts := -1.0
+	if d.Batch != nil {
+		ts = float64(d.Batch.MaxTimestamp)
+	}
+	binary.LittleEndian.PutUint64(r[32:], math.Float64bits(ts))
 	return append(dst, r[:]...)
 }
 
@@ -190,6 +202,9 @@ func frameHeader(kind byte, gen uint32, start, count int) [frameHeaderSize]byte 
 func frame(kind byte, gen uint32, start, count int, body []byte) []byte {
 	b := make([]byte, frameHeaderSize, frameHeaderSize+len(body))
 	b[0], b[1] = Version, kind
+	if kind == frameDecisions {
+		b[2] = decisionLayout
+	}
 	binary.LittleEndian.PutUint32(b[4:], gen)
 	binary.LittleEndian.PutUint32(b[8:], uint32(start))
 	binary.LittleEndian.PutUint32(b[12:], uint32(count))

@@ -87,6 +87,7 @@
     maxBytes: q.has("max_bytes") ? +q.get("max_bytes") : 1048576,
     selected: q.has("sel") ? +q.get("sel") : null,
     variant: ["librdkafka", "franz-go"].includes(q.get("variant")) ? q.get("variant") : "java",
+    axis: q.get("axis") === "time" ? "time" : "offset",
   };
   // The domain has a margin on both sides so that the log start, LSO and
   // HWM markers at its ends stay visible.
@@ -115,6 +116,17 @@
   if (state.position >= 0) posEl.value = state.position;
   maxEl.value = state.maxBytes;
   varEl.value = state.variant;
+  const axisSw = $('[data-testid="axis-switch"]');
+  if (axisSw) {
+    axisSw.value = state.axis;
+    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; axisShown(); updateURL(); schedule(); };
+  }
+  function axisShown() {
+    root.dataset.axis = state.axis;
+    const head = $(".axis-row .lane-head", root);
+    if (head) head.textContent = state.axis === "time" ? "time (UTC)" : "offset";
+  }
+  axisShown();
 
   let meta = null, gen = 0, ws = null;
   let D = null; // decision arrays
@@ -130,7 +142,7 @@
   function alloc(n, chunks) {
     return {
       n, from: new Float64Array(n), to: new Float64Array(n), bidx: new Int32Array(n), txn: new Int32Array(n),
-      lane: new Uint16Array(n), verdict: new Uint8Array(n), cause: new Uint8Array(n), unc: new Uint8Array(n),
+      lane: new Uint16Array(n), ts: new Float64Array(n).fill(-1), verdict: new Uint8Array(n), cause: new Uint8Array(n), unc: new Uint8Array(n),
       flags: new Uint8Array(n), loaded: new Uint8Array(chunks), chunkCount: 0,
     };
   }
@@ -147,8 +159,109 @@
     mini.width = Math.round(mini.clientWidth * dpr); mini.height = Math.round(mini.clientHeight * dpr);
     schedule(); scheduleMini();
   }
-  const xOf = (off) => (off - view.from) / (view.to - view.from) * W;
-  const offAt = (x) => view.from + x / W * (view.to - view.from);
+  const xOf = (off) => state.axis === "time" ? xOfTime(off) : (off - view.from) / (view.to - view.from) * W;
+  const offAt = (x) => state.axis === "time" ? offAtTime(x) : view.from + x / W * (view.to - view.from);
+
+  // --- time axis ----------------------------------------------------------
+  // On the time axis the view stays an interval of offsets (the stream's
+  // chunks, the deep link and the offset code paths keep working) but x is
+  // linear in time between the view's ends. An offset's time comes from a
+  // knot at each batch's first offset: the batch's max timestamp, held at
+  // the latest time seen so far (as Kafka's time index is), so a batch whose
+  // clock went backwards sits right after its predecessor instead of
+  // folding the axis back, and a minimum step keeps batches with equal
+  // times in order (drawn at least a pixel wide). Offsets between
+  // knots are interpolated; beyond them the log's mean rate extrapolates.
+  let timeDirty = true, tk = null;
+  function buildTime() {
+    timeDirty = false;
+    const froms = [], tos = [], raw = [];
+    if (D) {
+      const cs = meta.chunk_size;
+      for (let i = 0; i < D.n; i++) {
+        if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+        if (D.lane[i] === LANE_GAP || D.ts[i] < 0) continue;
+        if (froms.length && D.from[i] <= tos[tos.length - 1]) continue; // overlapping batches keep the first
+        froms.push(D.from[i]); tos.push(D.to[i]); raw.push(D.ts[i]);
+      }
+    }
+    const n = froms.length;
+    if (!n) { tk = null; return; }
+    for (let i = 1; i < n; i++) raw[i] = Math.max(raw[i], raw[i - 1]);
+    // A batch is as wide as the typical (median) step between batches, or
+    // up to the next one if that comes sooner: a pause in writing is then
+    // empty axis, not a batch stretched across it.
+    const steps = [];
+    for (let i = 1; i < n; i++) if (raw[i] > raw[i - 1]) steps.push(raw[i] - raw[i - 1]);
+    steps.sort((a, b) => a - b);
+    const typical = steps.length ? steps[steps.length >> 1] : 1;
+    const o = new Float64Array(2 * n), t = new Float64Array(2 * n);
+    let prev = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const st = Math.max(raw[i], prev + TIME_EPS), next = i + 1 < n ? raw[i + 1] : st + typical;
+      const en = st + Math.max(Math.min(next - st, typical), TIME_EPS);
+      o[2 * i] = froms[i]; t[2 * i] = st;
+      o[2 * i + 1] = tos[i] + 1 - END_OFF; t[2 * i + 1] = en;
+      prev = en;
+    }
+    const k = 2 * n;
+    tk = { n: k, o, t, slope: (t[k - 1] - t[0]) / Math.max(o[k - 1] - o[0], 1) };
+  }
+  // xEnd is where the batch or span ending at offset last ends: on the time
+  // axis just before last + 1, whose knot is the next batch's start.
+  // TIME_EPS (10 µs) is far below what a tick shows, so positions stay true
+  // to the timestamps, yet the strict order lets a zoom pull batches with
+  // equal times apart.
+  const END_OFF = 1e-3, TIME_EPS = 0.01;
+  const xEnd = (last) => xOf(state.axis === "time" ? last + 1 - END_OFF : last + 1);
+  function tOf(off) {
+    if (timeDirty) buildTime();
+    if (!tk) return off;
+    const { n, o, t } = tk;
+    if (off <= o[0]) return t[0] + (off - o[0]) * tk.slope;
+    if (off >= o[n - 1]) return t[n - 1] + (off - o[n - 1]) * tk.slope;
+    let lo = 0, hi = n - 1;
+    while (hi - lo > 1) { const m = (lo + hi) >> 1; if (o[m] <= off) lo = m; else hi = m; }
+    return t[lo] + (off - o[lo]) / (o[hi] - o[lo]) * (t[hi] - t[lo]);
+  }
+  function offOfT(tm) {
+    if (timeDirty) buildTime();
+    if (!tk) return tm;
+    const { n, o, t } = tk;
+    if (tm <= t[0]) return o[0] + (tm - t[0]) / tk.slope;
+    if (tm >= t[n - 1]) return o[n - 1] + (tm - t[n - 1]) / tk.slope;
+    let lo = 0, hi = n - 1;
+    while (hi - lo > 1) { const m = (lo + hi) >> 1; if (t[m] <= tm) lo = m; else hi = m; }
+    return o[lo] + (tm - t[lo]) / (t[hi] - t[lo]) * (o[hi] - o[lo]);
+  }
+  function viewTimes() { return [tOf(view.from), tOf(view.to)]; }
+  function xOfTime(off) { const [a, b] = viewTimes(); return (tOf(off) - a) / Math.max(b - a, 1e-9) * W; }
+  function offAtTime(x) { const [a, b] = viewTimes(); return offOfT(a + x / W * (b - a)); }
+  // setTimeView shows the times [a, b), converted to the offset view.
+  function setTimeView(a, b) { setView(offOfT(a), offOfT(b)); }
+  const TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
+  const pad2 = (v, n) => String(v).padStart(n || 2, "0");
+  // utcLabel writes t as UTC to the precision the tick step needs; the
+  // first tick also carries the date.
+  function utcLabel(tm, step, first) {
+    const d = new Date(tm);
+    let s = pad2(d.getUTCHours()) + ":" + pad2(d.getUTCMinutes());
+    if (step < 6e4) s += ":" + pad2(d.getUTCSeconds());
+    if (step < 1e3) s += "." + pad2(d.getUTCMilliseconds(), 3);
+    if (first || step >= 864e5) s = d.toISOString().slice(0, 10) + " " + s + (first ? " UTC" : "");
+    return s;
+  }
+  function drawTimeAxis() {
+    const [a, b] = viewTimes(), span = b - a, raw = span / Math.max(W / 120, 1);
+    let step = TIME_STEPS.find((v) => v >= raw);
+    if (!step) step = Math.ceil(raw / 864e5) * 864e5;
+    let html = "";
+    for (let tm = Math.ceil(a / step) * step, n = 0; tm <= b && n < 60; tm += step, n++) {
+      const x = (tm - a) / span * W;
+      html += '<div class="tick time" data-testid="time-tick" data-time="' + tm + '" style="left:' + x.toFixed(1) + 'px">' + utcLabel(tm, step, n === 0) + "</div>";
+    }
+    axisEl.innerHTML = html;
+  }
   const laneIndex = (lane) => lane === LANE_GAP ? -1 : lane;
 
   // --- stream --------------------------------------------------------------
@@ -203,7 +316,7 @@
       case "meta":
         laneEls = Array.from(root.querySelectorAll(".lane")); resize();
         meta = m; gen = m.generation; done = false; mark("meta");
-        D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true;
+        D = alloc(m.totals.decisions, m.totals.chunks); pyrDirty = true; timeDirty = true;
         T = null;
         if (m.totals.transactions === 0) T = allocTxns(0);
         Object.assign(part, { logStart: m.log_start_offset, logEnd: m.log_end_offset, hwm: m.high_watermark, lso: m.last_stable_offset });
@@ -253,18 +366,22 @@
       }
       T.filled = Math.max(T.filled, start + count);
     } else if (kind === FRAME_DECISIONS) {
-      // Records are 32 bytes from byte 16, so typed views line up with
-      // their fields (browsers are little-endian, as the frame is).
-      const f64 = new Float64Array(buf, 16, count * 4), i32 = new Int32Array(buf, 16, count * 8);
-      const u16 = new Uint16Array(buf, 16, count * 16), u8 = new Uint8Array(buf, 16, count * 32);
+      // Records are 40 bytes (layout 2, header byte 2; layout 1 was 32
+      // bytes without the timestamp) from byte 16, so typed views line up
+      // with their fields (browsers are little-endian, as the frame is).
+      const rs = dv.getUint8(2) >= 2 ? 40 : 32, q8 = rs / 8, q4 = rs / 4, q2 = rs / 2;
+      const f64 = new Float64Array(buf, 16, count * q8), i32 = new Int32Array(buf, 16, count * q4);
+      const u16 = new Uint16Array(buf, 16, count * q2), u8 = new Uint8Array(buf, 16, count * rs);
       for (let i = 0; i < count; i++) {
         const k = start + i;
-        D.from[k] = f64[i * 4]; D.to[k] = f64[i * 4 + 1];
-        D.bidx[k] = i32[i * 8 + 4]; D.txn[k] = i32[i * 8 + 5];
-        D.lane[k] = u16[i * 16 + 12];
-        const b = i * 32;
+        D.from[k] = f64[i * q8]; D.to[k] = f64[i * q8 + 1];
+        D.bidx[k] = i32[i * q4 + 4]; D.txn[k] = i32[i * q4 + 5];
+        D.lane[k] = u16[i * q2 + 12];
+        const b = i * rs;
         D.verdict[k] = u8[b + 26]; D.cause[k] = u8[b + 27]; D.unc[k] = u8[b + 28]; D.flags[k] = u8[b + 29];
+        D.ts[k] = rs >= 40 ? f64[i * q8 + 4] : -1;
       }
+      timeDirty = true;
       D.loaded[Math.floor(start / meta.chunk_size)] = 1; D.chunkCount++;
       // The chunk that completes the visible window is drawn on the next
       // frame, not after the stream's redraw throttle.
@@ -300,6 +417,9 @@
   // visibleRange returns [i0, i1) of decisions overlapping [from, to).
   function visibleRange(from, to) {
     if (!D || !D.n) return [0, 0];
+    // Decisions cover whole offsets: a fractional from (a time-axis view or
+    // pointer) lies in the decision holding its integer part.
+    from = Math.floor(from);
     const cs = meta.chunk_size;
     const c0 = chunkFor(from), c1 = chunkFor(to);
     let i0 = c0 * cs, i1 = Math.min((c1 + 1) * cs, D.n);
@@ -380,13 +500,15 @@
       const [i0, i1] = visibleRange(view.from, view.to);
       visibleCount = i1 - i0;
       const perPx = (view.to - view.from) / W;
-      if (i1 - i0 > W * 1.5) drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
+      // The binned paths are linear in offsets; the time axis draws each.
+      if (i1 - i0 > W * 1.5 && state.axis !== "time") drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
       drawLoading(lh, nl);
     }
     const t1 = performance.now();
     drawTxns(lh, nl);
     const t2 = performance.now();
     placeMarkers();
+    placeFetches();
     drawAxis();
     updateList(visible, visibleCount);
     const t3 = performance.now();
@@ -398,7 +520,7 @@
     metrics.draws = (metrics.draws || 0) + 1;
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && (windowLoaded || viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
-    if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xOf(lessonMark.to + 1); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
+    if (lessonMark) { const x0 = xOf(lessonMark.from), x1 = xEnd(lessonMark.to); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, H - 3); }
     drawViewportOnMini();
   }
 
@@ -516,7 +638,7 @@
     const cs = meta.chunk_size;
     for (let i = i0; i < i1; i++) {
       if (!D.loaded[Math.floor(i / cs)]) { i = (Math.floor(i / cs) + 1) * cs - 1; continue; }
-      const x0 = xOf(D.from[i]), x1 = xOf(D.to[i] + 1);
+      const x0 = xOf(D.from[i]), x1 = xEnd(D.to[i]);
       const ln = D.lane[i], kind = binOf(i);
       visible.push(i);
       if (ln === LANE_GAP) {
@@ -525,7 +647,9 @@
       }
       const row = Math.min(ln, nl - 1), y = row * lh + 14, h = lh - 20;
       const gapPx = (x1 - x0) > 6 ? 1 : 0;
-      const x = x0 + gapPx, w = Math.max(x1 - x0 - 2 * gapPx, 1);
+      // On the time axis a batch lasts a few ms of a view that may span
+      // hours: 3 px keep it visible.
+      const x = x0 + gapPx, w = Math.max(x1 - x0 - 2 * gapPx, state.axis === "time" ? 3 : 1);
       ctx.fillStyle = COLORS[kind]; ctx.fillRect(x, y, w, h);
       if (kind === "aborted" || kind === "pending" || kind === "before") { ctx.fillStyle = pattern(kind); ctx.fillRect(x, y, w, h); }
       const f = D.flags[i], glyph = kind === "commit" || f & F_COMMIT ? "commit" : kind === "abort" || f & F_ABORT ? "abort" : null;
@@ -575,7 +699,7 @@
       while (lo < hi) { const m = (lo + hi) >> 1; if (T.first[m] < from) lo = m + 1; else hi = m; }
       let end = lo; { let l2 = lo, h2 = T.filled; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
       const w = Math.ceil(W), scale = W / (view.to - view.from), vf = view.from;
-      if (end - lo > W) {
+      if (end - lo > W && state.axis !== "time") {
         if (!tbins || tbins.length !== w * nl) tbins = new Uint8Array(w * nl); else tbins.fill(0);
         let kEnd = end;
         if (pyrUsable()) {
@@ -609,7 +733,7 @@
         for (let k = lo; k < end; k++) {
           const st = T.st[k];
           if (st === 0) continue;
-          const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xOf(T.marker[k] + 1), W + 2);
+          const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xEnd(T.marker[k]), W + 2);
           if (x1 < 0) continue;
           const y = Math.min(T.lane[k], nl - 1) * lh + 5;
           if (st === 1) { ctx.fillStyle = COLORS.commit; ctx.fillRect(x0, y, Math.max(x1 - x0, 1), 4); }
@@ -649,7 +773,7 @@
       pinnedEl.firstChild.textContent = "pins LSO · " + pinned.state;
       markersEl.appendChild(pinnedEl);
     }
-    const x0 = xOf(pinned.first), x1 = xOf(pinned.last + 1), xs = xOf(Math.max(part.hwm, pinned.last + 1));
+    const x0 = xOf(pinned.first), x1 = xEnd(pinned.last), xs = xOf(Math.max(part.hwm, pinned.last + 1));
     const row = Math.min(Math.max(ln, 0), nl - 1);
     pinned.shown = ln >= 0 && x1 >= 0 && x0 <= W;
     pinnedEl.hidden = !pinned.shown;
@@ -702,12 +826,70 @@
     });
   }
 
+  // --- captured fetches -------------------------------------------------
+  // For a capture, each Fetch response the real consumer received is a bar
+  // in the marker band from its fetch offset to the end of the batches it
+  // returned (a boundary tick when it returned none); hover or click shows
+  // the broker's LSO/HWM and aborted-transactions list for that response.
+  const FETCH_CAP = 2000; // DOM bars; a longer capture shows its first ones
+  let fetches = [], fetchTip = null, fetchPinned = -1;
+  function loadFetches() {
+    if (embedded || !apiPath) return;
+    fetch(apiPath + "/fetches").then((r) => r.ok ? r.json() : null).then((j) => {
+      if (!j || !j.fetches || !j.fetches.length) return;
+      fetchTip = document.createElement("div");
+      fetchTip.className = "fetch-tip"; fetchTip.dataset.testid = "fetch-tip"; fetchTip.hidden = true;
+      document.body.appendChild(fetchTip);
+      fetches = j.fetches.slice(0, FETCH_CAP).map((f) => {
+        const el = document.createElement("div");
+        el.className = "fetch" + (f.batches ? "" : " empty"); el.dataset.testid = "fetch-" + f.n;
+        el.dataset.offset = f.offset; el.dataset.lso = f.last_stable_offset; el.dataset.hwm = f.high_watermark;
+        el.setAttribute("aria-label", fetchSummary(f));
+        el.addEventListener("mouseenter", (e) => { if (fetchPinned < 0) showFetch(f, e); });
+        el.addEventListener("mouseleave", () => { if (fetchPinned < 0) fetchTip.hidden = true; });
+        el.addEventListener("mousedown", (e) => e.stopPropagation()); // not a drag of the view
+        el.addEventListener("click", (e) => { e.stopPropagation(); fetchPinned = fetchPinned === f.n ? -1 : f.n; showFetch(f, e); fetchTip.hidden = fetchPinned < 0; });
+        markersEl.appendChild(el);
+        return [el, f];
+      });
+      root.dataset.fetches = j.fetches.length;
+      schedule();
+    }).catch(() => {});
+  }
+  function fetchSummary(f) {
+    const got = f.batches ? "batches " + f.first_batch + "–" + f.last_offset + " (" + f.batches + ", " + f.bytes.toLocaleString() + " bytes)" : "no batches";
+    return "fetch #" + f.n + " at offset " + f.offset + " (" + f.isolation + "): " + got;
+  }
+  function showFetch(f, e) {
+    const ab = f.aborted_transactions;
+    const abText = ab === null ? "null (not a read_committed response)" : ab.length === 0 ? "empty" : ab.map((a) => "producer " + a.producer_id + " from " + a.first_offset).join(", ");
+    fetchTip.innerHTML = "<div><b></b></div><div class=ft-broker data-testid=fetch-tip-broker></div><div class=ft-aborted data-testid=fetch-tip-aborted></div>";
+    fetchTip.querySelector("b").textContent = fetchSummary(f) + (f.time_ms ? " · " + new Date(f.time_ms).toISOString().replace("T", " ").replace("Z", " UTC") : "");
+    fetchTip.querySelector(".ft-broker").textContent = "broker reported LSO " + f.last_stable_offset + " · HWM " + f.high_watermark + " · log start " + f.log_start_offset + (f.error_code ? " · error " + f.error_code : "") + (f.partial_bytes ? " · " + f.partial_bytes + " bytes of a partial batch dropped" : "");
+    fetchTip.querySelector(".ft-aborted").textContent = "aborted transactions: " + abText;
+    fetchTip.hidden = false;
+    fetchTip.style.left = Math.min(e.clientX + 12, window.innerWidth - 440) + "px";
+    fetchTip.style.top = (e.clientY + 14) + "px";
+  }
+  function placeFetches() {
+    for (const [el, f] of fetches) {
+      const from = f.offset >= 0 ? f.offset : f.first_batch;
+      if (from === null) { el.hidden = true; continue; }
+      const x0 = xOf(from), x1 = f.batches ? xEnd(f.last_offset) : x0 + 2;
+      el.hidden = x1 < 0 || x0 > W;
+      if (el.hidden) continue;
+      el.style.left = x0 + "px"; el.style.width = Math.max(x1 - x0, 2) + "px";
+      el.style.top = (BAND - 11 + (f.n % 2) * 4) + "px";
+    }
+  }
+
   function niceStep(span, px) {
     const raw = span / Math.max(px / 90, 1), p = Math.pow(10, Math.floor(Math.log10(raw)));
     for (const m of [1, 2, 5, 10]) if (m * p >= raw) return Math.max(m * p, 1);
     return 10 * p;
   }
   function drawAxis() {
+    if (state.axis === "time") { drawTimeAxis(); return; }
     const step = niceStep(view.to - view.from, W);
     let html = "";
     for (let o = Math.ceil(view.from / step) * step, n = 0; o <= view.to && n < 60; o += step, n++) {
@@ -801,7 +983,9 @@
 
   // --- interaction -------------------------------------------------------------
   function setView(from, to, opts) {
-    let span = Math.max(to - from, 4);
+    // On the time axis a long pause lies between two offsets, so zooming
+    // into it needs views narrower than one offset.
+    let span = Math.max(to - from, state.axis === "time" ? 1e-6 : 4);
     const full = domain.to - domain.from;
     span = Math.min(span, full * 1.02 + 4);
     let f = from;
@@ -814,10 +998,18 @@
   }
   function zoom(factor, atX) {
     const x = atX === undefined ? W / 2 : atX, o = offAt(x);
+    if (state.axis === "time") {
+      const [a, b] = viewTimes(), tm = a + x / W * (b - a), span = (b - a) * factor;
+      setTimeView(tm - span * (x / W), tm - span * (x / W) + span);
+      return;
+    }
     const span = (view.to - view.from) * factor;
     setView(o - span * (x / W), o - span * (x / W) + span);
   }
-  function pan(dx) { const d = dx / W * (view.to - view.from); setView(view.from + d, view.to + d); }
+  function pan(dx) {
+    if (state.axis === "time") { const [a, b] = viewTimes(), d = dx / W * (b - a); setTimeView(a + d, b + d); return; }
+    const d = dx / W * (view.to - view.from); setView(view.from + d, view.to + d);
+  }
   let vpTimer = 0;
   function viewportChanged() {
     clearTimeout(vpTimer);
@@ -828,13 +1020,16 @@
     clearTimeout(urlTimer);
     urlTimer = setTimeout(() => {
       const u = new URL(location.href);
-      u.searchParams.set("from", Math.floor(view.from));
-      u.searchParams.set("to", Math.ceil(view.to));
+      // A time view may be a fraction of an offset wide (setView).
+      const tm = state.axis === "time";
+      u.searchParams.set("from", tm ? +view.from.toFixed(6) : Math.floor(view.from));
+      u.searchParams.set("to", tm ? +view.to.toFixed(6) : Math.ceil(view.to));
       u.searchParams.set("isolation", state.isolation);
       if (state.position >= 0) u.searchParams.set("position", state.position); else u.searchParams.delete("position");
       if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
       if (state.selected !== null) u.searchParams.set("sel", state.selected); else u.searchParams.delete("sel");
       if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
+      if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
       try { history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
     }, 80);
   }
@@ -855,12 +1050,18 @@
     else zoom(Math.pow(1.0015, e.deltaY), e.clientX - r.left);
   }, { passive: false });
   let drag = null;
-  plot.addEventListener("mousedown", (e) => { drag = { x: e.clientX, moved: false, from: view.from, to: view.to }; plot.classList.add("dragging"); root.focus(); });
+  // Focus (for the keys) must not scroll: the page would move under the
+  // pointer between mousedown and mouseup, and the click land elsewhere.
+  plot.addEventListener("mousedown", (e) => { drag = { x: e.clientX, moved: false, from: view.from, to: view.to }; plot.classList.add("dragging"); root.focus({ preventScroll: true }); });
   window.addEventListener("mousemove", (e) => {
     if (drag) {
       const dx = e.clientX - drag.x;
       if (Math.abs(dx) > 3) drag.moved = true;
-      if (drag.moved) { const d = -dx / W * (drag.to - drag.from); setView(drag.from + d, drag.to + d); hideTip(); return; }
+      if (drag.moved) {
+        if (state.axis === "time") { const a = tOf(drag.from), b = tOf(drag.to), d = -dx / W * (b - a); setTimeView(a + d, b + d); }
+        else { const d = -dx / W * (drag.to - drag.from); setView(drag.from + d, drag.to + d); }
+        hideTip(); return;
+      }
     }
     hover(e);
   });
@@ -933,7 +1134,8 @@
     let what = v;
     if (f & F_COMMIT) what = "control · COMMIT marker"; else if (f & F_ABORT) what = "control · ABORT marker";
     const lane = D.lane[i] === LANE_GAP ? "gap" : meta.lanes[D.lane[i]] ? meta.lanes[D.lane[i]].label : "";
-    return { what, lane, range: D.from[i] === D.to[i] ? "offset " + D.from[i] : "offsets " + D.from[i] + "–" + D.to[i] };
+    const time = D.ts[i] >= 0 ? "max timestamp " + new Date(D.ts[i]).toISOString().replace("T", " ").replace("Z", " UTC") : "";
+    return { what, lane, time, range: D.from[i] === D.to[i] ? "offset " + D.from[i] : "offsets " + D.from[i] + "–" + D.to[i] };
   }
   function hover(e) {
     const i = pointed(e);
@@ -946,10 +1148,11 @@
     tipFor = i;
     tooltip.dataset.decision = VERDICTS[D.verdict[i]];
     tooltip.dataset.offset = D.from[i];
-    tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=reason>…</div>";
+    tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=tt-time data-testid=tooltip-time></div><div class=reason>…</div>";
     tooltip.querySelector("b").textContent = d.what;
     tooltip.querySelector(".r").textContent = d.range;
     tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSES[D.cause[i]] || "");
+    tooltip.querySelector(".tt-time").textContent = d.time;
     const off = D.from[i];
     reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = s; });
   }
@@ -1013,12 +1216,15 @@
   // --- test and benchmark hooks -------------------------------------------
   window.txnscope = {
     state: () => ({ done, painted: done && painted && listFresh, gen, decisions: D ? D.n : 0, loadedChunks: D ? D.chunkCount : 0, view: { from: view.from, to: view.to },
-      isolation: state.isolation, variant: state.variant, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
+      isolation: state.isolation, variant: state.variant, axis: state.axis, position: state.position, maxBytes: state.maxBytes, selected: state.selected, width: W }),
     // batchAt returns the decision under the client coordinates, or null.
+    fetches: () => fetches.length,
     batchAt: (x, y) => {
       const i = pointed({ clientX: x, clientY: y });
       return i < 0 ? null : { from: D.from[i], to: D.to[i], decision: VERDICTS[D.verdict[i]], cause: CAUSES[D.cause[i]], lane: D.lane[i], flags: D.flags[i] };
     },
+    // xAt returns the client x where offset off is drawn (on either axis).
+    xAt: (off) => canvas.getBoundingClientRect().left + xOf(off),
     // pointOf returns client coordinates inside the drawn decision covering off.
     pointOf: (off) => {
       if (!D) return null;
@@ -1026,7 +1232,7 @@
       for (let i = i0; i < i1; i++) {
         if (D.from[i] <= off && off <= D.to[i] && D.lane[i] !== LANE_GAP) {
           const r = canvas.getBoundingClientRect(), lh = laneH();
-          const x0 = Math.max(xOf(D.from[i]), 0), x1 = Math.min(xOf(D.to[i] + 1), W);
+          const x0 = Math.max(xOf(D.from[i]), 0), x1 = Math.min(xEnd(D.to[i]), W);
           return { x: r.left + (x0 + x1) / 2, y: r.top + D.lane[i] * lh + lh / 2 + 4 };
         }
       }
@@ -1087,6 +1293,7 @@
   };
 
   resize();
+  loadFetches();
   connect();
   if (state.selected !== null) openDetail(state.selected);
 })();

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// TestUITimeAxis opens the stuck-LSO demo on the time axis: its last batch
+// is written 20 minutes after the others, so on the time axis the first six
+// batches crowd the left edge and the tick labels are UTC times; switching
+// to the offset axis spreads them evenly again.
+func TestUITimeAxis(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := cat.find("stuck-lso", "demo-stuck-lso", 0)
+	l := s.get()
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if sw, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="axis-switch"]`))); sw != "time" {
+		t.Fatalf("axis-switch %q after ?axis=time, want time", sw)
+	}
+	xs := make([]float64, len(l.Batches))
+	for i, b := range l.Batches {
+		xs[i] = eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%d)`, b.BaseOffset))
+	}
+	// x is linear in the batches' max timestamps (the axis holds the
+	// latest time so far; this demo's clock only moves forward).
+	first, last := l.Batches[0], l.Batches[len(l.Batches)-1]
+	dt, dx := float64(last.MaxTimestamp-first.MaxTimestamp), xs[len(xs)-1]-xs[0]
+	if dx < 300 {
+		t.Fatalf("first to last batch spans %.1f px on the time axis", dx)
+	}
+	for i, b := range l.Batches {
+		want := xs[0] + float64(b.MaxTimestamp-first.MaxTimestamp)/dt*dx
+		if math.Abs(xs[i]-want) > 1.5 {
+			t.Errorf("batch at %d (ts %d): x %.1f, want %.1f", b.BaseOffset, b.MaxTimestamp, xs[i], want)
+		}
+	}
+	// The LSO marker (a DOM element) stands where its batch's time is.
+	lsoX := eval[float64](t, ctx, `document.querySelector('[data-testid="lso"]').getBoundingClientRect().left`)
+	if want := eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%d)`, l.LastStableOffset)); math.Abs(lsoX-want) > 3 {
+		t.Errorf("LSO marker at x %.1f, want %.1f (offset %d on the time axis)", lsoX, want, l.LastStableOffset)
+	}
+	// Tick labels are UTC times and stand at their time's x.
+	type tick struct {
+		Text string
+		Time float64
+		X    float64
+	}
+	ticks := eval[[]tick](t, ctx, `Array.from(document.querySelectorAll('[data-testid="time-tick"]')).map((e) => ({text: e.textContent, time: +e.dataset.time, x: e.getBoundingClientRect().left}))`)
+	if len(ticks) < 2 {
+		t.Fatalf("time ticks %+v", ticks)
+	}
+	if !strings.HasSuffix(ticks[0].Text, " UTC") {
+		t.Errorf("first tick %q, want a date and time in UTC", ticks[0].Text)
+	}
+	for _, tk := range ticks {
+		utc := time.UnixMilli(int64(tk.Time)).UTC()
+		if !strings.Contains(tk.Text, utc.Format("15:04")) {
+			t.Errorf("tick %q for %s", tk.Text, utc)
+		}
+		if tk.Time >= float64(first.MaxTimestamp) && tk.Time <= float64(last.MaxTimestamp) {
+			want := xs[0] + (tk.Time-float64(first.MaxTimestamp))/dt*dx
+			if math.Abs(tk.X-want) > 2 {
+				t.Errorf("tick %q at x %.1f, want %.1f", tk.Text, tk.X, want)
+			}
+		}
+	}
+	screenshot(t, ctx, "TestUITimeAxis")
+
+	// Zoom in (in time, around the centre) and pan: the view changes and
+	// the deep link keeps the axis.
+	v0 := eval[struct{ View struct{ From, To float64 } }](t, ctx, `window.txnscope.state()`).View
+	for range 6 {
+		if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("+")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond))
+	v1 := eval[struct{ View struct{ From, To float64 } }](t, ctx, `window.txnscope.state()`).View
+	if v1.To-v1.From >= v0.To-v0.From {
+		t.Errorf("+ on the time axis: view %v -> %v", v0, v1)
+	}
+	chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.Sleep(300*time.Millisecond))
+	if v2 := eval[struct{ View struct{ From, To float64 } }](t, ctx, `window.txnscope.state()`).View; v2.From <= v1.From {
+		t.Errorf("ArrowRight on the time axis: view %v -> %v", v1, v2)
+	}
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	if !strings.Contains(loc, "axis=time") {
+		t.Errorf("URL %q lost axis=time", loc)
+	}
+
+	// The offset axis: evenly spaced by offset again, offset ticks.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="axis-switch"]`), "offset"), js(`document.querySelector('[data-testid="axis-switch"]').dispatchEvent(new Event("change"))`), chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0"), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	a := eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%d)`, first.BaseOffset))
+	z := eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%d)`, last.BaseOffset))
+	mid := l.Batches[len(l.Batches)/2]
+	m := eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%d)`, mid.BaseOffset))
+	if want := a + float64(mid.BaseOffset-first.BaseOffset)/float64(last.BaseOffset-first.BaseOffset)*(z-a); math.Abs(m-want) > 1.5 {
+		t.Errorf("offset axis: batch %d at x %.1f, want %.1f", mid.BaseOffset, m, want)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="time-tick"]').length`); n != 0 {
+		t.Errorf("offset axis still shows %d time ticks", n)
+	}
+	loc, _ = chromedp.Run(ctx, chromedp.Location())
+	if strings.Contains(loc, "axis=") {
+		t.Errorf("URL %q keeps axis on the offset axis", loc)
+	}
+	screenshot(t, ctx, "TestUITimeAxis-offset")
+}
+
+// TestUITimeAxisEqualAndBackwardTimes: batches whose max timestamps repeat
+// or go backwards (1000, 1000, 500, 3000 ms) stay drawn, in offset order, on
+// the time axis, and a zoom (here the deep link's fractional view) pulls
+// them apart.
+func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "clock", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	times := []int64{1000, 1000, 500, 3000}
+	for range times {
+		w.data(-1, 1, false)
+	}
+	for i, d := range times {
+		w.p.Batches[i].BaseTimestamp, w.p.Batches[i].MaxTimestamp = w.ts+d, w.ts+d
+	}
+	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s.get()
+	cat.srcs = append(cat.srcs, s)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range times {
+		if n := eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="batch-list"] [data-testid="batch-%d"]').length`, i)); n != 1 {
+			t.Errorf("batch %d: %d entries in the batch list", i, n)
+		}
+	}
+	x := func(off float64) float64 { return eval[float64](t, ctx, fmt.Sprintf(`window.txnscope.xAt(%v)`, off)) }
+	// On the whole log the first three share a time: within a pixel or two,
+	// and the one at 3000 ms far to the right.
+	if x(1)-x(0) > 2 || x(2)-x(1) > 2 || x(2) < x(1) || x(3)-x(2) < 300 {
+		t.Errorf("whole log: x %.1f %.1f %.1f %.1f", x(0), x(1), x(2), x(3))
+	}
+	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time&from=0&to=2.0001"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		p := eval[struct{ X, Y float64 }](t, ctx, fmt.Sprintf(`window.txnscope.pointOf(%d)`, i))
+		got := eval[map[string]any](t, ctx, fmt.Sprintf(`window.txnscope.batchAt(%v, %v)`, p.X, p.Y))
+		if got == nil || got["from"] != float64(i) {
+			t.Errorf("zoomed: batch under batch %d's point %v is %v", i, p, got)
+		}
+		if i > 0 && x(float64(i))-x(float64(i-1)) < 20 {
+			t.Errorf("zoomed: batches %d and %d %.1f px apart", i-1, i, x(float64(i))-x(float64(i-1)))
+		}
+	}
+	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes-zoomed")
+}
