@@ -341,6 +341,9 @@ func parseMsg(t testing.TB, typ int, b []byte) wsMsg {
 	if b[0] != 1 || len(b) != frameHeaderSize+m.n*size {
 		t.Fatalf("frame: version %d, %d bytes for %d records", b[0], len(b), m.n)
 	}
+	if m.kind == frameDecisions && b[2] != decisionLayout {
+		t.Fatalf("decision frame: layout byte %d, want %d (the client reads %d-byte records by it)", b[2], decisionLayout, decisionSize)
+	}
 	if m.kind == frameDecisions {
 		for i := 0; i < m.n; i++ {
 			r := b[frameHeaderSize+i*decisionSize:]

@@ -188,10 +188,14 @@ func searchF(a []float64, x float64) int {
 }
 
 // frameHeader returns the header of a binary frame of kind with count
-// records starting at start; the body follows it in the same message.
+// records starting at start; the body follows it in the same message. A
+// decision frame names its record layout in byte 2 (docs/protocol.md).
 func frameHeader(kind byte, gen uint32, start, count int) [frameHeaderSize]byte {
 	var b [frameHeaderSize]byte
 	b[0], b[1] = Version, kind
+	if kind == frameDecisions {
+		b[2] = decisionLayout
+	}
 	binary.LittleEndian.PutUint32(b[4:], gen)
 	binary.LittleEndian.PutUint32(b[8:], uint32(start))
 	binary.LittleEndian.PutUint32(b[12:], uint32(count))
@@ -200,15 +204,8 @@ func frameHeader(kind byte, gen uint32, start, count int) [frameHeaderSize]byte 
 
 // frame builds a binary frame of kind with count records starting at start.
 func frame(kind byte, gen uint32, start, count int, body []byte) []byte {
-	b := make([]byte, frameHeaderSize, frameHeaderSize+len(body))
-	b[0], b[1] = Version, kind
-	if kind == frameDecisions {
-		b[2] = decisionLayout
-	}
-	binary.LittleEndian.PutUint32(b[4:], gen)
-	binary.LittleEndian.PutUint32(b[8:], uint32(start))
-	binary.LittleEndian.PutUint32(b[12:], uint32(count))
-	return append(b, body...)
+	h := frameHeader(kind, gen, start, count)
+	return append(h[:len(h):len(h)], body...)
 }
 
 func encodeTxns(l *txnindex.Log, from, to int) []byte {
