@@ -522,31 +522,8 @@ func TestStreamManyClients(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			u := "ws" + strings.TrimPrefix(srv.URL, "http") + path
-			c, _, err := websocket.DefaultDialer.Dial(u, nil)
-			if err != nil {
+			if err := streamToDone(srv.URL+path, want); err != nil {
 				errs <- err
-				return
-			}
-			defer c.Close()
-			n := 0
-			for {
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
-				typ, b, err := c.ReadMessage()
-				if err != nil {
-					errs <- fmt.Errorf("after %d decisions: %w", n, err)
-					return
-				}
-				if typ == websocket.BinaryMessage && b[1] == frameDecisions {
-					n += int(binary.LittleEndian.Uint32(b[12:]))
-					continue
-				}
-				if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
-					if n != want {
-						errs <- fmt.Errorf("received %d decisions, want %d", n, want)
-					}
-					return
-				}
 			}
 		}()
 	}
@@ -583,6 +560,34 @@ func TestStreamViewportAtStart(t *testing.T) {
 				t.Errorf("the viewport's chunk came %d of %d", seen, nChunks)
 			}
 			return
+		}
+	}
+}
+
+// streamToDone reads one decision stream from the websocket at url (http
+// scheme) to its done message and checks that it counted want decisions.
+func streamToDone(url string, want int) error {
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := 0
+	for {
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		typ, b, err := c.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("after %d decisions: %w", n, err)
+		}
+		if typ == websocket.BinaryMessage && b[1] == frameDecisions {
+			n += int(binary.LittleEndian.Uint32(b[12:]))
+			continue
+		}
+		if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
+			if n != want {
+				return fmt.Errorf("received %d decisions, want %d", n, want)
+			}
+			return nil
 		}
 	}
 }

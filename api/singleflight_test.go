@@ -1,16 +1,13 @@
 package api
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -143,30 +140,8 @@ func TestStreamsShareOneEncoding(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+path, nil)
-			if err != nil {
+			if err := streamToDone(srv.URL+path, want); err != nil {
 				errs <- err
-				return
-			}
-			defer c.Close()
-			n := 0
-			for {
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
-				typ, b, err := c.ReadMessage()
-				if err != nil {
-					errs <- fmt.Errorf("after %d decisions: %w", n, err)
-					return
-				}
-				if typ == websocket.BinaryMessage && b[1] == frameDecisions {
-					n += int(binary.LittleEndian.Uint32(b[12:]))
-					continue
-				}
-				if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
-					if n != want {
-						errs <- fmt.Errorf("received %d decisions, want %d", n, want)
-					}
-					return
-				}
 			}
 		}()
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/internal/testtool"
@@ -155,34 +154,8 @@ func frameOps(b *testing.B, ctx context.Context, prefix string) (box struct{ X, 
 // instead of rounding it up to the next 16.7 ms vsync.
 func unthrottled(b *testing.B) context.Context {
 	b.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(testtool.Need(b, "chromium")),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-gpu-vsync", true),
-		chromedp.Flag("disable-frame-rate-limit", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.Flag("enable-precise-memory-info", true),
-		chromedp.UserDataDir(b.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-	b.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{})
-		return err
-	}))
-	if err != nil {
-		b.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	return startChromium(b, testtool.Need(b, "chromium"),
+		chromedp.Flag("disable-gpu-vsync", true), chromedp.Flag("disable-frame-rate-limit", true))
 }
 
 // wheelFrames dispatches n wheel events at (x, y), one every 16 ms (or

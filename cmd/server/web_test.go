@@ -29,7 +29,15 @@ func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalo
 	cat := demoCatalog(big)
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
-	opts := []chromedp.ExecAllocatorOption{
+	return startChromium(t, path), srv, cat
+}
+
+// startChromium starts headless chromium at path with the options every
+// browser test shares, plus extra flags (the frame benchmark's unthrottled
+// browser).
+func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
@@ -42,7 +50,7 @@ func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalo
 		chromedp.Flag("enable-precise-memory-info", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 900),
-	}
+	}, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
@@ -57,7 +65,8 @@ func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalo
 	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	return ctx, srv, cat
+	return ctx
+
 }
 
 // screenshot writes docs/screenshots/<name>.png.
