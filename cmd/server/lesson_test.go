@@ -55,8 +55,8 @@ func lessonURL(srv string, s *source) string {
 
 // waitStep waits until the panel shows step n.
 func waitStep(n int) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="lesson"]'); return !!e && e.dataset.step === "%d"; })()`, n),
-		chromedp.WithPollingTimeout(10*time.Second))
+	return pollFresh(fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="lesson"]'); return !!e && e.dataset.step === "%d"; })()`, n),
+		10*time.Second)
 }
 
 // checkStep compares what the panel shows with step n of the step list.

@@ -88,8 +88,27 @@ func screenshot(t testing.TB, ctx context.Context, name string) {
 
 // waitDone waits until the page's stream of generation gen has finished.
 func waitDone(gen int) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const s = window.txnscope && window.txnscope.state(); return s && s.painted && s.gen >= %d; })()`, gen),
-		chromedp.WithPollingTimeout(20*time.Second))
+	return pollFresh(fmt.Sprintf(`(() => { const s = window.txnscope && window.txnscope.state(); return s && s.painted && s.gen >= %d; })()`, gen),
+		20*time.Second)
+}
+
+// pollFresh polls expr until it is true, like chromedp.Poll, but survives
+// a navigation that has just finished: chromedp may then still evaluate in
+// the old page's execution context, which Chromium has destroyed
+// ("Cannot find context with specified id"), and the poll is retried in
+// the new page instead of failing the test.
+func pollFresh(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for try := 0; try < 4; try++ {
+			_, err = chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout))(ctx, t)
+			if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return chromedp.Void{}, err
+	}
 }
 
 func timelineURL(srv *httptest.Server, s *source) string {
