@@ -102,6 +102,9 @@ type API struct {
 	// chunkUntokened counts chunks written without a token (every token
 	// held past chunkWait, by writers blocked on clients not reading).
 	chunkUntokened atomic.Int64
+	// warming is set while a page's prewarm computes an encoding
+	// (prewarm.go).
+	warming atomic.Bool
 
 	mu     sync.Mutex
 	quit   chan struct{} // closed by Shutdown

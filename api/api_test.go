@@ -313,6 +313,7 @@ type wsRec struct {
 	From, To                 int64
 	Verdict, Cause, Uncommit byte
 	Lane                     uint16
+	Batch, Txn               int32
 }
 
 func readMsg(t testing.TB, c *websocket.Conn) wsMsg {
@@ -348,7 +349,8 @@ func parseMsg(t testing.TB, typ int, b []byte) wsMsg {
 		for i := 0; i < m.n; i++ {
 			r := b[frameHeaderSize+i*decisionSize:]
 			m.recs = append(m.recs, wsRec{From: int64(math.Float64frombits(binary.LittleEndian.Uint64(r))), To: int64(math.Float64frombits(binary.LittleEndian.Uint64(r[8:]))),
-				Lane: binary.LittleEndian.Uint16(r[24:]), Verdict: r[26], Cause: r[27], Uncommit: r[28]})
+				Lane: binary.LittleEndian.Uint16(r[24:]), Verdict: r[26], Cause: r[27], Uncommit: r[28],
+				Batch: int32(binary.LittleEndian.Uint32(r[16:])), Txn: int32(binary.LittleEndian.Uint32(r[20:]))})
 		}
 	}
 	return m
@@ -426,11 +428,40 @@ func TestStreamOrder(t *testing.T) {
 	if int(done["decisions"].(float64)) != len(api) {
 		t.Errorf("done says %v decisions, the API has %d", done["decisions"], len(api))
 	}
+	// The engine's own decisions, with each one's transaction and lane
+	// found the slow way, for the record fields the NDJSON does not carry.
+	txnOf := map[*txnindex.Txn]int32{}
+	for k := range l.Txns {
+		txnOf[&l.Txns[k]] = int32(k)
+	}
+	laneOf := map[txnindex.ProducerID]uint16{}
+	for k, p := range l.Producers {
+		laneOf[p.ID] = uint16(k + 1)
+	}
+	var engine []txnindex.Decision
+	for d := range l.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
+		engine = append(engine, d)
+	}
 	i := 0
 	for start := 0; start < len(api); start += 64 {
 		for _, r := range got[start] {
 			if a := api[i]; r.From != a.From || r.To != a.To || txnindex.Verdict(r.Verdict).String() != a.Decision || txnindex.Cause(r.Cause).String() != a.Cause {
 				t.Fatalf("decision %d: stream %+v, API %+v", i, r, a)
+			}
+			d := engine[i]
+			wantTxn, ok := txnOf[d.Txn]
+			if !ok {
+				wantTxn = -1
+			}
+			wantLane := uint16(laneGap)
+			if d.Batch != nil {
+				wantLane = laneOf[d.Batch.ProducerID] // 0 without a producer id
+				if !d.Batch.HasProducerID() {
+					wantLane = 0
+				}
+			}
+			if r.Txn != wantTxn || r.Batch != d.BatchIndex || r.Lane != wantLane {
+				t.Fatalf("decision %d: record txn %d batch %d lane %d, want txn %d batch %d lane %d", i, r.Txn, r.Batch, r.Lane, wantTxn, d.BatchIndex, wantLane)
 			}
 			i++
 		}

@@ -43,7 +43,10 @@ const (
 // id, lane i+1 is l.Producers[i].
 type laneInfo struct {
 	lane map[txnindex.ProducerID]uint16
-	txn  map[*txnindex.Txn]int32
+	// txns is l.Txns: a decision's transaction is a pointer into it, and
+	// its index is found from the pointer (txnIndex), not from a map of
+	// every transaction, which cost a cache miss per decision.
+	txns []txnindex.Txn
 }
 
 // lanesCache keeps the lanes of recent logs. It is bounded: a live
@@ -63,12 +66,9 @@ func lanesOf(l *txnindex.Log) *laneInfo {
 	if ok {
 		return li
 	}
-	li = &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txn: make(map[*txnindex.Txn]int32, len(l.Txns))}
+	li = &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txns: l.Txns}
 	for i, p := range l.Producers {
 		li.lane[p.ID] = uint16(min(i+1, laneGap-1))
-	}
-	for i := range l.Txns {
-		li.txn[&l.Txns[i]] = int32(i)
 	}
 	lanesCache.mu.Lock()
 	defer lanesCache.mu.Unlock()
@@ -92,6 +92,40 @@ func (li *laneInfo) laneOf(b *txnindex.Batch) uint16 {
 	return li.lane[b.ProducerID]
 }
 
+// txnIndex is the index in li.txns of t, which points into it, or -1 when
+// t is nil or (defensively) points elsewhere. The heap does not move, so
+// the address arithmetic is exact.
+func (li *laneInfo) txnIndex(t *txnindex.Txn) int32 {
+	if t == nil || len(li.txns) == 0 {
+		return -1
+	}
+	size := unsafe.Sizeof(li.txns[0])
+	base, p := uintptr(unsafe.Pointer(&li.txns[0])), uintptr(unsafe.Pointer(t))
+	if p < base || p >= base+uintptr(len(li.txns))*size || (p-base)%size != 0 {
+		return -1
+	}
+	return int32((p - base) / size)
+}
+
+// laneCursor is laneOf with a one-entry cache, for one goroutine's pass
+// (laneInfo itself is shared by every connection and stays read-only).
+type laneCursor struct {
+	li   *laneInfo
+	pid  txnindex.ProducerID
+	lane uint16
+	ok   bool
+}
+
+func (c *laneCursor) laneOf(b *txnindex.Batch) uint16 {
+	if b == nil || !b.HasProducerID() {
+		return c.li.laneOf(b)
+	}
+	if !c.ok || c.pid != b.ProducerID {
+		c.pid, c.lane, c.ok = b.ProducerID, c.li.lane[b.ProducerID], true
+	}
+	return c.lane
+}
+
 // encoded is every decision of one (log, options) pair in the binary record
 // layout, shared read-only by all connections that ask for it.
 type encoded struct {
@@ -103,19 +137,13 @@ type encoded struct {
 	firstOf []float64           // from-offset of each decision, for window lookups
 }
 
-func appendDecision(dst []byte, li *laneInfo, d *txnindex.Decision) []byte {
+func appendDecision(dst []byte, lc *laneCursor, d *txnindex.Decision) []byte {
 	var r [decisionSize]byte
 	binary.LittleEndian.PutUint64(r[0:], math.Float64bits(float64(d.From)))
 	binary.LittleEndian.PutUint64(r[8:], math.Float64bits(float64(d.To)))
 	binary.LittleEndian.PutUint32(r[16:], uint32(d.BatchIndex))
-	ti := int32(-1)
-	if d.Txn != nil {
-		if i, ok := li.txn[d.Txn]; ok {
-			ti = i
-		}
-	}
-	binary.LittleEndian.PutUint32(r[20:], uint32(ti))
-	binary.LittleEndian.PutUint16(r[24:], li.laneOf(d.Batch))
+	binary.LittleEndian.PutUint32(r[20:], uint32(lc.li.txnIndex(d.Txn)))
+	binary.LittleEndian.PutUint16(r[24:], lc.laneOf(d.Batch))
 	r[26], r[27], r[28] = byte(d.Verdict), byte(d.Cause), byte(d.Uncommitted)
 	var f byte
 	if b := d.Batch; b != nil {
@@ -148,12 +176,12 @@ func appendDecision(dst []byte, li *laneInfo, d *txnindex.Decision) []byte {
 }
 
 func (e *encoded) fill(l *txnindex.Log, o txnindex.ConsumeOptions) {
-	li := lanesOf(l)
+	lc := &laneCursor{li: lanesOf(l)}
 	n := len(l.Batches) + len(l.Gaps) + 1
 	e.recs = make([]byte, 0, decisionSize*n)
 	e.firstOf = make([]float64, 0, n)
 	for d := range l.Decisions(o) {
-		e.recs = appendDecision(e.recs, li, &d)
+		e.recs = appendDecision(e.recs, lc, &d)
 		e.firstOf = append(e.firstOf, float64(d.From))
 	}
 	e.n = len(e.recs) / decisionSize

@@ -43,14 +43,16 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(csp)
 		r.Get("/", ui.Index().ServeHTTP)
-		r.Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
+		// The pages that open the decision stream start computing it while
+		// the browser loads the page (api/prewarm.go).
+		r.With(a.Prewarm).Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)
 		// The diagnosis panel alone, which the page swaps in when the
 		// consumer position changes.
 		r.Get("/sources/{id}/partitions/{topic}/{partition}/diagnosis", ui.DiagnosisPanel().ServeHTTP)
 		// The timeline alone, for an iframe; ?step=N and ?autoplay=1 add
 		// the lesson panel (web/lesson.go).
-		r.Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)
-		r.Get("/lessons/{id}/{topic}/{partition}", ui.Lesson().ServeHTTP)
+		r.With(a.Prewarm).Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)
+		r.With(a.Prewarm).Get("/lessons/{id}/{topic}/{partition}", ui.Lesson().ServeHTTP)
 	})
 
 	// Embedded assets, cache-busted by a content hash in the query.
