@@ -72,7 +72,15 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 // screenshot writes docs/screenshots/<name>.png.
 func screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// A page that fits the window is captured as it is: the full-page
+	// capture resizes the viewport, and Chromium's resize moves the
+	// pointer state, which hid the hover tooltip from the picture of the
+	// hover test.
+	shot := chromedp.FullScreenshot(100)
+	if fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth`)); err == nil && fits {
+		shot = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Errorf("screenshot: %v", err)
 		return
