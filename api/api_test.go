@@ -135,6 +135,7 @@ func server(t *testing.T, cat fakeCatalog, rs RecordSource, tune func(*API)) (*h
 	mux.Handle("GET /api/v1/sources", a.Sources())
 	mux.Handle("GET /api/v1/sources/{id}/partitions", a.Partitions())
 	mux.Handle("GET /api/v1"+p+"/decisions", a.Decisions())
+	mux.Handle("GET /api/v1"+p+"/counts", a.Counts())
 	mux.Handle("GET /api/v1"+p+"/batches/{offset}", a.Batch())
 	mux.Handle("GET /api/v1"+p+"/diagnosis", a.Diagnosis())
 	mux.Handle("GET /ws/v1"+p, a.Stream())

@@ -173,6 +173,51 @@ func (a *API) Decisions() http.Handler {
 	})
 }
 
+// CountsJSON is GET .../counts: the true record counts of an offset range.
+type CountsJSON struct {
+	Version int      `json:"version"`
+	Options *Options `json:"options"`
+	txnindex.Counts
+	Records int64 `json:"records"` // every record counted, markers included
+}
+
+// Counts serves GET .../counts?from=&to= with the consumer options of
+// .../decisions: how many records of [from, to] are delivered, aborted,
+// markers, pending or below the position, and how many offsets hold no
+// record. from and to default to the log start and the log end - 1. The
+// range comes from the decisions shared through the stream cache, so the
+// timeline asks it on every pan without a pass over the log.
+func (a *API) Counts() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		_, l, err := a.partition(r)
+		if err != nil {
+			return err
+		}
+		o, err := queryOptions(r)
+		if err != nil {
+			return err
+		}
+		from, err := queryInt(r, "from", l.LogStartOffset)
+		if err != nil {
+			return err
+		}
+		to, err := queryInt(r, "to", l.LogEndOffset-1)
+		if err != nil {
+			return err
+		}
+		if from > to {
+			return badRequest("from %d is after to %d", from, to)
+		}
+		c := txnindex.NewCounts(from, to)
+		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
+		for i := range rng {
+			c.Add(&rng[i])
+		}
+		opts := optionsOf(o)
+		return writeJSON(w, CountsJSON{Version: Version, Options: &opts, Counts: c, Records: c.Records()})
+	})
+}
+
 // BatchJSON is GET .../batches/{offset}: the batch holding the offset, its
 // transaction, its aborted-index entry, and the records when a RecordSource
 // can decode them.

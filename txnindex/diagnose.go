@@ -271,40 +271,15 @@ func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
 // the position counts the offsets past it, capped at its records.
 func (l *Log) lag(pos int64) *LagReport {
 	r := &LagReport{Position: pos, HighWatermark: l.HighWatermark, Offsets: max(l.HighWatermark-pos, 0), LastReachable: -1}
+	// A batch that straddles the position is decided whole (the fetch
+	// returns it whole), but only its offsets from the position on are
+	// lag: the counts' range clips it.
+	c := NewCounts(pos, l.HighWatermark-1)
 	for d := range l.Decisions(ConsumeOptions{From: pos, Isolation: ReadCommitted}) {
-		if d.To < pos {
-			continue
-		}
-		// A batch that straddles the position is decided whole (the
-		// fetch returns it whole), but only its offsets from the
-		// position on are lag.
-		d.From = max(d.From, pos)
-		if d.To >= l.HighWatermark {
-			if d.From >= l.HighWatermark {
-				continue
-			}
-			d.To = l.HighWatermark - 1
-		}
-		n := d.To - d.From + 1
-		if b := d.Batch; b != nil {
-			n = min(n, int64(b.Records))
-		}
-		switch d.Verdict {
-		case Delivered:
-			r.ToDeliver += n
-			r.LastReachable = max(r.LastReachable, d.To)
-		case Control:
-			r.ControlMarkers += n
-			r.LastReachable = max(r.LastReachable, d.To)
-		case Aborted:
-			r.Aborted += n
-			r.LastReachable = max(r.LastReachable, d.To)
-		case Pending:
-			r.BehindOpenTxns += n
-		case Missing:
-			r.Missing += d.To - d.From + 1
-		}
+		c.Add(&d)
 	}
+	r.ToDeliver, r.ControlMarkers, r.Aborted, r.BehindOpenTxns, r.Missing = c.Delivered, c.ControlMarkers, c.Aborted, c.Pending, c.Missing
+	r.LastReachable = c.LastReached
 	r.PositionAfterAll = max(pos, l.LastStableOffset)
 	return r
 }

@@ -64,6 +64,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		r.Get("/sources/{id}/partitions", a.Partitions().ServeHTTP)
 		r.Route("/sources/{id}/partitions/{topic}/{partition}", func(r chi.Router) {
 			r.Get("/decisions", a.Decisions().ServeHTTP)
+			r.Get("/counts", a.Counts().ServeHTTP)
 			r.Get("/batches/{offset}", a.Batch().ServeHTTP)
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
