@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"strconv"
+	"strings"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -24,6 +25,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		format    = fs.String("format", "text", "text or ndjson")
 		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go")
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
+		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
+		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -42,6 +45,13 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *maxBytes <= 0 || *maxBytes > 1<<31-1 {
 		return usagef("--max-bytes must be between 1 and 2147483647")
 	}
+	cFrom, cTo, err := parseRange(*rangeFlag)
+	if err != nil {
+		return err
+	}
+	if *rangeFlag != "" && !*counts {
+		return usagef("--range needs --counts")
+	}
 	parts, err := sourceParts(e, fs, *demo)
 	if err != nil {
 		return err
@@ -56,7 +66,9 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		matched = true
-		if *format == "ndjson" {
+		if *counts {
+			err = writeCounts(w, l, p.decisions(opts), *format, cFrom, cTo)
+		} else if *format == "ndjson" {
 			err = writeNDJSON(ctx, w, l, p.decisions(opts))
 		} else {
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.describe(opts))
@@ -202,4 +214,50 @@ func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq
 		}
 	}
 	return nil
+}
+
+// parseRange reads --range FROM-TO; empty is the whole partition (-1, -1).
+func parseRange(s string) (from, to int64, err error) {
+	if s == "" {
+		return -1, -1, nil
+	}
+	a, b, ok := strings.Cut(s, "-")
+	from, err1 := strconv.ParseInt(a, 10, 64)
+	to, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || from < 0 || to < from {
+		return 0, 0, usagef("--range %q: want FROM-TO, such as 100-200", s)
+	}
+	return from, to, nil
+}
+
+// writeCounts prints the record counts of [from, to] (the whole log when
+// from is -1): the answer to "how many real records are in this range"
+// that HWM - LWM arithmetic gets wrong on transactional topics.
+func writeCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], format string, from, to int64) error {
+	if from < 0 {
+		from, to = l.LogStartOffset, l.LogEndOffset-1
+	}
+	c := txnindex.NewCounts(from, to)
+	for d := range seq {
+		c.Add(&d)
+	}
+	if format == "ndjson" {
+		b, err := json.Marshal(struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+			txnindex.Counts
+			Records int64 `json:"records"`
+		}{l.Topic, l.Partition, c, c.Records()})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %d records in %d batches\n"+
+		"  delivered        %d\n  aborted          %d\n  control markers  %d\n  pending          %d\n  before position  %d\n"+
+		"  offsets without a record  %d\n  last offset the consumer passes  %d\n",
+		l.Topic, l.Partition, c.From, c.To, c.Records(), c.Batches,
+		c.Delivered, c.Aborted, c.ControlMarkers, c.Pending, c.BeforePosition, c.Missing, c.LastReached)
+	return err
 }
