@@ -161,17 +161,18 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	n := u.cat.nextUpload()
-	id := fmt.Sprintf("upload-%d", n)
-	srcs := sourcesOf(id, name, ld)
-	for _, s := range srcs {
-		s.upload, s.problems = n, problems
-	}
-	evicted, err := u.cat.putUpload(srcs, u.lim.maxUploads, u.lim.maxSources)
+	srcs, evicted, err := u.cat.putUpload(func(n int) []*source {
+		srcs := sourcesOf(fmt.Sprintf("upload-%d", n), name, ld)
+		for _, s := range srcs {
+			s.upload, s.problems = n, problems
+		}
+		return srcs
+	}, u.lim.maxUploads, u.lim.maxSources)
 	if err != nil {
 		uploadFail(w, http.StatusInsufficientStorage, fmt.Sprintf("%s: %v", name, err))
 		return
 	}
+	id := srcs[0].id
 	res := uploadResponse{Version: 1, ID: id, Title: srcs[0].title, Kind: ld.kind, Problems: problems, Evicted: []evictedUpload{}}
 	for _, s := range srcs {
 		page := web.PartitionPath(s.id, s.topic, s.partition)
@@ -221,30 +222,26 @@ func prefixed(name, msg string) string {
 	return name + ": " + msg
 }
 
-// nextUpload hands out the next upload number.
-func (c *catalog) nextUpload() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.uploads++
-	return c.uploads
-}
-
 // errCatalogFull is an upload that cannot fit even with every older upload
 // evicted.
 var errCatalogFull = errors.New("no room")
 
-// putUpload adds an upload's sources. When the catalog already holds
+// putUpload numbers an upload and adds the sources made for that number.
+// Numbering under the same lock as the eviction keeps "oldest" meaning
+// "lowest number": an upload numbered earlier but added later could
+// otherwise outlive a newer one. When the catalog already holds
 // maxUploads uploads, or the new partitions would bring it past
 // maxSources, the oldest uploads are evicted first, whole, and returned:
 // a person dropping files one after another wants the newest, and the
 // server's memory stays bounded without asking anyone to clean up. The
 // demos, --load and live sources are never evicted; an upload that does
 // not fit beside them is refused.
-func (c *catalog) putUpload(srcs []*source, maxUploads, maxSources int) ([]*source, error) {
+func (c *catalog) putUpload(sources func(n int) []*source, maxUploads, maxSources int) (srcs, evicted []*source, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.uploads++
+	srcs = sources(c.uploads)
 	kept := slices.Clone(c.list())
-	var evicted []*source
 	for {
 		oldest, uploads := 0, map[int]bool{}
 		for _, s := range kept {
@@ -259,7 +256,7 @@ func (c *catalog) putUpload(srcs []*source, maxUploads, maxSources int) ([]*sour
 			break
 		}
 		if oldest == 0 {
-			return nil, fmt.Errorf("%w: its %d partitions and the %d served would pass --max-sources %d", errCatalogFull, len(srcs), len(kept), maxSources)
+			return nil, nil, fmt.Errorf("%w: its %d partitions and the %d served would pass --max-sources %d", errCatalogFull, len(srcs), len(kept), maxSources)
 		}
 		kept = slices.DeleteFunc(kept, func(s *source) bool {
 			if s.upload == oldest {
@@ -270,5 +267,5 @@ func (c *catalog) putUpload(srcs []*source, maxUploads, maxSources int) ([]*sour
 		})
 	}
 	c.store(append(kept, srcs...))
-	return evicted, nil
+	return srcs, evicted, nil
 }
