@@ -81,8 +81,8 @@
         go();
         return;
       }
-      // The timeline lists the problems too; the pause is for the
-      // eviction note, which only this page can show.
+      // A pause to read the notes; the timeline lists the problems again,
+      // but an eviction is said only here.
       show("done", `Loaded ${body.title}, opening the timeline in a moment:`, notes);
       setTimeout(go, 2500);
     } finally {
