@@ -111,7 +111,9 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// every ResponseWriter can (a test's recorder cannot): then the server's
 	// own deadline stays.
 	if u.lim.bodyTimeout > 0 {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(u.lim.bodyTimeout))
+		if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(u.lim.bodyTimeout)); err != nil {
+			slog.Debug("upload: cannot extend the read deadline", "err", err)
+		}
 	}
 	select {
 	case u.slots <- struct{}{}:

@@ -438,3 +438,45 @@ func TestUploadHostileNames(t *testing.T) {
 		t.Errorf("the working directory changed: %d entries, %d before", len(after), len(cwd))
 	}
 }
+
+// slowReader sends the first half of its bytes, pauses, then the rest.
+type slowReader struct {
+	b     []byte
+	pause time.Duration
+	n     int // reads so far
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	if r.n++; r.n == 2 {
+		time.Sleep(r.pause)
+	}
+	want := len(r.b)
+	if r.n == 1 {
+		want /= 2
+	}
+	n := copy(p, r.b[:want])
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// TestUploadSlowBody: --read-timeout bounds ordinary requests, but an
+// upload's body may take up to --request-timeout to arrive (a large file
+// over a slow link), and no longer.
+func TestUploadSlowBody(t *testing.T) {
+	b := readFile(t, uploadSegment)
+	s := startServe(t, "--read-timeout", "500ms", "--request-timeout", "3s")
+	if code, a := upload(t, "http://"+s.addr, "slow.log", &slowReader{b: b, pause: time.Second}, nil); code != http.StatusCreated {
+		t.Errorf("a body slower than --read-timeout: %d %+v", code, a)
+	}
+	req, _ := http.NewRequest("POST", s.url("/api/v1/uploads?name=slower.log"), &slowReader{b: b, pause: 5 * time.Second})
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusCreated {
+			t.Error("a body slower than --request-timeout was taken")
+		}
+	}
+}
