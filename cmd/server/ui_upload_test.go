@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -145,6 +146,9 @@ func TestUIUploadOverLimit(t *testing.T) {
 	if st := text(t, ctx, `[data-testid="upload-status"]`); st != want {
 		t.Errorf("status %q, want %q", st, want)
 	}
+	if a := eval[string](t, ctx, `document.querySelector('[data-testid="upload-status"]').dataset.answer`); a != "413" {
+		t.Errorf("the page read HTTP answer %q, want the server's 413", a)
+	}
 	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="upload-status"] b').length`); n != 0 {
 		t.Error("the file name was rendered as markup")
 	}
@@ -155,4 +159,22 @@ func TestUIUploadOverLimit(t *testing.T) {
 		t.Error("the limit is not shown")
 	}
 	screenshot(t, ctx, "TestUIUploadOverLimit")
+
+	// A file far over the limit: the server answers before the body is
+	// sent and closes the connection, which the browser may see as a
+	// network error instead of the 413; the page says the same either way.
+	huge := filepath.Join(t.TempDir(), "huge.log")
+	if err := os.WriteFile(huge, bytes.Repeat(b, 20<<20/len(b)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="drop-zone"]`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="upload-input"]`), []string{huge}),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="upload-status"]').classList.contains("error")`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	want = "huge.log is larger than this server's upload limit of 1000 B (1000 bytes, serve --max-upload-bytes)"
+	if st := text(t, ctx, `[data-testid="upload-status"]`); st != want {
+		t.Errorf("status %q, want %q", st, want)
+	}
+	t.Logf("20 MiB over a 1000-byte limit: HTTP answer read: %s", eval[string](t, ctx, `document.querySelector('[data-testid="upload-status"]').dataset.answer`))
 }

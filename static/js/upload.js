@@ -54,6 +54,7 @@
           method: "POST", body: file, credentials: "same-origin",
         });
       } catch (e) {
+        status.dataset.answer = "none"; // for tests: no HTTP answer was read
         // A server refusing a large body early may close the connection
         // before the browser reads the 413; the limit is known here.
         if (file.size > maxBytes) {
@@ -63,6 +64,7 @@
         }
         return;
       }
+      status.dataset.answer = String(res.status);
       const text = await res.text();
       let body = null;
       try { body = JSON.parse(text); } catch (e) { body = null; }
