@@ -85,8 +85,8 @@ func decisionsOf(t *testing.T, s *served, id, topic string, partition int32) str
 	return out.String()
 }
 
-// TestUploadDecidesAsLoad uploads a real segment, a real pcapng capture and
-// kafka-dump-log.sh text, and checks that each is served with the decisions
+// TestUploadDecidesAsLoad uploads a real segment, a real pcapng capture,
+// kafka-dump-log.sh text and a raw capture, and checks that each is served with the decisions
 // serve --load gives for the same file, and that its page is titled with
 // the file name.
 func TestUploadDecidesAsLoad(t *testing.T) {
@@ -106,7 +106,14 @@ func TestUploadDecidesAsLoad(t *testing.T) {
 	if err := os.WriteFile(txt, []byte(dump[strings.Index(dump, "Dumping "):]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ path, kind string }{{seg, "segment"}, {uploadCapture, "capture"}, {txt, "dump text"}}
+	// A raw capture: watch --record of a real consumer of a kfake broker
+	// with a committed and an open transaction.
+	addr, _ := watchCluster(t)
+	raw := filepath.Join(dir, "live.raw")
+	if out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--partition", "0", "--once", "--record", raw); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cases := []struct{ path, kind string }{{seg, "segment"}, {uploadCapture, "capture"}, {txt, "dump text"}, {raw, "raw capture"}}
 	args := []string{"--max-uploads", "8"}
 	for _, c := range cases {
 		args = append(args, "--load", c.path)
