@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/internal/testtool"
@@ -62,9 +65,12 @@ func checkLanes(t *testing.T, ctx context.Context) {
 // (not the zone: anywhere on the page works) and checks that the timeline
 // lists the damage with its byte position.
 func TestUIUpload(t *testing.T) {
-	ctx := startChromium(t, testtool.Need(t, "chromium"))
+	path := testtool.Need(t, "chromium")
 	b := readFile(t, uploadSegment)
 	s := startServe(t)
+	// Started after the server so that it closes first: the server's
+	// shutdown need not wait for the browser's preconnected sockets.
+	ctx := startChromium(t, path)
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="drop-zone"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +135,7 @@ func TestUIUpload(t *testing.T) {
 // TestUIUploadOverLimit: a file over --max-upload-bytes gets the server's
 // 413 text in the status, and the page stays on the index.
 func TestUIUploadOverLimit(t *testing.T) {
-	ctx := startChromium(t, testtool.Need(t, "chromium"))
+	path := testtool.Need(t, "chromium")
 	b := readFile(t, uploadSegment)
 	// A name with markup: the status must show it as text.
 	file := filepath.Join(t.TempDir(), "<b>big.log")
@@ -137,6 +143,7 @@ func TestUIUploadOverLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServe(t, "--max-upload-bytes", "1000")
+	ctx := startChromium(t, path)
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="drop-zone"]`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="upload-input"]`), []string{file}),
 		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="upload-status"]').classList.contains("error")`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
@@ -177,4 +184,44 @@ func TestUIUploadOverLimit(t *testing.T) {
 		t.Errorf("status %q, want %q", st, want)
 	}
 	t.Logf("20 MiB over a 1000-byte limit: HTTP answer read: %s", eval[string](t, ctx, `document.querySelector('[data-testid="upload-status"]').dataset.answer`))
+}
+
+// TestUIUploadDirectory drops a partition directory on the page, as a
+// person dragging it from a file manager would (DevTools' drag events carry
+// real paths): the page says a directory cannot be uploaded and sends
+// nothing.
+func TestUIUploadDirectory(t *testing.T) {
+	path := testtool.Need(t, "chromium")
+	b := readFile(t, uploadSegment)
+	dir := filepath.Join(t.TempDir(), "lsx1-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t)
+	ctx := startChromium(t, path)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="drop-zone"]`))); err != nil {
+		t.Fatal(err)
+	}
+	data := &input.DragData{Files: []string{dir}, DragOperationsMask: 1}
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		for _, typ := range []input.DispatchDragEventType{input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop} {
+			if _, err := cdp.Call(ctx, tg, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: 300, Y: 400, Data: data}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="upload-status"]').classList.contains("error")`, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "lsx1-0 is a directory, which cannot be uploaded: drop one of its .log segments, or start the server with --load lsx1-0"
+	if st := text(t, ctx, `[data-testid="upload-status"]`); st != want {
+		t.Errorf("status %q, want %q", st, want)
+	}
+	if ids := sourceIDs(t, s); slices.ContainsFunc(ids, func(id string) bool { return strings.HasPrefix(id, "upload-") }) {
+		t.Errorf("a directory drop added a source: %v", ids)
+	}
 }
