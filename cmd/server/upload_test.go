@@ -487,3 +487,25 @@ func TestUploadSlowBody(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadProblemsOnTimeline: damage in a --load PATH is listed on its
+// timeline as an upload's is, not only on stderr.
+func TestLoadProblemsOnTimeline(t *testing.T) {
+	b := readFile(t, uploadSegment)
+	seg := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	if err := os.WriteFile(seg, b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--load", seg)
+	if !strings.Contains(s.errb.String(), "warning: loader: 00000000000000000000.log: batch at byte") {
+		t.Errorf("stderr %q", s.errb.String())
+	}
+	_, page := get(t, s.url("/sources/load1/partitions/00000000000000000000/0"))
+	if !strings.Contains(page, `data-testid="load-problems"`) || !strings.Contains(page, "00000000000000000000.log: batch at byte") {
+		t.Error("the timeline does not list the --load damage")
+	}
+	_, page = get(t, s.url(interleaved))
+	if strings.Contains(page, `data-testid="load-problems"`) {
+		t.Error("an intact demo lists problems")
+	}
+}
