@@ -11,7 +11,36 @@ import (
 type IndexView struct {
 	Sources []SourceView
 	Rows    []PartitionRow // every partition, by LSO lag
+	Upload  UploadView
 	Assets  Assets
+}
+
+// UploadView is the index page's drop zone.
+type UploadView struct {
+	MaxBytes int64  // 0: uploads are disabled, no drop zone
+	Limit    string // MaxBytes for people: "256 MiB"
+}
+
+func uploadView(max int64) UploadView {
+	if max <= 0 {
+		return UploadView{}
+	}
+	return UploadView{MaxBytes: max, Limit: FormatBytes(max)}
+}
+
+// FormatBytes writes n in binary units, as the size flags are usually
+// given: 256 MiB, 1.5 GiB, 900 B (one decimal where it is not whole).
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10) + " " + units[u]
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
 }
 
 // SourceView is one source on the index page.
@@ -32,6 +61,7 @@ type PartitionLink struct {
 type Assets struct {
 	CSS, JS, DiagJS string
 	LiveJS          string // the live tail (static/js/live.js); idle unless the stream says the source is live
+	UploadJS        string // the index page's drop zone (static/js/upload.js)
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
 	// inlined into the page (the static export) instead of linked.
 	CSSText, JSText, DiagJSText string
@@ -47,7 +77,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js")}
 }
 
 func indexView(srcs []Source) IndexView {
@@ -85,7 +115,8 @@ type TimelineView struct {
 	WSPath, APIPath      string
 	Assets               Assets
 	Chrome               chromeKind
-	Data                 string // the export's embedded data (HTML-safe JSON), or ""
+	Data                 string   // the export's embedded data (HTML-safe JSON), or ""
+	Problems             []string // what the loader could not read (Source.Problems)
 }
 
 // LaneView is one producer lane.

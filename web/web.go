@@ -29,6 +29,10 @@ type Source struct {
 	ID         string
 	Title      string
 	Partitions []Partition
+	// Problems are what the loader could not read (a truncated tail, a
+	// bad CRC), each naming the file and byte; the timeline lists them so
+	// that a person sees the partition is drawn from part of the input.
+	Problems []string
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -50,6 +54,10 @@ type Catalog interface {
 type UI struct {
 	cat   Catalog
 	diags diagCache
+	// UploadLimit is the largest file the index page accepts as a drop
+	// (POST /api/v1/uploads); 0 hides the drop zone (uploads disabled).
+	// Set it before serving.
+	UploadLimit int64
 }
 
 // New returns the page handlers over cat.
@@ -67,6 +75,7 @@ func (u *UI) Index() http.Handler {
 		}
 		srcs := u.cat.Sources()
 		v := indexView(srcs)
+		v.Upload = uploadView(u.UploadLimit)
 		for _, s := range srcs {
 			for _, p := range s.Partitions {
 				var d *txnindex.Diagnosis
@@ -97,10 +106,10 @@ func (u *UI) Timeline() http.Handler {
 			render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
 			return
 		}
-		title := ""
+		title, problems := "", []string(nil)
 		for _, s := range u.cat.Sources() {
 			if s.ID == id {
-				title = s.Title
+				title, problems = s.Title, s.Problems
 			}
 		}
 		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
@@ -109,6 +118,7 @@ func (u *UI) Timeline() http.Handler {
 			return
 		}
 		v := timelineView(id, title, l)
+		v.Problems = problems
 		v.Diag = diagnosisView(u.diags.diagnose(l, o))
 		render(w, r, TimelinePage(v))
 	})

@@ -91,3 +91,14 @@ func TestTimelineView(t *testing.T) {
 		t.Errorf("view %+v", v)
 	}
 }
+
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 B"}, {1000, "1000 B"}, {1024, "1 KiB"}, {1397, "1.4 KiB"}, {256 << 20, "256 MiB"}, {3 << 29, "1.5 GiB"}, {4 << 40, "4 TiB"}, {5 << 50, "5120 TiB"}} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

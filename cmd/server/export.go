@@ -85,7 +85,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	var cat *catalog
 	if *demo != "" {
 		if *demo == "big" {
-			cat = &catalog{srcs: []*source{bigDemo()}}
+			cat = &catalog{}
+			cat.put(bigDemo())
 		} else {
 			if _, err := findDemo(*demo); err != nil {
 				return err
@@ -124,7 +125,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 // exportPick chooses the one partition to export.
 func exportPick(cat *catalog, demo, topic string, partition int) (*source, error) {
 	var hits []*source
-	for _, s := range cat.srcs {
+	for _, s := range cat.list() {
 		if demo != "" && s.id != demo {
 			continue
 		}

@@ -36,6 +36,8 @@ type hardening struct {
 	shutdownGrace    time.Duration
 	listenPublic     bool
 	authTokenFile    string
+	maxUploadBytes   int64
+	maxUploads       int
 }
 
 func addHardeningFlags(fs *flag.FlagSet) *hardening {
@@ -54,6 +56,8 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
+	fs.Int64Var(&h.maxUploadBytes, "max-upload-bytes", 256<<20, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
+	fs.IntVar(&h.maxUploads, "max-uploads", 16, "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)")
 	return h
 }
 
@@ -68,6 +72,12 @@ func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
 		if c.v <= 0 {
 			return nil, usagef("--%s must be positive, not %d", c.name, c.v)
 		}
+	}
+	if h.maxUploadBytes < 0 {
+		return nil, usagef("--max-upload-bytes must be 0 (no uploads) or positive, not %d", h.maxUploadBytes)
+	}
+	if h.maxUploads <= 0 {
+		return nil, usagef("--max-uploads must be positive, not %d", h.maxUploads)
 	}
 	if h.wsRate <= 0 {
 		return nil, usagef("--ws-rate must be positive, not %g", h.wsRate)
@@ -145,6 +155,13 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 	return s
 }
 
+// uploads are the limits of POST /api/v1/uploads. A body may take
+// --request-timeout to arrive, not --read-timeout (upload.go).
+func (h *hardening) uploads() uploadLimits {
+	return uploadLimits{maxBytes: h.maxUploadBytes, maxUploads: h.maxUploads, maxSources: h.maxSources,
+		maxBatches: h.maxSourceBatches, bodyTimeout: h.requestTimeout}
+}
+
 // configure sets the websocket limits on a.
 func (h *hardening) configure(a *api.API) {
 	a.Limits = api.WSLimits{MaxMessageSize: h.wsMaxMessage, MessageRate: h.wsRate, MessageBurst: h.wsBurst}
@@ -194,7 +211,7 @@ func (h *hardening) checkLoaded(path string, ld *loaded) error {
 
 // checkSources refuses a catalog of more than --max-sources partitions.
 func (h *hardening) checkSources(cat *catalog, path string) error {
-	if n := len(cat.srcs); n > h.maxSources {
+	if n := len(cat.list()); n > h.maxSources {
 		return fmt.Errorf("--load %s brings the partitions served to %d, over --max-sources %d", path, n, h.maxSources)
 	}
 	return nil
@@ -241,7 +258,7 @@ func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b
 	if err == nil || errors.Is(err, api.ErrNoRecords) {
 		return recs, err
 	}
-	for _, s := range f.cat.srcs {
+	for _, s := range f.cat.list() {
 		if s.id != id || s.built() != l || s.files == nil || b.Segment < 0 || int(b.Segment) >= len(s.files.Segments) {
 			continue
 		}

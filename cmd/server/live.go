@@ -180,7 +180,7 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 	title := fmt.Sprintf("live: %s on %s", cfg.Topic, w.Bootstrap())
 	for _, pv := range u.Partitions {
 		lp := feed.parts[pv.Partition]
-		cat.srcs = append(cat.srcs, &source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: lp})
+		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: lp})
 	}
 	for _, n := range u.Notes {
 		fmt.Fprintf(e.stderr, "note: %s\n", n)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -41,28 +42,61 @@ func loadAny(path string) (*loaded, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return loadFile(fileInput{r: f, size: st.Size(), name: path, base: filepath.Base(path),
+		partitionDir: filepath.Base(filepath.Dir(path)),
+		// The path's own reader maps the file and reopens it for records.
+		segment: func() (*loader.SegmentFile, error) { return loader.OpenSegment(path) }})
+}
+
+// loadBytes reads one file's bytes held in memory (an upload), named name
+// in titles and errors. It finds the kind exactly as loadAny does for a
+// file; a directory cannot come as bytes.
+func loadBytes(b []byte, name string) (*loaded, error) {
+	base := filepath.Base(name)
+	return loadFile(fileInput{r: bytes.NewReader(b), size: int64(len(b)), name: name, base: base,
+		segment: func() (*loader.SegmentFile, error) {
+			return loader.NewSegmentBytes(b, base, loader.DefaultScanOptions), nil
+		}})
+}
+
+// fileInput is one file to load, wherever its bytes are.
+type fileInput struct {
+	r    io.ReaderAt
+	size int64
+	name string // the path, or an upload's name: prefixes errors
+	base string // the file name the kind is partly found from
+	// partitionDir is the name of the directory holding the file, which
+	// names a segment's topic and partition when it is <topic>-<partition>;
+	// "" for bytes that came without one.
+	partitionDir string
+	segment      func() (*loader.SegmentFile, error)
+}
+
+// loadFile is the one place the kind of a file is found, from its first
+// bytes and its name.
+func loadFile(in fileInput) (*loaded, error) {
 	head := make([]byte, 64)
-	n, _ := io.ReadFull(f, head)
+	n, _ := in.r.ReadAt(head, 0)
 	head = head[:n]
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	base := filepath.Base(path)
+	// Each reader gets its own section, so that nothing depends on a
+	// shared file position.
+	all := func() io.Reader { return io.NewSectionReader(in.r, 0, in.size) }
+	path, base := in.name, in.base
 	switch {
 	case capture.IsCapture(head):
-		c, err := capture.Read(f, path)
+		c, err := capture.Read(all(), path)
 		if err != nil {
 			return nil, err
 		}
 		return fromCapture(c, "capture"), nil
 	case capture.IsRaw(head):
-		c, err := capture.ReadRaw(f, path)
+		c, err := capture.ReadRaw(all(), path)
 		if err != nil {
 			return nil, err
 		}
 		return fromCapture(c, "raw capture"), nil
 	case dumplog.LooksLikeDump(head):
-		d, err := dumplog.Read(f, path)
+		d, err := dumplog.Read(all(), path)
 		if err != nil {
 			return nil, err
 		}
@@ -75,12 +109,12 @@ func loadAny(path string) (*loaded, error) {
 		}
 		return ld, nil
 	case strings.HasSuffix(base, ".log") || looksLikeSegment(head):
-		seg, err := loader.OpenSegment(path)
+		seg, err := in.segment()
 		if err != nil {
 			return nil, err
 		}
 		defer seg.Close()
-		topic, partition, _, perr := loader.ParsePartitionDir(filepath.Base(filepath.Dir(path)))
+		topic, partition, _, perr := loader.ParsePartitionDir(in.partitionDir)
 		if perr != nil {
 			topic, partition = strings.TrimSuffix(base, filepath.Ext(base)), 0
 		}
@@ -93,6 +127,9 @@ func loadAny(path string) (*loaded, error) {
 		}
 		return ld, nil
 	case strings.HasSuffix(base, ".txnindex") || strings.HasSuffix(base, ".index") || strings.HasSuffix(base, ".timeindex") || strings.HasSuffix(base, ".snapshot"):
+		if in.partitionDir == "" {
+			return nil, fmt.Errorf("%s: an index or snapshot alone holds no batches to decide on; give its .log segment, or the partition directory to serve --load", path)
+		}
 		return nil, fmt.Errorf("%s: an index or snapshot alone holds no batches to decide on; give its partition directory (%s), or use inspect", path, filepath.Dir(path))
 	}
 	return nil, fmt.Errorf("%s: not a Kafka input: want a log directory, a <topic>-<partition> directory, a .log segment, a pcap/pcapng or raw (%s) capture, or kafka-dump-log.sh text; found % x",

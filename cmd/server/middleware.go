@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,28 @@ func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
 type security struct {
 	token          *bearer       // nil: no --auth-token-file
 	requestTimeout time.Duration // 0: none
+}
+
+// sameOrigin refuses a state-changing request a browser sends from another
+// site: without it any page a person visits could POST to this loopback
+// server (CSRF). net/http's CrossOriginProtection decides from
+// Sec-Fetch-Site, or from Origin against Host; requests with neither
+// (curl, scripts) pass, as they carry no ambient credentials of a
+// browser. The --allowed-origin sites, trusted to embed the pages, are
+// trusted here too. The origins were validated by checkOrigin.
+func sameOrigin(allowed []string) func(http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	for _, o := range allowed {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			panic("checked origin refused: " + err.Error())
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(map[string]any{"error": "cross-origin request refused: only pages of this server (and --allowed-origin) may upload", "code": http.StatusForbidden})
+	}))
+	return cop.Handler
 }
 
 // recoverer answers a panicking handler with 500 and logs the panic with the

@@ -22,11 +22,13 @@ type routeOptions struct {
 	// allowedOrigins may frame the pages (serve --allowed-origin), besides
 	// the server itself.
 	allowedOrigins []string
-	sec            *security // limits and token (middleware.go); nil in tests that need none
+	sec            *security    // limits and token (middleware.go); nil in tests that need none
+	upload         uploadLimits // POST /api/v1/uploads (upload.go); the zero value disables uploads
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
+	ui.UploadLimit = o.upload.maxBytes
 	r := chi.NewRouter()
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: middleware.go
 
@@ -69,6 +71,11 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
 		})
+		// A dropped file becomes a new source (upload.go). It is the one
+		// route that changes the server's state, so it also refuses
+		// cross-origin browser requests (CSRF); the token, when set, is
+		// checked by the stack above like everywhere else.
+		r.With(sameOrigin(o.allowedOrigins)).Post("/uploads", newUploads(cat, o.upload).ServeHTTP)
 	})
 
 	// The decision stream: a websocket, outside any timeout.

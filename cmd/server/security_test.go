@@ -453,7 +453,7 @@ func TestPanicRecovered(t *testing.T) {
 // the flag (exit 1), and the defaults load it.
 func TestLimitsAtLoad(t *testing.T) {
 	dir := buildDemoDir(t)
-	n := len(demoCatalog(false).srcs)
+	n := len(demoCatalog(false).list())
 	for _, c := range []struct {
 		flags []string
 		want  string

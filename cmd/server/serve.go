@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
@@ -51,6 +53,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ro.sec = sec
+	ro.upload = hard.uploads()
 	cat := demoCatalog(*big)
 	for i, path := range loads {
 		if err := hard.checkLoadSize(path); err != nil {
@@ -90,7 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// the streams to close.
 	srv.RegisterOnShutdown(a.Shutdown)
 	fmt.Fprintf(e.stdout, "txnscope serving on http://%s/\n", ln.Addr())
-	for _, s := range cat.srcs {
+	for _, s := range cat.list() {
 		fmt.Fprintf(e.stdout, "  %-12s %s  http://%s%s\n", s.id, s.title, ln.Addr(), web.PartitionPath(s.id, s.topic, s.partition))
 	}
 	if e.ready != nil {
@@ -126,6 +129,8 @@ type source struct {
 	build     func() *txnindex.Log
 	files     *loader.Partition // the files read, when there are any (records are decoded from them)
 	live      *livePart         // a partition of a watched cluster (live.go): its log changes
+	upload    int               // the upload's number (upload.go); 0 for the demos, --load and live
+	problems  []string          // what the loader could not read, shown on the timeline
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -154,8 +159,33 @@ func (s *source) built() *txnindex.Log {
 	return s.log
 }
 
-// catalog is the loaded sources; it serves both api and web.
-type catalog struct{ srcs []*source }
+// catalog is the loaded sources; it serves both api and web. Uploads add
+// and evict sources while requests read it, so the list is copy-on-write:
+// a reader takes one snapshot (list) and sees a consistent catalog for the
+// whole of its work, never a slice being appended to; writers serialize on
+// mu and publish a new slice.
+type catalog struct {
+	mu      sync.Mutex // serializes writers
+	srcs    atomic.Pointer[[]*source]
+	uploads int // upload ids handed out; ids are never reused
+}
+
+// list returns the sources as they are now. The slice must not be changed.
+func (c *catalog) list() []*source {
+	if p := c.srcs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// put adds sources at the end of the catalog.
+func (c *catalog) put(srcs ...*source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store(append(slices.Clone(c.list()), srcs...))
+}
+
+func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
 
 func demoCatalog(big bool) *catalog {
 	c := &catalog{}
@@ -174,27 +204,37 @@ func demoCatalog(big bool) *catalog {
 		// Small demos are built now: cheap, and a broken one fails at start.
 		s.get()
 		s.topic, s.partition = s.log.Topic, s.log.Partition
-		c.srcs = append(c.srcs, s)
+		c.put(s)
 	}
 	if big {
-		c.srcs = append(c.srcs, bigDemo())
+		c.put(bigDemo())
 	}
 	return c
 }
 
 // add makes a source of each partition a --load PATH held.
-func (c *catalog) add(id, path string, ld *loaded) {
+func (c *catalog) add(id, path string, ld *loaded) { c.put(sourcesOf(id, path, ld)...) }
+
+// sourcesOf makes a source of each partition ld holds, titled with name
+// (a path, or an upload's file name) and the kind.
+func sourcesOf(id, name string, ld *loaded) []*source {
 	files := map[string]*loader.Partition{}
 	for _, d := range ld.dirs {
 		files[fmt.Sprintf("%s-%d", d.Partition.Topic, d.Partition.Partition)] = d
 	}
+	var problems []string
+	for _, p := range ld.problems {
+		problems = append(problems, p.Error())
+	}
+	var out []*source
 	for _, p := range ld.parts {
 		l := p.log
-		s := &source{id: id, title: fmt.Sprintf("%s (%s)", path, ld.kind), topic: l.Topic, partition: l.Partition,
-			build: func() *txnindex.Log { return l }, files: files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]}
+		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.kind), topic: l.Topic, partition: l.Partition,
+			build: func() *txnindex.Log { return l }, files: files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)], problems: problems}
 		s.get()
-		c.srcs = append(c.srcs, s)
+		out = append(out, s)
 	}
+	return out
 }
 
 // multiFlag collects a repeatable string flag.
@@ -204,7 +244,7 @@ func (m *multiFlag) String() string     { return fmt.Sprint([]string(*m)) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func (c *catalog) find(id, topic string, partition int32) *source {
-	for _, s := range c.srcs {
+	for _, s := range c.list() {
 		if s.id == id && s.topic == topic && s.partition == partition {
 			return s
 		}
@@ -218,7 +258,7 @@ type apiCatalog struct{ *catalog }
 
 func (c apiCatalog) Sources() []api.Source {
 	var out []api.Source
-	for _, s := range c.srcs {
+	for _, s := range c.list() {
 		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}})
 	}
 	return out
@@ -235,12 +275,12 @@ type webCatalog struct{ *catalog }
 
 func (c webCatalog) Sources() []web.Source {
 	var out []web.Source
-	for _, s := range c.srcs {
+	for _, s := range c.list() {
 		p := web.Partition{Topic: s.topic, Partition: s.partition}
 		if l := s.built(); l != nil {
 			p.Summary = web.Summary(l)
 		}
-		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}})
+		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems})
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 	}
 	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
 	s.get()
-	cat.srcs = append(cat.srcs, s)
+	cat.put(s)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
 		t.Fatal(err)

@@ -37,13 +37,13 @@ func TestUICaptureFetches(t *testing.T) {
 	cat := &catalog{}
 	cat.add("cap", file, ld)
 	var s *source
-	for _, c := range cat.srcs {
+	for _, c := range cat.list() {
 		if l := c.get(); len(l.Fetches) > 0 && l.Fetches[0].Isolation == txnindex.ReadCommitted {
 			s = c
 		}
 	}
 	if s == nil {
-		t.Fatalf("no read_committed consumer with fetches in the capture (%d sources)", len(cat.srcs))
+		t.Fatalf("no read_committed consumer with fetches in the capture (%d sources)", len(cat.list()))
 	}
 	l := s.get()
 	ctx, _, _ := browser(t, false)

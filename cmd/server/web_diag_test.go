@@ -148,8 +148,8 @@ func TestPartitionListByLag(t *testing.T) {
 	}
 	rows := eval[[]struct{ ID, Lag, State, Text string }](t, ctx,
 		`Array.from(document.querySelectorAll('[data-testid="lag-sorted"] [data-testid^="partition-row-"]')).map((r) => ({id: r.dataset.testid, lag: r.dataset.lag || "", state: r.dataset.state || "", text: r.textContent}))`)
-	if len(rows) != len(cat.srcs) {
-		t.Fatalf("%d rows, want %d", len(rows), len(cat.srcs))
+	if len(rows) != len(cat.list()) {
+		t.Fatalf("%d rows, want %d", len(rows), len(cat.list()))
 	}
 	if rows[0].ID != "partition-row-stuck-lso-demo-stuck-lso-0" || rows[0].State != "hanging" || !strings.Contains(rows[0].Text, "producer 6") {
 		t.Errorf("first row %+v, want stuck-lso pinned by producer 6 (hanging)", rows[0])
@@ -165,8 +165,8 @@ func TestPartitionListByLag(t *testing.T) {
 			t.Errorf("%s: lag %d after %d: not sorted by lag", r.ID, n, prev)
 		}
 		prev = n
-		s := cat.srcs[0]
-		for _, c := range cat.srcs {
+		s := cat.list()[0]
+		for _, c := range cat.list() {
 			if r.ID == fmt.Sprintf("partition-row-%s-%s-%d", c.id, c.topic, c.partition) {
 				s = c
 			}

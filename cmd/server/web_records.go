@@ -15,7 +15,7 @@ var _ api.RecordSource = loaderRecords{}
 
 func (r loaderRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
 	var src *source
-	for _, s := range r.cat.srcs {
+	for _, s := range r.cat.list() {
 		if s.id == id && s.built() == l {
 			src = s
 		}

@@ -128,7 +128,7 @@ func TestWebIndexListsDemos(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="source-list"]`))); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range cat.srcs {
+	for _, s := range cat.list() {
 		sel := fmt.Sprintf(`[data-testid="partition-link-%s-%s-%d"]`, s.id, s.topic, s.partition)
 		href, err := attr(ctx, sel, "href")
 		if err != nil {
@@ -145,7 +145,7 @@ func TestWebIndexListsDemos(t *testing.T) {
 // markers against the log.
 func TestWebTimelineDemos(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
-	for _, s := range cat.srcs {
+	for _, s := range cat.list() {
 		l := s.get()
 		if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="timeline"]`)), waitDone(1)); err != nil {
 			t.Fatalf("%s: %v", s.id, err)
