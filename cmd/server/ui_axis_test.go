@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,90 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes-zoomed")
+}
+
+// TestUITimeAxisBinned: with far more batches than pixels the time axis
+// bins them per pixel column as the offset axis does. On a log of 1-record
+// batches written one second apart, time is linear in offsets, so the two
+// axes must draw the same pixels: in the whole-log overview (the pyramid)
+// and zoomed to a few thousand batches (per-column offsets from time). A
+// time axis drawn batch by batch (3 px minimum width) or binned wrongly
+// differs in most columns.
+func TestUITimeAxisBinned(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "uniform", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	r := rand.New(rand.NewPCG(1, 2))
+	var inTxn [5]int
+	for len(w.p.Batches) < 30_000 {
+		pid := txnindex.ProducerID(1 + r.IntN(4))
+		switch {
+		case r.IntN(5) == 0:
+			w.data(-1, 1, false)
+		case inTxn[pid] >= 3:
+			if r.IntN(4) == 0 {
+				w.marker(pid, txnindex.ControlAbort)
+			} else {
+				w.marker(pid, txnindex.ControlCommit)
+			}
+			inTxn[pid] = 0
+		default:
+			w.data(pid, 1, true)
+			inTxn[pid]++
+		}
+	}
+	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s.get()
+	cat.srcs = append(cat.srcs, s)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	// columns returns a hash of each device-pixel column of the canvas.
+	columns := func() []int {
+		return eval[[]int](t, ctx, `(() => { const c = document.querySelector('[data-testid="canvas"]'), w = c.width, h = c.height, d = c.getContext("2d").getImageData(0, 0, w, h).data, out = [];
+			for (let x = 0; x < w; x++) { let s = 0; for (let y = 0; y < h; y++) { const i = (y * w + x) * 4; s = (s * 31 + d[i] * 65599 + d[i + 1] * 257 + d[i + 2]) | 0; } out.push(s); } return out; })()`)
+	}
+	setAxis := func(a string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="axis-switch"]`), a), js(`document.querySelector('[data-testid="axis-switch"]').dispatchEvent(new Event("change"))`), chromedp.Sleep(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []struct {
+		name     string
+		from, to int
+	}{{"whole log", -1, -1}, {"4,000 batches", 12_000, 16_000}} {
+		setView := `window.txnscope.setView(` + fmt.Sprint(v.from, ",", v.to) + `)`
+		if v.from < 0 {
+			setView = `document.querySelector('[data-testid="zoom-reset"]').click()`
+		}
+		setAxis("offset")
+		chromedp.Do(ctx, js(setView), chromedp.Sleep(300*time.Millisecond))
+		off := columns()
+		setAxis("time")
+		chromedp.Do(ctx, js(setView), chromedp.Sleep(300*time.Millisecond))
+		if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
+			t.Fatalf("axis %q", ax)
+		}
+		tm := columns()
+		if len(off) != len(tm) || len(off) < 500 {
+			t.Fatalf("%s: %d and %d columns", v.name, len(off), len(tm))
+		}
+		diff := 0
+		for i := range off {
+			if off[i] != tm[i] {
+				diff++
+			}
+		}
+		// Antialiased edges at fractional x (the LSO wash, the pinned
+		// transaction's outline) may differ by a shade in a few columns.
+		if diff > len(off)/100 {
+			t.Errorf("%s: %d of %d pixel columns differ between the offset and the time axis", v.name, diff, len(off))
+		}
+		t.Logf("%s: %d of %d columns differ", v.name, diff, len(off))
+		if v.from >= 0 {
+			screenshot(t, ctx, "TestUITimeAxisBinned")
+		}
+	}
 }
