@@ -256,3 +256,81 @@ func TestUITimeAxisBinned(t *testing.T) {
 		}
 	}
 }
+
+// TestUITimeAxisMinimap: on the time axis the minimap is laid out in time
+// as the main view is. On the stuck-LSO demo (six batches, then one 20
+// minutes later) the whole-log view's time ticks give the time at each x;
+// the minimap spans the same times, so after a zoom the black viewport
+// box drawn on it must stand where the times now visible (read from the
+// zoomed view's ticks) fall. In offsets the box would sit between the
+// sixth and seventh batch instead. A click on the minimap then centres
+// the view on the time under the pointer.
+func TestUITimeAxisMinimap(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := cat.find("stuck-lso", "demo-stuck-lso", 0)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1),
+		chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0"), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	type rect struct{ Left, Width, Top, Height float64 }
+	box := func(sel string) rect {
+		return eval[rect](t, ctx, `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return {left: r.left, width: r.width, top: r.top, height: r.height}; })()`)
+	}
+	canvas, mini := box(`[data-testid="canvas"]`), box(`[data-testid="minimap"]`)
+	mini.Left, mini.Width = mini.Left+1, mini.Width-2 // inside its 1 px border
+	// visible returns the times at the canvas's left and right edges, from
+	// the time ticks (label time and client x) a person reads.
+	visible := func() (float64, float64) {
+		t.Helper()
+		ticks := eval[[]struct{ Time, X float64 }](t, ctx, `Array.from(document.querySelectorAll('[data-testid="time-tick"]')).map((e) => ({time: +e.dataset.time, x: e.getBoundingClientRect().left}))`)
+		if len(ticks) < 2 {
+			t.Fatalf("time ticks %+v", ticks)
+		}
+		a, z := ticks[0], ticks[len(ticks)-1]
+		per := (z.Time - a.Time) / (z.X - a.X)
+		return a.Time + (canvas.Left-a.X)*per, a.Time + (canvas.Left+canvas.Width-a.X)*per
+	}
+	// viewport returns the client x of the left and right sides of the
+	// black box drawn on the minimap (its pixels, half-way down).
+	viewport := func() (float64, float64) {
+		t.Helper()
+		px := eval[[]int](t, ctx, `(() => { const c = document.querySelector('[data-testid="minimap"]'), y = c.height >> 1, d = c.getContext("2d").getImageData(0, y, c.width, 1).data, out = [];
+			for (let x = 0; x < c.width; x++) if (d[4 * x] + d[4 * x + 1] + d[4 * x + 2] < 60) out.push(x); return out; })()`)
+		if len(px) < 2 {
+			t.Fatalf("no viewport box on the minimap (black pixels %v)", px)
+		}
+		dw := eval[float64](t, ctx, `document.querySelector('[data-testid="minimap"]').width`)
+		at := func(p int) float64 { return mini.Left + (float64(p)+0.5)/dw*mini.Width }
+		return at(px[0]), at(px[len(px)-1])
+	}
+	t0, t1 := visible()
+	onMini := func(tm float64) float64 { return mini.Left + (tm-t0)/(t1-t0)*mini.Width }
+
+	for range 2 {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("+")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond))
+	v0, v1 := visible()
+	l, r := viewport()
+	// The box's 2 px stroke is centred on its edges.
+	if math.Abs(l-onMini(v0)) > 3 || math.Abs(r-onMini(v1)) > 3 {
+		t.Errorf("zoomed to %s-%s: minimap box at x %.1f-%.1f, want %.1f-%.1f", time.UnixMilli(int64(v0)).UTC().Format("15:04:05"), time.UnixMilli(int64(v1)).UTC().Format("15:04:05"), l, r, onMini(v0), onMini(v1))
+	}
+	screenshot(t, ctx, "TestUITimeAxisMinimap")
+
+	// A click a quarter of the way along the minimap centres the view on
+	// the time there; the box follows.
+	want := t0 + (t1-t0)/4
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(mini.Left+mini.Width/4, mini.Top+mini.Height/2), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	c0, c1 := visible()
+	if got := (c0 + c1) / 2; math.Abs(got-want) > 2/mini.Width*(t1-t0) {
+		t.Errorf("click at a quarter of the minimap: view centred on %s, want %s", time.UnixMilli(int64(got)).UTC().Format("15:04:05.000"), time.UnixMilli(int64(want)).UTC().Format("15:04:05.000"))
+	}
+	if l, r := viewport(); math.Abs((l+r)/2-(mini.Left+mini.Width/4)) > 3 {
+		t.Errorf("after the click the minimap box is at x %.1f-%.1f, want it centred on %.1f", l, r, mini.Left+mini.Width/4)
+	}
+}

@@ -1064,18 +1064,22 @@
   let miniImage = null;
   // The minimap shows the whole log as stacked proportions: per column, the
   // share of offsets of each kind, so that a rare kind is visible without
-  // hiding what dominates.
+  // hiding what dominates. On the time axis it follows the main view: the
+  // columns are equal steps of time over the domain (miniX), a decision
+  // counts for the share of its time extent in a column.
   const MINI_KINDS = ["delivered", "aborted", "commit", "abort", "control", "pending", "before", "gap"];
   function drawMini() {
     if (!D || !meta) return;
     const w = mini.width, h = mini.height;
     const cnt = new Float64Array(w * 8);
-    const scale = w / (domain.to - domain.from), cs = meta.chunk_size;
+    const scale = w / (domain.to - domain.from), cs = meta.chunk_size, time = state.axis === "time";
+    const tc = time ? timeCursor() : null, [t0, t1] = time ? timeDomain() : [0, 1], tscale = w / Math.max(t1 - t0, 1e-9);
     for (let i = 0; i < D.n; i++) {
       if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
       const v = D.verdict[i], f = D.flags[i];
       const k = v === 0 ? 0 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 2 : f & F_ABORT ? 3 : 4) : v === 3 ? 5 : v === 4 ? 6 : 7;
-      const a = (D.from[i] - domain.from) * scale, b = (D.to[i] + 1 - domain.from) * scale;
+      const a = time ? (tc(D.from[i]) - t0) * tscale : (D.from[i] - domain.from) * scale;
+      const b = time ? (tc(D.to[i] + 1 - END_OFF) - t0) * tscale : (D.to[i] + 1 - domain.from) * scale;
       let x = Math.max(Math.floor(a), 0);
       const xe = Math.min(Math.floor(b), w - 1);
       if (x === xe || b - a < 1) { if (x < w) cnt[x * 8 + k] += Math.max(b - a, 0.05); continue; }
@@ -1099,11 +1103,22 @@
     miniImage = mctx.getImageData(0, 0, w, h);
     drawViewportOnMini();
   }
+  // miniX is where offset off lies across the minimap, 0 to 1 (the domain's
+  // ends), in offsets or in time as the main view; miniOff inverts it.
+  function miniX(off) {
+    if (state.axis !== "time") return (off - domain.from) / (domain.to - domain.from);
+    const [t0, t1] = timeDomain();
+    return (tOf(off) - t0) / Math.max(t1 - t0, 1e-9);
+  }
+  function miniCentre(f) {
+    if (state.axis !== "time") { const o = domain.from + f * (domain.to - domain.from), span = view.to - view.from; setView(o - span / 2, o + span / 2); return; }
+    const [t0, t1] = timeDomain(), [a, b] = viewTimes(), tm = t0 + f * (t1 - t0);
+    setTimeView(tm - (b - a) / 2, tm + (b - a) / 2);
+  }
   function drawViewportOnMini() {
     if (!miniImage) return;
     mctx.putImageData(miniImage, 0, 0);
-    const w = mini.width, h = mini.height, s = w / (domain.to - domain.from);
-    const x0 = (view.from - domain.from) * s, x1 = (view.to - domain.from) * s;
+    const w = mini.width, h = mini.height, x0 = miniX(view.from) * w, x1 = miniX(view.to) * w;
     mctx.strokeStyle = "#000"; mctx.lineWidth = 2 * dpr;
     mctx.strokeRect(Math.max(x0, 1), 1, Math.max(x1 - x0, 3), h - 2);
   }
@@ -1217,14 +1232,24 @@
   posEl.onchange = () => { state.position = posEl.value === "" ? -1 : Math.max(-1, Math.floor(+posEl.value)); restart(); };
   maxEl.onchange = () => { const v = Math.floor(+maxEl.value); if (v > 0) { state.maxBytes = v; restart(); } };
   let miniDrag = false;
-  const miniMove = (e) => {
-    const r = mini.getBoundingClientRect(), o = domain.from + (e.clientX - r.left) / r.width * (domain.to - domain.from);
-    const span = view.to - view.from; setView(o - span / 2, o + span / 2);
-  };
+  // A click or drag on the minimap centres the view there, on either axis.
+  const miniMove = (e) => { const r = mini.getBoundingClientRect(); miniCentre((e.clientX - r.left) / r.width); };
   mini.addEventListener("mousedown", (e) => { miniDrag = true; miniMove(e); });
   window.addEventListener("mousemove", (e) => { if (miniDrag) miniMove(e); });
   window.addEventListener("mouseup", () => { miniDrag = false; });
   window.addEventListener("resize", resize);
+  // The plot also changes width without a window resize (a vertical
+  // scrollbar appearing as the page grows): W would then be stale, the
+  // canvas bitmap scaled to the new width and the DOM markers and ticks,
+  // placed in W's pixels, off from the drawn batches.
+  if (window.ResizeObserver) {
+    let seenW = -1, seenM = -1;
+    const ro = new ResizeObserver(() => {
+      if (plot.clientWidth === seenW && mini.clientWidth === seenM) return;
+      seenW = plot.clientWidth; seenM = mini.clientWidth; resize();
+    });
+    ro.observe(plot); ro.observe(mini);
+  }
 
   function pointed(e) {
     const r = canvas.getBoundingClientRect();
