@@ -334,3 +334,78 @@ func TestUITimeAxisMinimap(t *testing.T) {
 		t.Errorf("after the click the minimap box is at x %.1f-%.1f, want it centred on %.1f", l, r, mini.Left+mini.Width/4)
 	}
 }
+
+// TestUIMarkerLabelsDoNotOverlap: marker labels (log start, LSO, HWM,
+// position, segment boundaries) close together are laid out so that no
+// label covers another, each beside its own line and inside the plot. The
+// stuck-LSO demo on the time axis puts the log start and the LSO within a
+// pixel of each other (its first six batches take seconds of a 20-minute
+// log); a 3,000-batch log with a segment every 60 batches, its LSO at
+// offset 1 and the position at 2, zoomed out on the offset axis, crowds
+// the first three and the segment names.
+func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "crowded", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	w.data(-1, 1, false)
+	w.data(7, 1, true) // never ends: the LSO stays at 1
+	for i := 2; i < 3000; i++ {
+		if i%60 == 0 {
+			w.roll()
+		}
+		w.data(-1, 1, false)
+	}
+	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	crowded.get()
+	cat.srcs = append(cat.srcs, crowded)
+
+	type label struct {
+		ID                       string
+		Left, Right, Top, Bottom float64
+		Line                     float64 // the marker line's client x
+	}
+	for _, c := range []struct {
+		name, url string
+		need      []string
+		min       int
+	}{
+		{"time", timelineURL(srv, cat.find("stuck-lso", "demo-stuck-lso", 0)) + "?axis=time", []string{"log-start", "lso", "hwm"}, 3},
+		{"offset", timelineURL(srv, crowded) + "?position=2", []string{"log-start", "lso", "position-marker", "hwm"}, 20},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(c.url), waitDone(1),
+			chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0"), chromedp.Sleep(400*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		labels := eval[[]label](t, ctx, `Array.from(document.querySelectorAll('[data-testid="markers"] .marker')).filter((m) => !m.hidden).map((m) => [m, m.querySelector("span")])
+			.filter(([m, s]) => s && getComputedStyle(s).visibility !== "hidden" && s.getBoundingClientRect().width > 0)
+			.map(([m, s]) => { const r = s.getBoundingClientRect(); return {id: m.dataset.testid, left: r.left, right: r.right, top: r.top, bottom: r.bottom, line: m.getBoundingClientRect().left}; })`)
+		plot := eval[struct{ Left, Right float64 }](t, ctx, `(() => { const r = document.querySelector('[data-testid="plot"]').getBoundingClientRect(); return {left: r.left, right: r.right}; })()`)
+		seen := map[string]bool{}
+		for _, l := range labels {
+			seen[l.ID] = true
+			if d := min(math.Abs(l.Left-l.Line), math.Abs(l.Right-l.Line)); d > 8 {
+				t.Errorf("%s: label %s at x %.0f-%.0f is %.0f px from its line at %.0f", c.name, l.ID, l.Left, l.Right, d, l.Line)
+			}
+			if l.Left < plot.Left-1 || l.Right > plot.Right+1 {
+				t.Errorf("%s: label %s at x %.0f-%.0f outside the plot %.0f-%.0f", c.name, l.ID, l.Left, l.Right, plot.Left, plot.Right)
+			}
+		}
+		for _, id := range c.need {
+			if !seen[id] {
+				t.Errorf("%s: no visible %s label (labels %+v)", c.name, id, labels)
+			}
+		}
+		if len(labels) < c.min {
+			t.Errorf("%s: %d visible labels, want at least %d", c.name, len(labels), c.min)
+		}
+		for i, a := range labels {
+			for _, b := range labels[i+1:] {
+				if a.Left < b.Right && b.Left < a.Right && a.Top < b.Bottom && b.Top < a.Bottom {
+					t.Errorf("%s: labels %s (%.0f-%.0f, %.0f-%.0f) and %s (%.0f-%.0f, %.0f-%.0f) overlap", c.name, a.ID, a.Left, a.Right, a.Top, a.Bottom, b.ID, b.Left, b.Right, b.Top, b.Bottom)
+				}
+			}
+		}
+		t.Logf("%s: %d labels checked", c.name, len(labels))
+		screenshot(t, ctx, "TestUIMarkerLabelsDoNotOverlap-"+c.name)
+	}
+}

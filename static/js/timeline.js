@@ -925,8 +925,7 @@
     const x = xOf(off);
     el.hidden = x < -1 || x > W + 1;
     el.style.left = x + "px";
-    // Near the right edge the label goes left of the line.
-    el.classList.toggle("flip", x > W - 150);
+    el._x = x; // for layoutLabels
   }
   function placeMarkers() {
     placeMarker($('[data-testid="lso"]', root), part.lso);
@@ -939,6 +938,60 @@
     $('[data-testid="lso"] span', root).textContent = part.lso === part.hwm ? "LSO = HWM " + part.lso : "LSO " + part.lso;
     $('[data-testid="hwm"] span', root).style.visibility = part.lso === part.hwm ? "hidden" : "";
     segEls.forEach(([el, off]) => placeMarker(el, off));
+    layoutLabels();
+  }
+  // layoutLabels places the marker labels so that none covers another:
+  // markers close together (the log start and the LSO of the stuck-LSO
+  // demo on the time axis, segment boundaries on a zoomed-out log) would
+  // otherwise print one label over the other. Each label stays beside its
+  // own line, right of it where it fits (left near the right edge, as
+  // before); the more important ones are placed first, each on the first
+  // free spot among: its usual row of the band, the band's other row, the
+  // other side of the line on either row, then (for the log start, LSO, HWM
+  // and position only) rows below the band, over the top of the first lane
+  // on the label's white plate. A segment name without room in the band is
+  // left out until a zoom makes room: dozens of them stacked over the lanes
+  // hid the batches.
+  const LABEL_ROW = 14, LABEL_GAP = 4, LABEL_ROWS = 6;
+  const labelWidths = new WeakMap(); // span -> [text, width]: measured once per text, not per frame
+  function labelWidth(span) {
+    const c = labelWidths.get(span);
+    if (c && c[0] === span.textContent) return c[1];
+    const w = span.offsetWidth;
+    labelWidths.set(span, [span.textContent, w]);
+    return w;
+  }
+  function layoutLabels() {
+    const marks = [["lso", 0], ["hwm", 1], ["position-marker", 1], ["log-start", 0]]
+      .map(([id, row]) => [$('[data-testid="' + id + '"]', root), row, LABEL_ROWS]);
+    segEls.forEach(([el]) => marks.push([el, 1, 2]));
+    const placed = []; // [row, left, right]
+    const free = (row, l, r) => placed.every(([pr, pl, pp]) => pr !== row || r + LABEL_GAP <= pl || pp + LABEL_GAP <= l);
+    for (const [el, usual, maxRows] of marks) {
+      const span = el && el.firstElementChild;
+      if (!span || el.hidden || span.style.visibility === "hidden") continue;
+      span.hidden = false;
+      const x = el._x, w = labelWidth(span);
+      // The span sits 3 px right of the marker's 2-3 px line, or its right
+      // edge 3 px left of it when flipped (app.css .marker span).
+      const right = [x + 5, x + 5 + w], left = [x - 1 - w, x - 1];
+      const sides = x + 5 + w <= W ? [[right, false], [left, true]] : [[left, true], [right, false]];
+      const rows = [usual, 1 - usual];
+      const tries = [];
+      for (const [b, flip] of sides.slice(0, 1)) for (const row of rows) tries.push([row, b, flip]);
+      for (const [b, flip] of sides.slice(1)) for (const row of rows) tries.push([row, b, flip]);
+      for (let row = 2; row < maxRows; row++) for (const [b, flip] of sides) tries.push([row, b, flip]);
+      const fits = ([, b]) => b[0] >= 0 && b[1] <= W;
+      const pick = tries.find((c) => fits(c) && free(c[0], c[1][0], c[1][1])) || tries.find((c) => free(c[0], c[1][0], c[1][1]));
+      // No room: the line stays and the label waits for a zoom rather than
+      // print over another (a segment's name is in its marker's title).
+      span.hidden = !pick;
+      if (!pick) continue;
+      const [row, b, flip] = pick;
+      placed.push([row, b[0], b[1]]);
+      el.classList.toggle("flip", flip);
+      span.style.top = row * LABEL_ROW + "px";
+    }
   }
   let segEls = [];
   function placeSegments() {
