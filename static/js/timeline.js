@@ -1157,7 +1157,8 @@
     drawViewportOnMini();
   }
   // miniX is where offset off lies across the minimap, 0 to 1 (the domain's
-  // ends), in offsets or in time as the main view; miniOff inverts it.
+  // ends), in offsets or in time as the main view; miniCentre centres the
+  // view, keeping its width, on the point a fraction f across.
   function miniX(off) {
     if (state.axis !== "time") return (off - domain.from) / (domain.to - domain.from);
     const [t0, t1] = timeDomain();
