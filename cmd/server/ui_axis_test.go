@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,243 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "TestUITimeAxisEqualAndBackwardTimes-zoomed")
+}
+
+// TestUITimeAxisBinned: with far more batches than pixels the time axis
+// bins them per pixel column as the offset axis does. On a log of 1-record
+// batches written one second apart, time is linear in offsets, so the two
+// axes must draw the same pixels: in the whole-log overview (the pyramid)
+// and zoomed to a few thousand batches (per-column offsets from time). A
+// time axis drawn batch by batch (3 px minimum width) or binned wrongly
+// differs in most columns.
+func TestUITimeAxisBinned(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "uniform", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	r := rand.New(rand.NewPCG(1, 2))
+	var inTxn [5]int
+	for len(w.p.Batches) < 30_000 {
+		pid := txnindex.ProducerID(1 + r.IntN(4))
+		switch {
+		case r.IntN(5) == 0:
+			w.data(-1, 1, false)
+		case inTxn[pid] >= 3:
+			if r.IntN(4) == 0 {
+				w.marker(pid, txnindex.ControlAbort)
+			} else {
+				w.marker(pid, txnindex.ControlCommit)
+			}
+			inTxn[pid] = 0
+		default:
+			w.data(pid, 1, true)
+			inTxn[pid]++
+		}
+	}
+	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s.get()
+	cat.srcs = append(cat.srcs, s)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	// columns returns a hash of each device-pixel column of the canvas.
+	columns := func() []int {
+		return eval[[]int](t, ctx, `(() => { const c = document.querySelector('[data-testid="canvas"]'), w = c.width, h = c.height, d = c.getContext("2d").getImageData(0, 0, w, h).data, out = [];
+			for (let x = 0; x < w; x++) { let s = 0; for (let y = 0; y < h; y++) { const i = (y * w + x) * 4; s = (s * 31 + d[i] * 65599 + d[i + 1] * 257 + d[i + 2]) | 0; } out.push(s); } return out; })()`)
+	}
+	setAxis := func(a string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="axis-switch"]`), a), js(`document.querySelector('[data-testid="axis-switch"]').dispatchEvent(new Event("change"))`), chromedp.Sleep(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []struct {
+		name     string
+		from, to int
+	}{{"whole log", -1, -1}, {"4,000 batches", 12_000, 16_000}} {
+		setView := `window.txnscope.setView(` + fmt.Sprint(v.from, ",", v.to) + `)`
+		if v.from < 0 {
+			setView = `document.querySelector('[data-testid="zoom-reset"]').click()`
+		}
+		setAxis("offset")
+		chromedp.Do(ctx, js(setView), chromedp.Sleep(300*time.Millisecond))
+		off := columns()
+		setAxis("time")
+		chromedp.Do(ctx, js(setView), chromedp.Sleep(300*time.Millisecond))
+		if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
+			t.Fatalf("axis %q", ax)
+		}
+		tm := columns()
+		if len(off) != len(tm) || len(off) < 500 {
+			t.Fatalf("%s: %d and %d columns", v.name, len(off), len(tm))
+		}
+		diff := 0
+		for i := range off {
+			if off[i] != tm[i] {
+				diff++
+			}
+		}
+		// Antialiased edges at fractional x (the LSO wash, the pinned
+		// transaction's outline) may differ by a shade in a few columns.
+		if diff > len(off)/100 {
+			t.Errorf("%s: %d of %d pixel columns differ between the offset and the time axis", v.name, diff, len(off))
+		}
+		t.Logf("%s: %d of %d columns differ", v.name, diff, len(off))
+		if v.from >= 0 {
+			screenshot(t, ctx, "TestUITimeAxisBinned")
+		}
+	}
+}
+
+// TestUITimeAxisMinimap: on the time axis the minimap is laid out in time
+// as the main view is. On the stuck-LSO demo (six batches, then one 20
+// minutes later) the whole-log view's time ticks give the time at each x;
+// the minimap spans the same times, so after a zoom the black viewport
+// box drawn on it must stand where the times now visible (read from the
+// zoomed view's ticks) fall. In offsets the box would sit between the
+// sixth and seventh batch instead. A click on the minimap then centres
+// the view on the time under the pointer.
+func TestUITimeAxisMinimap(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := cat.find("stuck-lso", "demo-stuck-lso", 0)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1),
+		chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0"), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	type rect struct{ Left, Width, Top, Height float64 }
+	box := func(sel string) rect {
+		return eval[rect](t, ctx, `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return {left: r.left, width: r.width, top: r.top, height: r.height}; })()`)
+	}
+	canvas, mini := box(`[data-testid="canvas"]`), box(`[data-testid="minimap"]`)
+	mini.Left, mini.Width = mini.Left+1, mini.Width-2 // inside its 1 px border
+	// visible returns the times at the canvas's left and right edges, from
+	// the time ticks (label time and client x) a person reads.
+	visible := func() (float64, float64) {
+		t.Helper()
+		ticks := eval[[]struct{ Time, X float64 }](t, ctx, `Array.from(document.querySelectorAll('[data-testid="time-tick"]')).map((e) => ({time: +e.dataset.time, x: e.getBoundingClientRect().left}))`)
+		if len(ticks) < 2 {
+			t.Fatalf("time ticks %+v", ticks)
+		}
+		a, z := ticks[0], ticks[len(ticks)-1]
+		per := (z.Time - a.Time) / (z.X - a.X)
+		return a.Time + (canvas.Left-a.X)*per, a.Time + (canvas.Left+canvas.Width-a.X)*per
+	}
+	// viewport returns the client x of the left and right sides of the
+	// black box drawn on the minimap (its pixels, half-way down).
+	viewport := func() (float64, float64) {
+		t.Helper()
+		px := eval[[]int](t, ctx, `(() => { const c = document.querySelector('[data-testid="minimap"]'), y = c.height >> 1, d = c.getContext("2d").getImageData(0, y, c.width, 1).data, out = [];
+			for (let x = 0; x < c.width; x++) if (d[4 * x] + d[4 * x + 1] + d[4 * x + 2] < 60) out.push(x); return out; })()`)
+		if len(px) < 2 {
+			t.Fatalf("no viewport box on the minimap (black pixels %v)", px)
+		}
+		dw := eval[float64](t, ctx, `document.querySelector('[data-testid="minimap"]').width`)
+		at := func(p int) float64 { return mini.Left + (float64(p)+0.5)/dw*mini.Width }
+		return at(px[0]), at(px[len(px)-1])
+	}
+	t0, t1 := visible()
+	onMini := func(tm float64) float64 { return mini.Left + (tm-t0)/(t1-t0)*mini.Width }
+
+	for range 2 {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("+")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond))
+	v0, v1 := visible()
+	l, r := viewport()
+	// The box's 2 px stroke is centred on its edges.
+	if math.Abs(l-onMini(v0)) > 3 || math.Abs(r-onMini(v1)) > 3 {
+		t.Errorf("zoomed to %s-%s: minimap box at x %.1f-%.1f, want %.1f-%.1f", time.UnixMilli(int64(v0)).UTC().Format("15:04:05"), time.UnixMilli(int64(v1)).UTC().Format("15:04:05"), l, r, onMini(v0), onMini(v1))
+	}
+	screenshot(t, ctx, "TestUITimeAxisMinimap")
+
+	// A click a quarter of the way along the minimap centres the view on
+	// the time there; the box follows.
+	want := t0 + (t1-t0)/4
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(mini.Left+mini.Width/4, mini.Top+mini.Height/2), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	c0, c1 := visible()
+	if got := (c0 + c1) / 2; math.Abs(got-want) > 2/mini.Width*(t1-t0) {
+		t.Errorf("click at a quarter of the minimap: view centred on %s, want %s", time.UnixMilli(int64(got)).UTC().Format("15:04:05.000"), time.UnixMilli(int64(want)).UTC().Format("15:04:05.000"))
+	}
+	if l, r := viewport(); math.Abs((l+r)/2-(mini.Left+mini.Width/4)) > 3 {
+		t.Errorf("after the click the minimap box is at x %.1f-%.1f, want it centred on %.1f", l, r, mini.Left+mini.Width/4)
+	}
+}
+
+// TestUIMarkerLabelsDoNotOverlap: marker labels (log start, LSO, HWM,
+// position, segment boundaries) close together are laid out so that no
+// label covers another, each beside its own line and inside the plot. The
+// stuck-LSO demo on the time axis puts the log start and the LSO within a
+// pixel of each other (its first six batches take seconds of a 20-minute
+// log); a 3,000-batch log with a segment every 60 batches, its LSO at
+// offset 1 and the position at 2, zoomed out on the offset axis, crowds
+// the first three and the segment names.
+func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	w := &demoWriter{p: txnindex.Partition{Topic: "crowded", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
+	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	w.data(-1, 1, false)
+	w.data(7, 1, true) // never ends: the LSO stays at 1
+	for i := 2; i < 3000; i++ {
+		if i%60 == 0 {
+			w.roll()
+		}
+		w.data(-1, 1, false)
+	}
+	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	crowded.get()
+	cat.srcs = append(cat.srcs, crowded)
+
+	type label struct {
+		ID                       string
+		Left, Right, Top, Bottom float64
+		Line                     float64 // the marker line's client x
+	}
+	for _, c := range []struct {
+		name, url string
+		need      []string
+		min       int
+	}{
+		{"time", timelineURL(srv, cat.find("stuck-lso", "demo-stuck-lso", 0)) + "?axis=time", []string{"log-start", "lso", "hwm"}, 3},
+		{"offset", timelineURL(srv, crowded) + "?position=2", []string{"log-start", "lso", "position-marker", "hwm"}, 20},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(c.url), waitDone(1),
+			chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0"), chromedp.Sleep(400*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		labels := eval[[]label](t, ctx, `Array.from(document.querySelectorAll('[data-testid="markers"] .marker')).filter((m) => !m.hidden).map((m) => [m, m.querySelector("span")])
+			.filter(([m, s]) => s && getComputedStyle(s).visibility !== "hidden" && s.getBoundingClientRect().width > 0)
+			.map(([m, s]) => { const r = s.getBoundingClientRect(); return {id: m.dataset.testid, left: r.left, right: r.right, top: r.top, bottom: r.bottom, line: m.getBoundingClientRect().left}; })`)
+		plot := eval[struct{ Left, Right float64 }](t, ctx, `(() => { const r = document.querySelector('[data-testid="plot"]').getBoundingClientRect(); return {left: r.left, right: r.right}; })()`)
+		seen := map[string]bool{}
+		for _, l := range labels {
+			seen[l.ID] = true
+			if d := min(math.Abs(l.Left-l.Line), math.Abs(l.Right-l.Line)); d > 8 {
+				t.Errorf("%s: label %s at x %.0f-%.0f is %.0f px from its line at %.0f", c.name, l.ID, l.Left, l.Right, d, l.Line)
+			}
+			if l.Left < plot.Left-1 || l.Right > plot.Right+1 {
+				t.Errorf("%s: label %s at x %.0f-%.0f outside the plot %.0f-%.0f", c.name, l.ID, l.Left, l.Right, plot.Left, plot.Right)
+			}
+		}
+		for _, id := range c.need {
+			if !seen[id] {
+				t.Errorf("%s: no visible %s label (labels %+v)", c.name, id, labels)
+			}
+		}
+		if len(labels) < c.min {
+			t.Errorf("%s: %d visible labels, want at least %d", c.name, len(labels), c.min)
+		}
+		for i, a := range labels {
+			for _, b := range labels[i+1:] {
+				if a.Left < b.Right && b.Left < a.Right && a.Top < b.Bottom && b.Top < a.Bottom {
+					t.Errorf("%s: labels %s (%.0f-%.0f, %.0f-%.0f) and %s (%.0f-%.0f, %.0f-%.0f) overlap", c.name, a.ID, a.Left, a.Right, a.Top, a.Bottom, b.ID, b.Left, b.Right, b.Top, b.Bottom)
+				}
+			}
+		}
+		t.Logf("%s: %d labels checked", c.name, len(labels))
+		screenshot(t, ctx, "TestUIMarkerLabelsDoNotOverlap-"+c.name)
+	}
 }

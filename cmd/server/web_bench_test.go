@@ -372,3 +372,43 @@ func fmtParts(p map[string]float64) string {
 	}
 	return out
 }
+
+// BenchmarkWebTimeline1MTimeAxis is the frame part of BenchmarkWebTimeline1M
+// on the time axis (?axis=time), where x is linear in the batches' held max
+// timestamps and the binned path finds each pixel column's batches from
+// time: pan, zoom and zoomed-in pan in the unthrottled chromium (frame
+// cost) and under a CDP trace (main-thread time), as frameOps does for the
+// offset axis. The offset axis runs first, in its own unthrottled chromium
+// (each browser context has startChromium's 60 s budget, which both axes'
+// runs exceed on a loaded machine), as the baseline of the same run. The
+// vsync-held browser loads the page once before, so that the first
+// request's build of the 1M-batch log is not in the measured loads.
+func BenchmarkWebTimeline1MTimeAxis(b *testing.B) {
+	ctx, srv, cat := browser(b, true)
+	s := cat.find("big", "demo-big", 0)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
+		b.Fatal(err)
+	}
+	screenshot(b, ctx, "BenchmarkWebTimeline1MTimeAxis")
+	for b.Loop() {
+		for _, axis := range []string{"offset", "time"} {
+			uctx := unthrottled(b)
+			u := timelineURL(srv, s)
+			if axis == "time" {
+				u += "?axis=time"
+			}
+			t0 := time.Now()
+			if err := chromedp.Do(uctx, chromedp.Navigate(u), waitDone(1)); err != nil {
+				b.Fatal(err)
+			}
+			if ax := eval[string](b, uctx, `window.txnscope.state().axis`); ax != axis {
+				b.Fatalf("axis %q at %s", ax, u)
+			}
+			m := eval[struct{ FirstPaintMs, StreamDoneMs float64 }](b, uctx, `window.txnscope.metrics()`)
+			b.Logf("%s axis: first paint of the window %.0f ms after navigation start, stream done %.0f ms (%v wall)", axis, m.FirstPaintMs, m.StreamDoneMs, time.Since(t0).Round(time.Millisecond))
+			b.ReportMetric(m.FirstPaintMs, axis+"-first-paint-ms")
+			b.ReportMetric(m.StreamDoneMs, axis+"-stream-ms")
+			frameOps(b, uctx, axis+"-unthrottled-")
+		}
+	}
+}

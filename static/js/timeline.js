@@ -119,7 +119,8 @@
   const axisSw = $('[data-testid="axis-switch"]');
   if (axisSw) {
     axisSw.value = state.axis;
-    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; axisShown(); updateURL(); schedule(); };
+    // The overview pyramid and the minimap are laid out along the axis.
+    axisSw.onchange = () => { state.axis = axisSw.value === "time" ? "time" : "offset"; axisShown(); updateURL(); pyrDirty = true; schedule(); drawMini(); };
   }
   function axisShown() {
     root.dataset.axis = state.axis;
@@ -172,41 +173,52 @@
   // folding the axis back, and a minimum step keeps batches with equal
   // times in order (drawn at least a pixel wide). Offsets between
   // knots are interpolated; beyond them the log's mean rate extrapolates.
-  let timeDirty = true, tk = null;
+  let timeDirty = true, tk = null, tbuf = null;
   function buildTime() {
     timeDirty = false;
-    const froms = [], tos = [], raw = [];
+    // The knots are written into typed arrays kept from one rebuild to the
+    // next (this runs over every loaded decision each time chunks arrive;
+    // fresh arrays per rebuild of a 1M-batch log kept the collector busy
+    // while it streamed): first each batch's first and last offset and raw
+    // time in place, then the held times over them.
+    const cap = D ? D.n : 0;
+    if (!tbuf || tbuf.cap < cap) tbuf = { cap, o: new Float64Array(2 * cap), t: new Float64Array(2 * cap) };
+    const o = tbuf.o, t = tbuf.t;
+    let n = 0;
     if (D) {
       const cs = meta.chunk_size;
       for (let i = 0; i < D.n; i++) {
         if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
         if (D.lane[i] === LANE_GAP || D.ts[i] < 0) continue;
-        if (froms.length && D.from[i] <= tos[tos.length - 1]) continue; // overlapping batches keep the first
-        froms.push(D.from[i]); tos.push(D.to[i]); raw.push(D.ts[i]);
+        if (n && D.from[i] <= o[2 * n - 1]) continue; // overlapping batches keep the first
+        o[2 * n] = D.from[i]; o[2 * n + 1] = D.to[i]; t[2 * n] = D.ts[i]; n++;
       }
     }
-    const n = froms.length;
     if (!n) { tk = null; return; }
-    for (let i = 1; i < n; i++) raw[i] = Math.max(raw[i], raw[i - 1]);
+    for (let i = 1; i < n; i++) t[2 * i] = Math.max(t[2 * i], t[2 * i - 2]);
     // A batch is as wide as the typical (median) step between batches, or
     // up to the next one if that comes sooner: a pause in writing is then
-    // empty axis, not a batch stretched across it.
-    const steps = [];
-    for (let i = 1; i < n; i++) if (raw[i] > raw[i - 1]) steps.push(raw[i] - raw[i - 1]);
-    steps.sort((a, b) => a - b);
-    const typical = steps.length ? steps[steps.length >> 1] : 1;
-    const o = new Float64Array(2 * n), t = new Float64Array(2 * n);
+    // empty axis, not a batch stretched across it. Past STEP_SAMPLE steps
+    // the median is that of evenly spaced samples: sorting 1M steps took
+    // 48-59 ms (in node) on every rebuild while a big log streams in.
+    let ns = 0;
+    const stride = Math.max(1, Math.floor(n / STEP_SAMPLE)), steps = new Float64Array(Math.ceil(n / stride));
+    for (let i = 1; i < n; i += stride) if (t[2 * i] > t[2 * i - 2]) steps[ns++] = t[2 * i] - t[2 * i - 2];
+    const sorted = steps.subarray(0, ns).sort();
+    const typical = ns ? sorted[ns >> 1] : 1;
     let prev = -Infinity;
     for (let i = 0; i < n; i++) {
-      const st = Math.max(raw[i], prev + TIME_EPS), next = i + 1 < n ? raw[i + 1] : st + typical;
+      // t[2i + 2] still holds the next batch's held (not yet spaced) time.
+      const st = Math.max(t[2 * i], prev + TIME_EPS), next = i + 1 < n ? t[2 * i + 2] : st + typical;
       const en = st + Math.max(Math.min(next - st, typical), TIME_EPS);
-      o[2 * i] = froms[i]; t[2 * i] = st;
-      o[2 * i + 1] = tos[i] + 1 - END_OFF; t[2 * i + 1] = en;
+      t[2 * i] = st;
+      o[2 * i + 1] += 1 - END_OFF; t[2 * i + 1] = en;
       prev = en;
     }
     const k = 2 * n;
     tk = { n: k, o, t, slope: (t[k - 1] - t[0]) / Math.max(o[k - 1] - o[0], 1) };
   }
+  const STEP_SAMPLE = 20000;
   // xEnd is where the batch or span ending at offset last ends: on the time
   // axis just before last + 1, whose knot is the next batch's start.
   // TIME_EPS (10 µs) is far below what a tick shows, so positions stay true
@@ -234,7 +246,49 @@
     while (hi - lo > 1) { const m = (lo + hi) >> 1; if (t[m] <= tm) lo = m; else hi = m; }
     return o[lo] + (tm - t[lo]) / (t[hi] - t[lo]) * (o[hi] - o[lo]);
   }
-  function viewTimes() { return [tOf(view.from), tOf(view.to)]; }
+  // viewTimes is asked for by every xOf on the time axis (twice per batch
+  // drawn), so it is kept until the view or the knots change.
+  let vtFrom = NaN, vtTo = NaN, vtTk = null, vt = [0, 0];
+  function viewTimes() {
+    if (timeDirty) buildTime();
+    if (view.from !== vtFrom || view.to !== vtTo || tk !== vtTk) { vt = [tOf(view.from), tOf(view.to)]; vtFrom = view.from; vtTo = view.to; vtTk = tk; }
+    return vt;
+  }
+  // timeDomain is the times of the domain's ends: the whole log on the time
+  // axis, as the minimap and the overview pyramid show it.
+  function timeDomain() { return [tOf(domain.from), tOf(domain.to)]; }
+  // timeBounds returns the offsets where m equal columns of time from a to
+  // b begin (m + 1 values, the last is b's offset). They are sorted, since
+  // offOfT is monotone; the binned passes place decisions with them.
+  function timeBounds(a, b, m) {
+    const out = new Float64Array(m + 1);
+    for (let c = 0; c <= m; c++) out[c] = offOfT(a + (b - a) * c / m);
+    return out;
+  }
+  // colOf returns the column of bounds (m columns) holding offset off:
+  // -1 left of the first, m - 1 at or right of the last.
+  function colOf(bounds, m, off) {
+    if (off < bounds[0]) return -1;
+    let lo = 0, hi = m;
+    while (hi - lo > 1) { const c = (lo + hi) >> 1; if (bounds[c] <= off) lo = c; else hi = c; }
+    return lo;
+  }
+  // timeCursor returns tOf for offsets asked in non-decreasing order,
+  // walking the knots forward instead of searching for each (the minimap's
+  // pass over every decision).
+  function timeCursor() {
+    if (timeDirty) buildTime();
+    let lo = 0;
+    return (off) => {
+      if (!tk) return off;
+      const { n, o, t } = tk;
+      if (off <= o[0]) return t[0] + (off - o[0]) * tk.slope;
+      if (off >= o[n - 1]) return t[n - 1] + (off - o[n - 1]) * tk.slope;
+      if (o[lo] > off) lo = 0; // asked out of order: start again
+      while (lo + 2 < n && o[lo + 1] <= off) lo++;
+      return t[lo] + (off - o[lo]) / (o[lo + 1] - o[lo]) * (t[lo + 1] - t[lo]);
+    };
+  }
   function xOfTime(off) { const [a, b] = viewTimes(); return (tOf(off) - a) / Math.max(b - a, 1e-9) * W; }
   function offAtTime(x) { const [a, b] = viewTimes(); return offOfT(a + x / W * (b - a)); }
   // setTimeView shows the times [a, b), converted to the offset view.
@@ -500,8 +554,7 @@
       const [i0, i1] = visibleRange(view.from, view.to);
       visibleCount = i1 - i0;
       const perPx = (view.to - view.from) / W;
-      // The binned paths are linear in offsets; the time axis draws each.
-      if (i1 - i0 > W * 1.5 && state.axis !== "time") drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
+      if (i1 - i0 > W * 1.5) drawBinned(i0, i1, lh, nl); else drawEach(i0, i1, lh, nl, perPx, visible);
       drawLoading(lh, nl);
     }
     const t1 = performance.now();
@@ -540,12 +593,17 @@
   // from the typed arrays when chunks have arrived, and draws any view
   // where one pixel spans at least one column without touching the
   // decisions; closer views iterate the visible decisions.
+  //
+  // On the time axis the columns are equal steps of time over the domain's
+  // times instead (pyrT0, pyrT1 when it was built); pyrAxis says which.
   const PYR = 8192;
-  let pyr = null, tpyr = null, pyrDirty = true;
+  let pyr = null, tpyr = null, pyrDirty = true, pyrAxis = "offset", pyrT0 = 0, pyrT1 = 1;
   const kindBit = (v, f) => v === 0 ? 32 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === 3 ? 2 : v === 4 ? 64 : 128;
   function buildPyr(nl) {
     if (!pyr || pyr.length !== PYR * (nl + 1)) { pyr = new Uint8Array(PYR * (nl + 1)); tpyr = new Uint8Array(PYR * nl); }
     else { pyr.fill(0); tpyr.fill(0); }
+    pyrAxis = state.axis; pyrDirty = false;
+    if (state.axis === "time") { buildTimePyr(nl); return; }
     const scale = PYR / (domain.to - domain.from), df = domain.from, cs = meta.chunk_size;
     for (let i = 0; i < D.n; i++) {
       if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
@@ -561,15 +619,67 @@
       const base = Math.min(T.lane[k], nl - 1) * PYR, bit = T.st[k] === 2 ? 2 : 1;
       for (let c = c0; c <= c1; c++) tpyr[base + c] |= bit;
     }
-    pyrDirty = false;
   }
-  const pyrUsable = () => (view.to - view.from) / (domain.to - domain.from) * PYR >= W;
+  function buildTimePyr(nl) {
+    [pyrT0, pyrT1] = timeDomain();
+    const bounds = timeBounds(pyrT0, pyrT1, PYR);
+    binTime(bounds, PYR, 0, D.n, pyr, nl);
+    if (T) binTxnsTime(bounds, PYR, 0, T.filled, tpyr, nl);
+  }
+  // binTime ORs the kind bit of decisions [i0, i1) into out (m columns per
+  // row, a row per lane and the gap row last), column c holding the offsets
+  // [bounds[c], bounds[c + 1]). The bounds are sorted and so are the
+  // decisions, so a cursor that only moves forward places them: no search
+  // per decision. A decision fills the columns from its first offset to
+  // just before its end (END_OFF, as xEnd), like the offset path's
+  // floor((to + 1 - from) * scale).
+  function binTime(bounds, m, i0, i1, out, nl) {
+    const cs = meta.chunk_size, lastB = bounds[m];
+    let c = 0;
+    for (let i = i0; i < i1; i++) {
+      if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
+      const a = D.from[i], e = D.to[i] + 1 - END_OFF;
+      if (e < bounds[0]) continue;
+      if (a >= lastB) break;
+      while (c + 1 < m && bounds[c + 1] <= a) c++;
+      let c1 = c;
+      while (c1 + 1 < m && bounds[c1 + 1] <= e) c1++;
+      const ln = D.lane[i], base = (ln === LANE_GAP ? nl : Math.min(ln, nl - 1)) * m, bit = kindBit(D.verdict[i], D.flags[i]);
+      for (let x = c; x <= c1; x++) out[base + x] |= bit;
+    }
+  }
+  // binTxnsTime is binTime for transaction spans [k0, k1) (first to
+  // marker). They are sorted by first offset but end anywhere, so each end
+  // is searched.
+  function binTxnsTime(bounds, m, k0, k1, out, nl) {
+    for (let k = k0; k < k1; k++) {
+      if (T.st[k] === 0) continue;
+      const c1 = colOf(bounds, m, T.marker[k] + 1 - END_OFF);
+      if (c1 < 0 || T.first[k] >= bounds[m]) continue;
+      const c0 = Math.max(colOf(bounds, m, T.first[k]), 0);
+      const base = Math.min(T.lane[k], nl - 1) * m, bit = T.st[k] === 2 ? 2 : 1;
+      for (let x = c0; x <= c1; x++) out[base + x] |= bit;
+    }
+  }
+  // pyrGeom maps the view onto pyramid columns: pixel x starts at column
+  // p0 + x * pk (in offsets, or in time on the time axis).
+  function pyrGeom() {
+    if (state.axis === "time") {
+      const [a, b] = viewTimes(), [t0, t1] = pyrDirty || pyrAxis !== "time" ? timeDomain() : [pyrT0, pyrT1], colT = (t1 - t0) / PYR;
+      return { p0: (a - t0) / colT, pk: (b - a) / W / colT };
+    }
+    const colW = (domain.to - domain.from) / PYR;
+    return { p0: (view.from - domain.from) / colW, pk: (view.to - view.from) / W / colW };
+  }
+  // The pyramid serves a view where a pixel spans at least one column.
+  const pyrUsable = () => pyrGeom().pk >= 1;
+  function ensurePyr(nl) { if (pyrDirty || pyrAxis !== state.axis) buildPyr(nl); }
   // fromPyr ORs the pyramid columns under each pixel into out (w per row).
   function fromPyr(src, rows, out, w) {
-    const colW = (domain.to - domain.from) / PYR;
+    const { p0, pk } = pyrGeom();
     for (let x = 0; x < w; x++) {
-      let c0 = Math.floor((view.from + x / W * (view.to - view.from) - domain.from) / colW);
-      let c1 = Math.floor((view.from + (x + 1) / W * (view.to - view.from) - domain.from) / colW) - 1;
+      let c0 = Math.floor(p0 + x * pk);
+      let c1 = Math.floor(p0 + (x + 1) * pk) - 1;
       if (c1 < c0) c1 = c0;
       if (c1 < 0 || c0 >= PYR) continue;
       c0 = Math.max(c0, 0); c1 = Math.min(c1, PYR - 1);
@@ -582,6 +692,15 @@
     }
   }
 
+  // viewBounds returns the offsets where the w pixel columns of the view
+  // begin on the time axis, computed once per view.
+  let vbKey = "", vbTk = null, vb = null;
+  function viewBounds(w) {
+    const [a, b] = viewTimes(), key = a + ":" + b + ":" + w;
+    if (key !== vbKey || vbTk !== tk) { vb = timeBounds(a, a + (b - a) * w / W, w); vbKey = key; vbTk = tk; }
+    return vb;
+  }
+
   // drawBinned: more decisions than pixels. Each lane gets one byte per
   // column with a bit per kind; the column takes the highest-priority kind.
   let bins = null;
@@ -590,9 +709,14 @@
     if (!bins || bins.length !== w * (nl + 1)) bins = new Uint8Array(w * (nl + 1)); else bins.fill(0);
     const cs = meta.chunk_size, scale = W / (view.to - view.from), vf = view.from;
     if (pyrUsable()) {
-      if (pyrDirty) buildPyr(nl);
+      ensurePyr(nl);
       fromPyr(pyr, nl + 1, bins, w);
       i1 = i0; // skip the per-decision pass
+    } else if (state.axis === "time") {
+      // x is linear in time, not in offsets: the pixel columns' offsets
+      // (monotone, since held times never go back) place the decisions.
+      binTime(viewBounds(w), w, i0, i1, bins, nl);
+      i1 = i0;
     }
     for (let i = i0; i < i1; i++) {
       if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
@@ -699,12 +823,15 @@
       while (lo < hi) { const m = (lo + hi) >> 1; if (T.first[m] < from) lo = m + 1; else hi = m; }
       let end = lo; { let l2 = lo, h2 = T.filled; while (l2 < h2) { const m = (l2 + h2) >> 1; if (T.first[m] < view.to) l2 = m + 1; else h2 = m; } end = l2; }
       const w = Math.ceil(W), scale = W / (view.to - view.from), vf = view.from;
-      if (end - lo > W && state.axis !== "time") {
+      if (end - lo > W) {
         if (!tbins || tbins.length !== w * nl) tbins = new Uint8Array(w * nl); else tbins.fill(0);
         let kEnd = end;
         if (pyrUsable()) {
-          if (pyrDirty) buildPyr(nl);
+          ensurePyr(nl);
           fromPyr(tpyr, nl, tbins, w);
+          kEnd = lo;
+        } else if (state.axis === "time") {
+          binTxnsTime(viewBounds(w), w, lo, end, tbins, nl);
           kEnd = lo;
         }
         for (let k = lo; k < kEnd; k++) {
@@ -798,8 +925,7 @@
     const x = xOf(off);
     el.hidden = x < -1 || x > W + 1;
     el.style.left = x + "px";
-    // Near the right edge the label goes left of the line.
-    el.classList.toggle("flip", x > W - 150);
+    el._x = x; // for layoutLabels
   }
   function placeMarkers() {
     placeMarker($('[data-testid="lso"]', root), part.lso);
@@ -812,6 +938,60 @@
     $('[data-testid="lso"] span', root).textContent = part.lso === part.hwm ? "LSO = HWM " + part.lso : "LSO " + part.lso;
     $('[data-testid="hwm"] span', root).style.visibility = part.lso === part.hwm ? "hidden" : "";
     segEls.forEach(([el, off]) => placeMarker(el, off));
+    layoutLabels();
+  }
+  // layoutLabels places the marker labels so that none covers another:
+  // markers close together (the log start and the LSO of the stuck-LSO
+  // demo on the time axis, segment boundaries on a zoomed-out log) would
+  // otherwise print one label over the other. Each label stays beside its
+  // own line, right of it where it fits (left near the right edge, as
+  // before); the more important ones are placed first, each on the first
+  // free spot among: its usual row of the band, the band's other row, the
+  // other side of the line on either row, then (for the log start, LSO, HWM
+  // and position only) rows below the band, over the top of the first lane
+  // on the label's white plate. A segment name without room in the band is
+  // left out until a zoom makes room: dozens of them stacked over the lanes
+  // hid the batches.
+  const LABEL_ROW = 14, LABEL_GAP = 4, LABEL_ROWS = 6;
+  const labelWidths = new WeakMap(); // span -> [text, width]: measured once per text, not per frame
+  function labelWidth(span) {
+    const c = labelWidths.get(span);
+    if (c && c[0] === span.textContent) return c[1];
+    const w = span.offsetWidth;
+    labelWidths.set(span, [span.textContent, w]);
+    return w;
+  }
+  function layoutLabels() {
+    const marks = [["lso", 0], ["hwm", 1], ["position-marker", 1], ["log-start", 0]]
+      .map(([id, row]) => [$('[data-testid="' + id + '"]', root), row, LABEL_ROWS]);
+    segEls.forEach(([el]) => marks.push([el, 1, 2]));
+    const placed = []; // [row, left, right]
+    const free = (row, l, r) => placed.every(([pr, pl, pp]) => pr !== row || r + LABEL_GAP <= pl || pp + LABEL_GAP <= l);
+    for (const [el, usual, maxRows] of marks) {
+      const span = el && el.firstElementChild;
+      if (!span || el.hidden || span.style.visibility === "hidden") continue;
+      span.hidden = false;
+      const x = el._x, w = labelWidth(span);
+      // The span sits 3 px right of the marker's 2-3 px line, or its right
+      // edge 3 px left of it when flipped (app.css .marker span).
+      const right = [x + 5, x + 5 + w], left = [x - 1 - w, x - 1];
+      const sides = x + 5 + w <= W ? [[right, false], [left, true]] : [[left, true], [right, false]];
+      const rows = [usual, 1 - usual];
+      const tries = [];
+      for (const [b, flip] of sides.slice(0, 1)) for (const row of rows) tries.push([row, b, flip]);
+      for (const [b, flip] of sides.slice(1)) for (const row of rows) tries.push([row, b, flip]);
+      for (let row = 2; row < maxRows; row++) for (const [b, flip] of sides) tries.push([row, b, flip]);
+      const fits = ([, b]) => b[0] >= 0 && b[1] <= W;
+      const pick = tries.find((c) => fits(c) && free(c[0], c[1][0], c[1][1])) || tries.find((c) => free(c[0], c[1][0], c[1][1]));
+      // No room: the line stays and the label waits for a zoom rather than
+      // print over another (a segment's name is in its marker's title).
+      span.hidden = !pick;
+      if (!pick) continue;
+      const [row, b, flip] = pick;
+      placed.push([row, b[0], b[1]]);
+      el.classList.toggle("flip", flip);
+      span.style.top = row * LABEL_ROW + "px";
+    }
   }
   let segEls = [];
   function placeSegments() {
@@ -937,18 +1117,22 @@
   let miniImage = null;
   // The minimap shows the whole log as stacked proportions: per column, the
   // share of offsets of each kind, so that a rare kind is visible without
-  // hiding what dominates.
+  // hiding what dominates. On the time axis it follows the main view: the
+  // columns are equal steps of time over the domain (miniX), a decision
+  // counts for the share of its time extent in a column.
   const MINI_KINDS = ["delivered", "aborted", "commit", "abort", "control", "pending", "before", "gap"];
   function drawMini() {
     if (!D || !meta) return;
     const w = mini.width, h = mini.height;
     const cnt = new Float64Array(w * 8);
-    const scale = w / (domain.to - domain.from), cs = meta.chunk_size;
+    const scale = w / (domain.to - domain.from), cs = meta.chunk_size, time = state.axis === "time";
+    const tc = time ? timeCursor() : null, [t0, t1] = time ? timeDomain() : [0, 1], tscale = w / Math.max(t1 - t0, 1e-9);
     for (let i = 0; i < D.n; i++) {
       if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
       const v = D.verdict[i], f = D.flags[i];
       const k = v === 0 ? 0 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 2 : f & F_ABORT ? 3 : 4) : v === 3 ? 5 : v === 4 ? 6 : 7;
-      const a = (D.from[i] - domain.from) * scale, b = (D.to[i] + 1 - domain.from) * scale;
+      const a = time ? (tc(D.from[i]) - t0) * tscale : (D.from[i] - domain.from) * scale;
+      const b = time ? (tc(D.to[i] + 1 - END_OFF) - t0) * tscale : (D.to[i] + 1 - domain.from) * scale;
       let x = Math.max(Math.floor(a), 0);
       const xe = Math.min(Math.floor(b), w - 1);
       if (x === xe || b - a < 1) { if (x < w) cnt[x * 8 + k] += Math.max(b - a, 0.05); continue; }
@@ -972,11 +1156,23 @@
     miniImage = mctx.getImageData(0, 0, w, h);
     drawViewportOnMini();
   }
+  // miniX is where offset off lies across the minimap, 0 to 1 (the domain's
+  // ends), in offsets or in time as the main view; miniCentre centres the
+  // view, keeping its width, on the point a fraction f across.
+  function miniX(off) {
+    if (state.axis !== "time") return (off - domain.from) / (domain.to - domain.from);
+    const [t0, t1] = timeDomain();
+    return (tOf(off) - t0) / Math.max(t1 - t0, 1e-9);
+  }
+  function miniCentre(f) {
+    if (state.axis !== "time") { const o = domain.from + f * (domain.to - domain.from), span = view.to - view.from; setView(o - span / 2, o + span / 2); return; }
+    const [t0, t1] = timeDomain(), [a, b] = viewTimes(), tm = t0 + f * (t1 - t0);
+    setTimeView(tm - (b - a) / 2, tm + (b - a) / 2);
+  }
   function drawViewportOnMini() {
     if (!miniImage) return;
     mctx.putImageData(miniImage, 0, 0);
-    const w = mini.width, h = mini.height, s = w / (domain.to - domain.from);
-    const x0 = (view.from - domain.from) * s, x1 = (view.to - domain.from) * s;
+    const w = mini.width, h = mini.height, x0 = miniX(view.from) * w, x1 = miniX(view.to) * w;
     mctx.strokeStyle = "#000"; mctx.lineWidth = 2 * dpr;
     mctx.strokeRect(Math.max(x0, 1), 1, Math.max(x1 - x0, 3), h - 2);
   }
@@ -1090,14 +1286,24 @@
   posEl.onchange = () => { state.position = posEl.value === "" ? -1 : Math.max(-1, Math.floor(+posEl.value)); restart(); };
   maxEl.onchange = () => { const v = Math.floor(+maxEl.value); if (v > 0) { state.maxBytes = v; restart(); } };
   let miniDrag = false;
-  const miniMove = (e) => {
-    const r = mini.getBoundingClientRect(), o = domain.from + (e.clientX - r.left) / r.width * (domain.to - domain.from);
-    const span = view.to - view.from; setView(o - span / 2, o + span / 2);
-  };
+  // A click or drag on the minimap centres the view there, on either axis.
+  const miniMove = (e) => { const r = mini.getBoundingClientRect(); miniCentre((e.clientX - r.left) / r.width); };
   mini.addEventListener("mousedown", (e) => { miniDrag = true; miniMove(e); });
   window.addEventListener("mousemove", (e) => { if (miniDrag) miniMove(e); });
   window.addEventListener("mouseup", () => { miniDrag = false; });
   window.addEventListener("resize", resize);
+  // The plot also changes width without a window resize (a vertical
+  // scrollbar appearing as the page grows): W would then be stale, the
+  // canvas bitmap scaled to the new width and the DOM markers and ticks,
+  // placed in W's pixels, off from the drawn batches.
+  if (window.ResizeObserver) {
+    let seenW = -1, seenM = -1;
+    const ro = new ResizeObserver(() => {
+      if (plot.clientWidth === seenW && mini.clientWidth === seenM) return;
+      seenW = plot.clientWidth; seenM = mini.clientWidth; resize();
+    });
+    ro.observe(plot); ro.observe(mini);
+  }
 
   function pointed(e) {
     const r = canvas.getBoundingClientRect();
