@@ -203,7 +203,7 @@ func TestUITimeAxisBinned(t *testing.T) {
 	}
 	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
 	s.get()
-	cat.srcs = append(cat.srcs, s)
+	cat.put(s)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -357,7 +357,7 @@ func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
 	}
 	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
 	crowded.get()
-	cat.srcs = append(cat.srcs, crowded)
+	cat.put(crowded)
 
 	type label struct {
 		ID                       string
