@@ -377,7 +377,7 @@
         setDomain();
         placeSegments();
         status("streaming " + m.totals.decisions.toLocaleString() + " decisions…");
-        schedule(); scheduleMini();
+        schedule(); scheduleMini(); updateCounts();
         break;
       case "progress":
         if (m.generation !== gen) return;
@@ -1227,8 +1227,71 @@
       if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
       if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
       try { history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
+      updateCounts();
     }, 80);
   }
+
+  // --- records in view -----------------------------------------------------
+  // The true record counts of the offsets in view (GET …/counts): what
+  // HWM − LWM arithmetic gets wrong on a transactional topic, where markers
+  // and aborted records are offsets too (kafbat/kafka-ui#450). Records, not
+  // offsets, so only the server, which has the batches' record counts, can
+  // say; a static export has no server and shows no counts.
+  const countsEl = $('[data-testid="view-counts"]');
+  let countsSeq = 0;
+  function updateCounts() {
+    if (!countsEl) return;
+    if (embedded || !apiPath) { countsEl.hidden = true; return; }
+    const from = Math.max(Math.floor(view.from), part.logStart), to = Math.min(Math.ceil(view.to) - 1, part.logEnd - 1);
+    const seq = ++countsSeq;
+    if (from > to) { countsEl.textContent = "no offsets in view"; countsEl.dataset.from = ""; return; }
+    fetch(apiPath + "/counts?from=" + from + "&to=" + to + "&" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status)).then((c) => {
+      if (seq !== countsSeq) return; // a newer view asked since
+      const n = (v) => Number(v).toLocaleString();
+      const kinds = [["delivered", c.delivered_records, "delivered"], ["aborted", c.aborted_records, "aborted"], ["control", c.control_markers, "markers"],
+        ["pending", c.pending_records, "pending behind the LSO"], ["before_position", c.before_position_records, "below the position"],
+        ["gap", c.missing_offsets, "offsets without a record"]];
+      let h = "in view, offsets " + n(c.from) + "–" + n(c.to) + ': <b data-kind="records">' + n(c.records) + "</b> record" + (c.records === 1 ? "" : "s");
+      kinds.forEach(([k, v, label], j) => {
+        if (j > 0 && v === 0) return; // delivered is always shown; the rest when present
+        if (v === 1) label = label.replace("markers", "marker").replace("offsets", "offset");
+        h += (j === 0 ? ": " : " · ") + '<span class="vc-' + k + '"><b data-kind="' + k + '">' + n(v) + "</b> " + label + "</span>";
+      });
+      countsEl.innerHTML = h;
+      countsEl.dataset.from = c.from; countsEl.dataset.to = c.to; countsEl.dataset.isolation = c.options.isolation;
+      countsEl.hidden = false;
+    }).catch(() => { if (seq === countsSeq) countsEl.textContent = "record counts unavailable"; });
+  }
+
+  // --- jumping -------------------------------------------------------------
+  // centreOn moves the view, keeping its width, so that offset off is in
+  // its middle, on either axis.
+  function centreOn(off) {
+    if (state.axis !== "time") { const span = view.to - view.from; setView(off - span / 2, off + span / 2); return; }
+    const [a, b] = viewTimes(), tm = tOf(off);
+    setTimeView(tm - (b - a) / 2, tm + (b - a) / 2);
+  }
+  // jumpAborted selects the next (dir 1) or previous (dir −1) aborted batch
+  // after the selection, or the view's middle, among the decisions that
+  // have arrived, and opens its detail.
+  function jumpAborted(dir) {
+    if (!D || !meta) return;
+    const ref = state.selected !== null ? state.selected : offAt(W / 2), cs = meta.chunk_size;
+    let best = -1;
+    for (let i = 0; i < D.n; i++) {
+      if (!D.loaded[Math.floor(i / cs)] || D.verdict[i] !== 1) continue;
+      const f = D.from[i];
+      if (dir > 0 ? f > ref && (best < 0 || f < D.from[best]) : f < ref && (best < 0 || f > D.from[best])) best = i;
+    }
+    if (best < 0) { status("no " + (dir > 0 ? "later" : "earlier") + " aborted batch"); return; }
+    centreOn((D.from[best] + D.to[best] + 1) / 2);
+    state.selected = D.from[best]; updateURL(); schedule();
+    openDetail(D.from[best]);
+  }
+  const help = $('[data-testid="shortcuts"]');
+  function toggleHelp(show) { if (help) help.hidden = show === undefined ? !help.hidden : !show; }
+  const helpBtn = $('[data-testid="shortcuts-button"]');
+  if (helpBtn) helpBtn.onclick = () => toggleHelp();
   function restart() {
     updateURL();
     if (ws && ws.readyState === 1) {
@@ -1273,7 +1336,11 @@
       case "ArrowLeft": pan(-W / 8); break;
       case "ArrowRight": pan(W / 8); break;
       case "0": case "Home": setView(domain.from, domain.to); break;
-      case "Escape": closeDetail(); break;
+      case "l": case "L": centreOn(part.lso); break;
+      case "a": jumpAborted(1); break;
+      case "A": jumpAborted(-1); break;
+      case "?": toggleHelp(); break;
+      case "Escape": if (help && !help.hidden) toggleHelp(false); else closeDetail(); break;
       default: return;
     }
     e.preventDefault();
