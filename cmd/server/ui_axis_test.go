@@ -276,8 +276,13 @@ func TestUITimeAxisMinimap(t *testing.T) {
 	box := func(sel string) rect {
 		return eval[rect](t, ctx, `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return {left: r.left, width: r.width, top: r.top, height: r.height}; })()`)
 	}
-	canvas, mini := box(`[data-testid="canvas"]`), box(`[data-testid="minimap"]`)
-	mini.Left, mini.Width = mini.Left+1, mini.Width-2 // inside its 1 px border
+	// The boxes are read again at each use: the page's width can change
+	// after load (a scrollbar appearing as the diagnosis fills in).
+	miniBox := func() rect {
+		m := box(`[data-testid="minimap"]`)
+		m.Left, m.Width = m.Left+1, m.Width-2 // inside its 1 px border
+		return m
+	}
 	// visible returns the times at the canvas's left and right edges, from
 	// the time ticks (label time and client x) a person reads.
 	visible := func() (float64, float64) {
@@ -287,6 +292,7 @@ func TestUITimeAxisMinimap(t *testing.T) {
 			t.Fatalf("time ticks %+v", ticks)
 		}
 		a, z := ticks[0], ticks[len(ticks)-1]
+		canvas := box(`[data-testid="canvas"]`)
 		per := (z.Time - a.Time) / (z.X - a.X)
 		return a.Time + (canvas.Left-a.X)*per, a.Time + (canvas.Left+canvas.Width-a.X)*per
 	}
@@ -299,12 +305,12 @@ func TestUITimeAxisMinimap(t *testing.T) {
 		if len(px) < 2 {
 			t.Fatalf("no viewport box on the minimap (black pixels %v)", px)
 		}
-		dw := eval[float64](t, ctx, `document.querySelector('[data-testid="minimap"]').width`)
+		dw, mini := eval[float64](t, ctx, `document.querySelector('[data-testid="minimap"]').width`), miniBox()
 		at := func(p int) float64 { return mini.Left + (float64(p)+0.5)/dw*mini.Width }
 		return at(px[0]), at(px[len(px)-1])
 	}
 	t0, t1 := visible()
-	onMini := func(tm float64) float64 { return mini.Left + (tm-t0)/(t1-t0)*mini.Width }
+	onMini := func(tm float64) float64 { mini := miniBox(); return mini.Left + (tm-t0)/(t1-t0)*mini.Width }
 
 	for range 2 {
 		if err := chromedp.Do(ctx, chromedp.KeyEvent("+")); err != nil {
@@ -322,7 +328,7 @@ func TestUITimeAxisMinimap(t *testing.T) {
 
 	// A click a quarter of the way along the minimap centres the view on
 	// the time there; the box follows.
-	want := t0 + (t1-t0)/4
+	want, mini := t0+(t1-t0)/4, miniBox()
 	if err := chromedp.Do(ctx, chromedp.MouseClickXY(mini.Left+mini.Width/4, mini.Top+mini.Height/2), chromedp.Sleep(300*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}

@@ -151,10 +151,10 @@
   // --- geometry ----------------------------------------------------------
   const BAND = 30; // px above the lanes for marker labels (css: .band)
   const laneH = () => laneEls.length ? laneEls[0].getBoundingClientRect().height : 44;
-  let W = 0, H = 0, dpr = 1;
+  let W = 0, H = 0, dpr = 1, miniW = 0;
   function resize() {
     dpr = window.devicePixelRatio || 1;
-    W = plot.clientWidth; H = Math.max(laneEls.length, 1) * laneH();
+    W = plot.clientWidth; miniW = mini.clientWidth; H = Math.max(laneEls.length, 1) * laneH();
     canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
     canvas.style.height = H + "px";
     mini.width = Math.round(mini.clientWidth * dpr); mini.height = Math.round(mini.clientHeight * dpr);
@@ -1363,12 +1363,10 @@
   // scrollbar appearing as the page grows): W would then be stale, the
   // canvas bitmap scaled to the new width and the DOM markers and ticks,
   // placed in W's pixels, off from the drawn batches.
+  // (resize records the widths it laid out for, so the observer's first
+  // call, on observe, is a no-op.)
   if (window.ResizeObserver) {
-    let seenW = -1, seenM = -1;
-    const ro = new ResizeObserver(() => {
-      if (plot.clientWidth === seenW && mini.clientWidth === seenM) return;
-      seenW = plot.clientWidth; seenM = mini.clientWidth; resize();
-    });
+    const ro = new ResizeObserver(() => { if (plot.clientWidth !== W || mini.clientWidth !== miniW) resize(); });
     ro.observe(plot); ro.observe(mini);
   }
 
