@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -60,6 +61,7 @@ func TestUITimeAxis(t *testing.T) {
 	if len(ticks) < 2 {
 		t.Fatalf("time ticks %+v", ticks)
 	}
+	checkTicksApart(t, ctx, "stuck-lso")
 	if !strings.HasSuffix(ticks[0].Text, " UTC") {
 		t.Errorf("first tick %q, want a date and time in UTC", ticks[0].Text)
 	}
@@ -236,6 +238,7 @@ func TestUITimeAxisBinned(t *testing.T) {
 			t.Fatalf("axis %q", ax)
 		}
 		tm := columns()
+		checkTicksApart(t, ctx, v.name)
 		if len(off) != len(tm) || len(off) < 500 {
 			t.Fatalf("%s: %d and %d columns", v.name, len(off), len(tm))
 		}
@@ -255,6 +258,26 @@ func TestUITimeAxisBinned(t *testing.T) {
 			screenshot(t, ctx, "TestUITimeAxisBinned")
 		}
 	}
+	// Ticks as close as the axis puts them (120 px, the least it allows a
+	// step) leave less room than the dated first label needs: narrow a
+	// view until its ticks are 121 px apart with the same step.
+	msPerPx := func() (float64, float64) {
+		tk := eval[[]struct{ X, Time float64 }](t, ctx, `Array.from(document.querySelectorAll('[data-testid="time-tick"]')).map((e) => ({x: e.getBoundingClientRect().left, time: +e.dataset.time}))`)
+		if len(tk) < 3 {
+			return 0, 0
+		}
+		return (tk[2].Time - tk[1].Time) / (tk[2].X - tk[1].X), tk[2].X - tk[1].X // the second gap: the first may be left out
+	}
+	chromedp.Do(ctx, js(`window.txnscope.setView(10000, 16000)`), chromedp.Sleep(300*time.Millisecond))
+	if m, _ := msPerPx(); m > 0 {
+		// 10-minute ticks 121 px apart: 600,000/121 ms per px.
+		span := 6000 * (600_000.0 / 121) / m
+		chromedp.Do(ctx, js(fmt.Sprintf(`window.txnscope.setView(10000, %f)`, 10000+span)), chromedp.Sleep(300*time.Millisecond))
+		if _, gap := msPerPx(); gap < 119 || gap > 123 {
+			t.Errorf("ticks %.1f px apart, want about 121", gap)
+		}
+	}
+	checkTicksApart(t, ctx, "ticks 121 px apart")
 }
 
 // TestUITimeAxisMinimap: on the time axis the minimap is laid out in time
@@ -413,5 +436,23 @@ func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
 		}
 		t.Logf("%s: %d labels checked", c.name, len(labels))
 		screenshot(t, ctx, "TestUIMarkerLabelsDoNotOverlap-"+c.name)
+	}
+}
+
+// checkTicksApart fails when a time tick's label runs into the next one's
+// (the first tick carries the date and is about twice as wide).
+func checkTicksApart(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	ticks := eval[[]struct {
+		Text     string
+		X, Right float64
+	}](t, ctx, `Array.from(document.querySelectorAll('[data-testid="time-tick"]')).map((e) => ({text: e.textContent, x: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right}))`)
+	if len(ticks) < 2 {
+		t.Errorf("%s: %d time ticks", where, len(ticks))
+	}
+	for i := 1; i < len(ticks); i++ {
+		if ticks[i-1].Right > ticks[i].X {
+			t.Errorf("%s: tick %q (to x %.1f) overlaps tick %q at x %.1f", where, ticks[i-1].Text, ticks[i-1].Right, ticks[i].Text, ticks[i].X)
+		}
 	}
 }

@@ -295,6 +295,10 @@
   function setTimeView(a, b) { setView(offOfT(a), offOfT(b)); }
   const TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
   const pad2 = (v, n) => String(v).padStart(n || 2, "0");
+  // TICK_CHAR_PX is a generous width of one character of a tick label (the
+  // axis font is 12-13 px, digits tabular), for leaving out ticks whose
+  // labels would overlap.
+  const TICK_CHAR_PX = 7.2;
   // utcLabel writes t as UTC to the precision the tick step needs; the
   // first tick also carries the date.
   function utcLabel(tm, step, first) {
@@ -309,10 +313,14 @@
     const [a, b] = viewTimes(), span = b - a, raw = span / Math.max(W / 120, 1);
     let step = TIME_STEPS.find((v) => v >= raw);
     if (!step) step = Math.ceil(raw / 864e5) * 864e5;
-    let html = "";
+    let html = "", end = -Infinity;
     for (let tm = Math.ceil(a / step) * step, n = 0; tm <= b && n < 60; tm += step, n++) {
-      const x = (tm - a) / span * W;
-      html += '<div class="tick time" data-testid="time-tick" data-time="' + tm + '" style="left:' + x.toFixed(1) + 'px">' + utcLabel(tm, step, n === 0) + "</div>";
+      const x = (tm - a) / span * W, label = utcLabel(tm, step, n === 0);
+      // The first label carries the date and is twice as wide as the
+      // step allows for: a tick whose label would run into it is left out.
+      if (x < end) continue;
+      end = x + 3 + label.length * TICK_CHAR_PX + 6;
+      html += '<div class="tick time" data-testid="time-tick" data-time="' + tm + '" style="left:' + x.toFixed(1) + 'px">' + label + "</div>";
     }
     axisEl.innerHTML = html;
   }
