@@ -20,11 +20,15 @@ import (
 // problem met on the way (reported, never fatal: what could be read before
 // the damage is kept).
 type loaded struct {
-	kind     string // "log directory", "partition directory", "segment", "capture", "raw capture", "dump text"
-	parts    []*part
-	dirs     []*loader.Partition // partition directories, for inspect
-	capture  *capture.Capture
-	problems []error
+	kind  string // "log directory", "partition directory", "segment", "capture", "raw capture", "dump text"
+	parts []*part
+	dirs  []*loader.Partition // partition directories, for inspect
+	// segmentFiles is the one segment a segment input held, kept so that
+	// the detail panel can decode its records (web_records.go); nil when
+	// the bytes were not kept (an upload over uploadKeepBytes).
+	segmentFiles *loader.Partition
+	capture      *capture.Capture
+	problems     []error
 }
 
 // loadAny reads a partition directory, log directory, segment, capture or
@@ -43,7 +47,7 @@ func loadAny(path string) (*loaded, error) {
 	}
 	defer f.Close()
 	return loadFile(fileInput{r: f, size: st.Size(), name: path, base: filepath.Base(path),
-		partitionDir: filepath.Base(filepath.Dir(path)),
+		partitionDir: filepath.Base(filepath.Dir(path)), dir: filepath.Dir(path), keepSegment: true,
 		// The path's own reader maps the file and reopens it for records.
 		segment: func() (*loader.SegmentFile, error) { return loader.OpenSegment(path) }})
 }
@@ -54,6 +58,7 @@ func loadAny(path string) (*loaded, error) {
 func loadBytes(b []byte, name string) (*loaded, error) {
 	base := filepath.Base(name)
 	return loadFile(fileInput{r: bytes.NewReader(b), size: int64(len(b)), name: name, base: base,
+		keepSegment: len(b) <= uploadKeepBytes,
 		segment: func() (*loader.SegmentFile, error) {
 			return loader.NewSegmentBytes(b, base, loader.DefaultScanOptions), nil
 		}})
@@ -69,8 +74,19 @@ type fileInput struct {
 	// names a segment's topic and partition when it is <topic>-<partition>;
 	// "" for bytes that came without one.
 	partitionDir string
+	dir          string // the directory holding the file; "" for bytes
 	segment      func() (*loader.SegmentFile, error)
+	// keepSegment keeps a segment for decoding its records on demand: a
+	// file on disk is reopened read-only for each read after Close, an
+	// upload's bytes stay in memory with its source.
+	keepSegment bool
 }
+
+// uploadKeepBytes is the largest upload whose bytes are kept, for the
+// detail panel's records: 16 uploads (--max-uploads) then hold at most
+// 1 GiB. A larger upload is decided from its batch headers alone and its
+// bytes are dropped.
+const uploadKeepBytes = 64 << 20
 
 // loadFile is the one place the kind of a file is found, from its first
 // bytes and its name.
@@ -122,6 +138,9 @@ func loadFile(in fileInput) (*loaded, error) {
 		p := &txnindex.Partition{Topic: topic, Partition: partition, Segments: []txnindex.Segment{s},
 			Batches: seg.Batches, LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: "log_end_offset (single segment)"}
 		ld := &loaded{kind: "segment", parts: []*part{{log: txnindex.Build(p)}}}
+		if in.keepSegment {
+			ld.segmentFiles = &loader.Partition{Dir: in.dir, Partition: p, Segments: []*loader.SegmentFiles{{Log: seg}}}
+		}
 		for _, d := range seg.Damage {
 			ld.problems = append(ld.problems, d)
 		}

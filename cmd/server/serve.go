@@ -229,8 +229,12 @@ func sourcesOf(id, name string, ld *loaded) []*source {
 	var out []*source
 	for _, p := range ld.parts {
 		l := p.log
+		f := files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]
+		if f == nil && len(ld.parts) == 1 {
+			f = ld.segmentFiles // a single segment (nil if not kept)
+		}
 		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.kind), topic: l.Topic, partition: l.Partition,
-			build: func() *txnindex.Log { return l }, files: files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)], problems: problems}
+			build: func() *txnindex.Log { return l }, files: f, problems: problems}
 		s.get()
 		out = append(out, s)
 	}

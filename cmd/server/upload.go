@@ -185,7 +185,9 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			res.Evicted = append(res.Evicted, evictedUpload{ID: s.id, Title: s.title})
 		}
 	}
-	// The bytes themselves are not kept: the log holds what the pages need.
+	// A segment's bytes up to uploadKeepBytes stay with its source, in
+	// memory, so that the detail panel can decode its records; the bytes of
+	// anything else are not kept: the log holds what the pages need.
 	slog.Info("upload", "id", id, "kind", ld.kind, "bytes", buf.Len(), "partitions", len(srcs), "problems", len(problems), "evicted", len(res.Evicted))
 	w.Header().Set("Location", "/api/v1/sources/"+id+"/partitions")
 	writeUploadJSON(w, http.StatusCreated, res)

@@ -509,3 +509,55 @@ func TestLoadProblemsOnTimeline(t *testing.T) {
 		t.Error("an intact demo lists problems")
 	}
 }
+
+// TestUploadRecords: the detail panel's records of an uploaded segment and
+// of a segment loaded by path are decoded from the same bytes, and equal.
+func TestUploadRecords(t *testing.T) {
+	dir := t.TempDir()
+	seg := filepath.Join(dir, "00000000000000000000.log")
+	data := readFile(t, uploadSegment)
+	if err := os.WriteFile(seg, data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--load", seg)
+	code, a := upload(t, "http://"+s.addr, filepath.Base(seg), bytes.NewReader(data), nil)
+	if code != http.StatusCreated || len(a.Partitions) != 1 {
+		t.Fatalf("upload: %d %+v", code, a)
+	}
+	p := a.Partitions[0]
+	ld, err := loadAny(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ld.parts[0].log
+	checked := 0
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		if i%max(len(l.Batches)/20, 1) != 0 {
+			continue
+		}
+		var got [2]struct {
+			RecordList []json.RawMessage `json:"record_list"`
+			Note       string            `json:"records_note"`
+		}
+		for k, id := range []string{a.ID, "load1"} {
+			resp, body := get(t, s.url(fmt.Sprintf("/api/v1/sources/%s/partitions/%s/%d/batches/%d", id, p.Topic, p.Partition, b.BaseOffset)))
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s batch %d: %d %s", id, b.BaseOffset, resp.StatusCode, body)
+			}
+			if err := json.Unmarshal([]byte(body), &got[k]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got[0].RecordList) == 0 || len(got[0].RecordList) != int(b.Records) {
+			t.Fatalf("upload batch %d: %d records decoded (note %q), the header says %d", b.BaseOffset, len(got[0].RecordList), got[0].Note, b.Records)
+		}
+		if fmt.Sprint(got[0].RecordList) != fmt.Sprint(got[1].RecordList) {
+			t.Errorf("batch %d: the upload's records differ from --load's", b.BaseOffset)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no batch checked")
+	}
+}
