@@ -137,19 +137,7 @@ func decisionJSON(l *txnindex.Log, d *txnindex.Decision) DecisionJSON {
 // and variant choose the consumer.
 func (a *API) Decisions() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
-		_, l, err := a.partition(r)
-		if err != nil {
-			return err
-		}
-		o, err := queryOptions(r)
-		if err != nil {
-			return err
-		}
-		from, err := queryInt(r, "from", -1<<63)
-		if err != nil {
-			return err
-		}
-		to, err := queryInt(r, "to", 1<<63-1)
+		l, o, from, to, err := a.rangeQuery(r, false)
 		if err != nil {
 			return err
 		}
@@ -173,6 +161,27 @@ func (a *API) Decisions() http.Handler {
 	})
 }
 
+// rangeQuery reads a range request's partition, consumer options and
+// offsets from and to. Without them the range is unbounded, or with
+// logRange the log's offsets (log start to log end - 1).
+func (a *API) rangeQuery(r *http.Request, logRange bool) (l *txnindex.Log, o txnindex.ConsumeOptions, from, to int64, err error) {
+	if _, l, err = a.partition(r); err != nil {
+		return
+	}
+	if o, err = queryOptions(r); err != nil {
+		return
+	}
+	defFrom, defTo := int64(-1<<63), int64(1<<63-1)
+	if logRange {
+		defFrom, defTo = l.LogStartOffset, l.LogEndOffset-1
+	}
+	if from, err = queryInt(r, "from", defFrom); err != nil {
+		return
+	}
+	to, err = queryInt(r, "to", defTo)
+	return
+}
+
 // CountsJSON is GET .../counts: the true record counts of an offset range.
 type CountsJSON struct {
 	Version int      `json:"version"`
@@ -189,19 +198,7 @@ type CountsJSON struct {
 // timeline asks it on every pan without a pass over the log.
 func (a *API) Counts() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
-		_, l, err := a.partition(r)
-		if err != nil {
-			return err
-		}
-		o, err := queryOptions(r)
-		if err != nil {
-			return err
-		}
-		from, err := queryInt(r, "from", l.LogStartOffset)
-		if err != nil {
-			return err
-		}
-		to, err := queryInt(r, "to", l.LogEndOffset-1)
+		l, o, from, to, err := a.rangeQuery(r, true)
 		if err != nil {
 			return err
 		}
