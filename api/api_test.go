@@ -548,22 +548,7 @@ func TestStreamManyClients(t *testing.T) {
 	}
 	const clients = 100
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for i := 0; i < clients; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := streamToDone(srv.URL+path, want); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	streamAll(t, srv.URL+path, clients, want)
 	t.Logf("%d clients × %d decisions in %v with a stuck client connected (%d streams open)", clients, want, time.Since(start), a.Streams())
 	if a.Streams() < 1 {
 		t.Errorf("the stuck client's stream is gone: %d open", a.Streams())
@@ -593,6 +578,28 @@ func TestStreamViewportAtStart(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// streamAll runs clients streams of url at once, each to its done message
+// with want decisions, and reports every client that failed.
+func streamAll(t *testing.T, url string, clients, want int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := streamToDone(url, want); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 

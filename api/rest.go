@@ -194,8 +194,10 @@ type CountsJSON struct {
 // .../decisions: how many records of [from, to] are delivered, aborted,
 // markers, pending or below the position, and how many offsets hold no
 // record. from and to default to the log start and the log end - 1. The
-// range comes from the decisions shared through the stream cache, so the
-// timeline asks it on every pan without a pass over the log.
+// range is read from the stream's encoding, which the page's websocket has
+// already computed (a binary search, then the range's own records), so the
+// timeline asks it on every pan without a pass over the log and without
+// building the full decision list the other routes keep.
 func (a *API) Counts() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
 		l, o, from, to, err := a.rangeQuery(r, true)
@@ -206,10 +208,7 @@ func (a *API) Counts() http.Handler {
 			return badRequest("from %d is after to %d", from, to)
 		}
 		c := txnindex.NewCounts(from, to)
-		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
-		for i := range rng {
-			c.Add(&rng[i])
-		}
+		a.cache.get(l, o).overlapping(l, from, to, c.Add)
 		opts := optionsOf(o)
 		return writeJSON(w, CountsJSON{Version: Version, Options: &opts, Counts: c, Records: c.Records()})
 	})

@@ -134,22 +134,7 @@ func TestStreamsShareOneEncoding(t *testing.T) {
 		want++
 	}
 	const clients = 20
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := streamToDone(srv.URL+path, want); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	streamAll(t, srv.URL+path, clients, want)
 	if f := a.cache.fills.Load(); f != 1 {
 		t.Errorf("%d clients on one partition and options: %d encodings, want 1", clients+cap(a.chunkSem)+2, f)
 	}

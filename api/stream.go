@@ -187,6 +187,30 @@ func (e *encoded) fill(l *txnindex.Log, o txnindex.ConsumeOptions) {
 	e.n = len(e.recs) / decisionSize
 }
 
+// overlapping calls f, in offset order, with each decision of e that
+// overlaps the offsets [from, to], rebuilt from its record with the fields
+// a record carries (From, To, BatchIndex, Batch, Verdict, Cause,
+// Uncommitted); l is the log e encodes.
+func (e *encoded) overlapping(l *txnindex.Log, from, to int64, f func(*txnindex.Decision)) {
+	// The last decision starting at or before from may reach into the
+	// range; decisions do not overlap each other.
+	i := max(searchF(e.firstOf, float64(from))-1, 0)
+	for ; i < e.n && e.firstOf[i] <= float64(to); i++ {
+		r := e.recs[i*decisionSize:]
+		d := txnindex.Decision{
+			From: int64(math.Float64frombits(binary.LittleEndian.Uint64(r))), To: int64(math.Float64frombits(binary.LittleEndian.Uint64(r[8:]))),
+			BatchIndex: int32(binary.LittleEndian.Uint32(r[16:])), Verdict: txnindex.Verdict(r[26]), Cause: txnindex.Cause(r[27]), Uncommitted: txnindex.Verdict(r[28]),
+		}
+		if d.To < from {
+			continue
+		}
+		if d.BatchIndex >= 0 && int(d.BatchIndex) < len(l.Batches) {
+			d.Batch = &l.Batches[d.BatchIndex]
+		}
+		f(&d)
+	}
+}
+
 // chunkRange returns the chunks [lo, hi) holding decisions that overlap the
 // offsets [from, to].
 func (e *encoded) chunkRange(from, to int64, chunk int) (int, int) {

@@ -68,10 +68,7 @@ func TestCountsOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 17))
 	checked := 0
 	for range 2000 {
-		seed := make([]byte, 96)
-		for i := range seed {
-			seed[i] = byte(r.UintN(256))
-		}
+		seed := randomSeed(r, 96)
 		l := genWorkload(seed).b.build()
 		if len(l.Batches) == 0 || !recordsFillOffsets(l) {
 			continue

@@ -251,10 +251,7 @@ func batchAt(bs []Batch, off int64) int {
 func FuzzDecide(f *testing.F) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 32 {
-		seed := make([]byte, 64+r.IntN(64))
-		for i := range seed {
-			seed[i] = byte(r.UintN(256))
-		}
+		seed := randomSeed(r, 64+r.IntN(64))
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -267,10 +264,7 @@ func FuzzDecide(f *testing.F) {
 func TestRandomWorkloads(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for range 3000 {
-		seed := make([]byte, 128)
-		for i := range seed {
-			seed[i] = byte(r.UintN(256))
-		}
+		seed := randomSeed(r, 128)
 		checkWorkload(t, genWorkload(seed))
 	}
 }
@@ -350,4 +344,13 @@ func TestTxnIndexCodec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomSeed is n random bytes from r: a genWorkload seed.
+func randomSeed(r *rand.Rand, n int) []byte {
+	seed := make([]byte, n)
+	for i := range seed {
+		seed[i] = byte(r.UintN(256))
+	}
+	return seed
 }

@@ -13,10 +13,7 @@ func TestOpenTxnRangesOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
 	checked := 0
 	for range 1000 {
-		seed := make([]byte, 128)
-		for i := range seed {
-			seed[i] = byte(r.UintN(256))
-		}
+		seed := randomSeed(r, 128)
 		l := genWorkload(seed).b.build()
 		all := l.txnRanges()
 		checked += len(l.Txns)
