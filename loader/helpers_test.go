@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "update golden files in testdata/errors")
 
 // realData is the shared corpus of files Kafka brokers wrote, read in place.
-const realData = "../../shared/realdata"
+const realData = "../testdata/realdata"
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -14,7 +14,7 @@ import (
 	"github.com/txnscope/txnscope/loader/dumplog"
 )
 
-const realdata = "../../../shared/realdata"
+const realdata = "../../testdata/realdata"
 
 // TestDecideRealPartition: the ksqlDB command topic a transactional
 // producer wrote (a COMMIT marker at offset 1) decides record 0 delivered

@@ -20,7 +20,7 @@ import (
 
 // The real files the upload tests send: a segment of 14 batches from 13
 // idempotent producers (BiggerBrain/kafka) and a pcapng of kafka-go
-// consuming (segmentio/kafka-go). Both are in shared/realdata.
+// consuming (segmentio/kafka-go). Both are in testdata/realdata.
 var (
 	uploadSegment = filepath.Join(realdata, "BiggerBrain_kafka/data/lsx1-0/00000000000000000000.log")
 	uploadCapture = filepath.Join(realdata, "segmentio_kafka-go/fixtures/v2-v2.pcapng")

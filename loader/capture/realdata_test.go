@@ -10,7 +10,7 @@ import (
 	"github.com/txnscope/txnscope/internal/testtool"
 )
 
-const realdata = "../../../shared/realdata"
+const realdata = "../../testdata/realdata"
 
 func realCaptures(t testing.TB) []string {
 	var out []string
@@ -23,7 +23,7 @@ func realCaptures(t testing.TB) []string {
 	return out
 }
 
-// TestRealCaptures decodes every capture in shared/realdata: segmentio's
+// TestRealCaptures decodes every capture in testdata/realdata: segmentio's
 // kafka-go captures (pcapng, Linux cooked v2) hold Fetch v10 responses
 // mixing message formats; deepflow's hold Fetch v12 with empty responses.
 func TestRealCaptures(t *testing.T) {

@@ -18,7 +18,7 @@ func TestCutAnywhere(t *testing.T) {
 	testtool.NeedDir(t, realdata)
 	files := realCaptures(t)
 	if len(files) == 0 {
-		t.Fatal("no captures in shared/realdata")
+		t.Fatal("no captures in testdata/realdata")
 	}
 	for _, p := range files {
 		full, err := os.ReadFile(p)
