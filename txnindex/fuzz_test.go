@@ -197,6 +197,13 @@ func checkWorkload(t *testing.T, w workload) {
 		t.Fatalf("log start %d HWM %d LSO %d, want %d %d %d\nbatches %+v", l.LogStartOffset, l.HighWatermark, l.LastStableOffset,
 			w.logStart, w.hwm, w.lso(), w.b.p.Batches)
 	}
+	// The generator writes no overlapping batches, and gaps are said of
+	// offsets at or above the log start only.
+	for _, g := range l.Gaps {
+		if g.Cause == GapOverlap || g.From < w.logStart {
+			t.Fatalf("gap %+v with log start %d\nbatches %+v", g, w.logStart, w.b.p.Batches)
+		}
+	}
 	want := w.oracle(ReadCommitted)
 	for _, v := range []Variant{VariantJava, VariantLibrdkafka, VariantFranzGo} {
 		got := letters(l, ConsumeOptions{From: w.from, Isolation: ReadCommitted, Variant: v, MaxBytes: w.maxB})
