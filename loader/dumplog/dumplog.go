@@ -31,14 +31,21 @@ import (
 // maxLine bounds one line of dump text.
 const maxLine = 1 << 20
 
-// LineError is a problem on one line of dump text.
+// LineError is a problem on one line of dump text: Line is 1-based and
+// Byte is where the line starts in the text; Line 0 is the whole text.
 type LineError struct {
 	File string
 	Line int
+	Byte int64
 	Msg  string
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("dumplog: %s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *LineError) Error() string {
+	if e.Line <= 0 {
+		return fmt.Sprintf("dumplog: %s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("dumplog: %s:%d (byte %#x): %s", e.File, e.Line, e.Byte, e.Msg)
+}
 
 // Dump is everything read from one dump text.
 type Dump struct {
@@ -69,21 +76,56 @@ type fileState struct {
 	kind   string // log, txnindex, snapshot, other
 	base   int64
 	dirKey string
+	part   *partState
+	seg    int // index of the file's segment in part.p.Segments
+}
+
+// partState is one partition being read. Segments are found by base offset
+// in a map, so reading is linear in the number of segments (issue 17,
+// defect 10: a list searched per batch made 80K segments take 36 s).
+type partState struct {
+	p      *txnindex.Partition
+	segs   map[int64]int     // base offset -> index in p.Segments
+	aborts map[[2]int64]bool // (pid, marker offset) named by a dumped .txnindex
+}
+
+// segment returns the index of the segment with base offset base, adding
+// it if new.
+func (ps *partState) segment(base int64) int {
+	if i, ok := ps.segs[base]; ok {
+		return i
+	}
+	ps.p.Segments = append(ps.p.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", base), BaseOffset: base})
+	ps.segs[base] = len(ps.p.Segments) - 1
+	return len(ps.p.Segments) - 1
 }
 
 // Read parses dump text; name is used in errors.
+//
+// A line that cannot be used is a problem, at its line and byte, and
+// reading goes on: what came before is kept.
 func Read(r io.Reader, name string) (*Dump, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
+	// Each line's byte position: a line token starts where the bytes
+	// consumed so far end.
+	var pos, consumed int64
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if tok != nil {
+			pos = consumed
+		}
+		consumed += int64(adv)
+		return adv, tok, err
+	})
 	d := &Dump{Snapshots: map[string][]SnapshotEntry{}}
-	parts := map[string]*txnindex.Partition{}
+	parts := map[string]*partState{}
 	var order []string
 	var cur *fileState
 	var lastBatch *txnindex.Batch
-	aborts := map[string]map[[2]int64]bool{} // dirKey -> (pid, marker offset)
 	lineNo := 0
 	problem := func(msg string, a ...any) {
-		d.Problems = append(d.Problems, &LineError{name, lineNo, fmt.Sprintf(msg, a...)})
+		d.Problems = append(d.Problems, &LineError{name, lineNo, pos, fmt.Sprintf(msg, a...)})
 	}
 	sawHeader := false
 	// A record's payload is printed raw (StringDecoder), so a payload
@@ -111,14 +153,17 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			}
 			lastBatch = nil
 			if cur.kind == "log" || cur.kind == "txnindex" {
-				p := parts[cur.dirKey]
-				if p == nil {
-					p = &txnindex.Partition{LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: ""}
+				ps := parts[cur.dirKey]
+				if ps == nil {
+					p := &txnindex.Partition{LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: ""}
 					p.Topic, p.Partition = splitDir(cur.dirKey)
-					parts[cur.dirKey] = p
+					ps = &partState{p: p, segs: map[int64]int{}, aborts: map[[2]int64]bool{}}
+					parts[cur.dirKey] = ps
 					order = append(order, cur.dirKey)
 				}
-				seg := segmentFor(p, cur.base)
+				cur.part = ps
+				cur.seg = ps.segment(cur.base)
+				seg := &ps.p.Segments[cur.seg]
 				if cur.kind == "log" {
 					seg.Name = filepath.Base(path)
 				} else {
@@ -154,16 +199,19 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			strings.TrimSpace(line) == "":
 			// Headers and trailers carry nothing the engine needs.
 		case cur.kind == "log" && (strings.HasPrefix(line, "baseOffset:") || strings.HasPrefix(line, "offset:")):
+			// A refused batch is not the control batch the next record
+			// lines describe.
+			lastBatch = nil
 			b, err := parseBatch(line)
 			if err != nil {
 				problem("%v", err)
 				continue
 			}
-			p := parts[cur.dirKey]
-			seg := segmentFor(p, cur.base)
-			b.Segment = int32(indexOfSegment(p, seg))
+			p := cur.part.p
+			b.Segment = int32(cur.seg)
 			p.Batches = append(p.Batches, b)
 			lastBatch = &p.Batches[len(p.Batches)-1]
+			seg := &p.Segments[cur.seg]
 			if end := b.Position() + int64(b.Size); end > seg.Size {
 				seg.Size = end
 			}
@@ -187,13 +235,9 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			}
 			// The dump prints the version byte (AbortedTxn.version()).
 			e.Version, e.ProducerID = int16(v)<<8, txnindex.ProducerID(pid)
-			p := parts[cur.dirKey]
-			seg := segmentFor(p, cur.base)
+			seg := &cur.part.p.Segments[cur.seg]
 			seg.TxnIndex = append(seg.TxnIndex, e)
-			if aborts[cur.dirKey] == nil {
-				aborts[cur.dirKey] = map[[2]int64]bool{}
-			}
-			aborts[cur.dirKey][[2]int64{pid, e.LastOffset}] = true
+			cur.part.aborts[[2]int64{pid, e.LastOffset}] = true
 		case cur.kind == "snapshot" && strings.HasPrefix(line, "producerId:"):
 			kv := pairs(line)
 			var s SnapshotEntry
@@ -216,25 +260,25 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return d, &LineError{name, lineNo + 1, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
+		return d, &LineError{name, lineNo + 1, consumed, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
 	}
 	if !sawHeader {
-		return d, &LineError{name, 1, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}
+		return d, &LineError{name, 1, 0, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}
 	}
 	for _, k := range order {
-		p := parts[k]
+		ps := parts[k]
+		p := ps.p
 		sort.SliceStable(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
-		// Batches keep segment order: renumber after the sort.
-		idx := map[int64]int32{}
-		for i, s := range p.Segments {
-			idx[s.BaseOffset] = int32(i)
-		}
+		// Batches keep segment order: each goes to the segment whose
+		// base offset is the greatest at or below its own (the first
+		// segment if none is), found by binary search.
 		sort.SliceStable(p.Batches, func(i, j int) bool { return p.Batches[i].BaseOffset < p.Batches[j].BaseOffset })
 		for i := range p.Batches {
 			b := &p.Batches[i]
-			b.Segment = idx[segBaseFor(p, b.BaseOffset)]
+			si := sort.Search(len(p.Segments), func(j int) bool { return p.Segments[j].BaseOffset > b.BaseOffset })
+			b.Segment = int32(max(si-1, 0))
 			if b.IsControl() && b.Records > 0 && b.Control() == txnindex.ControlNone {
-				if aborts[k][[2]int64{int64(b.ProducerID), b.BaseOffset}] {
+				if ps.aborts[[2]int64{int64(b.ProducerID), b.BaseOffset}] {
 					b.SetControl(txnindex.ControlAbort)
 				} else {
 					b.SetControl(txnindex.ControlUnknown)
@@ -245,38 +289,9 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		d.Partitions = append(d.Partitions, p)
 	}
 	if d.Unresolved > 0 {
-		d.Problems = append(d.Problems, &LineError{name, 0, fmt.Sprintf("%d control batches have no record line: dump with --deep-iteration to tell COMMIT from ABORT", d.Unresolved)})
+		d.Problems = append(d.Problems, &LineError{name, 0, 0, fmt.Sprintf("%d control batches have no record line: dump with --deep-iteration to tell COMMIT from ABORT", d.Unresolved)})
 	}
 	return d, nil
-}
-
-func segBaseFor(p *txnindex.Partition, off int64) int64 {
-	base := int64(0)
-	for _, s := range p.Segments {
-		if s.BaseOffset <= off {
-			base = s.BaseOffset
-		}
-	}
-	return base
-}
-
-func segmentFor(p *txnindex.Partition, base int64) *txnindex.Segment {
-	for i := range p.Segments {
-		if p.Segments[i].BaseOffset == base {
-			return &p.Segments[i]
-		}
-	}
-	p.Segments = append(p.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", base), BaseOffset: base})
-	return &p.Segments[len(p.Segments)-1]
-}
-
-func indexOfSegment(p *txnindex.Partition, s *txnindex.Segment) int {
-	for i := range p.Segments {
-		if &p.Segments[i] == s {
-			return i
-		}
-	}
-	return -1
 }
 
 func splitDir(dir string) (string, int32) {

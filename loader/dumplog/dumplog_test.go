@@ -100,10 +100,10 @@ func TestShallowDumpResolvesAbortsFromTxnIndex(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	cases := []struct{ name, in, err string }{
-		{"NotADump", "hello\n", "dumplog: bad.txt:1: not kafka-dump-log.sh output: want a first line \"Dumping <file>\""},
+		{"NotADump", "hello\n", "dumplog: bad.txt:1 (byte 0x0): not kafka-dump-log.sh output: want a first line \"Dumping <file>\""},
 		{"BadNumber", "Dumping x/t-0/00000000000000000000.log\nbaseOffset: zz lastOffset: 1 count: 1 baseSequence: 0 producerId: 1 producerEpoch: 0 partitionLeaderEpoch: 0 position: 0 size: 70 magic: 2\n",
-			"dumplog: bad.txt:2: field \"baseOffset\": want an integer, found \"zz\""},
-		{"BadMagic", "Dumping x/t-0/00000000000000000000.log\noffset: 1 position: 0 size: 70 magic: 7\n", "dumplog: bad.txt:2: field \"magic\": want 0, 1 or 2, found 7"},
+			"dumplog: bad.txt:2 (byte 0x27): field \"baseOffset\": want an integer, found \"zz\""},
+		{"BadMagic", "Dumping x/t-0/00000000000000000000.log\noffset: 1 position: 0 size: 70 magic: 7\n", "dumplog: bad.txt:2 (byte 0x27): field \"magic\": want 0, 1 or 2, found 7"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
