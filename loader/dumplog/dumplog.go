@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -77,7 +78,8 @@ type fileState struct {
 	base   int64
 	dirKey string
 	part   *partState
-	seg    int // index of the file's segment in part.p.Segments
+	seg    int   // index of the file's segment in part.p.Segments
+	last   int64 // last offset of the file's last batch kept, -1 before one
 }
 
 // partState is one partition being read. Segments are found by base offset
@@ -103,7 +105,13 @@ func (ps *partState) segment(base int64) int {
 // Read parses dump text; name is used in errors.
 //
 // A line that cannot be used is a problem, at its line and byte, and
-// reading goes on: what came before is kept.
+// reading goes on: what came before is kept. A batch is refused (a problem,
+// not kept) when it could not be a broker's (issue 17, defect 4): an offset
+// negative or with no next offset in an int64, a last offset below the base
+// or more than the int32 lastOffsetDelta above it, a base offset not above
+// the last offset of the batch before it in the same file (a segment's
+// batches ascend), more records than offsets, or a header field out of its
+// type's range.
 func Read(r io.Reader, name string) (*Dump, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -146,7 +154,7 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		case strings.HasPrefix(line, "Dumping "):
 			sawHeader = true
 			path := strings.TrimSpace(strings.TrimPrefix(line, "Dumping "))
-			cur = &fileState{path: path, kind: "other", dirKey: filepath.Base(filepath.Dir(path))}
+			cur = &fileState{path: path, kind: "other", dirKey: filepath.Base(filepath.Dir(path)), last: -1}
 			if m := segmentBase.FindStringSubmatch(filepath.Base(path)); m != nil {
 				cur.kind = m[2]
 				cur.base, _ = strconv.ParseInt(m[1], 10, 64)
@@ -207,6 +215,12 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				problem("%v", err)
 				continue
 			}
+			if b.BaseOffset <= cur.last {
+				problem("batch at offset %d: want a base offset above %d, the last offset of the batch before it in %s (a segment's batches ascend)",
+					b.BaseOffset, cur.last, filepath.Base(cur.path))
+				continue
+			}
+			cur.last = b.LastOffset()
 			p := cur.part.p
 			b.Segment = int32(cur.seg)
 			p.Batches = append(p.Batches, b)
@@ -220,7 +234,8 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			e := txnindex.AbortedTxn{}
 			var err error
 			var v, pid int64
-			if v, err = num(kv, "version"); err == nil {
+			// The dump prints the version byte (AbortedTxn.version()).
+			if v, err = numIn(kv, "version", math.MinInt8, math.MaxInt8); err == nil {
 				if pid, err = num(kv, "producerId"); err == nil {
 					if e.FirstOffset, err = num(kv, "firstOffset"); err == nil {
 						if e.LastOffset, err = num(kv, "lastOffset"); err == nil {
@@ -233,7 +248,6 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				problem("%v", err)
 				continue
 			}
-			// The dump prints the version byte (AbortedTxn.version()).
 			e.Version, e.ProducerID = int16(v)<<8, txnindex.ProducerID(pid)
 			seg := &cur.part.p.Segments[cur.seg]
 			seg.TxnIndex = append(seg.TxnIndex, e)
@@ -247,8 +261,18 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				continue
 			}
 			s.ProducerID = txnindex.ProducerID(pid)
-			ep, _ := num(kv, "producerEpoch")
-			ce, _ := num(kv, "coordinatorEpoch")
+			// Older dumps print fewer fields: a missing one reads 0, one
+			// out of its type's range is refused.
+			ep, err := optIn(kv, "producerEpoch", math.MinInt16, math.MaxInt16)
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
+			ce, err := optIn(kv, "coordinatorEpoch", math.MinInt32, math.MaxInt32)
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
 			s.ProducerEpoch, s.CoordinatorEpoch = int16(ep), int32(ce)
 			s.CurrentTxnFirstOffset = optionalLong(kv["currentTxnFirstOffset"])
 			s.LastTimestamp, _ = num(kv, "lastTimestamp")
@@ -326,6 +350,36 @@ func pairs(s string) map[string]string {
 	return kv
 }
 
+// maxOffset is the largest offset a batch may reach: the log end offset,
+// one past it, must be an int64 too.
+const maxOffset = math.MaxInt64 - 1
+
+// numIn is num for a field whose value must lie in [lo, hi]: the range of
+// the header field's type, or of what a broker writes.
+func numIn(kv map[string]string, k string, lo, hi int64) (int64, error) {
+	v, err := num(kv, k)
+	if err != nil {
+		return 0, err
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("field %q: want %d to %d, found %d", k, lo, hi, v)
+	}
+	return v, nil
+}
+
+// optIn is numIn for a field that may be absent (0 then) or not a number
+// (0 too, as before), but not out of range.
+func optIn(kv map[string]string, k string, lo, hi int64) (int64, error) {
+	v, err := num(kv, k)
+	if err != nil {
+		return 0, nil
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("field %q: want %d to %d, found %d", k, lo, hi, v)
+	}
+	return v, nil
+}
+
 func num(kv map[string]string, k string) (int64, error) {
 	v, ok := kv[k]
 	if !ok {
@@ -370,16 +424,14 @@ func parseBatch(line string) (txnindex.Batch, error) {
 		return txnindex.Batch{}, fmt.Errorf("field \"magic\": want 0, 1 or 2, found %d", magic)
 	}
 	b.Magic = int8(magic)
-	pos, err := num(kv, "position")
+	// A segment's positions are int32s (the .index stores them so).
+	pos, err := numIn(kv, "position", 0, math.MaxInt32)
 	if err != nil {
 		return txnindex.Batch{}, err
 	}
-	size, err := num(kv, "size")
+	size, err := numIn(kv, "size", 0, math.MaxInt32)
 	if err != nil {
 		return txnindex.Batch{}, err
-	}
-	if size < 0 || size > 1<<31-1 || pos < 0 || pos > 1<<31-1 {
-		return txnindex.Batch{}, fmt.Errorf("position %d size %d out of range", pos, size)
 	}
 	b.Position, b.Size = pos, int32(size)
 	for _, tt := range []struct {
@@ -395,46 +447,59 @@ func parseBatch(line string) (txnindex.Batch, error) {
 		b.Attributes |= int16(c)
 	}
 	if magic < 2 {
-		off, err := num(kv, "offset")
+		off, err := numIn(kv, "offset", 0, maxOffset)
 		if err != nil {
 			return txnindex.Batch{}, err
 		}
 		b.BaseOffset, b.LastOffset, b.Records = off, off, 1
 		return b.Batch(), nil
 	}
-	fields := []struct {
-		k string
-		p *int64
-	}{{"baseOffset", &b.BaseOffset}, {"lastOffset", &b.LastOffset}}
-	for _, f := range fields {
-		if *f.p, err = num(kv, f.k); err != nil {
-			return txnindex.Batch{}, err
-		}
+	if b.BaseOffset, err = numIn(kv, "baseOffset", 0, maxOffset); err != nil {
+		return txnindex.Batch{}, err
 	}
-	if b.LastOffset < b.BaseOffset {
-		return txnindex.Batch{}, fmt.Errorf("lastOffset %d below baseOffset %d", b.LastOffset, b.BaseOffset)
+	// lastOffset = baseOffset + lastOffsetDelta, an int32 in the v2
+	// header, computed without overflow: baseOffset <= maxOffset here.
+	hi := int64(maxOffset)
+	if b.BaseOffset <= maxOffset-math.MaxInt32 {
+		hi = b.BaseOffset + math.MaxInt32
 	}
-	if b.LastOffset-b.BaseOffset > 1<<31-1 {
-		// lastOffsetDelta is an int32 in the v2 header.
-		return txnindex.Batch{}, fmt.Errorf("lastOffset %d is more than the int32 lastOffsetDelta allows above baseOffset %d", b.LastOffset, b.BaseOffset)
+	if b.LastOffset, err = num(kv, "lastOffset"); err != nil {
+		return txnindex.Batch{}, err
 	}
-	ints := []struct {
-		k string
-		f func(int64)
-	}{
-		{"count", func(v int64) { b.Records = int32(v) }},
-		{"baseSequence", func(v int64) { b.BaseSequence = int32(v) }},
-		{"producerId", func(v int64) { b.ProducerID = txnindex.ProducerID(v) }},
-		{"producerEpoch", func(v int64) { b.ProducerEpoch = int16(v) }},
-		{"partitionLeaderEpoch", func(v int64) { b.PartitionLeaderEpoch = int32(v) }},
+	if b.LastOffset < b.BaseOffset || b.LastOffset > hi {
+		return txnindex.Batch{}, fmt.Errorf("field \"lastOffset\": want %d to %d (baseOffset plus the int32 lastOffsetDelta), found %d", b.BaseOffset, hi, b.LastOffset)
 	}
-	for _, f := range ints {
-		v, err := num(kv, f.k)
-		if err != nil {
-			return txnindex.Batch{}, err
-		}
-		f.f(v)
+	// Each record has its own offset delta, so a batch holds at most one
+	// record per offset (fewer once compacted, none once emptied).
+	offsets := min(b.LastOffset-b.BaseOffset+1, math.MaxInt32)
+	count, err := num(kv, "count")
+	if err != nil {
+		return txnindex.Batch{}, err
 	}
+	if count < 0 || count > offsets {
+		return txnindex.Batch{}, fmt.Errorf("field \"count\": want 0 to %d (one record per offset at most), found %d", offsets, count)
+	}
+	b.Records = int32(count)
+	pid, err := num(kv, "producerId")
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.ProducerID = txnindex.ProducerID(pid)
+	seq, err := numIn(kv, "baseSequence", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.BaseSequence = int32(seq)
+	epoch, err := numIn(kv, "producerEpoch", math.MinInt16, math.MaxInt16)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.ProducerEpoch = int16(epoch)
+	ple, err := numIn(kv, "partitionLeaderEpoch", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.PartitionLeaderEpoch = int32(ple)
 	if kv["isTransactional"] == "true" {
 		b.Attributes |= txnindex.AttrTransactional
 	}
