@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -334,6 +335,15 @@ func FuzzReadTxnIndex(f *testing.F) {
 	f.Add(EncodeTxnIndex([]AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 5, LastStableOffset: 6}}))
 	f.Add(make([]byte, 33))
 	f.Add(append(make([]byte, 34), 1))
+	// Hostile entries (issue 17): offsets at the int64 extremes, a last
+	// offset below the first, an LSO far past the marker, the version
+	// quirks Kafka lets through.
+	f.Add(EncodeTxnIndex([]AbortedTxn{
+		{ProducerID: -1, FirstOffset: math.MinInt64, LastOffset: math.MaxInt64, LastStableOffset: math.MaxInt64},
+		{ProducerID: math.MaxInt64, FirstOffset: 9, LastOffset: 3, LastStableOffset: -1},
+		{ProducerID: 7, FirstOffset: math.MaxInt64 - 8, LastOffset: math.MaxInt64 - 1, LastStableOffset: math.MinInt64},
+	}))
+	f.Add(append([]byte{0xff, 0}, EncodeTxnIndex([]AbortedTxn{{ProducerID: 1, LastOffset: 1, LastStableOffset: 2}})[2:]...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		es, err := ReadTxnIndex(bytes.NewReader(data), int64(len(data)))
 		if len(es) > len(data)/AbortedTxnSize {
