@@ -30,7 +30,15 @@ type File struct {
 type Built struct {
 	Dir   string // the partition directory name, <topic>-<partition>
 	Files []File // partition files (under Dir) and log-directory checkpoints
-	Log   *txnindex.Log
+
+	// TxnIndex is, per segment, the aborted-transaction index the
+	// scenario itself implies (see Build), which its .txnindex files hold.
+	// It is worked out from the statements, not by txnindex, so that it
+	// can check txnindex.Build's rebuild (Log.RebuiltIndex).
+	TxnIndex [][]txnindex.AbortedTxn
+
+	// Log is txnindex's reading of the built batches.
+	Log *txnindex.Log
 }
 
 type prodState struct {
@@ -51,10 +59,23 @@ type segment struct {
 	tidx []byte
 	last int64 // position of the last index entry
 	maxT int64
+	// aborted are the segment's .txnindex entries, in append order.
+	aborted []txnindex.AbortedTxn
 }
 
 // Build encodes the scenario's batches and writes them, with their indexes
 // and state files, into memory.
+//
+// The .txnindex entries come from the statements, by the broker's rule
+// rather than by replaying the batches: an "abort" of a transaction that
+// sent data appends AbortedTxn(producerId, first data offset, marker
+// offset, lastStableOffset) to the segment that receives the marker
+// (LogSegment.updateTxnIndex indexes aborted transactions only;
+// ProducerAppendInfo.appendEndTxnMarker completes no transaction for a
+// marker of one without data, so it gets no entry). The entry's
+// lastStableOffset is ProducerStateManager.lastStableOffset(completedTxn):
+// the lowest first offset of another producer's transaction still open at
+// the marker, else the marker offset + 1.
 func (s *Scenario) Build() (*Built, error) {
 	ps := map[string]*prodState{}
 	var order []*prodState
@@ -146,6 +167,17 @@ func (s *Scenario) Build() (*Built, error) {
 			if op.Kind == OpAbort {
 				ct, typ = txnindex.ControlAbort, 0
 			}
+			if op.Kind == OpAbort && p.txnFirst >= 0 {
+				lso := next + 1
+				for _, q := range order {
+					if q.ID != p.ID && q.inTxn && q.txnFirst >= 0 && q.txnFirst < lso {
+						lso = q.txnFirst
+					}
+				}
+				seg := segs[len(segs)-1]
+				seg.aborted = append(seg.aborted, txnindex.AbortedTxn{ProducerID: txnindex.ProducerID(p.ID),
+					FirstOffset: p.txnFirst, LastOffset: next, LastStableOffset: lso})
+			}
 			coord := int32(0)
 			val := binary.BigEndian.AppendUint32([]byte{0, 0}, uint32(coord))
 			r := kmsg.Record{Key: []byte{0, 0, 0, typ}, Value: val}
@@ -183,14 +215,15 @@ func (s *Scenario) Build() (*Built, error) {
 	add := func(name string, data []byte) {
 		b.Files = append(b.Files, File{Path: filepath.Join(b.Dir, name), Data: data})
 	}
-	for i, sg := range segs {
+	for _, sg := range segs {
 		base := fmt.Sprintf("%020d", sg.base)
 		add(base+".log", sg.log)
 		add(base+".index", sg.idx)
 		add(base+".timeindex", sg.tidx)
+		b.TxnIndex = append(b.TxnIndex, sg.aborted)
 		// Kafka creates a .txnindex lazily, on the first abort.
-		if es := l.RebuiltIndex[i]; len(es) > 0 {
-			add(base+".txnindex", txnindex.EncodeTxnIndex(es))
+		if len(sg.aborted) > 0 {
+			add(base+".txnindex", encodeTxnIndex(sg.aborted))
 		}
 	}
 	add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(order))
@@ -236,6 +269,22 @@ func snapshot(ps []*prodState) []byte {
 	out := binary.BigEndian.AppendUint16(nil, 1)
 	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(body, castagnoli))
 	return append(out, body...)
+}
+
+// encodeTxnIndex writes .txnindex entries as TransactionIndex stores them
+// (AbortedTxn, 34 bytes each): version int16 0, then producerId,
+// firstOffset, lastOffset and lastStableOffset as big-endian int64s. It is
+// written here, not with txnindex's codec, so the files check that codec too.
+func encodeTxnIndex(es []txnindex.AbortedTxn) []byte {
+	out := make([]byte, 0, 34*len(es))
+	for _, e := range es {
+		out = binary.BigEndian.AppendUint16(out, 0)
+		out = binary.BigEndian.AppendUint64(out, uint64(e.ProducerID))
+		out = binary.BigEndian.AppendUint64(out, uint64(e.FirstOffset))
+		out = binary.BigEndian.AppendUint64(out, uint64(e.LastOffset))
+		out = binary.BigEndian.AppendUint64(out, uint64(e.LastStableOffset))
+	}
+	return out
 }
 
 // topicID derives a stable, non-zero Kafka Uuid text (base64url, 22

@@ -3,6 +3,7 @@ package txnindex
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -611,7 +612,11 @@ func (l *Log) computeLSO() {
 }
 
 func (l *Log) findGaps() {
-	next := l.LogStartOffset
+	// next is the first offset not yet accounted for: gaps are said of
+	// offsets at or above the log start only. end is where the batches
+	// so far end: a batch below it overlaps them (a batch below only the
+	// log start is not an overlap, just a batch retention will delete).
+	next, end := l.LogStartOffset, int64(math.MinInt64)
 	for i := range l.Batches {
 		b := &l.Batches[i]
 		switch {
@@ -628,13 +633,13 @@ func (l *Log) findGaps() {
 				seg = -1
 			}
 			l.Gaps = append(l.Gaps, Gap{From: next, To: b.BaseOffset - 1, Cause: cause, Segment: seg})
-		case b.BaseOffset < next && i > 0:
-			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset(), next-1), Cause: GapOverlap, Segment: b.Segment})
+		case b.BaseOffset < end:
+			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: min(b.LastOffset(), end-1), Cause: GapOverlap, Segment: b.Segment})
 		}
 		if b.Records == 0 && b.Magic() >= 2 {
 			l.Gaps = append(l.Gaps, Gap{From: b.BaseOffset, To: b.LastOffset(), Cause: GapEmptiedBatch, Segment: b.Segment})
 		}
-		next = max(next, b.NextOffset())
+		next, end = max(next, b.NextOffset()), max(end, b.NextOffset())
 	}
 }
 

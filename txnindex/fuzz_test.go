@@ -3,24 +3,42 @@ package txnindex
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
 // workload is a random partition together with what a brute-force oracle
-// knows of it: the outcome of every transaction, decided by the generator
-// itself rather than by replaying the log.
+// knows of it: the outcome of every transaction and where its marker went,
+// decided by the generator itself rather than by replaying the log.
 type workload struct {
 	b       *logBuilder
 	outcome []TxnState // per batch: outcome of its transaction (TxnCommitted for non-transactional data)
+	txns    []genTxn   // every transaction with data, in order of first offset
 	from    int64
 	maxB    int32
+
+	// logStart and hwm are the partition's log start offset and high
+	// watermark: logStart <= hwm <= the log end offset, as the broker keeps
+	// them (DeleteRecords cannot pass the high watermark).
+	logStart, hwm int64
+}
+
+// genTxn is a transaction as the generator wrote it.
+type genTxn struct {
+	first  int64 // offset of its first data batch
+	marker int64 // offset of its COMMIT/ABORT marker, -1 if never ended
 }
 
 // genWorkload turns bytes into a workload: interleaved transactional
 // producers that commit, abort or never finish, idempotent and plain
-// producers, segment rolls, compaction gaps and empty aborts.
+// producers, segment rolls, compaction gaps and empty aborts; then the
+// consumer's start and fetch size, and the high watermark and log start
+// offset. A seed that runs out of bytes reads zeros: the high watermark at
+// the log end and the log start at 0.
 func genWorkload(data []byte) workload {
 	rd := bytes.NewReader(data)
 	next := func(n int) int {
@@ -34,11 +52,16 @@ func genWorkload(data []byte) workload {
 	const nTxnProducers = 4
 	openTxn := make([][]int, nTxnProducers+1) // producer -> its batch indices in the open txn
 	isOpen := make([]bool, nTxnProducers+1)
+	txnOf := make([]int, nTxnProducers+1) // producer -> index in w.txns of its open txn
 	steps := 8 + next(48)
 	for s := 0; s < steps; s++ {
 		pid := ProducerID(1 + next(nTxnProducers))
 		switch op := next(10); {
 		case op < 4:
+			if !isOpen[pid] {
+				w.txns = append(w.txns, genTxn{first: w.b.next, marker: -1})
+				txnOf[pid] = len(w.txns) - 1
+			}
 			isOpen[pid] = true
 			openTxn[pid] = append(openTxn[pid], len(w.b.p.Batches))
 			w.b.txn(pid, 1+next(4))
@@ -54,6 +77,9 @@ func genWorkload(data []byte) workload {
 			}
 			for _, bi := range openTxn[pid] {
 				w.outcome[bi] = state
+			}
+			if isOpen[pid] {
+				w.txns[txnOf[pid]].marker = w.b.next
 			}
 			openTxn[pid], isOpen[pid] = nil, false
 			w.b.marker(pid, ct, 0) // also covers markers of empty transactions
@@ -79,78 +105,116 @@ func genWorkload(data []byte) workload {
 	leo := w.b.next
 	w.from = int64(next(int(leo) + 2))
 	w.maxB = int32(next(4) * 100)
+
+	// The log end offset: after the last batch, or the base of an empty
+	// last segment rolled past a trailing gap.
+	end := w.b.p.Batches[len(w.b.p.Batches)-1].NextOffset()
+	end = max(end, w.b.p.Segments[len(w.b.p.Segments)-1].BaseOffset)
+	w.hwm = end - int64(next(int(end)+1))
+	w.logStart = int64(next(int(w.hwm) + 1))
+	if w.hwm < end {
+		w.b.p.HighWatermark = w.hwm
+	}
+	if w.logStart > 0 {
+		w.b.p.LogStartOffset = w.logStart
+	}
 	return w
 }
 
-// oracle says what a read_committed consumer starting at from must do with
-// every offset, knowing each transaction's outcome: data of committed
-// transactions and non-transactional data are delivered below the LSO, which
-// is the first offset of the earliest transaction never ended.
-func (w workload) oracle() string {
-	l := &w.b.p
-	lso := w.b.next
-	for i, bt := range l.Batches {
-		if w.outcome[i] == TxnOpen && !bt.IsControl() && bt.BaseOffset < lso {
-			lso = bt.BaseOffset
+// lso is the last stable offset the generator's transactions imply
+// (kafka-internals.md 4.3): the first offset of the earliest transaction
+// that is undecided or whose marker is not below the high watermark,
+// clamped up to the log start; the high watermark if none is below it.
+func (w workload) lso() int64 {
+	fu := int64(-1)
+	for _, t := range w.txns {
+		if (t.marker < 0 || t.marker >= w.hwm) && (fu < 0 || t.first < fu) {
+			fu = t.first
 		}
 	}
-	var out []byte
-	next := int64(0)
-	for i, bt := range l.Batches {
-		for ; next < bt.BaseOffset; next++ {
-			out = append(out, 'G')
+	if fu >= 0 && max(fu, w.logStart) < w.hwm {
+		return max(fu, w.logStart)
+	}
+	return w.hwm
+}
+
+// oracle says what a consumer starting at from must do with every offset,
+// in the letters of letters(), knowing each transaction's outcome. It
+// fetches up to the LSO (read_committed) or the high watermark, and a fetch
+// stops before the batch holding that bound, so a batch reaching it is
+// pending whole. Below the bound, read_committed delivers the data of
+// committed transactions and non-transactional data and skips aborted data;
+// read_uncommitted delivers all data. Batches wholly below the position are
+// before it; offsets missing between batches are gaps, except below the log
+// start, where nothing is said of them.
+func (w workload) oracle(iso Isolation) string {
+	bound := w.hwm
+	if iso == ReadCommitted {
+		bound = w.lso()
+	}
+	from := max(w.from, w.logStart)
+	var sb strings.Builder
+	next := int64(-1)
+	put := func(off int64, c byte) {
+		if next >= 0 && off != next {
+			fmt.Fprintf(&sb, "<jump %d->%d>", next, off)
+		}
+		sb.WriteByte(c)
+		next = off + 1
+	}
+	seen := w.logStart // offsets below are accounted for
+	for i, bt := range w.b.p.Batches {
+		for off := seen; off < bt.BaseOffset; off++ {
+			put(off, 'G')
 		}
 		for off := bt.BaseOffset; off <= bt.LastOffset(); off++ {
 			var c byte
 			switch {
-			case bt.LastOffset() < w.from:
+			case bt.LastOffset() < from:
 				c = 'B'
-			case bt.BaseOffset >= lso:
+			case bt.LastOffset() >= bound:
 				c = 'P'
-			case off < w.from:
+			case off < from:
 				c = 'B'
 			case bt.IsControl():
 				c = 'C'
-			case w.outcome[i] == TxnAborted:
+			case iso == ReadCommitted && w.outcome[i] == TxnAborted:
 				c = 'A'
 			default:
 				c = 'D'
 			}
-			out = append(out, c)
+			put(off, c)
 		}
-		next = bt.LastOffset() + 1
+		seen = max(seen, bt.NextOffset())
 	}
-	return string(out)
+	return sb.String()
 }
 
 func checkWorkload(t *testing.T, w workload) {
 	t.Helper()
 	l := w.b.build()
 	checkTxnOf(t, l, w.b.p.Ongoing)
-	want := w.oracle()
+	if l.LogStartOffset != w.logStart || l.HighWatermark != w.hwm || l.LastStableOffset != w.lso() {
+		t.Fatalf("log start %d HWM %d LSO %d, want %d %d %d\nbatches %+v", l.LogStartOffset, l.HighWatermark, l.LastStableOffset,
+			w.logStart, w.hwm, w.lso(), w.b.p.Batches)
+	}
+	// The generator writes no overlapping batches, and gaps are said of
+	// offsets at or above the log start only.
+	for _, g := range l.Gaps {
+		if g.Cause == GapOverlap || g.From < w.logStart {
+			t.Fatalf("gap %+v with log start %d\nbatches %+v", g, w.logStart, w.b.p.Batches)
+		}
+	}
+	want := w.oracle(ReadCommitted)
 	for _, v := range []Variant{VariantJava, VariantLibrdkafka, VariantFranzGo} {
 		got := letters(l, ConsumeOptions{From: w.from, Isolation: ReadCommitted, Variant: v, MaxBytes: w.maxB})
 		if got != want {
-			t.Fatalf("%s from=%d maxBytes=%d LSO=%d\n got %s\nwant %s\nbatches %+v", v, w.from, w.maxB, l.LastStableOffset, got, want, w.b.p.Batches)
+			t.Fatalf("%s from=%d maxBytes=%d log start=%d HWM=%d LSO=%d\n got %s\nwant %s\nbatches %+v", v, w.from, w.maxB,
+				w.logStart, w.hwm, l.LastStableOffset, got, want, w.b.p.Batches)
 		}
 	}
-	// read_uncommitted delivers all data below the HWM (= LEO here).
-	ru := letters(l, ConsumeOptions{From: w.from, Isolation: ReadUncommitted, MaxBytes: w.maxB})
-	for i := range ru {
-		exp := byte('G')
-		if bi := batchAt(w.b.p.Batches, int64(i)); bi >= 0 {
-			switch bt := &w.b.p.Batches[bi]; {
-			case int64(i) < w.from:
-				exp = 'B'
-			case bt.IsControl():
-				exp = 'C'
-			default:
-				exp = 'D'
-			}
-		}
-		if ru[i] != exp {
-			t.Fatalf("read_uncommitted offset %d: got %c want %c\n ru %s\n rc %s", i, ru[i], exp, ru, want)
-		}
+	if got, want := letters(l, ConsumeOptions{From: w.from, Isolation: ReadUncommitted, MaxBytes: w.maxB}), w.oracle(ReadUncommitted); got != want {
+		t.Fatalf("read_uncommitted from=%d log start=%d HWM=%d\n got %s\nwant %s", w.from, w.logStart, w.hwm, got, want)
 	}
 	// A rebuilt index served from "disk" must decide the same.
 	for si := range w.b.p.Segments {
@@ -236,22 +300,17 @@ func checkTxnOf(t *testing.T, l *Log, seed []OngoingTxn) {
 	}
 }
 
-func batchAt(bs []Batch, off int64) int {
-	for i := range bs {
-		if bs[i].BaseOffset <= off && off <= bs[i].LastOffset() {
-			return i
-		}
-	}
-	return -1
-}
-
 // FuzzDecide: for any generated workload, every consumer variant decides
 // every offset exactly as the brute-force oracle does, for any start
-// position and fetch size.
+// position, fetch size, log start offset and high watermark. Seeds: random
+// bytes, and the shapes of the real partitions in testdata/realdata.
 func FuzzDecide(f *testing.F) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 32 {
 		seed := randomSeed(r, 64+r.IntN(64))
+		f.Add(seed)
+	}
+	for _, seed := range realDataSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -276,6 +335,15 @@ func FuzzReadTxnIndex(f *testing.F) {
 	f.Add(EncodeTxnIndex([]AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 5, LastStableOffset: 6}}))
 	f.Add(make([]byte, 33))
 	f.Add(append(make([]byte, 34), 1))
+	// Hostile entries (issue 17): offsets at the int64 extremes, a last
+	// offset below the first, an LSO far past the marker, the version
+	// quirks Kafka lets through.
+	f.Add(EncodeTxnIndex([]AbortedTxn{
+		{ProducerID: -1, FirstOffset: math.MinInt64, LastOffset: math.MaxInt64, LastStableOffset: math.MaxInt64},
+		{ProducerID: math.MaxInt64, FirstOffset: 9, LastOffset: 3, LastStableOffset: -1},
+		{ProducerID: 7, FirstOffset: math.MaxInt64 - 8, LastOffset: math.MaxInt64 - 1, LastStableOffset: math.MinInt64},
+	}))
+	f.Add(append([]byte{0xff, 0}, EncodeTxnIndex([]AbortedTxn{{ProducerID: 1, LastOffset: 1, LastStableOffset: 2}})[2:]...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		es, err := ReadTxnIndex(bytes.NewReader(data), int64(len(data)))
 		if len(es) > len(data)/AbortedTxnSize {

@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -31,14 +32,21 @@ import (
 // maxLine bounds one line of dump text.
 const maxLine = 1 << 20
 
-// LineError is a problem on one line of dump text.
+// LineError is a problem on one line of dump text: Line is 1-based and
+// Byte is where the line starts in the text; Line 0 is the whole text.
 type LineError struct {
 	File string
 	Line int
+	Byte int64
 	Msg  string
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("dumplog: %s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *LineError) Error() string {
+	if e.Line <= 0 {
+		return fmt.Sprintf("dumplog: %s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("dumplog: %s:%d (byte %#x): %s", e.File, e.Line, e.Byte, e.Msg)
+}
 
 // Dump is everything read from one dump text.
 type Dump struct {
@@ -69,21 +77,63 @@ type fileState struct {
 	kind   string // log, txnindex, snapshot, other
 	base   int64
 	dirKey string
+	part   *partState
+	seg    int   // index of the file's segment in part.p.Segments
+	last   int64 // last offset of the file's last batch kept, -1 before one
+}
+
+// partState is one partition being read. Segments are found by base offset
+// in a map, so reading is linear in the number of segments (issue 17,
+// defect 10: a list searched per batch made 80K segments take 36 s).
+type partState struct {
+	p      *txnindex.Partition
+	segs   map[int64]int     // base offset -> index in p.Segments
+	aborts map[[2]int64]bool // (pid, marker offset) named by a dumped .txnindex
+}
+
+// segment returns the index of the segment with base offset base, adding
+// it if new.
+func (ps *partState) segment(base int64) int {
+	if i, ok := ps.segs[base]; ok {
+		return i
+	}
+	ps.p.Segments = append(ps.p.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", base), BaseOffset: base})
+	ps.segs[base] = len(ps.p.Segments) - 1
+	return len(ps.p.Segments) - 1
 }
 
 // Read parses dump text; name is used in errors.
+//
+// A line that cannot be used is a problem, at its line and byte, and
+// reading goes on: what came before is kept. A batch is refused (a problem,
+// not kept) when it could not be a broker's (issue 17, defect 4): an offset
+// negative or with no next offset in an int64, a last offset below the base
+// or more than the int32 lastOffsetDelta above it, a base offset not above
+// the last offset of the batch before it in the same file (a segment's
+// batches ascend), more records than offsets, or a header field out of its
+// type's range.
 func Read(r io.Reader, name string) (*Dump, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
+	// Each line's byte position: a line token starts where the bytes
+	// consumed so far end.
+	var pos, consumed int64
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if tok != nil {
+			pos = consumed
+		}
+		consumed += int64(adv)
+		return adv, tok, err
+	})
 	d := &Dump{Snapshots: map[string][]SnapshotEntry{}}
-	parts := map[string]*txnindex.Partition{}
+	parts := map[string]*partState{}
 	var order []string
 	var cur *fileState
 	var lastBatch *txnindex.Batch
-	aborts := map[string]map[[2]int64]bool{} // dirKey -> (pid, marker offset)
 	lineNo := 0
 	problem := func(msg string, a ...any) {
-		d.Problems = append(d.Problems, &LineError{name, lineNo, fmt.Sprintf(msg, a...)})
+		d.Problems = append(d.Problems, &LineError{name, lineNo, pos, fmt.Sprintf(msg, a...)})
 	}
 	sawHeader := false
 	// A record's payload is printed raw (StringDecoder), so a payload
@@ -104,21 +154,24 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		case strings.HasPrefix(line, "Dumping "):
 			sawHeader = true
 			path := strings.TrimSpace(strings.TrimPrefix(line, "Dumping "))
-			cur = &fileState{path: path, kind: "other", dirKey: filepath.Base(filepath.Dir(path))}
+			cur = &fileState{path: path, kind: "other", dirKey: filepath.Base(filepath.Dir(path)), last: -1}
 			if m := segmentBase.FindStringSubmatch(filepath.Base(path)); m != nil {
 				cur.kind = m[2]
 				cur.base, _ = strconv.ParseInt(m[1], 10, 64)
 			}
 			lastBatch = nil
 			if cur.kind == "log" || cur.kind == "txnindex" {
-				p := parts[cur.dirKey]
-				if p == nil {
-					p = &txnindex.Partition{LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: ""}
+				ps := parts[cur.dirKey]
+				if ps == nil {
+					p := &txnindex.Partition{LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: ""}
 					p.Topic, p.Partition = splitDir(cur.dirKey)
-					parts[cur.dirKey] = p
+					ps = &partState{p: p, segs: map[int64]int{}, aborts: map[[2]int64]bool{}}
+					parts[cur.dirKey] = ps
 					order = append(order, cur.dirKey)
 				}
-				seg := segmentFor(p, cur.base)
+				cur.part = ps
+				cur.seg = ps.segment(cur.base)
+				seg := &ps.p.Segments[cur.seg]
 				if cur.kind == "log" {
 					seg.Name = filepath.Base(path)
 				} else {
@@ -154,16 +207,25 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			strings.TrimSpace(line) == "":
 			// Headers and trailers carry nothing the engine needs.
 		case cur.kind == "log" && (strings.HasPrefix(line, "baseOffset:") || strings.HasPrefix(line, "offset:")):
+			// A refused batch is not the control batch the next record
+			// lines describe.
+			lastBatch = nil
 			b, err := parseBatch(line)
 			if err != nil {
 				problem("%v", err)
 				continue
 			}
-			p := parts[cur.dirKey]
-			seg := segmentFor(p, cur.base)
-			b.Segment = int32(indexOfSegment(p, seg))
+			if b.BaseOffset <= cur.last {
+				problem("batch at offset %d: want a base offset above %d, the last offset of the batch before it in %s (a segment's batches ascend)",
+					b.BaseOffset, cur.last, filepath.Base(cur.path))
+				continue
+			}
+			cur.last = b.LastOffset()
+			p := cur.part.p
+			b.Segment = int32(cur.seg)
 			p.Batches = append(p.Batches, b)
 			lastBatch = &p.Batches[len(p.Batches)-1]
+			seg := &p.Segments[cur.seg]
 			if end := b.Position() + int64(b.Size); end > seg.Size {
 				seg.Size = end
 			}
@@ -172,7 +234,8 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			e := txnindex.AbortedTxn{}
 			var err error
 			var v, pid int64
-			if v, err = num(kv, "version"); err == nil {
+			// The dump prints the version byte (AbortedTxn.version()).
+			if v, err = numIn(kv, "version", math.MinInt8, math.MaxInt8); err == nil {
 				if pid, err = num(kv, "producerId"); err == nil {
 					if e.FirstOffset, err = num(kv, "firstOffset"); err == nil {
 						if e.LastOffset, err = num(kv, "lastOffset"); err == nil {
@@ -185,15 +248,10 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				problem("%v", err)
 				continue
 			}
-			// The dump prints the version byte (AbortedTxn.version()).
 			e.Version, e.ProducerID = int16(v)<<8, txnindex.ProducerID(pid)
-			p := parts[cur.dirKey]
-			seg := segmentFor(p, cur.base)
+			seg := &cur.part.p.Segments[cur.seg]
 			seg.TxnIndex = append(seg.TxnIndex, e)
-			if aborts[cur.dirKey] == nil {
-				aborts[cur.dirKey] = map[[2]int64]bool{}
-			}
-			aborts[cur.dirKey][[2]int64{pid, e.LastOffset}] = true
+			cur.part.aborts[[2]int64{pid, e.LastOffset}] = true
 		case cur.kind == "snapshot" && strings.HasPrefix(line, "producerId:"):
 			kv := pairs(line)
 			var s SnapshotEntry
@@ -203,8 +261,18 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				continue
 			}
 			s.ProducerID = txnindex.ProducerID(pid)
-			ep, _ := num(kv, "producerEpoch")
-			ce, _ := num(kv, "coordinatorEpoch")
+			// Older dumps print fewer fields: a missing one reads 0, one
+			// out of its type's range is refused.
+			ep, err := optIn(kv, "producerEpoch", math.MinInt16, math.MaxInt16)
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
+			ce, err := optIn(kv, "coordinatorEpoch", math.MinInt32, math.MaxInt32)
+			if err != nil {
+				problem("%v", err)
+				continue
+			}
 			s.ProducerEpoch, s.CoordinatorEpoch = int16(ep), int32(ce)
 			s.CurrentTxnFirstOffset = optionalLong(kv["currentTxnFirstOffset"])
 			s.LastTimestamp, _ = num(kv, "lastTimestamp")
@@ -216,25 +284,25 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return d, &LineError{name, lineNo + 1, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
+		return d, &LineError{name, lineNo + 1, consumed, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
 	}
 	if !sawHeader {
-		return d, &LineError{name, 1, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}
+		return d, &LineError{name, 1, 0, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}
 	}
 	for _, k := range order {
-		p := parts[k]
+		ps := parts[k]
+		p := ps.p
 		sort.SliceStable(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
-		// Batches keep segment order: renumber after the sort.
-		idx := map[int64]int32{}
-		for i, s := range p.Segments {
-			idx[s.BaseOffset] = int32(i)
-		}
+		// Batches keep segment order: each goes to the segment whose
+		// base offset is the greatest at or below its own (the first
+		// segment if none is), found by binary search.
 		sort.SliceStable(p.Batches, func(i, j int) bool { return p.Batches[i].BaseOffset < p.Batches[j].BaseOffset })
 		for i := range p.Batches {
 			b := &p.Batches[i]
-			b.Segment = idx[segBaseFor(p, b.BaseOffset)]
+			si := sort.Search(len(p.Segments), func(j int) bool { return p.Segments[j].BaseOffset > b.BaseOffset })
+			b.Segment = int32(max(si-1, 0))
 			if b.IsControl() && b.Records > 0 && b.Control() == txnindex.ControlNone {
-				if aborts[k][[2]int64{int64(b.ProducerID), b.BaseOffset}] {
+				if ps.aborts[[2]int64{int64(b.ProducerID), b.BaseOffset}] {
 					b.SetControl(txnindex.ControlAbort)
 				} else {
 					b.SetControl(txnindex.ControlUnknown)
@@ -245,38 +313,9 @@ func Read(r io.Reader, name string) (*Dump, error) {
 		d.Partitions = append(d.Partitions, p)
 	}
 	if d.Unresolved > 0 {
-		d.Problems = append(d.Problems, &LineError{name, 0, fmt.Sprintf("%d control batches have no record line: dump with --deep-iteration to tell COMMIT from ABORT", d.Unresolved)})
+		d.Problems = append(d.Problems, &LineError{name, 0, 0, fmt.Sprintf("%d control batches have no record line: dump with --deep-iteration to tell COMMIT from ABORT", d.Unresolved)})
 	}
 	return d, nil
-}
-
-func segBaseFor(p *txnindex.Partition, off int64) int64 {
-	base := int64(0)
-	for _, s := range p.Segments {
-		if s.BaseOffset <= off {
-			base = s.BaseOffset
-		}
-	}
-	return base
-}
-
-func segmentFor(p *txnindex.Partition, base int64) *txnindex.Segment {
-	for i := range p.Segments {
-		if p.Segments[i].BaseOffset == base {
-			return &p.Segments[i]
-		}
-	}
-	p.Segments = append(p.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", base), BaseOffset: base})
-	return &p.Segments[len(p.Segments)-1]
-}
-
-func indexOfSegment(p *txnindex.Partition, s *txnindex.Segment) int {
-	for i := range p.Segments {
-		if &p.Segments[i] == s {
-			return i
-		}
-	}
-	return -1
 }
 
 func splitDir(dir string) (string, int32) {
@@ -309,6 +348,36 @@ func pairs(s string) map[string]string {
 		}
 	}
 	return kv
+}
+
+// maxOffset is the largest offset a batch may reach: the log end offset,
+// one past it, must be an int64 too.
+const maxOffset = math.MaxInt64 - 1
+
+// numIn is num for a field whose value must lie in [lo, hi]: the range of
+// the header field's type, or of what a broker writes.
+func numIn(kv map[string]string, k string, lo, hi int64) (int64, error) {
+	v, err := num(kv, k)
+	if err != nil {
+		return 0, err
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("field %q: want %d to %d, found %d", k, lo, hi, v)
+	}
+	return v, nil
+}
+
+// optIn is numIn for a field that may be absent (0 then) or not a number
+// (0 too, as before), but not out of range.
+func optIn(kv map[string]string, k string, lo, hi int64) (int64, error) {
+	v, err := num(kv, k)
+	if err != nil {
+		return 0, nil
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("field %q: want %d to %d, found %d", k, lo, hi, v)
+	}
+	return v, nil
 }
 
 func num(kv map[string]string, k string) (int64, error) {
@@ -355,16 +424,14 @@ func parseBatch(line string) (txnindex.Batch, error) {
 		return txnindex.Batch{}, fmt.Errorf("field \"magic\": want 0, 1 or 2, found %d", magic)
 	}
 	b.Magic = int8(magic)
-	pos, err := num(kv, "position")
+	// A segment's positions are int32s (the .index stores them so).
+	pos, err := numIn(kv, "position", 0, math.MaxInt32)
 	if err != nil {
 		return txnindex.Batch{}, err
 	}
-	size, err := num(kv, "size")
+	size, err := numIn(kv, "size", 0, math.MaxInt32)
 	if err != nil {
 		return txnindex.Batch{}, err
-	}
-	if size < 0 || size > 1<<31-1 || pos < 0 || pos > 1<<31-1 {
-		return txnindex.Batch{}, fmt.Errorf("position %d size %d out of range", pos, size)
 	}
 	b.Position, b.Size = pos, int32(size)
 	for _, tt := range []struct {
@@ -380,46 +447,59 @@ func parseBatch(line string) (txnindex.Batch, error) {
 		b.Attributes |= int16(c)
 	}
 	if magic < 2 {
-		off, err := num(kv, "offset")
+		off, err := numIn(kv, "offset", 0, maxOffset)
 		if err != nil {
 			return txnindex.Batch{}, err
 		}
 		b.BaseOffset, b.LastOffset, b.Records = off, off, 1
 		return b.Batch(), nil
 	}
-	fields := []struct {
-		k string
-		p *int64
-	}{{"baseOffset", &b.BaseOffset}, {"lastOffset", &b.LastOffset}}
-	for _, f := range fields {
-		if *f.p, err = num(kv, f.k); err != nil {
-			return txnindex.Batch{}, err
-		}
+	if b.BaseOffset, err = numIn(kv, "baseOffset", 0, maxOffset); err != nil {
+		return txnindex.Batch{}, err
 	}
-	if b.LastOffset < b.BaseOffset {
-		return txnindex.Batch{}, fmt.Errorf("lastOffset %d below baseOffset %d", b.LastOffset, b.BaseOffset)
+	// lastOffset = baseOffset + lastOffsetDelta, an int32 in the v2
+	// header, computed without overflow: baseOffset <= maxOffset here.
+	hi := int64(maxOffset)
+	if b.BaseOffset <= maxOffset-math.MaxInt32 {
+		hi = b.BaseOffset + math.MaxInt32
 	}
-	if b.LastOffset-b.BaseOffset > 1<<31-1 {
-		// lastOffsetDelta is an int32 in the v2 header.
-		return txnindex.Batch{}, fmt.Errorf("lastOffset %d is more than the int32 lastOffsetDelta allows above baseOffset %d", b.LastOffset, b.BaseOffset)
+	if b.LastOffset, err = num(kv, "lastOffset"); err != nil {
+		return txnindex.Batch{}, err
 	}
-	ints := []struct {
-		k string
-		f func(int64)
-	}{
-		{"count", func(v int64) { b.Records = int32(v) }},
-		{"baseSequence", func(v int64) { b.BaseSequence = int32(v) }},
-		{"producerId", func(v int64) { b.ProducerID = txnindex.ProducerID(v) }},
-		{"producerEpoch", func(v int64) { b.ProducerEpoch = int16(v) }},
-		{"partitionLeaderEpoch", func(v int64) { b.PartitionLeaderEpoch = int32(v) }},
+	if b.LastOffset < b.BaseOffset || b.LastOffset > hi {
+		return txnindex.Batch{}, fmt.Errorf("field \"lastOffset\": want %d to %d (baseOffset plus the int32 lastOffsetDelta), found %d", b.BaseOffset, hi, b.LastOffset)
 	}
-	for _, f := range ints {
-		v, err := num(kv, f.k)
-		if err != nil {
-			return txnindex.Batch{}, err
-		}
-		f.f(v)
+	// Each record has its own offset delta, so a batch holds at most one
+	// record per offset (fewer once compacted, none once emptied).
+	offsets := min(b.LastOffset-b.BaseOffset+1, math.MaxInt32)
+	count, err := num(kv, "count")
+	if err != nil {
+		return txnindex.Batch{}, err
 	}
+	if count < 0 || count > offsets {
+		return txnindex.Batch{}, fmt.Errorf("field \"count\": want 0 to %d (one record per offset at most), found %d", offsets, count)
+	}
+	b.Records = int32(count)
+	pid, err := num(kv, "producerId")
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.ProducerID = txnindex.ProducerID(pid)
+	seq, err := numIn(kv, "baseSequence", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.BaseSequence = int32(seq)
+	epoch, err := numIn(kv, "producerEpoch", math.MinInt16, math.MaxInt16)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.ProducerEpoch = int16(epoch)
+	ple, err := numIn(kv, "partitionLeaderEpoch", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return txnindex.Batch{}, err
+	}
+	b.PartitionLeaderEpoch = int32(ple)
 	if kv["isTransactional"] == "true" {
 		b.Attributes |= txnindex.AttrTransactional
 	}

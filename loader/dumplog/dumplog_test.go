@@ -1,6 +1,7 @@
 package dumplog
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,10 +101,10 @@ func TestShallowDumpResolvesAbortsFromTxnIndex(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	cases := []struct{ name, in, err string }{
-		{"NotADump", "hello\n", "dumplog: bad.txt:1: not kafka-dump-log.sh output: want a first line \"Dumping <file>\""},
+		{"NotADump", "hello\n", "dumplog: bad.txt:1 (byte 0x0): not kafka-dump-log.sh output: want a first line \"Dumping <file>\""},
 		{"BadNumber", "Dumping x/t-0/00000000000000000000.log\nbaseOffset: zz lastOffset: 1 count: 1 baseSequence: 0 producerId: 1 producerEpoch: 0 partitionLeaderEpoch: 0 position: 0 size: 70 magic: 2\n",
-			"dumplog: bad.txt:2: field \"baseOffset\": want an integer, found \"zz\""},
-		{"BadMagic", "Dumping x/t-0/00000000000000000000.log\noffset: 1 position: 0 size: 70 magic: 7\n", "dumplog: bad.txt:2: field \"magic\": want 0, 1 or 2, found 7"},
+			"dumplog: bad.txt:2 (byte 0x27): field \"baseOffset\": want an integer, found \"zz\""},
+		{"BadMagic", "Dumping x/t-0/00000000000000000000.log\noffset: 1 position: 0 size: 70 magic: 7\n", "dumplog: bad.txt:2 (byte 0x27): field \"magic\": want 0, 1 or 2, found 7"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,19 +122,48 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// FuzzRead: any text parses without panicking, and every batch it yields
-// has lastOffset >= baseOffset.
+// FuzzRead: any text parses without panicking; every batch kept has
+// offsets a broker could write (0 <= base <= last < 2^63-1, a delta within
+// int32, no more records than offsets); every problem is positioned inside
+// the text; and the partitions build. Seeds:
+// the sample, the hostile lines of TestHostileBatchLines (overflowing and
+// negative offsets, truncated counts and fields, descending batches), a
+// dump of many segments, and the committed corpus.
 func FuzzRead(f *testing.F) {
 	f.Add(sample)
 	if b, err := os.ReadFile(filepath.Join("testdata", "sample.txt")); err == nil {
 		f.Add(string(b))
 	}
+	for _, line := range []string{
+		batchLine("-9223372036854775808", "9223372036854775807", "1", 240),
+		batchLine("6", "6", "99999999999", 240),
+		batchLine("6", "7", "3", 240),
+		batchLine("9223372036854775800", "-9223372034707292170", "1", 240),
+		batchLine("9223372036854775800", "9223372036854775807", "1", 240),
+		batchLine("6", "2147483654", "1", 240),
+		batchLine("8", "7", "1", 240),
+		batchLine("-5", "-1", "1", 240),
+		batchLine("3", "3", "1", 240),
+		strings.Replace(batchLine("6", "6", "1", 240), "producerEpoch: -1", "producerEpoch: 65535", 1),
+		"offset: -1 CreateTime: 1 keySize: -1 valueSize: 1 magic: 1 compresscodec: none crc: 1 isvalid: true size: 40 position: 240\n",
+	} {
+		f.Add(validHead + batchLine("0", "5", "6", 0) + line + batchLine("6", "6", "1", 320))
+	}
+	f.Add("Dumping /data/t-0/00000000000000000000.txnindex\nversion: 256 producerId: 7 firstOffset: -9223372036854775808 lastOffset: 9223372036854775807 lastStableOffset: -1\n")
+	f.Add(manySegments(3))
 	f.Fuzz(func(t *testing.T, s string) {
 		d, _ := Read(strings.NewReader(s), "fuzz")
+		for _, e := range d.Problems {
+			if le, ok := e.(*LineError); !ok || le.Byte < 0 || le.Byte > int64(len(s)) {
+				t.Fatalf("problem %T %v outside the %d bytes", e, e, len(s))
+			}
+		}
 		for _, p := range d.Partitions {
 			for _, b := range p.Batches {
-				if b.LastOffset() < b.BaseOffset {
-					t.Fatalf("batch %+v", b)
+				l := b.LastOffset()
+				if b.BaseOffset < 0 || l < b.BaseOffset || l > math.MaxInt64-1 || l-b.BaseOffset > math.MaxInt32 ||
+					b.Records < 0 || int64(b.Records) > l-b.BaseOffset+1 {
+					t.Fatalf("batch %+v", b.Fields())
 				}
 			}
 			txnindex.Build(p)
