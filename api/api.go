@@ -105,11 +105,12 @@ type API struct {
 	records RecordSource
 	cache   *streamCache
 	// chunkSem bounds the websocket writers sending a decision chunk at
-	// once (ws.go sendChunk).
+	// once (ws.go sendChunk, writetokens.go).
 	chunkSem chan struct{}
 	// chunkUntokened counts chunks written without a token (every token
-	// held past chunkWait, by writers blocked on clients not reading).
-	chunkUntokened atomic.Int64
+	// held past chunkWait); chunkReleased counts tokens given back by a
+	// write that blocked on its client.
+	chunkUntokened, chunkReleased atomic.Int64
 	// warming is set while a page's prewarm computes an encoding
 	// (prewarm.go).
 	warming atomic.Bool

@@ -121,7 +121,8 @@ func TestDecisionsRangeIsSliceOfFull(t *testing.T) {
 // TestStreamsShareOneEncoding: many clients streaming one partition at
 // once share one encoding, and clients that never read (more of them than
 // there are chunk tokens, with a write timeout longer than the readers'
-// patience) do not stop the others: the token limit is soft.
+// patience) do not stop the others: a write blocked on its client gives
+// its token back (writetokens.go).
 func TestStreamsShareOneEncoding(t *testing.T) {
 	l := large(200_000) // 6.4 MB per stream: more than loopback buffers absorb
 	srv, a := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.WriteWait = 2 * time.Minute })
@@ -139,5 +140,6 @@ func TestStreamsShareOneEncoding(t *testing.T) {
 	if f := a.cache.fills.Load(); f != 1 {
 		t.Errorf("%d clients on one partition and options: %d encodings, want 1", clients+cap(a.chunkSem)+2, f)
 	}
-	t.Logf("%d chunks written without a token while %d clients did not read", a.chunkUntokened.Load(), cap(a.chunkSem)+2)
+	t.Logf("%d chunks written without a token, %d tokens given back by blocked writes, while %d clients did not read",
+		a.chunkUntokened.Load(), a.chunkReleased.Load(), cap(a.chunkSem)+2)
 }

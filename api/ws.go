@@ -18,7 +18,8 @@ import (
 const (
 	// Time allowed to write one message to the peer. A client that stops
 	// reading fills its TCP window and the next write times out after this:
-	// the connection is then closed with closeTooSlow.
+	// the connection is then closed with closeTooSlow. Meanwhile it holds
+	// no chunk token (writetokens.go), so it delays no other stream.
 	writeWait = 10 * time.Second
 
 	// Time allowed to read the next pong (or any message) from the peer.
@@ -68,13 +69,16 @@ func (a *API) Stream() http.Handler {
 		if vp.To, err = queryInt(r, "to", vp.To); err != nil {
 			return err
 		}
-		conn, err := upgrader.Upgrade(w, r, nil)
+		// gorilla writes to the hijacked connection through tc, which
+		// gives a chunk token back when a write blocks on the client.
+		tc := &tokenConn{a: a}
+		conn, err := upgrader.Upgrade(hijacker{w, tc}, r, nil)
 		if err != nil {
 			return nil // Upgrade has replied
 		}
 		a.active.Add(1)
 		defer a.active.Add(-1)
-		c := &wsConn{a: a, conn: conn, id: id, l: l, opts: o, vp: vp,
+		c := &wsConn{a: a, conn: conn, tc: tc, id: id, l: l, opts: o, vp: vp,
 			wake: make(chan struct{}, 1), send: make(chan []byte, sendQueue), readDone: make(chan struct{})}
 		var unsub func()
 		c.changed, unsub = a.subscribe(id, l) // live partitions (live.go)
@@ -117,6 +121,7 @@ func (a *API) quitC() chan struct{} {
 type wsConn struct {
 	a    *API
 	conn *websocket.Conn
+	tc   *tokenConn // the socket under conn
 	id   string
 	l    *txnindex.Log
 
@@ -411,17 +416,14 @@ func (c *wsConn) sendChunk(s *stream) error {
 	}
 	from := k * s.chunk
 	to := min(from+s.chunk, s.e.n)
-	// A chunk is written holding one of a few tokens: 200 writers all
-	// runnable would each get a 1/200 share of the cores and an API
-	// request's goroutine would queue behind them for seconds. The
-	// deadline covers only the write, not the wait for a token. The limit
-	// is soft: a writer blocked on a client that stopped reading keeps its
-	// token until WriteWait, so after chunkWait the others write without.
-	held := c.a.acquireChunk()
+	// A chunk is written holding one of a few tokens (writetokens.go): 200
+	// writers all runnable would each get a 1/200 share of the cores and an
+	// API request's goroutine would queue behind them for seconds. The
+	// deadline covers only the write, not the wait for a token, and a
+	// write that blocks on its client gives the token back.
+	c.tc.hold(c.a.acquireChunk())
 	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
-	if held {
-		<-c.a.chunkSem
-	}
+	c.tc.release()
 	if err != nil {
 		return err
 	}
@@ -455,32 +457,6 @@ func (c *wsConn) finish(s *stream) error {
 func (c *wsConn) write(kind int, b []byte) error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
 	return c.conn.WriteMessage(kind, b)
-}
-
-// chunkWait is how long a writer waits for a chunk token before writing
-// without one. A chunk write to a client that reads takes well under a
-// millisecond of CPU, so a wait this long means the tokens are held by
-// writers blocked on clients that do not read; a short wait (20 ms) let
-// most writers through untokened once the cores were merely busy.
-const chunkWait = 200 * time.Millisecond
-
-// acquireChunk takes a chunk token, waiting at most chunkWait; it reports
-// whether it holds one.
-func (a *API) acquireChunk() bool {
-	select {
-	case a.chunkSem <- struct{}{}:
-		return true
-	default:
-	}
-	t := time.NewTimer(chunkWait)
-	defer t.Stop()
-	select {
-	case a.chunkSem <- struct{}{}:
-		return true
-	case <-t.C:
-		a.chunkUntokened.Add(1)
-		return false
-	}
 }
 
 // writeFrame writes a binary frame from its header and a body that is a
