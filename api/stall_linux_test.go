@@ -18,7 +18,7 @@ import (
 // that never read as there are chunk tokens (2×GOMAXPROCS), kept blocked
 // through the test by a long WriteWait, another client's full stream of a
 // large log takes a small multiple of its time without them, and so does a
-// 9-decision stream; no chunk waits chunkWait for a token. Before the fix
+// 9-decision stream; chunks do not wait chunkWait for a token. Before the fix
 // every chunk waited chunkWait (200 ms) for a token a blocked writer held:
 // the 196-chunk stream here took ~40 s instead of about a second, the
 // 9-decision one 200 ms instead of about one.
@@ -89,8 +89,11 @@ func TestNonReadersDoNotStallOthers(t *testing.T) {
 	loadedNine := median(ninePath, wantNine, 15)
 	t.Logf("%d decisions: %v unloaded, %v with %d non-readers; 9 decisions: %v unloaded, %v loaded (medians of 15)",
 		wantBig, unloadedBig.Round(time.Millisecond), loadedBig.Round(time.Millisecond), n, unloadedNine, loadedNine)
-	if w := a.chunkUntokened.Load() - untokened; w > 0 {
-		t.Errorf("%d chunks waited %v for a token that non-readers held", w, chunkWait)
+	// Before the fix every one of these chunks waited; a few may yet on a
+	// machine so busy that a token holder is not scheduled for chunkWait.
+	chunks := 3*((wantBig+1023)/1024) + 15
+	if w := a.chunkUntokened.Load() - untokened; w > int64(chunks/4) {
+		t.Errorf("%d of %d chunks waited %v for a token that non-readers held", w, chunks, chunkWait)
 	}
 	if loadedBig >= budget {
 		t.Errorf("the %d-decision stream took %v with %d non-readers connected, %v without: more than 3 times", wantBig, loadedBig, n, unloadedBig)

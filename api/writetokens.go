@@ -31,10 +31,14 @@ const chunkWait = 200 * time.Millisecond
 
 // tokenWriteWait is the longest a write blocks while its writer holds a
 // chunk token. A chunk (ChunkSize records of 40 bytes, 160 KiB by default)
-// to a client that reads goes into the socket's send buffer at once, or
-// within a few milliseconds as the client drains it; a write still blocked
-// after this is waiting on the client, not on the CPU.
-const tokenWriteWait = 10 * time.Millisecond
+// goes into a socket with room for it in tens of microseconds; a write
+// still blocked after this waits on its client (or the scheduler), not on
+// the CPU the tokens bound, and giving the token back costs one more write
+// call. It is also the longest another stream can wait for a token that
+// clients not reading hold: at 10 ms, four of them (each taking a token
+// again when its send buffer grew) delayed a 9-decision stream of ~1.5 ms
+// by up to 10 ms.
+const tokenWriteWait = 2 * time.Millisecond
 
 // acquireChunk takes a chunk token, waiting at most chunkWait; it reports
 // whether it holds one.
