@@ -1,10 +1,16 @@
 // Package api is txnscope's machine-facing boundary: versioned JSON and
-// NDJSON under /api/v1/ and the decision stream over a websocket at
-// /ws/v1/. The wire protocol is described in docs/protocol.md; the routes
-// themselves are mounted by cmd/server (routes.go), which owns the URL table.
+// NDJSON under /api/v1/ (rest.go) and the decision stream over a websocket
+// at /ws/v1/ (ws.go the connection, messages.go its JSON messages,
+// stream.go the binary frames and the encodings every connection shares),
+// which follows live partitions (live.go). The wire protocol is described in
+// docs/protocol.md; the routes themselves are mounted by cmd/server
+// (routes.go), which owns the URL table.
 //
 // The package sees partitions only as *txnindex.Log values handed to it by a
-// Catalog, so it never imports the loader. Its API is internal to txnscope.
+// Catalog, so it never imports the loader. The diagnosis query and its
+// cache come from package view, which the web pages share, so that a page
+// and its API agree without web importing api. Its API is internal to
+// txnscope.
 package api
 
 import (
@@ -74,9 +80,11 @@ type Header struct {
 // for (a generated demo, a capture without payloads).
 var ErrNoRecords = errors.New("api: records are not available for this source")
 
-// RecordSource decodes the records of a batch on demand. cmd/server supplies
-// one wrapping the loader once sources keep their segment files open; until
-// then the batch API answers with an empty record list and a note.
+// RecordSource decodes the records of a batch on demand, for the batch API.
+// cmd/server supplies one (web_records.go) that reads the batch from the
+// segment file its source keeps open, or from the bytes an uploaded segment
+// keeps; without one, or for a source that keeps no bytes (ErrNoRecords),
+// the batch API answers with the header, an empty record list and a note.
 type RecordSource interface {
 	Records(ctx context.Context, source string, l *txnindex.Log, b *txnindex.Batch) ([]Record, error)
 }
@@ -97,11 +105,12 @@ type API struct {
 	records RecordSource
 	cache   *streamCache
 	// chunkSem bounds the websocket writers sending a decision chunk at
-	// once (ws.go sendChunk).
+	// once (ws.go sendChunk, writetokens.go).
 	chunkSem chan struct{}
 	// chunkUntokened counts chunks written without a token (every token
-	// held past chunkWait, by writers blocked on clients not reading).
-	chunkUntokened atomic.Int64
+	// held past chunkWait); chunkReleased counts tokens given back by a
+	// write that blocked on its client.
+	chunkUntokened, chunkReleased atomic.Int64
 	// warming is set while a page's prewarm computes an encoding
 	// (prewarm.go).
 	warming atomic.Bool

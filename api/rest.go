@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // SourceJSON is one element of GET /api/v1/sources.
@@ -382,161 +380,19 @@ type DiagnosisJSON struct {
 }
 
 // Diagnosis serves GET .../diagnosis. The query parameters are those of
-// ParseDiagnoseQuery.
+// view.ParseDiagnoseQuery; the diagnosis comes from the cache the web
+// pages share (view.Diagnose).
 func (a *API) Diagnosis() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
 		_, l, err := a.partition(r)
 		if err != nil {
 			return err
 		}
-		o, err := ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
 		if err != nil {
-			return err
+			return badRequest("%s", err)
 		}
-		d, runbook := diagnoseShared(l, o)
+		d, runbook := view.DiagnoseRunbook(l, o)
 		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: runbook})
 	})
-}
-
-// Diagnose is l.Diagnose(o) through one cache shared by the diagnosis API
-// and the web pages: a built log does not change, and the 1M-batch demo
-// costs ~0.1 s to diagnose, which every concurrent caller would otherwise
-// pay on every request. "now" is truncated to the second (ages are shown
-// to the second), so a hit is at most a second stale, and callers that ask
-// for the same key while it is computed wait for that one computation
-// (single flight) instead of starting their own. The result is shared:
-// callers must not modify it.
-func Diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
-	d, _ := diagnoseShared(l, o)
-	return d
-}
-
-// DiagnoseComputations counts the diagnoses the shared cache has computed
-// (not served from it), for tests and the load test's accounting.
-func DiagnoseComputations() int64 { return diags.computed.Load() }
-
-type diagKey struct {
-	l                      *txnindex.Log
-	now                    int64 // Unix seconds; 0 for the log's newest timestamp
-	txnTimeout, maxTimeout time.Duration
-	bootstrap              string
-	position               int64
-}
-
-type diagEntry struct {
-	ready   chan struct{} // closed once d and runbook are set
-	d       *txnindex.Diagnosis
-	runbook string
-}
-
-// diagCacheSize bounds the keys kept. A new second is a new key, so the
-// map is simply dropped when full; entries still being computed stay
-// reachable from their waiters.
-const diagCacheSize = 128
-
-var diags struct {
-	mu       sync.Mutex
-	m        map[diagKey]*diagEntry
-	computed atomic.Int64
-}
-
-func diagnoseShared(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Diagnosis, string) {
-	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
-	if !o.Now.IsZero() {
-		o.Now = o.Now.Truncate(time.Second)
-		k.now = o.Now.Unix()
-	}
-	diags.mu.Lock()
-	e, ok := diags.m[k]
-	if !ok {
-		if diags.m == nil || len(diags.m) >= diagCacheSize {
-			diags.m = map[diagKey]*diagEntry{}
-		}
-		e = &diagEntry{ready: make(chan struct{})}
-		diags.m[k] = e
-	}
-	diags.mu.Unlock()
-	if ok {
-		<-e.ready
-		return e.d, e.runbook
-	}
-	// A panic in Diagnose would leave waiters blocked forever; close
-	// ready whatever happens and drop the entry so the next caller retries.
-	defer func() {
-		if e.d == nil {
-			diags.mu.Lock()
-			if diags.m[k] == e {
-				delete(diags.m, k)
-			}
-			diags.mu.Unlock()
-			e.d = &txnindex.Diagnosis{}
-		}
-		close(e.ready)
-	}()
-	diags.computed.Add(1)
-	d := l.Diagnose(o)
-	e.runbook = d.Runbook()
-	e.d = d
-	return e.d, e.runbook
-}
-
-// ParseDiagnoseQuery reads the diagnosis options from a query:
-//
-//	now                      the clock transactions are aged against: RFC 3339,
-//	                         Unix milliseconds, or "log" for the newest timestamp
-//	                         in the log; default wallNow (as the CLI)
-//	position                 a consumer position whose lag to the HWM is split; default none
-//	bootstrap                the address put in the printed commands; default <bootstrap>
-//	transaction_timeout      transaction.timeout.ms as a Go duration or milliseconds
-//	max_transaction_timeout  transaction.max.timeout.ms, likewise
-//
-// The web pages use it too, so that a page and its API agree.
-func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptions, error) {
-	o := txnindex.DiagnoseOptions{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
-	switch s := q.Get("now"); s {
-	case "":
-	case "log":
-		o.Now = time.Time{}
-	default:
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			o.Now = t
-		} else if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-			o.Now = time.UnixMilli(ms)
-		} else {
-			return o, badRequest("now %q: want RFC 3339, Unix milliseconds or \"log\"", s)
-		}
-	}
-	if s := q.Get("position"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return o, badRequest("position %q is not a number", s)
-		}
-		o.Position = max(n, -1)
-	}
-	var err error
-	if o.TxnTimeout, err = queryDuration(q, "transaction_timeout"); err != nil {
-		return o, err
-	}
-	if o.MaxTxnTimeout, err = queryDuration(q, "max_transaction_timeout"); err != nil {
-		return o, err
-	}
-	if len(o.Bootstrap) > 1024 {
-		return o, badRequest("bootstrap is too long")
-	}
-	return o, nil
-}
-
-// queryDuration reads a Go duration ("15m") or milliseconds; 0 when absent.
-func queryDuration(q url.Values, name string) (time.Duration, error) {
-	s := q.Get(name)
-	if s == "" {
-		return 0, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d, nil
-	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms > 0 {
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	return 0, badRequest("%s %q: want a positive duration (15m) or milliseconds", name, s)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // TestDiagnosisSingleFlight: N concurrent diagnosis requests for one log
@@ -19,7 +20,7 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 	// A fixed "now" makes the key the same whatever the wall clock does.
 	now := time.Now().Add(time.Hour).UnixMilli()
 	url := fmt.Sprintf("%s/api/v1/sources/large/partitions/big/0/diagnosis?now=%d", srv.URL, now)
-	before := DiagnoseComputations()
+	before := view.DiagnoseComputations()
 	const n = 32
 	var wg sync.WaitGroup
 	bodies := make([][]byte, n)
@@ -34,7 +35,7 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if got := DiagnoseComputations() - before; got != 1 {
+	if got := view.DiagnoseComputations() - before; got != 1 {
 		t.Errorf("%d concurrent requests computed %d diagnoses, want 1", n, got)
 	}
 	for i := range bodies {
@@ -48,13 +49,13 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 	}
 	// The web panel's path shares the cache: the same key is a hit.
 	o := txnindex.DiagnoseOptions{Now: time.UnixMilli(now), Position: -1}
-	if Diagnose(l, o) == nil || DiagnoseComputations()-before != 1 {
-		t.Errorf("Diagnose after the API: %d computations, want 1", DiagnoseComputations()-before)
+	if view.Diagnose(l, o) == nil || view.DiagnoseComputations()-before != 1 {
+		t.Errorf("Diagnose after the API: %d computations, want 1", view.DiagnoseComputations()-before)
 	}
 	// Another second is another key, so ages stay correct to the second.
 	o.Now = o.Now.Add(time.Second)
-	Diagnose(l, o)
-	if got := DiagnoseComputations() - before; got != 2 {
+	view.Diagnose(l, o)
+	if got := view.DiagnoseComputations() - before; got != 2 {
 		t.Errorf("a second later: %d computations, want 2", got)
 	}
 }
@@ -120,7 +121,8 @@ func TestDecisionsRangeIsSliceOfFull(t *testing.T) {
 // TestStreamsShareOneEncoding: many clients streaming one partition at
 // once share one encoding, and clients that never read (more of them than
 // there are chunk tokens, with a write timeout longer than the readers'
-// patience) do not stop the others: the token limit is soft.
+// patience) do not stop the others: a write blocked on its client gives
+// its token back (writetokens.go).
 func TestStreamsShareOneEncoding(t *testing.T) {
 	l := large(200_000) // 6.4 MB per stream: more than loopback buffers absorb
 	srv, a := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.WriteWait = 2 * time.Minute })
@@ -138,5 +140,6 @@ func TestStreamsShareOneEncoding(t *testing.T) {
 	if f := a.cache.fills.Load(); f != 1 {
 		t.Errorf("%d clients on one partition and options: %d encodings, want 1", clients+cap(a.chunkSem)+2, f)
 	}
-	t.Logf("%d chunks written without a token while %d clients did not read", a.chunkUntokened.Load(), cap(a.chunkSem)+2)
+	t.Logf("%d chunks written without a token, %d tokens given back by blocked writes, while %d clients did not read",
+		a.chunkUntokened.Load(), a.chunkReleased.Load(), cap(a.chunkSem)+2)
 }

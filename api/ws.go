@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,7 +18,8 @@ import (
 const (
 	// Time allowed to write one message to the peer. A client that stops
 	// reading fills its TCP window and the next write times out after this:
-	// the connection is then closed with closeTooSlow.
+	// the connection is then closed with closeTooSlow. Meanwhile it holds
+	// no chunk token (writetokens.go), so it delays no other stream.
 	writeWait = 10 * time.Second
 
 	// Time allowed to read the next pong (or any message) from the peer.
@@ -49,116 +49,6 @@ const (
 // writes a message, so 200 idle or slow clients do not pin 200 of them.
 var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1 << 16, WriteBufferPool: &sync.Pool{}}
 
-// Meta is the partition summary: the first message of every stream
-// generation, and the summary in the partitions API.
-type Meta struct {
-	Type                string        `json:"type,omitempty"`
-	Version             int           `json:"version"`
-	Generation          uint32        `json:"generation"`
-	Source              string        `json:"source"`
-	Topic               string        `json:"topic"`
-	Partition           int32         `json:"partition"`
-	LogStartOffset      int64         `json:"log_start_offset"`
-	LogEndOffset        int64         `json:"log_end_offset"`
-	HighWatermark       int64         `json:"high_watermark"`
-	HighWatermarkSource string        `json:"high_watermark_source,omitempty"`
-	LastStableOffset    int64         `json:"last_stable_offset"`
-	Lanes               []LaneJSON    `json:"lanes"`
-	Segments            []SegmentJSON `json:"segments"`
-	Open                []TxnRef      `json:"open_transactions"`
-	Totals              Totals        `json:"totals"`
-	Options             *Options      `json:"options,omitempty"`
-	ChunkSize           int           `json:"chunk_size,omitempty"`
-	ChunkStarts         []int64       `json:"chunk_starts,omitempty"`
-	Window              *Window       `json:"window,omitempty"`
-}
-
-// LaneJSON is one producer lane of the timeline. Lane 0 is "none": batches
-// without a producer id.
-type LaneJSON struct {
-	Lane          int    `json:"lane"`
-	ProducerID    int64  `json:"producer_id"`
-	FirstEpoch    int16  `json:"first_epoch"`
-	LastEpoch     int16  `json:"last_epoch"`
-	Transactional bool   `json:"transactional"`
-	Batches       int    `json:"batches"`
-	Txns          int    `json:"transactions"`
-	Label         string `json:"label"`
-}
-
-// SegmentJSON is one segment.
-type SegmentJSON struct {
-	Name       string `json:"name"`
-	BaseOffset int64  `json:"base_offset"`
-	Size       int64  `json:"size"`
-	TxnIndex   string `json:"txnindex"`
-	Aborted    int    `json:"aborted_entries"`
-}
-
-// Totals counts what the stream carries.
-type Totals struct {
-	Batches      int `json:"batches"`
-	Decisions    int `json:"decisions,omitempty"`
-	Transactions int `json:"transactions"`
-	Open         int `json:"open_transactions"`
-	Gaps         int `json:"gaps"`
-	Chunks       int `json:"chunks,omitempty"`
-}
-
-// Window is a range of offsets, inclusive.
-type Window struct {
-	From int64 `json:"from"`
-	To   int64 `json:"to"`
-}
-
-// Lanes returns the timeline lanes of l: "none" first, then one per
-// producer in order of first appearance. The web package draws the same.
-func Lanes(l *txnindex.Log) []LaneJSON {
-	none := LaneJSON{Lane: 0, ProducerID: -1, FirstEpoch: -1, LastEpoch: -1, Label: "no producer id"}
-	for i := range l.Batches {
-		if !l.Batches[i].HasProducerID() {
-			none.Batches++
-		}
-	}
-	out := []LaneJSON{none}
-	for i, p := range l.Producers {
-		label := "producer " + strconv.FormatInt(int64(p.ID), 10) + " epoch " + strconv.Itoa(int(p.FirstEpoch))
-		if p.LastEpoch != p.FirstEpoch {
-			label += "–" + strconv.Itoa(int(p.LastEpoch))
-		}
-		out = append(out, LaneJSON{Lane: i + 1, ProducerID: int64(p.ID), FirstEpoch: p.FirstEpoch, LastEpoch: p.LastEpoch,
-			Transactional: p.Transactional, Batches: p.Batches, Txns: p.Txns, Label: label})
-	}
-	return out
-}
-
-func summary(id string, l *txnindex.Log) Meta {
-	m := Meta{Version: Version, Source: id, Topic: l.Topic, Partition: l.Partition,
-		LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset, HighWatermark: l.HighWatermark,
-		HighWatermarkSource: l.HighWatermarkSource, LastStableOffset: l.LastStableOffset, Lanes: Lanes(l),
-		Open: []TxnRef{}, Totals: Totals{Batches: len(l.Batches), Transactions: len(l.Txns), Open: len(l.Open), Gaps: len(l.Gaps)}}
-	for i := range l.Segments {
-		s := &l.Segments[i]
-		m.Segments = append(m.Segments, SegmentJSON{Name: s.Name, BaseOffset: s.BaseOffset, Size: s.Size,
-			TxnIndex: s.TxnIndexName(), Aborted: len(l.AbortedEntries(i))})
-	}
-	for _, i := range l.Open {
-		m.Open = append(m.Open, *txnRef(&l.Txns[i]))
-	}
-	return m
-}
-
-// clientMsg is any message a client sends.
-type clientMsg struct {
-	Type      string `json:"type"`
-	From      *int64 `json:"from"`
-	To        *int64 `json:"to"`
-	Isolation string `json:"isolation"`
-	Position  *int64 `json:"position"`
-	MaxBytes  int32  `json:"max_bytes"`
-	Variant   string `json:"variant"`
-}
-
 // Stream serves the websocket at /ws/v1/sources/{id}/partitions/{topic}/{partition}.
 // The query may carry the initial options (isolation, position, max_bytes,
 // variant) and viewport (from, to).
@@ -179,13 +69,16 @@ func (a *API) Stream() http.Handler {
 		if vp.To, err = queryInt(r, "to", vp.To); err != nil {
 			return err
 		}
-		conn, err := upgrader.Upgrade(w, r, nil)
+		// gorilla writes to the hijacked connection through tc, which
+		// gives a chunk token back when a write blocks on the client.
+		tc := &tokenConn{a: a}
+		conn, err := upgrader.Upgrade(hijacker{w, tc}, r, nil)
 		if err != nil {
 			return nil // Upgrade has replied
 		}
 		a.active.Add(1)
 		defer a.active.Add(-1)
-		c := &wsConn{a: a, conn: conn, id: id, l: l, opts: o, vp: vp,
+		c := &wsConn{a: a, conn: conn, tc: tc, id: id, l: l, opts: o, vp: vp,
 			wake: make(chan struct{}, 1), send: make(chan []byte, sendQueue), readDone: make(chan struct{})}
 		var unsub func()
 		c.changed, unsub = a.subscribe(id, l) // live partitions (live.go)
@@ -228,6 +121,7 @@ func (a *API) quitC() chan struct{} {
 type wsConn struct {
 	a    *API
 	conn *websocket.Conn
+	tc   *tokenConn // the socket under conn
 	id   string
 	l    *txnindex.Log
 
@@ -283,53 +177,6 @@ func (l WSLimits) withDefaults() WSLimits {
 		l.MessageBurst = defaultBurst
 	}
 	return l
-}
-
-// clientCmd is one decoded, validated client message: exactly one of
-// viewport and opts is set.
-type clientCmd struct {
-	viewport *Window
-	opts     *txnindex.ConsumeOptions
-}
-
-// decodeClientMsg parses and validates one client message. Any input gives
-// a command or an error the client can act on (with the byte position of a
-// JSON error), never a panic; it keeps nothing of b.
-func decodeClientMsg(b []byte) (clientCmd, error) {
-	var m clientMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return clientCmd{}, fmt.Errorf("bad message at byte %d: %v", se.Offset, err)
-		case errors.As(err, &te):
-			return clientCmd{}, fmt.Errorf("bad message at byte %d: field %q wants a %v, not a JSON %s", te.Offset, te.Field, te.Type, te.Value)
-		}
-		return clientCmd{}, fmt.Errorf("bad message: %v", err)
-	}
-	switch m.Type {
-	case "viewport":
-		if m.From == nil || m.To == nil || *m.To < *m.From {
-			return clientCmd{}, errors.New("viewport needs from <= to")
-		}
-		return clientCmd{viewport: &Window{From: *m.From, To: *m.To}}, nil
-	case "options":
-		o := Options{Isolation: m.Isolation, Position: -1, MaxBytes: m.MaxBytes, Variant: m.Variant}
-		if m.Position != nil {
-			o.Position = *m.Position
-		}
-		co, err := o.consume()
-		if err != nil {
-			var he *httpError
-			if errors.As(err, &he) {
-				return clientCmd{}, errors.New(he.Msg)
-			}
-			return clientCmd{}, err
-		}
-		return clientCmd{opts: &co}, nil
-	}
-	return clientCmd{}, errors.New("unknown message type " + strconv.Quote(m.Type))
 }
 
 // readPump reads client commands until the connection fails. It is the only
@@ -389,11 +236,6 @@ func (c *wsConn) readPump() {
 // and it stops when readDone closes.
 func (c *wsConn) violation(reason string) {
 	c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, reason), time.Now().Add(time.Second))
-}
-
-func errorMsg(s string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "error", "message": s})
-	return b
 }
 
 // reply queues a message for the writer without ever blocking the reader.
@@ -574,17 +416,14 @@ func (c *wsConn) sendChunk(s *stream) error {
 	}
 	from := k * s.chunk
 	to := min(from+s.chunk, s.e.n)
-	// A chunk is written holding one of a few tokens: 200 writers all
-	// runnable would each get a 1/200 share of the cores and an API
-	// request's goroutine would queue behind them for seconds. The
-	// deadline covers only the write, not the wait for a token. The limit
-	// is soft: a writer blocked on a client that stopped reading keeps its
-	// token until WriteWait, so after chunkWait the others write without.
-	held := c.a.acquireChunk()
+	// A chunk is written holding one of a few tokens (writetokens.go): 200
+	// writers all runnable would each get a 1/200 share of the cores and an
+	// API request's goroutine would queue behind them for seconds. The
+	// deadline covers only the write, not the wait for a token, and a
+	// write that blocks on its client gives the token back.
+	c.tc.hold(c.a.acquireChunk())
 	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
-	if held {
-		<-c.a.chunkSem
-	}
+	c.tc.release()
 	if err != nil {
 		return err
 	}
@@ -597,8 +436,7 @@ func (c *wsConn) sendChunk(s *stream) error {
 			s.window = false
 		}
 	}
-	if err := c.writeJSON(map[string]any{"type": "progress", "generation": s.gen, "phase": phase,
-		"chunks_sent": s.nSent, "chunks_total": s.nChunks, "chunk": k}); err != nil {
+	if err := c.writeJSON(progressMsg(s.gen, phase, s.nSent, s.nChunks, k)); err != nil {
 		return err
 	}
 	if !s.window || s.nSent == s.nChunks {
@@ -613,39 +451,12 @@ func (c *wsConn) sendChunk(s *stream) error {
 }
 
 func (c *wsConn) finish(s *stream) error {
-	return c.writeJSON(map[string]any{"type": "done", "generation": s.gen, "decisions": s.e.n,
-		"chunks": s.nChunks, "elapsed_ms": time.Since(s.started).Milliseconds()})
+	return c.writeJSON(doneMsg(s.gen, s.e.n, s.nChunks, time.Since(s.started)))
 }
 
 func (c *wsConn) write(kind int, b []byte) error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.a.WriteWait))
 	return c.conn.WriteMessage(kind, b)
-}
-
-// chunkWait is how long a writer waits for a chunk token before writing
-// without one. A chunk write to a client that reads takes well under a
-// millisecond of CPU, so a wait this long means the tokens are held by
-// writers blocked on clients that do not read; a short wait (20 ms) let
-// most writers through untokened once the cores were merely busy.
-const chunkWait = 200 * time.Millisecond
-
-// acquireChunk takes a chunk token, waiting at most chunkWait; it reports
-// whether it holds one.
-func (a *API) acquireChunk() bool {
-	select {
-	case a.chunkSem <- struct{}{}:
-		return true
-	default:
-	}
-	t := time.NewTimer(chunkWait)
-	defer t.Stop()
-	select {
-	case a.chunkSem <- struct{}{}:
-		return true
-	case <-t.C:
-		a.chunkUntokened.Add(1)
-		return false
-	}
 }
 
 // writeFrame writes a binary frame from its header and a body that is a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -304,12 +303,6 @@ func (w *Watcher) fetch(ctx context.Context, p *partState, offset int64, iso int
 	return nil, fmt.Errorf("live: Fetch response lacks %s-%d", w.cfg.Topic, p.id)
 }
 
-// committedFetch is one read_committed response and the offset it was for.
-type committedFetch struct {
-	offset int64
-	resp   *kmsg.FetchResponseTopicPartition
-}
-
 // errOutOfRange is how pollOnce reports a window the broker no longer
 // holds; poll restarts the window once and retries.
 var errOutOfRange = errors.New("offset out of range")
@@ -446,50 +439,7 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 	v.NewBatches = max(len(p.batches)-p.prevN, 0)
 	p.prevN, p.prevLSO = len(p.batches), v.EngineLSO
 
-	// ListOffsets(read_committed) against the engine at the same HWM.
-	if h1 == h2 && h1 <= p.next {
-		if e := w.effectiveLSO(logAt(h1)); e != lso {
-			v.Mismatches = append(v.Mismatches, fmt.Sprintf("LSO differs: ListOffsets(read_committed) says %d at high watermark %d, the engine computes %d", lso, h1, e))
-		}
-	} else {
-		v.Unsettled = true
-	}
-	// Every read_committed response against the engine at its HWM.
-	for _, rc := range rcs {
-		if rc.resp.HighWatermark > p.next {
-			v.Unsettled = true
-			continue
-		}
-		el := logAt(rc.resp.HighWatermark)
-		if e := w.effectiveLSO(el); e != rc.resp.LastStableOffset {
-			v.Mismatches = append(v.Mismatches, fmt.Sprintf("LSO differs: the read_committed Fetch at %d says %d at high watermark %d, the engine computes %d",
-				rc.offset, rc.resp.LastStableOffset, rc.resp.HighWatermark, e))
-		}
-		if rc.offset < p.start {
-			continue // the window moved past it in this poll (trim)
-		}
-		if m := compareAborted(el, rc, p.start, w.maxBytes); m != "" {
-			v.Mismatches = append(v.Mismatches, m)
-		}
-	}
-	// What a read_committed consumer got, offset by offset.
-	v.CommittedPosition = p.rcPos
-	for _, r := range p.delivered {
-		v.Delivered += r[1] - r[0] + 1
-	}
-	// Both consumers start at the window start; offsets below the
-	// committed position are final in both (it never passes the LSO of
-	// a log the window holds, or sits at the window start when a trim
-	// moved it there, where neither delivers anything below the LSO).
-	// A window cut below the HWM could show a transaction open whose
-	// marker the broker already applied, so that waits for the catch-up.
-	if !clamped && p.rcPos <= p.next {
-		if m := compareDelivered(l, p.start, p.rcPos, p.delivered); m != "" {
-			v.Mismatches = append(v.Mismatches, m)
-		}
-	} else {
-		v.Unsettled = true
-	}
+	w.compare(p, &v, logAt, brokerSaw{h1: h1, h2: h2, lso: lso, rcs: rcs, clamped: clamped})
 
 	// Coordinator state and the diagnosis.
 	v.Diagnosis = l.Diagnose(txnindex.DiagnoseOptions{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
@@ -497,22 +447,6 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 		return v, err
 	}
 	return v, nil
-}
-
-// effectiveLSO is the engine's LSO, except that a transaction seeded as
-// open before the window start holds it below the window, as on the
-// broker, whose log starts earlier (txnindex clamps to its log start).
-func (w *Watcher) effectiveLSO(l *txnindex.Log) int64 {
-	lso := l.LastStableOffset
-	if lso != l.LogStartOffset {
-		return lso
-	}
-	for _, ti := range l.Open {
-		if t := &l.Txns[ti]; t.FirstOffset < lso {
-			lso = t.FirstOffset
-		}
-	}
-	return lso
 }
 
 // reset restarts a window the broker no longer holds (OFFSET_OUT_OF_RANGE:
@@ -560,122 +494,4 @@ func (w *Watcher) trim(p *partState) {
 		p.delivered[0][0] = newStart
 	}
 	p.rcPos = max(p.rcPos, newStart)
-}
-
-// addOffset appends an offset to merged, ordered ranges.
-func addOffset(rs [][2]int64, o int64) [][2]int64 {
-	if n := len(rs); n > 0 {
-		if o <= rs[n-1][1] {
-			return rs // already seen (a refetch)
-		}
-		if rs[n-1][1]+1 == o {
-			rs[n-1][1] = o
-			return rs
-		}
-	}
-	return append(rs, [2]int64{o, o})
-}
-
-// compareDelivered checks the engine's read_committed decisions from the
-// window start against the offsets kgo.ProcessFetchPartition returned from
-// the broker's own responses, below the committed position both reached.
-func compareDelivered(l *txnindex.Log, from, upto int64, got [][2]int64) string {
-	var want [][2]int64
-	for d := range l.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted}) {
-		if d.Verdict != txnindex.Delivered || d.From >= upto {
-			continue
-		}
-		to := min(d.To, upto-1)
-		if n := len(want); n > 0 && want[n-1][1]+1 == d.From {
-			want[n-1][1] = to
-		} else {
-			want = append(want, [2]int64{d.From, to})
-		}
-	}
-	if slices.Equal(want, got) {
-		return ""
-	}
-	return fmt.Sprintf("delivered offsets differ from %d to %d: the engine delivers %s, kgo's read_committed filter on the broker's responses delivered %s",
-		from, upto, fmtRanges(want), fmtRanges(got))
-}
-
-func fmtRanges(rs [][2]int64) string {
-	if len(rs) == 0 {
-		return "nothing"
-	}
-	s := ""
-	for i, r := range rs {
-		if i == 8 {
-			s += fmt.Sprintf(" ... (%d ranges)", len(rs))
-			break
-		}
-		if i > 0 {
-			s += ","
-		}
-		if r[0] == r[1] {
-			s += fmt.Sprint(r[0])
-		} else {
-			s += fmt.Sprintf("%d-%d", r[0], r[1])
-		}
-	}
-	return s
-}
-
-// compareAborted checks a read_committed response's aborted-transaction
-// list against the engine's emulated Fetch at the same offset, as sets of
-// (producer id, first offset). Only entries that start inside the returned
-// data are compared: the rest cannot change what a consumer receives, and
-// brokers legitimately differ there (Kafka bounds the list by the offset
-// index entry after the read, LocalLog.collectAbortedTransactions, which
-// may reach past the data). A broker entry that starts before the window
-// start is matched on producer id alone, the engine not holding its start.
-func compareAborted(l *txnindex.Log, rc committedFetch, start int64, maxBytes int32) string {
-	bs, _ := loader.ParseRecordSet(rc.resp.RecordBatches, "")
-	if len(bs) == 0 {
-		return ""
-	}
-	end := bs[len(bs)-1].NextOffset()
-	type key struct {
-		pid   int64
-		first int64
-	}
-	broker := map[key]bool{}
-	for _, a := range rc.resp.AbortedTransactions {
-		if a.FirstOffset < end {
-			k := key{a.ProducerID, a.FirstOffset}
-			if a.FirstOffset < start {
-				k.first = -1
-			}
-			broker[k] = true
-		}
-	}
-	engine := map[key]bool{}
-	r := l.Fetch(txnindex.FetchRequest{Offset: rc.offset, MaxBytes: maxBytes, Isolation: txnindex.ReadCommitted})
-	for _, a := range r.AbortedTransactions {
-		if a.FirstOffset < end {
-			k := key{int64(a.ProducerID), a.FirstOffset}
-			if a.FirstOffset < start || broker[key{k.pid, -1}] && !broker[k] {
-				k.first = -1
-			}
-			engine[k] = true
-		}
-	}
-	var missing, extra []string
-	for k := range broker {
-		if !engine[k] {
-			missing = append(missing, fmt.Sprintf("(producer %d, first offset %d)", k.pid, k.first))
-		}
-	}
-	for k := range engine {
-		if !broker[k] {
-			extra = append(extra, fmt.Sprintf("(producer %d, first offset %d)", k.pid, k.first))
-		}
-	}
-	if len(missing) == 0 && len(extra) == 0 {
-		return ""
-	}
-	slices.Sort(missing)
-	slices.Sort(extra)
-	return fmt.Sprintf("aborted-transaction list differs for the read_committed Fetch at %d (data to %d): broker only %v, engine only %v",
-		rc.offset, end, missing, extra)
 }

@@ -40,16 +40,6 @@ type SnapshotEntry struct {
 	CurrentTxnFirstOffset int64
 }
 
-// FirstSequence is BatchMetadata.firstSeq: LastSequence-OffsetDelta with
-// the sequence wrap.
-func (e SnapshotEntry) FirstSequence() int32 {
-	s := int64(e.LastSequence) - int64(e.OffsetDelta)
-	if s < 0 {
-		s += 1 << 31
-	}
-	return int32(s)
-}
-
 // ReadProducerSnapshot decodes a .snapshot file held in data. Like
 // ProducerStateManager.readSnapshot it rejects a version other than 1 and a
 // CRC-32C mismatch (CorruptSnapshotException), and a count the file cannot

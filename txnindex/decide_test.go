@@ -1,6 +1,7 @@
 package txnindex
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -418,6 +419,33 @@ func TestReasons(t *testing.T) {
 	for i := range want {
 		if reasons[i] != want[i] {
 			t.Errorf("reason %d:\n got %q\nwant %q", i, reasons[i], want[i])
+		}
+	}
+}
+
+// TestDelivered: Log.Delivered is the offsets whose decision is delivered,
+// adjacent ranges merged, as the per-offset letters show them; the live
+// watcher compares it with what kgo delivered from the broker's responses.
+func TestDelivered(t *testing.T) {
+	l := newLog().plain(-1, 2).txn(7, 3).plain(-1, 1).abort(7).txn(8, 2).commit(8).plain(-1, 2).txn(9, 1).build()
+	for _, o := range []ConsumeOptions{
+		{From: -1, Isolation: ReadCommitted},
+		{From: 4, Isolation: ReadCommitted},
+		{From: -1, Isolation: ReadUncommitted},
+	} {
+		var want [][2]int64
+		for off, c := range []byte(letters(l, o)) {
+			if c != 'D' {
+				continue
+			}
+			if n := len(want); n > 0 && want[n-1][1]+1 == int64(off) {
+				want[n-1][1]++
+			} else {
+				want = append(want, [2]int64{int64(off), int64(off)})
+			}
+		}
+		if got := l.Delivered(o); !slices.Equal(got, want) || len(want) < 2 {
+			t.Errorf("%+v: got %v, want %v (letters %s)", o, got, want, letters(l, o))
 		}
 	}
 }

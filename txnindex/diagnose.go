@@ -233,26 +233,6 @@ func slicesContainsPin(ts []OpenTxnReport) bool {
 	return false
 }
 
-// txnRanges returns, per transaction index, the offset ranges of its data.
-func (l *Log) txnRanges() map[int][]OffsetRange {
-	out := map[int][]OffsetRange{}
-	for i := range l.Batches {
-		ti := l.txnIndexOf(i)
-		if ti < 0 || l.Batches[i].IsControl() {
-			continue
-		}
-		b := &l.Batches[i]
-		rs := out[int(ti)]
-		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
-			rs[n-1].To = b.LastOffset()
-		} else {
-			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset()})
-		}
-		out[int(ti)] = rs
-	}
-	return out
-}
-
 // coordinatorEpoch is the epoch of the producer's last marker, 0 if none
 // (kafka-transactions.sh raises a missing or negative one to 0).
 func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
@@ -348,11 +328,12 @@ func (d *Diagnosis) Runbook() string {
 	return sb.String()
 }
 
-// openTxnRanges is txnRanges()[ti] for one transaction, walking only the
-// batches between its first and last data offsets (where all its data lies)
-// instead of the whole log: the diagnosis asks for open transactions only,
-// and is recomputed every second for a wall clock, so walking the 1M-batch
-// demo's every transaction cost 95% of it.
+// openTxnRanges is the offset ranges of transaction ti's data, walking
+// only the batches between its first and last data offsets (where all its
+// data lies) instead of the whole log: the diagnosis asks for open
+// transactions only, and is recomputed every second for a wall clock, so
+// walking the 1M-batch demo's every transaction cost 95% of it. The test's
+// oracle (txnRanges) walks the whole log.
 func (l *Log) openTxnRanges(ti int) []OffsetRange {
 	t := &l.Txns[ti]
 	var rs []OffsetRange

@@ -27,3 +27,24 @@ func TestOpenTxnRangesOracle(t *testing.T) {
 		t.Fatalf("only %d transactions checked", checked)
 	}
 }
+
+// txnRanges returns, per transaction index, the offset ranges of its data,
+// walking every batch of the log: the oracle of openTxnRanges.
+func (l *Log) txnRanges() map[int][]OffsetRange {
+	out := map[int][]OffsetRange{}
+	for i := range l.Batches {
+		ti := l.txnIndexOf(i)
+		if ti < 0 || l.Batches[i].IsControl() {
+			continue
+		}
+		b := &l.Batches[i]
+		rs := out[int(ti)]
+		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
+			rs[n-1].To = b.LastOffset()
+		} else {
+			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset()})
+		}
+		out[int(ti)] = rs
+	}
+	return out
+}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // DiagnosisView is the stuck-LSO panel of the timeline page, built from
@@ -225,19 +225,19 @@ func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
 	return l
 }
 
-// diagCache hands diagnoses out of api's shared single-flight cache, so that
-// the index, the timeline page, the panel and the diagnosis API all share
-// one computation per (log, options, second) however many ask at once.
+// diagCache hands diagnoses out of view's shared single-flight cache, so
+// that the index, the timeline page, the panel and the diagnosis API all
+// share one computation per (log, options, second) however many ask at once.
 type diagCache struct{}
 
 func (diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
-	return api.Diagnose(l, o)
+	return view.Diagnose(l, o)
 }
 
 // DiagnosisPanel serves /sources/{id}/partitions/{topic}/{partition}/diagnosis:
 // the panel alone, as an HTML fragment, so that the timeline page can
 // replace it when the consumer position changes (static/js/diagnosis.js)
-// without a reload. The query is api.ParseDiagnoseQuery's.
+// without a reload. The query is view.ParseDiagnoseQuery's.
 func (u *UI) DiagnosisPanel() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
@@ -250,7 +250,7 @@ func (u *UI) DiagnosisPanel() http.Handler {
 			http.Error(w, "no such partition", http.StatusNotFound)
 			return
 		}
-		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // stuckLog: producer 9's transaction at 2-3 stays open past offset 5.
@@ -125,11 +125,11 @@ func TestDiagCache(t *testing.T) {
 	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1, Bootstrap: "x"}); a == b {
 		t.Errorf("other options, same diagnosis")
 	}
-	// The panel and the diagnosis API share one cache: what the panel
-	// computed, the API serves without computing again.
-	before := api.DiagnoseComputations()
-	if b := api.Diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1}); a != b || api.DiagnoseComputations() != before {
-		t.Errorf("the API recomputed the panel's diagnosis (%d computations)", api.DiagnoseComputations()-before)
+	// The panel and the diagnosis API share one cache (view.Diagnose):
+	// what the panel computed, the API serves without computing again.
+	before := view.DiagnoseComputations()
+	if b := view.Diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1}); a != b || view.DiagnoseComputations() != before {
+		t.Errorf("the API recomputed the panel's diagnosis (%d computations)", view.DiagnoseComputations()-before)
 	}
 }
 

@@ -165,24 +165,23 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 		LogStart: l.LogStartOffset, LogEnd: l.LogEndOffset, HWM: l.HighWatermark, LSO: l.LastStableOffset,
 		Batches: len(l.Batches), Txns: len(l.Txns), Open: len(l.Open), Segments: len(l.Segments), Gaps: len(l.Gaps),
 		WSPath: "/ws/v1" + base, APIPath: "/api/v1" + base, Assets: assets()}
-	none := 0
-	for i := range l.Batches {
-		if !l.Batches[i].HasProducerID() {
-			none++
+	// One row per lane of txnindex's lane rule, which the stream's lane
+	// numbers follow too: none first, then producers in order of first
+	// appearance.
+	for _, ln := range l.Lanes() {
+		pr := ln.Producer
+		if pr == nil {
+			v.Lanes = append(v.Lanes, LaneView{Index: ln.Index, TestID: "lane-none", Label: "no producer id", Epochs: "non-transactional",
+				Note: plural(ln.Batches, "batch", "batches")})
+			continue
 		}
-	}
-	// Lane order matches api.Lanes: none first, then producers in order of
-	// first appearance.
-	v.Lanes = append(v.Lanes, LaneView{Index: 0, TestID: "lane-none", Label: "no producer id", Epochs: "non-transactional",
-		Note: plural(none, "batch", "batches")})
-	for i, pr := range l.Producers {
 		kind := "idempotent"
 		if pr.Transactional {
 			kind = "txn"
 		}
-		v.Lanes = append(v.Lanes, LaneView{Index: i + 1, TestID: "lane-" + strconv.FormatInt(int64(pr.ID), 10),
+		v.Lanes = append(v.Lanes, LaneView{Index: ln.Index, TestID: "lane-" + strconv.FormatInt(int64(pr.ID), 10),
 			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: epochs(pr.FirstEpoch, pr.LastEpoch),
-			Note: kind + ", " + plural(pr.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
+			Note: kind + ", " + plural(ln.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
 	}
 	switch {
 	case l.LastStableOffset < l.HighWatermark && len(l.Open) > 0:

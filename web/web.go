@@ -1,8 +1,13 @@
 // Package web serves txnscope's human-facing pages: the index of loaded
-// sources and the timeline of one partition. Handlers build view models
-// (view.go) and templ components render them; the timeline's canvas is
-// drawn by static/js/timeline.js from the websocket stream of package api.
-// Its API is internal to txnscope.
+// sources (sorted by LSO lag), the timeline of one partition with its
+// stuck-LSO diagnosis panel (diag.go), the panel alone, the embed, the
+// lesson step-through and quiz (lesson.go), and the self-contained pages of
+// `server export`. Handlers build view models (view.go) and templ
+// components render them. The timeline's canvas is drawn in the browser by
+// static/js/timeline.js from the websocket stream that package api serves;
+// a page only carries the stream's URL, and web does not import api: what
+// both need lives in package view (diagnosis query and cache) and txnindex
+// (lanes, decision labels). Its API is internal to txnscope.
 package web
 
 //go:generate go tool templ generate
@@ -19,9 +24,9 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // Source is one loaded input and its partitions.
@@ -65,10 +70,10 @@ func New(cat Catalog) *UI { return &UI{cat: cat} }
 
 // Index serves "/": every partition of every source, sorted by LSO lag
 // (largest first), with who pins each LSO. Only partitions already built
-// are diagnosed; the query takes the options of api.ParseDiagnoseQuery.
+// are diagnosed; the query takes the options of view.ParseDiagnoseQuery.
 func (u *UI) Index() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -91,7 +96,7 @@ func (u *UI) Index() http.Handler {
 }
 
 // Timeline serves /sources/{id}/partitions/{topic}/{partition}: the
-// timeline and the stuck-LSO diagnosis panel (query as api.ParseDiagnoseQuery).
+// timeline and the stuck-LSO diagnosis panel (query as view.ParseDiagnoseQuery).
 func (u *UI) Timeline() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, topic := r.PathValue("id"), r.PathValue("topic")
@@ -112,7 +117,7 @@ func (u *UI) Timeline() http.Handler {
 				title, problems = s.Title, s.Problems
 			}
 		}
-		o, err := api.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -144,10 +149,10 @@ func render(w http.ResponseWriter, r *http.Request, c templ.Component) {
 
 // Embed serves /embed/{id}/{topic}/{partition}: the timeline alone, without
 // the site header, summary or diagnosis, filling its (i)frame. The query
-// takes the timeline's own parameters (from, to, isolation, ...).
-//
-// TODO: ?step= (walk the consumer fetch by fetch) and ?autoplay= are
-// accepted and ignored for now.
+// takes the timeline's own parameters (from, to, isolation, ...), which
+// the script reads. The route itself is LessonEmbed, which answers with
+// this page unless ?step=, ?autoplay=1 or ?quiz=1 asks for the lesson
+// panel.
 func (u *UI) Embed() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, topic := r.PathValue("id"), r.PathValue("topic")

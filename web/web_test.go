@@ -80,6 +80,13 @@ func TestTimeline(t *testing.T) {
 	}
 	serve(t, ui.Timeline(), "/sources/demo/partitions/t/9", 404)
 	serve(t, ui.Timeline(), "/sources/demo/partitions/t/x", 400)
+	// A bad diagnosis option is answered with view.ParseDiagnoseQuery's
+	// sentence alone (it used to carry api's "400 " and ": <nil>").
+	for path, h := range map[string]http.Handler{"/sources/demo/partitions/t/0?now=soon": ui.Timeline(), "/?now=soon": ui.Index()} {
+		if body := serve(t, h, path, 400); strings.TrimSpace(body) != `now "soon": want RFC 3339, Unix milliseconds or "log"` {
+			t.Errorf("GET %s: %q", path, body)
+		}
+	}
 }
 
 func TestTimelineView(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -210,7 +211,7 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) e
 	}
 	// json.Marshal escapes <, > and &; this keeps "</" out even so.
 	data = bytes.ReplaceAll(data, []byte("</"), []byte(`<\/`))
-	o, err := api.ParseDiagnoseQuery(url.Values{}, time.Now())
+	o, err := view.ParseDiagnoseQuery(url.Values{}, time.Now())
 	if err != nil {
 		return err
 	}
