@@ -149,7 +149,8 @@ func OngoingTxnStates(id string, pid int64, epoch int16, start int64, parts ...t
 
 // BuildInternal writes a partition of topic holding batches, in order, as
 // a broker leaves it: one .log segment of RecordBatch v2 bytes (kmsg
-// encoded, CRC-32C set), its sparse .index and .timeindex, a producer
+// encoded, CRC-32C set), its sparse .index and .timeindex, its .txnindex
+// when a transaction aborted (TxnIndex holds the entries), a producer
 // snapshot when a transactional producer wrote, and the log directory's
 // checkpoint lines for the partition (WriteLogDir merges them with other
 // partitions'). Internal topics are written uncompressed
@@ -195,6 +196,19 @@ func BuildInternal(topic string, partition int32, batches []InternalBatch) (*Bui
 				typ, ctl = 1, txnindex.ControlCommit
 			}
 			coord = 0
+			if ctl == txnindex.ControlAbort && p.inTxn {
+				// The segment's .txnindex entry, by the rule Build
+				// follows: the LSO is the lowest first offset of another
+				// producer's open transaction, else the marker + 1.
+				lso := next + 1
+				for _, q := range order {
+					if q != p && q.inTxn && q.txnFirst < lso {
+						lso = q.txnFirst
+					}
+				}
+				seg.aborted = append(seg.aborted, txnindex.AbortedTxn{ProducerID: txnindex.ProducerID(p.ID),
+					FirstOffset: p.txnFirst, LastOffset: next, LastStableOffset: lso})
+			}
 			r := kmsg.Record{Key: []byte{0, 0, 0, typ}, Value: binary.BigEndian.AppendUint32([]byte{0, 0}, uint32(coord))}
 			rb.Attributes = txnindex.AttrTransactional | txnindex.AttrControl
 			rb.NumRecords, rb.Records = 1, encodeRecord(r)
@@ -250,13 +264,17 @@ func BuildInternal(topic string, partition int32, batches []InternalBatch) (*Bui
 	part := &txnindex.Partition{Topic: topic, Partition: partition, Batches: out, LogStartOffset: -1, HighWatermark: -1,
 		Segments: []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0), BaseOffset: 0, Size: int64(len(seg.log))}}}
 	l := txnindex.Build(part)
-	b := &Built{Dir: fmt.Sprintf("%s-%d", topic, partition), Log: l, TxnIndex: [][]txnindex.AbortedTxn{nil}}
+	b := &Built{Dir: fmt.Sprintf("%s-%d", topic, partition), Log: l, TxnIndex: [][]txnindex.AbortedTxn{seg.aborted}}
 	add := func(name string, data []byte) {
 		b.Files = append(b.Files, File{Path: filepath.Join(b.Dir, name), Data: data})
 	}
 	add(fmt.Sprintf("%020d.log", 0), seg.log)
 	add(fmt.Sprintf("%020d.index", 0), seg.idx)
 	add(fmt.Sprintf("%020d.timeindex", 0), seg.tidx)
+	if len(seg.aborted) > 0 {
+		// Kafka creates a .txnindex lazily, on the first abort.
+		add(fmt.Sprintf("%020d.txnindex", 0), encodeTxnIndex(seg.aborted))
+	}
 	if len(order) > 0 {
 		add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(order))
 	}

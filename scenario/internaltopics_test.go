@@ -111,6 +111,9 @@ func TestInternalTopicsLogDir(t *testing.T) {
 		if len(p.Damage) != 0 {
 			t.Fatalf("%s: damage %v", p.Dir, p.Damage)
 		}
+		if l := p.Build(); len(l.Mismatches) != 0 {
+			t.Fatalf("%s: .txnindex mismatches %+v", p.Dir, l.Mismatches)
+		}
 		if want := p.Partition.Topic == "orders"; want {
 			orders = p
 		} else if p.Partition.HighWatermarkSource != loader.ReplicationOffsetCheckpoint {
