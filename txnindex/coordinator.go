@@ -204,11 +204,12 @@ type CoordinatorMatch struct {
 	// EpochBehind: the coordinator's producer epoch for this id is newer
 	// than the open transaction's. It is not by itself a hanging rule:
 	// the coordinator writes markers at its own epoch, and the broker
-	// accepts a marker whose epoch is at least the producer's
-	// (ProducerAppendInfo.checkProducerEpoch), so a marker still to come
-	// closes the older-epoch transaction too (which is how a fencing
-	// InitProducerId aborts it: PrepareEpochFence, then PrepareAbort at
-	// the bumped epoch).
+	// accepts a marker whose epoch is at least the producer's (above it
+	// for transactions v2; ProducerAppendInfo.appendEndTxnMarker's
+	// checkProducerEpoch) and ends the producer's open transaction with
+	// it, so a marker still to come closes the older-epoch transaction too.
+	// That is how a fencing InitProducerId aborts it: PrepareEpochFence,
+	// then PrepareAbort at the bumped epoch, listing the partition.
 	EpochBehind bool
 	// Ambiguous lists the other transactional ids whose current producer
 	// id is the same (a broker never assigns one producer id to two ids;

@@ -1,6 +1,7 @@
 package txnindex
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -114,5 +115,27 @@ func TestGroupPositionsNoOpenTransaction(t *testing.T) {
 	got := l.GroupPositions([]GroupOffset{groupAt("a", 7), groupAt("b", 0)})
 	if !got[0].BehindLSO || got[1].BehindLSO || got[1].RecordsToLSO != 6 {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// TestGroupPositionJSON: the field names the diagnosis JSON carries
+// (issue 18: group, committed_offset, commit_timestamp, behind_lso,
+// records_to_lso).
+func TestGroupPositionJSON(t *testing.T) {
+	b, err := json.Marshal(GroupPosition{GroupOffset: groupAt("g", 3), BehindLSO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"group", "topic", "partition", "committed_offset", "commit_timestamp", "behind_lso", "records_to_lso", "offsets_to_lso", "producer_id", "source", "source_offset"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("no %q in %s", k, b)
+		}
+	}
+	if m["behind_lso"] != true || m["committed_offset"] != float64(3) {
+		t.Errorf("%s", b)
 	}
 }
