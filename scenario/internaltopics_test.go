@@ -60,6 +60,9 @@ func TestInternalTopicsLogDir(t *testing.T) {
 			CoordinatorBatch(OffsetCommitRecord("audit", "orders", 0, 0, 0, "", ts+3)),
 			CoordinatorBatch(OffsetCommitRecord("audit", "orders", 1, 9, 0, "", ts+4), OffsetTombstone("audit", "orders", 1)),
 		},
+		// In another __consumer_offsets partition (16, not 5): a
+		// position past the LSO also waits.
+		"late-reader": {CoordinatorBatch(OffsetCommitRecord("late-reader", "orders", 0, 9, 0, "", ts+5))},
 	}
 	byPart := map[int32][]InternalBatch{}
 	for g, bs := range groups {
@@ -141,11 +144,17 @@ func TestInternalTopicsLogDir(t *testing.T) {
 		t.Fatalf("states %+v (the expired id's tombstone must remove it)", in.Txns.States)
 	}
 
+	if len(in.Offsets.Partitions) != 2 {
+		t.Fatalf("__consumer_offsets partitions %v, want the two groups' 5 and 16", in.Offsets.Partitions)
+	}
 	gs := l.GroupPositions(in.Offsets.For("orders", 0))
-	if len(gs) != 2 {
+	if len(gs) != 3 {
 		t.Fatalf("%+v", gs)
 	}
-	audit, app := gs[0], gs[1]
+	audit, late, app := gs[0], gs[1], gs[2]
+	if late.Group != "late-reader" || !late.BehindLSO || late.Source != "__consumer_offsets-16" {
+		t.Errorf("late-reader: %+v", late)
+	}
 	if audit.Group != "audit" || audit.BehindLSO || audit.RecordsToLSO != 2 || audit.OffsetsToLSO != 3 {
 		t.Errorf("audit: %+v", audit)
 	}
