@@ -1,0 +1,148 @@
+package internaltopic
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// TxnStates are the transaction coordinators' states read from
+// __transaction_state partitions.
+type TxnStates struct {
+	// States are the live transactional ids, ordered by id.
+	States []txnindex.TxnCoordinatorState
+	// Partitions are the __transaction_state partitions read, sorted.
+	Partitions []int32
+	Stats      Stats
+	Damage     []*loader.FormatError
+
+	byID map[string]txnindex.TxnCoordinatorState
+}
+
+// Covers reports whether every partition of a __transaction_state topic
+// with n partitions was read.
+func (s *TxnStates) Covers(n int32) bool { return covers(s.Partitions, n) }
+
+// Coordinators indexes the states for txnindex's hanging rule; they are
+// complete when every partition of a __transaction_state topic with n
+// partitions was read.
+func (s *TxnStates) Coordinators(n int32) *txnindex.TxnCoordinators {
+	return txnindex.NewTxnCoordinators(slices.Clone(s.States), s.Covers(n))
+}
+
+// ReadTransactionState loads a __transaction_state partition as
+// TransactionStateManager.loadTransactionMetadata does: every record from
+// the log start offset to the log end, in offset order; a value replaces
+// its transactional id's state, a tombstone (written when the id expires)
+// removes it. l is built from p when nil.
+func ReadTransactionState(p *loader.Partition, l *txnindex.Log) (*TxnStates, error) {
+	if err := checkTopic(p, TransactionStateTopic); err != nil {
+		return nil, err
+	}
+	if l == nil {
+		l = p.Build()
+	}
+	s := &TxnStates{byID: map[string]txnindex.TxnCoordinatorState{}, Partitions: []int32{p.Partition.Partition}}
+	src := source(p)
+	var dmg damage
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		if b.Records == 0 || b.IsControl() || b.LastOffset() < l.LogStartOffset {
+			continue
+		}
+		recs, seg, err := records(p, b, &dmg)
+		if err != nil {
+			return nil, err
+		}
+		for j := range recs {
+			rec := &recs[j]
+			s.Stats.Records++
+			r, err := DecodeTxnStateRecord(rec.Key, rec.Value)
+			switch {
+			case err != nil:
+				s.Stats.Damaged++
+				dmg.add(recordErr(seg, b, rec.Offset, err))
+			case r.Unknown:
+				s.Stats.OtherRecords++
+			case r.Tombstone:
+				s.Stats.Tombstones++
+				delete(s.byID, r.TransactionalID)
+			default:
+				st := r.State
+				st.Source, st.Offset = src, rec.Offset
+				s.byID[r.TransactionalID] = st
+			}
+		}
+	}
+	s.Damage = dmg.done()
+	s.finish()
+	return s, nil
+}
+
+// Merge adds o's partitions to s. An id present in both (only if the
+// topic's partition count changed) keeps the state updated last.
+func (s *TxnStates) Merge(o *TxnStates) {
+	if s.byID == nil {
+		s.byID = map[string]txnindex.TxnCoordinatorState{}
+	}
+	for _, x := range o.States {
+		if cur, ok := s.byID[x.TransactionalID]; !ok || x.LastUpdateTimestamp > cur.LastUpdateTimestamp {
+			s.byID[x.TransactionalID] = x
+		}
+	}
+	for _, p := range o.Partitions {
+		s.Partitions = addPartition(s.Partitions, p)
+	}
+	s.Stats.add(o.Stats)
+	s.Damage = append(s.Damage, o.Damage...)
+	s.finish()
+}
+
+func (s *TxnStates) finish() {
+	s.States = slices.SortedFunc(maps.Values(s.byID), func(a, b txnindex.TxnCoordinatorState) int {
+		return strings.Compare(a.TransactionalID, b.TransactionalID)
+	})
+}
+
+// Internal is what a log directory's internal-topic partitions say.
+type Internal struct {
+	Offsets *GroupOffsets // nil when no __consumer_offsets partition is in the dir
+	Txns    *TxnStates    // nil when no __transaction_state partition is
+}
+
+// ReadLogDir reads every __consumer_offsets and __transaction_state
+// partition of a loaded log directory.
+func ReadLogDir(d *loader.LogDir) (*Internal, error) {
+	in := &Internal{}
+	for _, p := range d.Partitions {
+		if p.DirKind != "" {
+			continue // set aside (-delete, -future, -stray): not what the coordinator serves
+		}
+		switch p.Partition.Topic {
+		case ConsumerOffsetsTopic:
+			g, err := ReadConsumerOffsets(p, nil)
+			if err != nil {
+				return nil, err
+			}
+			if in.Offsets == nil {
+				in.Offsets = g
+			} else {
+				in.Offsets.Merge(g)
+			}
+		case TransactionStateTopic:
+			t, err := ReadTransactionState(p, nil)
+			if err != nil {
+				return nil, err
+			}
+			if in.Txns == nil {
+				in.Txns = t
+			} else {
+				in.Txns.Merge(t)
+			}
+		}
+	}
+	return in, nil
+}
