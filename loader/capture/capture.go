@@ -7,6 +7,10 @@
 // what the consumer that received them delivered.
 //
 // Packets are read with gopacket's pcapgo and reassembled with tcpassembly.
+// pcapgo trusts the lengths and options it reads, so it is handed only
+// blocks that guard.go has read whole and checked as libpcap does; damage
+// stops the read at the block's byte position and keeps what came before.
+//
 // Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
 // does not know, are unwrapped here: the 20-byte header is skipped and the
 // payload decoded by its protocol type. Kafka messages are decoded with
@@ -25,6 +29,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,14 +84,22 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("capture: %s: byte %#x: %s", e.File, e.Offset, e.Msg)
 }
 
-// Open reads a pcap or pcapng file, opened read-only.
+// Open reads a pcap or pcapng file, opened read-only. Only a regular file
+// is read: its size bounds every length the capture claims.
 func Open(path string) (*Capture, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("capture: %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	return Read(io.NewSectionReader(f, 0, st.Size()), path)
 }
 
 // IsCapture reports whether the first bytes are a pcap or pcapng magic.
@@ -106,40 +119,93 @@ type packetSource interface {
 	LinkType() layers.LinkType
 }
 
-// Read decodes a capture from r; name is used in errors.
+// Read decodes a capture from r, positioned at the capture's first byte;
+// name is used in errors. When r tells its size (an *io.SectionReader, a
+// *bytes.Reader: a Size method), a record or block claiming more bytes
+// than remain is reported before anything is read; otherwise memory still
+// grows only with the bytes that arrive.
 func Read(r io.Reader, name string) (*Capture, error) {
+	size := int64(-1)
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+		if sk, ok := r.(io.Seeker); ok {
+			if cur, err := sk.Seek(0, io.SeekCurrent); err == nil {
+				size -= cur
+			}
+		}
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, err := br.Peek(4)
 	if err != nil || !IsCapture(head) {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a capture: want a pcap or pcapng magic number, found % x", head)}
 	}
-	var src packetSource
-	ng := binary.LittleEndian.Uint32(head) == 0x0a0d0d0a
-	tail := newTailCheck(br, ng) // tail.go: reports a file cut mid-packet
-	if ng {
-		src, err = pcapgo.NewNgReader(tail, pcapgo.DefaultNgReaderOptions)
-	} else {
-		src, err = pcapgo.NewReader(tail)
-	}
+	ng := binary.LittleEndian.Uint32(head) == ngSHB
+	g := newGuard(br, name, ng, size)
+	src, err := g.open()
 	if err != nil {
-		return nil, &FormatError{File: name, Msg: "bad capture header: " + err.Error()}
+		return nil, err
 	}
 	c := &Capture{Name: name, ids: map[[16]byte]string{}}
 	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
+	if c.readPackets(src, g, f, asm) {
+		asm.FlushAll()
+	}
+	f.finish()
+	return c, nil
+}
+
+// open reads the capture's header through pcapgo.
+func (g *guard) open() (src packetSource, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			src, err = nil, g.panicked(v)
+		}
+	}()
+	if g.ng {
+		src, err = pcapgo.NewNgReader(g, pcapgo.DefaultNgReaderOptions)
+	} else {
+		src, err = pcapgo.NewReader(g)
+	}
+	switch {
+	case err == io.EOF:
+		// pcapgo reads up to the first interface description block.
+		return nil, &FormatError{File: g.name, Offset: g.pos, Msg: "capture header: the file ends before the first interface description block"}
+	case err != nil:
+		fe := g.problem(err)
+		if !errors.As(err, new(*FormatError)) {
+			fe.Msg = "bad capture header: " + fe.Msg
+		}
+		return nil, fe
+	}
+	return src, nil
+}
+
+// readPackets feeds the packets to the assembler until the end of the file
+// or the first damage. It reports false if the assembler itself panicked,
+// when its state can no longer be flushed.
+func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpassembly.Assembler) (asmOK bool) {
+	assembling := false
+	defer func() {
+		if v := recover(); v != nil {
+			if assembling {
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Offset: g.start,
+					Msg: fmt.Sprintf("%s: TCP reassembly failed on this packet (%v); reading stopped here", g.what(), v)})
+			} else {
+				c.Problems = append(c.Problems, g.panicked(v))
+			}
+			asmOK = !assembling
+		}
+	}()
 	lt := src.LinkType()
 	for {
 		data, ci, err := src.ReadPacketData()
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			// A capture cut mid-packet (tcpdump killed): keep what we have.
-			if p := tail.cut(name); p != nil {
-				c.Problems = append(c.Problems, p)
-			}
-			break
+		if err == io.EOF {
+			return true
 		}
 		if err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: name, Msg: fmt.Sprintf("packet %d: %v", c.Packets+1, err)})
-			break
+			c.Problems = append(c.Problems, g.problem(err))
+			return true
 		}
 		c.Packets++
 		pkt := decodePacket(data, lt)
@@ -158,11 +224,10 @@ func Read(r io.Reader, name string) (*Capture, error) {
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
+		assembling = true
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
+		assembling = false
 	}
-	asm.FlushAll()
-	f.finish()
-	return c, nil
 }
 
 func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
