@@ -10,6 +10,10 @@
 // pcapgo trusts the lengths and options it reads, so it is handed only
 // blocks that guard.go has read whole and checked as libpcap does; damage
 // stops the read at the block's byte position and keeps what came before.
+// TCP segments that were not captured leave gaps in a connection's bytes:
+// the Kafka framing is followed across them, or resumed after them
+// (stream.go), and a Fetch response cut by one keeps its batches before
+// the gap (fetchprefix.go), as Wireshark keeps what arrived.
 //
 // Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
 // does not know, are unwrapped here: the 20-byte header is skipped and the
@@ -34,7 +38,7 @@ import (
 	"io"
 	"os"
 	"sort"
-	"time"
+	"strings"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -60,7 +64,50 @@ type Capture struct {
 	Fetches   []*Fetch // in response time order, across connections
 	Problems  []error  // damage that did not stop the read
 
-	ids map[[16]byte]string // topic ids seen in Metadata responses
+	ids        map[[16]byte]string // topic ids seen in Metadata responses
+	apis       map[string]int      // exchanges matched, by API name
+	unanswered int                 // Fetch requests whose response was not captured
+}
+
+// NoFetch returns nil if the capture holds a Fetch exchange, else an error
+// that says plainly there is nothing to decide and what the capture holds
+// instead: packets, connections, the Kafka exchanges by API, and Fetch
+// requests whose responses were not captured.
+func (c *Capture) NoFetch() error {
+	if len(c.Fetches) > 0 {
+		return nil
+	}
+	var held string
+	switch {
+	case c.Packets == 0:
+		held = "it holds no packet"
+	case len(c.Conns) == 0:
+		held = fmt.Sprintf("its %s hold no TCP connection with data both ways", count(c.Packets, "packet"))
+	case c.Exchanges == 0:
+		held = fmt.Sprintf("its %s hold %s but no Kafka request answered by a response", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"))
+	default:
+		names := make([]string, 0, len(c.apis))
+		for n := range c.apis {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			names[i] = fmt.Sprintf("%s %d", n, c.apis[n])
+		}
+		held = fmt.Sprintf("its %s hold %s and %s (%s), none a Fetch", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"),
+			count(c.Exchanges, "Kafka exchange"), strings.Join(names, ", "))
+	}
+	if c.unanswered > 0 {
+		verb := "have"
+		if c.unanswered == 1 {
+			verb = "has"
+		}
+		held += fmt.Sprintf("; %s %s no response in the capture (not captured, or sent after it ended)", count(c.unanswered, "Fetch request"), verb)
+	}
+	if len(c.Problems) > 0 {
+		held += fmt.Sprintf("; %s reported, the first: %v", count(len(c.Problems), "problem"), c.Problems[0])
+	}
+	return fmt.Errorf("capture: %s: no Fetch exchange to decide: %s", c.Name, held)
 }
 
 // Conn is one reassembled TCP connection.
@@ -102,6 +149,14 @@ func Open(path string) (*Capture, error) {
 	return Read(io.NewSectionReader(f, 0, st.Size()), path)
 }
 
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // IsCapture reports whether the first bytes are a pcap or pcapng magic.
 func IsCapture(head []byte) bool {
 	if len(head) < 4 {
@@ -118,6 +173,13 @@ type packetSource interface {
 	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	LinkType() layers.LinkType
 }
+
+// maxWaitingPages bounds the out-of-order data tcpassembly holds per
+// connection while it waits for a missing segment (its pages are 1,900
+// bytes): past about 7 MiB the segment is taken as lost, the gap skipped
+// and reported, and the stream goes on, as Wireshark's "previous segment
+// not captured".
+const maxWaitingPages = 4096
 
 // Read decodes a capture from r, positioned at the capture's first byte;
 // name is used in errors. When r tells its size (an *io.SectionReader, a
@@ -145,9 +207,10 @@ func Read(r io.Reader, name string) (*Capture, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Capture{Name: name, ids: map[[16]byte]string{}}
+	c := &Capture{Name: name, ids: map[[16]byte]string{}, apis: map[string]int{}}
 	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
+	asm.MaxBufferedPagesPerConnection = maxWaitingPages
 	if c.readPackets(src, g, f, asm) {
 		asm.FlushAll()
 	}
@@ -263,54 +326,6 @@ func orderedKey(a, b string) connKey {
 	return connKey{a, b}
 }
 
-// direction is one half of a connection: its bytes and when they arrived.
-type direction struct {
-	src, dst string
-	buf      bytes.Buffer
-	marks    []mark // byte offset -> time of the chunk starting there
-	gapAt    int64  // first byte after which data is missing; -1 if none
-	syn      bool
-}
-
-type mark struct {
-	off int64
-	t   time.Time
-}
-
-func (d *direction) timeAt(off int64) time.Time {
-	i := sort.Search(len(d.marks), func(i int) bool { return d.marks[i].off > off })
-	if i == 0 {
-		return time.Time{}
-	}
-	return d.marks[i-1].t
-}
-
-type stream struct{ d *direction }
-
-func (s *stream) Reassembled(rs []tcpassembly.Reassembly) {
-	for _, r := range rs {
-		if r.Start {
-			s.d.syn = true
-		}
-		// Skip < 0 on the first chunk means the capture began
-		// mid-stream; elsewhere, missing bytes break the framing.
-		if r.Skip > 0 || (r.Skip < 0 && s.d.buf.Len() > 0) {
-			if s.d.gapAt < 0 {
-				s.d.gapAt = int64(s.d.buf.Len())
-			}
-		}
-		if s.d.gapAt >= 0 {
-			continue
-		}
-		if len(r.Bytes) > 0 {
-			s.d.marks = append(s.d.marks, mark{int64(s.d.buf.Len()), r.Seen})
-			s.d.buf.Write(r.Bytes)
-		}
-	}
-}
-
-func (s *stream) ReassemblyComplete() {}
-
 func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 	src := net.Src().String() + ":" + tr.Src().String()
 	dst := net.Dst().String() + ":" + tr.Dst().String()
@@ -321,7 +336,7 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 		f.conns[k] = c
 		f.order = append(f.order, c)
 	}
-	d := &direction{src: src, dst: dst, gapAt: -1}
+	d := &direction{src: src, dst: dst}
 	if c.c2s == nil {
 		c.c2s = d
 	} else {
@@ -384,34 +399,11 @@ func (c *Conn) orient(opener string) {
 		c.c2s, c.s2c = b, a
 		return
 	}
-	ab, bb := a.buf.Bytes(), b.buf.Bytes()
+	ab, bb := a.first(), b.first()
 	if len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]) {
 		return
 	}
 	if len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]) {
 		c.c2s, c.s2c = b, a
 	}
-}
-
-// frames splits a direction into size-prefixed Kafka frames.
-func frames(d *direction) (out [][]byte, offs []int64, err error) {
-	b := d.buf.Bytes()
-	var off int64
-	for len(b) > 0 {
-		if len(b) < 4 {
-			return out, offs, fmt.Errorf("byte %#x: truncated frame size (%d bytes left)", off, len(b))
-		}
-		n := int64(int32(binary.BigEndian.Uint32(b)))
-		if n < 4 || n > maxFrame {
-			return out, offs, fmt.Errorf("byte %#x: frame size %d, want 4..%d", off, n, maxFrame)
-		}
-		if int64(len(b)-4) < n {
-			return out, offs, fmt.Errorf("byte %#x: frame of %d bytes cut after %d (capture ended mid-message)", off, n, len(b)-4)
-		}
-		out = append(out, b[4:4+n])
-		offs = append(offs, off)
-		b = b[4+n:]
-		off += 4 + n
-	}
-	return out, offs, nil
 }

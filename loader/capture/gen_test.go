@@ -1,17 +1,21 @@
 package capture
 
 // Builders of capture files for the tests: pcap and pcapng written byte by
-// byte (to make hostile shapes pcapgo's writers refuse), and TCP packets
-// serialised by gopacket.
+// byte (to make hostile shapes pcapgo's writers refuse), TCP packets
+// serialised by gopacket, and Kafka frames encoded by kmsg.
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/crc32"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ngBlock is a pcapng block of type typ around body (padded to 4 bytes).
@@ -115,6 +119,9 @@ func newConv(t testing.TB) *conv {
 	return c
 }
 
+func (c *conv) client() string { return "10.0.0.1:40000" }
+func (c *conv) server() string { return "10.0.0.2:9092" }
+
 func (c *conv) segment(fromClient bool, payload []byte, syn, ack bool) {
 	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
 	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: c.cli, DstIP: c.srv}
@@ -153,4 +160,108 @@ func (c *conv) segment(fromClient bool, payload []byte, syn, ack bool) {
 	if !syn {
 		c.sent[side] += int64(len(payload))
 	}
+}
+
+// send writes b in segments of at most mss bytes and returns their
+// indices in pkts.
+func (c *conv) send(fromClient bool, b []byte, mss int) []int {
+	var idx []int
+	for len(b) > 0 {
+		n := min(mss, len(b))
+		idx = append(idx, len(c.pkts))
+		c.segment(fromClient, b[:n], false, true)
+		b = b[n:]
+	}
+	return idx
+}
+
+// pcap writes the conversation with pcapgo, leaving out the packets in drop.
+func (c *conv) pcap(drop ...int) []byte {
+	var out bytes.Buffer
+	w := pcapgo.NewWriter(&out)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		c.t.Fatal(err)
+	}
+	skip := map[int]bool{}
+	for _, d := range drop {
+		skip[d] = true
+	}
+	for i, p := range c.pkts {
+		if skip[i] {
+			continue
+		}
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: c.times[i], CaptureLength: len(p), Length: len(p)}, p); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return out.Bytes()
+}
+
+// requestFrame is a Kafka request with header v1 (v2 when flexible).
+func requestFrame(req kmsg.Request, corr int32) []byte {
+	b := []byte{0, 0, 0, 0}
+	b = binary.BigEndian.AppendUint16(b, uint16(req.Key()))
+	b = binary.BigEndian.AppendUint16(b, uint16(req.GetVersion()))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = binary.BigEndian.AppendUint16(b, 4)
+	b = append(b, "test"...)
+	if req.IsFlexible() {
+		b = append(b, 0)
+	}
+	b = req.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+func responseFrame(resp kmsg.Response, corr int32) []byte {
+	b := binary.BigEndian.AppendUint32([]byte{0, 0, 0, 0}, uint32(corr))
+	if resp.IsFlexible() {
+		b = append(b, 0)
+	}
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// batch is a v2 record batch of n records of vlen-byte values from base.
+func batch(base int64, n, vlen int) []byte {
+	var recs []byte
+	for i := range n {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: bytes.Repeat([]byte{byte('a' + i%26)}, vlen)}
+		r.Length = int32(len(r.AppendTo(nil)) - 1) // the bytes after a 1-byte zero Length
+		recs = r.AppendTo(recs)
+	}
+	rb := kmsg.RecordBatch{FirstOffset: base, Magic: 2, LastOffsetDelta: int32(n - 1), FirstTimestamp: 1700000000000,
+		MaxTimestamp: 1700000000000, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(n), Records: recs}
+	b := rb.AppendTo(nil)
+	rb.Length = int32(len(b) - 12)
+	b = rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], castagnoli))
+	return b
+}
+
+// fetchExchange is a Fetch request for partition 0 of topic "t" (by id
+// from v13) at offset, and its response holding records.
+func fetchExchange(version int16, offset int64, records []byte) (kmsg.Request, kmsg.Response) {
+	id := [16]byte{1, 2, 3}
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.IsolationLevel, req.MaxBytes, req.SessionEpoch = version, 1, 50<<20, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = "t", id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes = offset, 50<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.Version = version
+	st := kmsg.NewFetchResponseTopic()
+	st.Topic, st.TopicID = "t", id
+	sp := kmsg.NewFetchResponseTopicPartition()
+	sp.HighWatermark, sp.LastStableOffset, sp.RecordBatches = 1000, 1000, records
+	sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	st.Partitions = append(st.Partitions, sp)
+	resp.Topics = append(resp.Topics, st)
+	return req, resp
 }
