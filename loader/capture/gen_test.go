@@ -113,19 +113,19 @@ type conv struct {
 func newConv(t testing.TB) *conv {
 	c := &conv{t: t, cli: net.IPv4(10, 0, 0, 1).To4(), srv: net.IPv4(10, 0, 0, 2).To4(), cport: 40000,
 		cseq: 1000, sseq: 900000, now: time.Unix(1700000000, 0)}
-	c.segment(true, nil, true, false)
-	c.segment(false, nil, true, true)
-	c.segment(true, nil, false, true)
+	c.segment(true, nil, true, false, false)
+	c.segment(false, nil, true, true, false)
+	c.segment(true, nil, false, true, false)
 	return c
 }
 
 func (c *conv) client() string { return "10.0.0.1:40000" }
 func (c *conv) server() string { return "10.0.0.2:9092" }
 
-func (c *conv) segment(fromClient bool, payload []byte, syn, ack bool) {
+func (c *conv) segment(fromClient bool, payload []byte, syn, ack, fin bool) {
 	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
 	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: c.cli, DstIP: c.srv}
-	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: 9092, Seq: c.cseq, Ack: c.sseq, SYN: syn, ACK: ack, PSH: len(payload) > 0, Window: 65535}
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: 9092, Seq: c.cseq, Ack: c.sseq, SYN: syn, ACK: ack, FIN: fin, PSH: len(payload) > 0, Window: 65535}
 	if !fromClient {
 		eth.SrcMAC, eth.DstMAC = eth.DstMAC, eth.SrcMAC
 		ip.SrcIP, ip.DstIP = c.srv, c.cli
@@ -149,7 +149,7 @@ func (c *conv) segment(fromClient bool, payload []byte, syn, ack bool) {
 	c.streamOff = append(c.streamOff, c.sent[side])
 	c.now = c.now.Add(time.Millisecond)
 	n := uint32(len(payload))
-	if syn {
+	if syn || fin {
 		n = 1
 	}
 	if fromClient {
@@ -157,9 +157,7 @@ func (c *conv) segment(fromClient bool, payload []byte, syn, ack bool) {
 	} else {
 		c.sseq += n
 	}
-	if !syn {
-		c.sent[side] += int64(len(payload))
-	}
+	c.sent[side] += int64(len(payload))
 }
 
 // send writes b in segments of at most mss bytes and returns their
@@ -169,10 +167,16 @@ func (c *conv) send(fromClient bool, b []byte, mss int) []int {
 	for len(b) > 0 {
 		n := min(mss, len(b))
 		idx = append(idx, len(c.pkts))
-		c.segment(fromClient, b[:n], false, true)
+		c.segment(fromClient, b[:n], false, true, false)
 		b = b[n:]
 	}
 	return idx
+}
+
+// close sends a FIN from each side, the client first.
+func (c *conv) close() {
+	c.segment(true, nil, false, true, true)
+	c.segment(false, nil, false, true, true)
 }
 
 // pcap writes the conversation with pcapgo, leaving out the packets in drop.

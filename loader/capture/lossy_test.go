@@ -13,7 +13,8 @@ import (
 
 // lossyConv is a client fetching three times from a broker: three Fetch
 // exchanges of the given version, the responses holding 20, 3 and 4
-// batches (about 11 KB, 1.6 KB, 2.2 KB), sent in segments of 1,000 bytes.
+// batches (about 11 KB, 1.6 KB, 2.2 KB), sent in segments of 1,000 bytes;
+// then both sides close the connection.
 type lossyConv struct {
 	*conv
 	resp    [3][]byte // the response frames
@@ -42,6 +43,7 @@ func newLossyConv(t testing.TB, version int16) *lossyConv {
 		lc.respOff[i] = lc.sent[1]
 		lc.respSeg[i] = lc.send(false, lc.resp[i], 1000)
 	}
+	lc.close()
 	return lc
 }
 
@@ -111,7 +113,9 @@ func problemAt(c *Capture, where string, off int64, msg string) *FormatError {
 //     framing resumes at the third response, found by its correlation id
 //     and size; the second exchange is reported lost;
 //   - the first response's last segment and the second's first: the
-//     first is cut, framing resumes at the third.
+//     first is cut, framing resumes at the third;
+//   - the third response's last segment, before the broker's FIN: the
+//     third is cut, and nothing else is said.
 func TestLossyFetch(t *testing.T) {
 	for _, version := range []int16{11, 13} {
 		lc := newLossyConv(t, version)
@@ -128,6 +132,8 @@ func TestLossyFetch(t *testing.T) {
 			{"start of response 2", []int{lc.respSeg[1][0]}, [][]int64{lc.bases[0], lc.bases[2]}, -1, lc.respOff[2]},
 			{"end of 1 and start of 2", []int{lc.respSeg[0][len(lc.respSeg[0])-1], lc.respSeg[1][0]},
 				[][]int64{lc.before(0, lc.streamOff[lc.respSeg[0][len(lc.respSeg[0])-1]]), lc.bases[2]}, 0, lc.respOff[2]},
+			{"end of response 3", []int{lc.respSeg[2][len(lc.respSeg[2])-1]},
+				[][]int64{lc.bases[0], lc.bases[1], lc.before(2, lc.streamOff[lc.respSeg[2][len(lc.respSeg[2])-1]])}, 2, -1},
 		}
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("v%d %s", version, tc.name), func(t *testing.T) {
@@ -145,15 +151,15 @@ func TestLossyFetch(t *testing.T) {
 				if !slices.EqualFunc(got, tc.fetches, slices.Equal) {
 					t.Errorf("fetched batches %v, want %v", got, tc.fetches)
 				}
-				if len(tc.fetches[0]) == 0 || len(tc.fetches[0]) == len(lc.bases[0]) && tc.cut == 0 {
-					t.Fatalf("the dropped segment keeps %d of %d batches: the test does not cut inside the record set", len(tc.fetches[0]), len(lc.bases[0]))
+				if tc.cut >= 0 && (len(tc.fetches[tc.cut]) == 0 || len(tc.fetches[tc.cut]) == len(lc.bases[tc.cut])) {
+					t.Fatalf("the dropped segment keeps %d of %d batches: the test does not cut inside the record set", len(tc.fetches[tc.cut]), len(lc.bases[tc.cut]))
 				}
 				for _, g := range lc.gaps(tc.drop) {
 					if problemAt(c, s2c, g[0], fmt.Sprintf("TCP segments not captured: stream bytes %#x..%#x (%d bytes) missing", g[0], g[1]-1, g[1]-g[0])) == nil {
 						t.Errorf("gap %#x..%#x not reported: %v", g[0], g[1], c.Problems)
 					}
 				}
-				if tc.cut >= 0 && problemAt(c, s2c, 0, fmt.Sprintf("Fetch v%d response corr 1 cut by bytes not captured", version)) == nil {
+				if tc.cut >= 0 && problemAt(c, s2c, lc.respOff[tc.cut], fmt.Sprintf("Fetch v%d response corr %d cut by bytes not captured", version, tc.cut+1)) == nil {
 					t.Errorf("cut response not reported: %v", c.Problems)
 				}
 				if tc.resumeAt >= 0 && problemAt(c, s2c, tc.resumeAt, "framing resumes here") == nil {
@@ -161,6 +167,16 @@ func TestLossyFetch(t *testing.T) {
 				}
 				if tc.resumeAt >= 0 && problemAt(c, lc.client()+"->"+lc.server(), lc.reqOff[1], fmt.Sprintf("Fetch v%d request corr 2 has no response in the capture", version)) == nil {
 					t.Errorf("the lost exchange is not reported: %v", c.Problems)
+				}
+				want := len(lc.gaps(tc.drop))
+				if tc.cut >= 0 {
+					want++ // the cut response
+				}
+				if tc.resumeAt >= 0 {
+					want += 2 // the resumption, the exchange lost
+				}
+				if len(c.Problems) != want {
+					t.Errorf("%d problems, want %d", len(c.Problems), want)
 				}
 				for _, p := range c.Problems {
 					if n := strings.Count(p.Error(), "byte 0x"); n != 1 {
@@ -188,7 +204,9 @@ func TestNoFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "capture: noresp.pcap: no Fetch exchange to decide: its 6 packets hold 1 TCP connection but no Kafka request answered by a response; 3 Fetch requests have no response in the capture (not captured, or sent after it ended)"
+	want := "capture: noresp.pcap: no Fetch exchange to decide: its 8 packets hold 1 TCP connection but no Kafka request answered by a response; " +
+		"3 Fetch requests have no response in the capture (not captured, or sent after it ended); 1 problem reported, the first: " +
+		"capture: noresp.pcap: 10.0.0.2:9092->10.0.0.1:40000: byte 0x0: TCP segments not captured: stream bytes 0x0..0x38d5 (14550 bytes) missing"
 	if err := c.NoFetch(); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}

@@ -180,7 +180,7 @@ func (fr *framer) walk() {
 			p, ok := fr.scan(r, max(pos, r.off), after)
 			if !ok {
 				if ri+1 == len(runs) {
-					if scanFrom > 0 || fr.d.syn {
+					if (scanFrom > 0 || fr.d.syn) && r.end() > scanFrom {
 						fr.problem(scanFrom, "no frame boundary found after this byte: the %d bytes to the capture's end are skipped", r.end()-scanFrom)
 					}
 					return
