@@ -244,3 +244,40 @@ func TestLossySeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestManyGaps: a response that lost every other segment lists its first
+// gaps and counts the rest, so a capture with millions of gaps does not
+// make millions of problems; the batches before the first gap are kept.
+func TestManyGaps(t *testing.T) {
+	cv := newConv(t)
+	var recs []byte
+	for i := range 20 {
+		recs = append(recs, batch(int64(i*10), 10, 40)...)
+	}
+	req, resp := fetchExchange(11, 0, recs)
+	cv.send(true, requestFrame(req, 1), 1460)
+	segs := cv.send(false, responseFrame(resp, 1), 200)
+	cv.close()
+	var drop []int
+	for i := 5; i < len(segs); i += 2 {
+		drop = append(drop, segs[i])
+	}
+	c, err := Read(bytes.NewReader(cv.pcap(drop...)), "many.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drop) <= maxStreamProblems {
+		t.Fatalf("only %d gaps", len(drop))
+	}
+	var last error
+	if n := len(c.Problems); n > 0 {
+		last = c.Problems[n-1]
+	}
+	// The listed gaps and the count of the rest, then the cut response.
+	if len(c.Problems) != maxStreamProblems+2 || !strings.Contains(c.Problems[maxStreamProblems].Error(), fmt.Sprintf("%d more problems in this stream not listed", len(drop)-maxStreamProblems)) {
+		t.Errorf("%d problems, the last two %v, %v", len(c.Problems), c.Problems[len(c.Problems)-2], last)
+	}
+	if len(c.Fetches) != 1 || !c.Fetches[0].Incomplete || len(c.Fetches[0].Batches) != 1 {
+		t.Errorf("fetches %+v", c.Fetches)
+	}
+}

@@ -153,6 +153,9 @@ func (fr *framer) corr(b []byte) int32 {
 // walk fills frames and problems.
 func (fr *framer) walk() {
 	runs := fr.d.runs
+	if len(runs) == 0 {
+		return
+	}
 	fr.gaps()
 	defer func() {
 		if fr.dropped > 0 {
@@ -160,9 +163,6 @@ func (fr *framer) walk() {
 				Msg: fmt.Sprintf("%d more problems in this stream not listed", fr.dropped)})
 		}
 	}()
-	if len(runs) == 0 {
-		return
-	}
 	ri, pos := 0, int64(0)
 	aligned := fr.d.syn // else the capture began mid-stream, perhaps mid-frame
 	after := noCorr
