@@ -7,6 +7,14 @@
 // what the consumer that received them delivered.
 //
 // Packets are read with gopacket's pcapgo and reassembled with tcpassembly.
+// pcapgo trusts the lengths and options it reads, so it is handed only
+// blocks that guard.go has read whole and checked as libpcap does; damage
+// stops the read at the block's byte position and keeps what came before.
+// TCP segments that were not captured leave gaps in a connection's bytes:
+// the Kafka framing is followed across them, or resumed after them
+// (stream.go), and a Fetch response cut by one keeps its batches before
+// the gap (fetchprefix.go), as Wireshark keeps what arrived.
+//
 // Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
 // does not know, are unwrapped here: the 20-byte header is skipped and the
 // payload decoded by its protocol type. Kafka messages are decoded with
@@ -25,11 +33,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
-	"time"
+	"strings"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -55,7 +64,50 @@ type Capture struct {
 	Fetches   []*Fetch // in response time order, across connections
 	Problems  []error  // damage that did not stop the read
 
-	ids map[[16]byte]string // topic ids seen in Metadata responses
+	ids        map[[16]byte]string // topic ids seen in Metadata responses
+	apis       map[string]int      // exchanges matched, by API name
+	unanswered int                 // Fetch requests whose response was not captured
+}
+
+// NoFetch returns nil if the capture holds a Fetch exchange, else an error
+// that says plainly there is nothing to decide and what the capture holds
+// instead: packets, connections, the Kafka exchanges by API, and Fetch
+// requests whose responses were not captured.
+func (c *Capture) NoFetch() error {
+	if len(c.Fetches) > 0 {
+		return nil
+	}
+	var held string
+	switch {
+	case c.Packets == 0:
+		held = "it holds no packet"
+	case len(c.Conns) == 0:
+		held = fmt.Sprintf("its %s hold no TCP connection with data both ways", count(c.Packets, "packet"))
+	case c.Exchanges == 0:
+		held = fmt.Sprintf("its %s hold %s but no Kafka request answered by a response", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"))
+	default:
+		names := make([]string, 0, len(c.apis))
+		for n := range c.apis {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			names[i] = fmt.Sprintf("%s %d", n, c.apis[n])
+		}
+		held = fmt.Sprintf("its %s hold %s and %s (%s), none a Fetch", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"),
+			count(c.Exchanges, "Kafka exchange"), strings.Join(names, ", "))
+	}
+	if c.unanswered > 0 {
+		verb := "have"
+		if c.unanswered == 1 {
+			verb = "has"
+		}
+		held += fmt.Sprintf("; %s %s no response in the capture (not captured, or sent after it ended)", count(c.unanswered, "Fetch request"), verb)
+	}
+	if len(c.Problems) > 0 {
+		held += fmt.Sprintf("; %s reported, the first: %v", count(len(c.Problems), "problem"), c.Problems[0])
+	}
+	return fmt.Errorf("capture: %s: no Fetch exchange to decide: %s", c.Name, held)
 }
 
 // Conn is one reassembled TCP connection.
@@ -79,14 +131,30 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("capture: %s: byte %#x: %s", e.File, e.Offset, e.Msg)
 }
 
-// Open reads a pcap or pcapng file, opened read-only.
+// Open reads a pcap or pcapng file, opened read-only. Only a regular file
+// is read: its size bounds every length the capture claims.
 func Open(path string) (*Capture, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("capture: %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	return Read(io.NewSectionReader(f, 0, st.Size()), path)
+}
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // IsCapture reports whether the first bytes are a pcap or pcapng magic.
@@ -106,40 +174,101 @@ type packetSource interface {
 	LinkType() layers.LinkType
 }
 
-// Read decodes a capture from r; name is used in errors.
+// maxWaitingPages bounds the out-of-order data tcpassembly holds per
+// connection while it waits for a missing segment (its pages are 1,900
+// bytes): past about 7 MiB the segment is taken as lost, the gap skipped
+// and reported, and the stream goes on, as Wireshark's "previous segment
+// not captured".
+const maxWaitingPages = 4096
+
+// Read decodes a capture from r, positioned at the capture's first byte;
+// name is used in errors. When r tells its size (an *io.SectionReader, a
+// *bytes.Reader: a Size method), a record or block claiming more bytes
+// than remain is reported before anything is read; otherwise memory still
+// grows only with the bytes that arrive.
 func Read(r io.Reader, name string) (*Capture, error) {
+	size := int64(-1)
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+		if sk, ok := r.(io.Seeker); ok {
+			if cur, err := sk.Seek(0, io.SeekCurrent); err == nil {
+				size -= cur
+			}
+		}
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, err := br.Peek(4)
 	if err != nil || !IsCapture(head) {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a capture: want a pcap or pcapng magic number, found % x", head)}
 	}
-	var src packetSource
-	ng := binary.LittleEndian.Uint32(head) == 0x0a0d0d0a
-	tail := newTailCheck(br, ng) // tail.go: reports a file cut mid-packet
-	if ng {
-		src, err = pcapgo.NewNgReader(tail, pcapgo.DefaultNgReaderOptions)
-	} else {
-		src, err = pcapgo.NewReader(tail)
-	}
+	ng := binary.LittleEndian.Uint32(head) == ngSHB
+	g := newGuard(br, name, ng, size)
+	src, err := g.open()
 	if err != nil {
-		return nil, &FormatError{File: name, Msg: "bad capture header: " + err.Error()}
+		return nil, err
 	}
-	c := &Capture{Name: name, ids: map[[16]byte]string{}}
+	c := &Capture{Name: name, ids: map[[16]byte]string{}, apis: map[string]int{}}
 	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
+	asm.MaxBufferedPagesPerConnection = maxWaitingPages
+	if c.readPackets(src, g, f, asm) {
+		asm.FlushAll()
+	}
+	f.finish()
+	return c, nil
+}
+
+// open reads the capture's header through pcapgo.
+func (g *guard) open() (src packetSource, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			src, err = nil, g.panicked(v)
+		}
+	}()
+	if g.ng {
+		src, err = pcapgo.NewNgReader(g, pcapgo.DefaultNgReaderOptions)
+	} else {
+		src, err = pcapgo.NewReader(g)
+	}
+	switch {
+	case err == io.EOF:
+		// pcapgo reads up to the first interface description block.
+		return nil, &FormatError{File: g.name, Offset: g.pos, Msg: "capture header: the file ends before the first interface description block"}
+	case err != nil:
+		fe := g.problem(err)
+		if !errors.As(err, new(*FormatError)) {
+			fe.Msg = "bad capture header: " + fe.Msg
+		}
+		return nil, fe
+	}
+	return src, nil
+}
+
+// readPackets feeds the packets to the assembler until the end of the file
+// or the first damage. It reports false if the assembler itself panicked,
+// when its state can no longer be flushed.
+func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpassembly.Assembler) (asmOK bool) {
+	assembling := false
+	defer func() {
+		if v := recover(); v != nil {
+			if assembling {
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Offset: g.start,
+					Msg: fmt.Sprintf("%s: TCP reassembly failed on this packet (%v); reading stopped here", g.what(), v)})
+			} else {
+				c.Problems = append(c.Problems, g.panicked(v))
+			}
+			asmOK = !assembling
+		}
+	}()
 	lt := src.LinkType()
 	for {
 		data, ci, err := src.ReadPacketData()
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			// A capture cut mid-packet (tcpdump killed): keep what we have.
-			if p := tail.cut(name); p != nil {
-				c.Problems = append(c.Problems, p)
-			}
-			break
+		if err == io.EOF {
+			return true
 		}
 		if err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: name, Msg: fmt.Sprintf("packet %d: %v", c.Packets+1, err)})
-			break
+			c.Problems = append(c.Problems, g.problem(err))
+			return true
 		}
 		c.Packets++
 		pkt := decodePacket(data, lt)
@@ -158,11 +287,10 @@ func Read(r io.Reader, name string) (*Capture, error) {
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
+		assembling = true
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
+		assembling = false
 	}
-	asm.FlushAll()
-	f.finish()
-	return c, nil
 }
 
 func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
@@ -198,54 +326,6 @@ func orderedKey(a, b string) connKey {
 	return connKey{a, b}
 }
 
-// direction is one half of a connection: its bytes and when they arrived.
-type direction struct {
-	src, dst string
-	buf      bytes.Buffer
-	marks    []mark // byte offset -> time of the chunk starting there
-	gapAt    int64  // first byte after which data is missing; -1 if none
-	syn      bool
-}
-
-type mark struct {
-	off int64
-	t   time.Time
-}
-
-func (d *direction) timeAt(off int64) time.Time {
-	i := sort.Search(len(d.marks), func(i int) bool { return d.marks[i].off > off })
-	if i == 0 {
-		return time.Time{}
-	}
-	return d.marks[i-1].t
-}
-
-type stream struct{ d *direction }
-
-func (s *stream) Reassembled(rs []tcpassembly.Reassembly) {
-	for _, r := range rs {
-		if r.Start {
-			s.d.syn = true
-		}
-		// Skip < 0 on the first chunk means the capture began
-		// mid-stream; elsewhere, missing bytes break the framing.
-		if r.Skip > 0 || (r.Skip < 0 && s.d.buf.Len() > 0) {
-			if s.d.gapAt < 0 {
-				s.d.gapAt = int64(s.d.buf.Len())
-			}
-		}
-		if s.d.gapAt >= 0 {
-			continue
-		}
-		if len(r.Bytes) > 0 {
-			s.d.marks = append(s.d.marks, mark{int64(s.d.buf.Len()), r.Seen})
-			s.d.buf.Write(r.Bytes)
-		}
-	}
-}
-
-func (s *stream) ReassemblyComplete() {}
-
 func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 	src := net.Src().String() + ":" + tr.Src().String()
 	dst := net.Dst().String() + ":" + tr.Dst().String()
@@ -256,7 +336,7 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 		f.conns[k] = c
 		f.order = append(f.order, c)
 	}
-	d := &direction{src: src, dst: dst, gapAt: -1}
+	d := &direction{src: src, dst: dst}
 	if c.c2s == nil {
 		c.c2s = d
 	} else {
@@ -319,34 +399,11 @@ func (c *Conn) orient(opener string) {
 		c.c2s, c.s2c = b, a
 		return
 	}
-	ab, bb := a.buf.Bytes(), b.buf.Bytes()
+	ab, bb := a.first(), b.first()
 	if len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]) {
 		return
 	}
 	if len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]) {
 		c.c2s, c.s2c = b, a
 	}
-}
-
-// frames splits a direction into size-prefixed Kafka frames.
-func frames(d *direction) (out [][]byte, offs []int64, err error) {
-	b := d.buf.Bytes()
-	var off int64
-	for len(b) > 0 {
-		if len(b) < 4 {
-			return out, offs, fmt.Errorf("byte %#x: truncated frame size (%d bytes left)", off, len(b))
-		}
-		n := int64(int32(binary.BigEndian.Uint32(b)))
-		if n < 4 || n > maxFrame {
-			return out, offs, fmt.Errorf("byte %#x: frame size %d, want 4..%d", off, n, maxFrame)
-		}
-		if int64(len(b)-4) < n {
-			return out, offs, fmt.Errorf("byte %#x: frame of %d bytes cut after %d (capture ended mid-message)", off, n, len(b)-4)
-		}
-		out = append(out, b[4:4+n])
-		offs = append(offs, off)
-		b = b[4+n:]
-		off += 4 + n
-	}
-	return out, offs, nil
 }

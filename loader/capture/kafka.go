@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -40,6 +41,10 @@ type Fetch struct {
 	Records []byte           // the record set as received
 	Batches []txnindex.Batch // its complete batches (a truncated tail is dropped, as clients do)
 	Damage  []*loader.FormatError
+
+	// Incomplete: TCP segments of the response were not captured, so
+	// Records holds only the bytes before the gap; the broker sent more.
+	Incomplete bool
 }
 
 // Response returns the fetch as the engine's FetchResponse.
@@ -63,37 +68,136 @@ type sessionKey struct {
 	partition int32
 }
 
+// Frame sizes: a request carries at least its header's API key, version,
+// correlation id and client id length; a response its correlation id.
+const (
+	minRequest  = 10
+	minResponse = 4
+)
+
+// plausibleRequest: a size in range, an API key and version kmsg knows, and
+// a correlation id after the previous request's (clients count them up
+// per request: librdkafka per broker connection, the Java client across
+// its connections, so the step is small but need not be 1).
+func plausibleRequest(b []byte, after int32) bool {
+	if len(b) < 12 {
+		return false
+	}
+	n := int32(binary.BigEndian.Uint32(b))
+	if n < minRequest || n > maxFrame {
+		return false
+	}
+	key, version := int16(binary.BigEndian.Uint16(b[4:])), int16(binary.BigEndian.Uint16(b[6:]))
+	if key < 0 || key > 1000 || version < 0 || version > 100 {
+		return false
+	}
+	corr := int32(binary.BigEndian.Uint32(b[8:]))
+	if corr < 0 || after != noCorr && (corr <= after || corr-after > 1<<20) {
+		return false
+	}
+	req := kmsg.RequestForKey(key)
+	return req != nil && version <= req.MaxVersion()
+}
+
 func decodeConn(c *Capture, conn *Conn) {
 	where := conn.Client + "->" + conn.Server
-	reqs, reqOffs, err := frames(conn.c2s)
-	if err != nil {
-		c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Msg: err.Error()})
-	}
-	byCorr := make(map[int32]pending, len(reqs))
+	defer func() {
+		// The decoders work on bytes an attacker chose; a panic in them
+		// is a bug, reported rather than taking the process down.
+		if v := recover(); v != nil {
+			c.Problems = append(c.Problems, fmt.Errorf("capture: %s: %s: decoding this connection failed (%v); its remaining exchanges are skipped", c.Name, where, v))
+		}
+	}()
+	rq := &framer{file: c.Name, where: where, d: conn.c2s, min: minRequest, corrAt: 8, plausible: plausibleRequest}
+	rq.walk()
+	c.Problems = append(c.Problems, rq.problems...)
+	byCorr := make(map[int32]pending, len(rq.frames))
+	// Each request's place on the connection: a broker answers the
+	// requests of one connection in the order they were sent (Kafka
+	// protocol guide, "Network"), so after a gap the next response must
+	// answer a request later than the last one answered.
+	place := make(map[int32]int, len(rq.frames))
 	// Offsets named by earlier requests of a fetch session (KIP-227): an
 	// incremental request lists only partitions that changed.
 	session := map[sessionKey]int64{}
-	for i, fr := range reqs {
+	for i, f := range rq.frames {
+		fr := f.data
+		if f.cut() {
+			if len(fr) >= 8 {
+				key, version, corr := int16(binary.BigEndian.Uint16(fr)), int16(binary.BigEndian.Uint16(fr[2:])), corrOf(fr)
+				byCorr[corr], place[corr] = pending{key: key, version: version}, i
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
+					Msg: fmt.Sprintf("%s v%d request corr %d cut by bytes not captured after %d of its %d bytes: the exchange is not decoded", kmsg.NameForKey(key), version, corr, len(fr), f.size)})
+			}
+			continue
+		}
 		p, body, herr := requestHeader(fr)
 		if herr != nil {
-			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: reqOffs[i], Msg: herr.Error()})
+			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: herr.Error()})
 			continue
 		}
 		if p.req != nil {
 			if err := p.req.ReadFrom(body); err != nil {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: reqOffs[i],
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
 					Msg: fmt.Sprintf("%s v%d request body: %v", kmsg.NameForKey(p.key), p.version, err)})
 				p.req = nil
 			}
 		}
-		byCorr[corrOf(fr)] = p
+		byCorr[corrOf(fr)], place[corrOf(fr)] = p, i
 	}
 	where = conn.Server + "->" + conn.Client
-	resps, respOffs, err := frames(conn.s2c)
-	if err != nil {
-		c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Msg: err.Error()})
+	rs := &framer{file: c.Name, where: where, d: conn.s2c, min: minResponse, corrAt: 4}
+	rs.plausible = func(b []byte, after int32) bool {
+		if len(b) < 8 {
+			return false
+		}
+		if n := int32(binary.BigEndian.Uint32(b)); n < minResponse || n > maxFrame {
+			return false
+		}
+		i, ok := place[int32(binary.BigEndian.Uint32(b[4:]))]
+		if !ok {
+			return false
+		}
+		j, ok := place[after]
+		return !ok || i > j
 	}
-	for i, fr := range resps {
+	// A response that runs past the bytes captured after a gap is only
+	// taken as such if it is a Fetch response whose first batch arrived
+	// whole, CRC and all.
+	rs.confirm = func(b []byte) bool {
+		p := byCorr[int32(binary.BigEndian.Uint32(b[4:]))]
+		if _, ok := p.req.(*kmsg.FetchRequest); !ok {
+			return false
+		}
+		body := b[8:]
+		if p.req.IsFlexible() {
+			var err error
+			if body, err = skipTags(body); err != nil {
+				return false
+			}
+		}
+		resp, want := fetchPrefix(body, p.version)
+		if want < 0 {
+			return false
+		}
+		t := resp.Topics[len(resp.Topics)-1]
+		recs := t.Partitions[len(t.Partitions)-1].RecordBatches
+		if len(recs) < 12 {
+			return false
+		}
+		// The first batch only: its length is at bytes 8..12.
+		n := 12 + int64(int32(binary.BigEndian.Uint32(recs[8:])))
+		if n < 12 || n > int64(len(recs)) {
+			return false
+		}
+		bs, _ := loader.ParseRecordSet(recs[:n], "")
+		return len(bs) == 1
+	}
+	rs.walk()
+	c.Problems = append(c.Problems, rs.problems...)
+	answered := map[int32]bool{}
+	for _, f := range rs.frames {
+		fr := f.data
 		if len(fr) < 4 {
 			continue
 		}
@@ -102,7 +206,9 @@ func decodeConn(c *Capture, conn *Conn) {
 		if !ok || p.req == nil {
 			continue
 		}
+		answered[corr] = true
 		c.Exchanges++
+		c.apis[kmsg.NameForKey(p.key)]++
 		body := fr[4:]
 		resp := p.req.ResponseKind()
 		resp.SetVersion(p.version)
@@ -113,12 +219,21 @@ func decodeConn(c *Capture, conn *Conn) {
 			var herr error
 			body, herr = skipTags(body)
 			if herr != nil {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: respOffs[i], Msg: herr.Error()})
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: herr.Error()})
 				continue
 			}
 		}
+		if f.cut() {
+			if freq, ok := p.req.(*kmsg.FetchRequest); ok {
+				c.cutFetch(conn, f, corr, p.version, freq, body, session, where)
+			} else {
+				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
+					Msg: fmt.Sprintf("%s v%d response corr %d cut by bytes not captured after %d of its %d bytes: not decoded", kmsg.NameForKey(p.key), p.version, corr, len(fr), f.size)})
+			}
+			continue
+		}
 		if err := resp.ReadFrom(body); err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: respOffs[i],
+			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
 				Msg: fmt.Sprintf("%s v%d response body: %v", kmsg.NameForKey(p.key), p.version, err)})
 			continue
 		}
@@ -133,8 +248,55 @@ func decodeConn(c *Capture, conn *Conn) {
 			}
 			continue
 		}
-		c.addFetches(conn, conn.s2c.timeAt(respOffs[i]), corr, p.version, p.req.(*kmsg.FetchRequest), fresp, session, where)
+		c.addFetches(conn, conn.s2c.timeAt(f.off), corr, p.version, p.req.(*kmsg.FetchRequest), fresp, session, where)
 	}
+	// A Fetch request left unanswered before one that was answered lost
+	// its response in a gap (responses come in request order); one after
+	// the last answered may have been pending when the capture stopped.
+	lastAnswered := -1
+	for corr := range answered {
+		lastAnswered = max(lastAnswered, place[corr])
+	}
+	for i, f := range rq.frames {
+		if len(f.data) < 8 || int16(binary.BigEndian.Uint16(f.data)) != 1 {
+			continue
+		}
+		corr := corrOf(f.data)
+		if answered[corr] || place[corr] != i {
+			continue
+		}
+		c.unanswered++
+		if i < lastAnswered {
+			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: conn.Client + "->" + conn.Server, Offset: f.off,
+				Msg: fmt.Sprintf("Fetch v%d request corr %d has no response in the capture: it fell in bytes not captured", int16(binary.BigEndian.Uint16(f.data[2:])), corr)})
+		}
+	}
+}
+
+// cutFetch keeps what arrived of a Fetch response that runs into bytes not
+// captured, as Wireshark keeps the fields before a gap: the partitions
+// complete before it, and of the partition it falls in the complete
+// batches before it (a consumer would have read those the same way: the
+// batches of a record set are independent).
+func (c *Capture) cutFetch(conn *Conn, f frame, corr int32, version int16, freq *kmsg.FetchRequest, body []byte, session map[sessionKey]int64, where string) {
+	resp, want := fetchPrefix(body, version)
+	n0 := len(c.Fetches)
+	c.addFetches(conn, conn.s2c.timeAt(f.off), corr, version, freq, resp, session, where)
+	kept := c.Fetches[n0:]
+	msg := fmt.Sprintf("Fetch v%d response corr %d cut by bytes not captured after %d of its %d bytes", version, corr, len(f.data), f.size)
+	whole := len(kept)
+	if want >= 0 {
+		last := kept[len(kept)-1]
+		last.Incomplete = true
+		whole--
+		msg += fmt.Sprintf(": kept the %d complete batches of %s before the gap (%d of its %d record bytes captured)",
+			len(last.Batches), partitionName(last), len(last.Records), want)
+	}
+	if whole > 0 || want < 0 {
+		msg += fmt.Sprintf(", %d partitions before it whole", whole)
+	}
+	msg += "; the rest is lost"
+	c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: msg})
 }
 
 // addFetches records each partition of one Fetch exchange. session holds the
@@ -183,6 +345,16 @@ func (c *Capture) addFetches(conn *Conn, t time.Time, corr int32, version int16,
 			c.Fetches = append(c.Fetches, f)
 		}
 	}
+}
+
+// partitionName is topic-partition, the topic by its id (as Kafka prints a
+// Uuid: URL-safe base64 without padding) when a Fetch v13+ names it so and
+// the capture holds no Metadata naming it.
+func partitionName(f *Fetch) string {
+	if f.Topic == "" {
+		return fmt.Sprintf("topic id %s partition %d", base64.RawURLEncoding.EncodeToString(f.TopicID[:]), f.Partition)
+	}
+	return fmt.Sprintf("%s-%d", f.Topic, f.Partition)
 }
 
 func corrOf(req []byte) int32 {

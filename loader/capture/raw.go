@@ -80,7 +80,7 @@ func ReadRaw(r io.Reader, name string) (*Capture, error) {
 	if _, err := io.ReadFull(br, magic[:]); err != nil || !IsRaw(magic[:]) {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a raw capture: want magic %q, found %q", RawMagic, magic[:])}
 	}
-	c := &Capture{Name: name, ids: map[[16]byte]string{}}
+	c := &Capture{Name: name, ids: map[[16]byte]string{}, apis: map[string]int{}}
 	conns := map[string]*Conn{}
 	sessions := map[string]map[sessionKey]int64{}
 	off := int64(8)
@@ -165,6 +165,7 @@ func (c *Capture) decodeRaw(e RawExchange, off int64, conns map[string]*Conn, se
 		return
 	}
 	c.Exchanges++
+	c.apis[kmsg.NameForKey(e.APIKey)]++
 	if m, ok := resp.(*kmsg.MetadataResponse); ok {
 		for _, t := range m.Topics {
 			if t.Topic != nil {

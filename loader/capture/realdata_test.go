@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,19 +57,4 @@ func TestRealCaptures(t *testing.T) {
 		t.Fatal("no batch decoded from any real capture")
 	}
 	t.Logf("%d captures, %d fetch partitions, %d batches", len(files), fetches, batches)
-}
-
-// FuzzRead: any bytes decode without panicking.
-func FuzzRead(f *testing.F) {
-	for _, p := range realCaptures(f) {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Read(bytes.NewReader(b), "fuzz")
-		if err == nil && c.Packets < 0 {
-			t.Fatal("negative packets")
-		}
-	})
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -10,10 +11,11 @@ import (
 	"github.com/txnscope/txnscope/internal/testtool"
 )
 
-// TestCutAnywhere cuts every real capture at every byte: a cut on a block
-// (record) boundary reads as a shorter capture with no cut reported; a cut
-// inside a block is reported once, at the byte where that block starts,
-// which is the end of the previous cut's capture; nothing panics.
+// TestCutAnywhere cuts every real capture at every byte of its last 1,500:
+// a cut on a block (record) boundary reads as a shorter capture with no cut
+// reported; a cut inside a block is reported once, at the byte where that
+// block starts, which is the end of the previous cut's capture; whether
+// the reader knows the file's size or not; nothing panics.
 func TestCutAnywhere(t *testing.T) {
 	testtool.NeedDir(t, realdata)
 	files := realCaptures(t)
@@ -32,14 +34,27 @@ func TestCutAnywhere(t *testing.T) {
 		if cutProblem(c) != nil {
 			t.Fatalf("%s: whole file reported cut: %v", p, cutProblem(c))
 		}
-		// The last 1,500 bytes, byte by byte: a few blocks' worth.
+		ng := bytes.HasPrefix(full, []byte{0x0a, 0x0d, 0x0d, 0x0a})
 		boundary := map[int64]bool{}
 		reported := map[int64]int{} // block start -> a cut that reported it
 		low := max(int64(len(full))-1500, 64)
 		for n := int64(len(full)) - 1; n >= low; n-- {
-			tc := newTailCheck(bytes.NewReader(full[:n]), bytes.HasPrefix(full, []byte{0x0a, 0x0d, 0x0d, 0x0a}))
-			io.Copy(io.Discard, tc)
-			if e := tc.cut(p); e == nil {
+			var got [2]*FormatError
+			for i, size := range []int64{-1, n} {
+				// The guard alone frames the file.
+				_, err := io.Copy(io.Discard, newGuard(bytes.NewReader(full[:n]), p, ng, size))
+				if err != nil {
+					var fe *FormatError
+					if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "mid-packet") {
+						t.Fatalf("%s cut at %d (size %d): %v, want a cut or nothing", p, n, size, err)
+					}
+					got[i] = fe
+				}
+			}
+			if (got[0] == nil) != (got[1] == nil) || got[0] != nil && got[0].Offset != got[1].Offset {
+				t.Fatalf("%s cut at %d: size unknown %v, size known %v", p, n, got[0], got[1])
+			}
+			if e := got[0]; e == nil {
 				boundary[n] = true
 			} else if e.Offset >= n {
 				t.Fatalf("%s cut at %d: block at %#x is past the cut", p, n, e.Offset)
