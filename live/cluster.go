@@ -430,6 +430,13 @@ func (s *scanner) metadata(ctx context.Context, out *ClusterScan) ([]*PartitionL
 	slices.Sort(s.brokers)
 	slices.SortFunc(out.Brokers, func(a, b BrokerStatus) int { return cmp.Compare(a.ID, b.ID) })
 	s.topicIDs = map[string][16]byte{}
+	n := 0
+	for _, t := range resp.Topics {
+		n += len(t.Partitions)
+	}
+	// One allocation for all of them; parts points into it and never
+	// outgrows it.
+	all := make([]PartitionLag, 0, n)
 	var parts []*PartitionLag
 	for _, t := range resp.Topics {
 		if t.Topic == nil {
@@ -446,8 +453,9 @@ func (s *scanner) metadata(ctx context.Context, out *ClusterScan) ([]*PartitionL
 		out.Topics++
 		s.topicIDs[name] = t.TopicID
 		for _, mp := range t.Partitions {
-			p := &PartitionLag{Topic: name, Partition: mp.Partition, Leader: mp.Leader, HighWatermark: -1, LastStableOffset: -1,
-				Open: []ClusterTxn{}, Groups: []GroupBehind{}}
+			all = append(all, PartitionLag{Topic: name, Partition: mp.Partition, Leader: mp.Leader, HighWatermark: -1, LastStableOffset: -1,
+				Open: []ClusterTxn{}, Groups: []GroupBehind{}})
+			p := &all[len(all)-1]
 			switch err := kerr.ErrorForCode(mp.ErrorCode); {
 			case mp.Leader < 0:
 				p.Err = "no leader"
@@ -564,21 +572,39 @@ func (s *scanner) listOffsetsOne(ctx context.Context, b int32, ps []*PartitionLa
 	if err != nil {
 		return nil, err
 	}
+	resp := kresp.(*kmsg.ListOffsetsResponse)
+	out := make([]offsetAnswer, len(ps))
+	answer := func(rp *kmsg.ListOffsetsResponseTopicPartition) offsetAnswer {
+		a := offsetAnswer{off: rp.Offset}
+		if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+			a.err = err.Error()
+		}
+		return a
+	}
+	// Brokers answer in the order asked, partition for partition: match
+	// by position, which at 3,000 partitions a broker saves a map of
+	// them; fall back to a lookup for one that does not.
+	if inOrder(ps, resp) {
+		i := 0
+		for t := range resp.Topics {
+			for j := range resp.Topics[t].Partitions {
+				out[i] = answer(&resp.Topics[t].Partitions[j])
+				i++
+			}
+		}
+		return out, nil
+	}
 	type tp struct {
 		t string
 		p int32
 	}
-	got := map[tp]offsetAnswer{}
-	for _, t := range kresp.(*kmsg.ListOffsetsResponse).Topics {
-		for _, rp := range t.Partitions {
-			a := offsetAnswer{off: rp.Offset}
-			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-				a.err = err.Error()
-			}
-			got[tp{t.Topic, rp.Partition}] = a
+	got := make(map[tp]offsetAnswer, len(ps))
+	for t := range resp.Topics {
+		for j := range resp.Topics[t].Partitions {
+			rp := &resp.Topics[t].Partitions[j]
+			got[tp{resp.Topics[t].Topic, rp.Partition}] = answer(rp)
 		}
 	}
-	out := make([]offsetAnswer, len(ps))
 	for i, p := range ps {
 		a, ok := got[tp{p.Topic, p.Partition}]
 		if !ok {
@@ -587,6 +613,20 @@ func (s *scanner) listOffsetsOne(ctx context.Context, b int32, ps []*PartitionLa
 		out[i] = a
 	}
 	return out, nil
+}
+
+// inOrder reports whether a ListOffsets answer lists exactly ps, in order.
+func inOrder(ps []*PartitionLag, resp *kmsg.ListOffsetsResponse) bool {
+	i := 0
+	for t := range resp.Topics {
+		for _, rp := range resp.Topics[t].Partitions {
+			if i >= len(ps) || ps[i].Topic != resp.Topics[t].Topic || ps[i].Partition != rp.Partition {
+				return false
+			}
+			i++
+		}
+	}
+	return i == len(ps)
 }
 
 // explain names what holds each stuck partition: DescribeProducers on its
