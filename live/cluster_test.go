@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -579,24 +580,23 @@ func brokerDown(t *testing.T, closeWith error) {
 
 // BenchmarkClusterScan scans 1,000 and 10,000 partitions (topics of 100
 // partitions on three kfake brokers, three of them stuck, the groups
-// behind) and reports the requests per scan, which the partition count does
-// not change. Issue 20's figure is the 10,000 one.
+// behind) and reports the requests and bytes per scan; the request count
+// does not change with the partitions. Issue 20's figure is the 10,000 one.
 func BenchmarkClusterScan(b *testing.B) {
 	for _, topics := range []int32{10, 100} {
 		n := int(topics) * 100
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			s := newScenario(b, topics, 100)
-			cl, err := NewCluster(Config{Brokers: s.addrs})
-			if err != nil {
+			wire := &wireBytes{}
+			cl := benchClient(b, s.addrs, kgo.WithHooks(wire))
+			ctx := context.Background()
+			if _, err := ScanCluster(ctx, cl, ScanOptions{}); err != nil { // connect
 				b.Fatal(err)
 			}
-			defer cl.Close()
-			if _, err := cl.Scan(context.Background(), ScanOptions{}); err != nil { // connect
-				b.Fatal(err)
-			}
-			requests := 0
+			wire.take()
+			requests, scans := 0, 0
 			for b.Loop() {
-				scan, err := cl.Scan(context.Background(), ScanOptions{})
+				scan, err := ScanCluster(ctx, cl, ScanOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -604,11 +604,28 @@ func BenchmarkClusterScan(b *testing.B) {
 					b.Fatalf("%d partitions, %d stuck", len(scan.Partitions), scan.Stuck)
 				}
 				requests = scan.RequestCount
+				scans++
 			}
+			w, r := wire.take()
 			b.ReportMetric(float64(requests), "requests/scan")
+			b.ReportMetric(float64(w)/float64(scans), "sent-B/scan")
+			b.ReportMetric(float64(r)/float64(scans), "received-B/scan")
 		})
 	}
 }
+
+// wireBytes counts the bytes a client writes and reads.
+type wireBytes struct{ w, r atomic.Int64 }
+
+func (h *wireBytes) OnBrokerWrite(_ kgo.BrokerMetadata, _ int16, n int, _, _ time.Duration, _ error) {
+	h.w.Add(int64(n))
+}
+
+func (h *wireBytes) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, n int, _, _ time.Duration, _ error) {
+	h.r.Add(int64(n))
+}
+
+func (h *wireBytes) take() (int64, int64) { return h.w.Swap(0), h.r.Swap(0) }
 
 // inflight tracks, per broker, the requests written and not yet answered.
 type inflight struct {
