@@ -728,3 +728,57 @@ func TestClusterInOrder(t *testing.T) {
 		t.Fatal("a short answer taken as in order")
 	}
 }
+
+// TestClusterRun: Run delivers a scan every Poll until cancelled; a wrong
+// password is ErrAuth and ends Run, an address nothing listens on is
+// ErrUnreachable within seconds, and neither error holds the password.
+func TestClusterRun(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(3, "r"), kfake.EnableSASL(), kfake.Superuser(MechanismSCRAMSHA256, "alice", "correct-horse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfg := Config{Brokers: c.ListenAddrs(), Poll: 20 * time.Millisecond, SASL: &SASL{Mechanism: MechanismSCRAMSHA256, User: "alice", Password: "correct-horse"}}
+	cl, err := NewCluster(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var scans []*ClusterScan
+	err = cl.Run(ctx, ScanOptions{}, func(s *ClusterScan, err error) {
+		if err != nil {
+			t.Errorf("scan: %v", err)
+		}
+		if scans = append(scans, s); len(scans) == 2 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || len(scans) != 2 || len(scans[1].Partitions) != 3 {
+		t.Fatalf("Run: %v after %d scans", err, len(scans))
+	}
+
+	cfg.SASL = &SASL{Mechanism: MechanismSCRAMSHA256, User: "alice", Password: "battery-staple"}
+	bad, err := NewCluster(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	calls := 0
+	authErr := bad.Run(context.Background(), ScanOptions{}, func(*ClusterScan, error) { calls++ })
+	if !errors.Is(authErr, ErrAuth) || calls != 0 || strings.Contains(authErr.Error(), "battery-staple") {
+		t.Fatalf("wrong password: %v after %d calls", authErr, calls)
+	}
+
+	start := time.Now()
+	dead, err := NewCluster(Config{Brokers: []string{"127.0.0.1:1"}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	if _, err = dead.Scan(context.Background(), ScanOptions{}); !errors.Is(err, ErrUnreachable) || time.Since(start) > 10*time.Second {
+		t.Fatalf("nothing listening: %v after %s", err, time.Since(start))
+	}
+	t.Logf("wrong password: %v; nothing listening: %v (%s)", authErr, err, time.Since(start).Round(time.Millisecond))
+}
