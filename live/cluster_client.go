@@ -1,0 +1,140 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// DefaultScanPoll is the interval of Cluster.Run when Config.Poll is 0: a
+// scan costs the cluster a few requests per broker, but their answers grow
+// with the partitions (a ListOffsets of every partition a broker leads),
+// and an LSO that lags for seconds is not yet news.
+const DefaultScanPoll = 5 * time.Second
+
+// Cluster is a read-only connection for cluster scans (`diagnose
+// --bootstrap` and `serve --bootstrap` without a topic). It connects as the
+// watcher does (Config's Brokers, TLS, SASL, DialTimeout); the Topic,
+// window and Record fields are not used.
+type Cluster struct {
+	cfg  Config
+	cl   *kgo.Client
+	auth *saslHook
+}
+
+// NewCluster builds the client; nothing is sent until Scan, whose errors
+// say whether the cluster is unreachable, the credentials wrong or the TLS
+// handshake refused.
+func NewCluster(cfg Config) (*Cluster, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("live: no bootstrap broker given")
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultScanPoll
+	}
+	// The same options as Dial's: bounded retries, no KIP-714 telemetry
+	// (GetTelemetrySubscriptions and PushTelemetry are not read-only
+	// requests), TLS and SASL as configured.
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID("txnscope-cluster"),
+		kgo.DialTimeout(cfg.DialTimeout),
+		kgo.RequestRetries(2),
+		kgo.RetryTimeout(cfg.DialTimeout),
+		kgo.RetryBackoffFn(func(n int) time.Duration { return min(time.Duration(n)*100*time.Millisecond, time.Second) }),
+		kgo.DisableClientMetrics(),
+		kgo.MetadataMinAge(time.Second),
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(cfg.TLS))
+	}
+	if cfg.SASL != nil {
+		m, err := mechanism(*cfg.SASL)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	hook := &saslHook{}
+	opts = append(opts, kgo.WithHooks(hook))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	return &Cluster{cfg: cfg, cl: cl, auth: hook}, nil
+}
+
+// Client is the kgo client, for single-partition requests beside the scan.
+func (c *Cluster) Client() *kgo.Client { return c.cl }
+
+// Close closes the connections.
+func (c *Cluster) Close() { c.cl.Close() }
+
+// Bootstrap is the comma-separated bootstrap list.
+func (c *Cluster) Bootstrap() string { return strings.Join(c.cfg.Brokers, ",") }
+
+// Scan scans the cluster once (ScanCluster). Options left zero take the
+// connection's: the bootstrap list for the printed commands,
+// Config.MaxTxnTimeout, DialTimeout as the per-request bound, Config.Now.
+// A failed Metadata request gives an error wrapping ErrUnreachable,
+// ErrAuth, ErrTLS or ErrDenied.
+func (c *Cluster) Scan(ctx context.Context, o ScanOptions) (*ClusterScan, error) {
+	if o.Bootstrap == "" {
+		o.Bootstrap = c.Bootstrap()
+	}
+	if o.MaxTxnTimeout <= 0 {
+		o.MaxTxnTimeout = c.cfg.MaxTxnTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = c.cfg.DialTimeout
+	}
+	if o.Now == nil {
+		o.Now = c.cfg.Now
+	}
+	s, err := ScanCluster(ctx, c.cl, o)
+	if err != nil {
+		// The watcher's classification, which reads only the
+		// connection's configuration and SASL hook.
+		return nil, (&Watcher{cfg: c.cfg, auth: c.auth}).classify(err, "Metadata")
+	}
+	return s, nil
+}
+
+// Run scans every Config.Poll (DefaultScanPoll if 0) until ctx ends or an error that retrying
+// cannot fix (authentication, TLS, ACL), calling fn with each scan or the
+// error of a failed one (then the next waits with backoff from 200 ms to
+// 5 s, as the watcher's Run does).
+func (c *Cluster) Run(ctx context.Context, o ScanOptions, fn func(*ClusterScan, error)) error {
+	backoff := time.Duration(0)
+	for {
+		s, err := c.Scan(ctx, o)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		wait := c.cfg.Poll
+		if err != nil {
+			if fatal(err) {
+				return err
+			}
+			backoff = min(max(2*backoff, 200*time.Millisecond), 5*time.Second)
+			wait = backoff
+		} else {
+			backoff = 0
+		}
+		fn(s, err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
