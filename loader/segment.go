@@ -285,6 +285,11 @@ type scanner struct {
 	batches []txnindex.Batch
 	damage  []*FormatError
 
+	// lastOffset is the last offset of the batch scanned before (when
+	// haveLast): the next batch must start above it.
+	lastOffset int64
+	haveLast   bool
+
 	// before and after are the bytes of the other segments scanned into
 	// the same slice: before this one (their batches are in batches
 	// already) and still to come. They size the slice for the whole
@@ -462,7 +467,11 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 	// DefaultRecordBatch.attributes() casts to byte: the high byte is
 	// ignored on read, so it is dropped here too.
 	b.SetAttributes(int16(uint8(r.int16())))
-	b.SetLastOffset(baseOffset + int64(r.int32()))
+	delta := r.int32()
+	if !s.offsetsOK(baseOffset, int64(delta)) {
+		return false, nil
+	}
+	b.SetLastOffset(baseOffset + int64(delta))
 	b.BaseTimestamp = r.int64()
 	b.MaxTimestamp = r.int64()
 	b.ProducerID = txnindex.ProducerID(r.int64())
@@ -489,7 +498,34 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 	}
 	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
 	return true, nil
+}
+
+// offsetsOK checks the offsets [base, base+delta] of the batch at s.pos
+// against the one before it, and records damage (which stops the scan)
+// when they break what every offset of a log is: non-negative, strictly
+// increasing from batch to batch (the broker assigns them so, and the
+// .index it appends to refuses an offset no larger than the last one,
+// OffsetIndex.append), and a last offset whose next offset an int64 holds.
+// Java computes lastOffset() as baseOffset + lastOffsetDelta and wraps
+// silently; the sum is checked here before it is formed, so a base offset
+// of 2^63-8 with a delta of 2^31-1 cannot turn into a negative log end
+// offset that would push every earlier batch behind the high watermark.
+func (s *scanner) offsetsOK(base, delta int64) bool {
+	switch {
+	case base < 0:
+		s.damaged("bad base offset: want >= 0, found %d", base)
+	case delta < 0:
+		s.damaged("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
+	case base > math.MaxInt64-1-delta:
+		s.damaged("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
+	case s.haveLast && base <= s.lastOffset:
+		s.damaged("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
+	default:
+		return true
+	}
+	return false
 }
 
 // control fills b.Control and b.CoordinatorEpoch from the batch's first
@@ -607,6 +643,12 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		s.damaged("bad size: a magic 1 message needs at least %d bytes, size field gives %d", recordOverheadV1, length)
 		return false, nil
 	}
+	// A legacy entry's offset is its last offset (a compressed wrapper's
+	// is its last inner message's): the same rules hold for it.
+	prevLast, havePrev := s.lastOffset, s.haveLast
+	if !s.offsetsOK(offset, 0) {
+		return false, nil
+	}
 	var whole []byte
 	attr := int8(h[17])
 	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
@@ -645,13 +687,20 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {
-			if b.SetOffsets(inner[0].Offset, b.LastOffset()) {
+			first := inner[0].Offset
+			switch {
+			case havePrev && first <= prevLast:
+				s.note("legacy wrapper: first inner offset %d is not above %d, the previous batch's last offset", first, prevLast)
+			case first < 0 || first > b.LastOffset():
+				s.note("legacy wrapper: first inner offset %d is outside [0, %d], the wrapper's offset", first, b.LastOffset())
+			case b.SetOffsets(first, b.LastOffset()):
 				b.Records = int32(len(inner))
-			} else {
-				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", inner[0].Offset, b.LastOffset())
+			default:
+				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", first, b.LastOffset())
 			}
 		}
 	}
 	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
 	return true, nil
 }
