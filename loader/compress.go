@@ -24,51 +24,93 @@ var errTooLarge = errors.New("decompressed size exceeds the bound")
 // is the batch's magic: magic 0 LZ4 frames carry a wrong header checksum
 // that Kafka ignores (Lz4BlockInputStream, ignoreFlagDescriptorChecksum).
 func decompress(codec txnindex.Compression, src []byte, limit int64, magic int8) ([]byte, error) {
+	if codec == txnindex.CompressionNone {
+		return src, nil
+	}
+	r, release, err := decompressReader(codec, src, limit, magic)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var buf bytes.Buffer
+	buf.Grow(int(min(int64(len(src))*4, limit, 1<<20)))
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decompressReader returns src decompressed with codec as a stream, and a
+// func that releases the stream's decoder (call it once done). The stream
+// never yields more than limit bytes: reading past them fails with
+// errTooLarge. The codecs decode as the caller reads (one zstd block of at
+// most 128 KiB, one LZ4 block of at most 4 MiB, one snappy chunk, a gzip
+// window at a time), so the work and memory of a reader that stops early
+// grow with what it read, not with what the batch claims or holds.
+func decompressReader(codec txnindex.Compression, src []byte, limit int64, magic int8) (io.Reader, func(), error) {
+	nop := func() {}
+	var r io.Reader
+	release := nop
 	switch codec {
 	case txnindex.CompressionNone:
-		return src, nil
+		r = bytes.NewReader(src)
 	case txnindex.CompressionGzip:
 		// GZIPInputStream reads concatenated members; so does this
 		// reader (multistream is its default).
 		zr, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
-			return nil, err
+			return nil, nop, err
 		}
-		return readBounded(zr, len(src), limit)
+		r = zr
 	case txnindex.CompressionSnappy:
-		return decompressSnappy(src, limit)
+		r = newSnappyReader(src, limit)
 	case txnindex.CompressionLZ4:
 		if magic == 0 {
 			src = fixLZ4HeaderChecksum(src)
 		}
-		return readBounded(lz4.NewReader(bytes.NewReader(src)), len(src), limit)
+		r = lz4.NewReader(bytes.NewReader(src))
 	case txnindex.CompressionZstd:
 		d := zstdPool.Get().(*zstd.Decoder)
-		defer zstdPool.Put(d)
 		if err := d.Reset(bytes.NewReader(src)); err != nil {
-			return nil, err
+			zstdPool.Put(d)
+			return nil, nop, err
 		}
-		out, err := readBounded(d, len(src), limit)
-		d.Reset(nil)
-		return out, err
+		r, release = d, func() { d.Reset(nil); zstdPool.Put(d) }
+	default:
+		// CompressionType.forId: "Unknown compression type id".
+		return nil, nop, fmt.Errorf("unknown compression type id %d", codec)
 	}
-	// CompressionType.forId: "Unknown compression type id".
-	return nil, fmt.Errorf("unknown compression type id %d", codec)
+	return &boundedReader{r: r, left: limit, limit: limit}, release, nil
 }
 
-// readBounded reads r to the end, failing once more than limit bytes arrive;
-// memory grows with the bytes actually produced, never with a claimed size.
-func readBounded(r io.Reader, srcLen int, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(min(int64(srcLen)*4, limit, 1<<20)))
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+// boundedReader passes at most limit bytes of r through and then fails
+// with errTooLarge if r has more.
+type boundedReader struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
 	}
-	if n > limit {
-		return nil, fmt.Errorf("%w (%d bytes)", errTooLarge, limit)
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := io.ReadFull(b.r, one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("%w (%d bytes)", errTooLarge, b.limit)
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		return 0, err
 	}
-	return buf.Bytes(), nil
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // xerialMagic starts a snappy-java SnappyOutputStream: the Java producer's
@@ -76,35 +118,57 @@ func readBounded(r io.Reader, srcLen int, limit int64) ([]byte, error) {
 // Wireshark and franz-go do.
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
-func decompressSnappy(src []byte, limit int64) ([]byte, error) {
+// snappyReader decodes xerial-framed snappy one chunk at a time, or a raw
+// snappy block whole; each block's declared length is checked against the
+// bytes still allowed before s2 allocates it.
+type snappyReader struct {
+	rest   []byte // xerial chunks not decoded yet
+	out    []byte // decoded bytes not read yet
+	left   int64  // bytes the blocks still to decode may produce
+	xerial bool
+	err    error
+}
+
+func newSnappyReader(src []byte, limit int64) *snappyReader {
 	if len(src) < 16 || !bytes.HasPrefix(src, xerialMagic) {
-		return snappyBlock(nil, src, limit)
+		out, err := snappyBlock(src, limit)
+		return &snappyReader{out: out, err: err}
 	}
 	// 8-byte magic, int32 version, int32 compatible version, then
 	// [int32 length][raw snappy block] chunks.
-	var out []byte
-	rest := src[16:]
-	for len(rest) > 0 {
-		if len(rest) < 4 {
-			return nil, fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", len(rest))
-		}
-		n := binary.BigEndian.Uint32(rest)
-		rest = rest[4:]
-		if int64(n) > int64(len(rest)) {
-			return nil, fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, len(rest))
-		}
-		var err error
-		if out, err = snappyBlock(out, rest[:n], limit-int64(len(out))); err != nil {
-			return nil, err
-		}
-		rest = rest[n:]
-	}
-	return out, nil
+	return &snappyReader{rest: src[16:], left: limit, xerial: true}
 }
 
-// snappyBlock appends the decoding of one raw snappy block to dst, checking
-// the block's declared length against limit before s2 allocates it.
-func snappyBlock(dst, block []byte, limit int64) ([]byte, error) {
+func (s *snappyReader) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if !s.xerial || len(s.rest) == 0 {
+			return 0, io.EOF
+		}
+		if len(s.rest) < 4 {
+			s.err = fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", len(s.rest))
+			continue
+		}
+		n := binary.BigEndian.Uint32(s.rest)
+		s.rest = s.rest[4:]
+		if int64(n) > int64(len(s.rest)) {
+			s.err = fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, len(s.rest))
+			continue
+		}
+		s.out, s.err = snappyBlock(s.rest[:n], s.left)
+		s.left -= int64(len(s.out))
+		s.rest = s.rest[n:]
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// snappyBlock decodes one raw snappy block, checking its declared length
+// against limit before s2 allocates it.
+func snappyBlock(block []byte, limit int64) ([]byte, error) {
 	n, err := s2.DecodedLen(block)
 	if err != nil {
 		return nil, err
@@ -112,19 +176,19 @@ func snappyBlock(dst, block []byte, limit int64) ([]byte, error) {
 	if int64(n) > limit {
 		return nil, fmt.Errorf("%w (%d bytes)", errTooLarge, limit)
 	}
-	out, err := s2.Decode(nil, block)
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, out...), nil
+	return s2.Decode(nil, block)
 }
 
 // zstdPool holds streaming zstd decoders, which are costly to build. They
-// decode synchronously (concurrency 1), and readBounded bounds their output.
-// The window is bounded separately: streaming writers (zstd-jni, which the
-// Java producer uses) declare a window from the compression level, not from
-// the data, so a frame's window may exceed a small batch's output bound.
-// The decoder grows its history as data arrives, up to that window.
+// decode synchronously (concurrency 1), and boundedReader bounds their
+// output. The window is bounded separately: streaming writers (zstd-jni,
+// which the Java producer uses) declare a window from the compression
+// level, not from the data, so a frame's window may exceed a small batch's
+// output bound. A decoder allocates its history for the declared window
+// (plus half a block, in low-memory mode) on the first frame that needs it
+// and keeps it for the next frames, so a scan of many batches pays for the
+// largest window once, not once per batch (8 MiB for a 64 MiB stream
+// from klauspost's default encoder).
 var zstdPool = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -28,11 +29,21 @@ const (
 	legacyHeaderV0      = 18 // offset, size, crc, magic, attributes
 	legacyHeaderV1      = 26 // ... plus the timestamp
 
+	// maxMarkerBytes bounds the records of an end-transaction marker
+	// batch, decompressed. A broker writes one record of 17 bytes
+	// (EndTransactionMarker.CURRENT_END_TXN_SCHEMA_RECORD_SIZE plus its
+	// length varint): a 4-byte key (version, type) and a 6-byte value
+	// (version, coordinatorEpoch), 0 headers. Readers parse a longer key
+	// or value as version 0 (ControlRecordType.parseTypeId,
+	// EndTransactionMarker.deserializeValue), so future versions may add
+	// fields; 256 bytes leaves room for that, and for every varint at its
+	// longest (46 bytes), while no marker batch can make the scan expand
+	// a decompression bomb.
+	maxMarkerBytes = 256
+
 	// controlPeek is how much of a control batch the header-only scan
-	// reads to get its first record. A broker-written marker is 78 bytes
-	// (EndTransactionMarker.CURRENT_END_TXN_SCHEMA_RECORD_SIZE + 61); the
-	// slack covers future key/value versions without reading a huge batch.
-	controlPeek = batchHeaderSize + 256
+	// reads: enough to tell a marker's records from larger ones.
+	controlPeek = batchHeaderSize + maxMarkerBytes + 1
 )
 
 // DefaultMaxDecompressedSize bounds what one batch may decompress to when
@@ -124,7 +135,15 @@ func NewSegment(r io.ReaderAt, size int64, name string) (*SegmentFile, error) {
 
 // NewSegmentWith is NewSegment with explicit options.
 func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
-	f, _, err := newSegment(r, size, name, o, nil, 0, 0)
+	return NewSegmentContext(context.Background(), r, size, name, o)
+}
+
+// NewSegmentContext is NewSegmentWith that stops when ctx ends: a load
+// started for a request or a command must not run on once nobody waits for
+// it. The error then wraps ctx's cause and names the file and the byte the
+// scan had reached.
+func NewSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
+	f, _, err := newSegmentContext(ctx, r, size, name, o, nil, 0, 0)
 	if f != nil {
 		f.Batches = trimBatches(f.Batches)
 	}
@@ -138,24 +157,39 @@ func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*Seg
 // are the bytes of the partition's other segments scanned before this one
 // and still to scan (see scanner.add).
 func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegment(r, nil, size, name, o, into, before, after)
+	return newSegmentContext(context.Background(), r, size, name, o, into, before, after)
+}
+
+// newSegmentContext is newSegment that stops when ctx ends.
+func newSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanSegmentContext(ctx, r, nil, size, name, o, into, before, after)
 }
 
 // scanFile is newSegment over an open file, scanning it through a
 // read-only mapping where one can be made (mapFile). The mapping lives only
 // for the scan: nothing the scan keeps points into it.
 func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanFileContext(context.Background(), fh, size, name, o, into, before, after)
+}
+
+// scanFileContext is scanFile that stops when ctx ends.
+func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	data, unmap, ok := mapFile(fh, size)
 	if !ok {
-		return scanSegment(fh, nil, size, name, o, into, before, after)
+		return scanSegmentContext(ctx, fh, nil, size, name, o, into, before, after)
 	}
 	defer unmap()
-	return scanSegment(fh, data, size, name, o, into, before, after)
+	return scanSegmentContext(ctx, fh, data, size, name, o, into, before, after)
 }
 
 // scanSegment scans size bytes of r, or of mapped when it is not nil (the
 // same bytes, mapped by scanFile).
 func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanSegmentContext(context.Background(), r, mapped, size, name, o, into, before, after)
+}
+
+// scanSegmentContext is scanSegment that stops when ctx ends.
+func scanSegmentContext(ctx context.Context, r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
@@ -163,7 +197,7 @@ func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOp
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after}
+	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after, ctx: ctx}
 	scan := s.scan
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
@@ -194,6 +228,12 @@ func OpenSegment(path string) (*SegmentFile, error) {
 
 // OpenSegmentWith is OpenSegment with explicit options.
 func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
+	return OpenSegmentContext(context.Background(), path, o)
+}
+
+// OpenSegmentContext is OpenSegmentWith that stops when ctx ends (see
+// NewSegmentContext).
+func OpenSegmentContext(ctx context.Context, path string, o ScanOptions) (*SegmentFile, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -203,7 +243,7 @@ func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
 		fh.Close()
 		return nil, err
 	}
-	f, _, err := scanFile(fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
+	f, _, err := scanFileContext(ctx, fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
 	if err != nil {
 		fh.Close()
 		return nil, err
@@ -281,6 +321,10 @@ type scanner struct {
 	inMemory bool
 	segment  int32
 
+	// ctx, when set, ends the scan early (cancelled).
+	ctx   context.Context
+	polls uint32
+
 	pos     int64
 	batches []txnindex.Batch
 	damage  []*FormatError
@@ -325,6 +369,28 @@ func (s *scanner) add(b txnindex.Batch) {
 	s.batches = append(s.batches, b)
 }
 
+// cancelEvery is how many batches the scan reads between looks at its
+// context: a header-only scan reads millions of batches a second, so a
+// cancelled scan stops within microseconds, and the look costs nothing
+// measurable. Work that may take longer for one batch (a legacy wrapper's
+// decompression) looks first, whatever the count.
+const cancelEvery = 64
+
+// cancelled reports, as an error naming the file and position, that the
+// scan's context ended; every cancelEvery-th call looks, unless now.
+func (s *scanner) cancelled(now bool) error {
+	if s.ctx == nil {
+		return nil
+	}
+	if s.polls++; !now && s.polls%cancelEvery != 0 {
+		return nil
+	}
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("loader: %s: scan stopped at byte %#x: %w", s.name, s.pos, context.Cause(s.ctx))
+}
+
 // damaged records a fatal problem at the current position and stops.
 func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
@@ -347,6 +413,9 @@ func (s *scanner) scan() error {
 		rem := size - s.pos
 		if rem == 0 {
 			return nil
+		}
+		if err := s.cancelled(false); err != nil {
+			return err
 		}
 		if !s.inMemory && rem <= headerSizeUpToMagic {
 			// FileLogInputStream.nextBatch: position >= end - 17 ends the
@@ -530,19 +599,36 @@ func (s *scanner) offsetsOK(base, delta int64) bool {
 
 // control fills b.Control and b.CoordinatorEpoch from the batch's first
 // record. whole is the batch if already read.
+//
+// An end-transaction marker batch (transactional, or whose first record
+// is an ABORT or COMMIT) holds one record of a few bytes: the broker writes
+// exactly that (MemoryRecords.writeEndTransactionalMarker), uncompressed,
+// and the coordinator is the only writer (LogValidator refuses control
+// batches from clients). One that claims more records, or whose records
+// take more than maxMarkerBytes, is refused: noted as damage at its
+// position, its type UNKNOWN, and the scan goes on. No more than
+// maxMarkerBytes+1 bytes of a control batch are ever decompressed, so a
+// marker batch of 2 KB of zstd that expands to 64 MiB costs what a marker
+// costs. KRaft writes control batches that are neither (LeaderState: a
+// LEADER_CHANGE followed by KRAFT_VERSION and KRAFT_VOTERS records in one
+// batch, not transactional, compressed as configured): of those only the
+// first record's key is read, from the same prefix.
 func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
-	var body []byte
+	if b.IsTransactional() && b.Records != 1 {
+		s.refuseMarker(b, "an end-transaction marker batch holds 1 record, found %d", b.Records)
+		return nil
+	}
+	var body []byte // the records, or their first maxMarkerBytes+1 bytes
 	if b.Compression() != txnindex.CompressionNone {
-		// Brokers write markers uncompressed (MemoryRecords
-		// .writeEndTransactionalMarker), but the readers would
-		// decompress one, so this does too.
+		// Brokers write markers uncompressed, but the readers would
+		// decompress one, so this does too, up to the bound.
 		if whole == nil {
 			var err error
 			if whole, err = s.w.at(s.pos, int(b.Size)); err != nil {
 				return err
 			}
 		}
-		out, err := decompress(b.Compression(), whole[batchHeaderSize:], s.opts.maxDecompressed(), 2)
+		out, err := decompressPrefix(b.Compression(), whole[batchHeaderSize:], maxMarkerBytes+1)
 		if err != nil {
 			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
 			b.SetControl(txnindex.ControlUnknown)
@@ -551,28 +637,29 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 		body = out
 	} else {
 		if whole == nil {
-			n := min(int(b.Size), controlPeek)
-			h, err := s.w.at(s.pos, n)
+			h, err := s.w.at(s.pos, min(int(b.Size), controlPeek))
 			if err != nil {
 				return err
 			}
-			rr := reader{src: h[batchHeaderSize:]}
-			if l := rr.varint(); rr.ok() && int64(rr.off)+int64(l) > int64(len(rr.src)) && n < int(b.Size) {
-				// The first record is longer than the peek: read
-				// the whole batch (bounded by its checked size).
-				h, err = s.w.at(s.pos, int(b.Size))
-				if err != nil {
-					return err
-				}
-			}
 			whole = h
 		}
-		body = whole[batchHeaderSize:]
+		body = whole[batchHeaderSize:min(len(whole), controlPeek)]
 	}
-	rec, err := firstRecord(body)
+	larger := len(body) > maxMarkerBytes
+	rec, err := firstRecord(body, larger)
 	if err != "" {
 		s.note("control batch: first record: %s", err)
 		b.SetControl(txnindex.ControlUnknown)
+		return nil
+	}
+	ct := controlType(rec.key, rec.keyNull)
+	marker := b.IsTransactional() || ct == txnindex.ControlAbort || ct == txnindex.ControlCommit
+	switch {
+	case marker && larger:
+		s.refuseMarker(b, "%s records larger than the %d bytes an end-transaction marker takes (a broker writes 17)", b.Compression(), maxMarkerBytes)
+		return nil
+	case marker && b.Records != 1:
+		s.refuseMarker(b, "an end-transaction marker batch holds 1 record, found %d", b.Records)
 		return nil
 	}
 	ct, epoch, msg := parseControl(rec.key, rec.keyNull, rec.value, rec.valueNull)
@@ -584,32 +671,65 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 	return nil
 }
 
+// refuseMarker notes a control batch that cannot be an end-transaction
+// marker and keeps it with the type UNKNOWN.
+func (s *scanner) refuseMarker(b *txnindex.Batch, format string, args ...any) {
+	s.note("control batch: %s", fmt.Sprintf(format, args...))
+	b.SetControl(txnindex.ControlUnknown)
+}
+
+// decompressPrefix returns the first n bytes src decompresses to (fewer
+// when it holds fewer), decoding no further than that.
+func decompressPrefix(codec txnindex.Compression, src []byte, n int) ([]byte, error) {
+	r, release, err := decompressReader(codec, src, int64(n), 2)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	buf := make([]byte, n)
+	k, err := io.ReadFull(r, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return buf[:k], err
+}
+
 type rawRecord struct {
 	key, value         []byte
 	keyNull, valueNull bool
 }
 
-// firstRecord decodes just the key and value of the first record in body.
-func firstRecord(body []byte) (rawRecord, string) {
+// firstRecord decodes the key and value of the first record in body. When
+// prefix is set, body is only the start of the records: a record running
+// past it keeps what body holds of its key and value (a key cut short
+// reads as too short to parse).
+func firstRecord(body []byte, prefix bool) (rawRecord, string) {
 	r := reader{src: body}
 	length := r.varint()
 	if !r.ok() {
 		return rawRecord{}, "truncated length varint"
 	}
-	if length < 0 || int(length) > r.remaining() {
+	if length < 0 || (!prefix && int(length) > r.remaining()) {
 		return rawRecord{}, fmt.Sprintf("record length %d, only %d bytes remain", length, r.remaining())
 	}
-	rr := reader{src: r.take(int(length))}
+	rr := reader{src: r.take(min(int(length), r.remaining()))}
 	rr.int8()    // attributes
 	rr.varlong() // timestampDelta
 	rr.varint()  // offsetDelta
 	var rec rawRecord
 	rec.key, rec.keyNull = rr.varintBytes()
 	rec.value, rec.valueNull = rr.varintBytes()
-	if !rr.ok() {
+	if !rr.ok() && !prefix {
 		return rawRecord{}, fmt.Sprintf("truncated inside its %d bytes", length)
 	}
 	return rec, ""
+}
+
+// controlType is the type in a control record's key, ControlUnknown when
+// the key cannot be parsed.
+func controlType(key []byte, keyNull bool) txnindex.ControlType {
+	ct, _, _ := parseControl(key, keyNull, nil, true)
+	return ct
 }
 
 // parseControl applies ControlRecordType.parse and
@@ -683,6 +803,9 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		b.BaseTimestamp = b.MaxTimestamp
 	}
 	if expand {
+		if err := s.cancelled(true); err != nil {
+			return false, err
+		}
 		inner, err := expandLegacy(whole, s.opts.maxDecompressed())
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
