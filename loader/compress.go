@@ -27,7 +27,7 @@ func decompress(codec txnindex.Compression, src []byte, limit int64, magic int8)
 	if codec == txnindex.CompressionNone {
 		return src, nil
 	}
-	r, release, err := decompressReader(codec, src, limit, magic)
+	r, release, err := decompressReader(codec, bytes.NewReader(src), limit, magic)
 	if err != nil {
 		return nil, err
 	}
@@ -45,19 +45,27 @@ func decompress(codec txnindex.Compression, src []byte, limit int64, magic int8)
 // never yields more than limit bytes: reading past them fails with
 // errTooLarge. The codecs decode as the caller reads (one zstd block of at
 // most 128 KiB, one LZ4 block of at most 4 MiB, one snappy chunk, a gzip
-// window at a time), so the work and memory of a reader that stops early
-// grow with what it read, not with what the batch claims or holds.
-func decompressReader(codec txnindex.Compression, src []byte, limit int64, magic int8) (io.Reader, func(), error) {
+// window at a time) and read src as they go, so the work and memory of a
+// reader that stops early grow with what it read, not with what the batch
+// claims or holds.
+func decompressReader(codec txnindex.Compression, src io.Reader, limit int64, magic int8) (io.Reader, func(), error) {
+	return decompressReaderWith(codec, src, limit, magic, nil)
+}
+
+// decompressReaderWith is decompressReader decoding zstd with zd (reset
+// for src, and reset to nil by the release func) instead of a pooled
+// decoder, when zd is not nil.
+func decompressReaderWith(codec txnindex.Compression, src io.Reader, limit int64, magic int8, zd *zstd.Decoder) (io.Reader, func(), error) {
 	nop := func() {}
 	var r io.Reader
 	release := nop
 	switch codec {
 	case txnindex.CompressionNone:
-		r = bytes.NewReader(src)
+		r = src
 	case txnindex.CompressionGzip:
 		// GZIPInputStream reads concatenated members; so does this
 		// reader (multistream is its default).
-		zr, err := gzip.NewReader(bytes.NewReader(src))
+		zr, err := gzip.NewReader(src)
 		if err != nil {
 			return nil, nop, err
 		}
@@ -66,16 +74,19 @@ func decompressReader(codec txnindex.Compression, src []byte, limit int64, magic
 		r = newSnappyReader(src, limit)
 	case txnindex.CompressionLZ4:
 		if magic == 0 {
-			src = fixLZ4HeaderChecksum(src)
+			src = fixLZ4Stream(src)
 		}
-		r = lz4.NewReader(bytes.NewReader(src))
+		r = lz4.NewReader(src)
 	case txnindex.CompressionZstd:
-		d := zstdPool.Get().(*zstd.Decoder)
-		if err := d.Reset(bytes.NewReader(src)); err != nil {
-			zstdPool.Put(d)
+		d, put := zd, func(*zstd.Decoder) {}
+		if d == nil {
+			d, put = zstdPool.Get().(*zstd.Decoder), func(d *zstd.Decoder) { zstdPool.Put(d) }
+		}
+		if err := d.Reset(src); err != nil {
+			put(d)
 			return nil, nop, err
 		}
-		r, release = d, func() { d.Reset(nil); zstdPool.Put(d) }
+		r, release = d, func() { d.Reset(nil); put(d) }
 	default:
 		// CompressionType.forId: "Unknown compression type id".
 		return nil, nop, fmt.Errorf("unknown compression type id %d", codec)
@@ -122,21 +133,50 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 // snappy block whole; each block's declared length is checked against the
 // bytes still allowed before s2 allocates it.
 type snappyReader struct {
-	rest   []byte // xerial chunks not decoded yet
-	out    []byte // decoded bytes not read yet
-	left   int64  // bytes the blocks still to decode may produce
-	xerial bool
-	err    error
+	src   io.Reader // xerial chunks not decoded yet; nil for a raw block
+	out   []byte    // decoded bytes not read yet
+	left  int64     // bytes the blocks still to decode may produce
+	err   error
+	chunk bytes.Buffer
 }
 
-func newSnappyReader(src []byte, limit int64) *snappyReader {
-	if len(src) < 16 || !bytes.HasPrefix(src, xerialMagic) {
-		out, err := snappyBlock(src, limit)
-		return &snappyReader{out: out, err: err}
+func newSnappyReader(src io.Reader, limit int64) *snappyReader {
+	s := &snappyReader{left: limit}
+	var head [16]byte
+	n, err := io.ReadFull(src, head[:])
+	if err == nil && bytes.HasPrefix(head[:], xerialMagic) {
+		// 8-byte magic, int32 version, int32 compatible version, then
+		// [int32 length][raw snappy block] chunks.
+		s.src = src
+		return s
 	}
-	// 8-byte magic, int32 version, int32 compatible version, then
-	// [int32 length][raw snappy block] chunks.
-	return &snappyReader{rest: src[16:], left: limit, xerial: true}
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		s.err = err
+		return s
+	}
+	// A raw block: no valid block of at most limit decoded bytes is
+	// longer than MaxEncodedLen(limit), so that bounds the read.
+	if _, err := s.readChunk(io.MultiReader(bytes.NewReader(head[:n]), src), maxEncodedLen(limit)+1); err != nil {
+		s.err = err
+		return s
+	}
+	s.out, s.err = snappyBlock(s.chunk.Bytes(), limit)
+	return s
+}
+
+// maxEncodedLen is s2.MaxEncodedLen, saturated for lengths it refuses.
+func maxEncodedLen(n int64) int64 {
+	if e := s2.MaxEncodedLen(int(min(n, 1<<31))); e >= 0 {
+		return int64(e)
+	}
+	return 1 << 32
+}
+
+// readChunk reads at most n bytes of r into s.chunk (growing it with the
+// bytes that arrive, not with n) and returns how many.
+func (s *snappyReader) readChunk(r io.Reader, n int64) (int64, error) {
+	s.chunk.Reset()
+	return s.chunk.ReadFrom(io.LimitReader(r, n))
 }
 
 func (s *snappyReader) Read(p []byte) (int, error) {
@@ -144,22 +184,37 @@ func (s *snappyReader) Read(p []byte) (int, error) {
 		if s.err != nil {
 			return 0, s.err
 		}
-		if !s.xerial || len(s.rest) == 0 {
+		if s.src == nil {
 			return 0, io.EOF
 		}
-		if len(s.rest) < 4 {
-			s.err = fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", len(s.rest))
+		var l [4]byte
+		switch k, err := io.ReadFull(s.src, l[:]); {
+		case err == io.EOF:
+			s.err = io.EOF
+			continue
+		case err == io.ErrUnexpectedEOF:
+			s.err = fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", k)
+			continue
+		case err != nil:
+			s.err = err
 			continue
 		}
-		n := binary.BigEndian.Uint32(s.rest)
-		s.rest = s.rest[4:]
-		if int64(n) > int64(len(s.rest)) {
-			s.err = fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, len(s.rest))
+		n := int64(binary.BigEndian.Uint32(l[:]))
+		if n > maxEncodedLen(s.left) {
+			s.err = fmt.Errorf("xerial framing: chunk length %d is more than %d decompressed bytes can take: %w", n, s.left, errTooLarge)
 			continue
 		}
-		s.out, s.err = snappyBlock(s.rest[:n], s.left)
+		k, err := s.readChunk(s.src, n)
+		if err != nil {
+			s.err = err
+			continue
+		}
+		if k < n {
+			s.err = fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, k)
+			continue
+		}
+		s.out, s.err = snappyBlock(s.chunk.Bytes(), s.left)
 		s.left -= int64(len(s.out))
-		s.rest = s.rest[n:]
 	}
 	n := copy(p, s.out)
 	s.out = s.out[n:]
@@ -189,22 +244,42 @@ func snappyBlock(block []byte, limit int64) ([]byte, error) {
 // and keeps it for the next frames, so a scan of many batches pays for the
 // largest window once, not once per batch (8 MiB for a 64 MiB stream
 // from klauspost's default encoder).
-var zstdPool = sync.Pool{New: func() any {
+var zstdPool = sync.Pool{New: func() any { return newZstdDecoder(zstdMaxWindow) }}
+
+// newZstdDecoder returns a synchronous low-memory decoder refusing frames
+// whose window exceeds window bytes.
+func newZstdDecoder(window uint64) *zstd.Decoder {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderMaxWindow(window),
 		zstd.WithDecoderMaxMemory(zstdMaxWindow))
 	if err != nil {
 		// Only invalid options fail; these are constant.
 		panic("loader: zstd.NewReader: " + err.Error())
 	}
 	return d
-}}
+}
 
 // zstdMaxWindow is the largest window accepted: zstd's level 19-22 windows
 // reach 8-128 MiB, but Kafka producers use the default level 3 (2 MiB).
 const zstdMaxWindow = 64 << 20
+
+// fixLZ4Stream is fixLZ4HeaderChecksum over the start of a stream: an LZ4
+// frame header is at most 19 bytes.
+func fixLZ4Stream(src io.Reader) io.Reader {
+	head := make([]byte, 19)
+	n, err := io.ReadFull(src, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return io.MultiReader(bytes.NewReader(head[:n]), &errReader{err})
+	}
+	return io.MultiReader(bytes.NewReader(fixLZ4HeaderChecksum(head[:n])), src)
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e *errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // fixLZ4HeaderChecksum rewrites the header checksum of an LZ4 frame. Kafka
 // 0.8-0.10 (magic 0) computed it over the magic number as well as the frame

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -274,27 +277,45 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
 // from the file.
 func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
-	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
-		return nil, formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	if err := f.checkBounds(b); err != nil {
+		return nil, err
 	}
-	r := f.r
-	if r == nil {
-		// Loaded by OpenPartition, which does not keep segments open.
-		if f.path == "" {
-			return nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
-		}
-		fh, err := os.Open(f.path)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		r = fh
+	r, release, err := f.source()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	buf := make([]byte, b.Size)
 	if err := readFullAt(r, buf, b.Position()); err != nil {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// checkBounds refuses a batch that does not lie inside the file.
+func (f *SegmentFile) checkBounds(b txnindex.Batch) error {
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
+		return formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	}
+	return nil
+}
+
+// source returns a reader of the segment's bytes and a func to call once
+// done with it: the file held open, or (for a segment loaded by
+// OpenPartition, which does not keep segments open) the file reopened
+// read-only.
+func (f *SegmentFile) source() (io.ReaderAt, func(), error) {
+	if f.r != nil {
+		return f.r, func() {}, nil
+	}
+	if f.path == "" {
+		return nil, nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
+	}
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, func() { fh.Close() }, nil
 }
 
 // parseBaseOffset parses "<20 digits><suffix>" (LogFileUtils.offsetFromFileName
@@ -324,6 +345,9 @@ type scanner struct {
 	// ctx, when set, ends the scan early (cancelled).
 	ctx   context.Context
 	polls uint32
+
+	// zstd decodes compressed control batches (controlZstdWindow).
+	zstd *zstd.Decoder
 
 	pos     int64
 	batches []txnindex.Batch
@@ -403,6 +427,12 @@ func (s *scanner) note(format string, args ...any) {
 }
 
 func (s *scanner) scan() error {
+	defer func() {
+		if s.zstd != nil {
+			s.zstd.Close()
+			s.zstd = nil
+		}
+	}()
 	size := s.w.size
 	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
 	// so this bounds the slice without trusting any field.
@@ -628,7 +658,10 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 				return err
 			}
 		}
-		out, err := decompressPrefix(b.Compression(), whole[batchHeaderSize:], maxMarkerBytes+1)
+		if b.Compression() == txnindex.CompressionZstd && s.zstd == nil {
+			s.zstd = newZstdDecoder(controlZstdWindow)
+		}
+		out, err := decompressPrefix(b.Compression(), whole[batchHeaderSize:], maxMarkerBytes+1, s.zstd)
 		if err != nil {
 			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
 			b.SetControl(txnindex.ControlUnknown)
@@ -678,10 +711,20 @@ func (s *scanner) refuseMarker(b *txnindex.Batch, format string, args ...any) {
 	b.SetControl(txnindex.ControlUnknown)
 }
 
+// controlZstdWindow is the largest zstd window a control batch may
+// declare. Kafka writes control batches uncompressed (markers with
+// Compression.NONE, KRaft's KafkaRaftClient too), so a compressed one comes
+// from elsewhere; 8 MiB covers zstd-jni's level-3 frames (2 MiB) and
+// klauspost's default (8 MiB). A zstd decoder allocates the declared window
+// up front, so the scan keeps one decoder for all its control batches
+// (scanner.zstd), paying for one window per scan at most.
+const controlZstdWindow = 8 << 20
+
 // decompressPrefix returns the first n bytes src decompresses to (fewer
-// when it holds fewer), decoding no further than that.
-func decompressPrefix(codec txnindex.Compression, src []byte, n int) ([]byte, error) {
-	r, release, err := decompressReader(codec, src, int64(n), 2)
+// when it holds fewer), decoding no further than that; zd, when not nil,
+// decodes zstd.
+func decompressPrefix(codec txnindex.Compression, src []byte, n int, zd *zstd.Decoder) ([]byte, error) {
+	r, release, err := decompressReaderWith(codec, bytes.NewReader(src), int64(n), 2, zd)
 	if err != nil {
 		return nil, err
 	}
@@ -806,18 +849,17 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		if err := s.cancelled(true); err != nil {
 			return false, err
 		}
-		inner, err := expandLegacy(whole, s.opts.maxDecompressed())
+		n, first, err := expandLegacy(whole, s.opts.maxDecompressed())
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {
-			first := inner[0].Offset
 			switch {
 			case havePrev && first <= prevLast:
 				s.note("legacy wrapper: first inner offset %d is not above %d, the previous batch's last offset", first, prevLast)
 			case first < 0 || first > b.LastOffset():
 				s.note("legacy wrapper: first inner offset %d is outside [0, %d], the wrapper's offset", first, b.LastOffset())
 			case b.SetOffsets(first, b.LastOffset()):
-				b.Records = int32(len(inner))
+				b.Records = int32(n)
 			default:
 				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", first, b.LastOffset())
 			}
