@@ -771,8 +771,10 @@ func firstRecord(body []byte, prefix bool) (rawRecord, string) {
 // controlType is the type in a control record's key, ControlUnknown when
 // the key cannot be parsed.
 func controlType(key []byte, keyNull bool) txnindex.ControlType {
-	ct, _, _ := parseControl(key, keyNull, nil, true)
-	return ct
+	if keyNull || len(key) < 4 || int16(binary.BigEndian.Uint16(key)) < 0 {
+		return txnindex.ControlUnknown
+	}
+	return txnindex.ParseControlType(int16(binary.BigEndian.Uint16(key[2:])))
 }
 
 // parseControl applies ControlRecordType.parse and
