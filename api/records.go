@@ -78,7 +78,12 @@ func (a *API) batchRecords(r *http.Request, id string, l *txnindex.Log, b *txnin
 	if pager, ok := a.records.(RecordPager); ok {
 		page, err = pager.RecordPage(r.Context(), id, l, b, p)
 	} else {
-		page, err = cutPage(a.records.Records(r.Context(), id, l, b))(p)
+		var all []Record
+		all, err = a.records.Records(r.Context(), id, l, b)
+		page = RecordPage{Total: int(b.Records), Next: -1}
+		if all != nil {
+			page = cutPage(all, p)
+		}
 	}
 	switch {
 	case errors.Is(err, ErrNoRecords):
@@ -101,34 +106,29 @@ func (a *API) batchRecords(r *http.Request, id string, l *txnindex.Log, b *txnin
 	}
 }
 
-// cutPage cuts a page out of all of a batch's records.
-func cutPage(all []Record, err error) func(RecordPageRequest) (RecordPage, error) {
-	return func(p RecordPageRequest) (RecordPage, error) {
-		if err != nil || all == nil {
-			return RecordPage{Next: -1}, err
-		}
-		page := RecordPage{Records: []Record{}, Total: len(all), Next: -1}
-		if p.From >= len(all) {
-			return page, nil
-		}
-		end := len(all)
-		if p.Limit > 0 {
-			end = min(end, p.From+p.Limit)
-		}
-		var size int64
-		for i := p.From; i < end; i++ {
-			if i > p.From && p.MaxBytes > 0 && size >= p.MaxBytes {
-				end = i
-				break
-			}
-			size += recordBytes(&all[i])
-		}
-		page.Records = all[p.From:end]
-		if end < len(all) {
-			page.Next = end
-		}
-		return page, nil
+// cutPage cuts the page p out of all of a batch's records.
+func cutPage(all []Record, p RecordPageRequest) RecordPage {
+	page := RecordPage{Records: []Record{}, Total: len(all), Next: -1}
+	if p.From >= len(all) {
+		return page
 	}
+	end := len(all)
+	if p.Limit > 0 {
+		end = min(end, p.From+p.Limit)
+	}
+	var size int64
+	for i := p.From; i < end; i++ {
+		if i > p.From && p.MaxBytes > 0 && size >= p.MaxBytes {
+			end = i
+			break
+		}
+		size += recordBytes(&all[i])
+	}
+	page.Records = all[p.From:end]
+	if end < len(all) {
+		page.Next = end
+	}
+	return page
 }
 
 // recordBytes is the bytes of r's key, value and headers.
