@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -244,6 +243,16 @@ type BatchJSON struct {
 	RecordList     []Record      `json:"record_list"`
 	RecordsNote    string        `json:"records_note,omitempty"`
 	ConsumeOptions Options       `json:"options"`
+
+	// The page of the records record_list holds (records.go): from
+	// index records_from, at most records_limit, of records_total; when
+	// more follow, records_truncated and records_next (the records_from
+	// of the next page).
+	RecordsFrom      int  `json:"records_from"`
+	RecordsLimit     int  `json:"records_limit"`
+	RecordsTotal     int  `json:"records_total"`
+	RecordsTruncated bool `json:"records_truncated"`
+	RecordsNext      *int `json:"records_next"`
 }
 
 // AbortedJSON is one .txnindex entry and the file it lives in.
@@ -296,6 +305,10 @@ func (a *API) Batch() http.Handler {
 		if err != nil {
 			return err
 		}
+		page, err := recordPageQuery(r)
+		if err != nil {
+			return err
+		}
 		i := batchAt(l, off)
 		if i < 0 {
 			return notFound("no batch holds offset %d", off)
@@ -338,18 +351,7 @@ func (a *API) Batch() http.Handler {
 		case a.records == nil:
 			j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
 		default:
-			recs, err := a.records.Records(r.Context(), id, l, b)
-			switch {
-			case errors.Is(err, ErrNoRecords):
-				j.RecordsNote = "record bytes are not available for this source; the header is shown"
-			case err != nil:
-				j.RecordsNote = "records could not be decoded: " + err.Error()
-			case recs != nil:
-				for i := range recs {
-					recs[i].KeyText, recs[i].ValueText = text(recs[i].Key), text(recs[i].Value)
-				}
-				j.RecordList = recs
-			}
+			a.batchRecords(r, id, l, b, page, &j)
 		}
 		return writeJSON(w, j)
 	})

@@ -24,51 +24,104 @@ var errTooLarge = errors.New("decompressed size exceeds the bound")
 // is the batch's magic: magic 0 LZ4 frames carry a wrong header checksum
 // that Kafka ignores (Lz4BlockInputStream, ignoreFlagDescriptorChecksum).
 func decompress(codec txnindex.Compression, src []byte, limit int64, magic int8) ([]byte, error) {
-	switch codec {
-	case txnindex.CompressionNone:
+	if codec == txnindex.CompressionNone {
 		return src, nil
-	case txnindex.CompressionGzip:
-		// GZIPInputStream reads concatenated members; so does this
-		// reader (multistream is its default).
-		zr, err := gzip.NewReader(bytes.NewReader(src))
-		if err != nil {
-			return nil, err
-		}
-		return readBounded(zr, len(src), limit)
-	case txnindex.CompressionSnappy:
-		return decompressSnappy(src, limit)
-	case txnindex.CompressionLZ4:
-		if magic == 0 {
-			src = fixLZ4HeaderChecksum(src)
-		}
-		return readBounded(lz4.NewReader(bytes.NewReader(src)), len(src), limit)
-	case txnindex.CompressionZstd:
-		d := zstdPool.Get().(*zstd.Decoder)
-		defer zstdPool.Put(d)
-		if err := d.Reset(bytes.NewReader(src)); err != nil {
-			return nil, err
-		}
-		out, err := readBounded(d, len(src), limit)
-		d.Reset(nil)
-		return out, err
 	}
-	// CompressionType.forId: "Unknown compression type id".
-	return nil, fmt.Errorf("unknown compression type id %d", codec)
-}
-
-// readBounded reads r to the end, failing once more than limit bytes arrive;
-// memory grows with the bytes actually produced, never with a claimed size.
-func readBounded(r io.Reader, srcLen int, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(min(int64(srcLen)*4, limit, 1<<20)))
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	r, release, err := decompressReader(codec, bytes.NewReader(src), limit, magic)
 	if err != nil {
 		return nil, err
 	}
-	if n > limit {
-		return nil, fmt.Errorf("%w (%d bytes)", errTooLarge, limit)
+	defer release()
+	var buf bytes.Buffer
+	buf.Grow(int(min(int64(len(src))*4, limit, 1<<20)))
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// decompressReader returns src decompressed with codec as a stream, and a
+// func that releases the stream's decoder (call it once done). The stream
+// never yields more than limit bytes: reading past them fails with
+// errTooLarge. The codecs decode as the caller reads (one zstd block of at
+// most 128 KiB, one LZ4 block of at most 4 MiB, one snappy chunk, a gzip
+// window at a time) and read src as they go, so the work and memory of a
+// reader that stops early grow with what it read, not with what the batch
+// claims or holds.
+func decompressReader(codec txnindex.Compression, src io.Reader, limit int64, magic int8) (io.Reader, func(), error) {
+	return decompressReaderWith(codec, src, limit, magic, nil)
+}
+
+// decompressReaderWith is decompressReader decoding zstd with zd (reset
+// for src, and reset to nil by the release func) instead of a pooled
+// decoder, when zd is not nil.
+func decompressReaderWith(codec txnindex.Compression, src io.Reader, limit int64, magic int8, zd *zstd.Decoder) (io.Reader, func(), error) {
+	nop := func() {}
+	var r io.Reader
+	release := nop
+	switch codec {
+	case txnindex.CompressionNone:
+		r = src
+	case txnindex.CompressionGzip:
+		// GZIPInputStream reads concatenated members; so does this
+		// reader (multistream is its default).
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, nop, err
+		}
+		r = zr
+	case txnindex.CompressionSnappy:
+		r = newSnappyReader(src, limit)
+	case txnindex.CompressionLZ4:
+		if magic == 0 {
+			src = fixLZ4Stream(src)
+		}
+		r = lz4.NewReader(src)
+	case txnindex.CompressionZstd:
+		d, put := zd, func(*zstd.Decoder) {}
+		if d == nil {
+			d, put = zstdPool.Get().(*zstd.Decoder), func(d *zstd.Decoder) { zstdPool.Put(d) }
+		}
+		if err := d.Reset(src); err != nil {
+			put(d)
+			return nil, nop, err
+		}
+		r, release = d, func() { d.Reset(nil); put(d) }
+	default:
+		// CompressionType.forId: "Unknown compression type id".
+		return nil, nop, fmt.Errorf("unknown compression type id %d", codec)
+	}
+	return &boundedReader{r: r, left: limit, limit: limit}, release, nil
+}
+
+// boundedReader passes at most limit bytes of r through and then fails
+// with errTooLarge if r has more.
+type boundedReader struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := io.ReadFull(b.r, one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("%w (%d bytes)", errTooLarge, b.limit)
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // xerialMagic starts a snappy-java SnappyOutputStream: the Java producer's
@@ -76,35 +129,101 @@ func readBounded(r io.Reader, srcLen int, limit int64) ([]byte, error) {
 // Wireshark and franz-go do.
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
-func decompressSnappy(src []byte, limit int64) ([]byte, error) {
-	if len(src) < 16 || !bytes.HasPrefix(src, xerialMagic) {
-		return snappyBlock(nil, src, limit)
-	}
-	// 8-byte magic, int32 version, int32 compatible version, then
-	// [int32 length][raw snappy block] chunks.
-	var out []byte
-	rest := src[16:]
-	for len(rest) > 0 {
-		if len(rest) < 4 {
-			return nil, fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", len(rest))
-		}
-		n := binary.BigEndian.Uint32(rest)
-		rest = rest[4:]
-		if int64(n) > int64(len(rest)) {
-			return nil, fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, len(rest))
-		}
-		var err error
-		if out, err = snappyBlock(out, rest[:n], limit-int64(len(out))); err != nil {
-			return nil, err
-		}
-		rest = rest[n:]
-	}
-	return out, nil
+// snappyReader decodes xerial-framed snappy one chunk at a time, or a raw
+// snappy block whole; each block's declared length is checked against the
+// bytes still allowed before s2 allocates it.
+type snappyReader struct {
+	src   io.Reader // xerial chunks not decoded yet; nil for a raw block
+	out   []byte    // decoded bytes not read yet
+	left  int64     // bytes the blocks still to decode may produce
+	err   error
+	chunk bytes.Buffer
 }
 
-// snappyBlock appends the decoding of one raw snappy block to dst, checking
-// the block's declared length against limit before s2 allocates it.
-func snappyBlock(dst, block []byte, limit int64) ([]byte, error) {
+func newSnappyReader(src io.Reader, limit int64) *snappyReader {
+	s := &snappyReader{left: limit}
+	var head [16]byte
+	n, err := io.ReadFull(src, head[:])
+	if err == nil && bytes.HasPrefix(head[:], xerialMagic) {
+		// 8-byte magic, int32 version, int32 compatible version, then
+		// [int32 length][raw snappy block] chunks.
+		s.src = src
+		return s
+	}
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		s.err = err
+		return s
+	}
+	// A raw block: no valid block of at most limit decoded bytes is
+	// longer than MaxEncodedLen(limit), so that bounds the read.
+	if _, err := s.readChunk(io.MultiReader(bytes.NewReader(head[:n]), src), maxEncodedLen(limit)+1); err != nil {
+		s.err = err
+		return s
+	}
+	s.out, s.err = snappyBlock(s.chunk.Bytes(), limit)
+	return s
+}
+
+// maxEncodedLen is s2.MaxEncodedLen, saturated for lengths it refuses.
+func maxEncodedLen(n int64) int64 {
+	if e := s2.MaxEncodedLen(int(min(n, 1<<31))); e >= 0 {
+		return int64(e)
+	}
+	return 1 << 32
+}
+
+// readChunk reads at most n bytes of r into s.chunk (growing it with the
+// bytes that arrive, not with n) and returns how many.
+func (s *snappyReader) readChunk(r io.Reader, n int64) (int64, error) {
+	s.chunk.Reset()
+	return s.chunk.ReadFrom(io.LimitReader(r, n))
+}
+
+func (s *snappyReader) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if s.src == nil {
+			return 0, io.EOF
+		}
+		var l [4]byte
+		switch k, err := io.ReadFull(s.src, l[:]); {
+		case err == io.EOF:
+			s.err = io.EOF
+			continue
+		case err == io.ErrUnexpectedEOF:
+			s.err = fmt.Errorf("xerial framing: %d trailing bytes, want a 4-byte chunk length", k)
+			continue
+		case err != nil:
+			s.err = err
+			continue
+		}
+		n := int64(binary.BigEndian.Uint32(l[:]))
+		if n > maxEncodedLen(s.left) {
+			s.err = fmt.Errorf("xerial framing: chunk length %d is more than %d decompressed bytes can take: %w", n, s.left, errTooLarge)
+			continue
+		}
+		k, err := s.readChunk(s.src, n)
+		if err != nil {
+			s.err = err
+			continue
+		}
+		if k < n {
+			s.err = fmt.Errorf("xerial framing: chunk length %d, only %d bytes left", n, k)
+			continue
+		}
+		s.out, s.err = snappyBlock(s.chunk.Bytes(), s.left)
+		s.left -= int64(len(s.out))
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// snappyBlock decodes one raw snappy block, checking its declared length
+// against limit before s2 allocates it.
+func snappyBlock(block []byte, limit int64) ([]byte, error) {
 	n, err := s2.DecodedLen(block)
 	if err != nil {
 		return nil, err
@@ -112,35 +231,55 @@ func snappyBlock(dst, block []byte, limit int64) ([]byte, error) {
 	if int64(n) > limit {
 		return nil, fmt.Errorf("%w (%d bytes)", errTooLarge, limit)
 	}
-	out, err := s2.Decode(nil, block)
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, out...), nil
+	return s2.Decode(nil, block)
 }
 
 // zstdPool holds streaming zstd decoders, which are costly to build. They
-// decode synchronously (concurrency 1), and readBounded bounds their output.
-// The window is bounded separately: streaming writers (zstd-jni, which the
-// Java producer uses) declare a window from the compression level, not from
-// the data, so a frame's window may exceed a small batch's output bound.
-// The decoder grows its history as data arrives, up to that window.
-var zstdPool = sync.Pool{New: func() any {
+// decode synchronously (concurrency 1), and boundedReader bounds their
+// output. The window is bounded separately: streaming writers (zstd-jni,
+// which the Java producer uses) declare a window from the compression
+// level, not from the data, so a frame's window may exceed a small batch's
+// output bound. A decoder allocates its history for the declared window
+// (plus half a block, in low-memory mode) on the first frame that needs it
+// and keeps it for the next frames, so a scan of many batches pays for the
+// largest window once, not once per batch (8 MiB for a 64 MiB stream
+// from klauspost's default encoder).
+var zstdPool = sync.Pool{New: func() any { return newZstdDecoder(zstdMaxWindow) }}
+
+// newZstdDecoder returns a synchronous low-memory decoder refusing frames
+// whose window exceeds window bytes.
+func newZstdDecoder(window uint64) *zstd.Decoder {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderMaxWindow(window),
 		zstd.WithDecoderMaxMemory(zstdMaxWindow))
 	if err != nil {
 		// Only invalid options fail; these are constant.
 		panic("loader: zstd.NewReader: " + err.Error())
 	}
 	return d
-}}
+}
 
 // zstdMaxWindow is the largest window accepted: zstd's level 19-22 windows
 // reach 8-128 MiB, but Kafka producers use the default level 3 (2 MiB).
 const zstdMaxWindow = 64 << 20
+
+// fixLZ4Stream is fixLZ4HeaderChecksum over the start of a stream: an LZ4
+// frame header is at most 19 bytes.
+func fixLZ4Stream(src io.Reader) io.Reader {
+	head := make([]byte, 19)
+	n, err := io.ReadFull(src, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return io.MultiReader(bytes.NewReader(head[:n]), &errReader{err})
+	}
+	return io.MultiReader(bytes.NewReader(fixLZ4HeaderChecksum(head[:n])), src)
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e *errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // fixLZ4HeaderChecksum rewrites the header checksum of an LZ4 frame. Kafka
 // 0.8-0.10 (magic 0) computed it over the magic number as well as the frame

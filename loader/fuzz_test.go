@@ -2,8 +2,11 @@ package loader
 
 import (
 	"bytes"
+	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,6 +49,43 @@ func seedBatches(f *testing.F) {
 	inner := concat(legacyMessage(0, 1, 0, 1, []byte("k"), []byte("a")), legacyMessage(1, 1, 0, 2, nil, []byte("b")))
 	f.Add(concat(legacyMessage(5, 1, 1, 9, nil, compress(f, codecGzip, inner)), legacyMessage(6, 0, 0, -1, nil, []byte("plain"))))
 	f.Add([]byte{})
+	seedHostile(f)
+}
+
+// fuzzBound is the decompression bound of the fuzz targets.
+const fuzzBound = 1 << 20
+
+// seedHostile adds the hostile shapes of issue 17, scaled down so that an
+// input derived from them still costs about a millisecond (the fuzzer
+// spends up to a minute minimising each new input): a record-count bomb
+// (zstd of 32 KiB of 7-byte records; the issue's held 64 MiB),
+// control-batch bombs (a marker followed by 256 KiB of zeros in zstd,
+// claiming one record and claiming millions),
+// and offsets that overflow, go negative or go backwards after valid
+// batches. testdata/fuzz holds the same shapes as files.
+func seedHostile(f *testing.F) {
+	for _, s := range hostileSeeds(f) {
+		f.Add(s)
+	}
+}
+
+func hostileSeeds(t testing.TB) [][]byte {
+	valid := concat(dataBatch(t, 0, -1, false, 3), dataBatch(t, 3, 7, true, 2), marker(t, 5, 7, true, 1))
+	n := (32 << 10) / len(tinyRecord)
+	countBomb := rawBatch(kmsg.RecordBatch{Attributes: int16(codecZstd), ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		LastOffsetDelta: int32(n - 1)}, int32(n), compress(t, codecZstd, bytes.Repeat(tinyRecord, n)))
+	zeros := make([]byte, 256<<10)
+	copy(zeros, markerRecord(5))
+	ctl := compress(t, codecZstd, zeros)
+	txnZstd := kmsg.RecordBatch{FirstOffset: 6, Attributes: 0x34, ProducerID: 7, ProducerEpoch: 1, FirstSequence: -1}
+	return [][]byte{
+		concat(valid, countBomb),
+		concat(valid, rawBatch(txnZstd, 1, ctl), dataBatch(t, 7, -1, false, 1)),
+		concat(valid, rawBatch(txnZstd, 9_586_980, ctl)),
+		concat(valid, hostileOffsetBatch(t, math.MaxInt64-7, math.MaxInt32)),
+		concat(valid, hostileOffsetBatch(t, 6, -5)),
+		concat(valid, hostileOffsetBatch(t, 4, 0)),
+	}
 }
 
 // checkScan states the segment invariants.
@@ -71,6 +111,46 @@ func checkScan(t *testing.T, data []byte, s *SegmentFile) {
 			t.Fatalf("damage outside the input: %v", d)
 		}
 	}
+	checkOffsets(t, s.Batches)
+}
+
+// checkOffsets states the offset invariants of every scan: non-negative,
+// strictly increasing, a next offset an int64 holds, and an end-transaction
+// marker of one record.
+func checkOffsets(t *testing.T, bs []txnindex.Batch) {
+	last := int64(-1)
+	for _, b := range bs {
+		if b.BaseOffset <= last || b.LastOffsetDelta() < 0 || b.BaseOffset > math.MaxInt64-1-int64(b.LastOffsetDelta()) {
+			t.Fatalf("batch at %d: offsets [%d, +%d] after last offset %d", b.Position(), b.BaseOffset, b.LastOffsetDelta(), last)
+		}
+		last = b.LastOffset()
+		if c := b.Control(); (c == txnindex.ControlAbort || c == txnindex.ControlCommit) && b.Records != 1 {
+			t.Fatalf("batch at %d: %v marker with %d records", b.Position(), c, b.Records)
+		}
+	}
+}
+
+// checkPages states that a page of a batch is the same records as that
+// part of Records, and that it never holds more than asked.
+func checkPages(t *testing.T, s *SegmentFile, b txnindex.Batch, all []Record, err error) {
+	for _, lim := range []PageLimits{{Limit: 2}, {From: 1, Limit: 3}} {
+		p, perr := s.RecordsPage(context.Background(), b, lim)
+		if perr != nil {
+			if err == nil {
+				t.Fatalf("batch at %d: page %+v failed (%v) where Records succeeded", b.Position(), lim, perr)
+			}
+			continue
+		}
+		if len(p.Records) > lim.Limit {
+			t.Fatalf("batch at %d: page of %d records, limit %d", b.Position(), len(p.Records), lim.Limit)
+		}
+		if err == nil {
+			want := all[min(lim.From, len(all)):min(lim.From+lim.Limit, len(all))]
+			if len(p.Records) != len(want) || (len(want) > 0 && !reflect.DeepEqual(p.Records, want)) || p.Total != len(all) {
+				t.Fatalf("batch at %d: page %+v differs from Records", b.Position(), lim)
+			}
+		}
+	}
 }
 
 // FuzzSegment: any input scans without panicking, never yields more
@@ -81,10 +161,10 @@ func FuzzSegment(f *testing.F) {
 	seedFiles(f, ".log")
 	seedBatches(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		limit := ScanOptions{VerifyCRC: true, ExpandLegacy: true, MaxDecompressedSize: 1 << 20}
+		limit := ScanOptions{VerifyCRC: true, ExpandLegacy: true, MaxDecompressedSize: fuzzBound}
 		full := NewSegmentBytes(data, "f.log", limit)
 		checkScan(t, data, full)
-		head := NewSegmentBytes(data, "f.log", ScanOptions{MaxDecompressedSize: 1 << 20})
+		head := NewSegmentBytes(data, "f.log", ScanOptions{MaxDecompressedSize: fuzzBound})
 		checkScan(t, data, head)
 		if len(full.Batches) > len(head.Batches) {
 			t.Fatalf("verifying scan kept %d batches, header scan %d", len(full.Batches), len(head.Batches))
@@ -103,6 +183,7 @@ func FuzzSegment(f *testing.F) {
 			if err == nil && b.Magic() == 2 && int32(len(rs)) != b.Records {
 				t.Fatalf("batch at %d: %d records, header says %d", b.Position(), len(rs), b.Records)
 			}
+			checkPages(t, head, b, rs, err)
 		}
 	})
 }
@@ -127,7 +208,8 @@ func FuzzRecordSet(f *testing.F) {
 		if pos < int64(len(data)) && len(errs) == 0 {
 			t.Fatalf("stopped at %d of %d with no error", pos, len(data))
 		}
-		seg := NewSegmentBytes(data, "fetch", ScanOptions{MaxDecompressedSize: 1 << 20})
+		checkOffsets(t, bs)
+		seg := NewSegmentBytes(data, "fetch", ScanOptions{MaxDecompressedSize: fuzzBound})
 		for _, b := range bs {
 			seg.Records(b)
 		}

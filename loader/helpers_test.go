@@ -222,3 +222,8 @@ func legacyMessage(offset int64, magic int8, attr int8, ts int64, key, value []b
 func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// tinyRecord is the smallest v2 record (minRecordSize bytes): length 6,
+// attributes 0, timestampDelta 0, offsetDelta 0, null key, null value, no
+// headers. A record-count bomb is many of them.
+var tinyRecord = []byte{0x0c, 0, 0, 0, 1, 1, 0}

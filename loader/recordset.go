@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"io"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -17,18 +18,30 @@ import (
 // The scan stops at the first damage; the errors say where and why. A clean
 // record set gives no errors.
 func ParseRecordSet(data []byte, name string) ([]txnindex.Batch, []*FormatError) {
+	bs, errs, _ := ParseRecordSetContext(context.Background(), data, name)
+	return bs, errs
+}
+
+// ParseRecordSetContext is ParseRecordSet that stops when ctx ends; the
+// error then wraps ctx's cause, and the batches before the position it
+// names are returned.
+func ParseRecordSetContext(ctx context.Context, data []byte, name string) ([]txnindex.Batch, []*FormatError, error) {
 	s := scanner{
 		name:     name,
 		w:        window{data: data, size: int64(len(data))},
 		opts:     DefaultScanOptions,
 		inMemory: true,
 		segment:  -1,
+		ctx:      ctx,
 	}
 	if err := s.scan(); err != nil {
+		if ctx.Err() != nil {
+			return s.batches, s.damage, err
+		}
 		// In-memory reads cannot fail; this is unreachable.
 		s.damage = append(s.damage, formatErr(name, s.pos, "batch", "%v", err))
 	}
-	return s.batches, s.damage
+	return s.batches, s.damage, nil
 }
 
 // bytesReaderAt lets NewSegment scan a byte slice without copying.
@@ -50,4 +63,10 @@ func (r *bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 func NewSegmentBytes(data []byte, name string, o ScanOptions) *SegmentFile {
 	f, _ := NewSegmentWith(&bytesReaderAt{data}, int64(len(data)), name, o)
 	return f
+}
+
+// NewSegmentBytesContext is NewSegmentBytes that stops when ctx ends; the
+// error is then the only way it fails (see NewSegmentContext).
+func NewSegmentBytesContext(ctx context.Context, data []byte, name string, o ScanOptions) (*SegmentFile, error) {
+	return NewSegmentContext(ctx, &bytesReaderAt{data}, int64(len(data)), name, o)
 }

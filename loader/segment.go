@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -11,6 +13,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -28,11 +32,21 @@ const (
 	legacyHeaderV0      = 18 // offset, size, crc, magic, attributes
 	legacyHeaderV1      = 26 // ... plus the timestamp
 
+	// maxMarkerBytes bounds the records of an end-transaction marker
+	// batch, decompressed. A broker writes one record of 17 bytes
+	// (EndTransactionMarker.CURRENT_END_TXN_SCHEMA_RECORD_SIZE plus its
+	// length varint): a 4-byte key (version, type) and a 6-byte value
+	// (version, coordinatorEpoch), 0 headers. Readers parse a longer key
+	// or value as version 0 (ControlRecordType.parseTypeId,
+	// EndTransactionMarker.deserializeValue), so future versions may add
+	// fields; 256 bytes leaves room for that, and for every varint at its
+	// longest (46 bytes), while no marker batch can make the scan expand
+	// a decompression bomb.
+	maxMarkerBytes = 256
+
 	// controlPeek is how much of a control batch the header-only scan
-	// reads to get its first record. A broker-written marker is 78 bytes
-	// (EndTransactionMarker.CURRENT_END_TXN_SCHEMA_RECORD_SIZE + 61); the
-	// slack covers future key/value versions without reading a huge batch.
-	controlPeek = batchHeaderSize + 256
+	// reads: enough to tell a marker's records from larger ones.
+	controlPeek = batchHeaderSize + maxMarkerBytes + 1
 )
 
 // DefaultMaxDecompressedSize bounds what one batch may decompress to when
@@ -124,7 +138,15 @@ func NewSegment(r io.ReaderAt, size int64, name string) (*SegmentFile, error) {
 
 // NewSegmentWith is NewSegment with explicit options.
 func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
-	f, _, err := newSegment(r, size, name, o, nil, 0, 0)
+	return NewSegmentContext(context.Background(), r, size, name, o)
+}
+
+// NewSegmentContext is NewSegmentWith that stops when ctx ends: a load
+// started for a request or a command must not run on once nobody waits for
+// it. The error then wraps ctx's cause and names the file and the byte the
+// scan had reached.
+func NewSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions) (*SegmentFile, error) {
+	f, _, err := newSegmentContext(ctx, r, size, name, o, nil, 0, 0)
 	if f != nil {
 		f.Batches = trimBatches(f.Batches)
 	}
@@ -138,24 +160,39 @@ func NewSegmentWith(r io.ReaderAt, size int64, name string, o ScanOptions) (*Seg
 // are the bytes of the partition's other segments scanned before this one
 // and still to scan (see scanner.add).
 func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegment(r, nil, size, name, o, into, before, after)
+	return newSegmentContext(context.Background(), r, size, name, o, into, before, after)
+}
+
+// newSegmentContext is newSegment that stops when ctx ends.
+func newSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanSegmentContext(ctx, r, nil, size, name, o, into, before, after)
 }
 
 // scanFile is newSegment over an open file, scanning it through a
 // read-only mapping where one can be made (mapFile). The mapping lives only
 // for the scan: nothing the scan keeps points into it.
 func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanFileContext(context.Background(), fh, size, name, o, into, before, after)
+}
+
+// scanFileContext is scanFile that stops when ctx ends.
+func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	data, unmap, ok := mapFile(fh, size)
 	if !ok {
-		return scanSegment(fh, nil, size, name, o, into, before, after)
+		return scanSegmentContext(ctx, fh, nil, size, name, o, into, before, after)
 	}
 	defer unmap()
-	return scanSegment(fh, data, size, name, o, into, before, after)
+	return scanSegmentContext(ctx, fh, data, size, name, o, into, before, after)
 }
 
 // scanSegment scans size bytes of r, or of mapped when it is not nil (the
 // same bytes, mapped by scanFile).
 func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+	return scanSegmentContext(context.Background(), r, mapped, size, name, o, into, before, after)
+}
+
+// scanSegmentContext is scanSegment that stops when ctx ends.
+func scanSegmentContext(ctx context.Context, r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
@@ -163,7 +200,7 @@ func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOp
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after}
+	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after, ctx: ctx}
 	scan := s.scan
 	if br, ok := r.(*bytesReaderAt); ok {
 		s.w.data = br.b
@@ -194,6 +231,12 @@ func OpenSegment(path string) (*SegmentFile, error) {
 
 // OpenSegmentWith is OpenSegment with explicit options.
 func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
+	return OpenSegmentContext(context.Background(), path, o)
+}
+
+// OpenSegmentContext is OpenSegmentWith that stops when ctx ends (see
+// NewSegmentContext).
+func OpenSegmentContext(ctx context.Context, path string, o ScanOptions) (*SegmentFile, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -203,7 +246,7 @@ func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
 		fh.Close()
 		return nil, err
 	}
-	f, _, err := scanFile(fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
+	f, _, err := scanFileContext(ctx, fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
 	if err != nil {
 		fh.Close()
 		return nil, err
@@ -234,27 +277,45 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
 // from the file.
 func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
-	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
-		return nil, formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	if err := f.checkBounds(b); err != nil {
+		return nil, err
 	}
-	r := f.r
-	if r == nil {
-		// Loaded by OpenPartition, which does not keep segments open.
-		if f.path == "" {
-			return nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
-		}
-		fh, err := os.Open(f.path)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		r = fh
+	r, release, err := f.source()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	buf := make([]byte, b.Size)
 	if err := readFullAt(r, buf, b.Position()); err != nil {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// checkBounds refuses a batch that does not lie inside the file.
+func (f *SegmentFile) checkBounds(b txnindex.Batch) error {
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > f.Size {
+		return formatErr(f.Name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, f.Size)
+	}
+	return nil
+}
+
+// source returns a reader of the segment's bytes and a func to call once
+// done with it: the file held open, or (for a segment loaded by
+// OpenPartition, which does not keep segments open) the file reopened
+// read-only.
+func (f *SegmentFile) source() (io.ReaderAt, func(), error) {
+	if f.r != nil {
+		return f.r, func() {}, nil
+	}
+	if f.path == "" {
+		return nil, nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
+	}
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, func() { fh.Close() }, nil
 }
 
 // parseBaseOffset parses "<20 digits><suffix>" (LogFileUtils.offsetFromFileName
@@ -281,9 +342,21 @@ type scanner struct {
 	inMemory bool
 	segment  int32
 
+	// ctx, when set, ends the scan early (cancelled).
+	ctx   context.Context
+	polls uint32
+
+	// zstd decodes compressed control batches (controlZstdWindow).
+	zstd *zstd.Decoder
+
 	pos     int64
 	batches []txnindex.Batch
 	damage  []*FormatError
+
+	// lastOffset is the last offset of the batch scanned before (when
+	// haveLast): the next batch must start above it.
+	lastOffset int64
+	haveLast   bool
 
 	// before and after are the bytes of the other segments scanned into
 	// the same slice: before this one (their batches are in batches
@@ -320,6 +393,28 @@ func (s *scanner) add(b txnindex.Batch) {
 	s.batches = append(s.batches, b)
 }
 
+// cancelEvery is how many batches the scan reads between looks at its
+// context: a header-only scan reads millions of batches a second, so a
+// cancelled scan stops within microseconds, and the look costs nothing
+// measurable. Work that may take longer for one batch (a legacy wrapper's
+// decompression) looks first, whatever the count.
+const cancelEvery = 64
+
+// cancelled reports, as an error naming the file and position, that the
+// scan's context ended; every cancelEvery-th call looks, unless now.
+func (s *scanner) cancelled(now bool) error {
+	if s.ctx == nil {
+		return nil
+	}
+	if s.polls++; !now && s.polls%cancelEvery != 0 {
+		return nil
+	}
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("loader: %s: scan stopped at byte %#x: %w", s.name, s.pos, context.Cause(s.ctx))
+}
+
 // damaged records a fatal problem at the current position and stops.
 func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
@@ -332,6 +427,12 @@ func (s *scanner) note(format string, args ...any) {
 }
 
 func (s *scanner) scan() error {
+	defer func() {
+		if s.zstd != nil {
+			s.zstd.Close()
+			s.zstd = nil
+		}
+	}()
 	size := s.w.size
 	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
 	// so this bounds the slice without trusting any field.
@@ -342,6 +443,9 @@ func (s *scanner) scan() error {
 		rem := size - s.pos
 		if rem == 0 {
 			return nil
+		}
+		if err := s.cancelled(false); err != nil {
+			return err
 		}
 		if !s.inMemory && rem <= headerSizeUpToMagic {
 			// FileLogInputStream.nextBatch: position >= end - 17 ends the
@@ -462,7 +566,11 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 	// DefaultRecordBatch.attributes() casts to byte: the high byte is
 	// ignored on read, so it is dropped here too.
 	b.SetAttributes(int16(uint8(r.int16())))
-	b.SetLastOffset(baseOffset + int64(r.int32()))
+	delta := r.int32()
+	if !s.offsetsOK(baseOffset, int64(delta)) {
+		return false, nil
+	}
+	b.SetLastOffset(baseOffset + int64(delta))
 	b.BaseTimestamp = r.int64()
 	b.MaxTimestamp = r.int64()
 	b.ProducerID = txnindex.ProducerID(r.int64())
@@ -489,24 +597,71 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 	}
 	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
 	return true, nil
+}
+
+// offsetsOK checks the offsets [base, base+delta] of the batch at s.pos
+// against the one before it, and records damage (which stops the scan)
+// when they break what every offset of a log is: non-negative, strictly
+// increasing from batch to batch (the broker assigns them so, and the
+// .index it appends to refuses an offset no larger than the last one,
+// OffsetIndex.append), and a last offset whose next offset an int64 holds.
+// Java computes lastOffset() as baseOffset + lastOffsetDelta and wraps
+// silently; the sum is checked here before it is formed, so a base offset
+// of 2^63-8 with a delta of 2^31-1 cannot turn into a negative log end
+// offset that would push every earlier batch behind the high watermark.
+func (s *scanner) offsetsOK(base, delta int64) bool {
+	switch {
+	case base < 0:
+		s.damaged("bad base offset: want >= 0, found %d", base)
+	case delta < 0:
+		s.damaged("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
+	case base > math.MaxInt64-1-delta:
+		s.damaged("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
+	case s.haveLast && base <= s.lastOffset:
+		s.damaged("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
+	default:
+		return true
+	}
+	return false
 }
 
 // control fills b.Control and b.CoordinatorEpoch from the batch's first
 // record. whole is the batch if already read.
+//
+// An end-transaction marker batch (transactional, or whose first record
+// is an ABORT or COMMIT) holds one record of a few bytes: the broker writes
+// exactly that (MemoryRecords.writeEndTransactionalMarker), uncompressed,
+// and the coordinator is the only writer (LogValidator refuses control
+// batches from clients). One that claims more records, or whose records
+// take more than maxMarkerBytes, is refused: noted as damage at its
+// position, its type UNKNOWN, and the scan goes on. No more than
+// maxMarkerBytes+1 bytes of a control batch are ever decompressed, so a
+// marker batch of 2 KB of zstd that expands to 64 MiB costs what a marker
+// costs. KRaft writes control batches that are neither (LeaderState: a
+// LEADER_CHANGE followed by KRAFT_VERSION and KRAFT_VOTERS records in one
+// batch, not transactional, compressed as configured): of those only the
+// first record's key is read, from the same prefix.
 func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
-	var body []byte
+	if b.IsTransactional() && b.Records != 1 {
+		s.refuseMarker(b, "an end-transaction marker batch holds 1 record, found %d", b.Records)
+		return nil
+	}
+	var body []byte // the records, or their first maxMarkerBytes+1 bytes
 	if b.Compression() != txnindex.CompressionNone {
-		// Brokers write markers uncompressed (MemoryRecords
-		// .writeEndTransactionalMarker), but the readers would
-		// decompress one, so this does too.
+		// Brokers write markers uncompressed, but the readers would
+		// decompress one, so this does too, up to the bound.
 		if whole == nil {
 			var err error
 			if whole, err = s.w.at(s.pos, int(b.Size)); err != nil {
 				return err
 			}
 		}
-		out, err := decompress(b.Compression(), whole[batchHeaderSize:], s.opts.maxDecompressed(), 2)
+		if b.Compression() == txnindex.CompressionZstd && s.zstd == nil {
+			s.zstd = newZstdDecoder(controlZstdWindow)
+		}
+		out, err := decompressPrefix(b.Compression(), whole[batchHeaderSize:], maxMarkerBytes+1, s.zstd)
 		if err != nil {
 			s.note("control batch: cannot decompress %s records: %v", b.Compression(), err)
 			b.SetControl(txnindex.ControlUnknown)
@@ -515,28 +670,29 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 		body = out
 	} else {
 		if whole == nil {
-			n := min(int(b.Size), controlPeek)
-			h, err := s.w.at(s.pos, n)
+			h, err := s.w.at(s.pos, min(int(b.Size), controlPeek))
 			if err != nil {
 				return err
 			}
-			rr := reader{src: h[batchHeaderSize:]}
-			if l := rr.varint(); rr.ok() && int64(rr.off)+int64(l) > int64(len(rr.src)) && n < int(b.Size) {
-				// The first record is longer than the peek: read
-				// the whole batch (bounded by its checked size).
-				h, err = s.w.at(s.pos, int(b.Size))
-				if err != nil {
-					return err
-				}
-			}
 			whole = h
 		}
-		body = whole[batchHeaderSize:]
+		body = whole[batchHeaderSize:min(len(whole), controlPeek)]
 	}
-	rec, err := firstRecord(body)
+	larger := len(body) > maxMarkerBytes
+	rec, err := firstRecord(body, larger)
 	if err != "" {
 		s.note("control batch: first record: %s", err)
 		b.SetControl(txnindex.ControlUnknown)
+		return nil
+	}
+	ct := controlType(rec.key, rec.keyNull)
+	marker := b.IsTransactional() || ct == txnindex.ControlAbort || ct == txnindex.ControlCommit
+	switch {
+	case marker && larger:
+		s.refuseMarker(b, "%s records larger than the %d bytes an end-transaction marker takes (a broker writes 17)", b.Compression(), maxMarkerBytes)
+		return nil
+	case marker && b.Records != 1:
+		s.refuseMarker(b, "an end-transaction marker batch holds 1 record, found %d", b.Records)
 		return nil
 	}
 	ct, epoch, msg := parseControl(rec.key, rec.keyNull, rec.value, rec.valueNull)
@@ -548,32 +704,77 @@ func (s *scanner) control(b *txnindex.Batch, whole []byte) error {
 	return nil
 }
 
+// refuseMarker notes a control batch that cannot be an end-transaction
+// marker and keeps it with the type UNKNOWN.
+func (s *scanner) refuseMarker(b *txnindex.Batch, format string, args ...any) {
+	s.note("control batch: %s", fmt.Sprintf(format, args...))
+	b.SetControl(txnindex.ControlUnknown)
+}
+
+// controlZstdWindow is the largest zstd window a control batch may
+// declare. Kafka writes control batches uncompressed (markers with
+// Compression.NONE, KRaft's KafkaRaftClient too), so a compressed one comes
+// from elsewhere; 8 MiB covers zstd-jni's level-3 frames (2 MiB) and
+// klauspost's default (8 MiB). A zstd decoder allocates the declared window
+// up front, so the scan keeps one decoder for all its control batches
+// (scanner.zstd), paying for one window per scan at most.
+const controlZstdWindow = 8 << 20
+
+// decompressPrefix returns the first n bytes src decompresses to (fewer
+// when it holds fewer), decoding no further than that; zd, when not nil,
+// decodes zstd.
+func decompressPrefix(codec txnindex.Compression, src []byte, n int, zd *zstd.Decoder) ([]byte, error) {
+	r, release, err := decompressReaderWith(codec, bytes.NewReader(src), int64(n), 2, zd)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	buf := make([]byte, n)
+	k, err := io.ReadFull(r, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return buf[:k], err
+}
+
 type rawRecord struct {
 	key, value         []byte
 	keyNull, valueNull bool
 }
 
-// firstRecord decodes just the key and value of the first record in body.
-func firstRecord(body []byte) (rawRecord, string) {
+// firstRecord decodes the key and value of the first record in body. When
+// prefix is set, body is only the start of the records: a record running
+// past it keeps what body holds of its key and value (a key cut short
+// reads as too short to parse).
+func firstRecord(body []byte, prefix bool) (rawRecord, string) {
 	r := reader{src: body}
 	length := r.varint()
 	if !r.ok() {
 		return rawRecord{}, "truncated length varint"
 	}
-	if length < 0 || int(length) > r.remaining() {
+	if length < 0 || (!prefix && int(length) > r.remaining()) {
 		return rawRecord{}, fmt.Sprintf("record length %d, only %d bytes remain", length, r.remaining())
 	}
-	rr := reader{src: r.take(int(length))}
+	rr := reader{src: r.take(min(int(length), r.remaining()))}
 	rr.int8()    // attributes
 	rr.varlong() // timestampDelta
 	rr.varint()  // offsetDelta
 	var rec rawRecord
 	rec.key, rec.keyNull = rr.varintBytes()
 	rec.value, rec.valueNull = rr.varintBytes()
-	if !rr.ok() {
+	if !rr.ok() && !prefix {
 		return rawRecord{}, fmt.Sprintf("truncated inside its %d bytes", length)
 	}
 	return rec, ""
+}
+
+// controlType is the type in a control record's key, ControlUnknown when
+// the key cannot be parsed.
+func controlType(key []byte, keyNull bool) txnindex.ControlType {
+	if keyNull || len(key) < 4 || int16(binary.BigEndian.Uint16(key)) < 0 {
+		return txnindex.ControlUnknown
+	}
+	return txnindex.ParseControlType(int16(binary.BigEndian.Uint16(key[2:])))
 }
 
 // parseControl applies ControlRecordType.parse and
@@ -605,6 +806,12 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 	length := total - logOverhead
 	if magic == 1 && length < recordOverheadV1 {
 		s.damaged("bad size: a magic 1 message needs at least %d bytes, size field gives %d", recordOverheadV1, length)
+		return false, nil
+	}
+	// A legacy entry's offset is its last offset (a compressed wrapper's
+	// is its last inner message's): the same rules hold for it.
+	prevLast, havePrev := s.lastOffset, s.haveLast
+	if !s.offsetsOK(offset, 0) {
 		return false, nil
 	}
 	var whole []byte
@@ -641,17 +848,26 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 		b.BaseTimestamp = b.MaxTimestamp
 	}
 	if expand {
-		inner, err := expandLegacy(whole, s.opts.maxDecompressed())
+		if err := s.cancelled(true); err != nil {
+			return false, err
+		}
+		n, first, err := expandLegacy(whole, s.opts.maxDecompressed())
 		if err != "" {
 			s.note("legacy wrapper: %s", err)
 		} else {
-			if b.SetOffsets(inner[0].Offset, b.LastOffset()) {
-				b.Records = int32(len(inner))
-			} else {
-				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", inner[0].Offset, b.LastOffset())
+			switch {
+			case havePrev && first <= prevLast:
+				s.note("legacy wrapper: first inner offset %d is not above %d, the previous batch's last offset", first, prevLast)
+			case first < 0 || first > b.LastOffset():
+				s.note("legacy wrapper: first inner offset %d is outside [0, %d], the wrapper's offset", first, b.LastOffset())
+			case b.SetOffsets(first, b.LastOffset()):
+				b.Records = int32(n)
+			default:
+				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", first, b.LastOffset())
 			}
 		}
 	}
 	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
 	return true, nil
 }

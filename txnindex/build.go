@@ -188,6 +188,16 @@ type Log struct {
 	Mismatches   []IndexMismatch
 	Gaps         []Gap
 
+	// Refused counts the batches Build left out of Batches: every batch
+	// from the first one whose offsets no log can hold (a negative base
+	// offset or lastOffsetDelta, or a last offset whose next offset
+	// overflows int64), and RefusedReason says why. The loaders refuse such
+	// a batch with a positional error before it gets here; this guards the
+	// offsets arithmetic (log end offset, gaps, counts) against batches
+	// assembled any other way.
+	Refused       int
+	RefusedReason string
+
 	// Fetches, for a log assembled from a capture, are the exchanges it
 	// came from: the broker's own LSO, high watermark and aborted lists,
 	// which Diagnose prefers to what the captured batches alone imply
@@ -219,7 +229,8 @@ type abortKey struct {
 const indexIntervalBytes = 4096
 
 // Build replays p's batches the way the broker's producer state does and
-// returns the resulting Log. p's slices are shared, not copied.
+// returns the resulting Log. p's slices are shared, not copied. Batches
+// from the first one with unusable offsets on are left out (Log.Refused).
 func Build(p *Partition) *Log {
 	l := &Log{
 		Topic:               p.Topic,
@@ -227,6 +238,9 @@ func Build(p *Partition) *Log {
 		Segments:            p.Segments,
 		Batches:             p.Batches,
 		HighWatermarkSource: p.HighWatermarkSource,
+	}
+	if i, why := firstUnusable(l.Batches); i >= 0 {
+		l.Batches, l.Refused, l.RefusedReason = l.Batches[:i:i], len(l.Batches)-i, why
 	}
 	if len(l.Segments) == 0 {
 		// A capture or a bare batch list: one pseudo-segment.
@@ -246,6 +260,24 @@ func Build(p *Partition) *Log {
 	l.computeLSO()
 	l.findGaps()
 	return l
+}
+
+// firstUnusable returns the index of the first batch whose offsets break
+// what the offset arithmetic here relies on, with the reason, or -1.
+func firstUnusable(bs []Batch) (int, string) {
+	for i := range bs {
+		b := &bs[i]
+		d := int64(b.LastOffsetDelta())
+		switch {
+		case b.BaseOffset < 0:
+			return i, fmt.Sprintf("batch %d: base offset %d is negative", i, b.BaseOffset)
+		case d < 0:
+			return i, fmt.Sprintf("batch %d at offset %d: last offset delta %d is negative", i, b.BaseOffset, d)
+		case b.BaseOffset > math.MaxInt64-1-d:
+			return i, fmt.Sprintf("batch %d: base offset %d + last offset delta %d overflows int64", i, b.BaseOffset, d)
+		}
+	}
+	return -1, ""
 }
 
 // indexSegments maps each segment to its range of batches.

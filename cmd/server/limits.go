@@ -240,6 +240,34 @@ func (l limitedRecords) Records(ctx context.Context, id string, lg *txnindex.Log
 	return l.next.Records(ctx, id, lg, b)
 }
 
+// RecordPage is Records for one page of a batch's records (api.RecordPager).
+func (l limitedRecords) RecordPage(ctx context.Context, id string, lg *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+	pager, ok := l.next.(api.RecordPager)
+	if !ok {
+		return api.RecordPage{}, fmt.Errorf("records of %s cannot be paged", id)
+	}
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return api.RecordPage{}, fmt.Errorf("all %d file slots (--max-open-files) stayed busy: %w", cap(l.sem), ctx.Err())
+	}
+	defer func() { <-l.sem }()
+	return pager.RecordPage(ctx, id, lg, b, p)
+}
+
+// RecordPage is Records for one page of a batch's records (api.RecordPager):
+// a failed page gets the same explanation.
+func (f faultRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+	pager, ok := f.next.(api.RecordPager)
+	if !ok {
+		return api.RecordPage{}, fmt.Errorf("records of %s cannot be paged", id)
+	}
+	page, err := pager.RecordPage(ctx, id, l, b, p)
+	failed := api.RecordSourceFunc(func(context.Context, string, *txnindex.Log, *txnindex.Batch) ([]api.Record, error) { return nil, err })
+	_, err = faultRecords{f.cat, failed}.Records(ctx, id, l, b)
+	return page, err
+}
+
 // faultRecords explains a record read that failed because the files
 // changed under the server. A loaded source is a snapshot: a live broker's
 // active segment keeps growing (the batches loaded still read back, the new

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -11,9 +12,16 @@ import (
 // from, on demand: the batch API's api.RecordSource.
 type loaderRecords struct{ cat *catalog }
 
-var _ api.RecordSource = loaderRecords{}
+var _ api.RecordPager = loaderRecords{}
 
 func (r loaderRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
+	p, err := r.RecordPage(ctx, id, l, b, api.RecordPageRequest{})
+	return p.Records, err
+}
+
+// RecordPage decodes the page p of b's records and no more (the loader
+// streams the batch and stops after the page).
+func (r loaderRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
 	var src *source
 	for _, s := range r.cat.list() {
 		if s.id == id && s.built() == l {
@@ -21,14 +29,14 @@ func (r loaderRecords) Records(ctx context.Context, id string, l *txnindex.Log, 
 		}
 	}
 	if src == nil || src.files == nil || b.Segment < 0 || int(b.Segment) >= len(src.files.Segments) {
-		return nil, api.ErrNoRecords
+		return api.RecordPage{}, api.ErrNoRecords
 	}
-	recs, err := src.files.Segments[b.Segment].Log.Records(*b)
+	lp, err := src.files.Segments[b.Segment].Log.RecordsPage(ctx, *b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
 	if err != nil {
-		return nil, err
+		return api.RecordPage{}, err
 	}
-	out := make([]api.Record, 0, len(recs))
-	for _, rec := range recs {
+	out := make([]api.Record, 0, len(lp.Records))
+	for _, rec := range lp.Records {
 		ar := api.Record{Offset: rec.Offset, Timestamp: rec.Timestamp, Key: rec.Key, Value: rec.Value}
 		for _, h := range rec.Headers {
 			ar.Headers = append(ar.Headers, api.Header{Key: h.Key, Value: h.Value})
@@ -42,5 +50,5 @@ func (r loaderRecords) Records(ctx context.Context, id string, l *txnindex.Log, 
 		}
 		out = append(out, ar)
 	}
-	return out, nil
+	return api.RecordPage{Records: out, Total: lp.Total, Next: lp.Next}, nil
 }
