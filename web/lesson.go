@@ -415,7 +415,7 @@ func whyOf(d txnindex.Decision) string {
 		return "The batch is not transactional: read_committed filters transactional batches only."
 	case txnindex.CauseNonTxnFromAbortedProducer:
 		return "The producer is in the aborted set, but the batch is not transactional, and the set filters transactional batches only."
-	case txnindex.CauseCommitMarker, txnindex.CauseAbortMarker, txnindex.CauseOtherControl, txnindex.CauseEmptyControl:
+	case txnindex.CauseCommitMarker, txnindex.CauseAbortMarker, txnindex.CauseOtherControl:
 		return "Control batches (COMMIT and ABORT markers) are never returned to the application; an ABORT marker also takes its producer out of the aborted set."
 	case txnindex.CauseAtOrAboveLSO:
 		return "read_committed fetches stop at the last stable offset, which an open transaction holds back: the batch is not readable yet."

@@ -20,7 +20,7 @@
   const VERDICTS = ["delivered", "aborted", "control", "pending", "before_position", "gap"];
   const CAUSES = ["none", "non_transactional", "not_aborted", "non_transactional_from_aborted_producer",
     "read_uncommitted", "legacy_message_set", "aborted_transaction", "commit_marker", "abort_marker",
-    "other_control", "empty_control_batch", "at_or_above_lso", "at_or_above_high_watermark", "unreachable",
+    "other_control", "at_or_above_lso", "at_or_above_high_watermark", "unreachable",
     "below_position", "below_log_start", "gap_compacted", "gap_segment_boundary", "gap_emptied_batch",
     "gap_before_first_batch", "gap_overlap"];
   const TXN_STATES = ["open", "committed", "aborted"];
