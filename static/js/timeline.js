@@ -17,16 +17,12 @@
   const root = document.querySelector('[data-testid="timeline"]');
   if (!root) return;
 
-  const VERDICTS = ["delivered", "aborted", "control", "pending", "before_position", "gap"];
-  const CAUSES = ["none", "non_transactional", "not_aborted", "non_transactional_from_aborted_producer",
-    "read_uncommitted", "legacy_message_set", "aborted_transaction", "commit_marker", "abort_marker",
-    "other_control", "at_or_above_lso", "at_or_above_high_watermark", "unreachable",
-    "below_position", "below_log_start", "gap_compacted", "gap_segment_boundary", "gap_emptied_batch",
-    "gap_before_first_batch", "gap_overlap"];
-  const TXN_STATES = ["open", "committed", "aborted"];
-  const F_TXN = 1, F_CONTROL = 2, F_COMMIT = 4, F_ABORT = 8, F_OPEN = 16;
-  const LANE_GAP = 0xffff;
-  const FRAME_DECISIONS = 1, FRAME_TXNS = 2;
+  // The codes, names and frame layout shared with the server, generated
+  // from its Go constants (static/js/contract.js, loaded first).
+  const C = window.txnscopeContract;
+  const { VERDICTS, CAUSES, F_COMMIT, F_ABORT, LANE_GAP, FRAME_DECISIONS, FRAME_TXNS } = C;
+  const { DELIVERED, ABORTED, CONTROL, PENDING, BEFORE_POSITION } = C.VERDICT;
+  const { OPEN: TXN_OPEN, COMMITTED: TXN_COMMITTED, ABORTED: TXN_ABORTED } = C.TXN_STATE;
   const COLORS = {
     delivered: "#009E73", aborted: "#D55E00", commit: "#0072B2", abort: "#CC79A7", control: "#56B4E9",
     pending: "#E69F00", before: "#999999", gap: "#dddddd", loading: "#f0f0f0",
@@ -324,7 +320,6 @@
     }
     axisEl.innerHTML = html;
   }
-  const laneIndex = (lane) => lane === LANE_GAP ? -1 : lane;
 
   // --- stream --------------------------------------------------------------
   function wsURL() {
@@ -364,7 +359,7 @@
     setTimeout(() => {
       if (g !== embGen) return;
       for (const m of list) {
-        if (m instanceof ArrayBuffer) { new DataView(m).setUint32(4, g, true); onBinary(m); }
+        if (m instanceof ArrayBuffer) { new DataView(m).setUint32(HDR.GENERATION, g, true); onBinary(m); }
         else onText(m.generation === undefined ? m : Object.assign({}, m, { generation: g }));
       }
     }, 0);
@@ -410,38 +405,48 @@
   function allocTxns(n) {
     return { n, filled: 0, maxLen: 0, first: new Float64Array(n), last: new Float64Array(n), marker: new Float64Array(n), lane: new Uint16Array(n), st: new Uint8Array(n), epoch: new Int16Array(n) };
   }
+  // The frame layout (contract.js: byte offsets) as indexes into typed
+  // views laid over the records: a byte offset / 8 in a Float64Array, / 4
+  // in an Int32Array, / 2 in a (U)Int16Array. Records are multiples of 8
+  // bytes and start at FRAME_HEADER, so the views line up with their fields
+  // (browsers are little-endian, as the frame is).
+  const { HDR, DEC, TXR } = C;
+  const D_FROM = DEC.FROM / 8, D_TO = DEC.TO / 8, D_TS = DEC.MAX_TIMESTAMP / 8, D_BATCH = DEC.BATCH / 4, D_TXN = DEC.TXN / 4, D_LANE = DEC.LANE / 2;
+  const { VERDICT: D_VERDICT, CAUSE: D_CAUSE, UNCOMMITTED: D_UNC, FLAGS: D_FLAGS } = DEC;
+  const T_FIRST = TXR.FIRST / 8, T_LAST = TXR.LAST_DATA / 8, T_MARKER = TXR.MARKER / 8, T_LANE = TXR.LANE / 2, T_STATE = TXR.STATE, T_EPOCH = TXR.EPOCH / 2;
   function onBinary(buf) {
     const dv = new DataView(buf);
-    const kind = dv.getUint8(1), g = dv.getUint32(4, true), start = dv.getUint32(8, true), count = dv.getUint32(12, true);
+    const kind = dv.getUint8(HDR.KIND), g = dv.getUint32(HDR.GENERATION, true), start = dv.getUint32(HDR.START, true), count = dv.getUint32(HDR.COUNT, true);
     if (g !== gen || !meta) return;
     mark(kind === FRAME_TXNS ? "firstTxns" : "firstChunk");
+    const at = C.FRAME_HEADER;
     if (kind === FRAME_TXNS) {
       if (!T) T = allocTxns(meta.totals.transactions);
-      // Typed views over the 32-byte records, as for decisions.
-      const f64 = new Float64Array(buf, 16, count * 4), u16 = new Uint16Array(buf, 16, count * 16), u8 = new Uint8Array(buf, 16, count * 32);
-      const i16 = new Int16Array(buf, 16, count * 16);
+      const rs = C.TXN_SIZE, q8 = rs / 8, q2 = rs / 2;
+      const f64 = new Float64Array(buf, at, count * q8), u16 = new Uint16Array(buf, at, count * q2), u8 = new Uint8Array(buf, at, count * rs);
+      const i16 = new Int16Array(buf, at, count * q2);
       for (let i = 0; i < count; i++) {
         const k = start + i;
-        T.first[k] = f64[i * 4]; T.last[k] = f64[i * 4 + 1]; T.marker[k] = f64[i * 4 + 2];
-        T.lane[k] = u16[i * 16 + 12]; T.st[k] = u8[i * 32 + 26]; T.epoch[k] = i16[i * 16 + 14];
-        if (T.st[k] !== 0 && T.marker[k] - T.first[k] > T.maxLen) T.maxLen = T.marker[k] - T.first[k];
+        T.first[k] = f64[i * q8 + T_FIRST]; T.last[k] = f64[i * q8 + T_LAST]; T.marker[k] = f64[i * q8 + T_MARKER];
+        T.lane[k] = u16[i * q2 + T_LANE]; T.st[k] = u8[i * rs + T_STATE]; T.epoch[k] = i16[i * q2 + T_EPOCH];
+        if (T.st[k] !== TXN_OPEN && T.marker[k] - T.first[k] > T.maxLen) T.maxLen = T.marker[k] - T.first[k];
       }
       T.filled = Math.max(T.filled, start + count);
     } else if (kind === FRAME_DECISIONS) {
-      // Records are 40 bytes (layout 2, header byte 2; layout 1 was 32
-      // bytes without the timestamp) from byte 16, so typed views line up
-      // with their fields (browsers are little-endian, as the frame is).
-      const rs = dv.getUint8(2) >= 2 ? 40 : 32, q8 = rs / 8, q4 = rs / 4, q2 = rs / 2;
-      const f64 = new Float64Array(buf, 16, count * q8), i32 = new Int32Array(buf, 16, count * q4);
-      const u16 = new Uint16Array(buf, 16, count * q2), u8 = new Uint8Array(buf, 16, count * rs);
+      // The record layout is in the header (layout 1 had 32-byte records
+      // without the timestamp).
+      const rs = dv.getUint8(HDR.LAYOUT) >= C.DECISION_LAYOUT ? C.DECISION_SIZE : C.DECISION_SIZE_LAYOUT1, q8 = rs / 8, q4 = rs / 4, q2 = rs / 2;
+      const hasTs = rs >= DEC.MAX_TIMESTAMP + 8;
+      const f64 = new Float64Array(buf, at, count * q8), i32 = new Int32Array(buf, at, count * q4);
+      const u16 = new Uint16Array(buf, at, count * q2), u8 = new Uint8Array(buf, at, count * rs);
       for (let i = 0; i < count; i++) {
         const k = start + i;
-        D.from[k] = f64[i * q8]; D.to[k] = f64[i * q8 + 1];
-        D.bidx[k] = i32[i * q4 + 4]; D.txn[k] = i32[i * q4 + 5];
-        D.lane[k] = u16[i * q2 + 12];
+        D.from[k] = f64[i * q8 + D_FROM]; D.to[k] = f64[i * q8 + D_TO];
+        D.bidx[k] = i32[i * q4 + D_BATCH]; D.txn[k] = i32[i * q4 + D_TXN];
+        D.lane[k] = u16[i * q2 + D_LANE];
         const b = i * rs;
-        D.verdict[k] = u8[b + 26]; D.cause[k] = u8[b + 27]; D.unc[k] = u8[b + 28]; D.flags[k] = u8[b + 29];
-        D.ts[k] = rs >= 40 ? f64[i * q8 + 4] : -1;
+        D.verdict[k] = u8[b + D_VERDICT]; D.cause[k] = u8[b + D_CAUSE]; D.unc[k] = u8[b + D_UNC]; D.flags[k] = u8[b + D_FLAGS];
+        D.ts[k] = hasTs ? f64[i * q8 + D_TS] : -1;
       }
       timeDirty = true;
       D.loaded[Math.floor(start / meta.chunk_size)] = 1; D.chunkCount++;
@@ -509,11 +514,11 @@
   function binOf(i) {
     const v = D.verdict[i], f = D.flags[i];
     switch (v) {
-      case 0: return "delivered";
-      case 1: return "aborted";
-      case 2: return f & F_COMMIT ? "commit" : f & F_ABORT ? "abort" : "control";
-      case 3: return "pending";
-      case 4: return "before";
+      case DELIVERED: return "delivered";
+      case ABORTED: return "aborted";
+      case CONTROL: return f & F_COMMIT ? "commit" : f & F_ABORT ? "abort" : "control";
+      case PENDING: return "pending";
+      case BEFORE_POSITION: return "before";
       default: return "gap";
     }
   }
@@ -606,7 +611,7 @@
   // times instead (pyrT0, pyrT1 when it was built); pyrAxis says which.
   const PYR = 8192;
   let pyr = null, tpyr = null, pyrDirty = true, pyrAxis = "offset", pyrT0 = 0, pyrT1 = 1;
-  const kindBit = (v, f) => v === 0 ? 32 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === 3 ? 2 : v === 4 ? 64 : 128;
+  const kindBit = (v, f) => v === DELIVERED ? 32 : v === ABORTED ? 1 : v === CONTROL ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === PENDING ? 2 : v === BEFORE_POSITION ? 64 : 128;
   function buildPyr(nl) {
     if (!pyr || pyr.length !== PYR * (nl + 1)) { pyr = new Uint8Array(PYR * (nl + 1)); tpyr = new Uint8Array(PYR * nl); }
     else { pyr.fill(0); tpyr.fill(0); }
@@ -621,10 +626,10 @@
       for (let c = c0; c <= c1; c++) pyr[base + c] |= bit;
     }
     if (T) for (let k = 0; k < T.filled; k++) {
-      if (T.st[k] === 0) continue;
+      if (T.st[k] === TXN_OPEN) continue;
       let c0 = Math.floor((T.first[k] - df) * scale), c1 = Math.floor((T.marker[k] + 1 - df) * scale);
       if (c0 < 0) c0 = 0; if (c1 >= PYR) c1 = PYR - 1; if (c1 < c0) c1 = c0;
-      const base = Math.min(T.lane[k], nl - 1) * PYR, bit = T.st[k] === 2 ? 2 : 1;
+      const base = Math.min(T.lane[k], nl - 1) * PYR, bit = T.st[k] === TXN_ABORTED ? 2 : 1;
       for (let c = c0; c <= c1; c++) tpyr[base + c] |= bit;
     }
   }
@@ -661,11 +666,11 @@
   // is searched.
   function binTxnsTime(bounds, m, k0, k1, out, nl) {
     for (let k = k0; k < k1; k++) {
-      if (T.st[k] === 0) continue;
+      if (T.st[k] === TXN_OPEN) continue;
       const c1 = colOf(bounds, m, T.marker[k] + 1 - END_OFF);
       if (c1 < 0 || T.first[k] >= bounds[m]) continue;
       const c0 = Math.max(colOf(bounds, m, T.first[k]), 0);
-      const base = Math.min(T.lane[k], nl - 1) * m, bit = T.st[k] === 2 ? 2 : 1;
+      const base = Math.min(T.lane[k], nl - 1) * m, bit = T.st[k] === TXN_ABORTED ? 2 : 1;
       for (let x = c0; x <= c1; x++) out[base + x] |= bit;
     }
   }
@@ -731,9 +736,7 @@
       let x0 = Math.floor((D.from[i] - vf) * scale), x1 = Math.floor((D.to[i] + 1 - vf) * scale);
       if (x0 < 0) x0 = 0; if (x1 >= w) x1 = w - 1; if (x1 < x0) x1 = x0;
       const ln = D.lane[i], row = ln === LANE_GAP ? nl : Math.min(ln, nl - 1);
-      const v = D.verdict[i], f = D.flags[i];
-      const bit = v === 0 ? 32 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 8 : f & F_ABORT ? 4 : 16) : v === 3 ? 2 : v === 4 ? 64 : 128;
-      const base = row * w;
+      const bit = kindBit(D.verdict[i], D.flags[i]), base = row * w;
       for (let x = x0; x <= x1; x++) bins[base + x] |= bit;
     }
     // One path per kind, filled once: thousands of 1-2 px runs as separate
@@ -843,11 +846,11 @@
           kEnd = lo;
         }
         for (let k = lo; k < kEnd; k++) {
-          if (T.st[k] === 0) continue;
+          if (T.st[k] === TXN_OPEN) continue;
           let x0 = Math.floor((T.first[k] - vf) * scale), x1 = Math.floor((T.marker[k] + 1 - vf) * scale);
           if (x1 < 0 || x0 >= w) continue;
           if (x0 < 0) x0 = 0; if (x1 >= w) x1 = w - 1;
-          const base = Math.min(T.lane[k], nl - 1) * w, bit = T.st[k] === 2 ? 2 : 1;
+          const base = Math.min(T.lane[k], nl - 1) * w, bit = T.st[k] === TXN_ABORTED ? 2 : 1;
           for (let x = x0; x <= x1; x++) tbins[base + x] |= bit;
         }
         // One path per colour (see drawBinned); the runs do not overlap.
@@ -867,11 +870,11 @@
       } else {
         for (let k = lo; k < end; k++) {
           const st = T.st[k];
-          if (st === 0) continue;
+          if (st === TXN_OPEN) continue;
           const x0 = Math.max(xOf(T.first[k]), -2), x1 = Math.min(xEnd(T.marker[k]), W + 2);
           if (x1 < 0) continue;
           const y = Math.min(T.lane[k], nl - 1) * lh + 5;
-          if (st === 1) { ctx.fillStyle = COLORS.commit; ctx.fillRect(x0, y, Math.max(x1 - x0, 1), 4); }
+          if (st === TXN_COMMITTED) { ctx.fillStyle = COLORS.commit; ctx.fillRect(x0, y, Math.max(x1 - x0, 1), 4); }
           else { ctx.fillStyle = COLORS.aborted; for (let x = x0; x < x1; x += 6) ctx.fillRect(x, y, Math.min(4, x1 - x), 4); }
         }
       }
@@ -1138,7 +1141,7 @@
     for (let i = 0; i < D.n; i++) {
       if ((i % cs) === 0 && !D.loaded[i / cs]) { i += cs - 1; continue; }
       const v = D.verdict[i], f = D.flags[i];
-      const k = v === 0 ? 0 : v === 1 ? 1 : v === 2 ? (f & F_COMMIT ? 2 : f & F_ABORT ? 3 : 4) : v === 3 ? 5 : v === 4 ? 6 : 7;
+      const k = v === DELIVERED ? 0 : v === ABORTED ? 1 : v === CONTROL ? (f & F_COMMIT ? 2 : f & F_ABORT ? 3 : 4) : v === PENDING ? 5 : v === BEFORE_POSITION ? 6 : 7;
       const a = time ? (tc(D.from[i]) - t0) * tscale : (D.from[i] - domain.from) * scale;
       const b = time ? (tc(D.to[i] + 1 - END_OFF) - t0) * tscale : (D.to[i] + 1 - domain.from) * scale;
       let x = Math.max(Math.floor(a), 0);
@@ -1287,7 +1290,7 @@
     const ref = state.selected !== null ? state.selected : offAt(W / 2), cs = meta.chunk_size;
     let best = -1;
     for (let i = 0; i < D.n; i++) {
-      if (!D.loaded[Math.floor(i / cs)] || D.verdict[i] !== 1) continue;
+      if (!D.loaded[Math.floor(i / cs)] || D.verdict[i] !== ABORTED) continue;
       const f = D.from[i];
       if (dir > 0 ? f > ref && (best < 0 || f < D.from[best]) : f < ref && (best < 0 || f > D.from[best])) best = i;
     }
