@@ -835,7 +835,7 @@ func NotFoundPage(msg string) templ.Component {
 }
 
 // TimelinePage is one partition's timeline. The lanes, markers and controls
-// are DOM; the batches are drawn on the canvas by timeline.js.
+// are DOM; the timeline's scripts (static.TimelineScripts) draw the batches.
 func TimelinePage(v TimelineView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
