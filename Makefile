@@ -5,11 +5,11 @@ FUZZTIME ?= 5s
 PKGS := ./...
 TOOLS := chromium kcat tshark
 
-.PHONY: test deps vet templ-check staticcheck unit fuzz fuzz-long bench run summary
+.PHONY: test deps vet templ-check contract-check staticcheck unit fuzz fuzz-long bench run summary
 UNITLOG := $(or $(TMPDIR),/tmp)/txnscope-unit.log
 FUZZLOG := $(or $(TMPDIR),/tmp)/txnscope-fuzz-count.log
 
-test: deps vet templ-check staticcheck unit fuzz summary
+test: deps vet templ-check contract-check staticcheck unit fuzz summary
 
 # Install the programs the tests drive (Debian packages), once.
 deps:
@@ -33,6 +33,11 @@ templ-check:
 	@if [ -n "$$(git ls-files '*.templ')" ]; then \
 		$(GO) tool templ generate && git diff --exit-code -- '*_templ.go'; \
 	fi
+
+# static/js/contract.js is generated from the Go constants the browser
+# shares (internal/gencontract) and committed; regenerating must change nothing.
+contract-check:
+	$(GO) generate ./static && git diff --exit-code -- static/js/contract.js
 
 staticcheck:
 	$(GO) tool staticcheck $(PKGS)

@@ -18,6 +18,30 @@ import (
 //go:embed js css
 var FS embed.FS
 
+// js/contract.js is generated from the Go constants the scripts share with
+// the server (internal/gencontract); make test checks that it is fresh.
+//
+//go:generate go run ../internal/gencontract -out js/contract.js
+
+// TimelineScripts are the timeline's classic scripts, in the order they
+// must run: the served pages link them in this order (defer keeps it) and
+// the static export inlines them in this order. Each adds to one namespace
+// object (window.txnscopeTimeline) that the later ones use; contract.js
+// comes first, timeline.js (which starts the timeline) last. ES modules
+// would not load from the export's file:// URL.
+var TimelineScripts = []string{
+	"js/contract.js",
+	"js/timeline-state.js",   // the namespace, the elements, the options and view from the URL
+	"js/timeline-axes.js",    // layout, the offset and time axes, the view
+	"js/timeline-stream.js",  // stream decoding into typed arrays, lookups
+	"js/timeline-draw.js",    // the canvas, the overview pyramid, the batch list
+	"js/timeline-markers.js", // marker lines and labels, captured fetches
+	"js/timeline-minimap.js", // the whole log under the plot
+	"js/timeline-detail.js",  // tooltip, reasons, the detail panel
+	"js/timeline-input.js",   // mouse, keys, controls
+	"js/timeline.js",         // window.txnscope and the start
+}
+
 // Prefix is the URL path the assets are served under.
 const Prefix = "/static/"
 

@@ -1,6 +1,7 @@
 package static
 
 import (
+	"io/fs"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -26,5 +27,38 @@ func TestHandler(t *testing.T) {
 		if rec.Code != c.code || !strings.Contains(rec.Header().Get("Cache-Control"), c.cache) {
 			t.Errorf("%s: %d %q", c.url, rec.Code, rec.Header().Get("Cache-Control"))
 		}
+	}
+}
+
+// TestTimelineScriptsComplete fails when a script in js/ is in no page's
+// list: a new timeline file must be added to TimelineScripts (in its place
+// in the load order), or the pages and the export would run without it.
+func TestTimelineScriptsComplete(t *testing.T) {
+	// The pages' other scripts, each linked on its own by package web.
+	others := map[string]bool{"js/diagnosis.js": true, "js/lesson.js": true, "js/live.js": true, "js/upload.js": true}
+	listed := map[string]bool{}
+	for _, s := range TimelineScripts {
+		if listed[s] || others[s] {
+			t.Errorf("%s listed twice", s)
+		}
+		listed[s] = true
+		if _, err := FS.ReadFile(s); err != nil {
+			t.Errorf("TimelineScripts lists %s: %v", s, err)
+		}
+	}
+	if n := len(TimelineScripts); n < 2 || TimelineScripts[0] != "js/contract.js" || TimelineScripts[n-1] != "js/timeline.js" {
+		t.Errorf("TimelineScripts = %v: contract.js (the constants) must run first and timeline.js (the start) last", TimelineScripts)
+	}
+	files, err := fs.Glob(FS, "js/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !listed[f] && !others[f] {
+			t.Errorf("%s is in static/js but in no list of scripts: add it to TimelineScripts", f)
+		}
+	}
+	if len(files) != len(listed)+len(others) {
+		t.Errorf("%d files in js/, %d listed", len(files), len(listed)+len(others))
 	}
 }

@@ -55,11 +55,11 @@ const (
 	// Aborted.
 	CauseAbortedTxn // producer in the aborted set, batch transactional
 
-	// Control.
+	// Control. A control batch the cleaner emptied holds no record and is
+	// a gap (CauseGapEmptiedBatch), never a control decision.
 	CauseCommitMarker
 	CauseAbortMarker
 	CauseOtherControl
-	CauseEmptyControl // a control batch emptied by the cleaner
 
 	// Pending.
 	CauseAtOrAboveLSO
@@ -89,7 +89,6 @@ var causeNames = [...]string{
 	CauseCommitMarker:              "commit_marker",
 	CauseAbortMarker:               "abort_marker",
 	CauseOtherControl:              "other_control",
-	CauseEmptyControl:              "empty_control_batch",
 	CauseAtOrAboveLSO:              "at_or_above_lso",
 	CauseAtOrAboveHWM:              "at_or_above_high_watermark",
 	CauseUnreachable:               "unreachable",
@@ -206,8 +205,6 @@ func (d *Decision) Reason() string {
 		sb.WriteString(", removes the producer from the aborted set; never delivered")
 	case CauseOtherControl:
 		fmt.Fprintf(&sb, "control: %s control record, never delivered", b.Control())
-	case CauseEmptyControl:
-		sb.WriteString("control: control batch emptied by the cleaner, no record")
 	case CauseAtOrAboveLSO:
 		fmt.Fprintf(&sb, "pending: at or above the last stable offset %d", d.Bound)
 		if t := d.Txn; t != nil && t.State == TxnOpen {

@@ -415,7 +415,7 @@ func whyOf(d txnindex.Decision) string {
 		return "The batch is not transactional: read_committed filters transactional batches only."
 	case txnindex.CauseNonTxnFromAbortedProducer:
 		return "The producer is in the aborted set, but the batch is not transactional, and the set filters transactional batches only."
-	case txnindex.CauseCommitMarker, txnindex.CauseAbortMarker, txnindex.CauseOtherControl, txnindex.CauseEmptyControl:
+	case txnindex.CauseCommitMarker, txnindex.CauseAbortMarker, txnindex.CauseOtherControl:
 		return "Control batches (COMMIT and ABORT markers) are never returned to the application; an ABORT marker also takes its producer out of the aborted set."
 	case txnindex.CauseAtOrAboveLSO:
 		return "read_committed fetches stop at the last stable offset, which an open transaction holds back: the batch is not readable yet."
@@ -567,25 +567,15 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 	v.Chrome = chromeStatic
 	v.WSPath, v.APIPath = "", ""
 	v.Data = string(data)
-	read := func(name, end string) (string, error) {
-		b, err := static.FS.ReadFile(name)
-		return strings.ReplaceAll(string(b), end, `<\`+end[1:]), err
-	}
-	var err error
-	if v.Assets.CSSText, err = read("css/app.css", "</style"); err != nil {
-		return err
-	}
-	if v.Assets.JSText, err = read("js/timeline.js", "</script"); err != nil {
-		return err
-	}
-	if v.Assets.DiagJSText, err = read("js/diagnosis.js", "</script"); err != nil {
+	if err := inlineAssets(&v.Assets); err != nil {
 		return err
 	}
 	lv := LessonView{Timeline: v, Lesson: ls}
-	if lv.Assets.CSSText, err = read("css/lesson.css", "</style"); err != nil {
+	var err error
+	if lv.Assets.CSSText, err = readAsset("css/lesson.css", "</style"); err != nil {
 		return err
 	}
-	if lv.Assets.JSText, err = read("js/lesson.js", "</script"); err != nil {
+	if lv.Assets.JSText, err = readAsset("js/lesson.js", "</script"); err != nil {
 		return err
 	}
 	b, err := LessonJSON(ls)

@@ -59,12 +59,15 @@ type PartitionLink struct {
 
 // Assets are the cache-busted asset URLs.
 type Assets struct {
-	CSS, JS, DiagJS string
-	LiveJS          string // the live tail (static/js/live.js); idle unless the stream says the source is live
-	UploadJS        string // the index page's drop zone (static/js/upload.js)
+	CSS, DiagJS string
+	JS          []string // the timeline's scripts (static.TimelineScripts), in load order
+	LiveJS      string   // the live tail (static/js/live.js); idle unless the stream says the source is live
+	UploadJS    string   // the index page's drop zone (static/js/upload.js)
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
-	// inlined into the page (the static export) instead of linked.
-	CSSText, JSText, DiagJSText string
+	// inlined into the page (the static export) instead of linked; JSText
+	// holds the timeline's scripts in the order of JS.
+	CSSText, DiagJSText string
+	JSText              []string
 }
 
 // chromeKind is how much of the site surrounds a page.
@@ -77,7 +80,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: static.Path("js/timeline.js"), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js")}
 }
 
 func indexView(srcs []Source) IndexView {

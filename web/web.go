@@ -183,20 +183,44 @@ func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.
 	v.Chrome = chromeStatic
 	v.WSPath, v.APIPath = "", ""
 	v.Data = string(data)
-	css, err := static.FS.ReadFile("css/app.css")
-	if err != nil {
+	if err := inlineAssets(&v.Assets); err != nil {
 		return err
 	}
-	js, err := static.FS.ReadFile("js/timeline.js")
-	if err != nil {
-		return err
-	}
-	djs, err := static.FS.ReadFile("js/diagnosis.js")
-	if err != nil {
-		return err
-	}
-	v.Assets.CSSText = strings.ReplaceAll(string(css), "</style", `<\/style`)
-	v.Assets.JSText = strings.ReplaceAll(string(js), "</script", `<\/script`)
-	v.Assets.DiagJSText = strings.ReplaceAll(string(djs), "</script", `<\/script`)
 	return TimelinePage(v).Render(ctx, w)
+}
+
+// timelineScriptPaths returns the URLs of the timeline's scripts in load
+// order (static.TimelineScripts).
+func timelineScriptPaths() []string {
+	out := make([]string, len(static.TimelineScripts))
+	for i, s := range static.TimelineScripts {
+		out[i] = static.Path(s)
+	}
+	return out
+}
+
+// inlineAssets sets the texts of a's CSS and scripts, to be inlined into a
+// page that has no server (the static export): the timeline's scripts in
+// the order the served pages load them (static.TimelineScripts), then the
+// diagnosis panel's.
+func inlineAssets(a *Assets) error {
+	css, err := readAsset("css/app.css", "</style")
+	if err != nil {
+		return err
+	}
+	a.CSSText, a.JSText = css, make([]string, len(static.TimelineScripts))
+	for i, s := range static.TimelineScripts {
+		if a.JSText[i], err = readAsset(s, "</script"); err != nil {
+			return err
+		}
+	}
+	a.DiagJSText, err = readAsset("js/diagnosis.js", "</script")
+	return err
+}
+
+// readAsset returns the asset name, with the closing tag end (which would
+// end the inline <script> or <style> early) escaped.
+func readAsset(name, end string) (string, error) {
+	b, err := static.FS.ReadFile(name)
+	return strings.ReplaceAll(string(b), end, `<\`+end[1:]), err
 }
