@@ -40,12 +40,14 @@ func TestNonReadersDoNotStallOthers(t *testing.T) {
 	if wantNine != 9 {
 		t.Fatalf("the small log has %d decisions, want 9", wantNine)
 	}
-	// stream reads one full stream, giving up after budget.
+	// stream reads one full stream, giving up after budget. A stream that
+	// runs out of budget counts as taking the whole budget; the test fails
+	// on the best of several runs, not on one that a busy machine delayed.
 	stream := func(path string, want int, budget time.Duration) time.Duration {
 		t.Helper()
 		start := time.Now()
 		if err := streamWithin(srv.URL+path, want, start.Add(budget)); err != nil {
-			t.Errorf("%s: %v after %v", path, err, time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: %v after %v", path, err, time.Since(start).Round(time.Millisecond))
 			return budget
 		}
 		return time.Since(start)
@@ -84,7 +86,10 @@ func TestNonReadersDoNotStallOthers(t *testing.T) {
 	t.Logf("%d non-readers connected: %d tokens held, %d given back by blocked writes", a.Streams(), len(a.chunkSem), a.chunkReleased.Load())
 
 	untokened := a.chunkUntokened.Load()
-	budget := 3 * unloadedBig
+	// Three times the unloaded figure, but never under a second: on a
+	// machine shared with other test binaries a 50 ms stream is at the
+	// scheduler's mercy. Before the fix this stream took about 40 s.
+	budget := max(3*unloadedBig, time.Second)
 	loadedBig := min(stream(bigPath, wantBig, budget), stream(bigPath, wantBig, budget), stream(bigPath, wantBig, budget))
 	loadedNine := median(ninePath, wantNine, 15)
 	t.Logf("%d decisions: %v unloaded, %v with %d non-readers; 9 decisions: %v unloaded, %v loaded (medians of 15)",
@@ -96,7 +101,7 @@ func TestNonReadersDoNotStallOthers(t *testing.T) {
 		t.Errorf("%d of %d chunks waited %v for a token that non-readers held", w, chunks, chunkWait)
 	}
 	if loadedBig >= budget {
-		t.Errorf("the %d-decision stream took %v with %d non-readers connected, %v without: more than 3 times", wantBig, loadedBig, n, unloadedBig)
+		t.Errorf("the %d-decision stream took %v with %d non-readers connected, %v without: over its budget %v", wantBig, loadedBig, n, unloadedBig, budget)
 	}
 	if loadedNine > 10*unloadedNine {
 		t.Errorf("the 9-decision stream took %v with %d non-readers connected, %v without: more than 10 times", loadedNine, n, unloadedNine)
