@@ -71,7 +71,10 @@ func (a *API) Partitions() http.Handler {
 }
 
 // DecisionJSON is one line of the decisions NDJSON: the verdict for the
-// offsets [from, to] of one batch or one gap.
+// offsets [from, to] of one batch or one gap. It is the Go form of the
+// JSON, for clients that decode it; the JSON itself is written by
+// appendDecisionJSON (ndjson.go), and a test keeps these tags in step
+// with it.
 type DecisionJSON struct {
 	From            int64   `json:"from"`
 	To              int64   `json:"to"`
@@ -112,25 +115,6 @@ func txnRef(t *txnindex.Txn) *TxnRef {
 		Batches: t.Batches, Records: t.Records}
 }
 
-func decisionJSON(l *txnindex.Log, d *txnindex.Decision) DecisionJSON {
-	j := DecisionJSON{From: d.From, To: d.To, Decision: d.Verdict.String(), Cause: d.Cause.String(),
-		ReadUncommitted: d.Uncommitted.String(), Reason: d.Reason(), BatchIndex: d.BatchIndex,
-		FetchOffset: d.FetchOffset, Txn: txnRef(d.Txn)}
-	if b := d.Batch; b != nil {
-		base, last, pid, ep := b.BaseOffset, b.LastOffset(), int64(b.ProducerID), b.ProducerEpoch
-		j.BaseOffset, j.LastOffset, j.ProducerID, j.ProducerEpoch = &base, &last, &pid, &ep
-		j.Transactional = b.IsTransactional()
-		if b.IsControl() {
-			c := b.Control().String()
-			j.Control = &c
-		}
-		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
-			j.Segment = l.Segments[s].Name
-		}
-	}
-	return j
-}
-
 // Decisions serves GET .../decisions as NDJSON, one object per decision
 // range (a batch or a gap), in offset order. from and to restrict the
 // output to ranges overlapping [from, to]; isolation, position, max_bytes
@@ -143,17 +127,18 @@ func (a *API) Decisions() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		bw := bufio.NewWriterSize(w, 1<<16)
-		enc := json.NewEncoder(bw)
 		ctx := r.Context()
 		// The range is found by binary search in the decisions shared
 		// through the stream cache (one pass per log and options), so a
 		// small range costs its own size, not the log's.
 		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
+		var line []byte
 		for n := range rng {
 			if n%4096 == 4095 && ctx.Err() != nil {
 				return nil
 			}
-			if err := enc.Encode(decisionJSON(l, &rng[n])); err != nil {
+			line = append(appendDecisionJSON(line[:0], l, &rng[n]), '\n')
+			if _, err := bw.Write(line); err != nil {
 				return nil // the client went away
 			}
 		}
@@ -218,34 +203,34 @@ func (a *API) Counts() http.Handler {
 // transaction, its aborted-index entry, and the records when a RecordSource
 // can decode them.
 type BatchJSON struct {
-	Version        int           `json:"version"`
-	Index          int           `json:"index"`
-	BaseOffset     int64         `json:"base_offset"`
-	LastOffset     int64         `json:"last_offset"`
-	BaseTimestamp  int64         `json:"base_timestamp"`
-	MaxTimestamp   int64         `json:"max_timestamp"`
-	ProducerID     int64         `json:"producer_id"`
-	ProducerEpoch  int16         `json:"producer_epoch"`
-	BaseSequence   int32         `json:"base_sequence"`
-	LeaderEpoch    int32         `json:"partition_leader_epoch"`
-	Records        int32         `json:"records_count"`
-	Size           int32         `json:"size"`
-	Position       int64         `json:"position"`
-	Magic          int8          `json:"magic"`
-	Attributes     int16         `json:"attributes"`
-	Compression    string        `json:"compression"`
-	TimestampType  string        `json:"timestamp_type"`
-	Transactional  bool          `json:"transactional"`
-	Control        *string       `json:"control"`
-	Coordinator    int32         `json:"coordinator_epoch"`
-	Segment        string        `json:"segment"`
-	TxnIndexFile   string        `json:"txnindex"`
-	Txn            *TxnRef       `json:"transaction"`
-	AbortedEntry   *AbortedJSON  `json:"aborted_entry"`
-	Decision       *DecisionJSON `json:"decision,omitempty"`
-	RecordList     []Record      `json:"record_list"`
-	RecordsNote    string        `json:"records_note,omitempty"`
-	ConsumeOptions Options       `json:"options"`
+	Version        int             `json:"version"`
+	Index          int             `json:"index"`
+	BaseOffset     int64           `json:"base_offset"`
+	LastOffset     int64           `json:"last_offset"`
+	BaseTimestamp  int64           `json:"base_timestamp"`
+	MaxTimestamp   int64           `json:"max_timestamp"`
+	ProducerID     int64           `json:"producer_id"`
+	ProducerEpoch  int16           `json:"producer_epoch"`
+	BaseSequence   int32           `json:"base_sequence"`
+	LeaderEpoch    int32           `json:"partition_leader_epoch"`
+	Records        int32           `json:"records_count"`
+	Size           int32           `json:"size"`
+	Position       int64           `json:"position"`
+	Magic          int8            `json:"magic"`
+	Attributes     int16           `json:"attributes"`
+	Compression    string          `json:"compression"`
+	TimestampType  string          `json:"timestamp_type"`
+	Transactional  bool            `json:"transactional"`
+	Control        *string         `json:"control"`
+	Coordinator    int32           `json:"coordinator_epoch"`
+	Segment        string          `json:"segment"`
+	TxnIndexFile   string          `json:"txnindex"`
+	Txn            *TxnRef         `json:"transaction"`
+	AbortedEntry   *AbortedJSON    `json:"aborted_entry"`
+	Decision       json.RawMessage `json:"decision,omitempty"` // a DecisionJSON
+	RecordList     []Record        `json:"record_list"`
+	RecordsNote    string          `json:"records_note,omitempty"`
+	ConsumeOptions Options         `json:"options"`
 }
 
 // AbortedJSON is one .txnindex entry and the file it lives in.
@@ -308,12 +293,8 @@ func (a *API) Batch() http.Handler {
 			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
 			Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
 			Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
-			Transactional: b.IsTransactional(), Coordinator: b.CoordinatorEpoch(), ConsumeOptions: optionsOf(o),
-			RecordList: []Record{}}
-		if b.IsControl() {
-			c := b.Control().String()
-			j.Control = &c
-		}
+			Transactional: b.IsTransactional(), Control: controlName(b), Coordinator: b.CoordinatorEpoch(),
+			ConsumeOptions: optionsOf(o), RecordList: []Record{}}
 		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
 			j.Segment = l.Segments[s].Name
 			j.TxnIndexFile = l.Segments[s].TxnIndexName()
@@ -325,8 +306,7 @@ func (a *API) Batch() http.Handler {
 		}
 		for _, d := range decisionsOverlapping(a.cache.decisions(l, o), b.BaseOffset, b.LastOffset()) {
 			if d.BatchIndex == int32(i) {
-				dj := decisionJSON(l, &d)
-				j.Decision = &dj
+				j.Decision = appendDecisionJSON(nil, l, &d)
 				if j.AbortedEntry == nil && d.AbortInfo != nil {
 					j.AbortedEntry = abortedJSON(d.AbortInfo)
 				}
