@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -287,54 +288,61 @@ func (a *API) Batch() http.Handler {
 		if i < 0 {
 			return notFound("no batch holds offset %d", off)
 		}
-		b := &l.Batches[i]
-		j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(),
-			BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
-			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
-			Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
-			Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
-			Transactional: b.IsTransactional(), Control: controlName(b), Coordinator: b.CoordinatorEpoch(),
-			ConsumeOptions: optionsOf(o), RecordList: []Record{}}
-		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
-			j.Segment = l.Segments[s].Name
-			j.TxnIndexFile = l.Segments[s].TxnIndexName()
-		}
-		t := l.TxnOf(i)
-		j.Txn = txnRef(t)
-		if t != nil {
-			j.AbortedEntry = abortedJSON(t.Entry)
-		}
-		for _, d := range decisionsOverlapping(a.cache.decisions(l, o), b.BaseOffset, b.LastOffset()) {
-			if d.BatchIndex == int32(i) {
-				j.Decision = appendDecisionJSON(nil, l, &d)
-				if j.AbortedEntry == nil && d.AbortInfo != nil {
-					j.AbortedEntry = abortedJSON(d.AbortInfo)
-				}
-				break
-			}
-			if d.From > b.LastOffset() {
-				break
-			}
-		}
-		switch {
-		case a.records == nil:
-			j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
-		default:
-			recs, err := a.records.Records(r.Context(), id, l, b)
-			switch {
-			case errors.Is(err, ErrNoRecords):
-				j.RecordsNote = "record bytes are not available for this source; the header is shown"
-			case err != nil:
-				j.RecordsNote = "records could not be decoded: " + err.Error()
-			case recs != nil:
-				for i := range recs {
-					recs[i].KeyText, recs[i].ValueText = text(recs[i].Key), text(recs[i].Value)
-				}
-				j.RecordList = recs
-			}
-		}
-		return writeJSON(w, j)
+		return writeJSON(w, BatchDetail(r.Context(), a.records, id, l, i, o, a.cache.decisions(l, o)))
 	})
+}
+
+// BatchDetail is GET .../batches/{offset} for batch i of l (of source id)
+// under options o: decs are every decision of l for o, in offset order;
+// records decodes the batch's records (nil: not available).
+func BatchDetail(ctx context.Context, records RecordSource, id string, l *txnindex.Log, i int, o txnindex.ConsumeOptions, decs []txnindex.Decision) BatchJSON {
+	b := &l.Batches[i]
+	j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(),
+		BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
+		ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
+		Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
+		Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
+		Transactional: b.IsTransactional(), Control: controlName(b), Coordinator: b.CoordinatorEpoch(),
+		ConsumeOptions: optionsOf(o), RecordList: []Record{}}
+	if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
+		j.Segment = l.Segments[s].Name
+		j.TxnIndexFile = l.Segments[s].TxnIndexName()
+	}
+	t := l.TxnOf(i)
+	j.Txn = txnRef(t)
+	if t != nil {
+		j.AbortedEntry = abortedJSON(t.Entry)
+	}
+	for _, d := range decisionsOverlapping(decs, b.BaseOffset, b.LastOffset()) {
+		if d.BatchIndex == int32(i) {
+			j.Decision = appendDecisionJSON(nil, l, &d)
+			if j.AbortedEntry == nil && d.AbortInfo != nil {
+				j.AbortedEntry = abortedJSON(d.AbortInfo)
+			}
+			break
+		}
+		if d.From > b.LastOffset() {
+			break
+		}
+	}
+	switch {
+	case records == nil:
+		j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
+	default:
+		recs, err := records.Records(ctx, id, l, b)
+		switch {
+		case errors.Is(err, ErrNoRecords):
+			j.RecordsNote = "record bytes are not available for this source; the header is shown"
+		case err != nil:
+			j.RecordsNote = "records could not be decoded: " + err.Error()
+		case recs != nil:
+			for i := range recs {
+				recs[i].KeyText, recs[i].ValueText = text(recs[i].Key), text(recs[i].Value)
+			}
+			j.RecordList = recs
+		}
+	}
+	return j
 }
 
 // text returns b as a string when it is printable UTF-8, else nil.

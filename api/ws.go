@@ -468,21 +468,8 @@ func (c *wsConn) writePump() {
 		c.optsDirty, c.vpDirty = false, false
 		c.mu.Unlock()
 		gen++
-		e := c.a.cache.get(c.l, o)
-		chunk := max(c.a.ChunkSize, 1)
-		s = &stream{gen: gen, e: e, chunk: chunk, nChunks: (e.n + chunk - 1) / chunk, window: true, started: time.Now()}
-		s.sent = make([]bool, s.nChunks)
-		s.prioritise(vp)
-		m := summary(c.id, c.l)
-		m.Type, m.Generation, m.ChunkSize = "meta", gen, chunk
-		opts := optionsOf(o)
-		m.Options, m.Window = &opts, &vp
-		m.Totals.Decisions, m.Totals.Chunks = e.n, s.nChunks
-		m.ChunkStarts = make([]int64, s.nChunks)
-		for k := range m.ChunkStarts {
-			m.ChunkStarts[k] = int64(e.firstOf[k*chunk])
-		}
-		if err := c.writeJSON(m); err != nil {
+		s = newStream(gen, c.a.cache.get(c.l, o), max(c.a.ChunkSize, 1), vp)
+		if err := c.writeJSON(s.meta(c.id, c.l, o, vp)); err != nil {
 			return err
 		}
 		if s.nChunks == 0 {
@@ -572,8 +559,6 @@ func (c *wsConn) sendChunk(s *stream) error {
 	if k < 0 {
 		return c.finish(s)
 	}
-	from := k * s.chunk
-	to := min(from+s.chunk, s.e.n)
 	// A chunk is written holding one of a few tokens: 200 writers all
 	// runnable would each get a 1/200 share of the cores and an API
 	// request's goroutine would queue behind them for seconds. The
@@ -581,27 +566,19 @@ func (c *wsConn) sendChunk(s *stream) error {
 	// is soft: a writer blocked on a client that stopped reading keeps its
 	// token until WriteWait, so after chunkWait the others write without.
 	held := c.a.acquireChunk()
-	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
+	err := c.writeFrame(s.chunkFrame(k))
 	if held {
 		<-c.a.chunkSem
 	}
 	if err != nil {
 		return err
 	}
-	s.sent[k] = true
-	s.nSent++
-	phase := "rest"
-	if s.window {
-		phase = "window"
-		if len(s.prio) == 0 {
-			s.window = false
-		}
-	}
+	phase, txnsDue := s.chunkSent(k)
 	if err := c.writeJSON(map[string]any{"type": "progress", "generation": s.gen, "phase": phase,
 		"chunks_sent": s.nSent, "chunks_total": s.nChunks, "chunk": k}); err != nil {
 		return err
 	}
-	if !s.window || s.nSent == s.nChunks {
+	if txnsDue {
 		if err := c.sendTxns(s); err != nil {
 			return err
 		}
@@ -613,8 +590,7 @@ func (c *wsConn) sendChunk(s *stream) error {
 }
 
 func (c *wsConn) finish(s *stream) error {
-	return c.writeJSON(map[string]any{"type": "done", "generation": s.gen, "decisions": s.e.n,
-		"chunks": s.nChunks, "elapsed_ms": time.Since(s.started).Milliseconds()})
+	return c.writeJSON(s.done())
 }
 
 func (c *wsConn) write(kind int, b []byte) error {
