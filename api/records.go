@@ -69,17 +69,17 @@ func recordPageQuery(r *http.Request) (RecordPageRequest, error) {
 	return p, nil
 }
 
-// batchRecords fills j's records from a.records: the page the request asks
+// batchRecords fills j's records from records: the page the request asks
 // for, with where it sits in the batch.
-func (a *API) batchRecords(r *http.Request, id string, l *txnindex.Log, b *txnindex.Batch, p RecordPageRequest, j *BatchJSON) {
+func batchRecords(ctx context.Context, records RecordSource, id string, l *txnindex.Log, b *txnindex.Batch, p RecordPageRequest, j *BatchJSON) {
 	j.RecordsFrom, j.RecordsLimit, j.RecordsTotal = p.From, p.Limit, int(b.Records)
 	var page RecordPage
 	var err error
-	if pager, ok := a.records.(RecordPager); ok {
-		page, err = pager.RecordPage(r.Context(), id, l, b, p)
+	if pager, ok := records.(RecordPager); ok {
+		page, err = pager.RecordPage(ctx, id, l, b, p)
 	} else {
 		var all []Record
-		all, err = a.records.Records(r.Context(), id, l, b)
+		all, err = records.Records(ctx, id, l, b)
 		page = RecordPage{Total: int(b.Records), Next: -1}
 		if all != nil {
 			page = cutPage(all, p)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -68,7 +69,10 @@ func (a *API) Partitions() http.Handler {
 }
 
 // DecisionJSON is one line of the decisions NDJSON: the verdict for the
-// offsets [from, to] of one batch or one gap.
+// offsets [from, to] of one batch or one gap. It is the Go form of the
+// JSON, for clients that decode it; the JSON itself is written by
+// appendDecisionJSON (ndjson.go), and a test keeps these tags in step
+// with it.
 type DecisionJSON struct {
 	From            int64   `json:"from"`
 	To              int64   `json:"to"`
@@ -109,25 +113,6 @@ func txnRef(t *txnindex.Txn) *TxnRef {
 		Batches: t.Batches, Records: t.Records}
 }
 
-func decisionJSON(l *txnindex.Log, d *txnindex.Decision) DecisionJSON {
-	j := DecisionJSON{From: d.From, To: d.To, Decision: d.Verdict.String(), Cause: d.Cause.String(),
-		ReadUncommitted: d.Uncommitted.String(), Reason: d.Reason(), BatchIndex: d.BatchIndex,
-		FetchOffset: d.FetchOffset, Txn: txnRef(d.Txn)}
-	if b := d.Batch; b != nil {
-		base, last, pid, ep := b.BaseOffset, b.LastOffset(), int64(b.ProducerID), b.ProducerEpoch
-		j.BaseOffset, j.LastOffset, j.ProducerID, j.ProducerEpoch = &base, &last, &pid, &ep
-		j.Transactional = b.IsTransactional()
-		if b.IsControl() {
-			c := b.Control().String()
-			j.Control = &c
-		}
-		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
-			j.Segment = l.Segments[s].Name
-		}
-	}
-	return j
-}
-
 // Decisions serves GET .../decisions as NDJSON, one object per decision
 // range (a batch or a gap), in offset order. from and to restrict the
 // output to ranges overlapping [from, to]; isolation, position, max_bytes
@@ -140,17 +125,18 @@ func (a *API) Decisions() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		bw := bufio.NewWriterSize(w, 1<<16)
-		enc := json.NewEncoder(bw)
 		ctx := r.Context()
 		// The range is found by binary search in the decisions shared
 		// through the stream cache (one pass per log and options), so a
 		// small range costs its own size, not the log's.
 		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
+		var line []byte
 		for n := range rng {
 			if n%4096 == 4095 && ctx.Err() != nil {
 				return nil
 			}
-			if err := enc.Encode(decisionJSON(l, &rng[n])); err != nil {
+			line = append(appendDecisionJSON(line[:0], l, &rng[n]), '\n')
+			if _, err := bw.Write(line); err != nil {
 				return nil // the client went away
 			}
 		}
@@ -215,35 +201,34 @@ func (a *API) Counts() http.Handler {
 // transaction, its aborted-index entry, and the records when a RecordSource
 // can decode them.
 type BatchJSON struct {
-	Version        int           `json:"version"`
-	Index          int           `json:"index"`
-	BaseOffset     int64         `json:"base_offset"`
-	LastOffset     int64         `json:"last_offset"`
-	BaseTimestamp  int64         `json:"base_timestamp"`
-	MaxTimestamp   int64         `json:"max_timestamp"`
-	ProducerID     int64         `json:"producer_id"`
-	ProducerEpoch  int16         `json:"producer_epoch"`
-	BaseSequence   int32         `json:"base_sequence"`
-	LeaderEpoch    int32         `json:"partition_leader_epoch"`
-	Records        int32         `json:"records_count"`
-	Size           int32         `json:"size"`
-	Position       int64         `json:"position"`
-	Magic          int8          `json:"magic"`
-	Attributes     int16         `json:"attributes"`
-	Compression    string        `json:"compression"`
-	TimestampType  string        `json:"timestamp_type"`
-	Transactional  bool          `json:"transactional"`
-	Control        *string       `json:"control"`
-	Coordinator    int32         `json:"coordinator_epoch"`
-	Segment        string        `json:"segment"`
-	TxnIndexFile   string        `json:"txnindex"`
-	Txn            *TxnRef       `json:"transaction"`
-	AbortedEntry   *AbortedJSON  `json:"aborted_entry"`
-	Decision       *DecisionJSON `json:"decision,omitempty"`
-	RecordList     []Record      `json:"record_list"`
-	RecordsNote    string        `json:"records_note,omitempty"`
-	ConsumeOptions Options       `json:"options"`
-
+	Version        int             `json:"version"`
+	Index          int             `json:"index"`
+	BaseOffset     int64           `json:"base_offset"`
+	LastOffset     int64           `json:"last_offset"`
+	BaseTimestamp  int64           `json:"base_timestamp"`
+	MaxTimestamp   int64           `json:"max_timestamp"`
+	ProducerID     int64           `json:"producer_id"`
+	ProducerEpoch  int16           `json:"producer_epoch"`
+	BaseSequence   int32           `json:"base_sequence"`
+	LeaderEpoch    int32           `json:"partition_leader_epoch"`
+	Records        int32           `json:"records_count"`
+	Size           int32           `json:"size"`
+	Position       int64           `json:"position"`
+	Magic          int8            `json:"magic"`
+	Attributes     int16           `json:"attributes"`
+	Compression    string          `json:"compression"`
+	TimestampType  string          `json:"timestamp_type"`
+	Transactional  bool            `json:"transactional"`
+	Control        *string         `json:"control"`
+	Coordinator    int32           `json:"coordinator_epoch"`
+	Segment        string          `json:"segment"`
+	TxnIndexFile   string          `json:"txnindex"`
+	Txn            *TxnRef         `json:"transaction"`
+	AbortedEntry   *AbortedJSON    `json:"aborted_entry"`
+	Decision       json.RawMessage `json:"decision,omitempty"` // a DecisionJSON
+	RecordList     []Record        `json:"record_list"`
+	RecordsNote    string          `json:"records_note,omitempty"`
+	ConsumeOptions Options         `json:"options"`
 	// The page of the records record_list holds (records.go): from
 	// index records_from, at most records_limit, of records_total; when
 	// more follow, records_truncated and records_next (the records_from
@@ -313,48 +298,50 @@ func (a *API) Batch() http.Handler {
 		if i < 0 {
 			return notFound("no batch holds offset %d", off)
 		}
-		b := &l.Batches[i]
-		j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(),
-			BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
-			ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
-			Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
-			Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
-			Transactional: b.IsTransactional(), Coordinator: b.CoordinatorEpoch(), ConsumeOptions: optionsOf(o),
-			RecordList: []Record{}}
-		if b.IsControl() {
-			c := b.Control().String()
-			j.Control = &c
-		}
-		if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
-			j.Segment = l.Segments[s].Name
-			j.TxnIndexFile = l.Segments[s].TxnIndexName()
-		}
-		t := l.TxnOf(i)
-		j.Txn = txnRef(t)
-		if t != nil {
-			j.AbortedEntry = abortedJSON(t.Entry)
-		}
-		for _, d := range decisionsOverlapping(a.cache.decisions(l, o), b.BaseOffset, b.LastOffset()) {
-			if d.BatchIndex == int32(i) {
-				dj := decisionJSON(l, &d)
-				j.Decision = &dj
-				if j.AbortedEntry == nil && d.AbortInfo != nil {
-					j.AbortedEntry = abortedJSON(d.AbortInfo)
-				}
-				break
-			}
-			if d.From > b.LastOffset() {
-				break
-			}
-		}
-		switch {
-		case a.records == nil:
-			j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
-		default:
-			a.batchRecords(r, id, l, b, page, &j)
-		}
-		return writeJSON(w, j)
+		return writeJSON(w, BatchDetail(r.Context(), a.records, id, l, i, o, a.cache.decisions(l, o), page))
 	})
+}
+
+// BatchDetail is GET .../batches/{offset} for batch i of l (of source id)
+// under options o: decs are every decision of l for o, in offset order;
+// records decodes the batch's records (nil: not available).
+func BatchDetail(ctx context.Context, records RecordSource, id string, l *txnindex.Log, i int, o txnindex.ConsumeOptions, decs []txnindex.Decision, page RecordPageRequest) BatchJSON {
+	b := &l.Batches[i]
+	j := BatchJSON{Version: Version, Index: i, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(),
+		BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp, ProducerID: int64(b.ProducerID),
+		ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence(), LeaderEpoch: b.PartitionLeaderEpoch,
+		Records: b.Records, Size: b.Size, Position: b.Position(), Magic: b.Magic(), Attributes: b.Attributes(),
+		Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
+		Transactional: b.IsTransactional(), Control: controlName(b), Coordinator: b.CoordinatorEpoch(),
+		ConsumeOptions: optionsOf(o), RecordList: []Record{}}
+	if s := int(b.Segment); s >= 0 && s < len(l.Segments) {
+		j.Segment = l.Segments[s].Name
+		j.TxnIndexFile = l.Segments[s].TxnIndexName()
+	}
+	t := l.TxnOf(i)
+	j.Txn = txnRef(t)
+	if t != nil {
+		j.AbortedEntry = abortedJSON(t.Entry)
+	}
+	for _, d := range decisionsOverlapping(decs, b.BaseOffset, b.LastOffset()) {
+		if d.BatchIndex == int32(i) {
+			j.Decision = appendDecisionJSON(nil, l, &d)
+			if j.AbortedEntry == nil && d.AbortInfo != nil {
+				j.AbortedEntry = abortedJSON(d.AbortInfo)
+			}
+			break
+		}
+		if d.From > b.LastOffset() {
+			break
+		}
+	}
+	switch {
+	case records == nil:
+		j.RecordsNote = "record decoding is not available for this source yet; the header is shown"
+	default:
+		batchRecords(ctx, records, id, l, b, page, &j)
+	}
+	return j
 }
 
 // text returns b as a string when it is printable UTF-8, else nil.

@@ -87,7 +87,7 @@ func TestDecisionsRangeIsSliceOfFull(t *testing.T) {
 		// handler sends it.
 		var full []DecisionJSON
 		for d := range l.Decisions(o) {
-			b, _ := json.Marshal(decisionJSON(l, &d))
+			b := appendDecisionJSON(nil, l, &d)
 			var dj DecisionJSON
 			json.Unmarshal(b, &dj)
 			full = append(full, dj)

@@ -3,10 +3,13 @@ package api
 import (
 	"container/list"
 	"encoding/binary"
+	"encoding/json"
+	"iter"
 	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -398,4 +401,127 @@ func (c *streamCache) trim() {
 		}
 		el = next
 	}
+}
+
+// newStream starts generation gen of a stream over e, cut into chunks of
+// chunk decisions, with the chunks overlapping the viewport vp first. The
+// websocket (ws.go) and Recording share it, so that a recording holds the
+// messages a client would have read.
+func newStream(gen uint32, e *encoded, chunk int, vp Window) *stream {
+	s := &stream{gen: gen, e: e, chunk: chunk, nChunks: (e.n + chunk - 1) / chunk, window: true, started: time.Now()}
+	s.sent = make([]bool, s.nChunks)
+	s.prioritise(vp)
+	return s
+}
+
+// meta is the message that opens s: the summary of l (of source id) with
+// the generation's options, viewport and chunk table.
+func (s *stream) meta(id string, l *txnindex.Log, o txnindex.ConsumeOptions, vp Window) Meta {
+	m := summary(id, l)
+	m.Type, m.Generation, m.ChunkSize = "meta", s.gen, s.chunk
+	opts := optionsOf(o)
+	m.Options, m.Window = &opts, &vp
+	m.Totals.Decisions, m.Totals.Chunks = s.e.n, s.nChunks
+	m.ChunkStarts = make([]int64, s.nChunks)
+	for k := range m.ChunkStarts {
+		m.ChunkStarts[k] = int64(s.e.firstOf[k*s.chunk])
+	}
+	return m
+}
+
+// chunkFrame is the binary frame of chunk k of s.
+func (s *stream) chunkFrame(k int) (h [frameHeaderSize]byte, body []byte) {
+	from := k * s.chunk
+	to := min(from+s.chunk, s.e.n)
+	return frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize : to*decisionSize]
+}
+
+// chunkSent records that chunk k has been written. It returns the phase
+// its progress message names ("window" while the viewport's chunks go out,
+// then "rest") and whether the transaction frames are due: right after the
+// viewport's last chunk, so that the first paint does not wait for them
+// (txnframes.go), and at the latest after the last chunk.
+func (s *stream) chunkSent(k int) (phase string, txnsDue bool) {
+	s.sent[k] = true
+	s.nSent++
+	phase = "rest"
+	if s.window {
+		phase = "window"
+		if len(s.prio) == 0 {
+			s.window = false
+		}
+	}
+	return phase, !s.window || s.nSent == s.nChunks
+}
+
+// done is the message that ends s.
+func (s *stream) done() map[string]any {
+	return doneMsg(s.gen, s.e.n, s.nChunks, time.Since(s.started))
+}
+
+// txnFrames yields the transaction frames of l for generation gen, in
+// order, txnsPerFrame transactions each.
+func txnFrames(l *txnindex.Log, gen uint32) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for i := 0; i < len(l.Txns); i += txnsPerFrame {
+			j := min(i+txnsPerFrame, len(l.Txns))
+			if !yield(frame(frameTxns, gen, i, j-i, encodeTxns(l, i, j))) {
+				return
+			}
+		}
+	}
+}
+
+// Message is one message of the decision stream: a JSON text message, or a
+// binary frame (docs/protocol.md, "Binary frames").
+type Message struct {
+	Binary bool
+	Data   []byte
+}
+
+// Recording returns the messages the decision stream of l (of source id)
+// sends a client that opens it with options o and no viewport (the whole
+// log) and reads until done: meta, the decision chunks, the transaction
+// frames where the stream puts them, and done. It leaves out the progress
+// messages, which tell a waiting client how far the stream has got: a
+// recording is read whole. The encoding is computed here, not taken from
+// an API's cache, so it needs no server; it is the static export's copy of
+// the stream (api/export.go).
+func Recording(id string, l *txnindex.Log, o txnindex.ConsumeOptions) ([]Message, error) {
+	e := &encoded{}
+	e.fill(l, o)
+	vp := Window{From: l.LogStartOffset, To: l.LogEndOffset} // Stream's default viewport
+	s := newStream(1, e, defaultChunkSize, vp)
+	var out []Message
+	text := func(v any) error {
+		b, err := json.Marshal(v)
+		out = append(out, Message{Data: b})
+		return err
+	}
+	txns := func() {
+		if s.txns {
+			return
+		}
+		s.txns = true
+		for f := range txnFrames(l, s.gen) {
+			out = append(out, Message{Binary: true, Data: f})
+		}
+	}
+	if err := text(s.meta(id, l, o, vp)); err != nil {
+		return nil, err
+	}
+	if s.nChunks == 0 {
+		txns()
+	}
+	for k := s.next(); k >= 0; k = s.next() {
+		h, body := s.chunkFrame(k)
+		out = append(out, Message{Binary: true, Data: append(h[:len(h):len(h)], body...)})
+		if _, due := s.chunkSent(k); due {
+			txns()
+		}
+	}
+	if err := text(s.done()); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

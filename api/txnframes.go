@@ -12,9 +12,8 @@ func (c *wsConn) sendTxns(s *stream) error {
 		return nil
 	}
 	s.txns = true
-	for i := 0; i < len(c.l.Txns); i += txnsPerFrame {
-		j := min(i+txnsPerFrame, len(c.l.Txns))
-		if err := c.write(websocket.BinaryMessage, frame(frameTxns, s.gen, i, j-i, encodeTxns(c.l, i, j))); err != nil {
+	for f := range txnFrames(c.l, s.gen) {
+		if err := c.write(websocket.BinaryMessage, f); err != nil {
 			return err
 		}
 	}

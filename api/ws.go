@@ -310,21 +310,8 @@ func (c *wsConn) writePump() {
 		c.optsDirty, c.vpDirty = false, false
 		c.mu.Unlock()
 		gen++
-		e := c.a.cache.get(c.l, o)
-		chunk := max(c.a.ChunkSize, 1)
-		s = &stream{gen: gen, e: e, chunk: chunk, nChunks: (e.n + chunk - 1) / chunk, window: true, started: time.Now()}
-		s.sent = make([]bool, s.nChunks)
-		s.prioritise(vp)
-		m := summary(c.id, c.l)
-		m.Type, m.Generation, m.ChunkSize = "meta", gen, chunk
-		opts := optionsOf(o)
-		m.Options, m.Window = &opts, &vp
-		m.Totals.Decisions, m.Totals.Chunks = e.n, s.nChunks
-		m.ChunkStarts = make([]int64, s.nChunks)
-		for k := range m.ChunkStarts {
-			m.ChunkStarts[k] = int64(e.firstOf[k*chunk])
-		}
-		if err := c.writeJSON(m); err != nil {
+		s = newStream(gen, c.a.cache.get(c.l, o), max(c.a.ChunkSize, 1), vp)
+		if err := c.writeJSON(s.meta(c.id, c.l, o, vp)); err != nil {
 			return err
 		}
 		if s.nChunks == 0 {
@@ -414,32 +401,22 @@ func (c *wsConn) sendChunk(s *stream) error {
 	if k < 0 {
 		return c.finish(s)
 	}
-	from := k * s.chunk
-	to := min(from+s.chunk, s.e.n)
 	// A chunk is written holding one of a few tokens (writetokens.go): 200
 	// writers all runnable would each get a 1/200 share of the cores and an
 	// API request's goroutine would queue behind them for seconds. The
 	// deadline covers only the write, not the wait for a token, and a
 	// write that blocks on its client gives the token back.
 	c.tc.hold(c.a.acquireChunk())
-	err := c.writeFrame(frameHeader(frameDecisions, s.gen, from, to-from), s.e.recs[from*decisionSize:to*decisionSize])
+	err := c.writeFrame(s.chunkFrame(k))
 	c.tc.release()
 	if err != nil {
 		return err
 	}
-	s.sent[k] = true
-	s.nSent++
-	phase := "rest"
-	if s.window {
-		phase = "window"
-		if len(s.prio) == 0 {
-			s.window = false
-		}
-	}
+	phase, txnsDue := s.chunkSent(k)
 	if err := c.writeJSON(progressMsg(s.gen, phase, s.nSent, s.nChunks, k)); err != nil {
 		return err
 	}
-	if !s.window || s.nSent == s.nChunks {
+	if txnsDue {
 		if err := c.sendTxns(s); err != nil {
 			return err
 		}
@@ -451,7 +428,7 @@ func (c *wsConn) sendChunk(s *stream) error {
 }
 
 func (c *wsConn) finish(s *stream) error {
-	return c.writeJSON(doneMsg(s.gen, s.e.n, s.nChunks, time.Since(s.started)))
+	return c.writeJSON(s.done())
 }
 
 func (c *wsConn) write(kind int, b []byte) error {

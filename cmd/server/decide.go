@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"iter"
 	"strconv"
 	"strings"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -67,12 +65,12 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		}
 		matched = true
 		if *counts {
-			err = writeCounts(w, l, p.decisions(opts), *format, cFrom, cTo)
+			err = api.WriteCounts(w, l, p.decisions(opts), *format == "ndjson", cFrom, cTo)
 		} else if *format == "ndjson" {
-			err = writeNDJSON(ctx, w, l, p.decisions(opts))
+			err = api.WriteOffsetsNDJSON(ctx, w, l, p.decisions(opts))
 		} else {
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.describe(opts))
-			err = writeText(ctx, w, p.decisions(opts))
+			err = api.WriteDecisionsText(ctx, w, p.decisions(opts))
 		}
 		if err != nil {
 			return err
@@ -112,110 +110,6 @@ func sourceParts(e *env, fs interface {
 	return ld.parts, nil
 }
 
-func writeText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.Decision]) error {
-	for d := range seq {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rng := strconv.FormatInt(d.From, 10)
-		if d.To != d.From {
-			rng += "-" + strconv.FormatInt(d.To, 10)
-		}
-		if _, err := fmt.Fprintf(w, "%-15s %-15s %s\n", rng, d.Verdict, d.Reason()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeNDJSON writes one object per offset. Fields that are the same for a
-// whole batch are encoded once per decision and repeated per offset.
-func writeNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision]) error {
-	topic, _ := json.Marshal(l.Topic)
-	var line []byte
-	for d := range seq {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		reason, _ := json.Marshal(d.Reason())
-		if d.Batch == nil {
-			line = append(line[:0], `{"topic":`...)
-			line = append(line, topic...)
-			line = append(line, `,"partition":`...)
-			line = strconv.AppendInt(line, int64(l.Partition), 10)
-			line = append(line, `,"from":`...)
-			line = strconv.AppendInt(line, d.From, 10)
-			line = append(line, `,"to":`...)
-			line = strconv.AppendInt(line, d.To, 10)
-			line = append(line, `,"decision":"gap","cause":"`...)
-			line = append(line, d.Cause.String()...)
-			line = append(line, `","reason":`...)
-			line = append(line, reason...)
-			line = append(line, "}\n"...)
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-			continue
-		}
-		b := d.Batch
-		var tail []byte
-		tail = append(tail, `,"batch_base_offset":`...)
-		tail = strconv.AppendInt(tail, b.BaseOffset, 10)
-		tail = append(tail, `,"batch_last_offset":`...)
-		tail = strconv.AppendInt(tail, b.LastOffset(), 10)
-		tail = append(tail, `,"producer_id":`...)
-		tail = strconv.AppendInt(tail, int64(b.ProducerID), 10)
-		tail = append(tail, `,"producer_epoch":`...)
-		tail = strconv.AppendInt(tail, int64(b.ProducerEpoch), 10)
-		tail = append(tail, `,"transactional":`...)
-		tail = strconv.AppendBool(tail, b.IsTransactional())
-		tail = append(tail, `,"control":`...)
-		switch {
-		case b.IsCommitMarker():
-			tail = append(tail, `"COMMIT"`...)
-		case b.IsAbortMarker():
-			tail = append(tail, `"ABORT"`...)
-		case b.IsControl():
-			tail = append(tail, '"')
-			tail = append(tail, b.Control().String()...)
-			tail = append(tail, '"')
-		default:
-			tail = append(tail, "null"...)
-		}
-		tail = append(tail, `,"decision":"`...)
-		tail = append(tail, d.Verdict.String()...)
-		tail = append(tail, `","cause":"`...)
-		tail = append(tail, d.Cause.String()...)
-		tail = append(tail, `","read_uncommitted":"`...)
-		tail = append(tail, d.Uncommitted.String()...)
-		tail = append(tail, `","segment":`...)
-		seg := ""
-		if s := b.Segment; s >= 0 && int(s) < len(l.Segments) {
-			seg = l.Segments[s].Name
-		}
-		segJSON, _ := json.Marshal(seg)
-		tail = append(tail, segJSON...)
-		tail = append(tail, `,"fetch_offset":`...)
-		tail = strconv.AppendInt(tail, d.FetchOffset, 10)
-		tail = append(tail, `,"reason":`...)
-		tail = append(tail, reason...)
-		tail = append(tail, "}\n"...)
-		for off := d.From; off <= d.To; off++ {
-			line = append(line[:0], `{"topic":`...)
-			line = append(line, topic...)
-			line = append(line, `,"partition":`...)
-			line = strconv.AppendInt(line, int64(l.Partition), 10)
-			line = append(line, `,"offset":`...)
-			line = strconv.AppendInt(line, off, 10)
-			line = append(line, tail...)
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // parseRange reads --range FROM-TO; empty is the whole partition (-1, -1).
 func parseRange(s string) (from, to int64, err error) {
 	if s == "" {
@@ -228,36 +122,4 @@ func parseRange(s string) (from, to int64, err error) {
 		return 0, 0, usagef("--range %q: want FROM-TO, such as 100-200", s)
 	}
 	return from, to, nil
-}
-
-// writeCounts prints the record counts of [from, to] (the whole log when
-// from is -1): the answer to "how many real records are in this range"
-// that HWM - LWM arithmetic gets wrong on transactional topics.
-func writeCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], format string, from, to int64) error {
-	if from < 0 {
-		from, to = l.LogStartOffset, l.LogEndOffset-1
-	}
-	c := txnindex.NewCounts(from, to)
-	for d := range seq {
-		c.Add(&d)
-	}
-	if format == "ndjson" {
-		b, err := json.Marshal(struct {
-			Topic     string `json:"topic"`
-			Partition int32  `json:"partition"`
-			txnindex.Counts
-			Records int64 `json:"records"`
-		}{l.Topic, l.Partition, c, c.Records()})
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %d records in %d batches\n"+
-		"  delivered        %d\n  aborted          %d\n  control markers  %d\n  pending          %d\n  before position  %d\n"+
-		"  offsets without a record  %d\n  last offset the consumer passes  %d\n",
-		l.Topic, l.Partition, c.From, c.To, c.Records(), c.Batches,
-		c.Delivered, c.Aborted, c.ControlMarkers, c.Pending, c.BeforePosition, c.Missing, c.LastReached)
-	return err
 }

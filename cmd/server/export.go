@@ -1,40 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/scenario"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
-
-// exportDetailLimit is the number of batches below which an export embeds
-// every batch's detail and every decision's reason (for hover and the
-// detail panel); above it the page says they are left out.
-const exportDetailLimit = 5000
-
-// exportRecordLimit caps the records embedded per batch (the detail panel
-// shows the first 50).
-const exportRecordLimit = 50
 
 // exportWarnBytes is the page size above which export warns (the 1M-batch
 // demo makes about 100 MB).
@@ -151,66 +131,18 @@ func exportPick(cat *catalog, demo, topic string, partition int) (*source, error
 	return nil, usagef("several partitions (%s): choose one with --topic and --partition", strings.Join(names, ", "))
 }
 
-// exportData is the JSON timeline.js reads from the page (see the comment
-// at the top of static/js/timeline.js).
-type exportData struct {
-	Version int                          `json:"version"`
-	Streams map[string][]any             `json:"streams"`
-	Reasons map[string][][4]any          `json:"reasons"`
-	Batches map[string][]json.RawMessage `json:"batches"`
-	Note    string                       `json:"note,omitempty"`
-}
-
-var exportIsolations = []string{"read_committed", "read_uncommitted"}
-
-// exportPage writes the static page of s: the server's own handlers are run
-// in-process (the websocket over an in-memory pipe), so the page holds
-// exactly what the stream and the API would have sent.
+// exportPage writes the static page of s: the data the stream and the API
+// would have sent (api.Export), inlined into the timeline and lesson page.
 func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) error {
 	l := s.get()
-	a := api.New(apiCatalog{cat}, loaderRecords{cat})
-	h := routes(cat, a)
-	ln := newPipeListener()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer func() { a.Shutdown(); srv.Close() }()
-
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	base := "/sources/" + url.PathEscape(s.id) + "/partitions/" + url.PathEscape(s.topic) + "/" + strconv.Itoa(int(s.partition))
-	d := exportData{Version: 1, Streams: map[string][]any{}}
-	for _, iso := range exportIsolations {
-		msgs, err := recordStream(ctx, ln, "ws://export/ws/v1"+base+"?isolation="+iso)
-		if err != nil {
-			return fmt.Errorf("export %s: %w", iso, err)
-		}
-		d.Streams[iso] = msgs
-	}
-	if len(l.Batches) < exportDetailLimit {
-		d.Reasons = map[string][][4]any{}
-		d.Batches = map[string][]json.RawMessage{}
-		for _, iso := range exportIsolations {
-			rs, err := exportReasons(h, "/api/v1"+base+"/decisions?isolation="+iso)
-			if err != nil {
-				return err
-			}
-			d.Reasons[iso] = rs
-			bs, err := exportBatches(h, "/api/v1"+base+"/batches/", iso, l)
-			if err != nil {
-				return err
-			}
-			d.Batches[iso] = bs
-		}
-	} else {
-		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `server serve` for them",
-			len(l.Batches), exportDetailLimit)
-	}
-	data, err := json.Marshal(d)
+	d, err := api.Export(ctx, s.id, l, loaderRecords{cat})
 	if err != nil {
 		return err
 	}
-	// json.Marshal escapes <, > and &; this keeps "</" out even so.
-	data = bytes.ReplaceAll(data, []byte("</"), []byte(`<\/`))
+	data, err := d.Script()
+	if err != nil {
+		return err
+	}
 	o, err := view.ParseDiagnoseQuery(url.Values{}, time.Now())
 	if err != nil {
 		return err
@@ -246,143 +178,3 @@ func buildScenarioFile(name string) (string, error) {
 	}
 	return filepath.Join(tmp, b.Dir), nil
 }
-
-// recordStream reads one stream generation, meta to done.
-func recordStream(ctx context.Context, ln *pipeListener, u string) ([]any, error) {
-	dialer := websocket.Dialer{NetDialContext: ln.dial, HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := dialer.DialContext(ctx, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	var out []any
-	for {
-		kind, b, err := conn.ReadMessage()
-		if err != nil {
-			return nil, err
-		}
-		if kind == websocket.BinaryMessage {
-			out = append(out, base64.StdEncoding.EncodeToString(b))
-			continue
-		}
-		var m struct{ Type, Message string }
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
-		}
-		switch m.Type {
-		case "error":
-			return nil, errors.New("stream: " + m.Message)
-		case "progress":
-			continue // the page needs no progress from a file
-		}
-		out = append(out, json.RawMessage(b))
-		if m.Type == "done" {
-			return out, nil
-		}
-	}
-}
-
-func exportGet(h http.Handler, u string) ([]byte, error) {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
-	if rec.Code != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %d %s", u, rec.Code, strings.TrimSpace(rec.Body.String()))
-	}
-	return rec.Body.Bytes(), nil
-}
-
-// exportReasons is every decision's reason: [from, to, is a batch, reason].
-func exportReasons(h http.Handler, u string) ([][4]any, error) {
-	b, err := exportGet(h, u)
-	if err != nil {
-		return nil, err
-	}
-	out := [][4]any{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var d struct {
-			From, To   int64
-			Reason     string
-			BatchIndex int `json:"batch_index"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, err
-		}
-		out = append(out, [4]any{d.From, d.To, d.BatchIndex >= 0, d.Reason})
-	}
-	return out, sc.Err()
-}
-
-// exportBatches is the batch API's answer for every batch, its records
-// capped at exportRecordLimit.
-func exportBatches(h http.Handler, prefix, iso string, l *txnindex.Log) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(l.Batches))
-	for i := range l.Batches {
-		b, err := exportGet(h, prefix+strconv.FormatInt(l.Batches[i].BaseOffset, 10)+"?isolation="+iso)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
-		}
-		var recs []json.RawMessage
-		if err := json.Unmarshal(m["record_list"], &recs); err == nil && len(recs) > exportRecordLimit {
-			m["record_list"], _ = json.Marshal(recs[:exportRecordLimit])
-			m["records_note"], _ = json.Marshal(fmt.Sprintf("the export holds the first %d of %d records", exportRecordLimit, len(recs)))
-			if b, err = json.Marshal(m); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, json.RawMessage(b))
-	}
-	return out, nil
-}
-
-// pipeListener is an in-memory net.Listener: the export talks to the
-// server's handlers without opening a port.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	server, client := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "export" }

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/api"
 )
 
 // exportDemo runs `server export --demo name` into a temp file.
@@ -46,11 +47,11 @@ func TestExportSelfContained(t *testing.T) {
 	if m == nil {
 		t.Fatal("no embedded data")
 	}
-	var d exportData
+	var d api.ExportData
 	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
 		t.Fatal(err)
 	}
-	for _, iso := range exportIsolations {
+	for _, iso := range api.ExportIsolations {
 		if len(d.Streams[iso]) < 3 || len(d.Reasons[iso]) == 0 || len(d.Batches[iso]) == 0 {
 			t.Errorf("%s: %d messages, %d reasons, %d batches", iso, len(d.Streams[iso]), len(d.Reasons[iso]), len(d.Batches[iso]))
 		}

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// The text outputs of `server decide` (README, "decide"); its NDJSON is
+// WriteOffsetsNDJSON (ndjson.go).
+
+// WriteDecisionsText writes one line per decision: the offsets, the
+// verdict and the reason.
+func WriteDecisionsText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.Decision]) error {
+	for d := range seq {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rng := strconv.FormatInt(d.From, 10)
+		if d.To != d.From {
+			rng += "-" + strconv.FormatInt(d.To, 10)
+		}
+		if _, err := fmt.Fprintf(w, "%-15s %-15s %s\n", rng, d.Verdict, d.Reason()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteCounts writes the record counts of the offsets [from, to] of l (the
+// whole log when from is -1), as NDJSON or as text: the answer to "how many
+// real records are in this range" that HWM - LWM arithmetic gets wrong on
+// transactional topics.
+func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], ndjson bool, from, to int64) error {
+	if from < 0 {
+		from, to = l.LogStartOffset, l.LogEndOffset-1
+	}
+	c := txnindex.NewCounts(from, to)
+	for d := range seq {
+		c.Add(&d)
+	}
+	if ndjson {
+		b, err := json.Marshal(struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+			txnindex.Counts
+			Records int64 `json:"records"`
+		}{l.Topic, l.Partition, c, c.Records()})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %d records in %d batches\n"+
+		"  delivered        %d\n  aborted          %d\n  control markers  %d\n  pending          %d\n  before position  %d\n"+
+		"  offsets without a record  %d\n  last offset the consumer passes  %d\n",
+		l.Topic, l.Partition, c.From, c.To, c.Records(), c.Batches,
+		c.Delivered, c.Aborted, c.ControlMarkers, c.Pending, c.BeforePosition, c.Missing, c.LastReached)
+	return err
+}

@@ -1,0 +1,136 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// ExportDetailLimit is the number of batches below which an export embeds
+// every batch's detail and every decision's reason (for hover and the
+// detail panel); above it the page says they are left out.
+const ExportDetailLimit = 5000
+
+// exportRecordLimit caps the records embedded per batch (the detail panel
+// shows the first 50).
+const exportRecordLimit = 50
+
+// ExportIsolations are the consumers a static export holds: the default
+// consumer (from the log start, default max bytes, Java rules) at each
+// isolation level.
+var ExportIsolations = []string{"read_committed", "read_uncommitted"}
+
+// ExportData is what a static export (`server export`) embeds for
+// timeline.js to read in place of the server (see the comment at the top
+// of static/js/timeline.js), per isolation level: the messages the
+// decision stream sends (a text message as its JSON object, a binary frame
+// as a base64 string), every decision's reason as [from, to, is a batch,
+// reason], and every batch as the batch API answers it.
+type ExportData struct {
+	Version int                          `json:"version"`
+	Streams map[string][]json.RawMessage `json:"streams"`
+	Reasons map[string][][4]any          `json:"reasons"`
+	Batches map[string][]json.RawMessage `json:"batches"`
+	Note    string                       `json:"note,omitempty"`
+}
+
+// Export returns the data of a static export of l (of source id): what the
+// stream (Recording), the decisions route (the reasons) and the batch
+// route (BatchDetail, records decoded by records) answer for each of
+// ExportIsolations. A log of ExportDetailLimit batches or more gets the
+// streams alone and a note saying why.
+func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSource) (*ExportData, error) {
+	d := &ExportData{Version: 1, Streams: map[string][]json.RawMessage{}}
+	detail := len(l.Batches) < ExportDetailLimit
+	if detail {
+		d.Reasons = map[string][][4]any{}
+		d.Batches = map[string][]json.RawMessage{}
+	} else {
+		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `server serve` for them",
+			len(l.Batches), ExportDetailLimit)
+	}
+	for _, iso := range ExportIsolations {
+		o, err := Options{Isolation: iso, Position: -1}.consume()
+		if err != nil {
+			return nil, err
+		}
+		msgs, err := Recording(id, l, o)
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %w", iso, err)
+		}
+		for _, m := range msgs {
+			b := m.Data
+			if m.Binary {
+				b, _ = json.Marshal(base64.StdEncoding.EncodeToString(m.Data))
+			}
+			d.Streams[iso] = append(d.Streams[iso], b)
+		}
+		if !detail {
+			continue
+		}
+		var decs []txnindex.Decision
+		for dec := range l.Decisions(o) {
+			decs = append(decs, dec)
+		}
+		d.Reasons[iso] = exportReasons(decs)
+		if d.Batches[iso], err = exportBatches(ctx, records, id, l, o, decs); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Script is d as the text of the page's <script type="application/json">
+// element.
+func (d *ExportData) Script() ([]byte, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	// json.Marshal escapes <, > and &; this keeps "</" out even so.
+	return bytes.ReplaceAll(b, []byte("</"), []byte(`<\/`)), nil
+}
+
+// exportReasons is every decision's reason: [from, to, is a batch,
+// reason], the from, to, batch_index and reason the decisions route
+// writes.
+func exportReasons(decs []txnindex.Decision) [][4]any {
+	out := make([][4]any, 0, len(decs))
+	for i := range decs {
+		d := &decs[i]
+		out = append(out, [4]any{d.From, d.To, d.BatchIndex >= 0, d.Reason()})
+	}
+	return out
+}
+
+// exportBatches is the batch route's answer for the base offset of every
+// batch of l, its records capped at exportRecordLimit.
+func exportBatches(ctx context.Context, records RecordSource, id string, l *txnindex.Log, o txnindex.ConsumeOptions, decs []txnindex.Decision) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(l.Batches))
+	for i := range l.Batches {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// The route resolves an offset to the first batch holding it,
+		// which for overlapping batches (txnindex.GapOverlap) is an
+		// earlier one; the export asks what the page would have asked.
+		k := batchAt(l, l.Batches[i].BaseOffset)
+		if k < 0 {
+			return nil, fmt.Errorf("no batch holds offset %d", l.Batches[i].BaseOffset)
+		}
+		j := BatchDetail(ctx, records, id, l, k, o, decs, RecordPageRequest{Limit: exportRecordLimit, MaxBytes: MaxRecordsBytes})
+		if j.RecordsTruncated {
+			j.RecordsNote = fmt.Sprintf("the export holds the first %d of %d records", len(j.RecordList), j.RecordsTotal)
+		}
+		b, err := json.Marshal(j)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
