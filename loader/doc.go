@@ -80,7 +80,7 @@
 // gets TxnIndexOnDisk with no entries, because Kafka creates .txnindex files
 // lazily; a segment with no index files at all leaves the index to be
 // rebuilt. The newest producer snapshot that decodes cleanly seeds
-// Partition.Ongoing with its transactions that began before the first
+// Input.Ongoing with its transactions that began before the first
 // batch. LogStartOffset and HighWatermark come from the parent directory's
 // log-start-offset-checkpoint and replication-offset-checkpoint.
 package loader

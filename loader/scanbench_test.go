@@ -47,7 +47,7 @@ func BenchmarkScanPartition(b *testing.B) {
 			if err != nil || len(p.Damage) != 0 {
 				b.Fatal(err, p.Damage)
 			}
-			txnindex.Build(p.Partition)
+			txnindex.Build(p.Input)
 		}
 	})
 	b.Run("scan", func(b *testing.B) {

@@ -69,7 +69,7 @@ func (d demoScenario) partition() *txnindex.Partition {
 	if err != nil {
 		panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested; this is a bug
 	}
-	return p.Partition
+	return p.Input
 }
 
 func (d demoScenario) load() (*loader.Partition, error) {

@@ -158,7 +158,7 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 	}
 	dirs := map[string]*loader.Partition{}
 	for _, d := range ld.dirs {
-		dirs[fmt.Sprintf("%s-%d", d.Partition.Topic, d.Partition.Partition)] = d
+		dirs[fmt.Sprintf("%s-%d", d.Input.Topic, d.Input.Partition)] = d
 	}
 	for _, pt := range ld.parts {
 		l := pt.log

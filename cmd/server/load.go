@@ -139,7 +139,7 @@ func loadFile(in fileInput) (*loaded, error) {
 			Batches: seg.Batches, LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: "log_end_offset (single segment)"}
 		ld := &loaded{kind: "segment", parts: []*part{{log: txnindex.Build(p)}}}
 		if in.keepSegment {
-			ld.segmentFiles = &loader.Partition{Dir: in.dir, Partition: p, Segments: []*loader.SegmentFiles{{Log: seg}}}
+			ld.segmentFiles = &loader.Partition{Dir: in.dir, Input: p, Segments: []*loader.SegmentFiles{{Log: seg}}}
 		}
 		for _, d := range seg.Damage {
 			ld.problems = append(ld.problems, d)

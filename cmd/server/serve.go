@@ -199,7 +199,7 @@ func demoCatalog(big bool) *catalog {
 				panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested
 			}
 			s.files = lp
-			return txnindex.Build(lp.Partition)
+			return txnindex.Build(lp.Input)
 		}
 		// Small demos are built now: cheap, and a broken one fails at start.
 		s.get()
@@ -220,7 +220,7 @@ func (c *catalog) add(id, path string, ld *loaded) { c.put(sourcesOf(id, path, l
 func sourcesOf(id, name string, ld *loaded) []*source {
 	files := map[string]*loader.Partition{}
 	for _, d := range ld.dirs {
-		files[fmt.Sprintf("%s-%d", d.Partition.Topic, d.Partition.Partition)] = d
+		files[fmt.Sprintf("%s-%d", d.Input.Topic, d.Input.Partition)] = d
 	}
 	var problems []string
 	for _, p := range ld.problems {
