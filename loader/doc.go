@@ -25,6 +25,12 @@
 //   - ParseRecordSet scans the records field of a fetch response;
 //     RecordsOf decodes one of its batches.
 //
+// Which of these a path or an upload is (a log directory, a partition
+// directory, one segment, a capture, kafka-dump-log.sh text) is found by
+// package loader/input, whose Open and OpenBytes return the partitions to
+// decide on. It sits above this package and loader/capture, which imports
+// this one.
+//
 // # Damage
 //
 // Every problem is a *FormatError naming the file, the byte position (or

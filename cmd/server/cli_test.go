@@ -12,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader/dumplog"
+	"github.com/txnscope/txnscope/loader/input"
 )
 
 const realdata = "../../testdata/realdata"
@@ -153,11 +154,11 @@ func TestInspectTextIsDumpLogFormat(t *testing.T) {
 			t.Errorf("%s: %v %v", dir, err, d.Problems)
 			continue
 		}
-		ld, err := loadAny(dir)
+		ld, err := input.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, got := ld.parts[0].log.Batches, d.Partitions[0].Batches
+		want, got := ld.Partitions[0].Log.Batches, d.Partitions[0].Batches
 		if len(got) != len(want) {
 			t.Errorf("%s: %d batches from the text, %d from the bytes", dir, len(got), len(want))
 			continue

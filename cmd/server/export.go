@@ -21,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -94,11 +95,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			cat = demoCatalog(false)
 		}
 	} else {
-		ld, err := loadAny(path)
+		ld, err := input.Open(path)
 		if err != nil {
 			return err
 		}
-		for _, p := range ld.problems {
+		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 		cat = &catalog{}

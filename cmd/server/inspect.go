@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -32,7 +33,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
-	ld, err := loadAny(fs.Arg(0))
+	ld, err := input.Open(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -151,17 +152,13 @@ type inspectFetch struct {
 	Bytes            int    `json:"bytes"`
 }
 
-func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
-	out := inspectOut{Kind: ld.kind, Problems: []string{}}
-	for _, p := range ld.problems {
+func inspectView(ld *input.Contents, withBatches, withRecords bool) inspectOut {
+	out := inspectOut{Kind: ld.Kind, Problems: []string{}}
+	for _, p := range ld.Problems {
 		out.Problems = append(out.Problems, p.Error())
 	}
-	dirs := map[string]*loader.Partition{}
-	for _, d := range ld.dirs {
-		dirs[fmt.Sprintf("%s-%d", d.Input.Topic, d.Input.Partition)] = d
-	}
-	for _, pt := range ld.parts {
-		l := pt.log
+	for _, pt := range ld.Partitions {
+		l := pt.Log
 		ip := inspectPartition{
 			Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 			HighWatermark: l.HighWatermark, HighWatermarkSource: l.HighWatermarkSource, LastStableOffset: l.LastStableOffset,
@@ -171,7 +168,7 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 		if ip.Producers == nil {
 			ip.Producers = []txnindex.Producer{}
 		}
-		d := dirs[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]
+		d := ld.Dir(l.Topic, l.Partition)
 		for si, s := range l.Segments {
 			is := inspectSegment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk}
 			for _, e := range s.TxnIndex {
@@ -265,7 +262,7 @@ func inspectView(ld *loaded, withBatches, withRecords bool) inspectOut {
 		}
 		out.Partitions = append(out.Partitions, ip)
 	}
-	if c := ld.capture; c != nil {
+	if c := ld.Capture; c != nil {
 		for _, f := range c.Fetches {
 			conn := ""
 			if f.Conn != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -200,10 +201,10 @@ func (h *hardening) checkLoadSize(path string) error {
 }
 
 // checkLoaded refuses a loaded partition with more than --max-source-batches.
-func (h *hardening) checkLoaded(path string, ld *loaded) error {
-	for _, p := range ld.parts {
-		if n := len(p.log.Batches); n > h.maxSourceBatches {
-			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.log.Topic, p.log.Partition, n, h.maxSourceBatches)
+func (h *hardening) checkLoaded(path string, ld *input.Contents) error {
+	for _, p := range ld.Partitions {
+		if n := len(p.Log.Batches); n > h.maxSourceBatches {
+			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.Log.Topic, p.Log.Partition, n, h.maxSourceBatches)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -59,14 +60,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err := hard.checkLoadSize(path); err != nil {
 			return err
 		}
-		ld, err := loadAny(path)
+		ld, err := input.Open(path)
 		if err == nil {
 			err = hard.checkLoaded(path, ld)
 		}
 		if err != nil {
 			return err
 		}
-		for _, p := range ld.problems {
+		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 		cat.add(fmt.Sprintf("load%d", i+1), path, ld)
@@ -213,27 +214,23 @@ func demoCatalog(big bool) *catalog {
 }
 
 // add makes a source of each partition a --load PATH held.
-func (c *catalog) add(id, path string, ld *loaded) { c.put(sourcesOf(id, path, ld)...) }
+func (c *catalog) add(id, path string, ld *input.Contents) { c.put(sourcesOf(id, path, ld)...) }
 
 // sourcesOf makes a source of each partition ld holds, titled with name
 // (a path, or an upload's file name) and the kind.
-func sourcesOf(id, name string, ld *loaded) []*source {
-	files := map[string]*loader.Partition{}
-	for _, d := range ld.dirs {
-		files[fmt.Sprintf("%s-%d", d.Input.Topic, d.Input.Partition)] = d
-	}
+func sourcesOf(id, name string, ld *input.Contents) []*source {
 	var problems []string
-	for _, p := range ld.problems {
+	for _, p := range ld.Problems {
 		problems = append(problems, p.Error())
 	}
 	var out []*source
-	for _, p := range ld.parts {
-		l := p.log
-		f := files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]
-		if f == nil && len(ld.parts) == 1 {
-			f = ld.segmentFiles // a single segment (nil if not kept)
+	for _, p := range ld.Partitions {
+		l := p.Log
+		f := ld.Dir(l.Topic, l.Partition)
+		if f == nil && len(ld.Partitions) == 1 {
+			f = ld.Segment // a single segment (nil if not kept)
 		}
-		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.kind), topic: l.Topic, partition: l.Partition,
+		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.Kind), topic: l.Topic, partition: l.Partition,
 			build: func() *txnindex.Log { return l }, files: f, problems: problems}
 		s.get()
 		out = append(out, s)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -136,22 +137,22 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		uploadFail(w, http.StatusBadRequest, fmt.Sprintf("%s: reading the upload: %v", name, err))
 		return
 	}
-	ld, err := loadBytes(buf.Bytes(), name)
+	ld, err := input.OpenBytes(name, buf.Bytes())
 	if err != nil {
 		uploadFail(w, http.StatusUnprocessableEntity, prefixed(name, err.Error()))
 		return
 	}
-	problems := make([]string, 0, len(ld.problems))
-	for _, p := range ld.problems {
+	problems := make([]string, 0, len(ld.Problems))
+	for _, p := range ld.Problems {
 		problems = append(problems, prefixed(name, p.Error()))
 	}
-	ld.problems = nil // replaced by the prefixed texts below
+	ld.Problems = nil // replaced by the prefixed texts below
 	batches := 0
-	for _, p := range ld.parts {
-		n := len(p.log.Batches)
+	for _, p := range ld.Partitions {
+		n := len(p.Log.Batches)
 		if n > u.lim.maxBatches {
 			uploadFail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: partition %s-%d holds %d batches, over --max-source-batches %d",
-				name, p.log.Topic, p.log.Partition, n, u.lim.maxBatches))
+				name, p.Log.Topic, p.Log.Partition, n, u.lim.maxBatches))
 			return
 		}
 		batches += n
@@ -159,7 +160,7 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if batches == 0 {
 		// Damage before the first batch, or a file with none: there is
 		// nothing to draw, so nothing is kept.
-		uploadFail(w, http.StatusUnprocessableEntity, fmt.Sprintf("%s (%s): no batch could be read", name, ld.kind), problems...)
+		uploadFail(w, http.StatusUnprocessableEntity, fmt.Sprintf("%s (%s): no batch could be read", name, ld.Kind), problems...)
 		return
 	}
 
@@ -175,7 +176,7 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := srcs[0].id
-	res := uploadResponse{Version: 1, ID: id, Title: srcs[0].title, Kind: ld.kind, Problems: problems, Evicted: []evictedUpload{}}
+	res := uploadResponse{Version: 1, ID: id, Title: srcs[0].title, Kind: ld.Kind, Problems: problems, Evicted: []evictedUpload{}}
 	for _, s := range srcs {
 		page := web.PartitionPath(s.id, s.topic, s.partition)
 		res.Partitions = append(res.Partitions, uploadPartition{Topic: s.topic, Partition: s.partition, URL: page, API: "/api/v1" + page})
@@ -185,10 +186,10 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			res.Evicted = append(res.Evicted, evictedUpload{ID: s.id, Title: s.title})
 		}
 	}
-	// A segment's bytes up to uploadKeepBytes stay with its source, in
+	// A segment's bytes up to input.MaxKeptSegment stay with its source, in
 	// memory, so that the detail panel can decode its records; the bytes of
 	// anything else are not kept: the log holds what the pages need.
-	slog.Info("upload", "id", id, "kind", ld.kind, "bytes", buf.Len(), "partitions", len(srcs), "problems", len(problems), "evicted", len(res.Evicted))
+	slog.Info("upload", "id", id, "kind", ld.Kind, "bytes", buf.Len(), "partitions", len(srcs), "problems", len(problems), "evicted", len(res.Evicted))
 	w.Header().Set("Location", "/api/v1/sources/"+id+"/partitions")
 	writeUploadJSON(w, http.StatusCreated, res)
 }
