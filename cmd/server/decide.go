@@ -99,7 +99,7 @@ func sourceParts(e *env, fs interface {
 		if err != nil {
 			return nil, err
 		}
-		return []*input.Partition{{Log: txnindex.Build(d.partition())}}, nil
+		return []*input.Partition{{Log: txnindex.Build(d.Partition())}}, nil
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}

@@ -188,31 +188,6 @@ func (c *catalog) put(srcs ...*source) {
 
 func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
 
-func demoCatalog(big bool) *catalog {
-	c := &catalog{}
-	for _, d := range demoScenarios() {
-		s := &source{id: d.name, title: d.title, topic: "demo-" + d.name}
-		s.build = func() *txnindex.Log {
-			// The demo's files stay on disk, so its records can be
-			// decoded on demand (web_records.go).
-			lp, err := d.load()
-			if err != nil {
-				panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested
-			}
-			s.files = lp
-			return txnindex.Build(lp.Input)
-		}
-		// Small demos are built now: cheap, and a broken one fails at start.
-		s.get()
-		s.topic, s.partition = s.log.Topic, s.log.Partition
-		c.put(s)
-	}
-	if big {
-		c.put(bigDemo())
-	}
-	return c
-}
-
 // add makes a source of each partition a --load PATH held.
 func (c *catalog) add(id, path string, ld *input.Contents) { c.put(sourcesOf(id, path, ld)...) }
 
