@@ -128,10 +128,10 @@ type source struct {
 	topic     string
 	partition int32
 	build     func() *txnindex.Log
-	files     *loader.Partition // the files read, when there are any (records are decoded from them)
-	live      *livePart         // a partition of a watched cluster (live.go): its log changes
-	upload    int               // the upload's number (upload.go); 0 for the demos, --load and live
-	problems  []string          // what the loader could not read, shown on the timeline
+	files     *loader.Partition  // the files read, when there are any (records are decoded from them)
+	live      *api.LivePartition // a partition of a watched cluster (live.go): its log changes
+	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
+	problems  []string           // what the loader could not read, shown on the timeline
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -139,7 +139,7 @@ type source struct {
 
 func (s *source) get() *txnindex.Log {
 	if s.live != nil {
-		return s.live.log()
+		return s.live.Log()
 	}
 	s.once.Do(func() {
 		l := s.build()
@@ -153,7 +153,7 @@ func (s *source) get() *txnindex.Log {
 // built returns the log if it has been built, without building it.
 func (s *source) built() *txnindex.Log {
 	if s.live != nil {
-		return s.live.log()
+		return s.live.Log()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
