@@ -17,6 +17,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
 )
 
 // hardening is serve's limit and security flags. Every limit has a flag, a
@@ -157,10 +158,11 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 }
 
 // uploads are the limits of POST /api/v1/uploads. A body may take
-// --request-timeout to arrive, not --read-timeout (upload.go).
-func (h *hardening) uploads() uploadLimits {
-	return uploadLimits{maxBytes: h.maxUploadBytes, maxUploads: h.maxUploads, maxSources: h.maxSources,
-		maxBatches: h.maxSourceBatches, bodyTimeout: h.requestTimeout}
+// --request-timeout to arrive, not --read-timeout.
+func (h *hardening) uploads() uploadOptions {
+	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
+		MaxBatches: h.maxSourceBatches, BodyTimeout: h.requestTimeout, MaxBytesText: web.FormatBytes(h.maxUploadBytes),
+		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches"}}
 }
 
 // configure sets the websocket limits on a.

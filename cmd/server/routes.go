@@ -22,13 +22,13 @@ type routeOptions struct {
 	// allowedOrigins may frame the pages (serve --allowed-origin), besides
 	// the server itself.
 	allowedOrigins []string
-	sec            *security    // limits and token (middleware.go); nil in tests that need none
-	upload         uploadLimits // POST /api/v1/uploads (upload.go); the zero value disables uploads
+	sec            *security     // limits and token (middleware.go); nil in tests that need none
+	upload         uploadOptions // POST /api/v1/uploads (upload.go); the zero value disables uploads
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
-	ui.UploadLimit = o.upload.maxBytes
+	ui.UploadLimit = o.upload.MaxBytes
 	r := chi.NewRouter()
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: middleware.go
 
@@ -71,11 +71,12 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
 		})
-		// A dropped file becomes a new source (upload.go). It is the one
-		// route that changes the server's state, so it also refuses
-		// cross-origin browser requests (CSRF); the token, when set, is
-		// checked by the stack above like everywhere else.
-		r.With(sameOrigin(o.allowedOrigins)).Post("/uploads", newUploads(cat, o.upload).ServeHTTP)
+		// A dropped file becomes a new source (api/upload.go, upload.go).
+		// It is the one route that changes the server's state, so it
+		// also refuses cross-origin browser requests (CSRF); the token,
+		// when set, is checked by the stack above like everywhere else.
+		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources}, o.upload.UploadLimits)
+		r.With(sameOrigin(o.allowedOrigins)).Post("/uploads", up.ServeHTTP)
 	})
 
 	// The decision stream: a websocket, outside any timeout.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader/input"
 )
@@ -39,7 +40,7 @@ func readFile(t testing.TB, path string) []byte {
 
 // uploadAnswer is the 201 answer, or an error answer's fields.
 type uploadAnswer struct {
-	uploadResponse
+	api.UploadResponse
 	Error string `json:"error"`
 	Code  int    `json:"code"`
 }
@@ -299,9 +300,9 @@ func TestUploadEviction(t *testing.T) {
 		if code != http.StatusCreated {
 			t.Fatalf("upload %d: %d %+v", i, code, a)
 		}
-		var want []evictedUpload
+		var want []api.EvictedUpload
 		if i > 2 {
-			want = []evictedUpload{{ID: fmt.Sprintf("upload-%d", i-2), Title: fmt.Sprintf("f%d.log (segment)", i-2)}}
+			want = []api.EvictedUpload{{ID: fmt.Sprintf("upload-%d", i-2), Title: fmt.Sprintf("f%d.log (segment)", i-2)}}
 		}
 		if !slices.Equal(a.Evicted, want) {
 			t.Errorf("upload %d evicted %+v, want %+v", i, a.Evicted, want)
