@@ -24,7 +24,7 @@ type routeOptions struct {
 	// allowedOrigins may frame the pages (serve --allowed-origin), besides
 	// the server itself.
 	allowedOrigins []string
-	sec            *security     // limits and token (middleware.go); nil in tests that need none
+	sec            *security     // limits and token (limits.go, package guard); nil in tests that need none
 	upload         uploadOptions // POST /api/v1/uploads (upload.go); the zero value disables uploads
 }
 
