@@ -7,7 +7,7 @@ import (
 )
 
 // Feed is implemented by a Catalog some of whose partitions change while
-// they are served: the partitions of a live cluster (cmd/server/live.go).
+// they are served: the partitions of a live cluster (LiveFeed).
 // The websocket of such a partition follows it: each change starts a new
 // generation on every open stream, and a "live" message carries the
 // watcher's state (docs/protocol.md, "Live sources").

@@ -25,6 +25,12 @@
 //   - ParseRecordSet scans the records field of a fetch response;
 //     RecordsOf decodes one of its batches.
 //
+// Which of these a path or an upload is (a log directory, a partition
+// directory, one segment, a capture, kafka-dump-log.sh text) is found by
+// package loader/input, whose Open and OpenBytes return the partitions to
+// decide on. It sits above this package and loader/capture, which imports
+// this one.
+//
 // # Damage
 //
 // Every problem is a *FormatError naming the file, the byte position (or
@@ -80,7 +86,7 @@
 // gets TxnIndexOnDisk with no entries, because Kafka creates .txnindex files
 // lazily; a segment with no index files at all leaves the index to be
 // rebuilt. The newest producer snapshot that decodes cleanly seeds
-// Partition.Ongoing with its transactions that began before the first
+// Input.Ongoing with its transactions that began before the first
 // batch. LogStartOffset and HighWatermark come from the parent directory's
 // log-start-offset-checkpoint and replication-offset-checkpoint.
 package loader

@@ -32,7 +32,7 @@ package loader
 // file, so every segment has TxnIndexOnDisk false and txnindex.Build rebuilds
 // the aborted-transaction index from the batches; nor does it keep producer
 // state a transaction open before the first remaining batch could be seeded
-// from, so Partition.Ongoing stays empty.
+// from, so Input.Ongoing stays empty.
 
 import (
 	"encoding/base64"
@@ -153,7 +153,7 @@ func OpenKfakeDirWith(dir string, o ScanOptions) ([]*Partition, error) {
 		return nil, fmt.Errorf("loader: %s: no kfake partition directory (%s/<topic>-<partition> holding <base>.dat segments)", dir, KfakePartitionsDir)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].Partition, out[j].Partition
+		a, b := out[i].Input, out[j].Input
 		if a.Topic != b.Topic {
 			return a.Topic < b.Topic
 		}
@@ -260,7 +260,7 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 	}
 	p := &Partition{
 		Dir: dir, RecoveryPoint: -1, CleanerOffset: -1,
-		Partition: &txnindex.Partition{Topic: topic, Partition: num, LogStartOffset: -1, HighWatermark: -1},
+		Input: &txnindex.Partition{Topic: topic, Partition: num, LogStartOffset: -1, HighWatermark: -1},
 	}
 	var bases []int64
 	idx := map[int64]string{}
@@ -322,7 +322,7 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 	// attached) and OffsetIndex nil, so Build rebuilds both.
 	p.assemble()
 
-	p.Partition.HighWatermarkSource = "log_end_offset (no kfake " + KfakeSnapshotFile + ": it is written at shutdown)"
+	p.Input.HighWatermarkSource = "log_end_offset (no kfake " + KfakeSnapshotFile + ": it is written at shutdown)"
 	if haveSnap {
 		data, err := os.ReadFile(filepath.Join(dir, KfakeSnapshotFile))
 		if err != nil {
@@ -332,19 +332,19 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 		switch err := json.Unmarshal(data, &s); {
 		case err != nil:
 			p.Damage = append(p.Damage, jsonErr(KfakeSnapshotFile, data, err))
-			p.Partition.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " unreadable)"
+			p.Input.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " unreadable)"
 		case s.Version > kfakePersistVersion:
 			p.Ignored = append(p.Ignored, IgnoredFile{KfakeSnapshotFile, fmt.Sprintf("version %d is newer than the %d read here", s.Version, kfakePersistVersion)})
-			p.Partition.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " of an unknown version)"
+			p.Input.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " of an unknown version)"
 		case !p.kfakeSnapshotMatches(&s):
 			// kfake snapshotMatchesSegments: a stale snapshot is
 			// not used; the partition is replayed from its segments.
 			p.Ignored = append(p.Ignored, IgnoredFile{KfakeSnapshotFile, "stale: its segment list does not match the .dat files (kfake replays the segments instead)"})
-			p.Partition.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " stale)"
+			p.Input.HighWatermarkSource = "log_end_offset (kfake " + KfakeSnapshotFile + " stale)"
 		default:
-			p.Partition.HighWatermark = s.HighWatermark
-			p.Partition.LogStartOffset = s.LogStartOffset
-			p.Partition.HighWatermarkSource = "kfake " + KfakeSnapshotFile
+			p.Input.HighWatermark = s.HighWatermark
+			p.Input.LogStartOffset = s.LogStartOffset
+			p.Input.HighWatermarkSource = "kfake " + KfakeSnapshotFile
 		}
 	}
 	sort.SliceStable(p.Ignored, func(i, j int) bool { return p.Ignored[i].Name < p.Ignored[j].Name })

@@ -239,8 +239,8 @@ func TestKfakeDataDir(t *testing.T) {
 		t.Fatalf("%d partitions, want 1", len(ps))
 	}
 	p := ps[0]
-	if p.Partition.Topic != kfdTopic || p.Partition.Partition != 0 {
-		t.Fatalf("partition %s-%d", p.Partition.Topic, p.Partition.Partition)
+	if p.Input.Topic != kfdTopic || p.Input.Partition != 0 {
+		t.Fatalf("partition %s-%d", p.Input.Topic, p.Input.Partition)
 	}
 	if len(p.Damage) != 0 {
 		t.Fatalf("damage: %v", p.Damage)
@@ -255,8 +255,8 @@ func TestKfakeDataDir(t *testing.T) {
 		t.Fatalf("topic id %+v, broker says %x", p.Metadata, topicID)
 	}
 	var loaded []kfdBatch
-	for i := range p.Partition.Batches {
-		loaded = append(loaded, kfdFromTxnindex(&p.Partition.Batches[i]))
+	for i := range p.Input.Batches {
+		loaded = append(loaded, kfdFromTxnindex(&p.Input.Batches[i]))
 	}
 	if !slices.Equal(loaded, served) {
 		t.Fatalf("loaded %d batches, broker served %d:\nloaded %+v\nserved %+v", len(loaded), len(served), loaded, served)
@@ -269,7 +269,7 @@ func TestKfakeDataDir(t *testing.T) {
 		if !strings.HasSuffix(s.Log.Name, ".dat") || s.Log.BaseOffset != s.Log.Batches[0].BaseOffset {
 			t.Fatalf("segment %d: %s base %d, first batch %d", si, s.Log.Name, s.Log.BaseOffset, s.Log.Batches[0].BaseOffset)
 		}
-		if p.Partition.Segments[si].TxnIndexOnDisk {
+		if p.Input.Segments[si].TxnIndexOnDisk {
 			t.Fatalf("segment %s: TxnIndexOnDisk", s.Log.Name)
 		}
 		data, err := os.ReadFile(filepath.Join(p.Dir, s.Log.Name))
@@ -360,12 +360,12 @@ func TestKfakeDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []*Partition{hs[0], one[0]} {
-		if !slices.Equal(q.Partition.Batches, p.Partition.Batches) || q.Build().LastStableOffset != brokerLSO || q.Metadata == nil {
+		if !slices.Equal(q.Input.Batches, p.Input.Batches) || q.Build().LastStableOffset != brokerLSO || q.Metadata == nil {
 			t.Fatalf("%s: differs from the default scan of the data directory", q.Dir)
 		}
 	}
-	recs, err := p.Segments[0].Log.Records(p.Partition.Batches[0])
-	if err != nil || len(recs) != int(p.Partition.Batches[0].Records) {
+	recs, err := p.Segments[0].Log.Records(p.Input.Batches[0])
+	if err != nil || len(recs) != int(p.Input.Batches[0].Records) {
 		t.Fatalf("records of the first batch: %d, %v", len(recs), err)
 	}
 
@@ -477,7 +477,7 @@ func kfdDamage(t *testing.T, p *Partition) {
 	if !slices.Equal(ignored, []string{"snapshot.json", "snapshot.json.tmp"}) {
 		t.Errorf("ignored %+v", q.Ignored)
 	}
-	if !slices.Equal(q.Partition.Batches, p.Partition.Batches) {
+	if !slices.Equal(q.Input.Batches, p.Input.Batches) {
 		t.Errorf("damage in the index files changed the batches")
 	}
 }

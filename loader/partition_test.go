@@ -106,7 +106,7 @@ func TestOpenPartitionLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := p.Partition
+	tp := p.Input
 	if tp.Topic != "my-topic" || tp.Partition != 0 {
 		t.Errorf("topic %q partition %d", tp.Topic, tp.Partition)
 	}
@@ -196,7 +196,7 @@ func TestOpenPartitionLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ld.Partitions) != 2 || ld.Partitions[0].Partition.Partition != 0 || ld.Partitions[1].DirKind != "delete" {
+	if len(ld.Partitions) != 2 || ld.Partitions[0].Input.Partition != 0 || ld.Partitions[1].DirKind != "delete" {
 		t.Errorf("log dir partitions: %d", len(ld.Partitions))
 	}
 	if len(ld.Skipped) != 2 { // lost+found, meta.properties
@@ -213,8 +213,8 @@ func TestOpenPartitionBareLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Partition.Segments[0].TxnIndexOnDisk || p.Partition.HighWatermark != -1 || p.Partition.LogStartOffset != -1 || p.Partition.Partition != 3 {
-		t.Errorf("%+v", p.Partition.Segments[0])
+	if p.Input.Segments[0].TxnIndexOnDisk || p.Input.HighWatermark != -1 || p.Input.LogStartOffset != -1 || p.Input.Partition != 3 {
+		t.Errorf("%+v", p.Input.Segments[0])
 	}
 	if l := p.Build(); len(l.RebuiltIndex[0]) != 1 {
 		t.Errorf("rebuilt index %v", l.RebuiltIndex)

@@ -67,7 +67,7 @@ func TestRealPartitionsLoad(t *testing.T) {
 			for _, d := range p.Damage {
 				t.Errorf("damage: %v", d)
 			}
-			tp := p.Partition
+			tp := p.Input
 			if len(tp.Segments) != len(p.Segments) {
 				t.Fatalf("%d txnindex segments for %d loaded", len(tp.Segments), len(p.Segments))
 			}
@@ -131,8 +131,8 @@ func TestRealLogDirs(t *testing.T) {
 				t.Errorf("checkpoints missing: %+v", l.Checkpoints)
 			}
 			for _, p := range l.Partitions {
-				if p.Partition.HighWatermark >= 0 && p.Partition.HighWatermarkSource != ReplicationOffsetCheckpoint {
-					t.Errorf("%s: HWM source %q", p.Dir, p.Partition.HighWatermarkSource)
+				if p.Input.HighWatermark >= 0 && p.Input.HighWatermarkSource != ReplicationOffsetCheckpoint {
+					t.Errorf("%s: HWM source %q", p.Dir, p.Input.HighWatermarkSource)
 				}
 			}
 		})
@@ -339,7 +339,7 @@ func TestRealTransactionalCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var commits []txnindex.Batch
-	for _, b := range p.Partition.Batches {
+	for _, b := range p.Input.Batches {
 		if b.IsCommitMarker() {
 			commits = append(commits, b)
 		}
@@ -351,7 +351,7 @@ func TestRealTransactionalCommit(t *testing.T) {
 		if c.Size != 78 || c.Attributes() != 0x30 || c.Records != 1 || c.BaseSequence() != -1 || c.CoordinatorEpoch() < 0 {
 			t.Errorf("COMMIT marker at %d: %+v, want the 78-byte broker-written shape", c.Position(), c)
 		}
-		if !p.Partition.Batches[0].IsTransactional() {
+		if !p.Input.Batches[0].IsTransactional() {
 			t.Errorf("first batch not transactional")
 		}
 	}

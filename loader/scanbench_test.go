@@ -1,17 +1,18 @@
-package loader
+package loader_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/txnscope/txnscope/scripts/partgen"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // BenchmarkScanPartition loads a generated ~256 MiB partition directory
 // (four 64 MiB segments of the realistic mix scripts/bench-scan.sh
-// measures at 1 GiB: partgen's transactional batches of 1-50 records,
+// measures at 1 GiB: gen.WriteDir's transactional batches of 1-50 records,
 // markers, non-transactional and compressed batches) the way the decision
 // path does, against reading the same bytes:
 //
@@ -24,7 +25,7 @@ import (
 //	go test -run '^$' -bench 'ScanPartition/scan$' -cpuprofile /tmp/scan.cpu ./loader/
 func BenchmarkScanPartition(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "bench-0")
-	if _, err := partgen.Generate(dir, partgen.Options{Size: 256 << 20, SegmentBytes: 64 << 20}); err != nil {
+	if _, err := gen.WriteDir(dir, gen.DirOptions{Size: 256 << 20, SegmentBytes: 64 << 20}); err != nil {
 		b.Fatal(err)
 	}
 	ents, err := os.ReadDir(dir)
@@ -43,18 +44,18 @@ func BenchmarkScanPartition(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			p, err := OpenPartitionWith(dir, HeaderScanOptions)
+			p, err := loader.OpenPartitionWith(dir, loader.HeaderScanOptions)
 			if err != nil || len(p.Damage) != 0 {
 				b.Fatal(err, p.Damage)
 			}
-			txnindex.Build(p.Partition)
+			txnindex.Build(p.Input)
 		}
 	})
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			p, err := OpenPartitionWith(dir, HeaderScanOptions)
+			p, err := loader.OpenPartitionWith(dir, loader.HeaderScanOptions)
 			if err != nil || len(p.Damage) != 0 {
 				b.Fatal(err, p.Damage)
 			}

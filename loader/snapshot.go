@@ -89,7 +89,7 @@ func ReadProducerSnapshot(data []byte, name string) (*ProducerSnapshot, error) {
 }
 
 // Ongoing returns the snapshot's ongoing transactions (CurrentTxnFirstOffset
-// >= 0) whose first offset is below before, for Partition.Ongoing.
+// >= 0) whose first offset is below before, for txnindex.Partition.Ongoing.
 func (s *ProducerSnapshot) Ongoing(before int64) []txnindex.OngoingTxn {
 	var out []txnindex.OngoingTxn
 	for _, e := range s.Entries {

@@ -117,10 +117,10 @@ func TestInternalTopicsLogDir(t *testing.T) {
 		if l := p.Build(); len(l.Mismatches) != 0 {
 			t.Fatalf("%s: .txnindex mismatches %+v", p.Dir, l.Mismatches)
 		}
-		if want := p.Partition.Topic == "orders"; want {
+		if want := p.Input.Topic == "orders"; want {
 			orders = p
-		} else if p.Partition.HighWatermarkSource != loader.ReplicationOffsetCheckpoint {
-			t.Errorf("%s: HWM from %q: the merged checkpoint lacks its line", p.Dir, p.Partition.HighWatermarkSource)
+		} else if p.Input.HighWatermarkSource != loader.ReplicationOffsetCheckpoint {
+			t.Errorf("%s: HWM from %q: the merged checkpoint lacks its line", p.Dir, p.Input.HighWatermarkSource)
 		}
 	}
 	in, err := internaltopic.ReadLogDir(ld)

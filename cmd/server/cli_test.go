@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/loader/dumplog"
+	"github.com/txnscope/txnscope/loader/inspect"
 )
 
 const realdata = "../../testdata/realdata"
@@ -84,7 +84,7 @@ func TestInspectAndErrors(t *testing.T) {
 			t.Errorf("%s: code %d %s", d, code, errOut)
 			continue
 		}
-		var v inspectOut
+		var v inspect.Report
 		if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Partitions) == 0 {
 			t.Errorf("%s: %v, %d partitions", d, err, len(v.Partitions))
 		}
@@ -125,54 +125,5 @@ func TestServeLoad(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d", code)
-	}
-}
-
-// TestInspectTextIsDumpLogFormat: `inspect --records` prints batches in
-// kafka-dump-log.sh's format; read back by the dump-text loader, every real
-// partition gives the batches the segment loader read from the bytes.
-func TestInspectTextIsDumpLogFormat(t *testing.T) {
-	testtool.NeedDir(t, realdata)
-	dirs, _ := filepath.Glob(filepath.Join(realdata, "*", "*", "*-[0-9]*"))
-	checked := 0
-	for _, dir := range dirs {
-		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) == 0 {
-			continue
-		}
-		code, out, errOut := runArgs(t, "inspect", "--records", dir)
-		if code != 0 {
-			t.Errorf("%s: %d %s", dir, code, errOut)
-			continue
-		}
-		i := strings.Index(out, "Dumping ")
-		if i < 0 {
-			continue // no batch
-		}
-		d, err := dumplog.Read(strings.NewReader(out[i:]), dir)
-		if err != nil || len(d.Problems) != 0 || len(d.Partitions) != 1 {
-			t.Errorf("%s: %v %v", dir, err, d.Problems)
-			continue
-		}
-		ld, err := loadAny(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, got := ld.parts[0].log.Batches, d.Partitions[0].Batches
-		if len(got) != len(want) {
-			t.Errorf("%s: %d batches from the text, %d from the bytes", dir, len(got), len(want))
-			continue
-		}
-		for k := range want {
-			w, g := want[k], got[k]
-			if w.BaseOffset != g.BaseOffset || w.LastOffset() != g.LastOffset() || w.Records != g.Records || w.ProducerID != g.ProducerID ||
-				w.ProducerEpoch != g.ProducerEpoch || w.IsTransactional() != g.IsTransactional() || w.IsControl() != g.IsControl() ||
-				w.Control() != g.Control() || w.Position() != g.Position() || w.Size != g.Size || w.Compression() != g.Compression() {
-				t.Errorf("%s batch %d:\nbytes %+v\ntext  %+v", dir, k, w, g)
-			}
-		}
-		checked++
-	}
-	if checked < 10 {
-		t.Fatalf("only %d partitions checked", checked)
 	}
 }

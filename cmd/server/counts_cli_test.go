@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // TestDecideCounts: decide --counts of every demo, over the whole log and a
@@ -11,12 +13,12 @@ import (
 // (records fill their batches' offsets in the demos), and --range without
 // --counts or a bad range is a usage error.
 func TestDecideCounts(t *testing.T) {
-	for _, d := range demoScenarios() {
+	for _, d := range gen.Demos() {
 		for _, rng := range []string{"", "3-9"} {
-			args := []string{"decide", "--demo", d.name, "--format", "ndjson"}
+			args := []string{"decide", "--demo", d.Name, "--format", "ndjson"}
 			code, perOffset, errOut := runArgs(t, args...)
 			if code != 0 {
-				t.Fatalf("%s: code %d: %s", d.name, code, errOut)
+				t.Fatalf("%s: code %d: %s", d.Name, code, errOut)
 			}
 			cargs := append(args, "--counts")
 			if rng != "" {
@@ -32,7 +34,7 @@ func TestDecideCounts(t *testing.T) {
 			}
 			from, to := int64(got["from"].(float64)), int64(got["to"].(float64))
 			if rng == "" && from != 0 {
-				t.Errorf("%s: whole-log counts start at %d", d.name, from)
+				t.Errorf("%s: whole-log counts start at %d", d.Name, from)
 			}
 			want := map[string]float64{}
 			for _, line := range strings.Split(strings.TrimSpace(perOffset), "\n") {
@@ -58,7 +60,7 @@ func TestDecideCounts(t *testing.T) {
 			}
 			for _, k := range []string{"delivered_records", "aborted_records", "control_markers", "pending_records", "before_position_records", "missing_offsets"} {
 				if got[k] != want[k] {
-					t.Errorf("%s range %q: %s %v, the per-offset output has %v", d.name, rng, k, got[k], want[k])
+					t.Errorf("%s range %q: %s %v, the per-offset output has %v", d.Name, rng, k, got[k], want[k])
 				}
 			}
 		}

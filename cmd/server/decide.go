@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -59,18 +60,18 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
 	matched := false
 	for _, p := range parts {
-		l := p.log
+		l := p.Log
 		if (*topic != "" && l.Topic != *topic) || (*partition >= 0 && int(l.Partition) != *partition) {
 			continue
 		}
 		matched = true
 		if *counts {
-			err = api.WriteCounts(w, l, p.decisions(opts), *format == "ndjson", cFrom, cTo)
+			err = api.WriteCounts(w, l, p.Decisions(opts), *format == "ndjson", cFrom, cTo)
 		} else if *format == "ndjson" {
-			err = api.WriteOffsetsNDJSON(ctx, w, l, p.decisions(opts))
+			err = api.WriteOffsetsNDJSON(ctx, w, l, p.Decisions(opts))
 		} else {
-			fmt.Fprintf(w, "# %s\n# %s\n", l, p.describe(opts))
-			err = api.WriteDecisionsText(ctx, w, p.decisions(opts))
+			fmt.Fprintf(w, "# %s\n# %s\n", l, p.Describe(opts))
+			err = api.WriteDecisionsText(ctx, w, p.Decisions(opts))
 		}
 		if err != nil {
 			return err
@@ -87,7 +88,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 func sourceParts(e *env, fs interface {
 	NArg() int
 	Arg(int) string
-}, demo string) ([]*part, error) {
+}, demo string) ([]*input.Partition, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -96,18 +97,18 @@ func sourceParts(e *env, fs interface {
 		if err != nil {
 			return nil, err
 		}
-		return []*part{{log: txnindex.Build(d.partition())}}, nil
+		return []*input.Partition{{Log: txnindex.Build(d.Partition())}}, nil
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
-	ld, err := loadAny(fs.Arg(0))
+	ld, err := input.Open(fs.Arg(0))
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range ld.problems {
+	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)
 	}
-	return ld.parts, nil
+	return ld.Partitions, nil
 }
 
 // parseRange reads --range FROM-TO; empty is the whole partition (-1, -1).

@@ -54,16 +54,16 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if (*topic != "" && p.log.Topic != *topic) || (*partition >= 0 && int(p.log.Partition) != *partition) {
+		if (*topic != "" && p.Log.Topic != *topic) || (*partition >= 0 && int(p.Log.Partition) != *partition) {
 			continue
 		}
 		o := opts
-		if p.fetches != nil && *nowFlag == "" {
+		if p.Fetches != nil && *nowFlag == "" {
 			// A capture is aged at its own end (Diagnose clamps a later
 			// clock to it); zero lets it pick that time.
 			o.Now = time.Time{}
 		}
-		d := p.log.Diagnose(o)
+		d := p.Log.Diagnose(o)
 		out.Partitions = append(out.Partitions, d)
 		hanging = hanging || d.Hanging()
 	}

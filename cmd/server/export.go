@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
@@ -75,11 +76,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			cat = demoCatalog(false)
 		}
 	} else {
-		ld, err := loadAny(path)
+		ld, err := input.Open(path)
 		if err != nil {
 			return err
 		}
-		for _, p := range ld.problems {
+		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 		cat = &catalog{}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/loader/input"
 )
 
 const loadedBatches = "/api/v1/sources/load1/partitions/demo-interleaved/0/batches/"
@@ -130,12 +131,12 @@ func TestCaptureEndsMidStream(t *testing.T) {
 	for pct := 99; pct >= 80; pct-- {
 		cut := filepath.Join(t.TempDir(), fmt.Sprintf("cut%d.pcapng", pct))
 		os.WriteFile(cut, full[:len(full)*pct/100], 0o644)
-		ld, err := loadAny(cut)
-		if err != nil || len(ld.parts) == 0 || len(ld.parts[0].log.Batches) == 0 {
+		ld, err := input.Open(cut)
+		if err != nil || len(ld.Partitions) == 0 || len(ld.Partitions[0].Log.Batches) == 0 {
 			continue
 		}
 		found := false
-		for _, p := range ld.problems {
+		for _, p := range ld.Problems {
 			found = found || cutMsg.MatchString(p.Error())
 		}
 		if !found {
@@ -150,7 +151,7 @@ func TestCaptureEndsMidStream(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(body, `"id": "load1"`) {
 			t.Errorf("%d%%: sources %s %.300s", pct, resp.Status, body)
 		}
-		l := ld.parts[0].log
+		l := ld.Partitions[0].Log
 		resp, body = do(t, "GET", s.url(fmt.Sprintf("/api/v1/sources/load1/partitions/%s/%d/decisions", l.Topic, l.Partition)), nil)
 		if resp.StatusCode != 200 || !strings.Contains(body, fmt.Sprintf(`"to":%d,`, l.Batches[len(l.Batches)-1].LastOffset())) {
 			t.Errorf("%d%%: the batches fetched before the cut are not all served: %s %.300s", pct, resp.Status, body)

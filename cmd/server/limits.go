@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/guard"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
 )
 
 // hardening is serve's limit and security flags. Every limit has a flag, a
@@ -96,7 +99,7 @@ func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
 		if st, err := os.Stat(h.authTokenFile); err == nil && st.Mode().Perm()&0o077 != 0 {
 			fmt.Fprintf(stderr, "warning: --auth-token-file %s is readable by other users (mode %v); chmod 600 it\n", h.authTokenFile, st.Mode().Perm())
 		}
-		sec.token = newBearer(tok)
+		sec.token = guard.NewToken(tok)
 	}
 	public, err := isPublic(addr)
 	if err != nil {
@@ -156,10 +159,11 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 }
 
 // uploads are the limits of POST /api/v1/uploads. A body may take
-// --request-timeout to arrive, not --read-timeout (upload.go).
-func (h *hardening) uploads() uploadLimits {
-	return uploadLimits{maxBytes: h.maxUploadBytes, maxUploads: h.maxUploads, maxSources: h.maxSources,
-		maxBatches: h.maxSourceBatches, bodyTimeout: h.requestTimeout}
+// --request-timeout to arrive, not --read-timeout.
+func (h *hardening) uploads() uploadOptions {
+	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
+		MaxBatches: h.maxSourceBatches, BodyTimeout: h.requestTimeout, MaxBytesText: web.FormatBytes(h.maxUploadBytes),
+		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches"}}
 }
 
 // configure sets the websocket limits on a.
@@ -200,10 +204,10 @@ func (h *hardening) checkLoadSize(path string) error {
 }
 
 // checkLoaded refuses a loaded partition with more than --max-source-batches.
-func (h *hardening) checkLoaded(path string, ld *loaded) error {
-	for _, p := range ld.parts {
-		if n := len(p.log.Batches); n > h.maxSourceBatches {
-			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.log.Topic, p.log.Partition, n, h.maxSourceBatches)
+func (h *hardening) checkLoaded(path string, ld *input.Contents) error {
+	for _, p := range ld.Partitions {
+		if n := len(p.Log.Batches); n > h.maxSourceBatches {
+			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.Log.Topic, p.Log.Partition, n, h.maxSourceBatches)
 		}
 	}
 	return nil
@@ -269,13 +273,7 @@ func (f faultRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log
 }
 
 // faultRecords explains a record read that failed because the files
-// changed under the server. A loaded source is a snapshot: a live broker's
-// active segment keeps growing (the batches loaded still read back, the new
-// ones are not seen until the source is loaded again) and may be truncated
-// (log recovery, or a follower truncating to the leader's epoch, KIP-101),
-// and a directory may be deleted (retention, partition reassignment). The
-// loader rereads each batch and checks its bytes; this adds what happened
-// to the file, with the position the batch needed.
+// changed under the server (loader.Partition.Changed).
 type faultRecords struct {
 	cat  *catalog
 	next api.RecordSource
@@ -287,22 +285,10 @@ func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b
 		return recs, err
 	}
 	for _, s := range f.cat.list() {
-		if s.id != id || s.built() != l || s.files == nil || b.Segment < 0 || int(b.Segment) >= len(s.files.Segments) {
-			continue
-		}
-		seg := s.files.Segments[b.Segment].Log
-		path := filepath.Join(s.files.Dir, seg.Name)
-		st, serr := os.Stat(path)
-		end := b.Position() + int64(b.Size)
-		switch {
-		case errors.Is(serr, fs.ErrNotExist):
-			if _, derr := os.Stat(s.files.Dir); errors.Is(derr, fs.ErrNotExist) {
-				return nil, fmt.Errorf("the source directory %s was deleted after it was loaded", s.files.Dir)
+		if s.id == id && s.built() == l && s.files != nil {
+			if cerr := s.files.Changed(b); cerr != nil {
+				return nil, cerr
 			}
-			return nil, fmt.Errorf("segment %s was deleted after it was loaded", path)
-		case serr == nil && st.Size() < end:
-			return nil, fmt.Errorf("segment %s was truncated to %d bytes (%#x) after it was loaded with %d: the batch at byte %#x needs bytes up to %#x",
-				path, st.Size(), st.Size(), seg.Size, b.Position(), end)
 		}
 	}
 	return nil, err

@@ -8,12 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
@@ -107,41 +105,6 @@ func (f *liveFlags) config() (live.Config, error) {
 // liveSourceID is the source id of the watched partitions in serve mode.
 const liveSourceID = "live"
 
-// liveFeed is the watcher of `serve --bootstrap`: it polls the cluster in
-// its own goroutine and keeps the latest view of each partition, which the
-// catalog serves as a source whose log changes. Subscribers (one per open
-// websocket) are woken through a channel of capacity 1 that is sent to
-// without blocking: changes coalesce, and a slow browser never holds up
-// the watcher or another browser.
-type liveFeed struct {
-	bootstrap, topic string
-
-	mu      sync.Mutex
-	parts   map[int32]*livePart
-	state   string // api.LiveConnected, api.LiveReconnecting, api.LiveError
-	err     string
-	retryIn time.Duration
-	seq     int
-	at      time.Time
-	notes   []string
-	subs    map[*liveSub]bool
-}
-
-// livePart is one watched partition: the last view of it.
-type livePart struct {
-	feed *liveFeed
-	id   int32
-	view live.PartitionView // guarded by feed.mu
-}
-
-type liveSub struct {
-	part *livePart
-	ch   chan struct{}
-}
-
-// maxLiveNotes bounds the notes kept for the page.
-const maxLiveNotes = 20
-
 // startLive dials the cluster, takes a first poll (so that every watched
 // partition has a log before the server listens, and a dead cluster, bad
 // credentials, a missing topic or a denied ACL fail the command at once),
@@ -175,12 +138,11 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 		w.Close()
 		return fail(err)
 	}
-	feed := &liveFeed{bootstrap: w.Bootstrap(), topic: cfg.Topic, parts: map[int32]*livePart{}, subs: map[*liveSub]bool{}}
-	feed.apply(u)
+	feed := api.NewLiveFeed(w.Bootstrap(), cfg.Topic)
+	feed.Apply(u)
 	title := fmt.Sprintf("live: %s on %s", cfg.Topic, w.Bootstrap())
 	for _, pv := range u.Partitions {
-		lp := feed.parts[pv.Partition]
-		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: lp})
+		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: feed.Partition(pv.Partition)})
 	}
 	for _, n := range u.Notes {
 		fmt.Fprintf(e.stderr, "note: %s\n", n)
@@ -189,12 +151,12 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := w.Run(ctx, feed.apply)
+		err := w.Run(ctx, feed.Apply)
 		if ctx.Err() == nil {
 			// A fatal error (credentials, ACLs, the topic deleted): the
 			// page keeps the last view and says why it stopped.
 			slog.Error("live: watching stopped", "err", err)
-			feed.fail(err)
+			feed.Fail(err)
 		}
 		if err := w.Close(); err != nil {
 			slog.Error("live: closing the recording", "err", err)
@@ -208,106 +170,13 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 	return func() { cancel(); <-done }, nil
 }
 
-// apply takes one update of the watcher and wakes the subscribers.
-func (f *liveFeed) apply(u live.Update) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.seq, f.at = u.Seq, u.Time
-	if u.Err != "" {
-		// Run retries with backoff: the views stay, the state says so.
-		f.state, f.err, f.retryIn = api.LiveReconnecting, u.Err, u.RetryIn
-	} else {
-		f.state, f.err, f.retryIn = api.LiveConnected, "", 0
-		for _, pv := range u.Partitions {
-			lp := f.parts[pv.Partition]
-			if lp == nil {
-				lp = &livePart{feed: f, id: pv.Partition}
-				f.parts[pv.Partition] = lp
-			}
-			// Each poll builds a new log; keep the old one when the
-			// window holds the same batches at the same high watermark,
-			// so that the browsers get a new generation only when
-			// something changed.
-			if o := lp.view; o.Log != nil && o.WindowStart == pv.WindowStart && o.WindowEnd == pv.WindowEnd && o.Batches == pv.Batches &&
-				o.Dropped == pv.Dropped && o.HighWatermark == pv.HighWatermark && o.EngineLSO == pv.EngineLSO {
-				pv.Log = o.Log
-			}
-			lp.view = pv
-		}
-	}
-	f.notes = append(f.notes, u.Notes...)
-	if n := len(f.notes); n > maxLiveNotes {
-		f.notes = append([]string(nil), f.notes[n-maxLiveNotes:]...)
-	}
-	f.wake()
-}
-
-// fail records the error that stopped the watcher.
-func (f *liveFeed) fail(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.state, f.err, f.retryIn = api.LiveError, err.Error(), 0
-	f.wake()
-}
-
-// wake tells every subscriber, never blocking (f.mu held).
-func (f *liveFeed) wake() {
-	for s := range f.subs {
-		select {
-		case s.ch <- struct{}{}:
-		default: // a wake-up is pending: the writer will read the latest state
-		}
-	}
-}
-
-func (f *liveFeed) subscribe(lp *livePart) (<-chan struct{}, func()) {
-	s := &liveSub{part: lp, ch: make(chan struct{}, 1)}
-	f.mu.Lock()
-	f.subs[s] = true
-	f.mu.Unlock()
-	return s.ch, func() {
-		f.mu.Lock()
-		delete(f.subs, s)
-		f.mu.Unlock()
-	}
-}
-
-// log is the engine's view of the partition at its last poll.
-func (lp *livePart) log() *txnindex.Log {
-	lp.feed.mu.Lock()
-	defer lp.feed.mu.Unlock()
-	return lp.view.Log
-}
-
-// status is the partition's api.LiveStatus.
-func (lp *livePart) status() api.LiveStatus {
-	f := lp.feed
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v := &lp.view
-	st := api.LiveStatus{Seq: f.seq, Time: f.at, State: f.state, Error: f.err, RetryInMs: f.retryIn.Milliseconds(),
-		Bootstrap: f.bootstrap, Topic: f.topic, Partition: lp.id, Leader: v.Leader,
-		HighWatermark: v.HighWatermark, ListedHWM: v.ListedHWM, ListedLSO: v.ListedLSO, FetchLSO: v.BrokerLSO, EngineLSO: v.EngineLSO,
-		WindowStart: v.WindowStart, WindowEnd: v.WindowEnd, Batches: v.Batches, NewBatches: v.NewBatches, Dropped: v.Dropped,
-		CommittedPosition: v.CommittedPosition, Delivered: v.Delivered,
-		Mismatches: append([]string{}, v.Mismatches...), Unsettled: v.Unsettled, Notes: append([]string(nil), f.notes...),
-		Diagnosis: v.Diagnosis, Open: []api.LiveTxn{}}
-	for _, o := range v.Open {
-		st.Open = append(st.Open, api.LiveTxn{ProducerID: o.ProducerID, ProducerEpoch: o.ProducerEpoch, FirstOffset: o.FirstOffset,
-			LastOffset: o.LastOffset, TransactionalID: o.TransactionalID, CoordinatorState: o.CoordinatorState,
-			CoordinatorParts: o.CoordinatorTopic, AgeMs: o.AgeMs, EngineState: o.EngineState, Hanging: o.Hanging,
-			PinsLSO: o.PinsLSO, Reason: o.Reason, AbortCommand: o.AbortCommand})
-	}
-	return st
-}
-
 // Subscribe implements api.Feed for the live sources of the catalog.
 func (c apiCatalog) Subscribe(id, topic string, partition int32) (<-chan struct{}, func(), bool) {
 	s := c.find(id, topic, partition)
 	if s == nil || s.live == nil {
 		return nil, nil, false
 	}
-	ch, cancel := s.live.feed.subscribe(s.live)
+	ch, cancel := s.live.Subscribe()
 	return ch, cancel, true
 }
 
@@ -317,7 +186,7 @@ func (c apiCatalog) Live(id, topic string, partition int32) (api.LiveStatus, boo
 	if s == nil || s.live == nil {
 		return api.LiveStatus{}, false
 	}
-	return s.live.status(), true
+	return s.live.Status(), true
 }
 
 var _ api.Feed = apiCatalog{}

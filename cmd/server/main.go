@@ -26,6 +26,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // Exit codes.
@@ -73,7 +75,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
 	stop()
-	cleanupDemos()
+	gen.RemoveDemoFiles()
 	os.Exit(code)
 }
 

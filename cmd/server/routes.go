@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/guard"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/web"
 )
@@ -22,15 +24,15 @@ type routeOptions struct {
 	// allowedOrigins may frame the pages (serve --allowed-origin), besides
 	// the server itself.
 	allowedOrigins []string
-	sec            *security    // limits and token (middleware.go); nil in tests that need none
-	upload         uploadLimits // POST /api/v1/uploads (upload.go); the zero value disables uploads
+	sec            *security     // limits and token (limits.go, package guard); nil in tests that need none
+	upload         uploadOptions // POST /api/v1/uploads (upload.go); the zero value disables uploads
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
-	ui.UploadLimit = o.upload.maxBytes
+	ui.UploadLimit = o.upload.MaxBytes
 	r := chi.NewRouter()
-	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: middleware.go
+	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: package guard
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 
@@ -41,7 +43,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	// origin (this server), so gorilla's same-origin check passes inside a
 	// cross-origin iframe; api has no hook to widen that check, and none
 	// is needed for embedding.
-	csp := frameAncestors(o.allowedOrigins)
+	csp := guard.FrameAncestors(o.allowedOrigins)
 	r.Group(func(r chi.Router) {
 		r.Use(csp)
 		r.Get("/", ui.Index().ServeHTTP)
@@ -71,28 +73,17 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
 		})
-		// A dropped file becomes a new source (upload.go). It is the one
-		// route that changes the server's state, so it also refuses
-		// cross-origin browser requests (CSRF); the token, when set, is
-		// checked by the stack above like everywhere else.
-		r.With(sameOrigin(o.allowedOrigins)).Post("/uploads", newUploads(cat, o.upload).ServeHTTP)
+		// A dropped file becomes a new source (api/upload.go, upload.go).
+		// It is the one route that changes the server's state, so it
+		// also refuses cross-origin browser requests (CSRF); the token,
+		// when set, is checked by the stack above like everywhere else.
+		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources}, o.upload.UploadLimits)
+		r.With(guard.SameOrigin(o.allowedOrigins)).Post("/uploads", up.ServeHTTP)
 	})
 
 	// The decision stream: a websocket, outside any timeout.
 	r.Get("/ws/v1/sources/{id}/partitions/{topic}/{partition}", a.Stream().ServeHTTP)
 	return r
-}
-
-// frameAncestors sets Content-Security-Policy: frame-ancestors 'self' and
-// the allowed origins.
-func frameAncestors(origins []string) func(http.Handler) http.Handler {
-	v := contentSecurityPolicy(origins)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Security-Policy", v)
-			next.ServeHTTP(w, r)
-		})
-	}
 }
 
 // checkOrigin validates an --allowed-origin: scheme://host[:port], nothing
@@ -104,4 +95,26 @@ func checkOrigin(s string) (string, error) {
 		return "", usagef("--allowed-origin %q: want an origin such as https://docs.example.com", s)
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+// middlewares is the stack every route runs behind, outermost first:
+// panics are recovered before anything else can fail, the security headers
+// are on every answer (the 401 and the 500 included), the token is checked
+// before any handler sees the request, and the per-request timeout wraps
+// the handlers only.
+func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
+	mw := []func(http.Handler) http.Handler{guard.Recover, guard.Headers(o.allowedOrigins)}
+	if o.sec != nil && o.sec.token != nil {
+		mw = append(mw, o.sec.token.Middleware)
+	}
+	if o.sec != nil && o.sec.requestTimeout > 0 {
+		mw = append(mw, guard.Timeout(o.sec.requestTimeout, "--request-timeout"))
+	}
+	return mw
+}
+
+// security is what the serve flags add to the routes (limits.go).
+type security struct {
+	token          *guard.Token  // nil: no --auth-token-file
+	requestTimeout time.Duration // 0: none
 }

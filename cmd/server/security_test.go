@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/guard"
 	"golang.org/x/net/html"
 )
 
@@ -158,7 +159,7 @@ func TestAuthToken(t *testing.T) {
 		"/api/v1" + interleaved + "/decisions", "/static/js/timeline.js", "/healthz", "/nope"}
 	for _, p := range routes {
 		for _, h := range []http.Header{nil, {"Authorization": {"Bearer wrong-token-0123456789"}}, {"Authorization": {"Basic " + token}},
-			{"Cookie": {sessionCookie + "=" + token}}} {
+			{"Cookie": {guard.SessionCookie + "=" + token}}} {
 			resp, body := do(t, "GET", s.url(p), h)
 			record(resp, body)
 			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
@@ -187,7 +188,7 @@ func TestAuthToken(t *testing.T) {
 	}
 	var cookie *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == guard.SessionCookie {
 			cookie = c
 		}
 	}

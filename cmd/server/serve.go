@@ -7,14 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
-	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -59,14 +55,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err := hard.checkLoadSize(path); err != nil {
 			return err
 		}
-		ld, err := loadAny(path)
+		ld, err := input.Open(path)
 		if err == nil {
 			err = hard.checkLoaded(path, ld)
 		}
 		if err != nil {
 			return err
 		}
-		for _, p := range ld.problems {
+		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 		cat.add(fmt.Sprintf("load%d", i+1), path, ld)
@@ -120,180 +116,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// source is one loaded partition. Its log is built on first use, so that a
-// large generated demo costs nothing until someone opens it.
-type source struct {
-	id, title string
-	topic     string
-	partition int32
-	build     func() *txnindex.Log
-	files     *loader.Partition // the files read, when there are any (records are decoded from them)
-	live      *livePart         // a partition of a watched cluster (live.go): its log changes
-	upload    int               // the upload's number (upload.go); 0 for the demos, --load and live
-	problems  []string          // what the loader could not read, shown on the timeline
-	once      sync.Once
-	mu        sync.Mutex // guards log for built
-	log       *txnindex.Log
-}
-
-func (s *source) get() *txnindex.Log {
-	if s.live != nil {
-		return s.live.log()
-	}
-	s.once.Do(func() {
-		l := s.build()
-		s.mu.Lock()
-		s.log = l
-		s.mu.Unlock()
-	})
-	return s.log
-}
-
-// built returns the log if it has been built, without building it.
-func (s *source) built() *txnindex.Log {
-	if s.live != nil {
-		return s.live.log()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log
-}
-
-// catalog is the loaded sources; it serves both api and web. Uploads add
-// and evict sources while requests read it, so the list is copy-on-write:
-// a reader takes one snapshot (list) and sees a consistent catalog for the
-// whole of its work, never a slice being appended to; writers serialize on
-// mu and publish a new slice.
-type catalog struct {
-	mu      sync.Mutex // serializes writers
-	srcs    atomic.Pointer[[]*source]
-	uploads int // upload ids handed out; ids are never reused
-}
-
-// list returns the sources as they are now. The slice must not be changed.
-func (c *catalog) list() []*source {
-	if p := c.srcs.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// put adds sources at the end of the catalog.
-func (c *catalog) put(srcs ...*source) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.store(append(slices.Clone(c.list()), srcs...))
-}
-
-func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
-
-func demoCatalog(big bool) *catalog {
-	c := &catalog{}
-	for _, d := range demoScenarios() {
-		s := &source{id: d.name, title: d.title, topic: "demo-" + d.name}
-		s.build = func() *txnindex.Log {
-			// The demo's files stay on disk, so its records can be
-			// decoded on demand (web_records.go).
-			lp, err := d.load()
-			if err != nil {
-				panic("demo " + d.name + ": " + err.Error()) // the embedded demos are tested
-			}
-			s.files = lp
-			return txnindex.Build(lp.Partition)
-		}
-		// Small demos are built now: cheap, and a broken one fails at start.
-		s.get()
-		s.topic, s.partition = s.log.Topic, s.log.Partition
-		c.put(s)
-	}
-	if big {
-		c.put(bigDemo())
-	}
-	return c
-}
-
-// add makes a source of each partition a --load PATH held.
-func (c *catalog) add(id, path string, ld *loaded) { c.put(sourcesOf(id, path, ld)...) }
-
-// sourcesOf makes a source of each partition ld holds, titled with name
-// (a path, or an upload's file name) and the kind.
-func sourcesOf(id, name string, ld *loaded) []*source {
-	files := map[string]*loader.Partition{}
-	for _, d := range ld.dirs {
-		files[fmt.Sprintf("%s-%d", d.Partition.Topic, d.Partition.Partition)] = d
-	}
-	var problems []string
-	for _, p := range ld.problems {
-		problems = append(problems, p.Error())
-	}
-	var out []*source
-	for _, p := range ld.parts {
-		l := p.log
-		f := files[fmt.Sprintf("%s-%d", l.Topic, l.Partition)]
-		if f == nil && len(ld.parts) == 1 {
-			f = ld.segmentFiles // a single segment (nil if not kept)
-		}
-		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.kind), topic: l.Topic, partition: l.Partition,
-			build: func() *txnindex.Log { return l }, files: f, problems: problems}
-		s.get()
-		out = append(out, s)
-	}
-	return out
-}
-
 // multiFlag collects a repeatable string flag.
 type multiFlag []string
 
 func (m *multiFlag) String() string     { return fmt.Sprint([]string(*m)) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-func (c *catalog) find(id, topic string, partition int32) *source {
-	for _, s := range c.list() {
-		if s.id == id && s.topic == topic && s.partition == partition {
-			return s
+// waitStreams waits, up to ctx, for the websocket streams to send their
+// close frames after Shutdown: http.Server does not track hijacked
+// connections, so without this the process could exit before a client is
+// told 1001 (going away).
+func waitStreams(ctx context.Context, open func() int64) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for open() > 0 {
+		select {
+		case <-ctx.Done():
+			return errors.New("websocket streams still open at the end of the shutdown grace")
+		case <-t.C:
 		}
 	}
 	return nil
 }
-
-// apiCatalog and webCatalog adapt the catalog to the interface each
-// package defines for itself.
-type apiCatalog struct{ *catalog }
-
-func (c apiCatalog) Sources() []api.Source {
-	var out []api.Source
-	for _, s := range c.list() {
-		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}})
-	}
-	return out
-}
-
-func (c apiCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
-	if s := c.find(id, topic, partition); s != nil {
-		return s.get(), true
-	}
-	return nil, false
-}
-
-type webCatalog struct{ *catalog }
-
-func (c webCatalog) Sources() []web.Source {
-	var out []web.Source
-	for _, s := range c.list() {
-		p := web.Partition{Topic: s.topic, Partition: s.partition}
-		if l := s.built(); l != nil {
-			p.Summary = web.Summary(l)
-		}
-		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems})
-	}
-	return out
-}
-
-func (c webCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
-	return apiCatalog(c).Log(id, topic, partition)
-}
-
-var (
-	_ api.Catalog = apiCatalog{}
-	_ web.Catalog = webCatalog{}
-)

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -128,16 +129,16 @@ func TestUITimeAxis(t *testing.T) {
 // them apart.
 func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
-	w := &demoWriter{p: txnindex.Partition{Topic: "clock", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
-	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	w := gen.NewWriter("clock")
+	p := w.Partition()
 	times := []int64{1000, 1000, 500, 3000}
 	for range times {
-		w.data(-1, 1, false)
+		w.Data(-1, 1, false)
 	}
 	for i, d := range times {
-		w.p.Batches[i].BaseTimestamp, w.p.Batches[i].MaxTimestamp = w.ts+d, w.ts+d
+		p.Batches[i].BaseTimestamp, p.Batches[i].MaxTimestamp = gen.Start+d, gen.Start+d
 	}
-	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(p) }}
 	s.get()
 	cat.put(s)
 
@@ -182,28 +183,28 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 // differs in most columns.
 func TestUITimeAxisBinned(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
-	w := &demoWriter{p: txnindex.Partition{Topic: "uniform", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
-	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
+	w := gen.NewWriter("uniform")
+	p := w.Partition()
 	r := rand.New(rand.NewPCG(1, 2))
 	var inTxn [5]int
-	for len(w.p.Batches) < 30_000 {
+	for len(p.Batches) < 30_000 {
 		pid := txnindex.ProducerID(1 + r.IntN(4))
 		switch {
 		case r.IntN(5) == 0:
-			w.data(-1, 1, false)
+			w.Data(-1, 1, false)
 		case inTxn[pid] >= 3:
 			if r.IntN(4) == 0 {
-				w.marker(pid, txnindex.ControlAbort)
+				w.Marker(pid, txnindex.ControlAbort)
 			} else {
-				w.marker(pid, txnindex.ControlCommit)
+				w.Marker(pid, txnindex.ControlCommit)
 			}
 			inTxn[pid] = 0
 		default:
-			w.data(pid, 1, true)
+			w.Data(pid, 1, true)
 			inTxn[pid]++
 		}
 	}
-	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(p) }}
 	s.get()
 	cat.put(s)
 
@@ -374,17 +375,17 @@ func TestUITimeAxisMinimap(t *testing.T) {
 // the first three and the segment names.
 func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
-	w := &demoWriter{p: txnindex.Partition{Topic: "crowded", LogStartOffset: -1, HighWatermark: -1}, ts: 1_767_225_600_000}
-	w.p.Segments = []txnindex.Segment{{Name: fmt.Sprintf("%020d.log", 0)}}
-	w.data(-1, 1, false)
-	w.data(7, 1, true) // never ends: the LSO stays at 1
+	w := gen.NewWriter("crowded")
+	p := w.Partition()
+	w.Data(-1, 1, false)
+	w.Data(7, 1, true) // never ends: the LSO stays at 1
 	for i := 2; i < 3000; i++ {
 		if i%60 == 0 {
-			w.roll()
+			w.Roll()
 		}
-		w.data(-1, 1, false)
+		w.Data(-1, 1, false)
 	}
-	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(&w.p) }}
+	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(p) }}
 	crowded.get()
 	cat.put(crowded)
 

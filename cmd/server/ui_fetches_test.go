@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/api"
+	loaderinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -30,7 +31,7 @@ func TestUICaptureFetches(t *testing.T) {
 	if out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--partition", "0", "--once", "--record", file); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	ld, err := loadAny(file)
+	ld, err := loaderinput.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/internal/testtool"
+	loaderinput "github.com/txnscope/txnscope/loader/input"
 )
 
 // waitTimeline waits until the page is the timeline of source id and its
@@ -44,14 +45,14 @@ func waitTimeline(id string) chromedp.Action[chromedp.Void] {
 // drawn.
 func checkLanes(t *testing.T, ctx context.Context) {
 	t.Helper()
-	ld, err := loadAny(uploadSegment)
+	ld, err := loaderinput.Open(uploadSegment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ld.parts[0].log.Producers) < 2 {
-		t.Fatalf("the segment has %d producers", len(ld.parts[0].log.Producers))
+	if len(ld.Partitions[0].Log.Producers) < 2 {
+		t.Fatalf("the segment has %d producers", len(ld.Partitions[0].Log.Producers))
 	}
-	for _, p := range ld.parts[0].log.Producers {
+	for _, p := range ld.Partitions[0].Log.Producers {
 		js := fmt.Sprintf(`(() => { const e = document.querySelector('[data-testid="lane-%d"]'); return !!e && e.getBoundingClientRect().height > 0; })()`, p.ID)
 		if !eval[bool](t, ctx, js) {
 			t.Errorf("lane-%d not drawn", p.ID)
@@ -95,11 +96,11 @@ func TestUIUpload(t *testing.T) {
 	screenshot(t, ctx, "TestUIUpload")
 
 	// The same file cut inside its fifth batch, dropped on the heading.
-	ld, err := loadAny(uploadSegment)
+	ld, err := loaderinput.Open(uploadSegment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifth := ld.parts[0].log.Batches[4]
+	fifth := ld.Partitions[0].Log.Batches[4]
 	cut := b[:fifth.Position()+int64(fifth.Size)-10]
 	drop := fmt.Sprintf(`(() => {
 		const bytes = Uint8Array.from(atob(%q), (c) => c.charCodeAt(0));

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/loader/input"
 )
 
 // The real files the upload tests send: a segment of 14 batches from 13
@@ -38,7 +40,7 @@ func readFile(t testing.TB, path string) []byte {
 
 // uploadAnswer is the 201 answer, or an error answer's fields.
 type uploadAnswer struct {
-	uploadResponse
+	api.UploadResponse
 	Error string `json:"error"`
 	Code  int    `json:"code"`
 }
@@ -129,12 +131,12 @@ func TestUploadDecidesAsLoad(t *testing.T) {
 			if want := fmt.Sprintf("upload-%d", i+1); a.ID != want {
 				t.Errorf("id %q, want %q", a.ID, want)
 			}
-			ld, err := loadAny(c.path)
+			ld, err := input.Open(c.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(a.Partitions) != len(ld.parts) {
-				t.Fatalf("%d partitions uploaded, %d loaded", len(a.Partitions), len(ld.parts))
+			if len(a.Partitions) != len(ld.Partitions) {
+				t.Fatalf("%d partitions uploaded, %d loaded", len(a.Partitions), len(ld.Partitions))
 			}
 			for _, p := range a.Partitions {
 				got := decisionsOf(t, s, a.ID, p.Topic, p.Partition)
@@ -201,11 +203,11 @@ func TestUploadDamaged(t *testing.T) {
 		t.Errorf("nothing readable: %d %+v", code, a)
 	}
 
-	ld, err := loadAny(uploadSegment)
+	ld, err := input.Open(uploadSegment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifth := ld.parts[0].log.Batches[4]
+	fifth := ld.Partitions[0].Log.Batches[4]
 	cut := fifth.Position() + int64(fifth.Size) - 10
 	code, a := upload(t, base, "00000000000000000000.log", bytes.NewReader(b[:cut]), nil)
 	if code != http.StatusCreated || len(a.Problems) != 1 {
@@ -298,9 +300,9 @@ func TestUploadEviction(t *testing.T) {
 		if code != http.StatusCreated {
 			t.Fatalf("upload %d: %d %+v", i, code, a)
 		}
-		var want []evictedUpload
+		var want []api.EvictedUpload
 		if i > 2 {
-			want = []evictedUpload{{ID: fmt.Sprintf("upload-%d", i-2), Title: fmt.Sprintf("f%d.log (segment)", i-2)}}
+			want = []api.EvictedUpload{{ID: fmt.Sprintf("upload-%d", i-2), Title: fmt.Sprintf("f%d.log (segment)", i-2)}}
 		}
 		if !slices.Equal(a.Evicted, want) {
 			t.Errorf("upload %d evicted %+v, want %+v", i, a.Evicted, want)
@@ -525,11 +527,11 @@ func TestUploadRecords(t *testing.T) {
 		t.Fatalf("upload: %d %+v", code, a)
 	}
 	p := a.Partitions[0]
-	ld, err := loadAny(seg)
+	ld, err := input.Open(seg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := ld.parts[0].log
+	l := ld.Partitions[0].Log
 	checked := 0
 	for i := range l.Batches {
 		b := &l.Batches[i]

@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/txnscope/txnscope/live"
@@ -72,13 +69,13 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer w.Close()
-	pr := &watchPrinter{out: e.stdout, json: *format == "json", last: map[int32]string{}}
+	pr := live.NewPrinter(e.stdout, *format == "json")
 	if *once {
 		u, err := w.Poll(ctx)
 		if err != nil {
 			return err
 		}
-		if err := pr.print(u); err != nil {
+		if err := pr.Print(u); err != nil {
 			return err
 		}
 		if err := w.Close(); err != nil {
@@ -89,7 +86,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	var perr error
 	err = w.Run(ctx, func(u live.Update) {
 		if perr == nil {
-			perr = pr.print(u)
+			perr = pr.Print(u)
 		}
 	})
 	if perr != nil {
@@ -175,93 +172,4 @@ func watchTLS(on bool, ca, cert, key, name string) (*tls.Config, error) {
 		c.Certificates = []tls.Certificate{kp}
 	}
 	return c, nil
-}
-
-// watchPrinter prints updates. In text it prints a partition only when
-// something about it changed, so a quiet topic stays quiet; mismatches and
-// errors are always printed.
-type watchPrinter struct {
-	out  io.Writer
-	json bool
-	last map[int32]string // per partition: what was printed last
-}
-
-func (pr *watchPrinter) print(u live.Update) error {
-	if pr.json {
-		b, err := json.Marshal(u)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(pr.out, "%s\n", b)
-		return err
-	}
-	var sb strings.Builder
-	if u.Err != "" {
-		fmt.Fprintf(&sb, "%s  connection problem: %s; retrying in %s\n", u.Time.Format("15:04:05.000"), u.Err, u.RetryIn)
-	}
-	for _, p := range u.Partitions {
-		var ps strings.Builder
-		fmt.Fprintf(&ps, "  %s-%d  leader %d  HWM %d  LSO %d", u.Topic, p.Partition, p.Leader, p.HighWatermark, p.EngineLSO)
-		if p.BrokerLSO != p.EngineLSO || p.ListedLSO != p.EngineLSO {
-			fmt.Fprintf(&ps, " (broker: Fetch %d, ListOffsets %d)", p.BrokerLSO, p.ListedLSO)
-		}
-		if n := p.HighWatermark - p.EngineLSO; n == 1 {
-			ps.WriteString("  1 offset held back")
-		} else if n > 1 {
-			fmt.Fprintf(&ps, "  %d offsets held back", n)
-		}
-		fmt.Fprintf(&ps, "  window %d-%d (%d batches", p.WindowStart, p.WindowEnd, p.Batches)
-		if p.Dropped > 0 {
-			fmt.Fprintf(&ps, ", %d dropped", p.Dropped)
-		}
-		fmt.Fprintf(&ps, ")  read_committed delivered %d\n", p.Delivered)
-		for _, o := range p.Open {
-			id := o.TransactionalID
-			if id == "" {
-				id = "(transactional id unknown)"
-			} else {
-				id = strconv.Quote(id)
-			}
-			pin := ""
-			if o.PinsLSO {
-				pin = ", pins the LSO"
-			}
-			state := "open"
-			if o.Hanging {
-				state = "HANGING"
-			}
-			fmt.Fprintf(&ps, "    %s transaction: producer %d epoch %d %s from offset %d%s\n      %s\n      to end it: %s\n",
-				state, o.ProducerID, o.ProducerEpoch, id, o.FirstOffset, pin, o.Reason, o.AbortCommand)
-		}
-		// Print a partition again when its offsets or its transactions
-		// change, not because an age ticked.
-		key := fmt.Sprint(p.Leader, p.HighWatermark, p.EngineLSO, p.BrokerLSO, p.ListedLSO, p.WindowStart, p.WindowEnd, p.Delivered)
-		for _, o := range p.Open {
-			key += fmt.Sprint(" ", o.ProducerID, o.FirstOffset, o.TransactionalID, o.CoordinatorState, o.Hanging)
-		}
-		if pr.last[p.Partition] == key && len(p.Mismatches) == 0 {
-			continue
-		}
-		pr.last[p.Partition] = key
-		text := ps.String()
-		move := ""
-		if p.PrevEngineLSO >= 0 && p.PrevEngineLSO != p.EngineLSO {
-			move = fmt.Sprintf("  (LSO moved %d -> %d)", p.PrevEngineLSO, p.EngineLSO)
-		}
-		if p.NewBatches > 0 {
-			move += fmt.Sprintf("  +%d batches", p.NewBatches)
-		}
-		sb.WriteString(strings.Replace(text, "\n", move+"\n", 1))
-	}
-	for _, m := range u.Mismatches {
-		fmt.Fprintf(&sb, "  !!! MISMATCH engine vs broker: %s\n", m)
-	}
-	for _, n := range u.Notes {
-		fmt.Fprintf(&sb, "  note: %s\n", n)
-	}
-	if sb.Len() == 0 {
-		return nil
-	}
-	_, err := fmt.Fprintf(pr.out, "%s update %d\n%s", u.Time.Format("15:04:05.000"), u.Seq, sb.String())
-	return err
 }

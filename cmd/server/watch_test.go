@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -137,24 +138,24 @@ func TestWatchJSONAndRecord(t *testing.T) {
 		t.Fatalf("update %s", out)
 	}
 
-	ld, err := loadAny(file)
+	ld, err := input.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ld.kind != "raw capture" || len(ld.problems) > 0 {
-		t.Fatalf("%s: %v", ld.kind, ld.problems)
+	if ld.Kind != "raw capture" || len(ld.Problems) > 0 {
+		t.Fatalf("%s: %v", ld.Kind, ld.Problems)
 	}
-	var committed *part
-	for _, pt := range ld.parts {
-		if pt.iso == txnindex.ReadCommitted {
+	var committed *input.Partition
+	for _, pt := range ld.Partitions {
+		if pt.Isolation == txnindex.ReadCommitted {
 			committed = pt
 		}
 	}
-	if committed == nil || committed.log.Topic != "w" {
-		t.Fatalf("no read_committed consumer in the capture: %+v", ld.parts)
+	if committed == nil || committed.Log.Topic != "w" {
+		t.Fatalf("no read_committed consumer in the capture: %+v", ld.Partitions)
 	}
 	var got []int64
-	for d := range committed.decisions(txnindex.ConsumeOptions{Isolation: txnindex.ReadCommitted}) {
+	for d := range committed.Decisions(txnindex.ConsumeOptions{Isolation: txnindex.ReadCommitted}) {
 		if d.Verdict == txnindex.Delivered {
 			for o := d.From; o <= d.To; o++ {
 				got = append(got, o)

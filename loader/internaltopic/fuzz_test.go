@@ -158,7 +158,7 @@ func FuzzInternalSegment(f *testing.F) {
 		seg := loader.NewSegmentBytes(data, "00000000000000000000.log", loader.DefaultScanOptions)
 		for _, topic := range []string{ConsumerOffsetsTopic, TransactionStateTopic} {
 			p := &loader.Partition{Dir: topic + "-0", Segments: []*loader.SegmentFiles{{Log: seg}},
-				Partition: &txnindex.Partition{Topic: topic, Batches: slices.Clone(seg.Batches), Segments: []txnindex.Segment{seg.Segment()},
+				Input: &txnindex.Partition{Topic: topic, Batches: slices.Clone(seg.Batches), Segments: []txnindex.Segment{seg.Segment()},
 					LogStartOffset: -1, HighWatermark: -1}}
 			var records int64
 			for _, b := range seg.Batches {

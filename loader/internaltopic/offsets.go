@@ -100,7 +100,7 @@ func ReadConsumerOffsets(p *loader.Partition, l *txnindex.Log) (*GroupOffsets, e
 		l = p.Build()
 	}
 	g := &GroupOffsets{offsets: map[offsetKey]txnindex.GroupOffset{}, groups: map[string]bool{}}
-	g.Partitions = []int32{p.Partition.Partition}
+	g.Partitions = []int32{p.Input.Partition}
 	src := source(p)
 	type pendingTxn struct {
 		offsets map[offsetKey]txnindex.GroupOffset

@@ -235,7 +235,7 @@ func TestDamagedRecordsAreLocated(t *testing.T) {
 		t.Fatalf("%d damage entries for %d bad records: %v", len(g.Damage), len(bad), g.Damage)
 	}
 	for i, d := range g.Damage {
-		b := &p.Partition.Batches[i+1]
+		b := &p.Input.Batches[i+1]
 		want := fmt.Sprintf("loader: 00000000000000000000.log: batch at byte %#x: record at offset %d: ", b.Position(), b.BaseOffset)
 		if !strings.HasPrefix(d.Error(), want) {
 			t.Errorf("damage %d: %q, want prefix %q", i, d.Error(), want)

@@ -165,13 +165,13 @@ func TestRealConsumerOffsetsAgreeWithKmsg(t *testing.T) {
 			// the default 50 partitions: an independent check of
 			// PartitionFor against the brokers that placed them.
 			for k := range want {
-				if got := PartitionFor(k.group, DefaultConsumerOffsetsPartitions); got != p.Partition.Partition {
-					t.Errorf("group %q in partition %d, PartitionFor says %d", k.group, p.Partition.Partition, got)
+				if got := PartitionFor(k.group, DefaultConsumerOffsetsPartitions); got != p.Input.Partition {
+					t.Errorf("group %q in partition %d, PartitionFor says %d", k.group, p.Input.Partition, got)
 				}
 			}
 			for n := range wantGroups {
-				if got := PartitionFor(n, DefaultConsumerOffsetsPartitions); got != p.Partition.Partition {
-					t.Errorf("group %q in partition %d, PartitionFor says %d", n, p.Partition.Partition, got)
+				if got := PartitionFor(n, DefaultConsumerOffsetsPartitions); got != p.Input.Partition {
+					t.Errorf("group %q in partition %d, PartitionFor says %d", n, p.Input.Partition, got)
 				}
 			}
 			commits += len(want)
@@ -239,8 +239,8 @@ func TestRealTransactionStateAgreesWithKmsg(t *testing.T) {
 				s.Partitions = nil
 			}
 			got[s.TransactionalID] = s
-			if n := PartitionFor(s.TransactionalID, DefaultTransactionStatePartitions); n != p.Partition.Partition {
-				t.Errorf("transactional id %q in partition %d, PartitionFor says %d", s.TransactionalID, p.Partition.Partition, n)
+			if n := PartitionFor(s.TransactionalID, DefaultTransactionStatePartitions); n != p.Input.Partition {
+				t.Errorf("transactional id %q in partition %d, PartitionFor says %d", s.TransactionalID, p.Input.Partition, n)
 			}
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -272,7 +272,7 @@ func TestRealCoordinatorJoin(t *testing.T) {
 	}
 	var data *loader.Partition
 	for _, p := range d.Partitions {
-		if p.Partition.Topic == "_confluent-ksql-default__command_topic" {
+		if p.Input.Topic == "_confluent-ksql-default__command_topic" {
 			data = p
 		}
 	}

@@ -45,7 +45,7 @@ func ReadTransactionState(p *loader.Partition, l *txnindex.Log) (*TxnStates, err
 	if l == nil {
 		l = p.Build()
 	}
-	s := &TxnStates{byID: map[string]txnindex.TxnCoordinatorState{}, Partitions: []int32{p.Partition.Partition}}
+	s := &TxnStates{byID: map[string]txnindex.TxnCoordinatorState{}, Partitions: []int32{p.Input.Partition}}
 	src := source(p)
 	var dmg damage
 	for i := range l.Batches {
@@ -121,7 +121,7 @@ func ReadLogDir(d *loader.LogDir) (*Internal, error) {
 		if p.DirKind != "" {
 			continue // set aside (-delete, -future, -stray): not what the coordinator serves
 		}
-		switch p.Partition.Topic {
+		switch p.Input.Topic {
 		case ConsumerOffsetsTopic:
 			g, err := ReadConsumerOffsets(p, nil)
 			if err != nil {

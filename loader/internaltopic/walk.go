@@ -87,17 +87,17 @@ func records(p *loader.Partition, b *txnindex.Batch, dmg *damage) ([]loader.Reco
 
 // checkTopic refuses a partition of another topic.
 func checkTopic(p *loader.Partition, want string) error {
-	if p == nil || p.Partition == nil {
+	if p == nil || p.Input == nil {
 		return errors.New("internaltopic: no partition")
 	}
-	if p.Partition.Topic != want {
-		return fmt.Errorf("internaltopic: %s is a partition of %q, want %q", p.Dir, p.Partition.Topic, want)
+	if p.Input.Topic != want {
+		return fmt.Errorf("internaltopic: %s is a partition of %q, want %q", p.Dir, p.Input.Topic, want)
 	}
 	return nil
 }
 
 func source(p *loader.Partition) string {
-	return fmt.Sprintf("%s-%d", p.Partition.Topic, p.Partition.Partition)
+	return fmt.Sprintf("%s-%d", p.Input.Topic, p.Input.Partition)
 }
 
 // covers reports whether parts (sorted, distinct) is exactly 0..n-1.

@@ -1,5 +1,5 @@
 // Command genpartition writes a synthetic, realistic Kafka partition
-// directory (see package partgen) for scripts/bench-scan.sh:
+// directory (see gen.WriteDir) for scripts/bench-scan.sh:
 //
 //	go run ./scripts/genpartition -dir /tmp/x/bench-0 -size 1073741824
 package main
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/txnscope/txnscope/scripts/partgen"
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 func main() {
@@ -21,7 +21,7 @@ func main() {
 	if *dir == "" {
 		log.Fatal("genpartition: -dir is required")
 	}
-	st, err := partgen.Generate(*dir, partgen.Options{Size: *size, SegmentBytes: *seg, Seed: *seed})
+	st, err := gen.WriteDir(*dir, gen.DirOptions{Size: *size, SegmentBytes: *seg, Seed: *seed})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -67,10 +67,10 @@ func main() {
 		log.Fatalf("damage: %v", p.Damage)
 	}
 	if !*build {
-		fmt.Fprintf(os.Stderr, "%d segments, %d batches\n", len(p.Segments), len(p.Partition.Batches))
+		fmt.Fprintf(os.Stderr, "%d segments, %d batches\n", len(p.Segments), len(p.Input.Batches))
 		return
 	}
-	l := txnindex.Build(p.Partition)
+	l := txnindex.Build(p.Input)
 	if *verbose {
 		fmt.Fprintf(os.Stderr, "scan %v, build %v\n", t1.Sub(t0), time.Since(t1))
 	}

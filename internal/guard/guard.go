@@ -1,4 +1,9 @@
-package main
+// Package guard is the HTTP hardening every route of the server runs
+// behind: panic recovery, strict response headers and the Content Security
+// Policy, a bearer token traded for a session cookie, a per-request
+// timeout that spares the websocket stream, and the same-origin check of
+// state-changing requests. Each is a plain func(http.Handler) http.Handler.
+package guard
 
 import (
 	"context"
@@ -19,36 +24,15 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// middlewares is the stack every route runs behind, outermost first:
-// panics are recovered before anything else can fail, the security headers
-// are on every answer (the 401 and the 500 included), the token is checked
-// before any handler sees the request, and the per-request timeout wraps
-// the handlers only.
-func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
-	mw := []func(http.Handler) http.Handler{recoverer, securityHeaders(o.allowedOrigins)}
-	if o.sec != nil && o.sec.token != nil {
-		mw = append(mw, o.sec.token.middleware)
-	}
-	if o.sec != nil && o.sec.requestTimeout > 0 {
-		mw = append(mw, requestTimeout(o.sec.requestTimeout))
-	}
-	return mw
-}
-
-// security is what the serve flags add to the routes (limits.go).
-type security struct {
-	token          *bearer       // nil: no --auth-token-file
-	requestTimeout time.Duration // 0: none
-}
-
-// sameOrigin refuses a state-changing request a browser sends from another
+// SameOrigin refuses a state-changing request a browser sends from another
 // site: without it any page a person visits could POST to this loopback
 // server (CSRF). net/http's CrossOriginProtection decides from
 // Sec-Fetch-Site, or from Origin against Host; requests with neither
 // (curl, scripts) pass, as they carry no ambient credentials of a
-// browser. The --allowed-origin sites, trusted to embed the pages, are
-// trusted here too. The origins were validated by checkOrigin.
-func sameOrigin(allowed []string) func(http.Handler) http.Handler {
+// browser. The allowed origins (serve --allowed-origin), trusted to embed
+// the pages, are trusted here too; each must be a valid origin
+// (scheme://host[:port]), else SameOrigin panics.
+func SameOrigin(allowed []string) func(http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range allowed {
 		if err := cop.AddTrustedOrigin(o); err != nil {
@@ -63,11 +47,11 @@ func sameOrigin(allowed []string) func(http.Handler) http.Handler {
 	return cop.Handler
 }
 
-// recoverer answers a panicking handler with 500 and logs the panic with the
+// Recover answers a panicking handler with 500 and logs the panic with the
 // request's method and path (never its query, which may hold ?token=) and
 // the stack; the server goes on serving. http.ErrAbortHandler is net/http's
 // own "abort this response" panic and is passed on, as net/http expects.
-func recoverer(next http.Handler) http.Handler {
+func Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		defer func() {
@@ -81,7 +65,7 @@ func recoverer(next http.Handler) http.Handler {
 			slog.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
 			// A hijacked (websocket) connection or a response already
 			// under way cannot take a status any more.
-			if ww.Status() == 0 && !isWebsocket(r) {
+			if ww.Status() == 0 && !IsWebsocket(r) {
 				http.Error(ww, "internal error", http.StatusInternalServerError)
 			}
 		}()
@@ -89,30 +73,45 @@ func recoverer(next http.Handler) http.Handler {
 	})
 }
 
-func isWebsocket(r *http.Request) bool {
+// IsWebsocket tells the decision stream (or any websocket handshake) from
+// the requests a timeout or a 500 page applies to.
+func IsWebsocket(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/ws/") || strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// contentSecurityPolicy is the policy of every response. Scripts come only
+// ContentSecurityPolicy is the policy of every response. Scripts come only
 // from /static (no inline script, no eval: the templ pages hold none, and
 // the export page, which inlines its script, is a file opened from file://
 // and never served). Inline style attributes stay allowed because the
 // timeline positions markers and axis ticks with them; they cannot run
 // code. connect-src 'self' covers the websocket (CSP3 matches ws: for the
-// page's own host). frame-ancestors is 'self' plus --allowed-origin.
-func contentSecurityPolicy(origins []string) string {
+// page's own host). frame-ancestors is 'self' plus origins, the sites
+// allowed to embed the pages.
+func ContentSecurityPolicy(origins []string) string {
 	return "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 		"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; object-src 'none'; " +
 		"frame-ancestors " + strings.Join(append([]string{"'self'"}, origins...), " ")
 }
 
-// securityHeaders sets the strict headers on every response.
+// FrameAncestors sets Content-Security-Policy: frame-ancestors 'self' and
+// the allowed origins.
+func FrameAncestors(origins []string) func(http.Handler) http.Handler {
+	v := ContentSecurityPolicy(origins)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Security-Policy", v)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Headers sets the strict headers on every response.
 // Cross-Origin-Opener-Policy same-origin severs window.opener links to other
 // origins; it does not affect being framed (that is frame-ancestors), so the
 // embed route keeps working. No X-Frame-Options: it cannot express the
 // allowed origins and browsers prefer frame-ancestors anyway.
-func securityHeaders(origins []string) func(http.Handler) http.Handler {
-	csp := contentSecurityPolicy(origins)
+func Headers(origins []string) func(http.Handler) http.Handler {
+	csp := ContentSecurityPolicy(origins)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
@@ -125,7 +124,7 @@ func securityHeaders(origins []string) func(http.Handler) http.Handler {
 	}
 }
 
-// bearer checks the --auth-token-file token. Programs send
+// Token checks a bearer token (serve --auth-token-file). Programs send
 // "Authorization: Bearer TOKEN". Browsers cannot set that header on a page
 // load or a websocket handshake, so a person opens any page once with
 // ?token=TOKEN: the server sets an HttpOnly cookie and redirects (303) to
@@ -134,38 +133,42 @@ func securityHeaders(origins []string) func(http.Handler) http.Handler {
 // Referrer-Policy) and any access log that records URLs. The cookie holds
 // an HMAC of the token, not the token, so a leaked cookie does not reveal
 // it. Browsers send same-origin cookies on the websocket handshake too.
-type bearer struct {
+type Token struct {
 	sum    [32]byte // SHA-256 of the token
 	cookie string   // the session cookie's value
 }
 
-const sessionCookie = "txnscope_session"
+// SessionCookie is the cookie a browser gets for the token.
+const SessionCookie = "txnscope_session"
 
-func newBearer(token string) *bearer {
+// NewToken checks token.
+func NewToken(token string) *Token {
 	m := hmac.New(sha256.New, []byte(token))
 	m.Write([]byte("txnscope session cookie v1"))
-	return &bearer{sum: sha256.Sum256([]byte(token)), cookie: hex.EncodeToString(m.Sum(nil))}
+	return &Token{sum: sha256.Sum256([]byte(token)), cookie: hex.EncodeToString(m.Sum(nil))}
 }
 
 // matches compares in constant time. Both sides are hashed first so that
 // neither the token's length nor a common prefix shows in the timing
 // (subtle.ConstantTimeCompare returns at once on a length mismatch).
-func (b *bearer) matches(s string) bool {
+func (b *Token) matches(s string) bool {
 	got := sha256.Sum256([]byte(s))
 	return subtle.ConstantTimeCompare(got[:], b.sum[:]) == 1
 }
 
-func (b *bearer) authorized(r *http.Request) bool {
+func (b *Token) authorized(r *http.Request) bool {
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return b.matches(strings.TrimSpace(h[7:]))
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
+	if c, err := r.Cookie(SessionCookie); err == nil {
 		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(b.cookie)) == 1
 	}
 	return false
 }
 
-func (b *bearer) middleware(next http.Handler) http.Handler {
+// Middleware refuses a request without the token (401), and trades a
+// ?token= for the session cookie (303 to the URL without it).
+func (b *Token) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		if q.Has("token") {
@@ -173,7 +176,7 @@ func (b *bearer) middleware(next http.Handler) http.Handler {
 				unauthorized(w, "the token is wrong")
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: b.cookie, Path: "/", HttpOnly: true,
+			http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: b.cookie, Path: "/", HttpOnly: true,
 				Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 			q.Del("token")
 			u := url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
@@ -193,19 +196,20 @@ func unauthorized(w http.ResponseWriter, msg string) {
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 
-// requestTimeout bounds every request but the websocket stream (long-lived
+// Timeout bounds every request but the websocket stream (long-lived
 // by design; gorilla's Upgrade clears the server's deadlines and the stream
 // has its own ping/pong and write deadlines). The handler runs with a
 // context deadline, in the request's own goroutine: http.TimeoutHandler
 // would run it in another goroutine that outlives the request, racing
 // with chi reusing its pooled routing context. The handlers stop at the
 // deadline (the NDJSON decisions stream ends there); one that had written
-// nothing is answered 503 naming the limit.
-func requestTimeout(d time.Duration) func(http.Handler) http.Handler {
-	msg := fmt.Sprintf("request took longer than --request-timeout %s", d)
+// nothing is answered 503 naming the limit: setting is how it is set
+// ("--request-timeout").
+func Timeout(d time.Duration, setting string) func(http.Handler) http.Handler {
+	msg := fmt.Sprintf("request took longer than %s %s", setting, d)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if isWebsocket(r) {
+			if IsWebsocket(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -218,21 +222,4 @@ func requestTimeout(d time.Duration) func(http.Handler) http.Handler {
 			}
 		})
 	}
-}
-
-// waitStreams waits, up to ctx, for the websocket streams to send their
-// close frames after Shutdown: http.Server does not track hijacked
-// connections, so without this the process could exit before a client is
-// told 1001 (going away).
-func waitStreams(ctx context.Context, open func() int64) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for open() > 0 {
-		select {
-		case <-ctx.Done():
-			return errors.New("websocket streams still open at the end of the shutdown grace")
-		case <-t.C:
-		}
-	}
-	return nil
 }

@@ -1,10 +1,4 @@
-// Package partgen writes a synthetic but realistic Kafka partition directory
-// for benchmarks: Kafka-named .log segments of v2 record batches, mostly
-// transactional data batches of 1 to 50 records (about 1 to 16 KiB each)
-// from several interleaved producers, their COMMIT and ABORT markers, and
-// some non-transactional idempotent batches, a tenth of the data batches
-// compressed. No index files are written: loaders rebuild what they need.
-package partgen
+package gen
 
 import (
 	"bufio"
@@ -20,16 +14,16 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Options control Generate. Zero fields take the defaults.
-type Options struct {
+// DirOptions control WriteDir. Zero fields take the defaults.
+type DirOptions struct {
 	Size         int64  // total bytes of .log data; default 1 GiB
 	SegmentBytes int64  // roll a segment before it would exceed this; default 256 MiB
 	Seed         uint64 // default 1
 	Producers    int    // transactional producers; default 8
 }
 
-// Stats describe what Generate wrote.
-type Stats struct {
+// DirStats describe what WriteDir wrote.
+type DirStats struct {
 	Dir                       string
 	Segments                  []string
 	Bytes                     int64
@@ -41,6 +35,7 @@ type Stats struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// producer is a producer's state while WriteDir writes.
 type producer struct {
 	id      int64
 	epoch   int16
@@ -50,9 +45,14 @@ type producer struct {
 	target  int
 }
 
-// Generate writes the partition directory dir (created; its base name
-// should be <topic>-<partition>).
-func Generate(dir string, o Options) (*Stats, error) {
+// WriteDir writes a synthetic but realistic partition directory dir
+// (created; its base name should be <topic>-<partition>) for benchmarks:
+// Kafka-named .log segments of v2 record batches, mostly transactional
+// data batches of 1 to 50 records (about 1 to 16 KiB each) from several
+// interleaved producers, their COMMIT and ABORT markers, and some
+// non-transactional idempotent batches, a tenth of the data batches
+// compressed. No index files are written: loaders rebuild what they need.
+func WriteDir(dir string, o DirOptions) (*DirStats, error) {
 	if o.Size <= 0 {
 		o.Size = 1 << 30
 	}
@@ -85,7 +85,7 @@ func Generate(dir string, o Options) (*Stats, error) {
 	}
 	defer zw.Close()
 
-	st := &Stats{Dir: dir}
+	st := &DirStats{Dir: dir}
 	txn := make([]*producer, o.Producers)
 	for i := range txn {
 		txn[i] = &producer{id: 1000 + int64(i), epoch: int16(i % 3)}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
+)
+
+// source is one loaded partition. Its log is built on first use, so that a
+// large generated demo costs nothing until someone opens it.
+type source struct {
+	id, title string
+	topic     string
+	partition int32
+	build     func() *txnindex.Log
+	files     *loader.Partition  // the files read, when there are any (records are decoded from them)
+	live      *api.LivePartition // a partition of a watched cluster (live.go): its log changes
+	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
+	problems  []string           // what the loader could not read, shown on the timeline
+	once      sync.Once
+	mu        sync.Mutex // guards log for built
+	log       *txnindex.Log
+}
+
+func (s *source) get() *txnindex.Log {
+	if s.live != nil {
+		return s.live.Log()
+	}
+	s.once.Do(func() {
+		l := s.build()
+		s.mu.Lock()
+		s.log = l
+		s.mu.Unlock()
+	})
+	return s.log
+}
+
+// built returns the log if it has been built, without building it.
+func (s *source) built() *txnindex.Log {
+	if s.live != nil {
+		return s.live.Log()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
+// catalog is the loaded sources; it serves both api and web. Uploads add
+// and evict sources while requests read it, so the list is copy-on-write:
+// a reader takes one snapshot (list) and sees a consistent catalog for the
+// whole of its work, never a slice being appended to; writers serialize on
+// mu and publish a new slice.
+type catalog struct {
+	mu      sync.Mutex // serializes writers
+	srcs    atomic.Pointer[[]*source]
+	uploads int // upload ids handed out; ids are never reused
+}
+
+// list returns the sources as they are now. The slice must not be changed.
+func (c *catalog) list() []*source {
+	if p := c.srcs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// put adds sources at the end of the catalog.
+func (c *catalog) put(srcs ...*source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store(append(slices.Clone(c.list()), srcs...))
+}
+
+func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
+
+// add makes a source of each partition a --load PATH held.
+func (c *catalog) add(id, path string, ld *input.Contents) { c.put(sourcesOf(id, path, ld)...) }
+
+// sourcesOf makes a source of each partition ld holds, titled with name
+// (a path, or an upload's file name) and the kind.
+func sourcesOf(id, name string, ld *input.Contents) []*source {
+	var problems []string
+	for _, p := range ld.Problems {
+		problems = append(problems, p.Error())
+	}
+	var out []*source
+	for _, p := range ld.Partitions {
+		l := p.Log
+		f := ld.Dir(l.Topic, l.Partition)
+		if f == nil && len(ld.Partitions) == 1 {
+			f = ld.Segment // a single segment (nil if not kept)
+		}
+		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.Kind), topic: l.Topic, partition: l.Partition,
+			build: func() *txnindex.Log { return l }, files: f, problems: problems}
+		s.get()
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c *catalog) find(id, topic string, partition int32) *source {
+	for _, s := range c.list() {
+		if s.id == id && s.topic == topic && s.partition == partition {
+			return s
+		}
+	}
+	return nil
+}
+
+// apiCatalog and webCatalog adapt the catalog to the interface each
+// package defines for itself.
+type apiCatalog struct{ *catalog }
+
+func (c apiCatalog) Sources() []api.Source {
+	var out []api.Source
+	for _, s := range c.list() {
+		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}})
+	}
+	return out
+}
+
+func (c apiCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
+	if s := c.find(id, topic, partition); s != nil {
+		return s.get(), true
+	}
+	return nil, false
+}
+
+type webCatalog struct{ *catalog }
+
+func (c webCatalog) Sources() []web.Source {
+	var out []web.Source
+	for _, s := range c.list() {
+		p := web.Partition{Topic: s.topic, Partition: s.partition}
+		if l := s.built(); l != nil {
+			p.Summary = web.Summary(l)
+		}
+		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems})
+	}
+	return out
+}
+
+func (c webCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
+	return apiCatalog(c).Log(id, topic, partition)
+}
+
+var (
+	_ api.Catalog = apiCatalog{}
+	_ web.Catalog = webCatalog{}
+)

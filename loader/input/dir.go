@@ -1,0 +1,61 @@
+package input
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/txnscope/txnscope/loader"
+)
+
+// openDir reads a <topic>-<partition> directory holding segments, else a
+// log directory, else what kfake.DataDir writes.
+func openDir(path string) (*Contents, error) {
+	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err == nil {
+		if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) > 0 {
+			p, err := loader.OpenPartition(path)
+			if err != nil {
+				return nil, err
+			}
+			c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
+			for _, d := range p.Damage {
+				c.Problems = append(c.Problems, d)
+			}
+			return c, nil
+		}
+	}
+	d, err := loader.OpenLogDir(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Contents{Kind: KindLogDir, Dirs: d.Partitions}
+	for _, d := range d.Damage {
+		c.Problems = append(c.Problems, d)
+	}
+	for _, p := range d.Partitions {
+		if p.DirKind != "" {
+			continue // directories the broker set aside (-delete, -future, -stray)
+		}
+		c.Partitions = append(c.Partitions, &Partition{Log: p.Build()})
+		for _, d := range p.Damage {
+			c.Problems = append(c.Problems, d)
+		}
+	}
+	if len(c.Partitions) == 0 && loader.IsKfakeDir(path) {
+		// Not Kafka's layout but what kfake.DataDir writes.
+		ps, err := loader.OpenKfakeDir(path)
+		if err != nil {
+			return nil, err
+		}
+		c = &Contents{Kind: KindKfakeDir, Dirs: ps}
+		for _, p := range ps {
+			c.Partitions = append(c.Partitions, &Partition{Log: p.Build()})
+			for _, d := range p.Damage {
+				c.Problems = append(c.Problems, d)
+			}
+		}
+	}
+	if len(c.Partitions) == 0 {
+		return nil, fmt.Errorf("%s: no partition to load: want <topic>-<partition> directories holding .log segments", path)
+	}
+	return c, nil
+}

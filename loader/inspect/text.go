@@ -1,0 +1,151 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// clip shortens a key or value for display and escapes it when it is not
+// printable text, so a binary payload cannot break the line format.
+func clip(b []byte) string {
+	s := string(b)
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// WriteText writes the report as `server inspect` prints it: a summary
+// line per partition, segment, snapshot, mismatch and gap, then the
+// batches and records in kafka-dump-log.sh's format.
+func WriteText(w io.Writer, v Report) {
+	fmt.Fprintf(w, "%s\n", v.Kind)
+	for _, p := range v.Partitions {
+		fmt.Fprintf(w, "\n%s-%d %s\n", p.Topic, p.Partition, p.Dir)
+		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %d transactions (%d open), %d producers\n",
+			p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.HighWatermarkSource, p.LastStableOffset, p.Transactions, p.Open, len(p.Producers))
+		if p.TopicID != "" {
+			fmt.Fprintf(w, "  topic id %s\n", p.TopicID)
+		}
+		for _, s := range p.Segments {
+			fmt.Fprintf(w, "  segment %s: base %d, %d bytes, %d batches", s.Name, s.BaseOffset, s.Bytes, s.Batches)
+			if s.IndexEntries != nil {
+				fmt.Fprintf(w, ", .index %d entries", *s.IndexEntries)
+			}
+			if s.TimeEntries != nil {
+				fmt.Fprintf(w, ", .timeindex %d entries", *s.TimeEntries)
+			}
+			if s.TxnIndexOnDisk {
+				fmt.Fprintf(w, ", .txnindex %d entries", len(s.TxnIndexEntries))
+			} else {
+				fmt.Fprint(w, ", .txnindex rebuilt")
+			}
+			fmt.Fprintln(w)
+			for _, e := range s.TxnIndexEntries {
+				fmt.Fprintf(w, "    %s\n", e)
+			}
+		}
+		for _, s := range p.Snapshots {
+			fmt.Fprintf(w, "  snapshot %s (offset %d): %d producers\n", s.Name, s.Offset, len(s.Entries))
+			for _, e := range s.Entries {
+				fmt.Fprintf(w, "    %s\n", e)
+			}
+		}
+		for _, m := range p.Mismatches {
+			fmt.Fprintf(w, "  txnindex mismatch in %s: %s disk[%s] rebuilt[%s] %s\n", m.Segment, m.Kind, m.Disk, m.Rebuilt, m.Note)
+		}
+		for _, g := range p.Gaps {
+			fmt.Fprintf(w, "  gap %d-%d: %s\n", g.From, g.To, g.Cause)
+		}
+		// Batches print as kafka-dump-log.sh (DumpLogSegments) prints them,
+		// so the text can be diffed against the real tool's and read back
+		// by txnscope's own dump-text loader.
+		seg := ""
+		for _, b := range p.Batches {
+			if b.Segment != seg {
+				seg = b.Segment
+				fmt.Fprintf(w, "Dumping %s\n", filepath.Join(p.Dir, seg))
+			}
+			fmt.Fprintln(w, DumpBatch(b))
+			for _, r := range b.Records {
+				fmt.Fprintf(w, "| %s\n", r)
+			}
+		}
+	}
+	for _, f := range v.Fetches {
+		fmt.Fprintf(w, "fetch %s %s corr %d v%d %s %s-%d offset %d: HWM %d LSO %d aborted %s, %d batches, %d bytes\n",
+			f.Time, f.Connection, f.Correlation, f.Version, f.Isolation, f.Topic, f.Partition, f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.Aborted, f.Batches, f.Bytes)
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+}
+
+// optionalLong renders Java's OptionalLong.toString().
+func optionalLong(v int64) string {
+	if v < 0 {
+		return "OptionalLong.empty"
+	}
+	return fmt.Sprintf("OptionalLong[%d]", v)
+}
+
+// DumpBatch renders a batch line in DumpLogSegments' format. The stored CRC
+// is not kept by the header scan, so crc and isvalid are left out.
+func DumpBatch(b Batch) string {
+	if b.Magic < 2 {
+		return fmt.Sprintf("offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s",
+			b.LastOffset, b.Position, b.TimestampType, b.MaxTimestamp, b.Size, b.Magic, b.Codec)
+	}
+	return fmt.Sprintf("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %v isControl: %v deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d compresscodec: %s",
+		b.BaseOffset, b.LastOffset, b.Count, b.BaseSequence, b.LastSequence, b.ProducerID, b.ProducerEpoch, b.LeaderEpoch,
+		b.Transactional, b.IsControl, optionalLong(b.DeleteHorizon), b.Position, b.TimestampType, b.MaxTimestamp, b.Size, b.Magic, b.Codec)
+}
+
+// DumpRecord renders a record line as DumpLogSegments does with
+// --deep-iteration --print-data-log (without the "| " prefix).
+func DumpRecord(b *txnindex.Batch, r loader.Record) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, size(r.Key), size(r.Value))
+	if b.Magic() >= 2 {
+		keys := make([]string, len(r.Headers))
+		for i, h := range r.Headers {
+			keys[i] = h.Key
+		}
+		fmt.Fprintf(&sb, " sequence: %d headerKeys: [%s]", r.Sequence, strings.Join(keys, ","))
+	}
+	if b.IsControl() {
+		if r.Control == txnindex.ControlAbort || r.Control == txnindex.ControlCommit {
+			fmt.Fprintf(&sb, " endTxnMarker: %s coordinatorEpoch: %d", r.Control, r.CoordinatorEpoch)
+		} else {
+			fmt.Fprintf(&sb, " controlType: %s(%d)", r.Control, int16(r.Control))
+		}
+		return sb.String()
+	}
+	if r.Key != nil {
+		fmt.Fprintf(&sb, " key: %s", clip(r.Key))
+	}
+	if r.Value != nil {
+		fmt.Fprintf(&sb, " payload: %s", clip(r.Value))
+	}
+	return sb.String()
+}
+
+func size(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
+}

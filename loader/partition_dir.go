@@ -1,0 +1,208 @@
+package loader
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The directory rules: which names are partition directories, which files
+// of one make its log (LogLoader), and how a finished swap replaces the
+// segments it covers.
+
+// Partition directory names (LocalLog.parseTopicPartitionName): the topic
+// is everything before the last '-'; directories the broker set aside are
+// "<topic>-<partition>.<unique id>-<delete|future|stray>".
+var setAsideDir = regexp.MustCompile(`^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$`)
+
+// ParsePartitionDir splits a partition directory's base name into topic,
+// partition and set-aside kind.
+func ParsePartitionDir(name string) (topic string, partition int32, kind string, err error) {
+	pstr := ""
+	if m := setAsideDir.FindStringSubmatch(name); m != nil {
+		topic, pstr, kind = m[1], m[2], m[4]
+	} else {
+		i := strings.LastIndexByte(name, '-')
+		if i < 0 {
+			return "", 0, "", fmt.Errorf("loader: %q is not a partition directory name (<topic>-<partition>)", name)
+		}
+		topic, pstr = name[:i], name[i+1:]
+	}
+	p, perr := strconv.ParseInt(pstr, 10, 32)
+	if topic == "" || perr != nil || p < 0 {
+		return "", 0, "", fmt.Errorf("loader: %q is not a partition directory name (<topic>-<partition>)", name)
+	}
+	return topic, int32(p), kind, nil
+}
+
+// segFiles collects a segment's file names while listing a directory.
+type segFiles struct {
+	base                                int64
+	log, index, time, txn               string
+	swapLog, swapIdx, swapTime, swapTxn string
+	hasLog, hasSwap                     bool
+}
+
+// dirListing is a partition directory's entries sorted by LogLoader's
+// rules: the segments to load and the producer snapshots.
+type dirListing struct {
+	segs      map[int64]*segFiles
+	bases     []int64 // the base offsets of segs to load, ascending
+	snapshots []string
+}
+
+// list sorts a partition directory's entries as LogLoader does at startup,
+// adding every file it would not load to p.Ignored with why.
+func (p *Partition) list(ents []fs.DirEntry) dirListing {
+	segs := map[int64]*segFiles{}
+	seg := func(base int64) *segFiles {
+		s := segs[base]
+		if s == nil {
+			s = &segFiles{base: base}
+			segs[base] = s
+		}
+		return s
+	}
+	var snapshots []string
+	var swaps []string
+	minCleaned := int64(math.MaxInt64)
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "directory"})
+			continue
+		}
+		base, suffix, ok := splitSegmentName(name)
+		switch {
+		case name == LeaderEpochCheckpointFile || name == PartitionMetadataFile:
+			// read below
+		case ok && strings.HasSuffix(suffix, ".deleted"):
+			// LogLoader deletes these at startup: a segment or index
+			// already scheduled for deletion.
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "pending delete (.deleted)"})
+		case ok && strings.HasSuffix(suffix, ".cleaned"):
+			// Cleaner output that never reached .swap: deleted at
+			// startup, and it invalidates later swaps (KAFKA-6264).
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "unfinished cleaner output (.cleaned)"})
+			minCleaned = min(minCleaned, base)
+		case ok && strings.HasSuffix(suffix, ".swap"):
+			swaps = append(swaps, name)
+		case ok && suffix == ".log":
+			s := seg(base)
+			s.log, s.hasLog = name, true
+		case ok && suffix == ".index":
+			seg(base).index = name
+		case ok && suffix == ".timeindex":
+			seg(base).time = name
+		case ok && suffix == ".txnindex":
+			seg(base).txn = name
+		case ok && suffix == ".snapshot":
+			snapshots = append(snapshots, name)
+		default:
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "not a segment, index, snapshot or checkpoint file"})
+		}
+	}
+	// LogLoader.removeTempFilesAndCollectSwapFiles: a .swap file at or
+	// past the lowest .cleaned offset is deleted; the others are valid
+	// and their suffix is stripped.
+	for _, name := range swaps {
+		base, suffix, _ := splitSegmentName(name)
+		if base >= minCleaned {
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "swap file at or past an unfinished .cleaned file (deleted by the broker, KAFKA-6264)"})
+			continue
+		}
+		s := seg(base)
+		switch strings.TrimSuffix(suffix, ".swap") {
+		case ".log":
+			s.swapLog, s.hasSwap = name, true
+		case ".index":
+			s.swapIdx = name
+		case ".timeindex":
+			s.swapTime = name
+		case ".txnindex":
+			s.swapTxn = name
+		default:
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "unknown .swap file"})
+		}
+	}
+
+	bases := make([]int64, 0, len(segs))
+	for b, s := range segs {
+		if !s.hasLog && !s.hasSwap {
+			// LogLoader deletes index files whose segment is gone.
+			for _, n := range []string{s.index, s.time, s.txn, s.swapIdx, s.swapTime, s.swapTxn} {
+				if n != "" {
+					p.Ignored = append(p.Ignored, IgnoredFile{n, "orphaned index file: no .log for this base offset"})
+				}
+			}
+			continue
+		}
+		bases = append(bases, b)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return dirListing{segs: segs, bases: bases, snapshots: snapshots}
+}
+
+// splitSegmentName splits "<20 digits><suffix>" where suffix starts at the
+// first '.', as LogFileUtils.offsetFromFileName reads it.
+func splitSegmentName(name string) (int64, string, bool) {
+	if len(name) <= 20 || name[20] != '.' {
+		return 0, "", false
+	}
+	for i := 0; i < 20; i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return 0, "", false
+		}
+	}
+	v, err := strconv.ParseInt(name[:20], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return v, name[20:], true
+}
+
+// applySwaps completes swaps the way LogLoader does on startup: a swap
+// segment replaces every other segment whose base offset lies in
+// [swap base, swap next offset).
+func (p *Partition) applySwaps(segs []*SegmentFiles) []*SegmentFiles {
+	var swaps []*SegmentFiles
+	for _, s := range segs {
+		if s.Swap {
+			swaps = append(swaps, s)
+		}
+	}
+	if len(swaps) == 0 {
+		return segs
+	}
+	out := segs[:0:0]
+	for _, s := range segs {
+		replaced := ""
+		if !s.Swap {
+			for _, w := range swaps {
+				if s.Log.BaseOffset >= w.Log.BaseOffset && s.Log.BaseOffset < w.nextOffset() {
+					replaced = w.Log.Name
+					break
+				}
+			}
+		}
+		if replaced != "" {
+			p.Ignored = append(p.Ignored, IgnoredFile{s.Log.Name, "replaced by " + replaced})
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// nextOffset is LogSegment.readNextOffset: after the last batch, or the
+// base offset of an empty segment.
+func (s *SegmentFiles) nextOffset() int64 {
+	if n := len(s.Log.Batches); n > 0 {
+		return s.Log.Batches[n-1].NextOffset()
+	}
+	return s.Log.BaseOffset
+}

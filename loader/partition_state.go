@@ -1,0 +1,160 @@
+package loader
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// The state files: the log directory's offset checkpoints, and a
+// partition's producer snapshots, leader-epoch-checkpoint and
+// partition.metadata.
+
+// LogDirCheckpoints are the checkpoint files at the root of a log directory.
+// A nil field means the file is absent.
+type LogDirCheckpoints struct {
+	Dir               string
+	ReplicationOffset *OffsetCheckpoint
+	RecoveryPoint     *OffsetCheckpoint
+	LogStartOffset    *OffsetCheckpoint
+	CleanerOffset     *OffsetCheckpoint
+	Damage            []*FormatError
+}
+
+// ReadLogDirCheckpoints reads the four offset checkpoints of a log
+// directory. A damaged file is recorded in Damage with the entries read
+// before the damage; only an I/O error fails.
+func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
+	c := &LogDirCheckpoints{Dir: dir}
+	for _, f := range []struct {
+		name string
+		dst  **OffsetCheckpoint
+	}{
+		{ReplicationOffsetCheckpoint, &c.ReplicationOffset},
+		{RecoveryPointOffsetCheckpoint, &c.RecoveryPoint},
+		{LogStartOffsetCheckpoint, &c.LogStartOffset},
+		{CleanerOffsetCheckpoint, &c.CleanerOffset},
+	} {
+		data, err := readFileIfExists(filepath.Join(dir, f.name))
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			continue
+		}
+		cp, err := ReadOffsetCheckpoint(bytes.NewReader(data), f.name)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				return nil, err
+			}
+			c.Damage = append(c.Damage, fe)
+		}
+		*f.dst = cp
+	}
+	return c, nil
+}
+
+// readFileIfExists returns nil, nil for a missing file.
+func readFileIfExists(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// loadSnapshots decodes every .snapshot and seeds Input.Ongoing from the
+// newest clean one.
+func (p *Partition) loadSnapshots(dir string, names []string) error {
+	sort.Strings(names) // 20-digit names sort by offset
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		s, err := ReadProducerSnapshot(data, n)
+		if err := p.damage(err); err != nil {
+			return err
+		}
+		p.Snapshots = append(p.Snapshots, s)
+		if err == nil {
+			p.Snapshot = s
+		}
+	}
+	if p.Snapshot == nil {
+		return nil
+	}
+	first := int64(math.MaxInt64)
+	if len(p.Input.Batches) > 0 {
+		first = p.Input.Batches[0].BaseOffset
+	}
+	// A transaction still open in the snapshot whose first offset lies
+	// before the first batch began in data retention deleted: replay
+	// cannot see it open, so it is seeded. Later ones replay opens
+	// itself. A snapshot older than the first batch describes state the
+	// log no longer continues from (ProducerStateManager deletes
+	// snapshots below the log start offset), so it seeds nothing.
+	if p.Snapshot.Offset >= 0 && p.Snapshot.Offset < first && first != math.MaxInt64 {
+		return nil
+	}
+	p.Input.Ongoing = p.Snapshot.Ongoing(first)
+	return nil
+}
+
+func (p *Partition) loadPartitionFiles(dir string) error {
+	data, err := readFileIfExists(filepath.Join(dir, LeaderEpochCheckpointFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		c, err := ReadLeaderEpochCheckpoint(bytes.NewReader(data), LeaderEpochCheckpointFile)
+		if err := p.damage(err); err != nil {
+			return err
+		}
+		p.LeaderEpochs = c
+	}
+	data, err = readFileIfExists(filepath.Join(dir, PartitionMetadataFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		m, err := ReadPartitionMetadata(bytes.NewReader(data), PartitionMetadataFile)
+		if err := p.damage(err); err != nil {
+			return err
+		}
+		p.Metadata = m
+	}
+	return nil
+}
+
+// applyCheckpoints takes this partition's lines of the log-dir checkpoints.
+func (p *Partition) applyCheckpoints() {
+	c, t, n := p.Checkpoints, p.Input.Topic, p.Input.Partition
+	if c == nil {
+		return
+	}
+	if v, ok := c.LogStartOffset.Lookup(t, n); ok {
+		p.Input.LogStartOffset = v
+	}
+	if v, ok := c.ReplicationOffset.Lookup(t, n); ok {
+		p.Input.HighWatermark = v
+		p.Input.HighWatermarkSource = ReplicationOffsetCheckpoint
+	}
+	if v, ok := c.RecoveryPoint.Lookup(t, n); ok {
+		p.RecoveryPoint = v
+	}
+	if v, ok := c.CleanerOffset.Lookup(t, n); ok {
+		p.CleanerOffset = v
+	}
+}
