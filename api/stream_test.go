@@ -325,6 +325,11 @@ func streamAll(t *testing.T, url string, clients, want int) {
 // streamToDone reads one decision stream from the websocket at url (http
 // scheme) to its done message and checks that it counted want decisions.
 func streamToDone(url string, want int) error {
+	return readStream(url, want, func() time.Time { return time.Now().Add(30 * time.Second) })
+}
+
+// readStream is streamToDone with each read due by deadline().
+func readStream(url string, want int, deadline func() time.Time) error {
 	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
 		return err
@@ -332,7 +337,7 @@ func streamToDone(url string, want int) error {
 	defer c.Close()
 	n := 0
 	for {
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		c.SetReadDeadline(deadline())
 		typ, b, err := c.ReadMessage()
 		if err != nil {
 			return fmt.Errorf("after %d decisions: %w", n, err)

@@ -70,18 +70,13 @@ func (s *scanner) describeProducers(ctx context.Context, stuck []*PartitionLag) 
 	eachBroker(ids, func(b int32) {
 		ps := m[b]
 		req := kmsg.NewPtrDescribeProducersRequest()
-		ti := map[string]int{}
-		for _, p := range ps {
-			i, ok := ti[p.Topic]
-			if !ok {
-				i = len(req.Topics)
-				ti[p.Topic] = i
-				rt := kmsg.NewDescribeProducersRequestTopic()
-				rt.Topic = p.Topic
-				req.Topics = append(req.Topics, rt)
-			}
+		byTopic(ps, func(topic string) {
+			rt := kmsg.NewDescribeProducersRequestTopic()
+			rt.Topic = topic
+			req.Topics = append(req.Topics, rt)
+		}, func(i int, p *PartitionLag) {
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p.Partition)
-		}
+		})
 		kresp, err := s.send(ctx, b, req)
 		if err != nil {
 			for _, p := range ps {

@@ -142,20 +142,15 @@ type offsetAnswer struct {
 func (s *scanner) listOffsetsOne(ctx context.Context, b int32, ps []*PartitionLag, iso int8) ([]offsetAnswer, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID, req.IsolationLevel = -1, iso
-	ti := map[string]int{}
-	for _, p := range ps {
-		i, ok := ti[p.Topic]
-		if !ok {
-			i = len(req.Topics)
-			ti[p.Topic] = i
-			rt := kmsg.NewListOffsetsRequestTopic()
-			rt.Topic = p.Topic
-			req.Topics = append(req.Topics, rt)
-		}
+	byTopic(ps, func(topic string) {
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		req.Topics = append(req.Topics, rt)
+	}, func(i int, p *PartitionLag) {
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
 		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p.Partition, -1, -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-	}
+	})
 	kresp, err := s.send(ctx, b, req)
 	if err != nil {
 		return nil, err

@@ -128,3 +128,19 @@ func eachBroker(ids []int32, fn func(b int32)) {
 	}
 	wg.Wait()
 }
+
+// byTopic builds the topics of a request from ps: it calls topic once per
+// topic, in the order the topics first appear in ps, and part for each
+// partition with the index of its topic among those calls.
+func byTopic(ps []*PartitionLag, topic func(name string), part func(i int, p *PartitionLag)) {
+	ti := map[string]int{}
+	for _, p := range ps {
+		i, ok := ti[p.Topic]
+		if !ok {
+			i = len(ti)
+			ti[p.Topic] = i
+			topic(p.Topic)
+		}
+		part(i, p)
+	}
+}

@@ -36,6 +36,19 @@ func (m *legacyMsg) record() Record {
 	}
 }
 
+// readHeader reads the fields of a legacy message that follow its offset
+// and size: the CRC (skipped here), magic, attributes and, from magic 1 on,
+// the timestamp (before it, -1: RecordBatch.NO_TIMESTAMP).
+func (m *legacyMsg) readHeader(r *reader) {
+	r.uint32()
+	m.Magic = r.int8()
+	m.Attributes = r.int8()
+	m.Timestamp = -1
+	if m.Magic == 1 {
+		m.Timestamp = r.int64()
+	}
+}
+
 // parseLegacyEntry parses a whole log entry: offset, size, then the message
 // (crc, magic, attributes, v1 timestamp, key, value). The entry's size field
 // must already match len(e).
@@ -51,13 +64,7 @@ func parseLegacyEntry(e []byte) (legacyMsg, string) {
 func parseLegacyMessage(offset int64, m []byte, n int) (legacyMsg, string) {
 	r := reader{src: m}
 	msg := legacyMsg{Offset: offset}
-	r.uint32()
-	msg.Magic = r.int8()
-	msg.Attributes = r.int8()
-	msg.Timestamp = -1
-	if msg.Magic == 1 {
-		msg.Timestamp = r.int64()
-	}
+	msg.readHeader(&r)
 	msg.Key, _ = r.int32Bytes()
 	msg.Value, msg.ValueNull = r.int32Bytes()
 	if !r.ok() {
@@ -77,13 +84,7 @@ func wrapperValue(r io.ReaderAt, pos, size int64) (w legacyMsg, valuePos, valueL
 	rd := reader{src: h}
 	w.Offset = rd.int64()
 	rd.int32() // size
-	rd.uint32()
-	w.Magic = rd.int8()
-	w.Attributes = rd.int8()
-	w.Timestamp = -1
-	if w.Magic == 1 {
-		w.Timestamp = rd.int64()
-	}
+	w.readHeader(&rd)
 	keyLen := rd.int32()
 	truncated := fmt.Sprintf("magic %d message truncated: key and value lengths exceed its %d bytes", w.Magic, size)
 	if !rd.ok() {

@@ -138,18 +138,11 @@ func (u *UI) LessonEmbed() http.Handler {
 // inlined with the timeline's data, lesson.js and lesson.css with the
 // other assets.
 func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, ls *Lesson) error {
-	v := timelineView(id, title, l)
-	if d != nil {
-		v.Diag = diagnosisView(d)
-	}
-	v.Chrome = chromeStatic
-	v.WSPath, v.APIPath = "", ""
-	v.Data = string(data)
-	if err := inlineAssets(&v.Assets); err != nil {
+	v, err := staticTimelineView(id, title, l, d, data)
+	if err != nil {
 		return err
 	}
 	lv := LessonView{Timeline: v, Lesson: ls}
-	var err error
 	if lv.Assets.CSSText, err = readAsset("css/lesson.css", "</style"); err != nil {
 		return err
 	}
