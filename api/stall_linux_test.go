@@ -3,14 +3,11 @@
 package api
 
 import (
-	"encoding/binary"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -112,27 +109,5 @@ func TestNonReadersDoNotStallOthers(t *testing.T) {
 // scheme) to its done message before deadline, and checks that it counted
 // want decisions.
 func streamWithin(url string, want int, deadline time.Time) error {
-	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetReadDeadline(deadline)
-	n := 0
-	for {
-		typ, b, err := c.ReadMessage()
-		if err != nil {
-			return fmt.Errorf("after %d decisions: %w", n, err)
-		}
-		if typ == websocket.BinaryMessage && b[1] == frameDecisions {
-			n += int(binary.LittleEndian.Uint32(b[12:]))
-			continue
-		}
-		if typ == websocket.TextMessage && strings.Contains(string(b), `"type":"done"`) {
-			if n != want {
-				return fmt.Errorf("received %d decisions, want %d", n, want)
-			}
-			return nil
-		}
-	}
+	return readStream(url, want, func() time.Time { return deadline })
 }

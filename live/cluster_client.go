@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -39,34 +38,11 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultScanPoll
 	}
-	// The same options as Dial's: bounded retries, no KIP-714 telemetry
-	// (GetTelemetrySubscriptions and PushTelemetry are not read-only
-	// requests), TLS and SASL as configured.
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID("txnscope-cluster"),
-		kgo.DialTimeout(cfg.DialTimeout),
-		kgo.RequestRetries(2),
-		kgo.RetryTimeout(cfg.DialTimeout),
-		kgo.RetryBackoffFn(func(n int) time.Duration { return min(time.Duration(n)*100*time.Millisecond, time.Second) }),
-		kgo.DisableClientMetrics(),
-		kgo.MetadataMinAge(time.Second),
-	}
-	if cfg.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(cfg.TLS))
-	}
-	if cfg.SASL != nil {
-		m, err := mechanism(*cfg.SASL)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(m))
-	}
-	hook := &saslHook{}
-	opts = append(opts, kgo.WithHooks(hook))
-	cl, err := kgo.NewClient(opts...)
+	// The same client as Dial's (newClient): bounded retries, no KIP-714
+	// telemetry, TLS and SASL as configured.
+	cl, hook, err := newClient(cfg, "txnscope-cluster")
 	if err != nil {
-		return nil, fmt.Errorf("live: %w", err)
+		return nil, err
 	}
 	return &Cluster{cfg: cfg, cl: cl, auth: hook}, nil
 }
@@ -123,18 +99,14 @@ func (c *Cluster) Run(ctx context.Context, o ScanOptions, fn func(*ClusterScan, 
 			if fatal(err) {
 				return err
 			}
-			backoff = min(max(2*backoff, 200*time.Millisecond), 5*time.Second)
+			backoff = nextBackoff(backoff)
 			wait = backoff
 		} else {
 			backoff = 0
 		}
 		fn(s, err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

@@ -151,6 +151,42 @@ func (h *saslHook) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ tim
 	}
 }
 
+// newClient builds the read-only client of the watcher and of cluster
+// scans from cfg's Brokers, DialTimeout, TLS and SASL, with the SASL hook
+// that lets their errors say whether the credentials were refused.
+func newClient(cfg Config, clientID string) (*kgo.Client, *saslHook, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID(clientID),
+		kgo.DialTimeout(cfg.DialTimeout),
+		// Bounded retries: a dead cluster must give an error, not a hang.
+		kgo.RequestRetries(2),
+		kgo.RetryTimeout(cfg.DialTimeout),
+		kgo.RetryBackoffFn(func(n int) time.Duration { return min(time.Duration(n)*100*time.Millisecond, time.Second) }),
+		// KIP-714 metrics would send GetTelemetrySubscriptions and
+		// PushTelemetry: not on the read-only list.
+		kgo.DisableClientMetrics(),
+		kgo.MetadataMinAge(time.Second),
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(cfg.TLS))
+	}
+	if cfg.SASL != nil {
+		m, err := mechanism(*cfg.SASL)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	hook := &saslHook{}
+	opts = append(opts, kgo.WithHooks(hook))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("live: %w", err)
+	}
+	return cl, hook, nil
+}
+
 // Dial connects, checks the credentials and the topic, and positions the
 // window. It fails within about twice DialTimeout with an error wrapping
 // one of ErrUnreachable, ErrAuth, ErrTLS, ErrTopicMissing or ErrDenied,
@@ -174,34 +210,9 @@ func Dial(ctx context.Context, cfg Config) (*Watcher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID("txnscope-live"),
-		kgo.DialTimeout(cfg.DialTimeout),
-		// Bounded retries: a dead cluster must give an error, not a hang.
-		kgo.RequestRetries(2),
-		kgo.RetryTimeout(cfg.DialTimeout),
-		kgo.RetryBackoffFn(func(n int) time.Duration { return min(time.Duration(n)*100*time.Millisecond, time.Second) }),
-		// KIP-714 metrics would send GetTelemetrySubscriptions and
-		// PushTelemetry: not on the read-only list.
-		kgo.DisableClientMetrics(),
-		kgo.MetadataMinAge(time.Second),
-	}
-	if cfg.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(cfg.TLS))
-	}
-	if cfg.SASL != nil {
-		m, err := mechanism(*cfg.SASL)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(m))
-	}
-	hook := &saslHook{}
-	opts = append(opts, kgo.WithHooks(hook))
-	cl, err := kgo.NewClient(opts...)
+	cl, hook, err := newClient(cfg, "txnscope-live")
 	if err != nil {
-		return nil, fmt.Errorf("live: %w", err)
+		return nil, err
 	}
 	w := &Watcher{cfg: cfg, cl: cl, auth: hook, maxBytes: defaultPartitionMaxBytes, fetchesPerPoll: defaultFetchesPerPoll}
 	if cfg.Record != nil {

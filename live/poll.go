@@ -117,6 +117,24 @@ func sortParts(ps []*partState) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].id < ps[j].id })
 }
 
+// nextBackoff is the wait after a failed poll or scan, given the previous
+// one (0 after a success): 200 ms, doubling up to 5 s.
+func nextBackoff(prev time.Duration) time.Duration {
+	return min(max(2*prev, 200*time.Millisecond), 5*time.Second)
+}
+
+// sleep waits d, or until ctx ends and then returns ctx.Err().
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // Run polls until ctx ends or a fatal error (authentication, ACL, missing
 // topic). A transient failure (connection lost, leader moved) is reported
 // as an Update with Err, then retried with exponential backoff from 200 ms
@@ -133,19 +151,15 @@ func (w *Watcher) Run(ctx context.Context, fn func(Update)) error {
 			if fatal(err) {
 				return err
 			}
-			backoff = min(max(2*backoff, 200*time.Millisecond), 5*time.Second)
+			backoff = nextBackoff(backoff)
 			wait = backoff
 			fn(Update{Seq: w.seq, Time: time.Now(), Topic: w.cfg.Topic, Err: err.Error(), RetryIn: backoff, Mismatches: []string{}})
 		} else {
 			backoff = 0
 			fn(u)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 		if err != nil {
 			mctx, cancel := context.WithTimeout(ctx, w.cfg.DialTimeout)

@@ -176,6 +176,16 @@ func (u *UI) Embed() http.Handler {
 // the CSS and scripts inlined, data (HTML-safe JSON, see timeline.js's
 // embedded data source) in the page, no URL of a server. d may be nil.
 func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) error {
+	v, err := staticTimelineView(id, title, l, d, data)
+	if err != nil {
+		return err
+	}
+	return TimelinePage(v).Render(ctx, w)
+}
+
+// staticTimelineView is the timeline view of the self-contained pages
+// (StaticPage, StaticLessonPage): data and assets inlined, no server URL.
+func staticTimelineView(id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) (TimelineView, error) {
 	v := timelineView(id, title, l)
 	if d != nil {
 		v.Diag = diagnosisView(d)
@@ -184,9 +194,9 @@ func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.
 	v.WSPath, v.APIPath = "", ""
 	v.Data = string(data)
 	if err := inlineAssets(&v.Assets); err != nil {
-		return err
+		return TimelineView{}, err
 	}
-	return TimelinePage(v).Render(ctx, w)
+	return v, nil
 }
 
 // timelineScriptPaths returns the URLs of the timeline's scripts in load

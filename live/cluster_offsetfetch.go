@@ -1,0 +1,185 @@
+package live
+
+// The consumer groups behind a stuck partition (cluster.go): ListGroups on
+// every broker, then OffsetFetch on each group's coordinator.
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// listGroups asks every broker for the groups it coordinates.
+func (s *scanner) listGroups(ctx context.Context) map[int32][]kmsg.ListGroupsResponseGroup {
+	out := map[int32][]kmsg.ListGroupsResponseGroup{}
+	var mu sync.Mutex
+	eachBroker(s.brokers, func(b int32) {
+		kresp, err := s.send(ctx, b, kmsg.NewPtrListGroupsRequest())
+		if err == nil {
+			err = kerr.ErrorForCode(kresp.(*kmsg.ListGroupsResponse).ErrorCode)
+		}
+		if err != nil {
+			s.note("ListGroups on broker %d: %v: the groups it coordinates are not shown", b, err)
+			return
+		}
+		var gs []kmsg.ListGroupsResponseGroup
+		for _, g := range kresp.(*kmsg.ListGroupsResponse).Groups {
+			// Consumer groups commit offsets; an empty protocol type
+			// is a group that only ever committed (simple consumers,
+			// kafka-consumer-groups --reset-offsets). Connect and
+			// share groups keep no offsets OffsetFetch can read.
+			if g.ProtocolType == "consumer" || g.ProtocolType == "" {
+				gs = append(gs, g)
+			}
+		}
+		slices.SortFunc(gs, func(a, b kmsg.ListGroupsResponseGroup) int { return strings.Compare(a.Group, b.Group) })
+		mu.Lock()
+		out[b] = gs
+		mu.Unlock()
+	})
+	return out
+}
+
+// offsetFetch reads, per coordinator, the committed offsets of all its
+// groups on the stuck partitions (OffsetFetch v8+ carries many groups,
+// KIP-709), as an admin fetch (no member id, epoch -1): no group is joined.
+// A group is behind a stuck partition when its committed offset is at or
+// below the LSO.
+func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListGroupsResponseGroup, stuck []*PartitionLag) {
+	type tp struct {
+		t string
+		p int32
+	}
+	byTP := map[tp]*PartitionLag{}
+	var topics []string
+	for _, p := range stuck {
+		byTP[tp{p.Topic, p.Partition}] = p
+		if !slices.Contains(topics, p.Topic) {
+			topics = append(topics, p.Topic)
+		}
+	}
+	byID := map[[16]byte]string{}
+	for _, t := range topics {
+		byID[s.topicIDs[t]] = t
+	}
+	reqTopics := func() []kmsg.OffsetFetchRequestGroupTopic {
+		var rts []kmsg.OffsetFetchRequestGroupTopic
+		for _, t := range topics {
+			rt := kmsg.NewOffsetFetchRequestGroupTopic()
+			rt.Topic, rt.TopicID = t, s.topicIDs[t] // v8-9 by name, v10+ by id
+			for _, p := range stuck {
+				if p.Topic == t {
+					rt.Partitions = append(rt.Partitions, p.Partition)
+				}
+			}
+			rts = append(rts, rt)
+		}
+		return rts
+	}
+	var mu sync.Mutex
+	add := func(b int32, g kmsg.ListGroupsResponseGroup, topic string, part int32, committed int64) {
+		p := byTP[tp{topic, part}]
+		if p == nil || committed < 0 || committed > p.LastStableOffset {
+			return
+		}
+		mu.Lock()
+		p.Groups = append(p.Groups, GroupBehind{Group: g.Group, State: g.GroupState, Coordinator: b, Committed: committed,
+			LagOffsets: p.HighWatermark - committed, AtLSO: committed == p.LastStableOffset})
+		mu.Unlock()
+	}
+	ids := make([]int32, 0, len(groups))
+	for b, gs := range groups {
+		if len(gs) > 0 {
+			ids = append(ids, b)
+		}
+	}
+	slices.Sort(ids)
+	eachBroker(ids, func(b int32) {
+		gs := groups[b]
+		req := kmsg.NewPtrOffsetFetchRequest()
+		for _, g := range gs {
+			rg := kmsg.NewOffsetFetchRequestGroup()
+			rg.Group, rg.MemberEpoch, rg.Topics = g.Group, -1, reqTopics()
+			req.Groups = append(req.Groups, rg)
+		}
+		kresp, err := s.send(ctx, b, req)
+		if err != nil {
+			s.note("OffsetFetch on broker %d: %v: its groups are not shown", b, err)
+			return
+		}
+		resp := kresp.(*kmsg.OffsetFetchResponse)
+		if resp.GetVersion() < 8 {
+			// The broker predates KIP-709 (Kafka 3.0): the groups
+			// were not encoded; ask one group at a time.
+			s.offsetFetchEach(ctx, b, gs, reqTopics(), add)
+			return
+		}
+		for _, rg := range resp.Groups {
+			g := findGroup(gs, rg.Group)
+			if err := kerr.ErrorForCode(rg.ErrorCode); err != nil || g == nil {
+				if err != nil {
+					s.note("OffsetFetch of group %q on broker %d: %v", rg.Group, b, err)
+				}
+				continue
+			}
+			for _, t := range rg.Topics {
+				name := t.Topic
+				if name == "" {
+					name = byID[t.TopicID]
+				}
+				for _, rp := range t.Partitions {
+					if rp.ErrorCode == 0 {
+						add(b, *g, name, rp.Partition, rp.Offset)
+					}
+				}
+			}
+		}
+	})
+	for _, p := range stuck {
+		slices.SortFunc(p.Groups, func(a, b GroupBehind) int { return strings.Compare(a.Group, b.Group) })
+	}
+}
+
+// offsetFetchEach is OffsetFetch for brokers before v8, one group a request.
+func (s *scanner) offsetFetchEach(ctx context.Context, b int32, gs []kmsg.ListGroupsResponseGroup, topics []kmsg.OffsetFetchRequestGroupTopic,
+	add func(int32, kmsg.ListGroupsResponseGroup, string, int32, int64)) {
+	for _, g := range gs {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group = g.Group
+		for _, t := range topics {
+			rt := kmsg.NewOffsetFetchRequestTopic()
+			rt.Topic, rt.Partitions = t.Topic, t.Partitions
+			req.Topics = append(req.Topics, rt)
+		}
+		kresp, err := s.send(ctx, b, req)
+		if err != nil {
+			s.note("OffsetFetch of group %q on broker %d: %v", g.Group, b, err)
+			return
+		}
+		resp := kresp.(*kmsg.OffsetFetchResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			s.note("OffsetFetch of group %q on broker %d: %v", g.Group, b, err)
+			continue
+		}
+		for _, t := range resp.Topics {
+			for _, rp := range t.Partitions {
+				if rp.ErrorCode == 0 {
+					add(b, g, t.Topic, rp.Partition, rp.Offset)
+				}
+			}
+		}
+	}
+}
+
+func findGroup(gs []kmsg.ListGroupsResponseGroup, name string) *kmsg.ListGroupsResponseGroup {
+	for i := range gs {
+		if gs[i].Group == name {
+			return &gs[i]
+		}
+	}
+	return nil
+}

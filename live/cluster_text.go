@@ -1,0 +1,120 @@
+package live
+
+// The terminal rendering of a ClusterScan (diagnose --bootstrap).
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// WriteText renders the scan for a terminal: stuck partitions first
+// (hanging ones flagged), each with its transactions, the command that ends
+// each and the groups waiting; then the unknown ones and the brokers that
+// failed; the clear partitions as ranges per topic.
+func (s *ClusterScan) WriteText(w io.Writer) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "cluster %s: %d partitions in %d topics on %d brokers, scanned in %s with %d requests\n",
+		s.Bootstrap, len(s.Partitions), s.Topics, len(s.Brokers), s.Duration.Round(time.Millisecond), s.RequestCount)
+	fmt.Fprintf(&sb, "  %d stuck (%d hanging), %d unknown, %d clear\n", s.Stuck, s.Hanging, s.Unknown, s.Clear)
+	for i := range s.Partitions {
+		p := &s.Partitions[i]
+		if p.Err != "" || p.LSOLagOffsets == 0 {
+			continue
+		}
+		word := "STUCK"
+		if p.Hanging {
+			word = "HANGING"
+		}
+		fmt.Fprintf(&sb, "\n%s %s-%d (leader %d): LSO %d is %d offsets behind the high watermark %d", word, p.Topic, p.Partition, p.Leader,
+			p.LastStableOffset, p.LSOLagOffsets, p.HighWatermark)
+		if p.LSOLagSource != "" {
+			fmt.Fprintf(&sb, ", held for %s (%s)", fmtAge(p.LSOLagMs), p.LSOLagSource)
+		}
+		sb.WriteString("\n")
+		for _, t := range p.Open {
+			id := "no transactional id (no coordinator lists the producer)"
+			if t.TransactionalID != "" {
+				id = fmt.Sprintf("transactional id %q, %s on coordinator %d", t.TransactionalID, t.CoordinatorState, t.Coordinator)
+			}
+			fmt.Fprintf(&sb, "  open transaction: producer %d epoch %d from offset %d, %s", t.ProducerID, t.ProducerEpoch, t.FirstOffset, id)
+			if t.StartTimestamp > 0 {
+				fmt.Fprintf(&sb, ", started %s", time.UnixMilli(t.StartTimestamp).UTC().Format(time.RFC3339))
+			}
+			if t.TimeoutMs > 0 {
+				fmt.Fprintf(&sb, ", timeout %s", time.Duration(t.TimeoutMs)*time.Millisecond)
+			}
+			fmt.Fprintf(&sb, "\n    %s: %s\n    to end it: %s\n", t.State, t.Reason, t.AbortCommand)
+		}
+		for _, g := range p.Groups {
+			where := "behind it"
+			if g.AtLSO {
+				where = "waiting at the LSO"
+			}
+			fmt.Fprintf(&sb, "  group %q (%s) committed %d, %s, %d offsets behind the high watermark\n", g.Group, g.State, g.Committed, where, g.LagOffsets)
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintf(&sb, "  note: %s\n", n)
+		}
+	}
+	for i := range s.Partitions {
+		if p := &s.Partitions[i]; p.Err != "" {
+			fmt.Fprintf(&sb, "\nUNKNOWN %s-%d (leader %d): %s", p.Topic, p.Partition, p.Leader, p.Err)
+		}
+	}
+	if s.Unknown > 0 {
+		sb.WriteString("\n")
+	}
+	for _, b := range s.Brokers {
+		if b.Err != "" {
+			fmt.Fprintf(&sb, "\nbroker %d (%s:%d): %s\n", b.ID, b.Host, b.Port, b.Err)
+		}
+	}
+	if s.Clear > 0 {
+		sb.WriteString("\nclear (lag 0):")
+		writeClear(&sb, s.Partitions)
+		sb.WriteString("\n")
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&sb, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// writeClear writes the clear partitions as "topic 0-4 6-9" per topic.
+func writeClear(sb *strings.Builder, ps []PartitionLag) {
+	byTopic := map[string][]int32{}
+	var topics []string
+	for i := range ps {
+		p := &ps[i]
+		if p.Err != "" || p.LSOLagOffsets > 0 {
+			continue
+		}
+		if _, ok := byTopic[p.Topic]; !ok {
+			topics = append(topics, p.Topic)
+		}
+		byTopic[p.Topic] = append(byTopic[p.Topic], p.Partition)
+	}
+	slices.Sort(topics)
+	for _, t := range topics {
+		parts := byTopic[t]
+		slices.Sort(parts)
+		fmt.Fprintf(sb, "\n  %s", t)
+		for i := 0; i < len(parts); {
+			j := i
+			for j+1 < len(parts) && parts[j+1] == parts[j]+1 {
+				j++
+			}
+			if i == j {
+				sb.WriteString(" " + strconv.Itoa(int(parts[i])))
+			} else {
+				fmt.Fprintf(sb, " %d-%d", parts[i], parts[j])
+			}
+			i = j + 1
+		}
+	}
+}

@@ -1,0 +1,382 @@
+package loader
+
+// The batch walk of a segment (FileLogInputStream): header checks, offsets,
+// CRCs and the legacy wrapper; the SegmentFile API is in segment.go.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// scanner walks batches the way FileLogInputStream (inMemory false) or
+// ByteBufferLogInputStream (inMemory true) does.
+type scanner struct {
+	name     string
+	w        window
+	opts     ScanOptions
+	inMemory bool
+	segment  int32
+
+	// ctx, when set, ends the scan early (cancelled).
+	ctx   context.Context
+	polls uint32
+
+	// zstd decodes compressed control batches (controlZstdWindow).
+	zstd *zstd.Decoder
+
+	pos     int64
+	batches []txnindex.Batch
+	damage  []*FormatError
+
+	// lastOffset is the last offset of the batch scanned before (when
+	// haveLast): the next batch must start above it.
+	lastOffset int64
+	haveLast   bool
+
+	// before and after are the bytes of the other segments scanned into
+	// the same slice: before this one (their batches are in batches
+	// already) and still to come. They size the slice for the whole
+	// partition.
+	before, after int64
+}
+
+// minBatchBytes is the least any entry takes (LOG_OVERHEAD +
+// RECORD_OVERHEAD_V0): the size of a slice bounded without trusting any
+// field is at most the bytes left divided by it.
+const minBatchBytes = logOverhead + recordOverheadV0
+
+// add appends b to s.batches. When the slice is full it is regrown once to
+// what the bytes still to scan (here and in the later segments) hold at the
+// mean batch size seen so far, plus 3%: one copy of a few hundred batches
+// instead of doubling (and first-touching) the slice a dozen times. The
+// capacity never exceeds what the remaining bytes could hold at the
+// smallest possible entry.
+func (s *scanner) add(b txnindex.Batch) {
+	if len(s.batches) == cap(s.batches) {
+		n := len(s.batches)
+		left := s.w.size - s.pos + s.after
+		want := n + 1024
+		if done := s.before + s.pos; n >= 256 && done > 0 {
+			est := int(left / max(done/int64(n), minBatchBytes))
+			want = n + est + est/32 + 64
+		}
+		want = max(min(want, n+int(left/minBatchBytes)+1), n+1)
+		grown := makeBatches(n, want)
+		copy(grown, s.batches)
+		s.batches = grown
+	}
+	s.batches = append(s.batches, b)
+}
+
+// cancelEvery is how many batches the scan reads between looks at its
+// context: a header-only scan reads millions of batches a second, so a
+// cancelled scan stops within microseconds, and the look costs nothing
+// measurable. Work that may take longer for one batch (a legacy wrapper's
+// decompression) looks first, whatever the count.
+const cancelEvery = 64
+
+// cancelled reports, as an error naming the file and position, that the
+// scan's context ended; every cancelEvery-th call looks, unless now.
+func (s *scanner) cancelled(now bool) error {
+	if s.ctx == nil {
+		return nil
+	}
+	if s.polls++; !now && s.polls%cancelEvery != 0 {
+		return nil
+	}
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("loader: %s: scan stopped at byte %#x: %w", s.name, s.pos, context.Cause(s.ctx))
+}
+
+// damaged records a fatal problem at the current position and stops.
+func (s *scanner) damaged(format string, args ...any) {
+	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+}
+
+// note records a problem inside a batch the scan keeps (a malformed control
+// record, an undecodable legacy wrapper); the scan goes on.
+func (s *scanner) note(format string, args ...any) {
+	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+}
+
+func (s *scanner) scan() error {
+	defer func() {
+		if s.zstd != nil {
+			s.zstd.Close()
+			s.zstd = nil
+		}
+	}()
+	size := s.w.size
+	// Every batch is at least 26 bytes (LOG_OVERHEAD + RECORD_OVERHEAD_V0),
+	// so this bounds the slice without trusting any field.
+	if s.batches == nil {
+		s.batches = makeBatches(0, int(min((size+s.after)/minBatchBytes+1, 1024)))
+	}
+	for {
+		rem := size - s.pos
+		if rem == 0 {
+			return nil
+		}
+		if err := s.cancelled(false); err != nil {
+			return err
+		}
+		if !s.inMemory && rem <= headerSizeUpToMagic {
+			// FileLogInputStream.nextBatch: position >= end - 17 ends the
+			// iteration, so up to 17 trailing bytes are never read. The
+			// broker's recovery truncates them; DumpLogSegments reports
+			// "Found N invalid bytes at the end".
+			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic+1)
+			return nil
+		}
+		if s.inMemory && rem < logOverhead {
+			// ByteBufferLogInputStream.nextBatchSize returns no batch
+			// when the offset and size do not fit: the fetch ended
+			// mid-header.
+			s.damaged("truncated: %d trailing bytes, fewer than the %d of offset and size", rem, logOverhead)
+			return nil
+		}
+		h, err := s.w.at(s.pos, int(min(rem, batchHeaderSize)))
+		if err != nil {
+			return err
+		}
+		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
+		length := int32(binary.BigEndian.Uint32(h[8:]))
+		if length < recordOverheadV0 {
+			s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found %d", recordOverheadV0, length)
+			return nil
+		}
+		if rem < headerSizeUpToMagic {
+			// Only in memory: ByteBufferLogInputStream checks the size
+			// field before it needs the magic byte.
+			s.damaged("truncated: %d trailing bytes, fewer than the %d a batch header needs", rem, headerSizeUpToMagic)
+			return nil
+		}
+		magic := int8(h[16])
+		if magic < 0 || magic > 2 {
+			s.damaged("unknown magic: want 0, 1 or 2, found %d", magic)
+			return nil
+		}
+		total := int64(length) + logOverhead
+		if total > rem {
+			// FileLogInputStream: a batch that ends past the file is
+			// not returned; on recovery the broker truncates it.
+			s.damaged("truncated: size field declares %d bytes, only %d remain before end of file", total, rem)
+			return nil
+		}
+		if s.pos+total > math.MaxInt32 {
+			// FileRecords and the .index hold int32 positions: a
+			// segment ends before 2 GiB (Batch.Position is an int32 too).
+			s.damaged("bad size: a batch of %d bytes here ends past the int32 positions Kafka uses", total)
+			return nil
+		}
+		var ok bool
+		if magic == 2 {
+			ok, err = s.v2(baseOffset, h, int32(total))
+		} else {
+			ok, err = s.legacy(baseOffset, magic, h, int32(total))
+		}
+		if err != nil || !ok {
+			return err
+		}
+		s.pos += total
+		if !s.opts.VerifyCRC {
+			s.w.spacing = total
+		}
+	}
+}
+
+// scanMapped is scan over a mapped file. Another process may truncate the
+// file meanwhile (a live broker's active segment, a cleaner's swap): reading
+// a mapped page past the new end raises SIGBUS, which SetPanicOnFault turns
+// into a panic in this goroutine. The scan then stops at the batch it was
+// reading, keeping every batch before it, as a read(2) that came up short
+// would have.
+func (s *scanner) scanMapped() (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		f, ok := r.(interface{ Addr() uintptr })
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(s.w.data)))
+		if !ok || f.Addr() < lo || f.Addr() >= lo+uintptr(len(s.w.data)) {
+			panic(r) // not a fault in the mapping: a bug, not input
+		}
+		err = nil
+		s.damaged("file changed while being read: the byte at %#x is gone (truncated by another process?)", int64(f.Addr()-lo))
+	}()
+	return s.scan()
+}
+
+func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
+	if total < batchHeaderSize {
+		s.damaged("bad size: a magic 2 batch needs at least %d bytes, size field gives %d", batchHeaderSize, total)
+		return false, nil
+	}
+	var whole []byte
+	if s.opts.VerifyCRC {
+		var err error
+		if whole, err = s.w.at(s.pos, int(total)); err != nil {
+			return false, err
+		}
+		h = whole
+		stored := binary.BigEndian.Uint32(whole[17:])
+		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch)", stored, computed, total)
+			return false, nil
+		}
+	}
+	r := reader{src: h[12:batchHeaderSize]}
+	b := txnindex.BatchFields{
+		BaseOffset:           baseOffset,
+		PartitionLeaderEpoch: r.int32(),
+		Magic:                r.int8(),
+		CoordinatorEpoch:     -1,
+	}.Batch()
+	r.uint32() // crc
+	// DefaultRecordBatch.attributes() casts to byte: the high byte is
+	// ignored on read, so it is dropped here too.
+	b.SetAttributes(int16(uint8(r.int16())))
+	delta := r.int32()
+	if !s.offsetsOK(baseOffset, int64(delta)) {
+		return false, nil
+	}
+	b.SetLastOffset(baseOffset + int64(delta))
+	b.BaseTimestamp = r.int64()
+	b.MaxTimestamp = r.int64()
+	b.ProducerID = txnindex.ProducerID(r.int64())
+	b.ProducerEpoch = r.int16()
+	b.SetBaseSequence(r.int32())
+	b.Records = r.int32()
+	b.Size, b.Segment = total, s.segment
+	b.SetPosition(s.pos)
+	b.SetControl(txnindex.ControlNone)
+	if !r.ok() {
+		return false, fmt.Errorf("loader: internal: short v2 header at %#x", s.pos)
+	}
+	if b.Records < 0 {
+		// DefaultRecordBatch.iterator rejects a negative count
+		// (InvalidRecordException); nothing after it can be trusted.
+		s.damaged("bad records count: want >= 0, found %d", b.Records)
+		return false, nil
+	}
+	if b.IsControl() && b.Records > 0 {
+		// ProducerAppendInfo.append reads only the first record of a
+		// control batch, as an EndTransactionMarker.
+		if err := s.control(&b, whole); err != nil {
+			return false, err
+		}
+	}
+	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
+	return true, nil
+}
+
+// offsetsOK checks the offsets [base, base+delta] of the batch at s.pos
+// against the one before it, and records damage (which stops the scan)
+// when they break what every offset of a log is: non-negative, strictly
+// increasing from batch to batch (the broker assigns them so, and the
+// .index it appends to refuses an offset no larger than the last one,
+// OffsetIndex.append), and a last offset whose next offset an int64 holds.
+// Java computes lastOffset() as baseOffset + lastOffsetDelta and wraps
+// silently; the sum is checked here before it is formed, so a base offset
+// of 2^63-8 with a delta of 2^31-1 cannot turn into a negative log end
+// offset that would push every earlier batch behind the high watermark.
+func (s *scanner) offsetsOK(base, delta int64) bool {
+	switch {
+	case base < 0:
+		s.damaged("bad base offset: want >= 0, found %d", base)
+	case delta < 0:
+		s.damaged("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
+	case base > math.MaxInt64-1-delta:
+		s.damaged("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
+	case s.haveLast && base <= s.lastOffset:
+		s.damaged("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
+	default:
+		return true
+	}
+	return false
+}
+
+func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool, error) {
+	length := total - logOverhead
+	if magic == 1 && length < recordOverheadV1 {
+		s.damaged("bad size: a magic 1 message needs at least %d bytes, size field gives %d", recordOverheadV1, length)
+		return false, nil
+	}
+	// A legacy entry's offset is its last offset (a compressed wrapper's
+	// is its last inner message's): the same rules hold for it.
+	prevLast, havePrev := s.lastOffset, s.haveLast
+	if !s.offsetsOK(offset, 0) {
+		return false, nil
+	}
+	var whole []byte
+	attr := int8(h[17])
+	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
+	expand := s.opts.ExpandLegacy && codec != txnindex.CompressionNone
+	if s.opts.VerifyCRC || expand {
+		var err error
+		if whole, err = s.w.at(s.pos, int(total)); err != nil {
+			return false, err
+		}
+		h = whole
+	}
+	if s.opts.VerifyCRC {
+		stored := binary.BigEndian.Uint32(whole[12:])
+		if computed := crc32.ChecksumIEEE(whole[legacyCRCStart:]); computed != stored {
+			s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry)", stored, computed, total)
+			return false, nil
+		}
+	}
+	b := txnindex.BatchFields{
+		BaseOffset: offset, LastOffset: offset,
+		BaseTimestamp: -1, MaxTimestamp: -1,
+		ProducerID: txnindex.NoProducerID, ProducerEpoch: -1, BaseSequence: -1,
+		PartitionLeaderEpoch: -1,
+		Records:              1,
+		Position:             s.pos, Size: total, Segment: s.segment,
+		Attributes: int16(uint8(attr)),
+		Control:    txnindex.ControlNone, CoordinatorEpoch: -1,
+		Magic: magic,
+	}.Batch()
+	if magic == 1 {
+		b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
+		b.BaseTimestamp = b.MaxTimestamp
+	}
+	if expand {
+		if err := s.cancelled(true); err != nil {
+			return false, err
+		}
+		n, first, err := expandLegacy(whole, s.opts.maxDecompressed())
+		if err != "" {
+			s.note("legacy wrapper: %s", err)
+		} else {
+			switch {
+			case havePrev && first <= prevLast:
+				s.note("legacy wrapper: first inner offset %d is not above %d, the previous batch's last offset", first, prevLast)
+			case first < 0 || first > b.LastOffset():
+				s.note("legacy wrapper: first inner offset %d is outside [0, %d], the wrapper's offset", first, b.LastOffset())
+			case b.SetOffsets(first, b.LastOffset()):
+				b.Records = int32(n)
+			default:
+				s.note("legacy wrapper: first inner offset %d is more than an int32 below the wrapper's offset %d", first, b.LastOffset())
+			}
+		}
+	}
+	s.add(b)
+	s.lastOffset, s.haveLast = b.LastOffset(), true
+	return true, nil
+}

@@ -1,0 +1,188 @@
+package web
+
+// The lesson pages: query parsing, the live and embedded handlers and the
+// static page of export (lesson.go builds the steps).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/txnscope/txnscope/static"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// LessonView is the lesson page (and the lesson panel of an embed or an
+// export).
+type LessonView struct {
+	Timeline TimelineView
+	Lesson   *Lesson
+	Data     string // LessonJSON
+	Quiz     bool
+	Step     int
+	Autoplay int // ms between steps; 0 = off
+	Assets   LessonAssets
+	Href     string // the partition's timeline, "" in an export
+}
+
+// LessonAssets are lesson.js and lesson.css, linked or (export) inlined.
+type LessonAssets struct {
+	CSS, JS         string
+	CSSText, JSText string
+}
+
+func lessonAssets() LessonAssets {
+	return LessonAssets{CSS: static.Path("css/lesson.css"), JS: static.Path("js/lesson.js")}
+}
+
+// lessonQuery reads ?step=, ?quiz=, ?autoplay=, ?interval= and ?position=.
+// A bad value is an error the handler reports as 400.
+func lessonQuery(r *http.Request, v *LessonView) (from int64, err error) {
+	q := r.URL.Query()
+	from = -1
+	if s := q.Get("position"); s != "" {
+		if from, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, fmt.Errorf("position %q is not an offset", s)
+		}
+	}
+	if s := q.Get("step"); s != "" {
+		if v.Step, err = strconv.Atoi(s); err != nil || v.Step < 0 {
+			return 0, fmt.Errorf("step %q is not a step number", s)
+		}
+	}
+	v.Quiz = q.Get("quiz") == "1"
+	if q.Get("autoplay") == "1" {
+		v.Autoplay = 1500
+		if s := q.Get("interval"); s != "" {
+			ms, err := strconv.Atoi(s)
+			if err != nil || ms < 200 || ms > 60000 {
+				return 0, fmt.Errorf("interval %q: want milliseconds from 200 to 60000", s)
+			}
+			v.Autoplay = ms
+		}
+	}
+	return from, nil
+}
+
+func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bool) {
+	id, topic := r.PathValue("id"), r.PathValue("topic")
+	p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+	if err != nil {
+		http.Error(w, "partition is not a number", http.StatusBadRequest)
+		return nil, false
+	}
+	l, ok := u.cat.Log(id, topic, int32(p))
+	if !ok {
+		http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
+		return nil, false
+	}
+	v := &LessonView{Timeline: timelineView(id, "", l), Assets: lessonAssets(), Href: PartitionPath(id, topic, int32(p))}
+	from, err := lessonQuery(r, v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	v.Lesson = NewLesson(id, l, from)
+	v.Step = min(v.Step, len(v.Lesson.Steps)-1)
+	b, err := LessonJSON(v.Lesson)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return nil, false
+	}
+	v.Data = string(b)
+	return v, true
+}
+
+// Lesson serves /lessons/{id}/{topic}/{partition}: the step-through, or
+// with ?quiz=1 the quiz; ?step=N opens step N.
+func (u *UI) Lesson() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, ok := u.lessonView(w, r)
+		if !ok {
+			return
+		}
+		for _, s := range u.cat.Sources() {
+			if s.ID == v.Lesson.Source {
+				v.Timeline.Title = s.Title
+			}
+		}
+		render(w, r, LessonPage(*v))
+	})
+}
+
+// LessonEmbed serves /embed/{id}/{topic}/{partition}: the timeline alone
+// for an iframe (see Embed), and with ?step=N or ?autoplay=1 the lesson
+// panel under it, starting at step N and, with autoplay, stepping every
+// ?interval= ms (default 1500).
+func (u *UI) LessonEmbed() http.Handler {
+	plain := u.Embed()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if !q.Has("step") && q.Get("autoplay") != "1" && q.Get("quiz") != "1" {
+			plain.ServeHTTP(w, r)
+			return
+		}
+		v, ok := u.lessonView(w, r)
+		if !ok {
+			return
+		}
+		v.Timeline.Chrome = chromeNone
+		render(w, r, LessonEmbedPage(*v))
+	})
+}
+
+// StaticLessonPage is StaticPage with the lesson panel: the step list is
+// inlined with the timeline's data, lesson.js and lesson.css with the
+// other assets.
+func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, ls *Lesson) error {
+	v, err := staticTimelineView(id, title, l, d, data)
+	if err != nil {
+		return err
+	}
+	lv := LessonView{Timeline: v, Lesson: ls}
+	if lv.Assets.CSSText, err = readAsset("css/lesson.css", "</style"); err != nil {
+		return err
+	}
+	if lv.Assets.JSText, err = readAsset("js/lesson.js", "</script"); err != nil {
+		return err
+	}
+	b, err := LessonJSON(ls)
+	if err != nil {
+		return err
+	}
+	lv.Data = string(b)
+	return LessonStaticPage(lv).Render(ctx, w)
+}
+
+// quizChoices are the verdicts a quiz offers (gaps are not batches).
+var quizChoices = []string{"delivered", "aborted", "control", "pending", "before_position"}
+
+func lessonTitle(v LessonView) string {
+	if v.Quiz {
+		return "Quiz " + v.Timeline.Name
+	}
+	return "Lesson " + v.Timeline.Name
+}
+
+func lessonMode(v LessonView) string {
+	if v.Quiz {
+		return "quiz"
+	}
+	return "lesson"
+}
+
+func lessonConsumerLabel(v LessonView) string {
+	return v.Lesson.Isolation + ", " + v.Lesson.Rules + ", from offset " + i64(v.Lesson.Position)
+}
+
+// LessonPath is the lesson URL of a partition.
+func LessonPath(id, topic string, partition int32) string {
+	return "/lessons/" + url.PathEscape(id) + "/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+}
+
+func lessonPath(v LessonView) string {
+	return LessonPath(v.Timeline.Source, v.Timeline.Topic, v.Timeline.Partition)
+}
