@@ -12,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/live/metrics"
 )
 
 // liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
@@ -86,8 +87,9 @@ const liveSourceID = "live"
 // partition has a log before the server listens, and a dead cluster, bad
 // credentials, a missing topic or a denied ACL fail the command at once),
 // adds the partitions to the catalog as source "live" and starts polling.
-// stop ends the polling and flushes the recording.
-func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop func(), err error) {
+// stop ends the polling and flushes the recording. m, when not nil, gets
+// every poll (/metrics).
+func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metrics.Collector) (stop func(), err error) {
 	cfg, err := f.config()
 	if err != nil {
 		return nil, err
@@ -116,7 +118,13 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 		return fail(err)
 	}
 	feed := api.NewLiveFeed(w.Bootstrap(), cfg.Topic)
-	feed.Apply(u)
+	apply := func(u live.Update) {
+		feed.Apply(u)
+		if m != nil {
+			m.ObserveUpdate(u, time.Since(u.Time)) // Update.Time is when the poll started
+		}
+	}
+	apply(u)
 	title := fmt.Sprintf("live: %s on %s", cfg.Topic, w.Bootstrap())
 	for _, pv := range u.Partitions {
 		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: feed.Partition(pv.Partition)})
@@ -128,7 +136,7 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := w.Run(ctx, feed.Apply)
+		err := w.Run(ctx, apply)
 		if ctx.Err() == nil {
 			// A fatal error (credentials, ACLs, the topic deleted): the
 			// page keeps the last view and says why it stopped.
