@@ -34,9 +34,13 @@ type clusterServe struct {
 	lf   *liveFlags
 	cat  *catalog
 
-	mu     sync.Mutex
-	scan   *live.ClusterScan
-	err    error
+	mu   sync.Mutex // guards scan and err
+	scan *live.ClusterScan
+	err  error
+
+	// openMu serializes opening partitions (a dial and a first poll,
+	// up to seconds) without holding up the view or the scans.
+	openMu sync.Mutex
 	opened map[string]bool
 	stops  []func()
 }
@@ -89,9 +93,9 @@ func startCluster(ctx context.Context, e *env, fs *flag.FlagSet, lf *liveFlags, 
 	stop := func() {
 		cancel()
 		<-done
-		cs.mu.Lock()
+		cs.openMu.Lock()
 		stops := cs.stops
-		cs.mu.Unlock()
+		cs.openMu.Unlock()
 		for _, s := range stops {
 			s()
 		}
@@ -132,8 +136,8 @@ func (cs *clusterServe) open() http.Handler {
 			return
 		}
 		key := topic + "/" + strconv.FormatInt(p, 10)
-		cs.mu.Lock()
-		defer cs.mu.Unlock()
+		cs.openMu.Lock()
+		defer cs.openMu.Unlock()
 		if !cs.opened[key] {
 			if len(cs.opened) >= maxClusterWatches {
 				http.Error(w, fmt.Sprintf("%d partitions are already watched; restart the server to watch others", maxClusterWatches), http.StatusServiceUnavailable)

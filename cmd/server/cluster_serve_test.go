@@ -191,3 +191,34 @@ func TestClusterServeBrowser(t *testing.T) {
 	t.Logf("timeline pixels %+v", px)
 	screenshot(t, ctx, "TestClusterServeBrowser-partition")
 }
+
+// TestMetricsSingleTopic: serve --bootstrap --topic exports the watched
+// topic's partitions on /metrics, their lag equal to the broker's
+// ListOffsets and the open transaction counted; a server with no live
+// cluster has no /metrics.
+func TestMetricsSingleTopic(t *testing.T) {
+	f := newClusterFixture(t)
+	addr, _ := startLiveServe(t, "--bootstrap", strings.Join(f.addrs, ","), "--topic", "billing", "--poll", "200ms")
+	code, mfs := scrape(t, addr, http.Header{})
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	hwm, lso := f.offsets(t)
+	lag, open := perPartition(mfs, metrics.NameLagOffsets), perPartition(mfs, metrics.NameOpen)
+	if len(lag) != int(f.parts["billing"]) {
+		t.Errorf("%d partitions exported: %v", len(lag), lag)
+	}
+	for p := range f.parts["billing"] {
+		k := fmt.Sprintf("billing-%d", p)
+		if lag[k] != float64(hwm[k]-lso[k]) {
+			t.Errorf("%s: lag %v, the broker's ListOffsets say %d - %d", k, lag[k], hwm[k], lso[k])
+		}
+	}
+	if open["billing-1"] != 1 || lag["billing-1"] <= 0 {
+		t.Errorf("billing-1: %v open, lag %v", open["billing-1"], lag["billing-1"])
+	}
+	plain, _ := startLiveServe(t)
+	if code, _ := scrape(t, plain, http.Header{}); code != http.StatusNotFound {
+		t.Errorf("/metrics without a live cluster: %d", code)
+	}
+}

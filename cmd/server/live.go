@@ -35,7 +35,7 @@ func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
 		from:          fs.Int64("from", -1, "start the window at this offset"),
 		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
 		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)"),
-		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster"),
+		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster (serve without --topic: between scans, default "+live.DefaultScanPoll.String()+")"),
 		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
 		connFlags:     addConnFlags(fs),
 		record:        fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)"),
