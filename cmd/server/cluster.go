@@ -89,6 +89,17 @@ func (f *scanFlags) options() (live.ScanOptions, error) {
 	return o, nil
 }
 
+// unused refuses the cluster-mode flags outside cluster mode, where they
+// would be ignored.
+func (f *scanFlags) unused(fs *flag.FlagSet) error {
+	for _, n := range []string{"topics", "internal"} {
+		if flagSet(fs, n) {
+			return usagef("--%s scans a cluster: it needs --bootstrap and no PATH, --demo or --topic", n)
+		}
+	}
+	return nil
+}
+
 // flagSet reports whether name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false

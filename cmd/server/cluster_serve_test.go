@@ -159,8 +159,12 @@ func TestClusterServeBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "filter billing", `[...document.querySelectorAll('[data-testid="cluster-row"]')].filter(r => !r.hidden).map(r => r.dataset.name).sort().join() === "billing-0,billing-1,billing-2,billing-3"`)
-	// It survives a refresh of the table (every --poll).
-	time.Sleep(700 * time.Millisecond)
+	// It survives a refresh of the table (every --poll): the marked
+	// table is replaced by a fetched one, still filtered.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { document.querySelector('[data-testid="cluster-body"]').dataset.old = "1"; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "table refreshed", `!document.querySelector('[data-testid="cluster-body"]').dataset.old`)
 	waitJS(t, ctx, "filter after refresh", `[...document.querySelectorAll('[data-testid="cluster-row"]')].filter(r => !r.hidden).length === 4`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector('[data-testid="cluster-filter"]'); b.value = ""; return true })()`)); err != nil {
 		t.Fatal(err)

@@ -215,3 +215,17 @@ func TestClusterDiagnose(t *testing.T) {
 		t.Errorf("bad --topics: exit %d %s", code, errOut)
 	}
 }
+
+// TestClusterDiagnoseUnreachable: a bootstrap nobody listens on fails the
+// scan within the dial timeout with an error that says so (exit 1), and
+// --topics or --internal without cluster mode is a usage error.
+func TestClusterDiagnoseUnreachable(t *testing.T) {
+	start := time.Now()
+	code, _, errOut := runArgs(t, "diagnose", "--bootstrap", "127.0.0.1:1", "--dial-timeout", "500ms")
+	if code != 1 || !strings.Contains(errOut, "unreachable") || time.Since(start) > 20*time.Second {
+		t.Errorf("exit %d after %v: %s", code, time.Since(start), errOut)
+	}
+	if code, _, errOut := runArgs(t, "diagnose", "--demo", "stuck-lso", "--topics", "x"); code != 2 || !strings.Contains(errOut, "--topics") {
+		t.Errorf("--topics with --demo: exit %d %s", code, errOut)
+	}
+}

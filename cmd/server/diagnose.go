@@ -47,6 +47,8 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" && *topic == "" {
 		return diagnoseCluster(ctx, e, fs, scanF, *bootstrap, *format, now, *maxTimeout)
+	} else if err := scanF.unused(fs); err != nil {
+		return err
 	}
 	parts, err := sourceParts(e, fs, *demo)
 	if err != nil {
