@@ -14,19 +14,23 @@ import (
 const exitHanging = 3
 
 func runDiagnose(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "diagnose", "[flags] PATH | --demo NAME",
-		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, hanging), the command that ends it and what that discards.\nExit status 3 when a partition is pinned by a hanging transaction.")
+	fs := newFlags(e, "diagnose", "[flags] PATH | --demo NAME | --bootstrap HOST:PORT",
+		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, hanging), the command that ends it and what that discards.\nWith --bootstrap and no PATH, --demo or --topic: scan every partition of the cluster, stuck ones first.\nExit status 3 when a partition is pinned by a hanging transaction.")
 	var (
 		format     = fs.String("format", "text", "text or json")
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
 		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now")
 		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
 		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
-		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands")
+		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; alone, the cluster to scan")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
+		scanF      = addScanFlags(fs) // cluster mode: cluster.go
 	)
+	if err := refusePasswordFlag(args); err != nil {
+		return err
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -40,6 +44,11 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			return usagef("--now: %v", err)
 		}
 		now = t
+	}
+	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" && *topic == "" {
+		return diagnoseCluster(ctx, e, fs, scanF, *bootstrap, *format, now, *maxTimeout)
+	} else if err := scanF.unused(fs); err != nil {
+		return err
 	}
 	parts, err := sourceParts(e, fs, *demo)
 	if err != nil {

@@ -12,18 +12,17 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/live/metrics"
 )
 
 // liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
 type liveFlags struct {
-	bootstrap, topic, partition      *string
-	from, last                       *int64
-	maxBatches                       *int
-	poll, dialTimeout, maxTxnTimeout *time.Duration
-	mech, user, passFile             *string
-	useTLS                           *bool
-	tlsCA, tlsCert, tlsKey, tlsName  *string
-	record                           *string
+	bootstrap, topic, partition *string
+	from, last                  *int64
+	maxBatches                  *int
+	poll, maxTxnTimeout         *time.Duration
+	*connFlags                  // dial timeout, SASL, TLS: cluster.go
+	record                      *string
 }
 
 // addLiveFlags defines the cluster flags on fs. required names what
@@ -36,17 +35,9 @@ func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
 		from:          fs.Int64("from", -1, "start the window at this offset"),
 		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
 		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)"),
-		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster"),
-		dialTimeout:   fs.Duration("dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request"),
+		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster (serve without --topic: between scans, default "+live.DefaultScanPoll.String()+")"),
 		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
-		mech:          fs.String("sasl-mechanism", "", "plain, scram-sha-256 or scram-sha-512"),
-		user:          fs.String("sasl-user", "", "SASL user name"),
-		passFile:      fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+passwordEnv+")"),
-		useTLS:        fs.Bool("tls", false, "connect with TLS using the system's roots (implied by the other --tls flags)"),
-		tlsCA:         fs.String("tls-ca", "", "PEM file of the CA certificates to trust"),
-		tlsCert:       fs.String("tls-cert", "", "PEM client certificate (with --tls-key)"),
-		tlsKey:        fs.String("tls-key", "", "PEM client key (with --tls-cert)"),
-		tlsName:       fs.String("tls-server-name", "", "server name to verify instead of the bootstrap host"),
+		connFlags:     addConnFlags(fs),
 		record:        fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)"),
 	}
 }
@@ -74,13 +65,8 @@ func (f *liveFlags) config() (live.Config, error) {
 	if *f.last < 0 {
 		return live.Config{}, usagef("--last must be positive")
 	}
-	cfg := live.Config{From: *f.from, Last: *f.last, MaxBatches: *f.maxBatches, Poll: *f.poll, DialTimeout: *f.dialTimeout,
-		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic}
-	for _, b := range strings.Split(*f.bootstrap, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			cfg.Brokers = append(cfg.Brokers, b)
-		}
-	}
+	cfg := live.Config{From: *f.from, Last: *f.last, MaxBatches: *f.maxBatches, Poll: *f.poll,
+		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic, Brokers: splitBootstrap(*f.bootstrap)}
 	if *f.partition != "" {
 		cfg.Partitions = []int32{}
 		for _, s := range strings.Split(*f.partition, ",") {
@@ -91,15 +77,7 @@ func (f *liveFlags) config() (live.Config, error) {
 			cfg.Partitions = append(cfg.Partitions, int32(n))
 		}
 	}
-	sasl, err := watchSASL(*f.mech, *f.user, *f.passFile)
-	if err != nil {
-		return live.Config{}, err
-	}
-	cfg.SASL = sasl
-	if cfg.TLS, err = watchTLS(*f.useTLS, *f.tlsCA, *f.tlsCert, *f.tlsKey, *f.tlsName); err != nil {
-		return live.Config{}, err
-	}
-	return cfg, nil
+	return cfg, f.connect(&cfg)
 }
 
 // liveSourceID is the source id of the watched partitions in serve mode.
@@ -109,8 +87,9 @@ const liveSourceID = "live"
 // partition has a log before the server listens, and a dead cluster, bad
 // credentials, a missing topic or a denied ACL fail the command at once),
 // adds the partitions to the catalog as source "live" and starts polling.
-// stop ends the polling and flushes the recording.
-func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop func(), err error) {
+// stop ends the polling and flushes the recording. m, when not nil, gets
+// every poll (/metrics).
+func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metrics.Collector) (stop func(), err error) {
 	cfg, err := f.config()
 	if err != nil {
 		return nil, err
@@ -139,7 +118,13 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 		return fail(err)
 	}
 	feed := api.NewLiveFeed(w.Bootstrap(), cfg.Topic)
-	feed.Apply(u)
+	apply := func(u live.Update) {
+		feed.Apply(u)
+		if m != nil {
+			m.ObserveUpdate(u, time.Since(u.Time)) // Update.Time is when the poll started
+		}
+	}
+	apply(u)
 	title := fmt.Sprintf("live: %s on %s", cfg.Topic, w.Bootstrap())
 	for _, pv := range u.Partitions {
 		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: feed.Partition(pv.Partition)})
@@ -151,7 +136,7 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog) (stop fu
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := w.Run(ctx, feed.Apply)
+		err := w.Run(ctx, apply)
 		if ctx.Err() == nil {
 			// A fatal error (credentials, ACLs, the topic deleted): the
 			// page keeps the last view and says why it stopped.

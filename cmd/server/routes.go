@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
+	"github.com/txnscope/txnscope/live/metrics"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/web"
 )
@@ -26,6 +27,10 @@ type routeOptions struct {
 	allowedOrigins []string
 	sec            *security     // limits and token (limits.go, package guard); nil in tests that need none
 	upload         uploadOptions // POST /api/v1/uploads (upload.go); the zero value disables uploads
+	// Live modes (serve --bootstrap): the Prometheus collector behind
+	// /metrics, and without --topic the cluster view (cluster_serve.go).
+	metrics *metrics.Collector
+	cluster *clusterServe
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
@@ -35,6 +40,10 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: package guard
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	if o.metrics != nil {
+		// Prometheus text (live/metrics), behind the token like every route.
+		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
+	}
 
 	// Pages (package web). Only the server itself and the allowed origins
 	// may frame them.
@@ -46,7 +55,16 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	csp := guard.FrameAncestors(o.allowedOrigins)
 	r.Group(func(r chi.Router) {
 		r.Use(csp)
-		r.Get("/", ui.Index().ServeHTTP)
+		if o.cluster != nil {
+			// The cluster view is the index; the loaded sources
+			// (demos, --load, opened partitions) move to /sources.
+			r.Get("/", o.cluster.index().ServeHTTP)
+			r.Get("/sources", ui.Index().ServeHTTP)
+			// Opens the live timeline of a partition's tail.
+			r.Get("/cluster/{topic}/{partition}", o.cluster.open().ServeHTTP)
+		} else {
+			r.Get("/", ui.Index().ServeHTTP)
+		}
 		// The pages that open the decision stream start computing it while
 		// the browser loads the page (api/prewarm.go).
 		r.With(a.Prewarm).Get("/sources/{id}/partitions/{topic}/{partition}", ui.Timeline().ServeHTTP)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/live/metrics"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/web"
 )
@@ -26,7 +27,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var origins multiFlag
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	hard := addHardeningFlags(fs) // limits and security: limits.go
-	lf := addLiveFlags(fs, "also serve a live cluster's partitions, watched read-only (HOST:PORT[,HOST:PORT]; with --topic)")
+	lf := addLiveFlags(fs, "also serve a live cluster, read-only (HOST:PORT[,HOST:PORT]): with --topic its partitions' timelines, without it every partition by LSO lag (cluster.go)")
 	if err := refusePasswordFlag(args); err != nil {
 		return err
 	}
@@ -70,8 +71,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if *lf.bootstrap != "" || *lf.topic != "" {
-		stop, err := startLive(ctx, e, lf, cat) // live.go
+	if *lf.bootstrap != "" && *lf.topic == "" {
+		ro.metrics = metrics.New(metrics.Options{})
+		cs, stop, err := startCluster(ctx, e, fs, lf, cat, ro.metrics) // cluster_serve.go
+		if err != nil {
+			return err
+		}
+		defer stop()
+		ro.cluster = cs
+	} else if *lf.bootstrap != "" || *lf.topic != "" {
+		ro.metrics = metrics.New(metrics.Options{})
+		stop, err := startLive(ctx, e, lf, cat, ro.metrics) // live.go
 		if err != nil {
 			return err
 		}
