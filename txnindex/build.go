@@ -203,9 +203,21 @@ func (l *Log) replay(seed []OngoingTxn) {
 				// so no index entry and no effect on the LSO.
 				continue
 			}
+			// The marker closes the producer's open transaction
+			// whatever its epoch: ProducerAppendInfo.appendEndTxnMarker
+			// checks the epoch (at least the producer's, strictly
+			// above it for a transactions v2 marker) only when the
+			// leader appends; recovery and replication replay what
+			// the leader accepted and merely log a lower epoch. So a
+			// KIP-890 marker at epoch E+1 closes the data written at
+			// E, and the producer's epoch becomes E+1, the epoch of
+			// its next transaction.
 			st.open = -1
 			t := &l.Txns[ti]
 			t.MarkerOffset, t.MarkerEpoch, t.MarkerBatch = b.BaseOffset, b.ProducerEpoch, int32(i)
+			if t.TV2() {
+				pr.TV2Markers++
+			}
 			if b.IsAbortMarker() {
 				t.State = TxnAborted
 			} else {

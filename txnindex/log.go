@@ -54,6 +54,14 @@ type Txn struct {
 	Entry *AbortInfo
 }
 
+// TV2 reports whether the transaction was closed the transactions v2 way
+// (KIP-890): its marker one epoch above its data. The broker's replay does
+// not care (a marker closes its producer's open transaction whatever its
+// epoch; see Log.replay); this is for telling the story.
+func (t *Txn) TV2() bool {
+	return t.MarkerBatch >= 0 && int32(t.MarkerEpoch) == int32(t.ProducerEpoch)+1
+}
+
 // AbortInfo is one aborted-transaction entry the broker would serve, with
 // where it lives.
 type AbortInfo struct {
@@ -76,6 +84,12 @@ type Producer struct {
 	LastTimestamp int64
 	Batches       int
 	Txns          int
+	// TV2Markers counts the markers that closed one of its transactions
+	// one epoch above that transaction's data: transactions v2 (KIP-890),
+	// where the coordinator bumps the epoch before writing every marker
+	// (TransactionMetadata.prepareAbortOrCommit), so the epoch climbs by
+	// one per transaction under one producer id.
+	TV2Markers int
 }
 
 // GapCause says why offsets are missing from the log.
