@@ -16,6 +16,8 @@ func Build(p *Partition) *Log {
 		Segments:            p.Segments,
 		Batches:             p.Batches,
 		HighWatermarkSource: p.HighWatermarkSource,
+		CleanerOffset:       p.CleanerOffset,
+		CleanerOffsetKnown:  p.CleanerOffsetKnown,
 	}
 	if i, why := firstUnusable(l.Batches); i >= 0 {
 		l.Batches, l.Refused, l.RefusedReason = l.Batches[:i:i], len(l.Batches)-i, why

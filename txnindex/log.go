@@ -167,7 +167,12 @@ type Log struct {
 	// read from disk.
 	RebuiltIndex [][]AbortedTxn
 	Mismatches   []IndexMismatch
-	Gaps         []Gap
+	// CleanerOffset is the partition's cleaner-offset-checkpoint (the log
+	// cleaner has cleaned every offset below it) when CleanerOffsetKnown;
+	// Mismatches use it to tell the cleaner's work from other losses.
+	CleanerOffset      int64
+	CleanerOffsetKnown bool
+	Gaps               []Gap
 
 	// Refused counts the batches Build left out of Batches: every batch
 	// from the first one whose offsets no log can hold (a negative base
@@ -209,11 +214,6 @@ func (l *Log) firstBatchOffset() int64 {
 		return l.LogEndOffset
 	}
 	return l.Batches[0].BaseOffset
-}
-
-func (l *Log) hasBatchAt(off int64) bool {
-	i := l.batchAtOrAfter(off)
-	return i < len(l.Batches) && l.Batches[i].BaseOffset <= off
 }
 
 // batchAtOrAfter returns the index of the first batch whose LastOffset >= off.

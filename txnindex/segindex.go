@@ -33,7 +33,11 @@ type IndexMismatch struct {
 	Kind    MismatchKind
 	Disk    AbortedTxn // zero for MissingOnDisk
 	Rebuilt AbortedTxn // zero for ExtraOnDisk
-	Note    string     // a known benign cause, if one applies
+	// Explanation is what made the difference, as far as the log shows
+	// it; ExplainUnknown when nothing in it does. Note says it in a
+	// sentence with the offsets involved (and is said even then).
+	Explanation MismatchExplanation
+	Note        string
 }
 
 // indexIntervalBytes is the broker default index.interval.bytes; a rebuilt
@@ -134,27 +138,23 @@ func (l *Log) compareIndex(si int32) {
 	for _, d := range disk {
 		i, ok := seen[k{d.ProducerID, d.LastOffset}]
 		if !ok {
-			note := ""
-			if d.LastOffset < l.firstBatchOffset() || !l.hasBatchAt(d.LastOffset) {
-				note = "its marker is not in the log (removed by the cleaner or retention)"
-			}
-			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d, Note: note})
+			m := IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d}
+			m.Explanation, m.Note = l.explainExtra(d)
+			l.Mismatches = append(l.Mismatches, m)
 			continue
 		}
 		matched[i] = true
 		r := rebuilt[i]
 		if r.FirstOffset != d.FirstOffset || r.LastStableOffset != d.LastStableOffset || d.Version != AbortedTxnVersion {
-			note := ""
-			if d.FirstOffset < r.FirstOffset && d.FirstOffset < l.firstBatchOffset() {
-				note = "the transaction began before the first batch still in the log (retention)"
-			}
-			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: FieldsDiffer, Disk: d, Rebuilt: r, Note: note})
+			m := IndexMismatch{Segment: si, Kind: FieldsDiffer, Disk: d, Rebuilt: r}
+			m.Explanation, m.Note = l.explainFields(d, r)
+			l.Mismatches = append(l.Mismatches, m)
 		}
 	}
 	for i, r := range rebuilt {
 		if !matched[i] {
-			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r,
-				Note: "the broker writes the data before the index and relies on recovery to repair it"})
+			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r, Explanation: ExplainRecovery,
+				Note: "the broker appends the marker to the log before the entry to the .txnindex, and recovery rebuilds the index of the segments after the recovery point (LogSegment.recover)"})
 		}
 	}
 }
