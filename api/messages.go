@@ -50,6 +50,9 @@ type LaneJSON struct {
 	Batches       int    `json:"batches"`
 	Txns          int    `json:"transactions"`
 	Label         string `json:"label"`
+	// Epochs is txnindex.Producer.EpochLabel ("epochs 0–3,000
+	// (transactions v2: one bump per transaction)"); "" for lane 0.
+	Epochs string `json:"epochs"`
 }
 
 // SegmentJSON is one segment.
@@ -89,12 +92,10 @@ func lanesJSON(l *txnindex.Log) []LaneJSON {
 			out = append(out, LaneJSON{Lane: ln.Index, ProducerID: -1, FirstEpoch: -1, LastEpoch: -1, Batches: ln.Batches, Label: "no producer id"})
 			continue
 		}
-		label := "producer " + strconv.FormatInt(int64(p.ID), 10) + " epoch " + strconv.Itoa(int(p.FirstEpoch))
-		if p.LastEpoch != p.FirstEpoch {
-			label += "–" + strconv.Itoa(int(p.LastEpoch))
-		}
+		ep := p.EpochLabel()
 		out = append(out, LaneJSON{Lane: ln.Index, ProducerID: int64(p.ID), FirstEpoch: p.FirstEpoch, LastEpoch: p.LastEpoch,
-			Transactional: p.Transactional, Batches: ln.Batches, Txns: p.Txns, Label: label})
+			Transactional: p.Transactional, Batches: ln.Batches, Txns: p.Txns,
+			Label: "producer " + strconv.FormatInt(int64(p.ID), 10) + " " + ep, Epochs: ep})
 	}
 	return out
 }

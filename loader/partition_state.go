@@ -155,6 +155,9 @@ func (p *Partition) applyCheckpoints() {
 		p.RecoveryPoint = v
 	}
 	if v, ok := c.CleanerOffset.Lookup(t, n); ok {
+		// txnindex explains .txnindex differences with it: only
+		// offsets below it were ever cleaned.
 		p.CleanerOffset = v
+		p.Input.CleanerOffset, p.Input.CleanerOffsetKnown = v, true
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -79,10 +80,18 @@ type segment struct {
 func (s *Scenario) Build() (*Built, error) {
 	ps := map[string]*prodState{}
 	var order []*prodState
+	// retired are the states of producer ids a transactions v2 producer
+	// left when its epoch ran out: the broker's snapshot keeps them.
+	var retired []*prodState
+	nextID := int64(0) // producer ids handed out on epoch overflow: above every declared one
 	for _, p := range s.Producers {
-		st := &prodState{Producer: p, txnFirst: -1, lastOffset: -1, coordEpoch: -1}
+		// A copy: bump, tv2 markers and overflow change the producer's
+		// epoch and id while building, not the parsed scenario.
+		c := *p
+		st := &prodState{Producer: &c, txnFirst: -1, lastOffset: -1, coordEpoch: -1}
 		ps[p.Name] = st
 		order = append(order, st)
+		nextID = max(nextID, p.ID+1)
 	}
 	segs := []*segment{{base: 0, maxT: -1}}
 	var batches []txnindex.Batch
@@ -183,11 +192,40 @@ func (s *Scenario) Build() (*Built, error) {
 			r := kmsg.Record{Key: []byte{0, 0, 0, typ}, Value: val}
 			raw := r.AppendTo(nil)
 			r.Length = int32(len(raw) - 1)
+			// Transactions v2 (KIP-890): the coordinator bumps the
+			// epoch before it writes the marker
+			// (TransactionMetadata.prepareAbortOrCommit), so the
+			// marker is one epoch above the data.
+			markerEpoch := p.Epoch
+			if p.TV2 {
+				markerEpoch++
+			}
 			rb := kmsg.RecordBatch{FirstOffset: next, Magic: 2, Attributes: txnindex.AttrTransactional | txnindex.AttrControl,
-				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: p.ID, ProducerEpoch: p.Epoch, FirstSequence: -1,
+				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: p.ID, ProducerEpoch: markerEpoch, FirstSequence: -1,
 				NumRecords: 1, Records: r.AppendTo(nil)}
 			p.inTxn, p.txnFirst, p.coordEpoch, p.lastTS = false, -1, coord, ts
 			emit(rb, ct, coord)
+			if p.TV2 {
+				// The next transaction runs at the bumped epoch,
+				// its sequences from 0. A marker at epoch 32767
+				// (Short.MaxValue) exhausts the producer id: the
+				// coordinator allocated the next one with the
+				// bump and completes the transaction with it at
+				// epoch 0 (TransactionMetadata.prepareComplete).
+				// The broker's entry drops its batch metadata
+				// when the epoch changes
+				// (ProducerStateEntry.maybeUpdateProducerEpoch),
+				// so the snapshot has no last data offset.
+				p.Epoch, p.seq, p.lastOffset, p.lastDelta = markerEpoch, 0, -1, 0
+				if markerEpoch == math.MaxInt16 {
+					old := *p
+					oldP := *p.Producer
+					old.Producer = &oldP
+					retired = append(retired, &old)
+					p.ID, p.Epoch, nextID = nextID, 0, nextID+1
+					p.coordEpoch = -1
+				}
+			}
 		case OpPlain:
 			rb := kmsg.RecordBatch{FirstOffset: next, Magic: 2, LastOffsetDelta: int32(op.N - 1), FirstTimestamp: ts, MaxTimestamp: ts,
 				ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(op.N), Records: records(op.N, fmt.Sprintf("plain@%d", next))}
@@ -199,6 +237,9 @@ func (s *Scenario) Build() (*Built, error) {
 		case OpGap:
 			next += op.N
 		case OpBump:
+			if p.Epoch >= math.MaxInt16-1 {
+				return nil, errAt(op, "producer %q is at epoch %d: a bump past 32766 needs a new producer id", p.Name, p.Epoch)
+			}
 			p.Epoch++
 			p.seq = 0
 		case OpWait:
@@ -226,7 +267,7 @@ func (s *Scenario) Build() (*Built, error) {
 			add(base+".txnindex", encodeTxnIndex(sg.aborted))
 		}
 	}
-	add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(order))
+	add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(append(order, retired...)))
 	add("leader-epoch-checkpoint", []byte("0\n1\n0 0\n"))
 	add("partition.metadata", []byte("version: 0\ntopic_id: "+topicID(s.Topic)+"\n"))
 	line := func(v int64) []byte { return []byte(fmt.Sprintf("0\n1\n%s %d %d\n", s.Topic, s.Partition, v)) }

@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -63,6 +64,13 @@ type Producer struct {
 	Transactional bool
 	ID            int64
 	Epoch         int16
+	// TV2: the producer runs transactions v2 (KIP-890): the coordinator
+	// bumps the epoch before writing each marker, so a transaction's data
+	// is at epoch E, its marker at E+1, and the next transaction at E+1;
+	// the marker that reaches epoch 32767 moves the producer to a new
+	// producer id at epoch 0 (TransactionMetadata.prepareAbortOrCommit
+	// and prepareComplete).
+	TV2 bool
 }
 
 // Scenario is a parsed scenario file.
@@ -161,7 +169,7 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 			continue
 		case "producer":
 			if len(fields) < 3 {
-				return nil, errAt(len(fields), "want \"producer NAME transactional|idempotent [id N] [epoch N]\"")
+				return nil, errAt(len(fields), "want \"producer NAME transactional|idempotent [tv2] [id N] [epoch N]\"")
 			}
 			if s.producer(fields[1]) != nil {
 				return nil, errAt(1, "producer %q declared twice", fields[1])
@@ -175,6 +183,14 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 				return nil, errAt(2, "want \"transactional\" or \"idempotent\", found %q", fields[2])
 			}
 			for k := 3; k < len(fields); k += 2 {
+				if fields[k] == "tv2" {
+					if !p.Transactional {
+						return nil, errAt(k, "producer %q is idempotent: tv2 (transactions v2) is for transactional producers", p.Name)
+					}
+					p.TV2 = true
+					k-- // a flag, no value
+					continue
+				}
 				v, err := num(k+1, "a number after "+fields[k])
 				if err != nil {
 					return nil, err
@@ -183,9 +199,14 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 				case "id":
 					p.ID = v
 				case "epoch":
+					// The coordinator never hands out epoch 32767
+					// (Short.MaxValue): it is kept to fence with.
+					if v > math.MaxInt16-1 {
+						return nil, errAt(k+1, "want an epoch from 0 to 32766, found %d", v)
+					}
 					p.Epoch = int16(v)
 				default:
-					return nil, errAt(k, "want \"id\" or \"epoch\", found %q", fields[k])
+					return nil, errAt(k, "want \"tv2\", \"id\" or \"epoch\", found %q", fields[k])
 				}
 			}
 			nextID++

@@ -108,6 +108,9 @@ func TestGrammarErrors(t *testing.T) {
 		{"producer a sometimes", "scenario: t.txn:1:12: want \"transactional\" or \"idempotent\", found \"sometimes\""},
 		{"  topic t partition x", "scenario: t.txn:1:21: want a partition number (a non-negative integer), found \"x\""},
 		{"producer i idempotent\ncommit i", "scenario: t.txn:2:8: producer \"i\" is idempotent: only transactional producers commit"},
+		{"producer i idempotent tv2", "scenario: t.txn:1:23: producer \"i\" is idempotent: tv2 (transactions v2) is for transactional producers"},
+		{"producer a transactional epoch 32767", "scenario: t.txn:1:32: want an epoch from 0 to 32766, found 32767"},
+		{"producer a transactional tv2 colour 3", "scenario: t.txn:1:30: want \"tv2\", \"id\" or \"epoch\", found \"colour\""},
 	}
 	for _, tc := range cases {
 		_, err := Parse(strings.NewReader(tc.in), "t.txn")

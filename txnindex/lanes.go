@@ -1,5 +1,10 @@
 package txnindex
 
+import (
+	"math"
+	"strconv"
+)
+
 // Lane is one row of the timeline. Lane 0 holds the batches without a
 // producer id (non-transactional, non-idempotent writes and magic 0/1
 // entries); lane i+1 holds the batches of l.Producers[i], so producers keep
@@ -33,4 +38,55 @@ func (l *Log) Lanes() []Lane {
 		out = append(out, Lane{Index: i + 1, Producer: p, Batches: p.Batches})
 	}
 	return out
+}
+
+// EpochLabel names the epochs a producer's lane spans. A producer id is one
+// lane whatever its epochs: under transactions v2 (KIP-890) the coordinator
+// bumps the epoch before every marker, so a busy producer climbs through
+// thousands of epochs with no fencing at all, and a bare "epochs 0–3000"
+// would read as 3000 restarts. The label says which it is:
+//
+//	epoch 4
+//	epochs 0–2                                   (bumps without markers: fencing, KIP-360)
+//	epochs 0–3,000 (transactions v2: one bump per transaction)
+//	epochs 32,700–32,767 (transactions v2: one bump per transaction; epoch 32,767 exhausted the producer id, its transactional id went on under a new one)
+//
+// The last: a transactions v2 marker at epoch 32767 (Short.MaxValue) is
+// written after the coordinator allocated the next producer id
+// (TransactionCoordinator: isProducerEpochExhausted at epoch >= 32766),
+// and completes the transaction under that new id at epoch 0
+// (TransactionMetadata.prepareComplete), which is another lane.
+func (p *Producer) EpochLabel() string {
+	if p.FirstEpoch == p.LastEpoch {
+		return "epoch " + groupThousands(int64(p.FirstEpoch))
+	}
+	s := "epochs " + groupThousands(int64(p.FirstEpoch)) + "–" + groupThousands(int64(p.LastEpoch))
+	if p.TV2Markers == 0 {
+		return s
+	}
+	s += " (transactions v2: one bump per transaction"
+	if p.LastEpoch == math.MaxInt16 {
+		s += "; epoch 32,767 exhausted the producer id, its transactional id went on under a new one"
+	}
+	return s + ")"
+}
+
+// groupThousands writes n with comma thousands separators: 32,767.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
 }

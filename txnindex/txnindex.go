@@ -498,6 +498,11 @@ type Partition struct {
 	// from a producer-state .snapshot (CurrentTxnFirstOffset >= 0). It is
 	// needed when retention deleted the segment a transaction began in.
 	Ongoing []OngoingTxn
+
+	// CleanerOffset is this partition's line of cleaner-offset-checkpoint,
+	// when CleanerOffsetKnown: the log cleaner's first dirty offset.
+	CleanerOffset      int64
+	CleanerOffsetKnown bool
 }
 
 // OngoingTxn is a transaction open at the start of the replayed batches.

@@ -127,15 +127,8 @@ type LaneView struct {
 	Index  int
 	TestID string
 	Label  string // "producer 7"
-	Epochs string // "epoch 0" or "epochs 0–2"
+	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3,000 (transactions v2: …)"
 	Note   string // "transactional, 3 batches"
-}
-
-func epochs(first, last int16) string {
-	if first == last {
-		return "epoch " + strconv.Itoa(int(first))
-	}
-	return "epochs " + strconv.Itoa(int(first)) + "–" + strconv.Itoa(int(last))
 }
 
 func plural(n int, one, many string) string {
@@ -183,7 +176,7 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 			kind = "txn"
 		}
 		v.Lanes = append(v.Lanes, LaneView{Index: ln.Index, TestID: "lane-" + strconv.FormatInt(int64(pr.ID), 10),
-			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: epochs(pr.FirstEpoch, pr.LastEpoch),
+			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: pr.EpochLabel(),
 			Note: kind + ", " + plural(ln.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
 	}
 	switch {

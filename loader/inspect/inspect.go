@@ -78,7 +78,10 @@ type Mismatch struct {
 	Kind    string `json:"kind"`
 	Disk    string `json:"disk,omitempty"`
 	Rebuilt string `json:"rebuilt,omitempty"`
-	Note    string `json:"note,omitempty"`
+	// Explanation is txnindex.MismatchExplanation's name
+	// ("cleaner_removed_aborted_data", …, "unknown"); Note says it.
+	Explanation string `json:"explanation"`
+	Note        string `json:"note,omitempty"`
 }
 
 // Gap is a range of offsets with no batch, and why.
@@ -207,7 +210,7 @@ func New(in *input.Contents, o Options) Report {
 			}
 		}
 		for _, m := range l.Mismatches {
-			im := Mismatch{Segment: l.Segments[m.Segment].TxnIndexName(), Kind: m.Kind.String(), Note: m.Note}
+			im := Mismatch{Segment: l.Segments[m.Segment].TxnIndexName(), Kind: m.Kind.String(), Explanation: m.Explanation.String(), Note: m.Note}
 			if m.Kind != txnindex.MissingOnDisk {
 				im.Disk = m.Disk.String()
 			}

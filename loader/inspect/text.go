@@ -65,7 +65,7 @@ func WriteText(w io.Writer, v Report) {
 			}
 		}
 		for _, m := range p.Mismatches {
-			fmt.Fprintf(w, "  txnindex mismatch in %s: %s disk[%s] rebuilt[%s] %s\n", m.Segment, m.Kind, m.Disk, m.Rebuilt, m.Note)
+			fmt.Fprintf(w, "  txnindex mismatch in %s: %s disk[%s] rebuilt[%s] %s: %s\n", m.Segment, m.Kind, m.Disk, m.Rebuilt, m.Explanation, m.Note)
 		}
 		for _, g := range p.Gaps {
 			fmt.Fprintf(w, "  gap %d-%d: %s\n", g.From, g.To, g.Cause)

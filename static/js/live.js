@@ -71,7 +71,7 @@
         s.textContent = "no producer id"; ep.textContent = "non-transactional"; note.textContent = plural(l.batches, "batch", "batches");
       } else {
         s.textContent = "producer " + pidText(l);
-        ep.textContent = l.first_epoch === l.last_epoch ? "epoch " + l.first_epoch : "epochs " + l.first_epoch + "–" + l.last_epoch;
+        ep.textContent = l.epochs; // txnindex.Producer.EpochLabel, as the page's rows
         note.textContent = (l.transactional ? "txn" : "idempotent") + ", " + plural(l.batches, "batch", "batches") + ", " + plural(l.transactions, "txn", "txns");
       }
       d.append(s, ep, note);

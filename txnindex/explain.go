@@ -1,0 +1,144 @@
+package txnindex
+
+import "fmt"
+
+// MismatchExplanation is why a .txnindex on disk differs from the one
+// rebuilt from the batches still in the log. On a compacted or retained
+// log the two differ by design: the rebuild replays only what survives,
+// the file remembers what the broker saw when it appended the marker.
+type MismatchExplanation uint8
+
+// Explanations.
+const (
+	// ExplainUnknown: nothing in the log accounts for the difference.
+	ExplainUnknown MismatchExplanation = iota
+	// ExplainCleanerRemovedData: the log cleaner discarded batches of the
+	// aborted transaction. CleanedTransactionMetadata.onBatchRead discards
+	// every data batch of an aborted transaction it meets, and
+	// onControlBatchRead keeps the ABORT marker, and appends its entry to
+	// the cleaned .txnindex, while a round still meets batches of that
+	// transaction; the file keeps the first offset the broker recorded,
+	// the rebuild sees the transaction begin at its first surviving batch,
+	// or not at all.
+	ExplainCleanerRemovedData
+	// ExplainEmptiedBatch: the cleaner removed the transaction's records
+	// but kept a batch as an empty header, because it was the producer's
+	// last data batch (the producer state needs it); recovery's replay
+	// (ProducerAppendInfo.appendDataBatch) begins the transaction there.
+	ExplainEmptiedBatch
+	// ExplainCleanerShiftedLSO: only the entry's lastStableOffset differs:
+	// the transaction that held the LSO when the marker was written lost
+	// its first batches to the cleaner, so the rebuild sees it begin
+	// later.
+	ExplainCleanerShiftedLSO
+	// ExplainRetention: the transaction began in a segment retention (or
+	// DeleteRecords) deleted: its marker's segment remains, its start does
+	// not.
+	ExplainRetention
+	// ExplainRecovery: the file lacks an entry the log implies: the broker
+	// appends the marker before the .txnindex entry, and recovery repairs
+	// the index of the segments past the recovery point.
+	ExplainRecovery
+	// ExplainMarkerGone: the file names a marker that is not in the log.
+	ExplainMarkerGone
+)
+
+// String names the explanation in the JSON's words.
+func (e MismatchExplanation) String() string {
+	switch e {
+	case ExplainCleanerRemovedData:
+		return "cleaner_removed_aborted_data"
+	case ExplainEmptiedBatch:
+		return "emptied_batch_kept_for_producer_state"
+	case ExplainCleanerShiftedLSO:
+		return "cleaner_moved_lso_holder"
+	case ExplainRetention:
+		return "retention_removed_segment"
+	case ExplainRecovery:
+		return "index_behind_log"
+	case ExplainMarkerGone:
+		return "marker_not_in_log"
+	}
+	return "unknown"
+}
+
+// holdsRecordAt reports whether some batch still in the log holds records at off.
+func (l *Log) holdsRecordAt(off int64) bool {
+	i := l.batchAtOrAfter(off)
+	return i < len(l.Batches) && l.Batches[i].BaseOffset <= off && l.Batches[i].Records > 0
+}
+
+// cleaned says whether the cleaner can have removed offsets from off on:
+// with a cleaner-offset-checkpoint, only offsets below it were ever
+// cleaned. The second result qualifies the claim for the note.
+func (l *Log) cleaned(off int64) (bool, string) {
+	if !l.CleanerOffsetKnown {
+		return true, " (no cleaner-offset-checkpoint line for this partition: inferred from the missing batches)"
+	}
+	if off < l.CleanerOffset {
+		return true, fmt.Sprintf(" (below the cleaner checkpoint %d)", l.CleanerOffset)
+	}
+	return false, ""
+}
+
+// explainExtra explains an entry on disk the rebuild does not have.
+func (l *Log) explainExtra(d AbortedTxn) (MismatchExplanation, string) {
+	i := l.batchAtOrAfter(d.LastOffset)
+	if i >= len(l.Batches) || l.Batches[i].BaseOffset != d.LastOffset || !l.Batches[i].IsAbortMarker() || l.Batches[i].ProducerID != d.ProducerID {
+		if d.LastOffset < l.LogStartOffset {
+			return ExplainRetention, fmt.Sprintf("its marker at %d is below the log start %d: retention deleted it", d.LastOffset, l.LogStartOffset)
+		}
+		return ExplainMarkerGone, fmt.Sprintf("its ABORT marker at %d is not in the log (removed by the cleaner or retention, or the file belongs to another copy of the log)", d.LastOffset)
+	}
+	// The marker is there and closed nothing: none of the transaction's
+	// data survives before it.
+	if d.FirstOffset < l.LogStartOffset || d.FirstOffset < l.firstBatchOffset() {
+		return ExplainRetention, fmt.Sprintf("the transaction began at %d, before the log start %d: retention deleted the segment with its data, and its ABORT marker at %d, in a later segment, closes nothing the log still holds",
+			d.FirstOffset, l.LogStartOffset, d.LastOffset)
+	}
+	ok, why := l.cleaned(d.FirstOffset)
+	if !ok {
+		return ExplainUnknown, fmt.Sprintf("none of the transaction's data (offsets %d–%d) is in the log, yet it lies at or above the cleaner checkpoint %d, which the cleaner has not reached",
+			d.FirstOffset, d.LastOffset-1, l.CleanerOffset)
+	}
+	return ExplainCleanerRemovedData, fmt.Sprintf("the cleaner removed the aborted data (offsets %d–%d)%s and keeps the ABORT marker at %d and this entry until a round finds no batch of the transaction; the rebuild sees a marker that closes nothing",
+		d.FirstOffset, d.LastOffset-1, why, d.LastOffset)
+}
+
+// explainFields explains an entry whose offsets differ from the rebuilt
+// one of the same producer and marker.
+func (l *Log) explainFields(d, r AbortedTxn) (MismatchExplanation, string) {
+	switch {
+	case d.Version != AbortedTxnVersion:
+		return ExplainUnknown, fmt.Sprintf("the file's entry has version %d; Kafka writes only version %d", d.Version, AbortedTxnVersion)
+	case d.FirstOffset < r.FirstOffset:
+		if d.FirstOffset < l.LogStartOffset || d.FirstOffset < l.firstBatchOffset() {
+			return ExplainRetention, fmt.Sprintf("the transaction began at %d, before the first batch still in the log (%d): retention deleted its start; the rebuild begins it at %d",
+				d.FirstOffset, l.firstBatchOffset(), r.FirstOffset)
+		}
+		ok, why := l.cleaned(d.FirstOffset)
+		if !ok {
+			return ExplainUnknown, fmt.Sprintf("the transaction's batches at %d–%d are gone, yet they lie at or above the cleaner checkpoint %d, which the cleaner has not reached",
+				d.FirstOffset, r.FirstOffset-1, l.CleanerOffset)
+		}
+		if i := l.batchAtOrAfter(r.FirstOffset); i < len(l.Batches) && l.Batches[i].BaseOffset == r.FirstOffset && l.Batches[i].Records == 0 {
+			return ExplainEmptiedBatch, fmt.Sprintf("the cleaner removed the aborted data from %d on%s and kept the batch at %d as an empty header, the producer's last data batch, for its producer state; the rebuild, like recovery, begins the transaction there",
+				d.FirstOffset, why, r.FirstOffset)
+		}
+		return ExplainCleanerRemovedData, fmt.Sprintf("the cleaner removed the transaction's first batches (offsets %d–%d)%s; the rebuild begins it at its first surviving batch, %d",
+			d.FirstOffset, r.FirstOffset-1, why, r.FirstOffset)
+	case d.FirstOffset == r.FirstOffset && d.LastStableOffset < r.LastStableOffset && !l.holdsRecordAt(d.LastStableOffset):
+		if d.LastStableOffset < l.LogStartOffset || d.LastStableOffset < l.firstBatchOffset() {
+			return ExplainRetention, fmt.Sprintf("the transaction that held the LSO at the marker began at %d, before the first batch still in the log: retention deleted its start, so the rebuild records %d",
+				d.LastStableOffset, r.LastStableOffset)
+		}
+		ok, why := l.cleaned(d.LastStableOffset)
+		if !ok {
+			break
+		}
+		return ExplainCleanerShiftedLSO, fmt.Sprintf("the transaction that held the LSO when the marker was written began at %d; the cleaner removed that batch%s, so the rebuild sees it begin later and records %d",
+			d.LastStableOffset, why, r.LastStableOffset)
+	}
+	return ExplainUnknown, fmt.Sprintf("the file says first offset %d, last stable offset %d; the log implies %d and %d, and nothing missing from it accounts for that",
+		d.FirstOffset, d.LastStableOffset, r.FirstOffset, r.LastStableOffset)
+}

@@ -1,0 +1,285 @@
+package txnindex
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// TxnState is what became of a transaction.
+type TxnState uint8
+
+// Transaction outcomes.
+const (
+	TxnOpen TxnState = iota
+	TxnCommitted
+	TxnAborted
+)
+
+// String returns "open", "committed" or "aborted".
+func (s TxnState) String() string {
+	switch s {
+	case TxnCommitted:
+		return "committed"
+	case TxnAborted:
+		return "aborted"
+	}
+	return "open"
+}
+
+// Txn is one transaction of one producer on this partition, as the broker's
+// producer state sees it: it opens at the producer's first transactional data
+// batch and ends at the producer's next COMMIT or ABORT marker.
+type Txn struct {
+	ProducerID     ProducerID
+	ProducerEpoch  int16 // epoch of the first data batch
+	MarkerEpoch    int16 // epoch of the marker; KIP-890 (TV2) markers carry epoch+1
+	State          TxnState
+	Seeded         bool  // opened by Partition.Ongoing (a producer snapshot), not by a batch seen here
+	FirstOffset    int64 // first offset of the transaction's data
+	LastDataOffset int64 // last offset of its data seen here
+	MarkerOffset   int64 // offset of the COMMIT/ABORT marker; -1 while open
+	FirstTimestamp int64
+	LastTimestamp  int64 // max timestamp of its last batch (the producer state's lastTimestamp)
+	Batches        int
+	Records        int64
+	Bytes          int64
+	FirstBatch     int32 // index in Log.Batches of its first data batch; -1 when seeded
+	MarkerBatch    int32 // index in Log.Batches of its marker; -1 while open
+
+	// Entry is the aborted-transaction index entry the broker serves for
+	// this transaction (from disk when the segment's .txnindex was read,
+	// else rebuilt); nil unless aborted.
+	Entry *AbortInfo
+}
+
+// TV2 reports whether the transaction was closed the transactions v2 way
+// (KIP-890): its marker one epoch above its data. The broker's replay does
+// not care (a marker closes its producer's open transaction whatever its
+// epoch; see Log.replay); this is for telling the story.
+func (t *Txn) TV2() bool {
+	return t.MarkerBatch >= 0 && int32(t.MarkerEpoch) == int32(t.ProducerEpoch)+1
+}
+
+// AbortInfo is one aborted-transaction entry the broker would serve, with
+// where it lives.
+type AbortInfo struct {
+	Entry       AbortedTxn
+	Segment     int32  // index of the segment whose .txnindex holds it
+	IndexName   string // e.g. "00000000000000000100.txnindex"
+	FromDisk    bool   // read from the segment's .txnindex, not rebuilt
+	Txn         *Txn   // the replayed transaction it closes, if one was seen
+	MarkerFound bool
+}
+
+// Producer summarises one producer id's batches on the partition.
+type Producer struct {
+	ID            ProducerID
+	FirstEpoch    int16
+	LastEpoch     int16
+	Transactional bool
+	FirstOffset   int64
+	LastOffset    int64
+	LastTimestamp int64
+	Batches       int
+	Txns          int
+	// TV2Markers counts the markers that closed one of its transactions
+	// one epoch above that transaction's data: transactions v2 (KIP-890),
+	// where the coordinator bumps the epoch before writing every marker
+	// (TransactionMetadata.prepareAbortOrCommit), so the epoch climbs by
+	// one per transaction under one producer id.
+	TV2Markers int
+}
+
+// GapCause says why offsets are missing from the log.
+type GapCause uint8
+
+// Causes of missing offsets, as far as they can be known offline.
+const (
+	GapUnknown GapCause = iota
+	// GapCompacted: offsets missing between two batches of one segment.
+	// Only the log cleaner removes batches from the middle of a segment;
+	// this includes markers removed once their delete horizon passed
+	// (KIP-534) and aborted data the cleaner discarded.
+	GapCompacted
+	// GapSegmentBoundary: the next segment starts after the previous one's
+	// last batch ended (its tail was cleaned, or a segment is missing).
+	GapSegmentBoundary
+	// GapEmptiedBatch: a batch kept as an empty header (recordsCount 0) by
+	// the cleaner; its offsets hold no record.
+	GapEmptiedBatch
+	// GapBeforeFirstBatch: between the log start offset and the first batch.
+	GapBeforeFirstBatch
+	// GapOverlap: a batch starts below the end of the previous one, which a
+	// broker never writes (a bad copy, or segments from two replicas).
+	GapOverlap
+)
+
+// String names the cause.
+func (c GapCause) String() string {
+	switch c {
+	case GapCompacted:
+		return "compacted"
+	case GapSegmentBoundary:
+		return "segment_boundary"
+	case GapEmptiedBatch:
+		return "emptied_batch"
+	case GapBeforeFirstBatch:
+		return "before_first_batch"
+	case GapOverlap:
+		return "overlap"
+	}
+	return "unknown"
+}
+
+// Gap is a range of offsets [From, To] absent from the log.
+type Gap struct {
+	From, To int64
+	Cause    GapCause
+	Segment  int32 // segment it was found in, -1 if between segments
+}
+
+// Log is a partition as the broker holds it: the batches, the transactions
+// replayed from them, the aborted-transaction index of every segment, and
+// the offsets that bound reads. Build makes one; it is read-only afterwards
+// and safe for concurrent use.
+type Log struct {
+	Topic     string
+	Partition int32
+	Segments  []Segment
+	Batches   []Batch
+
+	LogStartOffset      int64
+	LogEndOffset        int64
+	HighWatermark       int64
+	HighWatermarkSource string
+	LastStableOffset    int64
+
+	// Txns are the transactions in order of first offset; Open indexes the
+	// ones still undecided at the end of the log.
+	Txns      []Txn
+	Open      []int
+	Producers []Producer
+
+	// RebuiltIndex is, per segment, the .txnindex the broker would have
+	// written for these batches. Mismatches compares it with the files
+	// read from disk.
+	RebuiltIndex [][]AbortedTxn
+	Mismatches   []IndexMismatch
+	// CleanerOffset is the partition's cleaner-offset-checkpoint (the log
+	// cleaner has cleaned every offset below it) when CleanerOffsetKnown;
+	// Mismatches use it to tell the cleaner's work from other losses.
+	CleanerOffset      int64
+	CleanerOffsetKnown bool
+	Gaps               []Gap
+
+	// Refused counts the batches Build left out of Batches: every batch
+	// from the first one whose offsets no log can hold (a negative base
+	// offset or lastOffsetDelta, or a last offset whose next offset
+	// overflows int64), and RefusedReason says why. The loaders refuse such
+	// a batch with a positional error before it gets here; this guards the
+	// offsets arithmetic (log end offset, gaps, counts) against batches
+	// assembled any other way.
+	Refused       int
+	RefusedReason string
+
+	// Fetches, for a log assembled from a capture, are the exchanges it
+	// came from: the broker's own LSO, high watermark and aborted lists,
+	// which Diagnose prefers to what the captured batches alone imply
+	// (a read_committed fetch never returns the batches that pin the LSO).
+	Fetches []CapturedFetch
+
+	// txnsOf lists, per producer, its transactions' indexes in Txns in
+	// order of FirstBatch: TxnOf finds a batch's transaction by binary
+	// search there, which costs 4 bytes per transaction instead of an index
+	// of 4 bytes per batch (a Batch is 64 bytes, and a batch kept for the
+	// timeline costs no more than that).
+	txnsOf     map[ProducerID][]int32
+	segFirst   []int             // per segment: index of its first batch in Batches (len Segments+1)
+	offIndex   [][]IndexEntry    // per segment: .index entries from disk, nil when rebuilt
+	rebuiltOff []lazyOffsetIndex // per segment: the rebuilt .index, when offIndex is nil
+	effective  [][]AbortInfo     // per segment: the entries fetches use
+	effSorted  []bool            // per segment: effective entries sorted by marker offset, as Kafka appends them
+	abortByID  map[abortKey]*AbortInfo
+}
+
+type abortKey struct {
+	pid   ProducerID
+	first int64
+}
+
+func (l *Log) firstBatchOffset() int64 {
+	if len(l.Batches) == 0 {
+		return l.LogEndOffset
+	}
+	return l.Batches[0].BaseOffset
+}
+
+// batchAtOrAfter returns the index of the first batch whose LastOffset >= off.
+func (l *Log) batchAtOrAfter(off int64) int {
+	return sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset() >= off })
+}
+
+// TxnOf returns the transaction batch i belongs to (its data or its marker).
+func (l *Log) TxnOf(i int) *Txn {
+	if ti := l.txnIndexOf(i); ti >= 0 {
+		return &l.Txns[ti]
+	}
+	return nil
+}
+
+// txnIndexOf is TxnOf as an index into Txns, -1 for none. The replay gives
+// a transactional data batch to its producer's open transaction and an
+// end-transaction marker (with records) to the one it closes; a producer's
+// transactions do not overlap in batch order, so the candidate is the last
+// one that starts at or before i.
+func (l *Log) txnIndexOf(i int) int {
+	if i < 0 || i >= len(l.Batches) {
+		return -1
+	}
+	b := &l.Batches[i]
+	if !b.HasProducerID() {
+		return -1
+	}
+	control := b.IsControl()
+	if control && (b.Records == 0 || !b.IsEndTxnMarker()) || !control && !b.IsTransactional() {
+		return -1
+	}
+	ts := l.txnsOf[b.ProducerID]
+	k, _ := slices.BinarySearchFunc(ts, int32(i), func(ti, i int32) int { return cmp.Compare(l.Txns[ti].FirstBatch, i+1) })
+	if k == 0 {
+		return -1
+	}
+	t := &l.Txns[ts[k-1]]
+	switch {
+	case control && t.MarkerBatch != int32(i):
+		return -1 // a marker for an empty transaction: it closed nothing
+	case !control && t.MarkerBatch >= 0 && int32(i) > t.MarkerBatch:
+		return -1
+	}
+	return int(ts[k-1])
+}
+
+// AbortedEntries returns the aborted-transaction entries fetches use for
+// segment si, in file order.
+func (l *Log) AbortedEntries(si int) []AbortInfo { return l.effective[si] }
+
+// LookupAbort finds the served index entry for an aborted-list element.
+func (l *Log) LookupAbort(pid ProducerID, firstOffset int64) *AbortInfo {
+	return l.abortByID[abortKey{pid, firstOffset}]
+}
+
+// SegmentOf returns the index of the segment holding offset off (the floor
+// segment by base offset), or -1 below the first.
+func (l *Log) SegmentOf(off int64) int {
+	i := sort.Search(len(l.Segments), func(i int) bool { return l.Segments[i].BaseOffset > off })
+	return i - 1
+}
+
+// String summarises the log in one line.
+func (l *Log) String() string {
+	return fmt.Sprintf("%s-%d: %d segments, %d batches, log start %d, end %d, HWM %d, LSO %d, %d transactions (%d open)",
+		l.Topic, l.Partition, len(l.Segments), len(l.Batches), l.LogStartOffset, l.LogEndOffset,
+		l.HighWatermark, l.LastStableOffset, len(l.Txns), len(l.Open))
+}
