@@ -41,7 +41,12 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		now = t
 	}
-	parts, err := sourceParts(e, fs, *demo)
+	src, err := sourceContents(e, fs, *demo)
+	if err != nil {
+		return err
+	}
+	parts := src.Partitions
+	ev, err := internalEvidence(e, src)
 	if err != nil {
 		return err
 	}
@@ -64,12 +69,14 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			o.Now = time.Time{}
 		}
 		d := p.Log.Diagnose(o)
+		p.Log.Join(d, ev)
 		out.Partitions = append(out.Partitions, d)
 		hanging = hanging || d.Hanging()
 	}
 	if len(out.Partitions) == 0 {
 		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
 	}
+	internalLast(out.Partitions)
 	if *format == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -77,12 +84,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		for i, d := range out.Partitions {
-			if i > 0 {
-				fmt.Fprintln(e.stdout)
-			}
-			fmt.Fprint(e.stdout, d.Runbook())
-		}
+		writeRunbooks(e.stdout, out.Partitions)
 	}
 	if hanging {
 		return &codeError{code: exitHanging}
