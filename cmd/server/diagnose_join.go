@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -85,4 +86,26 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 		}
 		fmt.Fprintf(w, "internal partitions read for the join, LSO clear: %s\n", strings.Join(clear, " "))
 	}
+}
+
+// writeDiagnoses prints the diagnoses as JSON or runbooks, and returns
+// exit status 3 when one is pinned by a hanging transaction.
+func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
+	if format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Partitions []*txnindex.Diagnosis `json:"partitions"`
+		}{ds}); err != nil {
+			return err
+		}
+	} else {
+		writeRunbooks(e.stdout, ds)
+	}
+	for _, d := range ds {
+		if d.Hanging() {
+			return &codeError{code: exitHanging}
+		}
+	}
+	return nil
 }
