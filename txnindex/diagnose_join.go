@@ -163,7 +163,10 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 	}
 	for _, g := range affected {
 		what := fmt.Sprintf("%d records to receive before the LSO", g.RecordsToLSO)
-		if g.Blocked {
+		switch {
+		case g.RecordsToLSO < 0:
+			what = fmt.Sprintf("%d offsets below the LSO (records not counted: no log read)", g.OffsetsToLSO)
+		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}
 		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
@@ -189,4 +192,21 @@ func (t *OpenTxnReport) runbookCoordinator(sb *strings.Builder) {
 		fmt.Fprintf(sb, "; decided by rule %s", t.HangingRule)
 	}
 	sb.WriteString("\n")
+}
+
+// JoinRunbook is the runbook's join lines alone (who pins the LSO by
+// transactional id, the groups it holds up), for reports that print the
+// rest themselves (diagnose --bootstrap, which reads no log).
+func (d *Diagnosis) JoinRunbook() string {
+	var sb strings.Builder
+	d.runbookPinned(&sb)
+	return sb.String()
+}
+
+// CoordinatorRunbook is an open transaction's coordinator line of the
+// runbook, "" when nothing was joined.
+func (t *OpenTxnReport) CoordinatorRunbook() string {
+	var sb strings.Builder
+	t.runbookCoordinator(&sb)
+	return sb.String()
 }

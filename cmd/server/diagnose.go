@@ -45,6 +45,13 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		if *format == "text" {
+			fmt.Fprint(e.stdout, liveRunbook(d))
+			if d.Hanging() {
+				return &codeError{code: exitHanging}
+			}
+			return nil
+		}
 		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
 	}
 	src, err := sourceContents(e, fs, *demo)
