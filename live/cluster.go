@@ -154,14 +154,17 @@ type ClusterTxn struct {
 
 // GroupBehind is a consumer group whose committed offset on a stuck
 // partition is at or below its LSO: read_committed members cannot get past
-// the LSO until the transaction ends.
+// the LSO until the transaction ends. The names are txnindex.GroupPosition's
+// (behind_lso: committed <= LSO; blocked: committed == LSO); a group past
+// the LSO is a read_uncommitted consumer's and is not listed.
 type GroupBehind struct {
 	Group       string `json:"group"`
 	State       string `json:"state,omitempty"` // ListGroups' GroupState (v4+)
 	Coordinator int32  `json:"coordinator"`
 	Committed   int64  `json:"committed_offset"`
 	LagOffsets  int64  `json:"lag_offsets"` // high watermark - committed
-	AtLSO       bool   `json:"at_lso"`      // committed == LSO: waiting on the transaction now
+	BehindLSO   bool   `json:"behind_lso"`  // committed <= LSO: always true here
+	Blocked     bool   `json:"blocked"`     // committed == LSO: waiting on the transaction now
 }
 
 // AnyHanging reports whether a partition is held by a hanging transaction

@@ -88,7 +88,7 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 		}
 		mu.Lock()
 		p.Groups = append(p.Groups, GroupBehind{Group: g.Group, State: g.GroupState, Coordinator: b, Committed: committed,
-			LagOffsets: p.HighWatermark - committed, AtLSO: committed == p.LastStableOffset})
+			LagOffsets: p.HighWatermark - committed, BehindLSO: true, Blocked: committed == p.LastStableOffset})
 		mu.Unlock()
 	}
 	ids := make([]int32, 0, len(groups))

@@ -92,7 +92,7 @@ func clusterScanChecked(t *testing.T, topics, per int32) (map[int16]int, *Cluste
 		}
 		var groups []string
 		for _, g := range p.Groups {
-			groups = append(groups, fmt.Sprintf("%s@%d/%v", g.Group, g.Committed, g.AtLSO))
+			groups = append(groups, fmt.Sprintf("%s@%d/%v", g.Group, g.Committed, g.Blocked))
 		}
 		want := []string{fmt.Sprintf("billing@%d/true", first)}
 		if st == s.stuck[1] {

@@ -51,7 +51,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 		}
 		for _, g := range p.Groups {
 			where := "behind it"
-			if g.AtLSO {
+			if g.Blocked {
 				where = "waiting at the LSO"
 			}
 			fmt.Fprintf(&sb, "  group %q (%s) committed %d, %s, %d offsets behind the high watermark\n", g.Group, g.State, g.Committed, where, g.LagOffsets)

@@ -61,7 +61,8 @@ func TestInternalTopicsLogDir(t *testing.T) {
 			CoordinatorBatch(OffsetCommitRecord("audit", "orders", 1, 9, 0, "", ts+4), OffsetTombstone("audit", "orders", 1)),
 		},
 		// In another __consumer_offsets partition (16, not 5): a
-		// position past the LSO also waits.
+		// position past the LSO is a read_uncommitted consumer's, not
+		// held by the LSO.
 		"late-reader": {CoordinatorBatch(OffsetCommitRecord("late-reader", "orders", 0, 9, 0, "", ts+5))},
 	}
 	byPart := map[int32][]InternalBatch{}
@@ -152,13 +153,13 @@ func TestInternalTopicsLogDir(t *testing.T) {
 		t.Fatalf("%+v", gs)
 	}
 	audit, late, app := gs[0], gs[1], gs[2]
-	if late.Group != "late-reader" || !late.BehindLSO || late.Source != "__consumer_offsets-16" {
+	if late.Group != "late-reader" || late.BehindLSO || late.Blocked || late.Source != "__consumer_offsets-16" {
 		t.Errorf("late-reader: %+v", late)
 	}
-	if audit.Group != "audit" || audit.BehindLSO || audit.RecordsToLSO != 2 || audit.OffsetsToLSO != 3 {
+	if audit.Group != "audit" || !audit.BehindLSO || audit.Blocked || audit.RecordsToLSO != 2 || audit.OffsetsToLSO != 3 {
 		t.Errorf("audit: %+v", audit)
 	}
-	if app.Group != "orders-app" || !app.BehindLSO || app.Offset != 3 || app.Metadata != "m" || app.ProducerID != -1 {
+	if app.Group != "orders-app" || !app.BehindLSO || !app.Blocked || app.Offset != 3 || app.Metadata != "m" || app.ProducerID != -1 {
 		t.Errorf("orders-app: %+v", app)
 	}
 	if in.Offsets.For("orders", 1) != nil {

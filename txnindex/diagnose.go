@@ -60,6 +60,7 @@ type OpenTxnReport struct {
 	// responses reported: its producer, batches and records are unknown
 	// (-1) and FirstOffset is that LSO.
 	Unseen bool `json:"unseen,omitempty"`
+	TxnJoin
 }
 
 // Discards is what aborting a transaction throws away.
@@ -105,6 +106,7 @@ type Diagnosis struct {
 	Now                    int64           `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
+	DiagnosisJoin
 }
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
@@ -171,7 +173,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		movedOn := l.LogEndOffset > t.LastDataOffset+1
 		switch {
 		case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
-			r.State = StateHanging
+			r.State, r.HangingRule = StateHanging, RuleAge
 			r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
 				t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
 		case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
@@ -297,6 +299,7 @@ func (d *Diagnosis) Runbook() string {
 				d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 		}
 	}
+	d.runbookPinned(&sb)
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
 	}
@@ -308,6 +311,7 @@ func (d *Diagnosis) Runbook() string {
 				i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.LastOffset, t.Batches, t.Records, t.Bytes)
 		}
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
+		t.runbookCoordinator(&sb)
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
 		if t.Unseen {
 			fmt.Fprintf(&sb, "    aborting discards its records, somewhere in offsets %d-%d (not in the capture)", t.FirstOffset, d.HighWatermark-1)

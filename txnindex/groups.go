@@ -44,24 +44,34 @@ func CompareGroupOffsets(a, b GroupOffset) int {
 //
 // A read_committed consumer at position P fetches nothing at or past the
 // LSO: the broker caps a read_committed fetch at the LSO
-// (LocalLog.read with FetchIsolation.TXN_COMMITTED), so with P >= LSO the
-// fetch returns no records, and the consumer's position stays at P until
-// the LSO moves. A group whose committed offset is at or past the LSO has
-// therefore consumed everything it can and waits: it is behind the LSO, the
-// group the pinned LSO is holding up. A group below the LSO still has
-// RecordsToLSO records to receive before it reaches the LSO and waits too.
+// (LocalLog.read with FetchIsolation.TXN_COMMITTED), so its position never
+// passes the LSO, and a read_committed group's committed offset is at most
+// the LSO. Three cases:
+//
+//   - committed < LSO: the group still has RecordsToLSO records to receive,
+//     then waits at the LSO: affected (BehindLSO), not yet blocked;
+//   - committed == LSO (or no record left before it): it has consumed
+//     everything it can and receives nothing until the LSO moves:
+//     affected and Blocked, the group the pinned LSO is holding up now;
+//   - committed > LSO: only a read_uncommitted consumer gets there (its
+//     fetches are capped at the high watermark instead), so an open
+//     transaction does not hold it up: not affected.
 type GroupPosition struct {
 	GroupOffset
-	// BehindLSO: Offset >= LSO; the group's consumers receive nothing on
-	// this partition until the LSO moves.
+	// BehindLSO: Offset <= LSO, the group is affected by what holds the
+	// LSO (live.GroupBehind uses the same rule for a cluster scan).
 	BehindLSO bool `json:"behind_lso"`
+	// Blocked: BehindLSO with nothing left to receive before the LSO
+	// (Offset == LSO, or RecordsToLSO == 0 when counted): its consumers
+	// wait at the LSO and receive nothing on this partition until it moves.
+	Blocked bool `json:"blocked"`
 	// OffsetsToLSO is LSO - Offset when the group is below the LSO, else 0.
 	OffsetsToLSO int64 `json:"offsets_to_lso"`
 	// RecordsToLSO is how many records a read_committed consumer at Offset
 	// receives before its position reaches the LSO: delivered records,
 	// not offsets (markers, aborted records and compacted offsets take
-	// offsets but deliver nothing). 0 when BehindLSO; -1 when not counted
-	// (PlaceGroups has no log to count in).
+	// offsets but deliver nothing). 0 at or past the LSO; -1 when not
+	// counted (PlaceGroups has no log to count in).
 	RecordsToLSO int64 `json:"records_to_lso"`
 	// OutOfRange: Offset is below the log start offset or past the log end
 	// offset. A fetch there fails with OFFSET_OUT_OF_RANGE
@@ -72,8 +82,8 @@ type GroupPosition struct {
 
 // PlaceGroups returns the committed offsets for topic/partition, placed
 // against lso, ordered by group. logStart and logEnd bound the offsets a
-// fetch accepts (OutOfRange). RecordsToLSO is -1: counting records needs
-// the log ((*Log).GroupPositions).
+// fetch accepts (OutOfRange). RecordsToLSO is -1 below the LSO: counting
+// records needs the log ((*Log).GroupPositions).
 func PlaceGroups(offsets []GroupOffset, topic string, partition int32, lso, logStart, logEnd int64) []GroupPosition {
 	var out []GroupPosition
 	for _, o := range offsets {
@@ -82,10 +92,13 @@ func PlaceGroups(offsets []GroupOffset, topic string, partition int32, lso, logS
 		}
 		g := GroupPosition{GroupOffset: o, RecordsToLSO: -1}
 		g.OutOfRange = o.Offset < logStart || o.Offset > logEnd
-		if o.Offset >= lso {
-			g.BehindLSO, g.RecordsToLSO = true, 0
-		} else {
-			g.OffsetsToLSO = lso - o.Offset
+		switch {
+		case o.Offset > lso:
+			g.RecordsToLSO = 0 // a read_uncommitted position: not held by the LSO
+		case o.Offset == lso:
+			g.BehindLSO, g.Blocked, g.RecordsToLSO = true, true, 0
+		default:
+			g.BehindLSO, g.OffsetsToLSO = true, lso-o.Offset
 		}
 		out = append(out, g)
 	}
@@ -95,7 +108,8 @@ func PlaceGroups(offsets []GroupOffset, topic string, partition int32, lso, logS
 
 // GroupPositions is PlaceGroups for this log's partition, LSO, log start
 // and log end, with RecordsToLSO counted from the read_committed decisions
-// in one walk of the log. A group below the log start counts from the log
+// in one walk of the log; a group below the LSO with no record left to
+// receive before it (only markers, aborted data or gaps) is Blocked too. A group below the log start counts from the log
 // start, where a consumer with auto.offset.reset=earliest resumes (other
 // reset policies are the consumer's choice, not the log's). Records are
 // counted as Counts does: a batch cut by the committed offset counts its
@@ -104,7 +118,7 @@ func (l *Log) GroupPositions(offsets []GroupOffset) []GroupPosition {
 	gs := PlaceGroups(offsets, l.Topic, l.Partition, l.LastStableOffset, l.LogStartOffset, l.LogEndOffset)
 	var below []int
 	for i := range gs {
-		if !gs[i].BehindLSO {
+		if gs[i].BehindLSO && !gs[i].Blocked {
 			below = append(below, i)
 		}
 	}
@@ -147,6 +161,7 @@ func (l *Log) GroupPositions(offsets []GroupOffset) []GroupPosition {
 	}
 	for j, i := range below {
 		gs[i].RecordsToLSO = total - start[j]
+		gs[i].Blocked = gs[i].RecordsToLSO == 0
 	}
 	return gs
 }

@@ -11,8 +11,9 @@ func groupAt(group string, off int64) GroupOffset {
 		ExpireTimestamp: -1, ProducerID: -1, Source: "__consumer_offsets-0", RecordOffset: 0}
 }
 
-// TestPlaceGroups: a committed offset at or past the LSO is behind it;
-// below it, the offsets to the LSO; out of range outside the log.
+// TestPlaceGroups: a committed offset at or below the LSO is behind it
+// (affected), at it blocked; past it (a read_uncommitted consumer) not
+// affected; below it, the offsets to the LSO; out of range outside the log.
 func TestPlaceGroups(t *testing.T) {
 	offsets := []GroupOffset{
 		groupAt("waits-exactly-at-lso", 100),
@@ -27,15 +28,16 @@ func TestPlaceGroups(t *testing.T) {
 	got := PlaceGroups(offsets, "t", 0, 100, 10, 200)
 	want := map[string]struct {
 		behind   bool
+		blocked  bool
 		toLSO    int64
 		outRange bool
 	}{
-		"waits-exactly-at-lso": {true, 0, false},
-		"waits-past-lso":       {true, 0, false},
-		"still-reading":        {false, 60, false},
-		"below-log-start":      {false, 95, true},
-		"past-log-end":         {true, 0, true},
-		"at-log-end":           {true, 0, false},
+		"waits-exactly-at-lso": {true, true, 0, false},
+		"waits-past-lso":       {false, false, 0, false},
+		"still-reading":        {true, false, 60, false},
+		"below-log-start":      {true, false, 95, true},
+		"past-log-end":         {false, false, 0, true},
+		"at-log-end":           {false, false, 0, false},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d groups, want %d: %+v", len(got), len(want), got)
@@ -49,10 +51,10 @@ func TestPlaceGroups(t *testing.T) {
 			t.Errorf("unexpected group %q", g.Group)
 			continue
 		}
-		if g.BehindLSO != w.behind || g.OffsetsToLSO != w.toLSO || g.OutOfRange != w.outRange {
-			t.Errorf("%s: behind=%v offsets=%d out=%v, want %v %d %v", g.Group, g.BehindLSO, g.OffsetsToLSO, g.OutOfRange, w.behind, w.toLSO, w.outRange)
+		if g.BehindLSO != w.behind || g.Blocked != w.blocked || g.OffsetsToLSO != w.toLSO || g.OutOfRange != w.outRange {
+			t.Errorf("%s: behind=%v blocked=%v offsets=%d out=%v, want %v %v %d %v", g.Group, g.BehindLSO, g.Blocked, g.OffsetsToLSO, g.OutOfRange, w.behind, w.blocked, w.toLSO, w.outRange)
 		}
-		if g.BehindLSO && g.RecordsToLSO != 0 || !g.BehindLSO && g.RecordsToLSO != -1 {
+		if (g.BehindLSO && !g.Blocked) != (g.RecordsToLSO == -1) {
 			t.Errorf("%s: records_to_lso %d without a log", g.Group, g.RecordsToLSO)
 		}
 	}
@@ -72,17 +74,18 @@ func TestGroupPositionsCountRecords(t *testing.T) {
 		committed int64
 		records   int64
 		behind    bool
+		blocked   bool
 	}{
-		{0, 5 + 3, false},  // 5 plain + 3 committed
-		{2, 3 + 3, false},  // inside the first batch: its last 3 records
-		{5, 3, false},      // at the aborted transaction: it delivers nothing
-		{8, 3, false},      // at the ABORT marker
-		{10, 3, false},     // in the compacted gap
-		{12, 2, false},     // inside the committed batch
-		{14, 0, false},     // at the COMMIT marker: nothing left to receive, one offset short
-		{15, 0, true},      // at the LSO: waits
-		{18, 0, true},      // past the LSO, below the HWM
-		{-1, 5 + 3, false}, // below the log start: resumes at the log start (earliest)
+		{0, 5 + 3, true, false},  // 5 plain + 3 committed
+		{2, 3 + 3, true, false},  // inside the first batch: its last 3 records
+		{5, 3, true, false},      // at the aborted transaction: it delivers nothing
+		{8, 3, true, false},      // at the ABORT marker
+		{10, 3, true, false},     // in the compacted gap
+		{12, 2, true, false},     // inside the committed batch
+		{14, 0, true, true},      // at the COMMIT marker: nothing left to receive, one offset short: blocked
+		{15, 0, true, true},      // at the LSO: waits
+		{18, 0, false, false},    // past the LSO, below the HWM: a read_uncommitted position, not held
+		{-1, 5 + 3, true, false}, // below the log start: resumes at the log start (earliest)
 	}
 	var offsets []GroupOffset
 	for i, tt := range tests {
@@ -91,11 +94,11 @@ func TestGroupPositionsCountRecords(t *testing.T) {
 	got := l.GroupPositions(offsets)
 	for i, tt := range tests {
 		g := got[i]
-		if g.Offset != tt.committed || g.RecordsToLSO != tt.records || g.BehindLSO != tt.behind {
-			t.Errorf("committed %d: records %d behind %v, want %d %v", g.Offset, g.RecordsToLSO, g.BehindLSO, tt.records, tt.behind)
+		if g.Offset != tt.committed || g.RecordsToLSO != tt.records || g.BehindLSO != tt.behind || g.Blocked != tt.blocked {
+			t.Errorf("committed %d: records %d behind %v blocked %v, want %d %v %v", g.Offset, g.RecordsToLSO, g.BehindLSO, g.Blocked, tt.records, tt.behind, tt.blocked)
 		}
 		// The one-walk count equals a consumer started at the offset.
-		if !g.BehindLSO {
+		if g.BehindLSO {
 			c := NewCounts(max(g.Offset, l.LogStartOffset), l.LastStableOffset-1)
 			for d := range l.Decisions(ConsumeOptions{From: g.Offset, Isolation: ReadCommitted}) {
 				c.Add(&d)
@@ -109,11 +112,12 @@ func TestGroupPositionsCountRecords(t *testing.T) {
 
 // TestGroupPositionsNoOpenTransaction: with the LSO at the high
 // watermark, a group at the log end waits for new data, not for a
-// transaction; behind_lso is still true (it receives nothing).
+// transaction; it is at the LSO, so behind_lso and blocked are still true
+// (it receives nothing); a group below has records to go.
 func TestGroupPositionsNoOpenTransaction(t *testing.T) {
 	l := newLog().plain(-1, 4).txn(1, 2).commit(1).build()
 	got := l.GroupPositions([]GroupOffset{groupAt("a", 7), groupAt("b", 0)})
-	if !got[0].BehindLSO || got[1].BehindLSO || got[1].RecordsToLSO != 6 {
+	if !got[0].BehindLSO || !got[0].Blocked || !got[1].BehindLSO || got[1].Blocked || got[1].RecordsToLSO != 6 {
 		t.Fatalf("%+v", got)
 	}
 }
@@ -130,7 +134,7 @@ func TestGroupPositionJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"group", "topic", "partition", "committed_offset", "commit_timestamp", "behind_lso", "records_to_lso", "offsets_to_lso", "producer_id", "source", "source_offset"} {
+	for _, k := range []string{"group", "topic", "partition", "committed_offset", "commit_timestamp", "behind_lso", "blocked", "records_to_lso", "offsets_to_lso", "producer_id", "source", "source_offset"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("no %q in %s", k, b)
 		}

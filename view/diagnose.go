@@ -58,6 +58,7 @@ func DiagnoseRunbook(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Dia
 	}()
 	diags.computed.Add(1)
 	d := l.Diagnose(o)
+	join(l, d)
 	e.runbook = d.Runbook()
 	e.d = d
 	return e.d, e.runbook

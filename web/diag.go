@@ -28,6 +28,18 @@ type DiagnosisView struct {
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
+	// Groups are the consumer groups committed on the partition (from
+	// __consumer_offsets or OffsetFetch); nil when none was read.
+	Groups []GroupView
+}
+
+// GroupView is one consumer group's committed offset against the LSO.
+type GroupView struct {
+	Group     string
+	Committed int64
+	Affected  bool   // committed <= LSO
+	Blocked   bool   // waiting at the LSO
+	What      string // "waiting at the LSO", "3 records to go", "past the LSO"
 }
 
 // TxnView is one open transaction in the panel.
@@ -48,6 +60,13 @@ type TxnView struct {
 	Pins            bool
 	SkewedOrFromSnp string // a note: clock skew, seeded from a snapshot
 	Unseen          bool   // known only from the LSO a capture reported
+	// TransactionalID, CoordinatorState and HangingRule are what the
+	// transaction coordinator says (__transaction_state or
+	// DescribeTransactions) and the KIP-664 rule that decided; "" when
+	// no coordinator state was read.
+	TransactionalID  string
+	CoordinatorState string
+	HangingRule      string
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -107,7 +126,8 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
-		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen}
+		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
+		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}
@@ -136,6 +156,7 @@ func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 		p := txnView(d.PinnedBy)
 		v.Pinned = &p
 	}
+	v.Groups = groupViews(d.ConsumerGroups)
 	switch {
 	case v.Stuck:
 	case len(d.OpenTransactions) == 0:
@@ -257,4 +278,37 @@ func (u *UI) DiagnosisPanel() http.Handler {
 		}
 		render(w, r, diagnosisPanel(diagnosisView(u.diags.diagnose(l, o))))
 	})
+}
+
+// groupViews lists the groups, the affected (committed <= LSO) first.
+func groupViews(gs []txnindex.GroupPosition) []GroupView {
+	if gs == nil {
+		return nil
+	}
+	out := []GroupView{}
+	for _, g := range gs {
+		v := GroupView{Group: g.Group, Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
+		switch {
+		case g.Blocked:
+			v.What = "blocked: waiting at the LSO"
+		case g.BehindLSO && g.RecordsToLSO >= 0:
+			v.What = plural(int(g.RecordsToLSO), "record", "records") + " to receive, then waits at the LSO"
+		case g.BehindLSO:
+			v.What = i64(g.OffsetsToLSO) + " offsets below the LSO"
+		default:
+			v.What = "past the LSO (read_uncommitted): not held"
+		}
+		out = append(out, v)
+	}
+	slices.SortStableFunc(out, func(a, b GroupView) int {
+		return cmp.Compare(boolRank(!a.Affected), boolRank(!b.Affected))
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -81,7 +81,10 @@ func (c *catalog) put(srcs ...*source) {
 func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
 
 // add makes a source of each partition a --load PATH held.
-func (c *catalog) add(id, path string, ld *input.Contents) { c.put(sourcesOf(id, path, ld)...) }
+func (c *catalog) add(id, path string, ld *input.Contents) {
+	setEvidence(ld) // diagnose_join.go
+	c.put(sourcesOf(id, path, ld)...)
+}
 
 // sourcesOf makes a source of each partition ld holds, titled with name
 // (a path, or an upload's file name) and the kind.

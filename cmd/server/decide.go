@@ -89,6 +89,19 @@ func sourceParts(e *env, fs interface {
 	NArg() int
 	Arg(int) string
 }, demo string) ([]*input.Partition, error) {
+	c, err := sourceContents(e, fs, demo)
+	if err != nil {
+		return nil, err
+	}
+	return c.Partitions, nil
+}
+
+// sourceContents is sourceParts with everything input.Open found (the
+// partition directories, for diagnose's internal-topic join).
+func sourceContents(e *env, fs interface {
+	NArg() int
+	Arg(int) string
+}, demo string) (*input.Contents, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -97,7 +110,7 @@ func sourceParts(e *env, fs interface {
 		if err != nil {
 			return nil, err
 		}
-		return []*input.Partition{{Log: txnindex.Build(d.Partition())}}, nil
+		return &input.Contents{Partitions: []*input.Partition{{Log: txnindex.Build(d.Partition())}}}, nil
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
@@ -108,7 +121,7 @@ func sourceParts(e *env, fs interface {
 	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)
 	}
-	return ld.Partitions, nil
+	return ld, nil
 }
 
 // parseRange reads --range FROM-TO; empty is the whole partition (-1, -1).

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -22,7 +21,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now")
 		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
 		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
-		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; alone, the cluster to scan")
+		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
@@ -50,7 +49,26 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	} else if err := scanF.unused(fs); err != nil {
 		return err
 	}
-	parts, err := sourceParts(e, fs, *demo)
+	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
+		d, err := diagnoseLive(ctx, *bootstrap, *topic, *partition, now, *maxTimeout)
+		if err != nil {
+			return err
+		}
+		if *format == "text" {
+			fmt.Fprint(e.stdout, liveRunbook(d))
+			if d.Hanging() {
+				return &codeError{code: exitHanging}
+			}
+			return nil
+		}
+		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
+	}
+	src, err := sourceContents(e, fs, *demo)
+	if err != nil {
+		return err
+	}
+	parts := src.Partitions
+	ev, err := internalEvidence(e, src)
 	if err != nil {
 		return err
 	}
@@ -58,7 +76,6 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	out := struct {
 		Partitions []*txnindex.Diagnosis `json:"partitions"`
 	}{}
-	hanging := false
 	for _, p := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -73,30 +90,14 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			o.Now = time.Time{}
 		}
 		d := p.Log.Diagnose(o)
+		p.Log.Join(d, ev)
 		out.Partitions = append(out.Partitions, d)
-		hanging = hanging || d.Hanging()
 	}
 	if len(out.Partitions) == 0 {
 		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-	} else {
-		for i, d := range out.Partitions {
-			if i > 0 {
-				fmt.Fprintln(e.stdout)
-			}
-			fmt.Fprint(e.stdout, d.Runbook())
-		}
-	}
-	if hanging {
-		return &codeError{code: exitHanging}
-	}
-	return nil
+	internalLast(out.Partitions)
+	return writeDiagnoses(e, *format, out.Partitions)
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -1,0 +1,212 @@
+package txnindex
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RuleAge names the classification by age alone: no coordinator state was
+// read, so an open transaction idle for longer than
+// transaction.max.timeout.ms while the partition moved on is hanging, the
+// threshold kafka-transactions.sh find-hanging applies before it asks the
+// coordinator (KIP-664).
+const RuleAge = "idle_past_max_transaction_timeout"
+
+// TxnJoin is what the transaction coordinator says about an open
+// transaction (__transaction_state in a log dir, DescribeTransactions in
+// live mode), embedded in OpenTxnReport. Empty when no coordinator state
+// was read.
+type TxnJoin struct {
+	// TransactionalID is the id whose current producer id is the
+	// transaction's ("" when none is).
+	TransactionalID string `json:"transactional_id,omitempty"`
+	// CoordinatorState is that id's state (Ongoing, CompleteCommit, …).
+	CoordinatorState string `json:"coordinator_state,omitempty"`
+	// CoordinatorPartitions are the partitions its current transaction
+	// lists, as topic-partition.
+	CoordinatorPartitions []string `json:"coordinator_partitions,omitempty"`
+	// CoordinatorSource says where the state was read
+	// ("__transaction_state-12" at an offset, or "DescribeTransactions").
+	CoordinatorSource string `json:"coordinator_source,omitempty"`
+	// HangingRule names the rule that decided the state: one of the Rule*
+	// constants of Match (KIP-664's find-hanging steps), or RuleAge when
+	// only the age decided.
+	HangingRule string `json:"hanging_rule,omitempty"`
+}
+
+// DiagnosisJoin is what the broker's internal topics add to a partition's
+// diagnosis, embedded in Diagnosis.
+type DiagnosisJoin struct {
+	// ConsumerGroups are the groups with a committed offset on the
+	// partition, placed against its LSO (behind_lso: committed <= LSO,
+	// the groups an open transaction holds up; blocked: at the LSO now).
+	// Absent when no __consumer_offsets partition (or OffsetFetch) was
+	// read.
+	ConsumerGroups []GroupPosition `json:"consumer_groups,omitempty"`
+	// GroupsSource says where the offsets were read.
+	GroupsSource string `json:"consumer_groups_source,omitempty"`
+}
+
+// InternalEvidence is what a log dir's internal topics (or a cluster's
+// read-only APIs) say, for Join.
+type InternalEvidence struct {
+	// Coordinators are the transactional ids' states; nil when none was
+	// read.
+	Coordinators *TxnCoordinators
+	// Offsets are committed offsets of any partitions; HaveOffsets says
+	// they were read at all (an empty list is then evidence: no group).
+	Offsets      []GroupOffset
+	HaveOffsets  bool
+	GroupsSource string
+}
+
+// Join adds the coordinators' word and the consumer groups to d, a
+// diagnosis of l. An open transaction the coordinator will write no marker
+// for (KIP-664: no transactional id, Dead, Complete*, Empty, or a
+// transaction that does not list this partition) is hanging whatever its
+// age; one whose coordinator lists the partition is not (its marker is
+// still to come), whatever its age. Captures are left alone: their
+// evidence is the broker's reported LSO, not a log dir's files.
+func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
+	if d.Capture != nil {
+		return
+	}
+	for i := range d.OpenTransactions {
+		r := &d.OpenTransactions[i]
+		if r.Unseen {
+			continue
+		}
+		if ev.Coordinators == nil {
+			continue
+		}
+		m := ev.Coordinators.Match(l.Topic, l.Partition, r.ProducerID, r.ProducerEpoch)
+		r.joinMatch(m)
+	}
+	if ev.HaveOffsets {
+		d.ConsumerGroups = l.GroupPositions(ev.Offsets)
+		if d.ConsumerGroups == nil {
+			d.ConsumerGroups = []GroupPosition{}
+		}
+		d.GroupsSource = ev.GroupsSource
+	}
+}
+
+// joinMatch applies a coordinator match to the report.
+func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
+	r.TransactionalID = m.TransactionalID
+	if c := m.Coordinator; c != nil {
+		r.CoordinatorState = c.State.String()
+		r.CoordinatorSource = c.Source
+		if c.Offset >= 0 {
+			r.CoordinatorSource = fmt.Sprintf("%s offset %d", c.Source, c.Offset)
+		}
+		for _, tp := range c.Partitions {
+			r.CoordinatorPartitions = append(r.CoordinatorPartitions, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+		}
+	}
+	if !m.Known {
+		// Not knowing is not hanging: the age rule stands.
+		r.Reason += "; coordinator: " + m.Reason
+		return
+	}
+	r.HangingRule = m.Rule
+	switch {
+	case m.Hanging:
+		r.State = StateHanging
+		r.Reason = fmt.Sprintf("hanging whatever its age (KIP-664 rule %s): %s; last write %s ago", m.Rule, m.Reason, fmtDur(r.AgeMs))
+	case r.State == StateHanging:
+		// find-hanging asks the coordinator about an old transaction and
+		// reports it only when the coordinator will not write its marker;
+		// this one's coordinator lists the partition.
+		r.State = StateExpired
+		r.Reason = fmt.Sprintf("idle for %s, but not hanging (KIP-664 rule %s): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
+			fmtDur(r.AgeMs), m.Rule, m.Reason)
+	default:
+		r.Reason += fmt.Sprintf("; not hanging (KIP-664 rule %s): %s", m.Rule, m.Reason)
+	}
+}
+
+// runbookPinned writes who pins the LSO by transactional id, and the
+// groups it holds up.
+func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
+	if p := d.PinnedBy; p != nil && p.TransactionalID != "" {
+		fmt.Fprintf(sb, "  pinned by transactional id %q (coordinator state %s, %s)", p.TransactionalID, p.CoordinatorState, p.CoordinatorSource)
+		if p.HangingRule != "" {
+			fmt.Fprintf(sb, ", decided by rule %s", p.HangingRule)
+		}
+		sb.WriteString("\n")
+	} else if p != nil && p.HangingRule != "" {
+		fmt.Fprintf(sb, "  pinning transaction decided by rule %s\n", p.HangingRule)
+	}
+	if d.ConsumerGroups == nil {
+		return
+	}
+	var affected, other []GroupPosition
+	for _, g := range d.ConsumerGroups {
+		if g.BehindLSO {
+			affected = append(affected, g)
+		} else {
+			other = append(other, g)
+		}
+	}
+	switch {
+	case len(d.ConsumerGroups) == 0:
+		if d.PinnedBy != nil {
+			sb.WriteString("  consumer groups affected: none (no group committed an offset on this partition)\n")
+		}
+	case len(affected) == 0:
+		fmt.Fprintf(sb, "  consumer groups affected: none (%d group(s) committed on this partition, all past the LSO)\n", len(d.ConsumerGroups))
+	case d.PinnedBy != nil:
+		fmt.Fprintf(sb, "  consumer groups affected (committed offset <= LSO %d; read_committed consumers cannot pass it):\n", d.LastStableOffset)
+	default:
+		fmt.Fprintf(sb, "  consumer groups (committed offset <= LSO %d):\n", d.LastStableOffset)
+	}
+	for _, g := range affected {
+		what := fmt.Sprintf("%d records to receive before the LSO", g.RecordsToLSO)
+		switch {
+		case g.RecordsToLSO < 0:
+			what = fmt.Sprintf("%d offsets below the LSO (records not counted: no log read)", g.OffsetsToLSO)
+		case g.Blocked:
+			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
+		}
+		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+	}
+	for _, g := range other {
+		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
+	}
+}
+
+// runbookCoordinator writes an open transaction's coordinator line.
+func (t *OpenTxnReport) runbookCoordinator(sb *strings.Builder) {
+	if t.CoordinatorState == "" && t.TransactionalID == "" {
+		if t.HangingRule != "" {
+			fmt.Fprintf(sb, "    decided by rule %s\n", t.HangingRule)
+		}
+		return
+	}
+	fmt.Fprintf(sb, "    coordinator: transactional id %q, state %s", t.TransactionalID, t.CoordinatorState)
+	if len(t.CoordinatorPartitions) > 0 {
+		fmt.Fprintf(sb, ", partitions %s", strings.Join(t.CoordinatorPartitions, " "))
+	}
+	if t.HangingRule != "" {
+		fmt.Fprintf(sb, "; decided by rule %s", t.HangingRule)
+	}
+	sb.WriteString("\n")
+}
+
+// JoinRunbook is the runbook's join lines alone (who pins the LSO by
+// transactional id, the groups it holds up), for reports that print the
+// rest themselves (diagnose --bootstrap, which reads no log).
+func (d *Diagnosis) JoinRunbook() string {
+	var sb strings.Builder
+	d.runbookPinned(&sb)
+	return sb.String()
+}
+
+// CoordinatorRunbook is an open transaction's coordinator line of the
+// runbook, "" when nothing was joined.
+func (t *OpenTxnReport) CoordinatorRunbook() string {
+	var sb strings.Builder
+	t.runbookCoordinator(&sb)
+	return sb.String()
+}

@@ -1,0 +1,95 @@
+package txnindex
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDiagnoseJoin: a young open transaction is hanging when its
+// coordinator will write no marker for the partition (each KIP-664 rule),
+// an old one is not when the coordinator lists the partition, and the
+// groups at or below the LSO are named in the JSON and the runbook.
+func TestDiagnoseJoin(t *testing.T) {
+	t3 := TopicPartition{"t", 0}
+	other := TopicPartition{"t", 1}
+	tests := []struct {
+		name    string
+		state   *TxnCoordinatorState // nil: no __transaction_state read
+		now     time.Duration        // age of the open transaction's last write
+		id      string
+		want    OpenTxnState
+		rule    string
+		hanging bool
+	}{
+		{"no coordinator state, young: open by age", nil, time.Second, "", StateOpen, "", false},
+		{"no coordinator state, old: hanging by age", nil, 20 * time.Minute, "", StateHanging, RuleAge, true},
+		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, RuleCoordinatorComplete, true},
+		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, TxnStatusEmpty)), time.Second, "zombie", StateHanging, RuleCoordinatorEmpty, true},
+		{"dead: hanging", ptr(coordState("zombie", 1, 0, TxnStatusDead)), time.Second, "zombie", StateHanging, RuleCoordinatorDead, true},
+		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, RulePartitionNotListed, true},
+		{"ongoing listing it, old: not hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), 20 * time.Minute, "zombie", StateExpired, RulePartitionListed, false},
+		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, RulePartitionListed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
+			l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
+			last := l.Batches[1].MaxTimestamp
+			d := l.Diagnose(DiagnoseOptions{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
+			ev := InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
+				Offsets: []GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
+			if tt.state != nil {
+				ev.Coordinators = NewTxnCoordinators([]TxnCoordinatorState{*tt.state}, true)
+			}
+			l.Join(d, ev)
+			p := d.PinnedBy
+			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging {
+				t.Fatalf("pinned by %+v, want id %q state %s rule %q", p, tt.id, tt.want, tt.rule)
+			}
+			if tt.state != nil && (p.CoordinatorState != tt.state.State.String() || !strings.Contains(p.Reason, tt.rule)) {
+				t.Errorf("coordinator state %q reason %q", p.CoordinatorState, p.Reason)
+			}
+			b, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				PinnedBy map[string]any `json:"pinned_by"`
+				Groups   []struct {
+					Group   string `json:"group"`
+					Behind  bool   `json:"behind_lso"`
+					Blocked bool   `json:"blocked"`
+					Records int64  `json:"records_to_lso"`
+				} `json:"consumer_groups"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if tt.id != "" && (m.PinnedBy["transactional_id"] != tt.id || m.PinnedBy["coordinator_state"] != tt.state.State.String()) {
+				t.Errorf("JSON pinned_by %v", m.PinnedBy)
+			}
+			if tt.rule != "" && m.PinnedBy["hanging_rule"] != tt.rule {
+				t.Errorf("JSON hanging_rule %v", m.PinnedBy["hanging_rule"])
+			}
+			if len(m.Groups) != 3 || m.Groups[0].Group != "at-lso" || !m.Groups[0].Blocked ||
+				m.Groups[1].Group != "reading" || !m.Groups[1].Behind || m.Groups[1].Blocked || m.Groups[1].Records != 2 ||
+				m.Groups[2].Group != "uncommitted" || m.Groups[2].Behind {
+				t.Errorf("consumer_groups %+v", m.Groups)
+			}
+			text := d.Runbook()
+			for _, want := range []string{`group "at-lso" committed 2: BLOCKED`, `group "reading" committed 0: 2 records`, `group "uncommitted" committed 8: past the LSO`} {
+				if !strings.Contains(text, want) {
+					t.Errorf("runbook lacks %q:\n%s", want, text)
+				}
+			}
+			if tt.id != "" && !strings.Contains(text, `pinned by transactional id "`+tt.id+`" (coordinator state `+tt.state.State.String()) {
+				t.Errorf("runbook does not name the id:\n%s", text)
+			}
+			if tt.rule != "" && !strings.Contains(text, "rule "+tt.rule) {
+				t.Errorf("runbook does not name the rule:\n%s", text)
+			}
+		})
+	}
+}
