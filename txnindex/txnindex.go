@@ -498,6 +498,10 @@ type Partition struct {
 	// from a producer-state .snapshot (CurrentTxnFirstOffset >= 0). It is
 	// needed when retention deleted the segment a transaction began in.
 	Ongoing []OngoingTxn
+
+	// Snapshot is the producer-state snapshot Ongoing came from, with
+	// every producer's entry; nil when none was used.
+	Snapshot *SnapshotInfo
 }
 
 // OngoingTxn is a transaction open at the start of the replayed batches.
@@ -505,6 +509,12 @@ type OngoingTxn struct {
 	ProducerID    ProducerID
 	ProducerEpoch int16
 	FirstOffset   int64
+	// LastTimestamp is the producer's last write time (the snapshot
+	// entry's Timestamp); 0 or negative when unknown.
+	LastTimestamp int64
+	// CoordinatorEpoch is the snapshot entry's coordinator epoch (of the
+	// producer's last marker); -1 when unknown.
+	CoordinatorEpoch int32
 }
 
 // Isolation is the consumer's isolation.level.
