@@ -68,8 +68,8 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		}
 	} else if l.mayHaveBegunEarlier(t) {
 		r.MayHaveBegunBeforeLogStart = true
-		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's %020d.snapshot (or any newer .snapshot in the partition directory) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
-			t.ProducerID, t.FirstOffset, l.LogStartOffset, l.LogEndOffset)
+		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's producer snapshot (a .snapshot file in the partition directory, whose entry for producer %d has its currentTxnFirstOffset) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
+			t.ProducerID, t.FirstOffset, l.LogStartOffset, t.ProducerID)
 	}
 	// kafka-transactions.sh abort --start-offset finds the producer through
 	// DescribeProducers, whose currentTxnStartOffset is the producer
@@ -88,6 +88,11 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	from := max(t.FirstOffset, l.LogStartOffset)
 	r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
 		bootstrap, l.Topic, l.Partition, from, max(t.LastDataOffset-from+1, 1))
+	if t.LastDataOffset < 0 {
+		// Nothing of it survives to print; the broker still describes it.
+		r.Discards.PrintCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d",
+			bootstrap, l.Topic, l.Partition)
+	}
 	return r
 }
 
@@ -166,7 +171,7 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	fmt.Fprintf(sb, "    to end it:  %s\n", t.AbortCommand)
 	if t.AbortByProducerCommand != "" {
 		fmt.Fprintf(sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
-		fmt.Fprintf(sb, "      (coordinator epoch %d from %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
+		fmt.Fprintf(sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
 	}
 	switch {
 	case t.Unseen:
