@@ -216,7 +216,9 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		if p := d.PinnedBy; p != nil && newest >= 0 {
 			switch {
 			case p.FirstTimestamp >= 0:
-				d.LSOLagMs = max(newest-p.FirstTimestamp, 0)
+				// For one that began before the log start this is its
+				// first surviving write: a lower bound.
+				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart
 			case p.LastTimestamp >= 0:
 				// Its first write was deleted with its segment: the
 				// LSO has been held at least since its last one.
