@@ -93,6 +93,10 @@ type OpenTxnReport struct {
 	MarkerOffset        *int64 `json:"marker_offset,omitempty"`
 	MarkerType          string `json:"marker_type,omitempty"`
 	HighWatermarkSource string `json:"high_watermark_source,omitempty"`
+
+	// cut says where the log this transaction began before starts: the
+	// log start retention left, or only where reading began.
+	cut string
 }
 
 // Discards is what aborting a transaction throws away.

@@ -58,11 +58,15 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"
 	}
 	if r.BeganBeforeLogStart {
-		src := "the producer snapshot"
+		// A log seeded from a broker's .snapshot starts at the real log
+		// start; a live window's seeds come from DescribeProducers and its
+		// start is only where reading began.
+		src := "the producer state"
+		r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
 		if l.Snapshot != nil {
-			src = "the producer snapshot " + l.Snapshot.Name
+			src, r.cut = "the producer snapshot "+l.Snapshot.Name, fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
 		}
-		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, before the log start %d (deleted by retention)", src, t.FirstOffset, l.LogStartOffset)
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 		if t.LastDataOffset < 0 && last >= 0 {
 			r.StartEvidence += fmt.Sprintf("; its last write, %s, is the snapshot's timestamp", time.UnixMilli(last).UTC().Format(time.RFC3339))
 		}
@@ -131,6 +135,9 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource string) []OpenTxnReport {
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
 			Discards: Discards{Ranges: []OffsetRange{}},
 		}
+		if r.BeganBeforeLogStart && l.Snapshot == nil {
+			r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
+		}
 		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
 		r.Reason = fmt.Sprintf("decided: its %s marker is at offset %d, at or above the high watermark %d (%s); the LSO waits until the high watermark passes the marker (ProducerStateManager keeps it in unreplicatedTxns); nothing to abort: the followers must catch up (or, for a copied log dir, the checkpoint lags the log end %d)",
 			r.MarkerType, mo, hwm, hwmSource, l.LogEndOffset)
@@ -149,7 +156,11 @@ func (t *OpenTxnReport) offsetsText(d *Diagnosis) string {
 		}
 		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
 	}
-	s := fmt.Sprintf("began at offset %d, before the log start %d (deleted by retention)", t.FirstOffset, d.LogStartOffset)
+	cut := t.cut
+	if cut == "" {
+		cut = fmt.Sprintf("before the log start %d (deleted by retention)", d.LogStartOffset)
+	}
+	s := fmt.Sprintf("began at offset %d, %s", t.FirstOffset, cut)
 	if t.LastOffset < 0 {
 		return s + ", none of its data survives"
 	}

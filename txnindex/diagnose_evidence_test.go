@@ -158,3 +158,18 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseSeedWithoutSnapshotIsNotRetention: a live window seeded from
+// DescribeProducers starts where reading began, not at a log start
+// retention left: the runbook does not blame retention.
+func TestDiagnoseSeedWithoutSnapshotIsNotRetention(t *testing.T) {
+	b := newLog()
+	b.p.Segments[0] = Segment{Name: "live window", BaseOffset: 10}
+	b.p.LogStartOffset, b.next = 10, 10
+	b.plain(-1, 2)
+	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	rb := b.build().Diagnose(DiagnoseOptions{Position: -1}).Runbook()
+	if strings.Contains(rb, "retention") || !strings.Contains(rb, "began at offset 5, before offset 10, where the data read here starts") {
+		t.Errorf("runbook:\n%s", rb)
+	}
+}

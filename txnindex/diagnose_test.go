@@ -71,6 +71,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	b.next = 10
 	b.plain(-1, 2)
 	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	b.p.Snapshot = &SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
 	d := b.build().Diagnose(DiagnoseOptions{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
