@@ -87,6 +87,8 @@
 // lazily; a segment with no index files at all leaves the index to be
 // rebuilt. The newest producer snapshot that decodes cleanly seeds
 // Input.Ongoing with its transactions that began before the first
-// batch. LogStartOffset and HighWatermark come from the parent directory's
+// batch (first offset, epoch, last write time, coordinator epoch), and
+// Input.Snapshot with every entry, as ProducerStateManager.loadFromSnapshot
+// loads it. LogStartOffset and HighWatermark come from the parent directory's
 // log-start-offset-checkpoint and replication-offset-checkpoint.
 package loader

@@ -109,6 +109,7 @@ func (p *Partition) loadSnapshots(dir string, names []string) error {
 		return nil
 	}
 	p.Input.Ongoing = p.Snapshot.Ongoing(first)
+	p.Input.Snapshot = p.Snapshot.Info()
 	return nil
 }
 

@@ -154,8 +154,13 @@ func TestOpenPartitionLayout(t *testing.T) {
 	if p.Snapshot == nil || p.Snapshot.Name != "00000000000000000111.snapshot" || len(p.Snapshots) != 2 {
 		t.Fatalf("snapshot %+v of %d", p.Snapshot, len(p.Snapshots))
 	}
-	if want := []txnindex.OngoingTxn{{ProducerID: 5, ProducerEpoch: 3, FirstOffset: 90}}; !slices.Equal(tp.Ongoing, want) {
+	// The seed keeps the entry's coordinator epoch and timestamp, which
+	// the diagnosis ages it by and puts in the abort command.
+	if want := []txnindex.OngoingTxn{{ProducerID: 5, ProducerEpoch: 3, FirstOffset: 90, CoordinatorEpoch: 1}}; !slices.Equal(tp.Ongoing, want) {
 		t.Errorf("Ongoing %v, want %v", tp.Ongoing, want)
+	}
+	if tp.Snapshot == nil || tp.Snapshot.Name != "00000000000000000111.snapshot" || tp.Snapshot.Producers[5].CoordinatorEpoch != 1 {
+		t.Errorf("Input.Snapshot %+v", tp.Snapshot)
 	}
 	if len(p.Damage) != 1 || p.Damage[0].File != "00000000000000000113.snapshot" || !strings.Contains(p.Damage[0].Msg, "bad CRC") {
 		t.Errorf("damage %v", p.Damage)

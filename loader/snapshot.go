@@ -89,13 +89,29 @@ func ReadProducerSnapshot(data []byte, name string) (*ProducerSnapshot, error) {
 }
 
 // Ongoing returns the snapshot's ongoing transactions (CurrentTxnFirstOffset
-// >= 0) whose first offset is below before, for txnindex.Partition.Ongoing.
+// >= 0) whose first offset is below before, for txnindex.Partition.Ongoing,
+// with what broker recovery keeps of them (ProducerStateManager
+// .loadProducerEntry): the epoch, the last write time (the entry's
+// Timestamp) and the coordinator epoch.
 func (s *ProducerSnapshot) Ongoing(before int64) []txnindex.OngoingTxn {
 	var out []txnindex.OngoingTxn
 	for _, e := range s.Entries {
 		if e.CurrentTxnFirstOffset >= 0 && e.CurrentTxnFirstOffset < before {
-			out = append(out, txnindex.OngoingTxn{ProducerID: e.ProducerID, ProducerEpoch: e.Epoch, FirstOffset: e.CurrentTxnFirstOffset})
+			out = append(out, txnindex.OngoingTxn{ProducerID: e.ProducerID, ProducerEpoch: e.Epoch, FirstOffset: e.CurrentTxnFirstOffset,
+				LastTimestamp: e.Timestamp, CoordinatorEpoch: e.CoordinatorEpoch})
 		}
 	}
 	return out
+}
+
+// Info is every entry of the snapshot, keyed by producer, for
+// txnindex.Partition.Snapshot. A producer id repeated in a damaged file
+// keeps its last entry, as loading it into the broker's producer map does.
+func (s *ProducerSnapshot) Info() *txnindex.SnapshotInfo {
+	in := &txnindex.SnapshotInfo{Name: s.Name, Offset: s.Offset, Producers: make(map[txnindex.ProducerID]txnindex.SnapshotProducer, len(s.Entries))}
+	for _, e := range s.Entries {
+		in.Producers[e.ProducerID] = txnindex.SnapshotProducer{Epoch: e.Epoch, LastOffset: e.LastOffset, Timestamp: e.Timestamp,
+			CoordinatorEpoch: e.CoordinatorEpoch, CurrentTxnFirstOffset: e.CurrentTxnFirstOffset}
+	}
+	return in
 }

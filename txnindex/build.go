@@ -36,6 +36,7 @@ func Build(p *Partition) *Log {
 	l.indexSegments()
 	l.offsets(p)
 	l.replay(p.Ongoing)
+	l.applySnapshot(p)
 	l.buildIndexes()
 	l.computeLSO()
 	l.findGaps()

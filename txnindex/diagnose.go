@@ -29,6 +29,11 @@ const (
 	StateOpen    OpenTxnState = "open"    // within transaction.timeout.ms
 	StateExpired OpenTxnState = "expired" // past transaction.timeout.ms: the coordinator should abort it
 	StateHanging OpenTxnState = "hanging" // KIP-664: no write for longer than the max timeout while the partition moved on
+	// StateDecidedUnreplicated is a transaction whose COMMIT or ABORT
+	// marker is in the log at or above the high watermark: decided, but
+	// the LSO waits for the marker to be replicated (ProducerStateManager
+	// keeps it in unreplicatedTxns and firstUnstableOffset counts it).
+	StateDecidedUnreplicated OpenTxnState = "decided_unreplicated"
 )
 
 // OffsetRange is an inclusive range of offsets.
@@ -61,6 +66,38 @@ type OpenTxnReport struct {
 	// (-1) and FirstOffset is that LSO.
 	Unseen bool `json:"unseen,omitempty"`
 	TxnJoin
+
+	// AgeUnknown: no write time of it is known (a seeded transaction
+	// whose snapshot entry has no timestamp), so it is not classified by
+	// age.
+	AgeUnknown bool `json:"age_unknown,omitempty"`
+	// BeganBeforeLogStart: its first offset is below the log start; the
+	// producer snapshot remembers it (FirstOffset), retention deleted it.
+	BeganBeforeLogStart bool `json:"began_before_log_start,omitempty"`
+	// MayHaveBegunBeforeLogStart: without a snapshot, the producer's first
+	// surviving batch is this transaction's data with no marker before it,
+	// so it may have begun in a segment retention deleted. StartEvidence
+	// says what would settle it.
+	MayHaveBegunBeforeLogStart bool   `json:"may_have_begun_before_log_start,omitempty"`
+	StartEvidence              string `json:"start_evidence,omitempty"`
+	// CoordinatorEpoch is the one the producer-id form of the abort
+	// command carries, never below any the broker has seen for the
+	// producer; CoordinatorEpochSource names the evidence.
+	CoordinatorEpoch       int32  `json:"coordinator_epoch"`
+	CoordinatorEpochSource string `json:"coordinator_epoch_source,omitempty"`
+	// AbortByProducerCommand is the explicit form of the abort (producer
+	// id, epoch, coordinator epoch), for when DescribeProducers cannot
+	// be used.
+	AbortByProducerCommand string `json:"abort_command_by_producer_id,omitempty"`
+	// For StateDecidedUnreplicated: the marker, and where the high
+	// watermark it is not yet below comes from.
+	MarkerOffset        *int64 `json:"marker_offset,omitempty"`
+	MarkerType          string `json:"marker_type,omitempty"`
+	HighWatermarkSource string `json:"high_watermark_source,omitempty"`
+
+	// cut says where the log this transaction began before starts: the
+	// log start retention left, or only where reading began.
+	cut string
 }
 
 // Discards is what aborting a transaction throws away.
@@ -97,13 +134,19 @@ type Diagnosis struct {
 	// LastStableOffsetSource is "log" when the LSO is computed from the
 	// batches (ProducerStateManager's rule) and "capture" when it is the
 	// one the broker reported in the captured responses.
-	LastStableOffsetSource string          `json:"last_stable_offset_source"`
-	LSOLagOffsets          int64           `json:"lso_lag_offsets"`
-	LSOLagMs               int64           `json:"lso_lag_ms"`
-	PinnedBy               *OpenTxnReport  `json:"pinned_by"`
-	OpenTransactions       []OpenTxnReport `json:"open_transactions"`
-	Lag                    *LagReport      `json:"lag,omitempty"`
-	Now                    int64           `json:"now"`
+	LastStableOffsetSource string `json:"last_stable_offset_source"`
+	LSOLagOffsets          int64  `json:"lso_lag_offsets"`
+	LSOLagMs               int64  `json:"lso_lag_ms"`
+	// LSOLagAtLeast: LSOLagMs is a lower bound (the holder's first write
+	// was deleted; it is measured from its last one).
+	LSOLagAtLeast    bool            `json:"lso_lag_at_least,omitempty"`
+	PinnedBy         *OpenTxnReport  `json:"pinned_by"`
+	OpenTransactions []OpenTxnReport `json:"open_transactions"`
+	// Unreplicated are the decided transactions whose marker is at or
+	// above the high watermark (StateDecidedUnreplicated).
+	Unreplicated []OpenTxnReport `json:"unreplicated_transactions"`
+	Lag          *LagReport      `json:"lag,omitempty"`
+	Now          int64           `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 	DiagnosisJoin
@@ -151,59 +194,13 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
-		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Capture: cr,
+		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 	}
 	for _, ti := range l.Open {
-		t := &l.Txns[ti]
-		r := OpenTxnReport{
-			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
-			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso,
-		}
-		last := t.LastTimestamp
-		r.AgeMs = now - last
-		if last < 0 {
-			r.AgeMs = 0
-		}
-		if r.AgeMs < 0 {
-			// CreateTime comes from the producer's clock: a timestamp
-			// ahead of "now" is skew, not a young transaction.
-			r.ClockSkew, r.AgeMs = true, 0
-		}
-		movedOn := l.LogEndOffset > t.LastDataOffset+1
-		switch {
-		case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
-			r.State, r.HangingRule = StateHanging, RuleAge
-			r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
-				t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
-		case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
-			r.State = StateExpired
-			r.Reason = fmt.Sprintf("older than transaction.timeout.ms (%s): the coordinator should abort it; if nothing happens within transaction.max.timeout.ms (%s) it is hanging",
-				o.TxnTimeout, o.MaxTxnTimeout)
-		default:
-			r.State = StateOpen
-			r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), o.TxnTimeout)
-		}
-		if r.ClockSkew {
-			r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"
-		}
-		if t.Seeded || t.FirstOffset < l.LogStartOffset {
-			// --start-offset needs DescribeProducers to show a
-			// transaction starting at exactly that offset; the explicit
-			// form works when the start is gone.
-			r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
-				bootstrap, l.Topic, l.Partition, t.ProducerID, t.ProducerEpoch, l.coordinatorEpoch(t.ProducerID))
-		} else {
-			r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-				bootstrap, l.Topic, l.Partition, t.FirstOffset)
-		}
-		r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
-		if r.Discards.Ranges == nil {
-			r.Discards.Ranges = []OffsetRange{}
-		}
-		r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
-			bootstrap, l.Topic, l.Partition, t.FirstOffset, max(t.LastDataOffset-t.FirstOffset+1, 1))
-		d.OpenTransactions = append(d.OpenTransactions, r)
+		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
+	}
+	if cr == nil {
+		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource)
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -211,13 +208,28 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		d.PinnedBy = &d.OpenTransactions[len(d.OpenTransactions)-1]
 		d.LSOLagMs = u.AgeMs
 	}
-	for i := range d.OpenTransactions {
-		if d.PinnedBy == nil && d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
-			d.PinnedBy = &d.OpenTransactions[i]
-			if d.PinnedBy.FirstTimestamp >= 0 && newest >= 0 {
-				d.LSOLagMs = max(newest-d.PinnedBy.FirstTimestamp, 0)
+	if d.PinnedBy == nil && d.LSOLagOffsets > 0 {
+		// The true holder: of every transaction whose (clamped) first
+		// offset is the LSO, the earliest, whether open or decided but
+		// unreplicated; not whichever comes first in Log.Open.
+		for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
+			for i := range ts {
+				if ts[i].PinsLSO && (d.PinnedBy == nil || ts[i].FirstOffset < d.PinnedBy.FirstOffset) {
+					d.PinnedBy = &ts[i]
+				}
 			}
-			break
+		}
+		if p := d.PinnedBy; p != nil && newest >= 0 {
+			switch {
+			case p.FirstTimestamp >= 0:
+				// For one that began before the log start this is its
+				// first surviving write: a lower bound.
+				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart
+			case p.LastTimestamp >= 0:
+				// Its first write was deleted with its segment: the
+				// LSO has been held at least since its last one.
+				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.LastTimestamp, 0), true
+			}
 		}
 	}
 	if o.Position >= 0 {
@@ -233,19 +245,6 @@ func slicesContainsPin(ts []OpenTxnReport) bool {
 		}
 	}
 	return false
-}
-
-// coordinatorEpoch is the epoch of the producer's last marker, 0 if none
-// (kafka-transactions.sh raises a missing or negative one to 0).
-func (l *Log) coordinatorEpoch(pid ProducerID) int32 {
-	ce := int32(0)
-	for i := range l.Batches {
-		b := &l.Batches[i]
-		if b.ProducerID == pid && b.IsEndTxnMarker() && b.CoordinatorEpoch() > ce {
-			ce = b.CoordinatorEpoch()
-		}
-	}
-	return ce
 }
 
 // lag splits HWM - position by what a read_committed consumer does with it.
@@ -283,45 +282,40 @@ func (d *Diagnosis) Runbook() string {
 	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
 	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
 		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
-	if d.PinnedBy == nil {
-		if len(d.OpenTransactions) == 0 {
-			sb.WriteString("  clear: no open transaction; read_committed consumers can read to the high watermark\n")
-		} else {
-			sb.WriteString("  clear: open transactions exist but none holds the LSO below the high watermark\n")
+	switch p := d.PinnedBy; {
+	case p == nil && d.LastStableOffset < d.HighWatermark:
+		// Never "clear" while consumers are held below the HWM.
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets behind the high watermark, and no transaction found here holds it\n", d.LSOLagOffsets)
+	case p == nil && len(d.OpenTransactions) == 0:
+		sb.WriteString("  clear: no open transaction; read_committed consumers can read to the high watermark\n")
+	case p == nil:
+		sb.WriteString("  clear: open transactions exist but none holds the LSO below the high watermark\n")
+	case p.Unseen:
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
+			d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
+	case p.State == StateDecidedUnreplicated:
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)\n",
+			d.LSOLagOffsets, p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
+	default:
+		atLeast := ""
+		if d.LSOLagAtLeast {
+			atLeast = "at least "
 		}
-	} else {
-		p := d.PinnedBy
-		if p.Unseen {
-			fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
-				d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
-		} else {
-			fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-				d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
-		}
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			d.LSOLagOffsets, atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	}
 	d.runbookPinned(&sb)
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
 	}
-	for i, t := range d.OpenTransactions {
-		if t.Unseen {
-			fmt.Fprintf(&sb, "\n  open transaction %d: unseen producer, from offset %d\n", i+1, t.FirstOffset)
-		} else {
-			fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, offsets %d-%d, %d batches, %d records, %d bytes\n",
-				i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.LastOffset, t.Batches, t.Records, t.Bytes)
-		}
+	for i := range d.OpenTransactions {
+		d.OpenTransactions[i].runbook(&sb, i+1, d)
+	}
+	for i := range d.Unreplicated {
+		t := &d.Unreplicated[i]
+		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
+			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.MarkerType, *t.MarkerOffset)
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
-		t.runbookCoordinator(&sb)
-		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
-		if t.Unseen {
-			fmt.Fprintf(&sb, "    aborting discards its records, somewhere in offsets %d-%d (not in the capture)", t.FirstOffset, d.HighWatermark-1)
-		} else {
-			fmt.Fprintf(&sb, "    aborting discards %d records at offsets", t.Discards.Records)
-			for _, r := range t.Discards.Ranges {
-				fmt.Fprintf(&sb, " %d-%d", r.From, r.To)
-			}
-		}
-		fmt.Fprintf(&sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)
 	}
 	if l := d.Lag; l != nil {
 		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %d offsets\n", l.Position, l.HighWatermark, l.Offsets)

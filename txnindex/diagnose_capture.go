@@ -41,6 +41,11 @@ type CaptureReport struct {
 	// BrokerHWM is the high watermark of the same response: the log
 	// beyond the captured batches is real even though no batch shows it.
 	BrokerHWM int64 `json:"broker_high_watermark"`
+	// BrokerLogStart is the log start offset of the same response (Fetch
+	// v5+; -1 when unknown). An LSO equal to it may be clamped: the broker
+	// raises a first unstable offset below the log start to the log start
+	// (UnifiedLog.maybeIncrementFirstUnstableOffset).
+	BrokerLogStart int64 `json:"broker_log_start_offset"`
 	// HighestPosition is the furthest fetch offset the consumer asked for.
 	HighestPosition int64 `json:"highest_position"`
 	// History is the responses in capture order, a run per stretch that
@@ -85,7 +90,7 @@ func (l *Log) captureEvidence(position int64) *CaptureReport {
 	if len(l.Fetches) == 0 {
 		return nil
 	}
-	cr := &CaptureReport{Fetches: len(l.Fetches), BrokerLSO: -1, BrokerHWM: -1, BatchesLSO: l.LastStableOffset, HighestPosition: -1, History: []LSORun{}}
+	cr := &CaptureReport{Fetches: len(l.Fetches), BrokerLSO: -1, BrokerHWM: -1, BrokerLogStart: -1, BatchesLSO: l.LastStableOffset, HighestPosition: -1, History: []LSORun{}}
 	iso := ReadUncommitted
 	lastFetch := int64(-1)
 	for i := range l.Fetches {
@@ -111,7 +116,7 @@ func (l *Log) captureEvidence(position int64) *CaptureReport {
 			continue
 		}
 		if r.LastStableOffset >= 0 {
-			cr.BrokerLSO, cr.BrokerHWM = r.LastStableOffset, r.HighWatermark
+			cr.BrokerLSO, cr.BrokerHWM, cr.BrokerLogStart = r.LastStableOffset, r.HighWatermark, r.LogStartOffset
 		}
 		n := len(cr.History)
 		if n == 0 || cr.History[n-1].LastStableOffset != r.LastStableOffset || cr.History[n-1].HighWatermark != r.HighWatermark {
@@ -198,6 +203,17 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	// through DescribeProducers' currentTxnStartOffset.
 	r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
 		bootstrap, l.Topic, l.Partition, lso)
+	if cr.BrokerLogStart > 0 && lso == cr.BrokerLogStart {
+		// The LSO sits on the log start: the broker clamps a first
+		// unstable offset below the log start up to it, so the
+		// transaction may have begun before it, and abort --start-offset
+		// must name DescribeProducers' CurrentTransactionStartOffset,
+		// which may not be the LSO (no transaction need start there).
+		r.MayHaveBegunBeforeLogStart = true
+		r.StartEvidence = fmt.Sprintf("the LSO %d equals the log start offset the broker reported: the broker raises the first unstable offset to the log start, so this transaction may have begun before it (retention deleted the start); describe-producers shows its CurrentTransactionStartOffset", lso)
+		r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d, then abort --topic %s --partition %d --start-offset <its CurrentTransactionStartOffset>",
+			bootstrap, l.Topic, l.Partition, l.Topic, l.Partition)
+	}
 	r.Discards = Discards{Records: -1, Ranges: []OffsetRange{},
 		PrintCommand: fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d; kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
 			bootstrap, l.Topic, l.Partition, bootstrap, l.Topic, l.Partition, lso, max(hwm-lso, 1))}

@@ -62,21 +62,29 @@ func TestDiagnoseClassification(t *testing.T) {
 }
 
 // TestDiagnoseEmptySeededTransaction: a snapshot says a transaction is open
-// from an offset retention deleted; it has no data here. The abort command
-// uses the explicit producer form, since --start-offset needs the start.
+// from an offset retention deleted; it has no data here. --start-offset is
+// that first offset (DescribeProducers reports it after retention); the
+// explicit producer form is offered too.
 func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	b := newLog()
 	b.p.Segments[0] = Segment{Name: segName(10), BaseOffset: 10}
 	b.next = 10
 	b.plain(-1, 2)
 	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	b.p.Snapshot = &SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
 	d := b.build().Diagnose(DiagnoseOptions{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
 	}
-	cmd := d.OpenTransactions[0].AbortCommand
-	if !strings.Contains(cmd, "--producer-id 3 --producer-epoch 4 --coordinator-epoch 0") {
-		t.Errorf("command %q", cmd)
+	r := d.OpenTransactions[0]
+	if !strings.HasSuffix(r.AbortCommand, "--start-offset 5") || !r.BeganBeforeLogStart {
+		t.Errorf("command %q, before log start %v", r.AbortCommand, r.BeganBeforeLogStart)
+	}
+	if !strings.Contains(r.AbortByProducerCommand, "--producer-id 3 --producer-epoch 4 --coordinator-epoch 0") || !strings.HasPrefix(r.CoordinatorEpochSource, "none") {
+		t.Errorf("command %q (%s)", r.AbortByProducerCommand, r.CoordinatorEpochSource)
+	}
+	if rb := d.Runbook(); strings.Contains(rb, "-1") || !strings.Contains(rb, "began at offset 5, before the log start 10 (deleted by retention)") {
+		t.Errorf("runbook:\n%s", rb)
 	}
 }
 

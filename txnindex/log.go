@@ -190,6 +190,10 @@ type Log struct {
 	// (a read_committed fetch never returns the batches that pin the LSO).
 	Fetches []CapturedFetch
 
+	// Snapshot is the producer-state snapshot the replay was seeded from
+	// (Partition.Snapshot); nil when none.
+	Snapshot *SnapshotInfo
+
 	// txnsOf lists, per producer, its transactions' indexes in Txns in
 	// order of FirstBatch: TxnOf finds a batch's transaction by binary
 	// search there, which costs 4 bytes per transaction instead of an index

@@ -503,6 +503,10 @@ type Partition struct {
 	// when CleanerOffsetKnown: the log cleaner's first dirty offset.
 	CleanerOffset      int64
 	CleanerOffsetKnown bool
+
+	// Snapshot is the producer-state snapshot Ongoing came from, with
+	// every producer's entry; nil when none was used.
+	Snapshot *SnapshotInfo
 }
 
 // OngoingTxn is a transaction open at the start of the replayed batches.
@@ -510,6 +514,12 @@ type OngoingTxn struct {
 	ProducerID    ProducerID
 	ProducerEpoch int16
 	FirstOffset   int64
+	// LastTimestamp is the producer's last write time (the snapshot
+	// entry's Timestamp); 0 or negative when unknown.
+	LastTimestamp int64
+	// CoordinatorEpoch is the snapshot entry's coordinator epoch (of the
+	// producer's last marker); -1 when unknown.
+	CoordinatorEpoch int32
 }
 
 // Isolation is the consumer's isolation.level.

@@ -135,6 +135,11 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 		v.Ranges = append(v.Ranges, rangeView(r))
 	}
 	switch {
+	case t.State == txnindex.StateDecidedUnreplicated && t.MarkerOffset != nil:
+		v.SkewedOrFromSnp = "decided: its " + t.MarkerType + " marker at offset " + i64(*t.MarkerOffset) +
+			" is not yet below the high watermark (" + t.HighWatermarkSource + "); nothing to abort"
+	case t.StartEvidence != "":
+		v.SkewedOrFromSnp = t.StartEvidence
 	case t.Seeded:
 		v.SkewedOrFromSnp = "begun before the log start (from the producer snapshot)"
 	case t.ClockSkew:
@@ -159,6 +164,9 @@ func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 	v.Groups = groupViews(d.ConsumerGroups)
 	switch {
 	case v.Stuck:
+	case d.LastStableOffset < d.HighWatermark:
+		// Never "clear" while read_committed consumers are held below the HWM.
+		v.Clear = "The LSO trails the high watermark, and no transaction found here holds it."
 	case len(d.OpenTransactions) == 0:
 		v.Clear = "No open transaction: read_committed consumers can read to the high watermark."
 	default:

@@ -166,3 +166,34 @@ func TestDiagnosisPanelOfCapture(t *testing.T) {
 		t.Errorf("the panel names producer -1")
 	}
 }
+
+// TestBannerAndPanelNameTheTrueHolder: producer 7's transaction (2-3) is
+// committed at offset 5, but the high watermark is 5, so the marker is not
+// replicated and the transaction still holds the LSO at 2. Producer 8's
+// open transaction (from 4), the first of Log.Open, does not hold it: the
+// banner and the panel name producer 7.
+func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
+	p := &txnindex.Partition{Topic: "t", LogStartOffset: -1, HighWatermark: 5, HighWatermarkSource: "replication-offset-checkpoint"}
+	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType) {
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2,
+			Attributes: attrs, Control: ct, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000}.Batch())
+	}
+	add(0, 1, -1, 0, txnindex.ControlNone)
+	add(2, 3, 7, txnindex.AttrTransactional, txnindex.ControlNone)
+	add(4, 4, 8, txnindex.AttrTransactional, txnindex.ControlNone)
+	add(5, 5, 7, txnindex.AttrTransactional|txnindex.AttrControl, txnindex.ControlCommit)
+	add(6, 7, -1, 0, txnindex.ControlNone)
+	l := txnindex.Build(p)
+	if l.LastStableOffset != 2 || len(l.Open) != 1 || l.Txns[l.Open[0]].ProducerID != 8 {
+		t.Fatalf("LSO %d, open %v", l.LastStableOffset, l.Open)
+	}
+	v := timelineView("demo", "demo", l)
+	if !strings.Contains(v.Pinned, "producer 7 from offset 2, decided (COMMIT marker at offset 5) but not yet below the high watermark 5") {
+		t.Errorf("banner %q", v.Pinned)
+	}
+	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
+	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
+		!strings.Contains(d.Pinned.SkewedOrFromSnp, "COMMIT marker at offset 5") || d.Clear != "" {
+		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
+	}
+}

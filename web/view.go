@@ -179,12 +179,22 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: pr.EpochLabel(),
 			Note: kind + ", " + plural(ln.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
 	}
-	switch {
-	case l.LastStableOffset < l.HighWatermark && len(l.Open) > 0:
-		t := &l.Txns[l.Open[0]]
+	// The true holder (txnindex.LSOHolder), open or decided with its
+	// marker not yet below the high watermark, not the first of Log.Open.
+	switch t := l.LSOHolder(); {
+	case t != nil && t.State == txnindex.TxnOpen:
 		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " is pinned by the open transaction of producer " +
 			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +
 			"; read_committed consumers stop there."
+	case t != nil:
+		marker := "ABORT"
+		if t.State == txnindex.TxnCommitted {
+			marker = "COMMIT"
+		}
+		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " is held by the transaction of producer " +
+			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +
+			", decided (" + marker + " marker at offset " + strconv.FormatInt(t.MarkerOffset, 10) +
+			") but not yet below the high watermark " + strconv.FormatInt(l.HighWatermark, 10) + "; read_committed consumers stop there."
 	case l.LastStableOffset < l.HighWatermark:
 		v.Pinned = "LSO trails the high watermark."
 	default:

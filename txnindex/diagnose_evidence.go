@@ -1,0 +1,200 @@
+package txnindex
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// openTxnReport reports the open transaction l.Txns[ti]: its age from its
+// last write (the snapshot's Timestamp for one that began before the log
+// start, unless a later batch of it survives), its classification, the
+// abort commands the broker accepts and what aborting discards.
+func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap string) OpenTxnReport {
+	t := &l.Txns[ti]
+	r := OpenTxnReport{
+		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
+		Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
+		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso,
+		BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+	}
+	last := t.LastTimestamp
+	r.AgeMs = now - last
+	if last < 0 {
+		r.AgeMs, r.AgeUnknown = 0, true
+	}
+	if r.AgeMs < 0 {
+		// CreateTime comes from the producer's clock: a timestamp
+		// ahead of "now" is skew, not a young transaction.
+		r.ClockSkew, r.AgeMs = true, 0
+	}
+	// The partition moved on when anything was appended after the
+	// transaction's last write; a seeded one with no surviving data last
+	// wrote before the snapshot's offset.
+	lastWrite := t.LastDataOffset
+	if lastWrite < 0 && l.Snapshot != nil {
+		if e, ok := l.Snapshot.Producers[t.ProducerID]; ok {
+			lastWrite = e.LastOffset
+		}
+	}
+	movedOn := l.LogEndOffset > lastWrite+1
+	switch {
+	case r.AgeUnknown:
+		r.State = StateOpen
+		r.Reason = "its last write time is unknown (the snapshot entry carries none and no batch of it survives), so it is not classified by age; kafka-transactions.sh find-hanging asks the broker"
+	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
+		r.State, r.HangingRule = StateHanging, RuleAge
+		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
+			t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
+	case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
+		r.State = StateExpired
+		r.Reason = fmt.Sprintf("older than transaction.timeout.ms (%s): the coordinator should abort it; if nothing happens within transaction.max.timeout.ms (%s) it is hanging",
+			o.TxnTimeout, o.MaxTxnTimeout)
+	default:
+		r.State = StateOpen
+		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), o.TxnTimeout)
+	}
+	if r.ClockSkew {
+		r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"
+	}
+	if r.BeganBeforeLogStart {
+		// A log seeded from a broker's .snapshot starts at the real log
+		// start; a live window's seeds come from DescribeProducers and its
+		// start is only where reading began.
+		src := "the producer state"
+		r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
+		if l.Snapshot != nil {
+			src, r.cut = "the producer snapshot "+l.Snapshot.Name, fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
+		}
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
+		if t.LastDataOffset < 0 && last >= 0 {
+			r.StartEvidence += fmt.Sprintf("; its last write, %s, is the snapshot's timestamp", time.UnixMilli(last).UTC().Format(time.RFC3339))
+		}
+	} else if l.mayHaveBegunEarlier(t) {
+		r.MayHaveBegunBeforeLogStart = true
+		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's producer snapshot (a .snapshot file in the partition directory, whose entry for producer %d has its currentTxnFirstOffset) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
+			t.ProducerID, t.FirstOffset, l.LogStartOffset, t.ProducerID)
+	}
+	// kafka-transactions.sh abort --start-offset finds the producer through
+	// DescribeProducers, whose currentTxnStartOffset is the producer
+	// state's currentTxnFirstOffset: the first offset even after retention
+	// deleted it, and the broker fills in the epochs itself.
+	r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
+		bootstrap, l.Topic, l.Partition, t.FirstOffset)
+	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
+	r.AbortByProducerCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
+		bootstrap, l.Topic, l.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+	r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
+	if r.Discards.Ranges == nil {
+		r.Discards.Ranges = []OffsetRange{}
+	}
+	// Only what survives can be printed: from the log start on.
+	from := max(t.FirstOffset, l.LogStartOffset)
+	r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
+		bootstrap, l.Topic, l.Partition, from, max(t.LastDataOffset-from+1, 1))
+	if t.LastDataOffset < 0 {
+		// Nothing of it survives to print; the broker still describes it.
+		r.Discards.PrintCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d",
+			bootstrap, l.Topic, l.Partition)
+	}
+	return r
+}
+
+// mayHaveBegunEarlier: with no snapshot to say otherwise, t is its
+// producer's first surviving batch (no marker of that producer before it)
+// and something below the log start was deleted.
+func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
+	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 {
+		return false
+	}
+	for i := range l.Producers {
+		if pr := &l.Producers[i]; pr.ID == t.ProducerID {
+			return pr.FirstOffset == t.FirstOffset
+		}
+	}
+	return false
+}
+
+// unreplicated reports the decided transactions whose marker is at or
+// above the high watermark. The broker keeps them in unreplicatedTxns until
+// the high watermark passes the marker, and firstUnstableOffset (hence the
+// LSO) counts them: a decided transaction can hold the LSO.
+func (l *Log) unreplicated(lso, hwm int64, hwmSource string) []OpenTxnReport {
+	out := []OpenTxnReport{}
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if t.State == TxnOpen || t.MarkerOffset < hwm {
+			continue
+		}
+		mb := &l.Batches[t.MarkerBatch]
+		mo := t.MarkerOffset
+		r := OpenTxnReport{
+			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
+			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso, BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
+			Discards: Discards{Ranges: []OffsetRange{}},
+		}
+		if r.BeganBeforeLogStart && l.Snapshot == nil {
+			r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
+		}
+		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
+		r.Reason = fmt.Sprintf("decided: its %s marker is at offset %d, at or above the high watermark %d (%s); the LSO waits until the high watermark passes the marker (ProducerStateManager keeps it in unreplicatedTxns); nothing to abort: the followers must catch up (or, for a copied log dir, the checkpoint lags the log end %d)",
+			r.MarkerType, mo, hwm, hwmSource, l.LogEndOffset)
+		out = append(out, r)
+	}
+	return out
+}
+
+// offsetsText says where the transaction's offsets are, never printing the
+// -1 of "no data here": "offsets 3-7", or "began at offset 120, before the
+// log start 500 (deleted by retention)", with what survives of it.
+func (t *OpenTxnReport) offsetsText(d *Diagnosis) string {
+	if !t.BeganBeforeLogStart {
+		if t.LastOffset < 0 {
+			return fmt.Sprintf("from offset %d, no data batch here", t.FirstOffset)
+		}
+		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
+	}
+	cut := t.cut
+	if cut == "" {
+		cut = fmt.Sprintf("before the log start %d (deleted by retention)", d.LogStartOffset)
+	}
+	s := fmt.Sprintf("began at offset %d, %s", t.FirstOffset, cut)
+	if t.LastOffset < 0 {
+		return s + ", none of its data survives"
+	}
+	return s + fmt.Sprintf(", its data survives up to offset %d", t.LastOffset)
+}
+
+// runbook writes open transaction n of d.
+func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
+	if t.Unseen {
+		fmt.Fprintf(sb, "\n  open transaction %d: unseen producer, from offset %d\n", n, t.FirstOffset)
+	} else {
+		fmt.Fprintf(sb, "\n  open transaction %d: producer %d epoch %d, %s, %d batches, %d records, %d bytes\n",
+			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.Batches, t.Records, t.Bytes)
+	}
+	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
+	t.runbookCoordinator(sb)
+	if t.StartEvidence != "" {
+		fmt.Fprintf(sb, "    start: %s\n", t.StartEvidence)
+	}
+	fmt.Fprintf(sb, "    to end it:  %s\n", t.AbortCommand)
+	if t.AbortByProducerCommand != "" {
+		fmt.Fprintf(sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
+		fmt.Fprintf(sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
+	}
+	switch {
+	case t.Unseen:
+		fmt.Fprintf(sb, "    aborting discards its records, somewhere in offsets %d-%d (not in the capture)", t.FirstOffset, d.HighWatermark-1)
+	case len(t.Discards.Ranges) == 0:
+		fmt.Fprintf(sb, "    aborting discards no record that survives here")
+	default:
+		fmt.Fprintf(sb, "    aborting discards %d records at offsets", t.Discards.Records)
+		for _, r := range t.Discards.Ranges {
+			fmt.Fprintf(sb, " %d-%d", r.From, r.To)
+		}
+	}
+	fmt.Fprintf(sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)
+}
