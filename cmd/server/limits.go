@@ -40,6 +40,8 @@ type hardening struct {
 	listenPublic     bool
 	authTokenFile    string
 	maxUploadBytes   int64
+	minUploadRate    int64
+	minUploadGrace   time.Duration
 	maxUploads       int
 }
 
@@ -59,6 +61,8 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
+	fs.Int64Var(&h.minUploadRate, "min-upload-rate", 64<<10, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
+	fs.DurationVar(&h.minUploadGrace, "min-upload-grace", 10*time.Second, "how long an upload may arrive at any rate before --min-upload-rate applies")
 	fs.Int64Var(&h.maxUploadBytes, "max-upload-bytes", 256<<20, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
 	fs.IntVar(&h.maxUploads, "max-uploads", 16, "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)")
 	return h
@@ -79,13 +83,17 @@ func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
 	if h.maxUploadBytes < 0 {
 		return nil, usagef("--max-upload-bytes must be 0 (no uploads) or positive, not %d", h.maxUploadBytes)
 	}
+	if h.minUploadRate < 0 || h.minUploadGrace < 0 {
+		return nil, usagef("--min-upload-rate and --min-upload-grace must not be negative")
+	}
 	if h.maxUploads <= 0 {
 		return nil, usagef("--max-uploads must be positive, not %d", h.maxUploads)
 	}
 	if h.wsRate <= 0 {
 		return nil, usagef("--ws-rate must be positive, not %g", h.wsRate)
 	}
-	sec := &security{requestTimeout: h.requestTimeout}
+	sec := &security{requestTimeout: h.requestTimeout, checkHost: !h.listenPublic}
+	sec.addrHost, _, _ = net.SplitHostPort(addr)
 	if h.authTokenFile != "" {
 		b, err := os.ReadFile(h.authTokenFile)
 		if err != nil {
@@ -163,7 +171,8 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 func (h *hardening) uploads() uploadOptions {
 	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
 		MaxBatches: h.maxSourceBatches, BodyTimeout: h.requestTimeout, MaxBytesText: web.FormatBytes(h.maxUploadBytes),
-		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches"}}
+		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches",
+		MinRate: h.minUploadRate, MinRateGrace: h.minUploadGrace, MinRateFlag: "serve --min-upload-rate"}}
 }
 
 // configure sets the websocket limits on a.

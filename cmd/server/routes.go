@@ -104,6 +104,9 @@ func checkOrigin(s string) (string, error) {
 // the handlers only.
 func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
 	mw := []func(http.Handler) http.Handler{guard.Recover, guard.Headers(o.allowedOrigins)}
+	if o.sec != nil && o.sec.checkHost {
+		mw = append(mw, guard.Hosts(o.sec.addrHost, o.allowedOrigins))
+	}
 	if o.sec != nil && o.sec.token != nil {
 		mw = append(mw, o.sec.token.Middleware)
 	}
@@ -117,4 +120,8 @@ func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
 type security struct {
 	token          *guard.Token  // nil: no --auth-token-file
 	requestTimeout time.Duration // 0: none
+	// checkHost refuses a Host header that is not loopback, addrHost or an
+	// allowed origin's (DNS rebinding); off with --listen-public.
+	checkHost bool
+	addrHost  string
 }

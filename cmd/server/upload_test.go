@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -561,5 +563,68 @@ func TestUploadRecords(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no batch checked")
+	}
+}
+
+// TestUploadMinRate: issue 17 defect 12. Two uploads trickling a byte
+// every 200 ms (and one sending no body byte at all) held both upload
+// slots for the whole --request-timeout; under --min-upload-rate they are
+// dropped with 408 naming the flag soon after the grace period, and an
+// ordinary upload then goes through.
+func TestUploadMinRate(t *testing.T) {
+	b := readFile(t, uploadSegment)
+	s := startServe(t, "--min-upload-rate", "4096", "--min-upload-grace", "1s", "--request-timeout", "60s")
+	type answer struct {
+		code int
+		body string
+		took time.Duration
+	}
+	trickle := func(perByte time.Duration) answer {
+		start := time.Now()
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Error(err)
+			return answer{}
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /api/v1/uploads?name=slow.log HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", s.addr, len(b))
+		stop := make(chan struct{})
+		defer close(stop)
+		if perByte > 0 {
+			go func() {
+				for i := 0; i < len(b); i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(perByte):
+					}
+					if _, err := c.Write(b[i : i+1]); err != nil {
+						return
+					}
+				}
+			}()
+		}
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Error(err)
+			return answer{}
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return answer{resp.StatusCode, string(raw), time.Since(start)}
+	}
+	res := make(chan answer, 3)
+	for _, d := range []time.Duration{200 * time.Millisecond, 200 * time.Millisecond, 0} {
+		go func() { res <- trickle(d) }()
+	}
+	for range 3 {
+		a := <-res
+		if a.code != http.StatusRequestTimeout || !strings.Contains(a.body, "serve --min-upload-rate") || a.took > 10*time.Second {
+			t.Errorf("slow upload: %d after %v: %s", a.code, a.took, a.body)
+		}
+	}
+	if code, a := upload(t, "http://"+s.addr, "fast.log", bytes.NewReader(b), nil); code != http.StatusCreated {
+		t.Errorf("an ordinary upload after the slow ones: %d %+v", code, a)
 	}
 }
