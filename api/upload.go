@@ -36,6 +36,10 @@ type UploadLimits struct {
 	MaxBytesText, MaxBytesFlag, MaxBatchesFlag string
 }
 
+// ErrUploadTooLarge is an AddUpload error for an upload that would hold
+// more memory than the server allows uploads (413, not 507).
+var ErrUploadTooLarge = errors.New("upload too large for the upload memory")
+
 // UploadCatalog is the catalog uploads are added to.
 type UploadCatalog interface {
 	// AddUpload numbers the upload and serves each partition c holds as
@@ -211,6 +215,10 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	up, err := u.cat.AddUpload(name, c, problems)
 	if err != nil {
+		if errors.Is(err, ErrUploadTooLarge) {
+			uploadFail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
 		uploadFail(w, http.StatusInsufficientStorage, fmt.Sprintf("%s: %v", name, err))
 		return
 	}

@@ -41,6 +41,7 @@ type hardening struct {
 	authTokenFile    string
 	maxUploadBytes   int64
 	minUploadRate    int64
+	maxUploadMemory  int64
 	minUploadGrace   time.Duration
 	maxUploads       int
 }
@@ -61,6 +62,7 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
+	fs.Int64Var(&h.maxUploadMemory, "max-upload-memory", 1<<30, "most memory the kept uploads may hold together (their kept bytes and decoded batches, 64 B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)")
 	fs.Int64Var(&h.minUploadRate, "min-upload-rate", 64<<10, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
 	fs.DurationVar(&h.minUploadGrace, "min-upload-grace", 10*time.Second, "how long an upload may arrive at any rate before --min-upload-rate applies")
 	fs.Int64Var(&h.maxUploadBytes, "max-upload-bytes", 256<<20, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
@@ -83,8 +85,8 @@ func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
 	if h.maxUploadBytes < 0 {
 		return nil, usagef("--max-upload-bytes must be 0 (no uploads) or positive, not %d", h.maxUploadBytes)
 	}
-	if h.minUploadRate < 0 || h.minUploadGrace < 0 {
-		return nil, usagef("--min-upload-rate and --min-upload-grace must not be negative")
+	if h.minUploadRate < 0 || h.minUploadGrace < 0 || h.maxUploadMemory < 0 {
+		return nil, usagef("--min-upload-rate, --min-upload-grace and --max-upload-memory must not be negative")
 	}
 	if h.maxUploads <= 0 {
 		return nil, usagef("--max-uploads must be positive, not %d", h.maxUploads)
@@ -169,7 +171,7 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 // uploads are the limits of POST /api/v1/uploads. A body may take
 // --request-timeout to arrive, not --read-timeout.
 func (h *hardening) uploads() uploadOptions {
-	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
+	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, maxMemory: h.maxUploadMemory, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
 		MaxBatches: h.maxSourceBatches, BodyTimeout: h.requestTimeout, MaxBytesText: web.FormatBytes(h.maxUploadBytes),
 		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches",
 		MinRate: h.minUploadRate, MinRateGrace: h.minUploadGrace, MinRateFlag: "serve --min-upload-rate"}}

@@ -77,7 +77,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// It is the one route that changes the server's state, so it
 		// also refuses cross-origin browser requests (CSRF); the token,
 		// when set, is checked by the stack above like everywhere else.
-		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources}, o.upload.UploadLimits)
+		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources, o.upload.maxMemory}, o.upload.UploadLimits)
 		r.With(guard.SameOrigin(o.allowedOrigins)).Post("/uploads", up.ServeHTTP)
 	})
 

@@ -628,3 +628,42 @@ func TestUploadMinRate(t *testing.T) {
 		t.Errorf("an ordinary upload after the slow ones: %d %+v", code, a)
 	}
 }
+
+// TestUploadMemory: issue 17 defect 9. Kept uploads are bounded by
+// --max-upload-memory (kept bytes and decoded batches): past it the
+// oldest are evicted; an upload alone over it is refused with 413 naming
+// the flag.
+func TestUploadMemory(t *testing.T) {
+	b := readFile(t, uploadSegment)
+	in, err := input.OpenBytes("x.log", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := uploadMemory(in)
+	if want := int64(len(b)) + int64(len(in.Partitions[0].Log.Batches))*64; mem < want {
+		t.Fatalf("uploadMemory %d, want at least the bytes and 64 B a batch: %d", mem, want)
+	}
+	s := startServe(t, "--max-upload-memory", fmt.Sprint(2*mem+mem/2))
+	var ids []string
+	for i := range 3 {
+		code, a := upload(t, "http://"+s.addr, fmt.Sprintf("m%d.log", i), bytes.NewReader(b), nil)
+		if code != http.StatusCreated {
+			t.Fatalf("upload %d: %d %+v", i, code, a)
+		}
+		ids = append(ids, a.ID)
+		if i < 2 && len(a.Evicted) != 0 {
+			t.Errorf("upload %d evicted %v within the memory bound", i, a.Evicted)
+		}
+		if i == 2 && (len(a.Evicted) != 1 || a.Evicted[0].ID != ids[0]) {
+			t.Errorf("the third upload evicted %v, want the oldest, %s", a.Evicted, ids[0])
+		}
+	}
+	s.stop(t)
+
+	s = startServe(t, "--max-upload-memory", fmt.Sprint(mem-1))
+	code, a := upload(t, "http://"+s.addr, "big.log", bytes.NewReader(b), nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(a.Error, "--max-upload-memory") {
+		t.Errorf("an upload alone over --max-upload-memory: %d %q", code, a.Error)
+	}
+	s.stop(t)
+}
