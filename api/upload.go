@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -19,12 +22,23 @@ type UploadLimits struct {
 	MaxBytes    int64         // the largest body; 0 disables uploads
 	MaxBatches  int           // the most batches one uploaded partition may hold
 	BodyTimeout time.Duration // how long the body may take to arrive; 0: the server's own read deadline
+	// MinRate is the slowest a body may arrive, in bytes per second on
+	// average, once MinRateGrace has passed; 0: no minimum. Without it two
+	// clients sending a byte a second hold both upload slots for the
+	// whole BodyTimeout (issue 17 defect 12).
+	MinRate      int64
+	MinRateGrace time.Duration
+	MinRateFlag  string // names the setting ("serve --min-upload-rate")
 
 	// The errors name how to raise a limit: MaxBytesText is MaxBytes as
 	// the index page shows it ("256 MiB"); MaxBytesFlag and MaxBatchesFlag
 	// name the settings ("serve --max-upload-bytes").
 	MaxBytesText, MaxBytesFlag, MaxBatchesFlag string
 }
+
+// ErrUploadTooLarge is an AddUpload error for an upload that would hold
+// more memory than the server allows uploads (413, not 507).
+var ErrUploadTooLarge = errors.New("upload too large for the upload memory")
 
 // UploadCatalog is the catalog uploads are added to.
 type UploadCatalog interface {
@@ -148,16 +162,31 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength)) // at most MaxBytes, checked above
 	}
+	body := io.Reader(r.Body)
+	var slow *rateGuard
+	if u.lim.MinRate > 0 {
+		slow = newRateGuard(w, r.Body, u.lim.MinRate, u.lim.MinRateGrace)
+		defer slow.stop()
+		body = slow
+	}
 	// MaxBytesReader also covers a body sent without a length (chunked).
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, u.lim.MaxBytes)); err != nil {
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, io.NopCloser(body), u.lim.MaxBytes)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			uploadFail(w, http.StatusRequestEntityTooLarge, tooLarge)
+			return
+		}
+		if slow != nil && slow.tooSlow.Load() {
+			w.Header().Set("Connection", "close")
+			uploadFail(w, http.StatusRequestTimeout, fmt.Sprintf("%s: the upload arrived slower than this server's minimum of %s/s (%s): %d bytes in %s",
+				name, formatRate(u.lim.MinRate), u.lim.MinRateFlag, slow.n.Load(), time.Since(slow.start).Round(time.Millisecond)))
 			return
 		}
 		uploadFail(w, http.StatusBadRequest, fmt.Sprintf("%s: reading the upload: %v", name, err))
 		return
 	}
-	c, err := input.OpenBytes(name, buf.Bytes())
+	// The load stops when the request ends (the client left, or
+	// --request-timeout): a control-batch bomb does not run on.
+	c, err := input.OpenBytesContext(r.Context(), name, buf.Bytes())
 	if err != nil {
 		uploadFail(w, http.StatusUnprocessableEntity, prefixed(name, err.Error()))
 		return
@@ -186,6 +215,10 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	up, err := u.cat.AddUpload(name, c, problems)
 	if err != nil {
+		if errors.Is(err, ErrUploadTooLarge) {
+			uploadFail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
 		uploadFail(w, http.StatusInsufficientStorage, fmt.Sprintf("%s: %v", name, err))
 		return
 	}
@@ -233,4 +266,77 @@ func prefixed(name, msg string) string {
 		return msg
 	}
 	return name + ": " + msg
+}
+
+// rateGuard reads an upload's body and drops it once, after the grace
+// period, fewer than rate bytes per second have arrived on average since
+// the start. A watchdog checks every tick, so a client that sends nothing
+// at all is dropped too: it sets the connection's read deadline to now,
+// which ends the blocked Read.
+type rateGuard struct {
+	r       io.Reader
+	n       atomic.Int64
+	tooSlow atomic.Bool
+	start   time.Time
+	done    chan struct{}
+	once    sync.Once
+}
+
+var errUploadTooSlow = errors.New("upload slower than the minimum rate")
+
+func newRateGuard(w http.ResponseWriter, r io.Reader, rate int64, grace time.Duration) *rateGuard {
+	g := &rateGuard{r: r, start: time.Now(), done: make(chan struct{})}
+	rc := http.NewResponseController(w)
+	tick := min(grace/4+time.Millisecond, time.Second)
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-g.done:
+				return
+			case <-t.C:
+				if g.slow(rate, grace) {
+					g.tooSlow.Store(true)
+					// A test's recorder has no connection: then
+					// only a Read that returns sees tooSlow.
+					_ = rc.SetReadDeadline(time.Now())
+					return
+				}
+			}
+		}
+	}()
+	return g
+}
+
+// slow: past the grace period, the average rate since the start is under
+// rate.
+func (g *rateGuard) slow(rate int64, grace time.Duration) bool {
+	el := time.Since(g.start)
+	return el > grace && float64(g.n.Load()) < float64(rate)*el.Seconds()
+}
+
+func (g *rateGuard) Read(p []byte) (int, error) {
+	if g.tooSlow.Load() {
+		return 0, errUploadTooSlow
+	}
+	n, err := g.r.Read(p)
+	g.n.Add(int64(n))
+	if err != nil && g.tooSlow.Load() {
+		return n, errUploadTooSlow
+	}
+	return n, err
+}
+
+func (g *rateGuard) stop() { g.once.Do(func() { close(g.done) }) }
+
+// formatRate writes bytes per second in KiB or MiB.
+func formatRate(b int64) string {
+	switch {
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", b>>10)
+	}
+	return fmt.Sprintf("%d B", b)
 }

@@ -187,7 +187,7 @@ func readCheckpoint(r io.Reader, name string, entry func(fields []string) error)
 	}
 	v, perr := strconv.ParseInt(line, 10, 32)
 	if perr != nil {
-		return 0, lineErr(name, l.n, "version: want an integer, found %q", line)
+		return 0, lineErr(name, l.n, "version: want an integer, found %s", excerpt(line))
 	}
 	if v != 0 {
 		return int(v), lineErr(name, l.n, "unrecognised version: want 0, found %d", v)
@@ -198,7 +198,7 @@ func readCheckpoint(r io.Reader, name string, entry func(fields []string) error)
 	}
 	count, perr := strconv.ParseInt(line, 10, 32)
 	if perr != nil {
-		return 0, lineErr(name, l.n, "entry count: want an integer, found %q", line)
+		return 0, lineErr(name, l.n, "entry count: want an integer, found %s", excerpt(line))
 	}
 	found := 0
 	for {
@@ -207,7 +207,7 @@ func readCheckpoint(r io.Reader, name string, entry func(fields []string) error)
 			break
 		}
 		if err := entry(splitWS(line)); err != nil {
-			return 0, lineErr(name, l.n, "malformed line %q: %v", line, err)
+			return 0, lineErr(name, l.n, "malformed line %s: %v", excerpt(line), err)
 		}
 		found++
 	}
@@ -278,11 +278,11 @@ func ReadPartitionMetadata(r io.Reader, name string) (*PartitionMetadata, error)
 	}
 	f := splitWS(line)
 	if len(f) != 2 {
-		return m, lineErr(name, l.n, "malformed line %q: want \"version: 0\"", line)
+		return m, lineErr(name, l.n, "malformed line %s: want \"version: 0\"", excerpt(line))
 	}
 	v, err := strconv.ParseInt(f[1], 10, 32)
 	if err != nil {
-		return m, lineErr(name, l.n, "version: want an integer, found %q", f[1])
+		return m, lineErr(name, l.n, "version: want an integer, found %s", excerpt(f[1]))
 	}
 	m.Version = int(v)
 	if v != 0 {
@@ -297,7 +297,7 @@ func ReadPartitionMetadata(r io.Reader, name string) (*PartitionMetadata, error)
 	}
 	f = splitWS(line)
 	if len(f) != 2 {
-		return m, lineErr(name, l.n, "malformed line %q: want \"topic_id: <uuid>\"", line)
+		return m, lineErr(name, l.n, "malformed line %s: want \"topic_id: <uuid>\"", excerpt(line))
 	}
 	id, err := ParseUUID(f[1])
 	if err != nil {
@@ -315,14 +315,14 @@ func ReadPartitionMetadata(r io.Reader, name string) (*PartitionMetadata, error)
 func ParseUUID(s string) (UUID, error) {
 	var u UUID
 	if len(s) > 24 {
-		return u, fmt.Errorf("%q is too long to be a base64 UUID", s)
+		return u, fmt.Errorf("%s is too long to be a base64 UUID", excerpt(s))
 	}
 	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		return u, fmt.Errorf("%q is not URL-safe base64: %v", s, err)
+		return u, fmt.Errorf("%s is not URL-safe base64: %v", excerpt(s), err)
 	}
 	if len(b) != 16 {
-		return u, fmt.Errorf("%q decodes to %d bytes, want 16", s, len(b))
+		return u, fmt.Errorf("%s decodes to %d bytes, want 16", excerpt(s), len(b))
 	}
 	copy(u[:], b)
 	return u, nil

@@ -271,6 +271,10 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 			p.Ignored = append(p.Ignored, IgnoredFile{name, "directory"})
 			continue
 		}
+		if why := notRegularReason(e.Type()); why != "" {
+			p.Ignored = append(p.Ignored, IgnoredFile{name, why})
+			continue
+		}
 		if b, ok := kfakeBase(name, ".dat"); ok {
 			bases = append(bases, b)
 			continue
@@ -324,8 +328,8 @@ func openKfakePartition(dir, topic string, num int32, o ScanOptions) (*Partition
 
 	p.Input.HighWatermarkSource = "log_end_offset (no kfake " + KfakeSnapshotFile + ": it is written at shutdown)"
 	if haveSnap {
-		data, err := os.ReadFile(filepath.Join(dir, KfakeSnapshotFile))
-		if err != nil {
+		data, err := readFileIfExists(filepath.Join(dir, KfakeSnapshotFile))
+		if err := p.damage(err); err != nil {
 			return nil, err
 		}
 		var s kfakeSnapshot
@@ -371,7 +375,7 @@ func (p *Partition) kfakeSnapshotMatches(s *kfakeSnapshot) bool {
 // partition epoch). Problems go to Damage; the entries themselves carry
 // nothing the decision needs.
 func (p *Partition) checkKfakeIndex(path, name string, seg *SegmentFile) error {
-	data, err := os.ReadFile(path)
+	data, err := readInside(path, 1<<30) // 15 bytes per batch
 	if err != nil {
 		return err
 	}

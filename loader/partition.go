@@ -1,7 +1,9 @@
 package loader
 
 import (
+	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,11 +76,18 @@ func OpenPartition(dir string) (*Partition, error) {
 
 // OpenPartitionWith is OpenPartition with explicit scan options.
 func OpenPartitionWith(dir string, o ScanOptions) (*Partition, error) {
+	return OpenPartitionContext(context.Background(), dir, o)
+}
+
+// OpenPartitionContext is OpenPartitionWith that stops, with ctx's error,
+// when ctx ends (a signal, a request gone): the segment scans check it
+// between batches.
+func OpenPartitionContext(ctx context.Context, dir string, o ScanOptions) (*Partition, error) {
 	cps, err := ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir)))
 	if err != nil {
 		return nil, err
 	}
-	p, err := openPartition(dir, cps, o)
+	p, err := openPartition(ctx, dir, cps, o)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +95,10 @@ func OpenPartitionWith(dir string, o ScanOptions) (*Partition, error) {
 	return p, nil
 }
 
-func openPartition(dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partition, error) {
+func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partition, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	topic, num, kind, err := ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
 	if err != nil {
 		return nil, err
@@ -102,7 +114,7 @@ func openPartition(dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partitio
 	// Which files make the log (partition_dir.go), their scan
 	// (partition_scan.go), then the state files (partition_state.go).
 	l := p.list(ents)
-	loaded, err := p.scanSegments(dir, l, o)
+	loaded, err := p.scanSegments(ctx, dir, l, o)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +161,11 @@ func OpenLogDir(dir string) (*LogDir, error) {
 // not partition directories (meta.properties, the checkpoints, KRaft's
 // bootstrap.checkpoint...) are listed in Skipped.
 func OpenLogDirWith(dir string, o ScanOptions) (*LogDir, error) {
+	return OpenLogDirContext(context.Background(), dir, o)
+}
+
+// OpenLogDirContext is OpenLogDirWith that stops when ctx ends.
+func OpenLogDirContext(ctx context.Context, dir string, o ScanOptions) (*LogDir, error) {
 	cps, err := ReadLogDirCheckpoints(dir)
 	if err != nil {
 		return nil, err
@@ -160,6 +177,10 @@ func OpenLogDirWith(dir string, o ScanOptions) (*LogDir, error) {
 	l := &LogDir{Dir: dir, Checkpoints: cps, Damage: cps.Damage}
 	for _, e := range ents {
 		name := e.Name()
+		if e.Type()&fs.ModeSymlink != 0 {
+			l.Skipped = append(l.Skipped, IgnoredFile{name, notRegularReason(e.Type())})
+			continue
+		}
 		if !e.IsDir() {
 			switch name {
 			case ReplicationOffsetCheckpoint, RecoveryPointOffsetCheckpoint, LogStartOffsetCheckpoint, CleanerOffsetCheckpoint:
@@ -172,7 +193,10 @@ func OpenLogDirWith(dir string, o ScanOptions) (*LogDir, error) {
 			l.Skipped = append(l.Skipped, IgnoredFile{name, "directory name is not <topic>-<partition>"})
 			continue
 		}
-		p, err := openPartition(filepath.Join(dir, name), cps, o)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := openPartition(ctx, filepath.Join(dir, name), cps, o)
 		if err != nil {
 			return nil, err
 		}

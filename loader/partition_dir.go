@@ -76,6 +76,11 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 			p.Ignored = append(p.Ignored, IgnoredFile{name, "directory"})
 			continue
 		}
+		if why := notRegularReason(e.Type()); why != "" {
+			// ReadDir's types are Lstat's: a symlink is listed as one.
+			p.Ignored = append(p.Ignored, IgnoredFile{name, why})
+			continue
+		}
 		base, suffix, ok := splitSegmentName(name)
 		switch {
 		case name == LeaderEpochCheckpointFile || name == PartitionMetadataFile:

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,10 +16,10 @@ import (
 
 // scanSegments scans the listed segments, on several goroutines when
 // there are several segments and cores.
-func (p *Partition) scanSegments(dir string, l dirListing, o ScanOptions) ([]*SegmentFiles, error) {
+func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, o ScanOptions) ([]*SegmentFiles, error) {
 	segs, bases := l.segs, l.bases
 	if workers := min(runtime.GOMAXPROCS(0), len(bases), maxScanWorkers); workers > 1 {
-		return p.loadSegmentsParallel(dir, segs, bases, o, workers)
+		return p.loadSegmentsParallel(ctx, dir, segs, bases, o, workers)
 	}
 	// All segments' batches go into one slice: no per-segment growth, no
 	// copy to join them. The scanner sizes it from the bytes of this and
@@ -30,13 +31,13 @@ func (p *Partition) scanSegments(dir string, l dirListing, o ScanOptions) ([]*Se
 		if segs[b].hasSwap {
 			name = segs[b].swapLog
 		}
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			remaining += st.Size()
 		}
 	}
 	loaded := make([]*SegmentFiles, 0, len(bases))
 	for _, b := range bases {
-		sf, err := p.loadSegment(dir, segs[b], o, &shared, done, remaining)
+		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +63,7 @@ const maxScanWorkers = 4
 // another segment nearly halves the load (scripts/bench-scan.sh, "scan"
 // against "scan-1cpu" with GOMAXPROCS=1). The join's copy costs less than
 // what the second core saves.
-func (p *Partition) loadSegmentsParallel(dir string, segs map[int64]*segFiles, bases []int64, o ScanOptions, workers int) ([]*SegmentFiles, error) {
+func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs map[int64]*segFiles, bases []int64, o ScanOptions, workers int) ([]*SegmentFiles, error) {
 	type result struct {
 		sf   *SegmentFiles
 		part Partition // only Damage and Ignored are filled
@@ -83,10 +84,10 @@ func (p *Partition) loadSegmentsParallel(dir string, segs map[int64]*segFiles, b
 				if segs[bases[i]].hasSwap {
 					name = segs[bases[i]].swapLog
 				}
-				if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 					size = st.Size()
 				}
-				r.sf, r.err = r.part.loadSegment(dir, segs[bases[i]], o, &own, 0, size)
+				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, size)
 			}
 		}()
 	}
@@ -111,7 +112,7 @@ func (p *Partition) loadSegmentsParallel(dir string, segs map[int64]*segFiles, b
 // loadSegment scans one segment's .log (or .log.swap) and reads its indexes.
 // before and remaining are the bytes of the partition's segments before
 // this one and from this one on, for sizing the shared batch slice.
-func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64) (*SegmentFiles, error) {
+func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64) (*SegmentFiles, error) {
 	logName, idx, tim, txn := s.log, s.index, s.time, s.txn
 	out := &SegmentFiles{}
 	if s.hasSwap {
@@ -124,16 +125,11 @@ func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *
 		}
 	}
 	path := filepath.Join(dir, logName)
-	fh, err := os.Open(path)
+	fh, size, err := openInside(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, err
-	}
-	f, grown, err := scanFile(fh, st.Size(), logName, o, *shared, before, max(remaining-before-st.Size(), 0))
+	f, grown, err := scanFileContext(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0))
 	*shared = grown
 	fh.Close()
 	if err != nil {
@@ -180,16 +176,12 @@ func (p *Partition) loadSegment(dir string, s *segFiles, o ScanOptions, shared *
 }
 
 func withFile(path string, fn func(*os.File, int64) error) error {
-	fh, err := os.Open(path)
+	fh, size, err := openInside(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return err
-	}
-	return fn(fh, st.Size())
+	return fn(fh, size)
 }
 
 // assemble fills Input.Segments and Input.Batches from the loaded segments.

@@ -40,6 +40,11 @@ func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
 		{CleanerOffsetCheckpoint, &c.CleanerOffset},
 	} {
 		data, err := readFileIfExists(filepath.Join(dir, f.name))
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			c.Damage = append(c.Damage, fe)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -59,19 +64,20 @@ func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
 	return c, nil
 }
 
-// readFileIfExists returns nil, nil for a missing file.
+// readFileIfExists returns nil, nil for a missing file. A symlink, pipe or
+// other non-regular file in its place is not read: it comes back as a
+// *FormatError, damage to report, so the rest of the directory loads.
 func readFileIfExists(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	data, err := readInside(path, maxStateFile)
+	if errors.Is(err, ErrNotRegular) {
+		st, _ := os.Lstat(path)
+		var m fs.FileMode
+		if st != nil {
+			m = st.Mode()
+		}
+		return nil, formatErr(filepath.Base(path), 0, "file", "%s", notRegularReason(m))
 	}
-	if err != nil {
-		return nil, err
-	}
-	if data == nil {
-		data = []byte{}
-	}
-	return data, nil
+	return data, err
 }
 
 // loadSnapshots decodes every .snapshot and seeds Input.Ongoing from the
@@ -79,9 +85,12 @@ func readFileIfExists(path string) ([]byte, error) {
 func (p *Partition) loadSnapshots(dir string, names []string) error {
 	sort.Strings(names) // 20-digit names sort by offset
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
+		data, err := readFileIfExists(filepath.Join(dir, n))
+		if err := p.damage(err); err != nil {
 			return err
+		}
+		if data == nil {
+			continue // gone since the listing, or not a regular file
 		}
 		s, err := ReadProducerSnapshot(data, n)
 		if err := p.damage(err); err != nil {
@@ -115,7 +124,7 @@ func (p *Partition) loadSnapshots(dir string, names []string) error {
 
 func (p *Partition) loadPartitionFiles(dir string) error {
 	data, err := readFileIfExists(filepath.Join(dir, LeaderEpochCheckpointFile))
-	if err != nil {
+	if err := p.damage(err); err != nil {
 		return err
 	}
 	if data != nil {
@@ -126,7 +135,7 @@ func (p *Partition) loadPartitionFiles(dir string) error {
 		p.LeaderEpochs = c
 	}
 	data, err = readFileIfExists(filepath.Join(dir, PartitionMetadataFile))
-	if err != nil {
+	if err := p.damage(err); err != nil {
 		return err
 	}
 	if data != nil {

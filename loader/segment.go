@@ -230,22 +230,21 @@ func OpenSegmentWith(path string, o ScanOptions) (*SegmentFile, error) {
 // OpenSegmentContext is OpenSegmentWith that stops when ctx ends (see
 // NewSegmentContext).
 func OpenSegmentContext(ctx context.Context, path string, o ScanOptions) (*SegmentFile, error) {
-	fh, err := os.Open(path)
+	fh, size, err := OpenRegular(path) // a pipe would block the open
 	if err != nil {
 		return nil, err
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, err
-	}
-	f, _, err := scanFileContext(ctx, fh, st.Size(), filepath.Base(path), o, nil, 0, 0)
+	f, _, err := scanFileContext(ctx, fh, size, filepath.Base(path), o, nil, 0, 0)
 	if err != nil {
 		fh.Close()
 		return nil, err
 	}
 	f.Batches = trimBatches(f.Batches)
 	f.closer, f.path = fh, path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		// The user chose the link; the reopens in source() follow none.
+		f.path = real
+	}
 	return f, nil
 }
 
@@ -304,7 +303,7 @@ func (f *SegmentFile) source() (io.ReaderAt, func(), error) {
 	if f.path == "" {
 		return nil, nil, fmt.Errorf("loader: %s: segment is closed", f.Name)
 	}
-	fh, err := os.Open(f.path)
+	fh, _, err := openInside(f.path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,3 +47,18 @@ func TestDecideCaptureOfKcat(t *testing.T) {
 		t.Errorf("diagnose: %d %s %s", code, errOut, js)
 	}
 }
+
+// TestDecideCaptureNoFetch: a capture holding no Fetch (a produce
+// exchange) makes decide say so plainly and fail, instead of `no
+// partition matches --topic "" --partition -1` (issue 17 defect 11).
+func TestDecideCaptureNoFetch(t *testing.T) {
+	path := "../../testdata/realdata/deepflowio_deepflow/agent/resources/test/flow_generator/kafka/00-produce-v2.pcap"
+	testtool.NeedDir(t, "../../testdata/realdata")
+	code, out, errOut := runArgs(t, "decide", path)
+	if code != exitFailure || out != "" {
+		t.Fatalf("decide of a capture without Fetch: exit %d, stdout %q", code, out)
+	}
+	if strings.Contains(errOut, "no partition matches") || !strings.Contains(errOut, "no Fetch exchange to decide") || !strings.Contains(errOut, "Produce") {
+		t.Errorf("decide's error does not say the capture holds no Fetch:\n%s", errOut)
+	}
+}

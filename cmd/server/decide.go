@@ -51,7 +51,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *rangeFlag != "" && !*counts {
 		return usagef("--range needs --counts")
 	}
-	parts, err := sourceParts(e, fs, *demo)
+	parts, err := sourcePartsContext(ctx, e, fs, *demo)
 	if err != nil {
 		return err
 	}
@@ -85,23 +85,30 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 
 // sourceParts builds the partitions a subcommand works on: a demo, or a PATH.
 // Problems met while loading go to stderr; what was read is still used.
-func sourceParts(e *env, fs interface {
+func sourceParts(e *env, fs argLister, demo string) ([]*input.Partition, error) {
+	return sourcePartsContext(context.Background(), e, fs, demo)
+}
+
+type argLister interface {
 	NArg() int
 	Arg(int) string
-}, demo string) ([]*input.Partition, error) {
-	c, err := sourceContents(e, fs, demo)
+}
+
+// sourcePartsContext is sourceParts whose load ends when ctx does (SIGINT,
+// SIGTERM: a load of a big directory stops instead of running on). A
+// capture without a Fetch to decide is an error that says so, not an
+// empty list that no --topic matches.
+func sourcePartsContext(ctx context.Context, e *env, fs argLister, demo string) ([]*input.Partition, error) {
+	c, err := sourceContentsContext(ctx, e, fs, demo)
 	if err != nil {
 		return nil, err
 	}
 	return c.Partitions, nil
 }
 
-// sourceContents is sourceParts with everything input.Open found (the
-// partition directories, for diagnose's internal-topic join).
-func sourceContents(e *env, fs interface {
-	NArg() int
-	Arg(int) string
-}, demo string) (*input.Contents, error) {
+// sourceContentsContext is sourcePartsContext with everything input.Open
+// found (the partition directories, for diagnose's internal-topic join).
+func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo string) (*input.Contents, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -114,9 +121,14 @@ func sourceContents(e *env, fs interface {
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
-	ld, err := input.Open(fs.Arg(0))
+	ld, err := input.OpenContext(ctx, fs.Arg(0))
 	if err != nil {
 		return nil, err
+	}
+	if ld.Capture != nil && len(ld.Partitions) == 0 {
+		if err := ld.Capture.NoFetch(); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)

@@ -63,7 +63,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
 	}
-	src, err := sourceContents(e, fs, *demo)
+	src, err := sourceContentsContext(ctx, e, fs, *demo)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			cat = demoCatalog(false)
 		}
 	} else {
-		ld, err := input.Open(path)
+		ld, err := input.OpenContext(ctx, path)
 		if err != nil {
 			return err
 		}

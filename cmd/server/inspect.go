@@ -25,7 +25,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
-	ld, err := input.Open(fs.Arg(0))
+	ld, err := input.OpenContext(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}

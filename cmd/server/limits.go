@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -40,6 +38,9 @@ type hardening struct {
 	listenPublic     bool
 	authTokenFile    string
 	maxUploadBytes   int64
+	minUploadRate    int64
+	maxUploadMemory  int64
+	minUploadGrace   time.Duration
 	maxUploads       int
 }
 
@@ -59,6 +60,9 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
+	fs.Int64Var(&h.maxUploadMemory, "max-upload-memory", 1<<30, "most memory the kept uploads may hold together (their kept bytes and decoded batches, 64 B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)")
+	fs.Int64Var(&h.minUploadRate, "min-upload-rate", 64<<10, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
+	fs.DurationVar(&h.minUploadGrace, "min-upload-grace", 10*time.Second, "how long an upload may arrive at any rate before --min-upload-rate applies")
 	fs.Int64Var(&h.maxUploadBytes, "max-upload-bytes", 256<<20, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
 	fs.IntVar(&h.maxUploads, "max-uploads", 16, "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)")
 	return h
@@ -79,13 +83,17 @@ func (h *hardening) check(addr string, stderr io.Writer) (*security, error) {
 	if h.maxUploadBytes < 0 {
 		return nil, usagef("--max-upload-bytes must be 0 (no uploads) or positive, not %d", h.maxUploadBytes)
 	}
+	if h.minUploadRate < 0 || h.minUploadGrace < 0 || h.maxUploadMemory < 0 {
+		return nil, usagef("--min-upload-rate, --min-upload-grace and --max-upload-memory must not be negative")
+	}
 	if h.maxUploads <= 0 {
 		return nil, usagef("--max-uploads must be positive, not %d", h.maxUploads)
 	}
 	if h.wsRate <= 0 {
 		return nil, usagef("--ws-rate must be positive, not %g", h.wsRate)
 	}
-	sec := &security{requestTimeout: h.requestTimeout}
+	sec := &security{requestTimeout: h.requestTimeout, checkHost: !h.listenPublic}
+	sec.addrHost, _, _ = net.SplitHostPort(addr)
 	if h.authTokenFile != "" {
 		b, err := os.ReadFile(h.authTokenFile)
 		if err != nil {
@@ -161,9 +169,10 @@ func (h *hardening) server(handler http.Handler) *http.Server {
 // uploads are the limits of POST /api/v1/uploads. A body may take
 // --request-timeout to arrive, not --read-timeout.
 func (h *hardening) uploads() uploadOptions {
-	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
+	return uploadOptions{maxUploads: h.maxUploads, maxSources: h.maxSources, maxMemory: h.maxUploadMemory, UploadLimits: api.UploadLimits{MaxBytes: h.maxUploadBytes,
 		MaxBatches: h.maxSourceBatches, BodyTimeout: h.requestTimeout, MaxBytesText: web.FormatBytes(h.maxUploadBytes),
-		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches"}}
+		MaxBytesFlag: "serve --max-upload-bytes", MaxBatchesFlag: "--max-source-batches",
+		MinRate: h.minUploadRate, MinRateGrace: h.minUploadGrace, MinRateFlag: "serve --min-upload-rate"}}
 }
 
 // configure sets the websocket limits on a.
@@ -219,77 +228,4 @@ func (h *hardening) checkSources(cat *catalog, path string) error {
 		return fmt.Errorf("--load %s brings the partitions served to %d, over --max-sources %d", path, n, h.maxSources)
 	}
 	return nil
-}
-
-// limitedRecords bounds how many segment files record decoding holds open
-// at once (the loader reopens a segment per batch request rather than
-// keeping thousands of descriptors). A request waits for a slot until its
-// context ends, then gets an error naming the flag.
-type limitedRecords struct {
-	next api.RecordSource
-	sem  chan struct{}
-}
-
-func newLimitedRecords(next api.RecordSource, n int) limitedRecords {
-	return limitedRecords{next: next, sem: make(chan struct{}, n)}
-}
-
-func (l limitedRecords) Records(ctx context.Context, id string, lg *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("all %d file slots (--max-open-files) stayed busy: %w", cap(l.sem), ctx.Err())
-	}
-	defer func() { <-l.sem }()
-	return l.next.Records(ctx, id, lg, b)
-}
-
-// RecordPage is Records for one page of a batch's records (api.RecordPager).
-func (l limitedRecords) RecordPage(ctx context.Context, id string, lg *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
-	pager, ok := l.next.(api.RecordPager)
-	if !ok {
-		return api.RecordPage{}, fmt.Errorf("records of %s cannot be paged", id)
-	}
-	select {
-	case l.sem <- struct{}{}:
-	case <-ctx.Done():
-		return api.RecordPage{}, fmt.Errorf("all %d file slots (--max-open-files) stayed busy: %w", cap(l.sem), ctx.Err())
-	}
-	defer func() { <-l.sem }()
-	return pager.RecordPage(ctx, id, lg, b, p)
-}
-
-// RecordPage is Records for one page of a batch's records (api.RecordPager):
-// a failed page gets the same explanation.
-func (f faultRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
-	pager, ok := f.next.(api.RecordPager)
-	if !ok {
-		return api.RecordPage{}, fmt.Errorf("records of %s cannot be paged", id)
-	}
-	page, err := pager.RecordPage(ctx, id, l, b, p)
-	failed := api.RecordSourceFunc(func(context.Context, string, *txnindex.Log, *txnindex.Batch) ([]api.Record, error) { return nil, err })
-	_, err = faultRecords{f.cat, failed}.Records(ctx, id, l, b)
-	return page, err
-}
-
-// faultRecords explains a record read that failed because the files
-// changed under the server (loader.Partition.Changed).
-type faultRecords struct {
-	cat  *catalog
-	next api.RecordSource
-}
-
-func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
-	recs, err := f.next.Records(ctx, id, l, b)
-	if err == nil || errors.Is(err, api.ErrNoRecords) {
-		return recs, err
-	}
-	for _, s := range f.cat.list() {
-		if s.id == id && s.built() == l && s.files != nil {
-			if cerr := s.files.Changed(b); cerr != nil {
-				return nil, cerr
-			}
-		}
-	}
-	return nil, err
 }

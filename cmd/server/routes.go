@@ -95,7 +95,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// It is the one route that changes the server's state, so it
 		// also refuses cross-origin browser requests (CSRF); the token,
 		// when set, is checked by the stack above like everywhere else.
-		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources}, o.upload.UploadLimits)
+		up := api.NewUploads(uploadCatalog{cat, o.upload.maxUploads, o.upload.maxSources, o.upload.maxMemory}, o.upload.UploadLimits)
 		r.With(guard.SameOrigin(o.allowedOrigins)).Post("/uploads", up.ServeHTTP)
 	})
 
@@ -122,6 +122,9 @@ func checkOrigin(s string) (string, error) {
 // the handlers only.
 func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
 	mw := []func(http.Handler) http.Handler{guard.Recover, guard.Headers(o.allowedOrigins)}
+	if o.sec != nil && o.sec.checkHost {
+		mw = append(mw, guard.Hosts(o.sec.addrHost, o.allowedOrigins))
+	}
 	if o.sec != nil && o.sec.token != nil {
 		mw = append(mw, o.sec.token.Middleware)
 	}
@@ -135,4 +138,8 @@ func (o routeOptions) middlewares() []func(http.Handler) http.Handler {
 type security struct {
 	token          *guard.Token  // nil: no --auth-token-file
 	requestTimeout time.Duration // 0: none
+	// checkHost refuses a Host header that is not loopback, addrHost or an
+	// allowed origin's (DNS rebinding); off with --listen-public.
+	checkHost bool
+	addrHost  string
 }

@@ -447,3 +447,52 @@ func TestPanicRecovered(t *testing.T) {
 		t.Errorf("the query (which may hold ?token=) was logged")
 	}
 }
+
+// TestSecurityHostHeader: issue 17 defect 12. A DNS-rebinding page reaches
+// the loopback server with its own name in Host (and a matching Origin):
+// refused with 421 on every route, websocket included; the loopback names
+// and the --allowed-origin hosts pass. --listen-public turns it off.
+func TestSecurityHostHeader(t *testing.T) {
+	s := startServe(t, "--allowed-origin", "https://docs.example.com")
+	get := func(host, path string, hdr http.Header) (int, string) {
+		req, err := http.NewRequest("GET", s.url(path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		resp, err := (&http.Client{CheckRedirect: noRedirect, Timeout: 60 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	_, port, _ := net.SplitHostPort(s.addr)
+	ws := http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}, "Sec-Websocket-Version": {"13"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}}
+	for _, path := range []string{"/", "/api/v1/sources", "/api/v1" + interleaved + "/decisions"} {
+		code, body := get("rebind.evil.example:"+port, path, http.Header{"Origin": {"http://rebind.evil.example:" + port}})
+		if code != http.StatusMisdirectedRequest || !strings.Contains(body, "is not a name of this server") {
+			t.Errorf("GET %s with a foreign Host: %d %q", path, code, body)
+		}
+		for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "docs.example.com"} {
+			if code, _ := get(host, path, nil); code != 200 {
+				t.Errorf("GET %s with Host %s: %d", path, host, code)
+			}
+		}
+	}
+	if code, _ := get("rebind.evil.example:"+port, "/ws/v1"+interleaved, ws); code != http.StatusMisdirectedRequest {
+		t.Errorf("websocket with a foreign Host: %d", code)
+	}
+	s.stop(t)
+
+	pub := startServe(t, "--addr", "127.0.0.1:0", "--listen-public")
+	s = pub
+	if code, _ := get("rebind.evil.example", "/api/v1/sources", nil); code != 200 {
+		t.Errorf("--listen-public: a foreign Host got %d", code)
+	}
+	pub.stop(t)
+}

@@ -56,7 +56,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err := hard.checkLoadSize(path); err != nil {
 			return err
 		}
-		ld, err := input.Open(path)
+		ld, err := input.OpenContext(ctx, path)
 		if err == nil {
 			err = hard.checkLoaded(path, ld)
 		}

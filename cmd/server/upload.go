@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -16,6 +18,7 @@ type uploadOptions struct {
 	api.UploadLimits
 	maxUploads int // --max-uploads: uploads kept at once, the oldest evicted past it
 	maxSources int // --max-sources: partitions served at once, uploads included
+	maxMemory  int64
 }
 
 // uploadCatalog adds uploads (api.Uploads serves POST /api/v1/uploads) to
@@ -24,19 +27,53 @@ type uploadCatalog struct {
 	*catalog
 	maxUploads int // --max-uploads: uploads kept at once, the oldest evicted past it
 	maxSources int // --max-sources: partitions served at once, uploads included
+	// maxMemory is --max-upload-memory: the most memory the kept uploads
+	// may hold together (uploadMemory), the oldest evicted past it; 0 is
+	// no bound.
+	maxMemory int64
+}
+
+// uploadMemory is what an upload keeps in memory: the bytes of a kept
+// segment (decoded from on demand, input.MaxKeptSegment) and the decoded
+// log of each partition: its batches (txnindex.Batch is 64 bytes),
+// transactions, producers and gaps. Sixteen uploads of 256 MiB segments of
+// 61-byte batches held 8.8 GB (issue 17 defect 9): 4.4M batches each.
+func uploadMemory(in *input.Contents) int64 {
+	var n int64
+	if in.Segment != nil {
+		for _, s := range in.Segment.Segments {
+			n += s.Log.Size
+		}
+	}
+	for _, p := range in.Partitions {
+		l := p.Log
+		n += int64(len(l.Batches))*int64(unsafe.Sizeof(txnindex.Batch{})) +
+			int64(len(l.Txns))*int64(unsafe.Sizeof(txnindex.Txn{})) +
+			int64(len(l.Producers))*int64(unsafe.Sizeof(txnindex.Producer{})) +
+			int64(len(l.Gaps))*int64(unsafe.Sizeof(txnindex.Gap{}))
+	}
+	return n
 }
 
 // AddUpload makes a source upload-N of each partition c holds and puts
 // them in the catalog, evicting the oldest uploads to make room
 // (putUpload).
 func (c uploadCatalog) AddUpload(name string, in *input.Contents, problems []string) (api.Upload, error) {
+	mem := uploadMemory(in)
+	if c.maxMemory > 0 && mem > c.maxMemory {
+		return api.Upload{}, fmt.Errorf("%w: it holds about %s in memory once decoded, more than serve --max-upload-memory %s allows all uploads together",
+			api.ErrUploadTooLarge, web.FormatBytes(mem), web.FormatBytes(c.maxMemory))
+	}
 	srcs, evicted, err := c.putUpload(func(n int) []*source {
 		srcs := sourcesOf(fmt.Sprintf("upload-%d", n), name, in)
-		for _, s := range srcs {
+		for i, s := range srcs {
 			s.upload, s.problems = n, problems
+			if i == 0 {
+				s.mem = mem // counted once per upload
+			}
 		}
 		return srcs
-	}, c.maxUploads, c.maxSources)
+	}, c.maxUploads, c.maxSources, c.maxMemory)
 	if err != nil {
 		return api.Upload{}, err
 	}
@@ -67,15 +104,21 @@ var errCatalogFull = errors.New("no room")
 // server's memory stays bounded without asking anyone to clean up. The
 // demos, --load and live sources are never evicted; an upload that does
 // not fit beside them is refused.
-func (c *catalog) putUpload(sources func(n int) []*source, maxUploads, maxSources int) (srcs, evicted []*source, err error) {
+func (c *catalog) putUpload(sources func(n int) []*source, maxUploads, maxSources int, maxMemory int64) (srcs, evicted []*source, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.uploads++
 	srcs = sources(c.uploads)
+	var mem int64
+	for _, s := range srcs {
+		mem += s.mem
+	}
 	kept := slices.Clone(c.list())
 	for {
 		oldest, uploads := 0, map[int]bool{}
+		held := mem
 		for _, s := range kept {
+			held += s.mem
 			if s.upload > 0 {
 				uploads[s.upload] = true
 				if oldest == 0 || s.upload < oldest {
@@ -83,8 +126,11 @@ func (c *catalog) putUpload(sources func(n int) []*source, maxUploads, maxSource
 				}
 			}
 		}
-		if len(uploads) < maxUploads && len(kept)+len(srcs) <= maxSources {
+		if len(uploads) < maxUploads && len(kept)+len(srcs) <= maxSources && (maxMemory <= 0 || held <= maxMemory) {
 			break
+		}
+		if oldest == 0 && maxMemory > 0 && held > maxMemory {
+			return nil, nil, fmt.Errorf("%w: about %s in memory beside the others, over serve --max-upload-memory %s", api.ErrUploadTooLarge, web.FormatBytes(mem), web.FormatBytes(maxMemory))
 		}
 		if oldest == 0 {
 			return nil, nil, fmt.Errorf("%w: its %d partitions and the %d served would pass --max-sources %d", errCatalogFull, len(srcs), len(kept), maxSources)

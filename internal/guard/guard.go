@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -222,4 +223,60 @@ func Timeout(d time.Duration, setting string) func(http.Handler) http.Handler {
 			}
 		})
 	}
+}
+
+// Hosts refuses (421 Misdirected Request) a request whose Host header is
+// not a name this server answers to: a loopback name or address
+// (localhost, *.localhost per RFC 6761, 127.0.0.0/8, ::1), addrHost (the
+// host of serve --addr) or the host of an allowed origin. This is the
+// defence against DNS rebinding: a page of evil.example whose name is
+// re-resolved to 127.0.0.1 reaches this loopback server as same-origin to
+// the browser (Origin and Host both say evil.example), so SameOrigin
+// cannot tell, but the Host it sends is not one of ours. A request without
+// a Host (HTTP/1.0) carries no browser origin and passes. serve
+// --listen-public turns the check off: the names a public server is
+// reached by are not known.
+func Hosts(addrHost string, origins []string) func(http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	add := func(h string) {
+		if h = normHost(h); h != "" {
+			allowed[h] = true
+		}
+	}
+	add(addrHost)
+	for _, o := range origins {
+		if u, err := url.Parse(o); err == nil {
+			add(u.Hostname())
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host == "" || hostAllowed(r.Host, allowed) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, fmt.Sprintf("Host %.64q is not a name of this server: it answers to loopback names (localhost, 127.0.0.1, [::1]), its --addr host and the --allowed-origin hosts (a DNS-rebinding page sends its own name); use one of those, or serve --listen-public", r.Host),
+				http.StatusMisdirectedRequest)
+		})
+	}
+}
+
+// normHost lower-cases a host name and drops a trailing dot and IPv6
+// brackets.
+func normHost(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+}
+
+func hostAllowed(hostport string, allowed map[string]bool) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = normHost(host)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || allowed[host] {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -112,3 +112,26 @@ func TestSameOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestHosts: issue 17 defect 12 (DNS rebinding). Loopback names, the
+// --addr host and the allowed origins' hosts pass; a rebinding page's own
+// name is refused with 421 and a sentence naming what is accepted.
+func TestHosts(t *testing.T) {
+	h := Hosts("txnscope.lan", []string{"https://docs.example.com"})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	for host, want := range map[string]int{
+		"127.0.0.1:8080": 200, "localhost:8080": 200, "LOCALHOST.": 200, "[::1]:8080": 200, "127.0.0.2": 200,
+		"app.localhost:1": 200, "txnscope.lan:8080": 200, "docs.example.com": 200, "": 200,
+		"evil.example:8080": 421, "evil.example": 421, "127.0.0.1.evil.example": 421, "10.0.0.1:8080": 421,
+		"docs.example.com.evil.example": 421, "[::2]:80": 421,
+	} {
+		r := httptest.NewRequest("GET", "/api/v1/sources", nil)
+		r.Host = host
+		w := serve(h, r)
+		if w.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, w.Code, want)
+		}
+		if want == 421 && !strings.Contains(w.Body.String(), "is not a name of this server") {
+			t.Errorf("Host %q: body %q", host, w.Body)
+		}
+	}
+}

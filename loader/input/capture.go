@@ -73,7 +73,11 @@ func fromCapture(c *capture.Capture, kind string) *Contents {
 		out.Partitions = append(out.Partitions, &Partition{Log: l, Fetches: fetches, Isolation: fs[0].Isolation})
 	}
 	if len(out.Partitions) == 0 {
-		out.Problems = append(out.Problems, errors.New(c.Name+": the capture holds no Fetch exchange"))
+		if err := c.NoFetch(); err != nil {
+			out.Problems = append(out.Problems, err)
+		} else {
+			out.Problems = append(out.Problems, errors.New(c.Name+": the capture's Fetch responses hold no partition data"))
+		}
 	}
 	return out
 }

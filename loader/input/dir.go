@@ -1,6 +1,7 @@
 package input
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -9,10 +10,10 @@ import (
 
 // openDir reads a <topic>-<partition> directory holding segments, else a
 // log directory, else what kfake.DataDir writes.
-func openDir(path string) (*Contents, error) {
+func openDir(ctx context.Context, path string) (*Contents, error) {
 	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err == nil {
 		if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) > 0 {
-			p, err := loader.OpenPartition(path)
+			p, err := loader.OpenPartitionContext(ctx, path, loader.DefaultScanOptions)
 			if err != nil {
 				return nil, err
 			}
@@ -23,7 +24,7 @@ func openDir(path string) (*Contents, error) {
 			return c, nil
 		}
 	}
-	d, err := loader.OpenLogDir(path)
+	d, err := loader.OpenLogDirContext(ctx, path, loader.DefaultScanOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ package input
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -67,23 +68,34 @@ func (c *Contents) Dir(topic string, partition int32) *loader.Partition {
 
 // Open reads a log directory, partition directory, segment, capture or dump
 // text. Files are opened read-only: txnscope never writes to its inputs.
-func Open(path string) (*Contents, error) {
+func Open(path string) (*Contents, error) { return OpenContext(context.Background(), path) }
+
+// OpenContext is Open that stops with ctx's error when ctx ends (SIGINT,
+// SIGTERM, a request gone). Only regular files are read: a pipe, socket or
+// device given as path is refused without blocking on its open, and
+// inside a directory symlinks are not followed (loader.OpenRegular).
+func OpenContext(ctx context.Context, path string) (*Contents, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if st.IsDir() {
-		return openDir(path)
+		return openDir(ctx, path)
 	}
-	f, err := os.Open(path)
+	f, size, err := loader.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return openFile(fileInput{r: f, size: st.Size(), name: path, base: filepath.Base(path),
+	return openFile(fileInput{r: f, size: size, name: path, base: filepath.Base(path),
 		partitionDir: filepath.Base(filepath.Dir(path)), dir: filepath.Dir(path), keepSegment: true,
 		// The path's own reader maps the file and reopens it for records.
-		segment: func() (*loader.SegmentFile, error) { return loader.OpenSegment(path) }})
+		segment: func() (*loader.SegmentFile, error) {
+			return loader.OpenSegmentContext(ctx, path, loader.DefaultScanOptions)
+		}})
 }
 
 // MaxKeptSegment is the largest segment whose bytes OpenBytes keeps, for
@@ -96,11 +108,20 @@ const MaxKeptSegment = 64 << 20
 // in titles and errors. It finds the kind exactly as Open does for a file;
 // a directory cannot come as bytes.
 func OpenBytes(name string, b []byte) (*Contents, error) {
+	return OpenBytesContext(context.Background(), name, b)
+}
+
+// OpenBytesContext is OpenBytes that stops when ctx ends (the upload's
+// request gone).
+func OpenBytesContext(ctx context.Context, name string, b []byte) (*Contents, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	base := filepath.Base(name)
 	return openFile(fileInput{r: bytes.NewReader(b), size: int64(len(b)), name: name, base: base,
 		keepSegment: len(b) <= MaxKeptSegment,
 		segment: func() (*loader.SegmentFile, error) {
-			return loader.NewSegmentBytes(b, base, loader.DefaultScanOptions), nil
+			return loader.NewSegmentBytesContext(ctx, b, base, loader.DefaultScanOptions)
 		}})
 }
 

@@ -40,8 +40,17 @@ func main() {
 		rps      = flag.Int("rps", 50, "API requests per second")
 		duration = flag.Duration("duration", 60*time.Second, "how long")
 		pid      = flag.Int("pid", 0, "server process id, for its peak RSS")
+		nonread  = flag.Int("nonreaders", 0, "instead of the load: time -probes full streams alone, then with this many websocket clients connected that never read (issue 17 defect 5), in the same run")
+		probes   = flag.Int("probes", 7, "streams timed in each phase of -nonreaders")
 	)
 	flag.Parse()
+	if *nonread > 0 {
+		if err := probeNonReaders(*base, *source, *topic, *nonread, *probes); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	r := run(*base, *source, *topic, *clients, *rps, *duration)
 	fmt.Print(r.String())
 	if *pid > 0 {
@@ -279,4 +288,50 @@ func stream(r *result, base, source, topic string, deadline time.Time) bool {
 			return true
 		}
 	}
+}
+
+// probeNonReaders times probes full streams with nothing else connected,
+// then again with n clients that open the same stream and never read, and
+// prints both phases' times: the acceptance of issue 17 is no stream with
+// them slower than twice the figure without.
+func probeNonReaders(base, source, topic string, n, probes int) error {
+	phase := func(name string) ([]time.Duration, error) {
+		var ts []time.Duration
+		for range probes {
+			r := &result{}
+			t0 := time.Now()
+			if !stream(r, base, source, topic, time.Now().Add(time.Minute)) {
+				return nil, fmt.Errorf("%s: %s", name, strings.Join(r.wsErrs, "; "))
+			}
+			ts = append(ts, time.Since(t0))
+			time.Sleep(200 * time.Millisecond) // the same pause in both phases
+		}
+		slices.Sort(ts)
+		fmt.Printf("%-22s %d streams: min %v, median %v, max %v\n", name, len(ts), ts[0].Round(time.Millisecond), ts[len(ts)/2].Round(time.Millisecond), ts[len(ts)-1].Round(time.Millisecond))
+		return ts, nil
+	}
+	// One untimed stream first: the first request builds the source (the
+	// 1M demo takes seconds) and the shared encoding.
+	if r := (&result{}); !stream(r, base, source, topic, time.Now().Add(time.Minute)) {
+		return fmt.Errorf("warm-up: %s", strings.Join(r.wsErrs, "; "))
+	}
+	alone, err := phase("alone")
+	if err != nil {
+		return err
+	}
+	u := "ws" + strings.TrimPrefix(base, "http") + fmt.Sprintf("/ws/v1/sources/%s/partitions/%s/0", source, topic)
+	for range n {
+		c, _, err := websocket.DefaultDialer.Dial(u, http.Header{"Origin": {base}})
+		if err != nil {
+			return fmt.Errorf("non-reader: %v", err)
+		}
+		defer c.Close() // never read: its socket buffers fill and the server's writes block
+	}
+	time.Sleep(2 * time.Second)
+	with, err := phase(fmt.Sprintf("with %d non-readers", n))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("slowest with / median alone: %.2f\n", float64(with[len(with)-1])/float64(alone[len(alone)/2]))
+	return nil
 }
