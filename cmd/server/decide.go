@@ -83,18 +83,14 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	return w.Flush()
 }
 
-// sourceParts builds the partitions a subcommand works on: a demo, or a PATH.
-// Problems met while loading go to stderr; what was read is still used.
-func sourceParts(e *env, fs argLister, demo string) ([]*input.Partition, error) {
-	return sourcePartsContext(context.Background(), e, fs, demo)
-}
-
 type argLister interface {
 	NArg() int
 	Arg(int) string
 }
 
-// sourcePartsContext is sourceParts whose load ends when ctx does (SIGINT,
+// sourcePartsContext builds the partitions a subcommand works on: a demo,
+// or a PATH. Problems met while loading go to stderr; what was read is still
+// used. The load ends when ctx does (SIGINT,
 // SIGTERM: a load of a big directory stops instead of running on). A
 // capture without a Fetch to decide is an error that says so, not an
 // empty list that no --topic matches.
