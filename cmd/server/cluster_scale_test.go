@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -69,16 +68,8 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 			t.Fatal(err)
 		}
 	}
-	client := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics()}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
 	ctx := context.Background()
-	plain := client()
+	plain := kfakeClient(t, addrs)
 	var recs []*kgo.Record
 	for _, topic := range topics {
 		for p := range per {
@@ -88,21 +79,7 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 	if err := plain.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	for i := range open {
-		o := &open[i]
-		tx := client(kgo.TransactionalID(o.txnID), kgo.TransactionTimeout(5*time.Minute))
-		if err := tx.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		r := &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("open")}
-		if err := tx.ProduceSync(ctx, r).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		o.first = r.Offset
-		if err := plain.ProduceSync(ctx, &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("after")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leaveOpen(t, addrs, plain, open, func(int) int { return 1 })
 	// The group "billing" committed at each stuck LSO, as a simple
 	// consumer does (generation -1): the scan finds it without joining.
 	req := kmsg.NewPtrOffsetCommitRequest()

@@ -54,14 +54,7 @@ func newClusterFixture(t *testing.T) *clusterFixture {
 			t.Fatal(err)
 		}
 	}
-	client := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(f.addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics()}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
+	client := func(opts ...kgo.Opt) *kgo.Client { return kfakeClient(t, f.addrs, opts...) }
 	ctx := context.Background()
 	f.cl = client()
 	var recs []*kgo.Record
@@ -83,9 +76,34 @@ func newClusterFixture(t *testing.T) *clusterFixture {
 	if err := done.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	for i := range f.open {
-		o := &f.open[i]
-		tx := client(kgo.TransactionalID(o.txnID), kgo.TransactionTimeout(5*time.Minute))
+	leaveOpen(t, f.addrs, f.cl, f.open, func(i int) int { return 2 + i })
+	// The coordinator has lost stuck-orders: KIP-664's hanging case.
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeTransactions}, TxnID: f.open[0].txnID, Err: kerr.TransactionalIDNotFound, Count: -1})
+	return f
+}
+
+// kfakeClient is a kgo client of the brokers at addrs that writes to the
+// partition each record names, closed when the test ends.
+func kfakeClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics()}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// leaveOpen begins a transaction of each of open's transactional ids, writes
+// one record to its partition, sets its first offset, and leaves it open;
+// then after(i) records from plain, an idempotent producer, move the
+// partition on past it.
+func leaveOpen(t *testing.T, addrs []string, plain *kgo.Client, open []openTxn, after func(i int) int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range open {
+		o := &open[i]
+		tx := kfakeClient(t, addrs, kgo.TransactionalID(o.txnID), kgo.TransactionTimeout(5*time.Minute))
 		if err := tx.BeginTransaction(); err != nil {
 			t.Fatal(err)
 		}
@@ -94,15 +112,12 @@ func newClusterFixture(t *testing.T) *clusterFixture {
 			t.Fatal(err)
 		}
 		o.first = r.Offset
-		for range 2 + i {
-			if err := f.cl.ProduceSync(ctx, &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("after")}).FirstErr(); err != nil {
+		for range after(i) {
+			if err := plain.ProduceSync(ctx, &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("after")}).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	// The coordinator has lost stuck-orders: KIP-664's hanging case.
-	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeTransactions}, TxnID: f.open[0].txnID, Err: kerr.TransactionalIDNotFound, Count: -1})
-	return f
 }
 
 // offsets asks the brokers directly, from the test's own client, for every
