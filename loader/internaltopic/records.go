@@ -140,14 +140,11 @@ func DecodeOffsetsRecord(key, value []byte) (OffsetsRecord, error) {
 	if r.Tombstone {
 		return r, nil
 	}
-	if len(value) < 2 {
-		return r, fmt.Errorf("OffsetCommitValue of %d bytes: want at least the 2-byte version", len(value))
-	}
-	r.ValueVersion = int16(binary.BigEndian.Uint16(value))
-	if r.ValueVersion < 0 || r.ValueVersion > maxOffsetCommitValueVersion {
-		// GroupMetadataManager.readOffsetMessageValue: "Unknown offset
-		// message version".
-		return r, fmt.Errorf("OffsetCommitValue version %d: want 0-%d", r.ValueVersion, maxOffsetCommitValueVersion)
+	// GroupMetadataManager.readOffsetMessageValue: "Unknown offset
+	// message version" past the highest.
+	var err error
+	if r.ValueVersion, err = valueVersion(value, "OffsetCommitValue", maxOffsetCommitValueVersion); err != nil {
+		return r, err
 	}
 	var v kmsg.OffsetCommitValue
 	if err := v.ReadFrom(value); err != nil {
@@ -207,13 +204,10 @@ func DecodeTxnStateRecord(key, value []byte) (TxnStateRecord, error) {
 		r.Tombstone = true
 		return r, nil
 	}
-	if len(value) < 2 {
-		return r, fmt.Errorf("TxnMetadataValue of %d bytes: want at least the 2-byte version", len(value))
-	}
-	r.ValueVersion = int16(binary.BigEndian.Uint16(value))
-	if r.ValueVersion < 0 || r.ValueVersion > maxTxnLogValueVersion {
-		// TransactionLog.read: UnknownValueVersion.
-		return r, fmt.Errorf("TxnMetadataValue version %d: want 0-%d", r.ValueVersion, maxTxnLogValueVersion)
+	// TransactionLog.read: UnknownValueVersion past the highest.
+	var err error
+	if r.ValueVersion, err = valueVersion(value, "TxnMetadataValue", maxTxnLogValueVersion); err != nil {
+		return r, err
 	}
 	var v kmsg.TxnMetadataValue
 	if err := v.ReadFrom(value); err != nil {
@@ -250,4 +244,17 @@ func DecodeTxnStateRecord(key, value []byte) (TxnStateRecord, error) {
 	}
 	r.State = s
 	return r, nil
+}
+
+// valueVersion reads the 2-byte version that begins a record value named
+// what, and refuses one outside 0..max.
+func valueVersion(value []byte, what string, max int16) (int16, error) {
+	if len(value) < 2 {
+		return 0, fmt.Errorf("%s of %d bytes: want at least the 2-byte version", what, len(value))
+	}
+	v := int16(binary.BigEndian.Uint16(value))
+	if v < 0 || v > max {
+		return v, fmt.Errorf("%s version %d: want 0-%d", what, v, max)
+	}
+	return v, nil
 }
