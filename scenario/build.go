@@ -103,11 +103,8 @@ func (s *Scenario) Build() (*Built, error) {
 	emit := func(rb kmsg.RecordBatch, ctl txnindex.ControlType, coord int32) {
 		seg := segs[len(segs)-1]
 		pos := int64(len(seg.log))
-		start := len(seg.log)
-		seg.log = rb.AppendTo(seg.log)
-		raw := seg.log[start:]
-		binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-		binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoli))
+		raw := encodeBatch(rb)
+		seg.log = append(seg.log, raw...)
 		last := rb.FirstOffset + int64(rb.LastOffsetDelta)
 		// LogSegment.recover: an index entry when more than
 		// index.interval.bytes were appended since the last one.
@@ -172,9 +169,9 @@ func (s *Scenario) Build() (*Built, error) {
 			if !p.inTxn {
 				return nil, errAt(op, "producer %q has no open transaction to end (add \"begin %s\")", p.Name, p.Name)
 			}
-			ct, typ := txnindex.ControlCommit, byte(1)
+			ct := txnindex.ControlCommit
 			if op.Kind == OpAbort {
-				ct, typ = txnindex.ControlAbort, 0
+				ct = txnindex.ControlAbort
 			}
 			if op.Kind == OpAbort && p.txnFirst >= 0 {
 				lso := next + 1
@@ -188,10 +185,6 @@ func (s *Scenario) Build() (*Built, error) {
 					FirstOffset: p.txnFirst, LastOffset: next, LastStableOffset: lso})
 			}
 			coord := int32(0)
-			val := binary.BigEndian.AppendUint32([]byte{0, 0}, uint32(coord))
-			r := kmsg.Record{Key: []byte{0, 0, 0, typ}, Value: val}
-			raw := r.AppendTo(nil)
-			r.Length = int32(len(raw) - 1)
 			// Transactions v2 (KIP-890): the coordinator bumps the
 			// epoch before it writes the marker
 			// (TransactionMetadata.prepareAbortOrCommit), so the
@@ -200,9 +193,7 @@ func (s *Scenario) Build() (*Built, error) {
 			if p.TV2 {
 				markerEpoch++
 			}
-			rb := kmsg.RecordBatch{FirstOffset: next, Magic: 2, Attributes: txnindex.AttrTransactional | txnindex.AttrControl,
-				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: p.ID, ProducerEpoch: markerEpoch, FirstSequence: -1,
-				NumRecords: 1, Records: r.AppendTo(nil)}
+			rb := markerBatch(p.ID, markerEpoch, coord, next, ts, op.Kind == OpCommit)
 			p.inTxn, p.txnFirst, p.coordEpoch, p.lastTS = false, -1, coord, ts
 			emit(rb, ct, coord)
 			if p.TV2 {

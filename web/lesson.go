@@ -16,36 +16,52 @@ const LessonMaxBatches = 400
 
 // Lesson is the step-through of one partition, computed here from the
 // engine and rendered by static/js/lesson.js (it only draws what is here).
-// Step 0 is the empty partition; step k (k ≥ 1) is the log just after batch
-// k-1 was appended, and the consumer just after deciding it.
+// Step 0 is the empty partition; step k (k ≥ 1) is one moment: the log just
+// after batch k-1 was appended, as the broker has it then, and a
+// read_committed consumer that has fetched everything that log lets it
+// (it waits at the LSO, gets the aborted list once the ABORT marker is
+// written, then filters). A partition pinned by a hanging transaction ends
+// with the remedy played out (lesson_remedy.go).
 type Lesson struct {
-	Version   int          `json:"version"`
-	Source    string       `json:"source"`
-	Topic     string       `json:"topic"`
-	Partition int32        `json:"partition"`
-	Isolation string       `json:"isolation"`
-	Rules     string       `json:"rules"`
-	Position  int64        `json:"position"` // where the consumer starts
-	Batches   int          `json:"batches"`  // batches in the partition
-	Note      string       `json:"note,omitempty"`
-	Steps     []LessonStep `json:"steps"`
+	Version   int    `json:"version"`
+	Source    string `json:"source"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Isolation string `json:"isolation"`
+	Rules     string `json:"rules"`
+	Position  int64  `json:"position"` // where the consumer starts
+	Batches   int    `json:"batches"`  // batches in the partition
+	Note      string `json:"note,omitempty"`
+	// Remedy is the command the last steps play out ("" for none).
+	Remedy string `json:"remedy,omitempty"`
+	// Cells are the lesson's batches in offset order, with the step that
+	// appends each and the step at which the consumer decides it: the
+	// strip and the timeline draw step N from them.
+	Cells []LessonCell `json:"cells"`
+	Steps []LessonStep `json:"steps"`
+}
+
+// LessonCell is one batch of the lesson and when it changed.
+type LessonCell struct {
+	LessonBatch
+	Appended int    `json:"appended"` // the step that appends it
+	Decided  int    `json:"decided"`  // the step whose consumer decides it; -1 if none does
+	Verdict  string `json:"verdict"`  // the decision from Decided on ("" while pending)
+	Remedy   bool   `json:"remedy,omitempty"`
 }
 
 // LessonStep is one step's view model.
 type LessonStep struct {
 	N        int            `json:"n"`
 	Batch    *LessonBatch   `json:"batch,omitempty"`
+	Remedy   string         `json:"remedy,omitempty"` // the command whose marker this step appends
 	Broker   LessonBroker   `json:"broker"`
 	Consumer LessonConsumer `json:"consumer"`
 	Sentence string         `json:"sentence"`
-	Lead     string         `json:"lead"` // the broker half of Sentence, all a quiz shows before the answer
-	// Answer is the verdict a quiz asks the learner to predict ("" on
-	// step 0); Why explains it in a sentence.
-	Answer string `json:"answer,omitempty"`
-	Why    string `json:"why,omitempty"`
+	Lead     string         `json:"lead"` // the broker half of Sentence, all a quiz shows before the answers
 }
 
-// LessonBatch is the batch a step appends.
+// LessonBatch is a batch a step appends.
 type LessonBatch struct {
 	Index    int    `json:"index"`
 	From     int64  `json:"from"`
@@ -87,18 +103,46 @@ type LessonEntry struct {
 	New      bool   `json:"new"` // appended by this step's marker
 }
 
-// LessonConsumer is the consumer's state after deciding the step's batch.
+// LessonConsumer is what the consumer did at the step: the fetches it
+// sent to the log as the broker has it now, and what it decided.
 type LessonConsumer struct {
-	Fetched     bool          `json:"fetched"` // a fetch returned the batch
-	FetchOffset int64         `json:"fetch_offset"`
-	Listed      []LessonAbort `json:"listed"` // the fetch response's aborted list, as sent
-	Queue       []LessonAbort `json:"queue"`  // its elements not reached yet
-	Set         []LessonAbort `json:"set"`    // the aborted producer set
-	Verdict     string        `json:"verdict,omitempty"`
-	Cause       string        `json:"cause,omitempty"`
-	Reason      string        `json:"reason,omitempty"`
-	Gap         string        `json:"gap,omitempty"` // offsets missing just before the batch
-	Position    int64         `json:"position"`      // the consumer's position after the step
+	Fetches  []LessonFetch    `json:"fetches"`
+	Decided  []LessonDecision `json:"decided"`
+	Queue    []LessonAbort    `json:"queue"` // the aborted list's elements not reached yet, after the step
+	Set      []LessonAbort    `json:"set"`   // the aborted producer set after the step
+	Position int64            `json:"position"`
+	// Waiting: the consumer stands at the LSO with data above it that
+	// read_committed may not read yet.
+	Waiting bool `json:"waiting"`
+}
+
+// LessonFetch is one fetch the consumer sent at a step.
+type LessonFetch struct {
+	Offset int64         `json:"offset"`
+	From   int64         `json:"from"` // offsets the response returned; -1 for none
+	To     int64         `json:"to"`
+	Listed []LessonAbort `json:"listed"` // the response's aborted list
+}
+
+// LessonDecision is the consumer's decision for (part of) one batch.
+type LessonDecision struct {
+	Batch    int    `json:"batch"` // index in Cells
+	From     int64  `json:"from"`
+	To       int64  `json:"to"`
+	Kind     string `json:"kind"`
+	Producer int64  `json:"producer"`
+	Fetch    int    `json:"fetch"` // index in Fetches; -1: no fetch returned it (below the position)
+	Verdict  string `json:"verdict"`
+	Cause    string `json:"cause"`
+	Reason   string `json:"reason"`
+	Why      string `json:"why"`           // the rule, for the quiz
+	Gap      string `json:"gap,omitempty"` // offsets missing just before the batch
+	// Queue and Set after the batch's bookkeeping.
+	Queue []LessonAbort `json:"queue"`
+	Set   []LessonAbort `json:"set"`
+	// Ask: a quiz asks for it (the consumer decides it; a batch below
+	// the position is never fetched, so there is nothing to ask).
+	Ask bool `json:"ask"`
 }
 
 // LessonAbort is one aborted-list element (producer, first offset).
@@ -115,77 +159,26 @@ func abortsOf(list []txnindex.AbortedTransaction) []LessonAbort {
 	return out
 }
 
-// consumerTrace is what the consumer knew when it decided one batch.
-type consumerTrace struct {
-	ok          bool
-	fetchOffset int64
-	listed      []LessonAbort
-	queue, set  []LessonAbort
-	decision    txnindex.Decision
-}
-
-// traceConsumer plays the read_committed Java consumer the way
-// Log.Decisions does (FetchInto, then Consumer.Process, from the position
-// to the LSO) and records, per batch index below n, the aborted list of the
-// response that returned it and the consumer's queue and aborted set right
-// after its bookkeeping.
-func traceConsumer(l *txnindex.Log, from int64, n int) []consumerTrace {
-	out := make([]consumerTrace, n)
-	pos := max(from, l.LogStartOffset)
-	c := txnindex.Consumer{Isolation: txnindex.ReadCommitted, Variant: txnindex.VariantJava, Position: pos, Log: l}
-	var resp txnindex.FetchResponse
-	for pos < l.LastStableOffset {
-		l.FetchInto(txnindex.FetchRequest{Offset: pos, Isolation: txnindex.ReadCommitted}, &resp)
-		if resp.Err != txnindex.FetchOK || len(resp.Batches) == 0 || resp.FirstBatch >= n {
-			break
-		}
-		listed := abortsOf(resp.AbortedTransactions)
-		c.Process(&resp, pos, func(d txnindex.Decision) bool {
-			if bi := int(d.BatchIndex); bi >= 0 && bi < n {
-				out[bi] = consumerTrace{ok: true, fetchOffset: pos, listed: listed,
-					queue: abortsOf(c.AbortedQueue()), set: abortsOf(c.AbortedSet()), decision: d}
-			}
-			return true
-		})
-		if c.Position <= pos {
-			break
-		}
-		pos = c.Position
-	}
-	return out
-}
-
 // NewLesson computes the step-through of l for a read_committed Java
 // consumer starting at from (-1: the log start offset).
 func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 	n := min(len(l.Batches), LessonMaxBatches)
-	ls := &Lesson{Version: 1, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
+	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
 		Rules: "Java consumer", Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {
 		ls.Note = fmt.Sprintf("this lesson plays the first %d of %d batches", n, len(l.Batches))
 	}
-
-	// The engine's decisions: for a batch split at the position, the last
-	// one (the part at or past the position) is the batch's decision.
-	decs := make([]txnindex.Decision, n)
-	gaps := make([]string, n)
-	var gapText []string
-	for d := range l.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted}) {
-		if d.BatchIndex < 0 {
-			gapText = append(gapText, fmt.Sprintf("%s missing (%s)", offsets(d.From, d.To), strings.TrimPrefix(d.Reason(), "gap: ")))
-			continue
-		}
-		bi := int(d.BatchIndex)
-		if bi >= n {
-			break
-		}
-		decs[bi] = d
-		if len(gapText) > 0 {
-			gaps[bi] = strings.Join(gapText, "; ")
-			gapText = nil
+	all := l.Batches[:n:n]
+	var cmds []string
+	if n == len(l.Batches) {
+		var fixes []txnindex.Batch
+		cmds, fixes = remedies(l)
+		all = append(slices.Clone(all), fixes...)
+		if len(cmds) > 0 {
+			ls.Remedy = cmds[0]
 		}
 	}
-	trace := traceConsumer(l, from, n)
+	gaps := gapsBefore(l, from, n)
 
 	// Transactions open before the first batch (from a producer snapshot)
 	// seed every replay, as they seeded l's.
@@ -198,7 +191,7 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 	replay := func(k int) *txnindex.Log {
 		si := 0
 		if k > 0 {
-			si = max(int(l.Batches[k-1].Segment), 0)
+			si = max(int(all[k-1].Segment), 0)
 		}
 		segs := slices.Clone(l.Segments[:si+1])
 		for i := range segs {
@@ -207,29 +200,37 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 			segs[i].TxnIndex, segs[i].TxnIndexOnDisk = nil, false
 		}
 		// The high watermark follows the log end as the append is
-		// replicated, but never passes the one the partition has now.
+		// replicated, but never passes the one the partition has now;
+		// the remedy's markers are replicated like any append.
 		hw := l.LogStartOffset
 		if k > 0 {
-			hw = l.Batches[k-1].NextOffset()
+			hw = all[k-1].NextOffset()
 		}
-		hw = max(min(hw, l.HighWatermark), 0)
+		if k <= n {
+			hw = min(hw, l.HighWatermark)
+		}
 		return txnindex.Build(&txnindex.Partition{Topic: l.Topic, Partition: l.Partition, Segments: segs,
-			Batches: l.Batches[:k:k], LogStartOffset: l.LogStartOffset, HighWatermark: hw, Ongoing: seeds})
+			Batches: all[:k:k], LogStartOffset: l.LogStartOffset, HighWatermark: max(hw, 0), Ongoing: seeds})
 	}
 
 	prev := replay(0)
 	ls.Steps = append(ls.Steps, LessonStep{N: 0,
 		Broker:   LessonBroker{LogEnd: prev.LogEndOffset, HWM: prev.HighWatermark, LSO: prev.LastStableOffset, PrevLSO: prev.LastStableOffset, Ongoing: ongoing(prev), Index: []LessonEntry{}},
-		Consumer: LessonConsumer{FetchOffset: -1, Listed: []LessonAbort{}, Queue: []LessonAbort{}, Set: []LessonAbort{}, Position: ls.Position},
-		Sentence: fmt.Sprintf("%s-%d holds %s. Step forward to watch the broker append them one by one (left), and a read_committed consumer (%s rules) that fetches the finished log from offset %d decide each one (right).",
+		Consumer: LessonConsumer{Fetches: []LessonFetch{}, Decided: []LessonDecision{}, Queue: []LessonAbort{}, Set: []LessonAbort{}, Position: ls.Position},
+		Sentence: fmt.Sprintf("%s-%d holds %s. Step forward to watch the broker append them one by one (left), and a read_committed consumer (%s rules) reading from offset %d fetch what the broker lets it read at each moment (right).",
 			l.Topic, l.Partition, plural(len(l.Batches), "batch", "batches"), ls.Rules, ls.Position),
 	})
-	var prevSet []LessonAbort
-	for k := 1; k <= n; k++ {
+	pos := ls.Position
+	for k := 1; k <= len(all); k++ {
 		bi := k - 1
-		b := &l.Batches[bi]
+		b := &all[bi]
 		cur := replay(k)
-		st := LessonStep{N: k, Batch: lessonBatch(l, bi)}
+		lb := lessonBatch(cur, bi)
+		ls.Cells = append(ls.Cells, LessonCell{LessonBatch: *lb, Appended: k, Decided: -1, Remedy: bi >= n})
+		st := LessonStep{N: k, Batch: lb}
+		if bi >= n {
+			st.Remedy = cmds[bi-n]
+		}
 		st.Broker = LessonBroker{LogEnd: cur.LogEndOffset, HWM: cur.HighWatermark, LSO: cur.LastStableOffset,
 			PrevLSO: prev.LastStableOffset, Ongoing: ongoing(cur), Index: []LessonEntry{}}
 		var entry *LessonEntry
@@ -247,26 +248,98 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 			st.Broker.Decided = &LessonTxn{Producer: int64(t.ProducerID), First: t.FirstOffset, Last: t.LastDataOffset, State: t.State.String()}
 		}
 
-		d := decs[bi]
-		tr := trace[bi]
-		st.Consumer = LessonConsumer{FetchOffset: -1, Listed: []LessonAbort{}, Queue: []LessonAbort{}, Set: []LessonAbort{},
-			Verdict: d.Verdict.String(), Cause: d.Cause.String(), Reason: d.Reason(), Gap: gaps[bi], Position: ls.Position}
-		if tr.ok {
-			st.Consumer.Fetched, st.Consumer.FetchOffset = true, tr.fetchOffset
-			st.Consumer.Listed, st.Consumer.Queue, st.Consumer.Set = tr.listed, tr.queue, tr.set
-			st.Consumer.Position = max(ls.Position, b.NextOffset())
-		} else if k > 1 {
-			st.Consumer.Position = ls.Steps[k-1].Consumer.Position
+		st.Consumer, pos = consumeStep(cur, from, pos, bi, gaps)
+		for _, d := range st.Consumer.Decided {
+			c := &ls.Cells[d.Batch]
+			c.Decided, c.Verdict = k, d.Verdict
 		}
-		st.Answer = d.Verdict.String()
-		st.Why = whyOf(d)
 		st.Lead = brokerSentence(cur, bi, st.Broker, entry)
-		st.Sentence = st.Lead + " " + consumerSentence(d, st.Consumer, prevSet)
-		prevSet = st.Consumer.Set
+		if st.Remedy != "" {
+			st.Lead = remedySentence(st.Remedy, b) + " " + st.Lead
+		}
+		st.Sentence = st.Lead + " " + consumerSentence(st.Consumer, st.Broker)
 		ls.Steps = append(ls.Steps, st)
 		prev = cur
 	}
 	return ls
+}
+
+// consumeStep plays the consumer at one step, on cur, the log as the
+// broker has it after batch bi was appended: a batch wholly below the
+// consumer's starting position is never fetched (the engine's
+// before_position, decided as it lands); then, as Log.Decisions does,
+// FetchInto and Consumer.Process from the position while it is below the
+// LSO. It returns what the consumer did and its position after.
+func consumeStep(cur *txnindex.Log, from, pos int64, bi int, gaps []string) (LessonConsumer, int64) {
+	out := LessonConsumer{Fetches: []LessonFetch{}, Decided: []LessonDecision{}, Queue: []LessonAbort{}, Set: []LessonAbort{}}
+	add := func(d txnindex.Decision, fetch int, queue, set []LessonAbort) {
+		i := int(d.BatchIndex)
+		b := &cur.Batches[i]
+		ld := LessonDecision{Batch: i, From: d.From, To: d.To, Kind: kindOf(b), Producer: -1, Fetch: fetch,
+			Verdict: d.Verdict.String(), Cause: d.Cause.String(), Reason: d.Reason(), Why: whyOf(d),
+			Queue: queue, Set: set, Ask: d.Verdict != txnindex.BeforePosition}
+		if b.HasProducerID() {
+			ld.Producer = int64(b.ProducerID)
+		}
+		if i < len(gaps) && d.From == b.BaseOffset {
+			ld.Gap = gaps[i]
+		}
+		out.Decided = append(out.Decided, ld)
+	}
+	if cur.Batches[bi].LastOffset() < pos {
+		for d := range cur.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted}) {
+			if int(d.BatchIndex) == bi {
+				add(d, -1, []LessonAbort{}, []LessonAbort{})
+			}
+		}
+	}
+	c := txnindex.Consumer{Isolation: txnindex.ReadCommitted, Variant: txnindex.VariantJava, Position: pos, Log: cur}
+	var resp txnindex.FetchResponse
+	for pos < cur.LastStableOffset {
+		cur.FetchInto(txnindex.FetchRequest{Offset: pos, Isolation: txnindex.ReadCommitted}, &resp)
+		if resp.Err != txnindex.FetchOK || len(resp.Batches) == 0 {
+			break
+		}
+		last := &resp.Batches[len(resp.Batches)-1]
+		out.Fetches = append(out.Fetches, LessonFetch{Offset: pos, From: resp.Batches[0].BaseOffset, To: last.LastOffset(), Listed: abortsOf(resp.AbortedTransactions)})
+		fi := len(out.Fetches) - 1
+		c.Process(&resp, pos, func(d txnindex.Decision) bool {
+			if d.BatchIndex >= 0 {
+				out.Queue, out.Set = abortsOf(c.AbortedQueue()), abortsOf(c.AbortedSet())
+				add(d, fi, out.Queue, out.Set)
+			}
+			return true
+		})
+		if c.Position <= pos {
+			break
+		}
+		pos = c.Position
+	}
+	out.Position = pos
+	out.Waiting = pos < cur.HighWatermark
+	return out, pos
+}
+
+// gapsBefore says, per batch index below n, which offsets are missing just
+// before the batch (from the engine's gap decisions).
+func gapsBefore(l *txnindex.Log, from int64, n int) []string {
+	gaps := make([]string, n)
+	var text []string
+	for d := range l.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted}) {
+		if d.BatchIndex < 0 {
+			text = append(text, fmt.Sprintf("%s missing (%s)", offsets(d.From, d.To), strings.TrimPrefix(d.Reason(), "gap: ")))
+			continue
+		}
+		bi := int(d.BatchIndex)
+		if bi >= n {
+			break
+		}
+		if len(text) > 0 {
+			gaps[bi] = strings.Join(text, "; ")
+			text = nil
+		}
+	}
+	return gaps
 }
 
 func ongoing(l *txnindex.Log) []LessonTxn {
@@ -278,26 +351,28 @@ func ongoing(l *txnindex.Log) []LessonTxn {
 	return out
 }
 
+func kindOf(b *txnindex.Batch) string {
+	switch {
+	case b.IsCommitMarker():
+		return "COMMIT marker"
+	case b.IsAbortMarker():
+		return "ABORT marker"
+	case b.IsControl():
+		return "control"
+	case b.IsTransactional():
+		return "transactional data"
+	}
+	return "data"
+}
+
 func lessonBatch(l *txnindex.Log, i int) *LessonBatch {
 	b := &l.Batches[i]
-	lb := &LessonBatch{Index: i, From: b.BaseOffset, To: b.LastOffset(), Producer: -1, Epoch: b.ProducerEpoch, Records: b.Records}
+	lb := &LessonBatch{Index: i, From: b.BaseOffset, To: b.LastOffset(), Producer: -1, Epoch: b.ProducerEpoch, Records: b.Records, Kind: kindOf(b)}
 	if b.HasProducerID() {
 		lb.Producer = int64(b.ProducerID)
 	}
 	if b.Segment >= 0 && int(b.Segment) < len(l.Segments) {
 		lb.Segment = l.Segments[b.Segment].Name
-	}
-	switch {
-	case b.IsCommitMarker():
-		lb.Kind = "COMMIT marker"
-	case b.IsAbortMarker():
-		lb.Kind = "ABORT marker"
-	case b.IsControl():
-		lb.Kind = "control"
-	case b.IsTransactional():
-		lb.Kind = "transactional data"
-	default:
-		lb.Kind = "data"
 	}
 	return lb
 }

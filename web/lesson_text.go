@@ -5,7 +5,6 @@ package web
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -82,30 +81,62 @@ func markerWord(b *txnindex.Batch) string {
 	return "COMMIT marker"
 }
 
-// consumerSentence says what the consumer did with the batch: the aborted
-// set's change, then the engine's reason.
-func consumerSentence(d txnindex.Decision, c LessonConsumer, before []LessonAbort) string {
+// consumerSentence says what the consumer did at the step: what its
+// fetches returned, or that it waits at the LSO.
+func consumerSentence(c LessonConsumer, br LessonBroker) string {
 	var sb strings.Builder
-	if c.Gap != "" {
-		fmt.Fprintf(&sb, "Before it, %s. ", c.Gap)
-	}
-	if !c.Fetched {
-		fmt.Fprintf(&sb, "The consumer does not fetch it: %s.", d.Reason())
-		return sb.String()
-	}
-	in := func(list []LessonAbort, a LessonAbort) bool { return slices.Contains(list, a) }
-	for _, a := range c.Set {
-		if !in(before, a) {
-			fmt.Fprintf(&sb, "The consumer reaches the aborted-list element (producer %d, first offset %d): producer %d joins the aborted set. ", a.Producer, a.First, a.Producer)
+	for _, d := range c.Decided {
+		if d.Fetch < 0 {
+			fmt.Fprintf(&sb, "The consumer starts at offset %d, past %s: it never fetches them. ", c.Position, offsets(d.From, d.To))
 		}
 	}
-	for _, a := range before {
-		if !in(c.Set, a) {
-			fmt.Fprintf(&sb, "Producer %d's ABORT marker takes it out of the aborted set. ", a.Producer)
+	for _, f := range c.Fetches {
+		fmt.Fprintf(&sb, "The consumer fetches from offset %d and receives %s", f.Offset, offsets(f.From, f.To))
+		if len(f.Listed) == 0 {
+			sb.WriteString(" with an empty aborted list. ")
+		} else {
+			parts := make([]string, len(f.Listed))
+			for i, a := range f.Listed {
+				parts[i] = fmt.Sprintf("(producer %d, first offset %d)", a.Producer, a.First)
+			}
+			fmt.Fprintf(&sb, " with the aborted list %s. ", strings.Join(parts, ", "))
 		}
 	}
-	fmt.Fprintf(&sb, "Consumer: %s.", d.Reason())
-	return sb.String()
+	var kept, dropped []string
+	for _, d := range c.Decided {
+		if d.Fetch < 0 {
+			continue
+		}
+		switch d.Verdict {
+		case "delivered":
+			kept = append(kept, span(d.From, d.To))
+		case "aborted":
+			dropped = append(dropped, span(d.From, d.To))
+		}
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(&sb, "It delivers %s. ", strings.Join(kept, ", "))
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(&sb, "It skips %s as aborted. ", strings.Join(dropped, ", "))
+	}
+	switch {
+	case c.Waiting && len(c.Fetches) == 0:
+		fmt.Fprintf(&sb, "The consumer fetches from offset %d and receives nothing: read_committed reads only below the LSO, %d.", c.Position, br.LSO)
+	case c.Waiting:
+		fmt.Fprintf(&sb, "It now waits at offset %d, the LSO.", c.Position)
+	case len(c.Fetches) == 0 && len(c.Decided) == 0:
+		fmt.Fprintf(&sb, "The consumer, at offset %d, has nothing new to read.", c.Position)
+	default:
+		fmt.Fprintf(&sb, "Its position is %d.", c.Position)
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// remedySentence introduces a remedy step: who writes the marker, and how.
+func remedySentence(cmd string, b *txnindex.Batch) string {
+	return fmt.Sprintf("The remedy: an operator runs %s. The tool finds producer %d with DescribeProducers and sends WriteTxnMarkers (ABORT, producer epoch %d, coordinator epoch %d), so the partition leader writes the marker itself.",
+		cmd, b.ProducerID, b.ProducerEpoch, b.CoordinatorEpoch())
 }
 
 // whyOf is the rule behind a verdict, for the quiz.

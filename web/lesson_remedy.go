@@ -1,0 +1,46 @@
+package web
+
+// The end of a stuck-LSO lesson: the remedy played out. When the engine's
+// diagnosis finds the LSO pinned by a hanging transaction (KIP-664), the
+// lesson appends, one step each, the ABORT marker that
+// `kafka-transactions.sh abort --start-offset` makes the broker write for
+// every hanging transaction, oldest first; the LSO moves and the consumer
+// proceeds, computed by the same engine as every other step.
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// remedyBootstrap is the bootstrap the remedy's command names: a shell
+// variable, so the command runs once BOOTSTRAP is set.
+const remedyBootstrap = `"$BOOTSTRAP"`
+
+// remedies returns the commands and the markers they write, after the
+// log end: offsets from the log end offset on, in the last segment, at
+// the diagnosis' clock (the newest timestamp in the log).
+func remedies(l *txnindex.Log) ([]string, []txnindex.Batch) {
+	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: remedyBootstrap})
+	if !d.Hanging() || d.Capture != nil || len(l.Segments) == 0 {
+		// A capture's LSO is the broker's word, not a log to append to.
+		return nil, nil
+	}
+	hanging := slices.DeleteFunc(slices.Clone(d.OpenTransactions), func(t txnindex.OpenTxnReport) bool {
+		return t.State != txnindex.StateHanging || t.Unseen
+	})
+	slices.SortFunc(hanging, func(a, b txnindex.OpenTxnReport) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	si := int32(len(l.Segments) - 1)
+	off, pos := l.LogEndOffset, l.Segments[si].Size
+	var cmds []string
+	var out []txnindex.Batch
+	for i := range hanging {
+		raw, b := scenario.AdminAbort(&hanging[i], off, d.Now, si, pos)
+		off, pos = off+1, pos+int64(len(raw))
+		cmds = append(cmds, hanging[i].AbortCommand)
+		out = append(out, b)
+	}
+	return cmds, out
+}
