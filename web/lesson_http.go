@@ -157,8 +157,10 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 	return LessonStaticPage(lv).Render(ctx, w)
 }
 
-// quizChoices are the verdicts a quiz offers (gaps are not batches).
-var quizChoices = []string{"delivered", "aborted", "control", "pending", "before_position"}
+// quizChoices are the verdicts a quiz offers: it asks at the step where the
+// consumer decides a batch it fetched, so never pending nor
+// before_position (and gaps are not batches).
+var quizChoices = []string{"delivered", "aborted", "control"}
 
 func lessonTitle(v LessonView) string {
 	if v.Quiz {
@@ -185,4 +187,50 @@ func LessonPath(id, topic string, partition int32) string {
 
 func lessonPath(v LessonView) string {
 	return LessonPath(v.Timeline.Source, v.Timeline.Topic, v.Timeline.Partition)
+}
+
+// embedSnippet is the iframe a page pastes to show the lesson at step 1.
+func embedSnippet(v TimelineView) string {
+	src := v.Origin + EmbedPath(v.Source, v.Topic, v.Partition) + "?step=1"
+	return `<iframe src="` + src + `" width="1200" height="820" style="border:1px solid #ccc" title="` + v.Name + ` lesson"></iframe>`
+}
+
+// EmbedPath is the embed URL of a partition.
+func EmbedPath(id, topic string, partition int32) string {
+	return "/embed/" + url.PathEscape(id) + "/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+}
+
+// requestOrigin is the scheme://host the browser reached the server at.
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// LessonsView is the /lessons page.
+type LessonsView struct {
+	Assets Assets
+	Rows   []LessonsRow
+}
+
+// LessonsRow is one partition's lesson links.
+type LessonsRow struct {
+	ID, Title, Name         string
+	Timeline, Lesson, Embed string
+}
+
+// Lessons serves /lessons: every partition's lesson, quiz and embed.
+func (u *UI) Lessons() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := LessonsView{Assets: assets()}
+		for _, s := range u.cat.Sources() {
+			for _, p := range s.Partitions {
+				v.Rows = append(v.Rows, LessonsRow{ID: s.ID, Title: s.Title, Name: p.Topic + "-" + strconv.Itoa(int(p.Partition)),
+					Timeline: PartitionPath(s.ID, p.Topic, p.Partition), Lesson: LessonPath(s.ID, p.Topic, p.Partition), Embed: EmbedPath(s.ID, p.Topic, p.Partition)})
+			}
+		}
+		render(w, r, LessonsPage(v))
+	})
 }

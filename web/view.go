@@ -120,6 +120,7 @@ type TimelineView struct {
 	Chrome               chromeKind
 	Data                 string   // the export's embedded data (HTML-safe JSON), or ""
 	Problems             []string // what the loader could not read (Source.Problems)
+	Origin               string   // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
 }
 
 // LaneView is one producer lane.

@@ -123,7 +123,7 @@ func (u *UI) Timeline() http.Handler {
 			return
 		}
 		v := timelineView(id, title, l)
-		v.Problems = problems
+		v.Problems, v.Origin = problems, requestOrigin(r)
 		v.Diag = diagnosisView(u.diags.diagnose(l, o))
 		render(w, r, TimelinePage(v))
 	})

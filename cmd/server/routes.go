@@ -75,6 +75,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// the lesson panel (web/lesson.go).
 		r.With(a.Prewarm).Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)
 		r.With(a.Prewarm).Get("/lessons/{id}/{topic}/{partition}", ui.Lesson().ServeHTTP)
+		r.Get("/lessons", ui.Lessons().ServeHTTP) // every partition's lesson, quiz and embed
 	})
 
 	// Embedded assets, cache-busted by a content hash in the query.

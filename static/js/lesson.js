@@ -2,61 +2,90 @@
 // engine (web/lesson.go, inlined as <script type="application/json"
 // id="txnscope-lesson">) one step at a time. It decides nothing itself.
 //
+// Each step is one moment: the broker's log after one more append, and the
+// consumer after fetching what that log lets it read. The strip and, when
+// the page holds the timeline (embed, export), the timeline show the log
+// as of the step (window.txnscope.asOf): batches not written yet are left
+// out, the ones behind the LSO are pending, the current batch is outlined
+// (window.txnscope.highlight).
+//
 // Controls: forward/back buttons, ← → (space: forward, shift+space: back),
 // Home/End, p to play/pause; ?step=N is kept in the URL so a step can be
-// shared. Quiz mode (data-mode="quiz") hides each batch's decision until
-// the learner predicts it, then shows whether they were right and why.
-// When the page also holds the timeline (embed, export), the current batch
-// is outlined there through window.txnscope.highlight (see timeline.js).
+// shared. Quiz mode (data-mode="quiz") asks for each decision at the step
+// where the consumer makes it, shows whether the answer was right and why,
+// and ends with a summary (score, the questions missed) and a restart.
 "use strict";
 (function () {
   const root = document.querySelector('[data-testid="lesson"]');
   const dataEl = document.getElementById("txnscope-lesson");
   if (!root || !dataEl) return;
   const L = JSON.parse(dataEl.textContent);
-  const steps = L.steps;
+  const steps = L.steps, cells = L.cells;
   const $ = (id) => root.querySelector('[data-testid="' + id + '"]');
   const quiz = root.dataset.mode === "quiz";
-  const answers = new Map(); // step -> the learner's choice
+  const answers = new Map(); // "step:i" -> the learner's choice
   let cur = 0, timer = 0;
 
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const span = (a, b) => (a === b ? "" + a : a + "–" + b);
   const offsets = (a, b) => (a === b ? "offset " : "offsets ") + span(a, b);
   const list = (el, items, fmt, empty) => {
-    el.innerHTML = items.length ? items.map((x) => "<li>" + fmt(x) + "</li>").join("") : '<li class="none">' + empty + "</li>";
+    el.innerHTML = items.length ? items.map((x) => "<li>" + fmt(x) + "</li>").join("") : '<li class="none">' + esc(empty) + "</li>";
     el.dataset.count = items.length;
   };
   const abortText = (a) => "producer " + a.producer + ", first offset " + a.first;
+  // kindClass is the timeline's colour of a decision: markers by their kind.
+  const kindClass = (kind, verdict) => (verdict === "control" ? (kind.startsWith("COMMIT") ? "commit" : kind.startsWith("ABORT") ? "abort" : "control") : verdict);
 
-  // The strip: one cell per batch, shown once appended; its colour is the
-  // decision, hidden in a quiz until answered.
+  // The questions of a step: its decisions the consumer makes (a batch
+  // below the starting position is never fetched, nothing to ask).
+  const questions = (n) => steps[n].consumer.decided.map((d, i) => [d, i]).filter(([d]) => d.ask);
+  const key = (n, i) => n + ":" + i;
+  const answered = (n, i) => answers.has(key(n, i));
+  const revealed = (n) => !quiz || questions(n).every(([, i]) => answered(n, i));
+  const totalQuestions = steps.reduce((a, s, n) => a + questions(n).length, 0);
+
+  // A cell's state at step n: not written yet (null), pending, or its
+  // verdict; in a quiz, a decision of an unanswered question stays hidden.
+  function cellState(c, n) {
+    if (c.appended > n) return null;
+    if (c.decided < 0 || c.decided > n) return "pending";
+    if (quiz && c.decided === n) {
+      const ds = steps[n].consumer.decided;
+      for (let i = 0; i < ds.length; i++) if (ds[i].batch === c.index && ds[i].ask && !answered(n, i)) return "unknown";
+    }
+    return c.verdict;
+  }
+
+  // The strip: one cell per batch, shown once appended.
   const strip = $("lesson-strip");
-  strip.innerHTML = steps.slice(1).map((s) =>
-    '<li data-testid="strip-' + s.n + '" data-step="' + s.n + '" title="offsets ' + span(s.batch.from, s.batch.to) + " · " + esc(s.batch.kind) + '">' +
-    esc(s.batch.kind.endsWith("marker") ? (s.batch.kind.startsWith("COMMIT") ? "✓" : "✕") : span(s.batch.from, s.batch.to)) + "</li>").join("");
+  strip.innerHTML = cells.map((c) =>
+    '<li data-testid="strip-' + c.appended + '" data-step="' + c.appended + '" data-kind="' + esc(c.kind) + '"' + (c.remedy ? ' class="remedy"' : "") +
+    ' title="offsets ' + span(c.from, c.to) + " · " + esc(c.kind) + (c.remedy ? " (the remedy)" : "") + '">' +
+    esc(c.kind.endsWith("marker") ? (c.kind.startsWith("COMMIT") ? "✓" : "✕") : span(c.from, c.to)) + "</li>").join("");
   strip.addEventListener("click", (e) => { const li = e.target.closest("li[data-step]"); if (li) go(+li.dataset.step); });
 
-  const revealed = (n) => !quiz || n === 0 || answers.has(n);
-
   function render() {
-    const s = steps[cur];
+    const s = steps[cur], c = s.consumer, b = s.broker;
     root.dataset.step = cur;
+    root.dataset.position = c.position;
     $("lesson-count").textContent = "step " + cur + " of " + (steps.length - 1);
     $("lesson-prev").disabled = cur === 0;
     $("lesson-first").disabled = cur === 0;
-    $("lesson-next").disabled = cur === steps.length - 1 || (quiz && !revealed(cur));
+    $("lesson-next").disabled = cur === steps.length - 1 || !revealed(cur);
     $("lesson-last").disabled = cur === steps.length - 1 || quiz;
-    $("lesson-sentence").textContent = revealed(cur) ? s.sentence : s.lead + " What does the consumer do with this batch?";
+    const qs = questions(cur);
+    $("lesson-sentence").textContent = revealed(cur) ? s.sentence : s.lead + " The consumer fetches what the broker now returns: what does it do with " +
+      (qs.length === 1 ? "the batch it receives?" : "each of the " + qs.length + " batches it receives?");
+    root.classList.toggle("remedy-step", !!s.remedy);
 
     for (const li of strip.children) {
-      const n = +li.dataset.step, st = steps[n];
-      li.hidden = n > cur;
-      li.classList.toggle("current", n === cur);
-      li.dataset.decision = revealed(n) ? st.consumer.verdict : "unknown";
+      const st = cellState(cells[+li.dataset.step - 1], cur);
+      li.hidden = st === null;
+      li.classList.toggle("current", +li.dataset.step === cur);
+      li.dataset.decision = st || "";
     }
 
-    const b = s.broker;
     $("broker-log-end").textContent = b.log_end;
     $("broker-hwm").textContent = b.hwm;
     const lso = $("broker-lso");
@@ -67,7 +96,6 @@
     if (b.decided) {
       const li = document.createElement("li");
       li.className = "decided " + b.decided.state;
-      li.dataset.testid = "broker-decided";
       li.setAttribute("data-testid", "broker-decided");
       li.textContent = "producer " + b.decided.producer + " from " + b.decided.first + ": " + b.decided.state + " now";
       $("broker-ongoing").appendChild(li);
@@ -76,37 +104,57 @@
     tb.innerHTML = b.txnindex.length ? b.txnindex.map((e) =>
       "<tr" + (e.new ? ' class="new" data-testid="txnindex-new"' : "") + "><td>" + esc(e.file) + "</td><td>" + e.producer + "</td><td>" + e.first + "</td><td>" + e.last + "</td><td>" + e.lso + "</td></tr>").join("")
       : '<tr class="none"><td colspan="5">no entry yet: the broker writes one per aborted transaction, when its ABORT marker lands</td></tr>';
+    const rem = $("lesson-remedy");
+    rem.hidden = !s.remedy;
+    if (s.remedy) rem.querySelector("code").textContent = s.remedy;
 
-    const c = s.consumer;
-    $("consumer-fetch").textContent = cur === 0 ? "The consumer starts at offset " + c.position + "." :
-      c.fetched ? "Fetch from offset " + c.fetch_offset + " returned this batch; position now " + c.position + "." :
-        "No fetch returned this batch; position " + c.position + ".";
-    list($("consumer-listed"), c.listed, abortText, c.fetched ? "empty list" : "—");
-    // Before a quiz answer, the queue and the set as they were before the
-    // batch: a new response starts from its whole list and an empty set
-    // (CompletedFetch is per response).
+    // The consumer: its fetches at this moment, and (in a quiz, up to the
+    // question asked) the aborted list, queue and set it works with.
+    const active = quiz ? qs.find(([, i]) => !answered(cur, i)) : undefined;
+    const upto = active ? active[1] : c.decided.length; // decisions shown revealed
+    const fetchText = cur === 0 ? ["The consumer starts at offset " + c.position + "."] :
+      c.fetches.map((f) => "Fetch from offset " + f.offset + " returned " + offsets(f.from, f.to) + ".");
+    if (cur > 0 && c.waiting && !active) fetchText.push("Fetch from offset " + c.position + " returns nothing: read_committed reads only below the LSO, " + b.lso + ". The consumer waits.");
+    else if (cur > 0 && !active) fetchText.push("Position " + c.position + ".");
+    $("consumer-fetch").textContent = fetchText.join(" ");
+    const fi = active ? active[0].fetch : c.fetches.length - 1;
+    const fetch = fi >= 0 ? c.fetches[fi] : null;
+    list($("consumer-listed"), fetch ? fetch.listed : [], abortText, fetch ? "empty list" : c.waiting && cur > 0 ? "empty: the response held no batch" : "no fetch response");
+    // Before a question: the queue and the set as they were before its
+    // batch (a new response starts from its whole list and an empty set:
+    // CompletedFetch is per response).
     let queue = c.queue, set = c.set;
-    if (!revealed(cur)) {
-      const p = steps[cur - 1].consumer;
-      const same = cur > 1 && p.fetched && p.fetch_offset === c.fetch_offset;
-      queue = same ? p.queue : c.listed.slice().sort((x, y) => x.first - y.first);
-      set = same ? p.set : [];
+    if (active) {
+      const prev = upto > 0 ? c.decided[upto - 1] : null;
+      const same = prev && prev.fetch === fi;
+      queue = same ? prev.queue : fetch ? fetch.listed.slice().sort((x, y) => x.first - y.first) : [];
+      set = same ? prev.set : [];
     }
     list($("consumer-queue"), queue, abortText, "empty");
     list($("consumer-set"), set, (a) => "producer " + a.producer + " (since its aborted transaction at " + a.first + ")", "empty");
 
+    const dl = $("consumer-decisions");
+    dl.innerHTML = c.decided.map((d, i) => {
+      const shown = !quiz || !d.ask || answered(cur, i);
+      return '<li data-testid="decided-' + i + '" data-decision="' + (shown ? esc(d.verdict) : "hidden") + '">' + offsets(d.from, d.to) + " <small>(" + esc(d.kind) +
+        (d.producer >= 0 ? " of producer " + d.producer : "") + ")</small>: " +
+        (shown ? '<strong class="verdict ' + esc(kindClass(d.kind, d.verdict)) + '">' + esc(d.verdict) + '</strong> <span class="lesson-reason">' + esc(d.reason) + "</span>" : "<strong>?</strong>") +
+        (d.gap && shown ? '<div class="lesson-gap">Before it, ' + esc(d.gap) + ".</div>" : "") + "</li>";
+    }).join("") || '<li class="none">' + (cur === 0 ? "" : "nothing decided at this step") + "</li>";
+    dl.dataset.count = c.decided.length;
+
+    // The batch this step appended, as the consumer has it at this moment.
     const dec = $("consumer-decision"), why = $("consumer-reason");
     if (cur === 0) {
       dec.textContent = ""; dec.dataset.decision = ""; why.textContent = "";
-    } else if (revealed(cur)) {
-      dec.innerHTML = offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(c.verdict) + '">' + esc(c.verdict) + "</strong>";
-      dec.dataset.decision = c.verdict;
-      why.textContent = c.reason;
     } else {
-      dec.innerHTML = offsets(s.batch.from, s.batch.to) + ": <strong>?</strong>";
-      dec.dataset.decision = "hidden"; why.textContent = "";
+      const st = cellState(cells[cur - 1], cur), k = kindClass(s.batch.kind, st);
+      const own = c.decided.filter((d) => d.batch === cur - 1).pop();
+      dec.innerHTML = "This step's batch, " + offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(k) + '">' + (st === "unknown" ? "?" : esc(st)) + "</strong>";
+      dec.dataset.decision = st === "unknown" ? "hidden" : st;
+      why.textContent = st === "pending" ? "behind the LSO (" + b.lso + "): the consumer cannot read it yet" : own && st !== "unknown" ? own.reason : "";
     }
-    if (quiz) renderQuiz(s);
+    if (quiz) renderQuiz(active);
 
     const link = $("lesson-link");
     const u = new URL(location.href);
@@ -114,45 +162,82 @@
     link.href = u.toString();
     try { if (location.protocol !== "file:") history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
 
-    // The timeline, when on the page, outlines the batch (hook in timeline.js).
-    const tl = window.txnscope;
-    if (tl && tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
+    drawTimeline(s);
     // An embedding page learns which step its frame shows (what the panel
     // reads, not the data).
     if (window.parent !== window) {
       const tr = document.querySelector('[data-testid="timeline"]');
       window.parent.postMessage({ type: "txnscope:lesson-step", step: cur, steps: steps.length - 1, count: $("lesson-count").textContent,
-        decision: $("consumer-decision").dataset.decision, highlight: tr ? tr.dataset.highlight || "" : "" }, "*");
+        decision: dec.dataset.decision, highlight: tr ? tr.dataset.highlight || "" : "", asOf: tr ? tr.dataset.asOf || "" : "" }, "*");
     }
   }
 
-  function renderQuiz(s) {
-    const box = $("quiz"), res = $("quiz-result"), why = $("quiz-why");
-    const a = answers.get(cur);
-    box.hidden = cur === 0;
-    for (const btn of box.querySelectorAll("button[data-choice]")) {
-      btn.disabled = a !== undefined;
-      btn.classList.toggle("chosen", a === btn.dataset.choice);
-      btn.classList.toggle("right", a !== undefined && btn.dataset.choice === s.answer);
+  // drawTimeline shows the step on the timeline when the page has one:
+  // the log as of the step, the step's batch outlined. A remedy's marker
+  // is not in the partition the timeline draws, so the log stays at its end.
+  let asOfDone = false;
+  function drawTimeline(s) {
+    const tl = window.txnscope;
+    if (!tl || !tl.asOf) return;
+    const b = s.broker, end = Math.min(b.log_end, L.cells.filter((c) => !c.remedy).reduce((m, c) => Math.max(m, c.to + 1), 0));
+    const byFrom = new Map(cells.map((c) => [c.from, c]));
+    asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing,
+      verdict: (from, to, had) => {
+        let c = byFrom.get(from);
+        if (!c) c = cells.find((x) => x.from <= from && from <= x.to); // the part of a batch past the position
+        if (!c) return null;
+        const st = cellState(c, cur);
+        return st === "pending" || st === "unknown" ? "pending" : had === "before_position" ? null : st;
+      } });
+    document.body.classList.add("lesson-asof");
+    if (tl.highlight) tl.highlight(s.batch && !s.remedy ? s.batch.from : null, s.batch && !s.remedy ? s.batch.to : null);
+  }
+
+  function renderQuiz(active) {
+    const box = $("quiz"), res = $("quiz-result"), why = $("quiz-why"), q = $("quiz-q");
+    box.hidden = cur === 0 || questions(cur).length === 0;
+    q.hidden = !active;
+    if (active) {
+      const d = active[0];
+      q.textContent = offsets(d.from, d.to) + " (" + d.kind + (d.producer >= 0 ? " of producer " + d.producer : "") + "): what does the consumer do with it?";
     }
-    if (a === undefined) { res.hidden = true; why.hidden = true; }
+    for (const btn of box.querySelectorAll("button[data-choice]")) {
+      btn.disabled = !active;
+      btn.classList.remove("chosen", "right");
+    }
+    // The last answer given at this step.
+    const done = questions(cur).filter(([, i]) => answered(cur, i)).pop();
+    if (!done) { res.hidden = true; why.hidden = true; }
     else {
-      const ok = a === s.answer;
+      const [d, i] = done, a = answers.get(key(cur, i)), ok = a === d.verdict;
       res.hidden = false; why.hidden = false;
       res.dataset.correct = ok;
-      res.textContent = ok ? "Right: " + s.answer + "." : "Not quite: you said " + a + ", the consumer's decision is " + s.answer + ".";
-      why.textContent = s.why;
+      res.textContent = (ok ? "Right: " + offsets(d.from, d.to) + " " + d.verdict + "." : "Not quite: you said " + a + " for " + offsets(d.from, d.to) + ", the consumer's decision is " + d.verdict + ".");
+      why.textContent = d.why;
     }
     let right = 0;
-    answers.forEach((v, n) => { if (v === steps[n].answer) right++; });
+    const missed = [];
+    answers.forEach((v, k) => {
+      const [n, i] = k.split(":").map(Number), d = steps[n].consumer.decided[i];
+      if (v === d.verdict) right++; else missed.push([n, d, v]);
+    });
     const sc = $("quiz-score");
-    sc.textContent = "score " + right + " / " + answers.size + " (" + (steps.length - 1) + " batches)";
+    sc.textContent = "score " + right + " / " + answers.size + " (" + totalQuestions + " questions)";
     sc.dataset.right = right; sc.dataset.answered = answers.size;
+    // The summary, once every question is answered.
+    const sum = $("quiz-summary");
+    sum.hidden = answers.size < totalQuestions;
+    if (!sum.hidden) {
+      $("quiz-summary-score").textContent = "You scored " + right + " of " + totalQuestions + ".";
+      missed.sort((x, y) => x[0] - y[0]);
+      list($("quiz-missed"), missed, ([n, d, v]) => "<b>Step " + n + ", " + offsets(d.from, d.to) + "</b>: you said " + esc(v) + ", the consumer's decision is " +
+        esc(d.verdict) + ". " + esc(d.why), "none: every answer was right");
+    }
   }
 
   function go(n) {
     n = Math.max(0, Math.min(steps.length - 1, n));
-    // A quiz does not skip ahead of an unanswered step.
+    // A quiz does not skip ahead of an unanswered question.
     if (quiz) while (n > cur && !revealed(cur)) n--;
     cur = n;
     render();
@@ -172,10 +257,12 @@
   if (quiz) {
     $("quiz").addEventListener("click", (e) => {
       const btn = e.target.closest("button[data-choice]");
-      if (!btn || answers.has(cur) || cur === 0) return;
-      answers.set(cur, btn.dataset.choice);
+      const active = questions(cur).find(([, i]) => !answered(cur, i));
+      if (!btn || !active) return;
+      answers.set(key(cur, active[1]), btn.dataset.choice);
       render();
     });
+    $("quiz-restart").onclick = () => { answers.clear(); cur = 0; render(); };
     $("lesson-play").hidden = true;
   }
   document.addEventListener("keydown", (e) => {
@@ -196,12 +283,23 @@
     e.preventDefault();
   });
 
+  // The timeline plays a read_committed Java consumer from the lesson's
+  // position only: its consumer controls would draw another one.
+  for (const id of ["isolation", "position", "max-bytes", "variant"]) {
+    const el = document.querySelector('[data-testid="' + id + '"]');
+    if (el) { el.disabled = true; el.title = "the lesson plays a read_committed Java consumer from offset " + L.position; }
+  }
+
   const q = new URLSearchParams(location.search);
   cur = Math.max(0, Math.min(steps.length - 1, +(q.get("step") || root.dataset.startStep) || 0));
   if (quiz) cur = 0; // a quiz starts at the beginning, whatever the link says
   render();
   if (+root.dataset.autoplay > 0 && !quiz) play(true);
-  // The timeline script may run after this one: outline the batch once it is there.
-  window.addEventListener("load", render);
+  // The timeline's stream may finish after this script ran: draw the step
+  // on it once it has (asOf answers false until then).
+  const wait = setInterval(() => {
+    if (asOfDone || (!window.txnscope && document.readyState === "complete")) { clearInterval(wait); return; }
+    drawTimeline(steps[cur]);
+  }, 100);
   window.txnscopeLesson = { step: () => cur, steps: () => steps.length, go, playing: () => !!timer };
 })();

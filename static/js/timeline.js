@@ -34,8 +34,9 @@
 (function () {
   const tl = window.txnscopeTimeline;
   if (!tl) return;
-  const { canvas, root, pinned, state, view, metrics, S } = tl;
-  const { VERDICTS, CAUSES, LANE_GAP } = window.txnscopeContract;
+  const { canvas, root, pinned, state, view, metrics, S, part } = tl;
+  const C = window.txnscopeContract;
+  const { VERDICTS, CAUSES, LANE_GAP } = C;
   let probe = null; // the benchmark's frame probe (probeFrames)
 
   // --- test and benchmark hooks -------------------------------------------
@@ -80,6 +81,14 @@
     // of the current step) and pans it into view; highlight(null) clears it.
     highlight: (f, t) => { S.lessonMark = f === null ? null : { from: f, to: t }; root.dataset.highlight = f === null ? "" : f + "-" + t;
       if (S.lessonMark && (t < view.from || f > view.to)) tl.setView(f - (view.to - view.from) / 2, f + (view.to - view.from) / 2, { quiet: true }); tl.schedule(); },
+    // asOf(o) draws the log as a lesson step has it (lesson.js): o =
+    // {logEnd, lso, hwm, ongoing: [{producer, first}], verdict(from, to,
+    // name)}: decisions at or past logEnd are left out (not written yet),
+    // the others take verdict's name (null keeps theirs), transactions
+    // whose marker is not written yet are drawn open, and the LSO and high
+    // watermark are the step's. asOf(null) restores the stream's log. It
+    // returns false until the stream is complete.
+    asOf: (o) => asOf(o),
     // pinned describes the highlighted pinning transaction, or null.
     pinned: () => pinned && { producer: pinned.producer, first: pinned.first, last: pinned.last, state: pinned.state,
       lane: pinned.lane, shown: pinned.shown, x0: pinned.x0, x1: pinned.x1 },
@@ -122,6 +131,44 @@
         heap: performance.memory ? performance.memory.usedJSHeapSize : 0 };
     },
   };
+
+  let saved = null; // the stream's arrays and numbers while asOf draws a step
+  const hwmLabel = root.querySelector('[data-testid="hwm"] span');
+  function asOf(o) {
+    const D = S.D, T = S.T, meta = S.meta;
+    if (!D || !meta || !S.done) return false;
+    if (!saved || saved.D !== D) {
+      saved = { D, n: D.n, verdict: D.verdict.slice(), cause: D.cause.slice(), filled: T ? T.filled : 0, st: T ? T.st.slice() : null,
+        open: meta.open_transactions, lso: part.lso, hwm: part.hwm, hwmText: hwmLabel ? hwmLabel.textContent : "" };
+    }
+    D.n = saved.n; D.verdict.set(saved.verdict); D.cause.set(saved.cause);
+    if (T) { T.filled = saved.filled; T.st.set(saved.st); }
+    meta.open_transactions = saved.open; part.lso = saved.lso; part.hwm = saved.hwm;
+    if (hwmLabel) hwmLabel.textContent = saved.hwmText;
+    if (o) {
+      const atLSO = CAUSES.indexOf("at_or_above_lso");
+      let n = 0;
+      while (n < saved.n && D.from[n] < o.logEnd) n++; // decisions are in offset order
+      D.n = n;
+      for (let i = 0; i < n; i++) {
+        if (D.lane[i] === LANE_GAP) continue;
+        const v = o.verdict(D.from[i], D.to[i], VERDICTS[D.verdict[i]]);
+        if (v && v !== VERDICTS[D.verdict[i]]) { D.verdict[i] = VERDICTS.indexOf(v); if (v === "pending") D.cause[i] = atLSO; }
+      }
+      if (T) {
+        let k = 0;
+        for (; k < saved.filled && T.first[k] < o.logEnd; k++) if (T.marker[k] >= o.logEnd) T.st[k] = C.TXN_STATE.OPEN;
+        T.filled = k;
+      }
+      meta.open_transactions = o.ongoing.map((t) => ({ producer_id: t.producer, first_offset: t.first }));
+      part.lso = o.lso; part.hwm = o.hwm;
+      if (hwmLabel) hwmLabel.textContent = "HWM " + o.hwm;
+    }
+    root.dataset.asOf = o ? o.logEnd : "";
+    S.pyrDirty = true; S.timeDirty = true;
+    tl.schedule(); tl.drawMini();
+    return true;
+  }
 
   tl.resize();
   tl.loadFetches();
