@@ -264,6 +264,13 @@ func TestEmbedLessonAsOf(t *testing.T) {
 				t.Errorf("%s step %d: LSO marker %q, want %s", name, n, lso, wantLSO)
 			}
 			if name == "interleaved" && n == 4 {
+				// Hovering producer 7's 2-4 gives the reason as of the
+				// step: pending, not the abort of a marker not written.
+				hoverOffset(t, ctx, 3)
+				if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="tooltip"]`)),
+					chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="tooltip"] .reason').textContent.startsWith("pending")`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+					t.Errorf("step 4: the tooltip of 2-4 says %q: %v", text(t, ctx, `[data-testid="tooltip"] .reason`), err)
+				}
 				screenshot(t, ctx, "TestEmbedLessonAsOf")
 			}
 		}

@@ -188,6 +188,17 @@
         if (!c) return null;
         const st = cellState(c, cur);
         return st === "pending" || st === "unknown" ? "pending" : had === "before_position" ? null : st;
+      },
+      // The reason as of the step: the one the engine gave when the
+      // consumer decided the batch, never one citing a later marker.
+      reason: (off) => {
+        const c = cells.find((x) => x.from <= off && off <= x.to);
+        if (!c) return "";
+        const st = cellState(c, cur);
+        if (st === "pending") return "pending: behind the LSO (" + b.lso + ") at this step; the consumer cannot read it yet";
+        if (st === "unknown") return "the quiz asks for this one";
+        const d = steps[c.decided].consumer.decided.filter((x) => x.batch === c.index && x.from <= off && off <= x.to).pop();
+        return d ? d.reason : "";
       } });
     document.body.classList.add("lesson-asof");
     if (tl.highlight) tl.highlight(s.batch && !s.remedy ? s.batch.from : null, s.batch && !s.remedy ? s.batch.to : null);

@@ -22,6 +22,8 @@
   // fetched on hover and cached per options.
   const reasons = new Map();
   function reasonOf(off) {
+    // A lesson step drawn by asOf (timeline.js) has its own reasons.
+    if (tl.asOfReason) return Promise.resolve(tl.asOfReason(off));
     const key = tl.optsQuery() + "@" + off;
     if (embedded && !reasons.has(key)) {
       const rs = embedded.reasons && embedded.reasons[state.isolation];

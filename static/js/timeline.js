@@ -83,11 +83,12 @@
       if (S.lessonMark && (t < view.from || f > view.to)) tl.setView(f - (view.to - view.from) / 2, f + (view.to - view.from) / 2, { quiet: true }); tl.schedule(); },
     // asOf(o) draws the log as a lesson step has it (lesson.js): o =
     // {logEnd, lso, hwm, ongoing: [{producer, first}], verdict(from, to,
-    // name)}: decisions at or past logEnd are left out (not written yet),
-    // the others take verdict's name (null keeps theirs), transactions
-    // whose marker is not written yet are drawn open, and the LSO and high
-    // watermark are the step's. asOf(null) restores the stream's log. It
-    // returns false until the stream is complete.
+    // name), reason(offset)}: decisions at or past logEnd are left out
+    // (not written yet), the others take verdict's name (null keeps
+    // theirs), transactions whose marker is not written yet are drawn
+    // open, the LSO, high watermark and a tooltip's reason are the step's.
+    // asOf(null) restores the stream's log. It returns false until the
+    // stream is complete.
     asOf: (o) => asOf(o),
     // pinned describes the highlighted pinning transaction, or null.
     pinned: () => pinned && { producer: pinned.producer, first: pinned.first, last: pinned.last, state: pinned.state,
@@ -164,6 +165,7 @@
       part.lso = o.lso; part.hwm = o.hwm;
       if (hwmLabel) hwmLabel.textContent = "HWM " + o.hwm;
     }
+    tl.asOfReason = o && o.reason ? o.reason : null; // the tooltip's (timeline-detail.js)
     root.dataset.asOf = o ? o.logEnd : "";
     S.pyrDirty = true; S.timeDirty = true;
     tl.schedule(); tl.drawMini();
