@@ -26,6 +26,10 @@ type LessonView struct {
 	Autoplay int // ms between steps; 0 = off
 	Assets   LessonAssets
 	Href     string // the partition's timeline, "" in an export
+	// Follow: the timeline on the page draws the log as of the step from
+	// the start (the embed); otherwise (an export, whose timeline is first
+	// the whole partition) once the learner steps.
+	Follow bool
 }
 
 // LessonAssets are lesson.js and lesson.css, linked or (export) inlined.
@@ -129,7 +133,7 @@ func (u *UI) LessonEmbed() http.Handler {
 		if !ok {
 			return
 		}
-		v.Timeline.Chrome = chromeNone
+		v.Timeline.Chrome, v.Follow = chromeNone, true
 		render(w, r, LessonEmbedPage(*v))
 	})
 }

@@ -175,10 +175,13 @@
   // drawTimeline shows the step on the timeline when the page has one:
   // the log as of the step, the step's batch outlined. A remedy's marker
   // is not in the partition the timeline draws, so the log stays at its end.
+  // The embed draws the step from the start; an export's timeline shows
+  // the whole partition until the learner steps (or a link names a step).
+  let follow = root.dataset.follow === "1" || new URLSearchParams(location.search).has("step");
   let asOfDone = false;
   function drawTimeline(s) {
     const tl = window.txnscope;
-    if (!tl || !tl.asOf) return;
+    if (!tl || !tl.asOf || !follow) return;
     const b = s.broker, end = Math.min(b.log_end, L.cells.filter((c) => !c.remedy).reduce((m, c) => Math.max(m, c.to + 1), 0));
     const byFrom = new Map(cells.map((c) => [c.from, c]));
     asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing,
@@ -200,7 +203,15 @@
         const d = steps[c.decided].consumer.decided.filter((x) => x.batch === c.index && x.from <= off && off <= x.to).pop();
         return d ? d.reason : "";
       } });
-    document.body.classList.add("lesson-asof");
+    if (!document.body.classList.contains("lesson-asof")) {
+      document.body.classList.add("lesson-asof");
+      // The timeline now plays the lesson's consumer (read_committed, Java,
+      // from its position): its consumer controls would draw another one.
+      for (const id of ["isolation", "position", "max-bytes", "variant"]) {
+        const el = document.querySelector('[data-testid="' + id + '"]');
+        if (el) { el.disabled = true; el.title = "the lesson plays a read_committed Java consumer from offset " + L.position; }
+      }
+    }
     if (tl.highlight) tl.highlight(s.batch && !s.remedy ? s.batch.from : null, s.batch && !s.remedy ? s.batch.to : null);
   }
 
@@ -247,6 +258,7 @@
   }
 
   function go(n) {
+    follow = true;
     n = Math.max(0, Math.min(steps.length - 1, n));
     // A quiz does not skip ahead of an unanswered question.
     if (quiz) while (n > cur && !revealed(cur)) n--;
@@ -294,12 +306,6 @@
     e.preventDefault();
   });
 
-  // The timeline plays a read_committed Java consumer from the lesson's
-  // position only: its consumer controls would draw another one.
-  for (const id of ["isolation", "position", "max-bytes", "variant"]) {
-    const el = document.querySelector('[data-testid="' + id + '"]');
-    if (el) { el.disabled = true; el.title = "the lesson plays a read_committed Java consumer from offset " + L.position; }
-  }
 
   const q = new URLSearchParams(location.search);
   cur = Math.max(0, Math.min(steps.length - 1, +(q.get("step") || root.dataset.startStep) || 0));
@@ -310,6 +316,7 @@
   // on it once it has (asOf answers false until then).
   const wait = setInterval(() => {
     if (asOfDone || (!window.txnscope && document.readyState === "complete")) { clearInterval(wait); return; }
+    if (!follow) return;
     drawTimeline(steps[cur]);
   }, 100);
   window.txnscopeLesson = { step: () => cur, steps: () => steps.length, go, playing: () => !!timer };
