@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -85,8 +86,10 @@ var decisionFields = map[string]fieldWriter{
 	"batch_last_offset": batchField(func(dst []byte, b *txnindex.Batch) []byte {
 		return strconv.AppendInt(dst, b.LastOffset(), 10)
 	}),
+	// producer_id is followed by its string twin past 2^53 (jsonid's rule,
+	// written here rather than by jsonid.Twins over each line).
 	"producer_id": batchField(func(dst []byte, b *txnindex.Batch) []byte {
-		return strconv.AppendInt(dst, int64(b.ProducerID), 10)
+		return jsonid.AppendTwin(strconv.AppendInt(dst, int64(b.ProducerID), 10), "producer_id", int64(b.ProducerID))
 	}),
 	"producer_epoch": batchField(func(dst []byte, b *txnindex.Batch) []byte {
 		return strconv.AppendInt(dst, int64(b.ProducerEpoch), 10)
@@ -118,7 +121,7 @@ var decisionFields = map[string]fieldWriter{
 		if v.d.Txn == nil {
 			return append(dst, "null"...), true
 		}
-		b, _ := json.Marshal(txnRef(v.d.Txn))
+		b, _ := jsonid.Marshal(txnRef(v.d.Txn))
 		return append(dst, b...), false
 	},
 }

@@ -1,11 +1,12 @@
 package live
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/txnscope/txnscope/internal/jsonid"
 )
 
 // Printer prints updates as `server watch` does: one JSON object per
@@ -26,7 +27,7 @@ func NewPrinter(out io.Writer, json bool) *Printer {
 // Print writes what u changed.
 func (pr *Printer) Print(u Update) error {
 	if pr.json {
-		b, err := json.Marshal(u)
+		b, err := jsonid.Marshal(u)
 		if err != nil {
 			return err
 		}
