@@ -257,9 +257,11 @@ const offsetPage = 1 << 16
 //
 // The gaps are the log's gaps between batches, a batch the cleaner emptied
 // (recordsCount 0), and the offsets of a batch that hold no record: the
-// cleaner keeps a batch's base and last offsets while dropping records
-// inside it (KIP-98; LogCleaner retains the last offset of a batch), so a
-// batch whose offset range outnumbers its recordsCount has holes. Which
+// cleaner drops records inside a batch and keeps its last offset
+// (MemoryRecords.buildRetainedRecordsInto: overrideLastOffset, "in order
+// to ensure that the last sequence number from the batch remains even
+// after compaction"), so a batch whose offset range outnumbers its
+// recordsCount has holes. Which
 // offsets they are is read from the records' offset deltas through pages;
 // without pages such a batch is one range object (from, to and "records",
 // the count the header declares) with the batch's fields and verdict.

@@ -15,7 +15,7 @@ import (
 
 func runDecide(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "decide", "[flags] PATH | --demo NAME",
-		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset, in offset order; gaps are objects with \"decision\":\"gap\" and a from/to range.")
+		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.")
 	var (
 		topic     = fs.String("topic", "", "only this topic")
 		partition = fs.Int("partition", -1, "only this partition")
