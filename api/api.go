@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -178,9 +179,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsonid.WriteIndent(w, v)
 }
 
 // partition resolves the {id}/{topic}/{partition} path values.

@@ -57,10 +57,11 @@ func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], 
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %d records in %d batches\n"+
-		"  delivered        %d\n  aborted          %d\n  control markers  %d\n  pending          %d\n  before position  %d\n"+
-		"  offsets without a record  %d\n  last offset the consumer passes  %d\n",
-		l.Topic, l.Partition, c.From, c.To, c.Records(), c.Batches,
-		c.Delivered, c.Aborted, c.ControlMarkers, c.Pending, c.BeforePosition, c.Missing, c.LastReached)
+	n := txnindex.Count
+	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %s in %s\n"+
+		"  delivered        %s\n  aborted          %s\n  control markers  %s\n  pending          %s\n  before position  %s\n"+
+		"  offsets without a record  %s\n  last offset the consumer passes  %d\n",
+		l.Topic, l.Partition, c.From, c.To, txnindex.Plural(c.Records(), "record", "records"), txnindex.Plural(c.Batches, "batch", "batches"),
+		n(c.Delivered), n(c.Aborted), n(c.ControlMarkers), n(c.Pending), n(c.BeforePosition), n(c.Missing), c.LastReached)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -87,7 +88,7 @@ func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSourc
 // Script is d as the text of the page's <script type="application/json">
 // element.
 func (d *ExportData) Script() ([]byte, error) {
-	b, err := json.Marshal(d)
+	b, err := jsonid.Marshal(d)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func exportBatches(ctx context.Context, records RecordSource, id string, l *txni
 		if j.RecordsTruncated {
 			j.RecordsNote = fmt.Sprintf("the export holds the first %d of %d records", len(j.RecordList), j.RecordsTotal)
 		}
-		b, err := json.Marshal(j)
+		b, err := jsonid.Marshal(j)
 		if err != nil {
 			return nil, err
 		}

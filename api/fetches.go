@@ -31,10 +31,10 @@ type FetchJSON struct {
 }
 
 // FetchAbortedJSON is one entry of a response's aborted-transactions list.
-// The producer id is a decimal string: ids are int64, and a JavaScript
-// number holds integers exactly only below 2^53 (kfake's are above).
+// The producer id is a number with a string twin past 2^53 (jsonid: kfake's
+// ids are above).
 type FetchAbortedJSON struct {
-	ProducerID  int64 `json:"producer_id,string"`
+	ProducerID  int64 `json:"producer_id"`
 	FirstOffset int64 `json:"first_offset"`
 }
 

@@ -76,9 +76,8 @@ type LiveStatus struct {
 // LiveTxn is an open transaction joined with the coordinator's state
 // (DescribeProducers, ListTransactions, DescribeTransactions).
 type LiveTxn struct {
-	// ProducerID is a JSON string: producer ids exceed 2^53, beyond what a
-	// JavaScript number holds exactly.
-	ProducerID       int64    `json:"producer_id,string"`
+	// ProducerID is a number with a string twin past 2^53 (jsonid).
+	ProducerID       int64    `json:"producer_id"`
 	ProducerEpoch    int16    `json:"producer_epoch"`
 	FirstOffset      int64    `json:"first_offset"`
 	LastOffset       int64    `json:"last_offset"`

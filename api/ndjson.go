@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"iter"
 	"strconv"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -67,9 +69,12 @@ var decisionFields = map[string]fieldWriter{
 	"topic":     func(dst []byte, v *decisionValue) ([]byte, bool) { return append(dst, v.topic...), false },
 	"partition": intField(func(v *decisionValue) int64 { return int64(v.l.Partition) }),
 	// offset is written per offset by appendOffsets; From stands in.
-	"offset":           intField(func(v *decisionValue) int64 { return v.d.From }),
-	"from":             intField(func(v *decisionValue) int64 { return v.d.From }),
-	"to":               intField(func(v *decisionValue) int64 { return v.d.To }),
+	"offset": intField(func(v *decisionValue) int64 { return v.d.From }),
+	"from":   intField(func(v *decisionValue) int64 { return v.d.From }),
+	"to":     intField(func(v *decisionValue) int64 { return v.d.To }),
+	// records is what txnindex.Counts counts for the range: its offsets,
+	// capped at the batch's recordsCount.
+	"records":          intField(func(v *decisionValue) int64 { return min(v.d.Offsets(), int64(v.d.Batch.Records)) }),
 	"decision":         nameField(func(d *txnindex.Decision) string { return d.Verdict.String() }),
 	"cause":            nameField(func(d *txnindex.Decision) string { return d.Cause.String() }),
 	"read_uncommitted": nameField(func(d *txnindex.Decision) string { return d.Uncommitted.String() }),
@@ -81,8 +86,10 @@ var decisionFields = map[string]fieldWriter{
 	"batch_last_offset": batchField(func(dst []byte, b *txnindex.Batch) []byte {
 		return strconv.AppendInt(dst, b.LastOffset(), 10)
 	}),
+	// producer_id is followed by its string twin past 2^53 (jsonid's rule,
+	// written here rather than by jsonid.Twins over each line).
 	"producer_id": batchField(func(dst []byte, b *txnindex.Batch) []byte {
-		return strconv.AppendInt(dst, int64(b.ProducerID), 10)
+		return jsonid.AppendTwin(strconv.AppendInt(dst, int64(b.ProducerID), 10), "producer_id", int64(b.ProducerID))
 	}),
 	"producer_epoch": batchField(func(dst []byte, b *txnindex.Batch) []byte {
 		return strconv.AppendInt(dst, int64(b.ProducerEpoch), 10)
@@ -114,7 +121,7 @@ var decisionFields = map[string]fieldWriter{
 		if v.d.Txn == nil {
 			return append(dst, "null"...), true
 		}
-		b, _ := json.Marshal(txnRef(v.d.Txn))
+		b, _ := jsonid.Marshal(txnRef(v.d.Txn))
 		return append(dst, b...), false
 	},
 }
@@ -179,6 +186,10 @@ var (
 	offsetFields = format("topic", "partition", "offset", "batch_base_offset", "batch_last_offset", "producer_id",
 		"producer_epoch", "transactional", "control", "decision", "cause", "read_uncommitted", "segment", "fetch_offset", "reason")
 	gapFields = format("topic", "partition", "from", "to", "decision", "cause", "reason")
+	// unknownFields are offsetFields with a range and the records in it, for
+	// a batch with holes whose records cannot be read.
+	unknownFields = format("topic", "partition", "from", "to", "records", "batch_base_offset", "batch_last_offset", "producer_id",
+		"producer_epoch", "transactional", "control", "decision", "cause", "read_uncommitted", "segment", "fetch_offset", "reason")
 )
 
 // appendObject appends the object of v in format fs. mark names a field
@@ -226,41 +237,167 @@ func appendDecisionJSON(dst []byte, l *txnindex.Log, d *txnindex.Decision) []byt
 	return dst
 }
 
+// BatchPages pages the records of a batch of the log being written (as
+// PartitionRecordsPage does over a loader.Partition), or is nil when the
+// source kept no record bytes (a capture, dump text).
+type BatchPages func(ctx context.Context, b *txnindex.Batch, req RecordPageRequest) (RecordPage, error)
+
+// offsetPage is how many records the encoder asks BatchPages for at a time:
+// the memory of one page, and few enough pages that a 9.6M-record batch
+// (issue 17's record-count bomb) is decoded a few hundred times, not once
+// per record.
+const offsetPage = 1 << 16
+
 // WriteOffsetsNDJSON writes the decisions of l from seq as `server decide
-// --format ndjson` prints them: one object per offset, in offset order; a
-// gap is one object with from and to. A decision's fields are encoded once
-// and repeated for each of its offsets.
-func WriteOffsetsNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision]) error {
-	v := newDecisionValue(l)
-	offset := -1
+// --format ndjson` prints them: one object per offset that holds a record,
+// in offset order; offsets without a record are one gap object with from
+// and to per run (issue 17 defect 13: a 309-byte batch claiming 2^31
+// offsets had 2^31 lines, and compaction's holes were "delivered"). A
+// decision's fields are encoded once and repeated for each of its offsets.
+//
+// The gaps are the log's gaps between batches, a batch the cleaner emptied
+// (recordsCount 0), and the offsets of a batch that hold no record: the
+// cleaner drops records inside a batch and keeps its last offset
+// (MemoryRecords.buildRetainedRecordsInto: overrideLastOffset, "in order
+// to ensure that the last sequence number from the batch remains even
+// after compaction"), so a batch whose offset range outnumbers its
+// recordsCount has holes. Which
+// offsets they are is read from the records' offset deltas through pages;
+// without pages such a batch is one range object (from, to and "records",
+// the count the header declares) with the batch's fields and verdict.
+func WriteOffsetsNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], pages BatchPages) error {
+	e := offsetsWriter{ctx: ctx, w: w, v: newDecisionValue(l), pages: pages, offset: -1}
 	for i := range offsetFields {
 		if offsetFields[i].name == "offset" {
-			offset = i
+			e.offset = i
 		}
 	}
-	var obj, line []byte
 	for d := range seq {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		v.set(&d)
-		if d.Batch == nil {
-			obj, _, _ = appendObject(obj[:0], gapFields, &v, -1)
-			if _, err := w.Write(append(obj, '\n')); err != nil {
-				return err
-			}
-			continue
+		var err error
+		switch b := d.Batch; {
+		case b == nil || d.Verdict == txnindex.Missing:
+			err = e.gap(&d)
+		case int64(b.Records) >= b.LastOffset()-b.BaseOffset+1:
+			// A record per offset: the header alone says where they are.
+			err = e.offsets(&d, func(yield func(int64) bool) {
+				for off := d.From; off <= d.To && yield(off); off++ {
+				}
+			})
+		case pages == nil:
+			err = e.unknown(&d)
+		default:
+			err = e.sparse(&d)
 		}
-		var start, end int
-		obj, start, end = appendObject(obj[:0], offsetFields, &v, offset)
-		for off := d.From; off <= d.To; off++ {
-			line = append(line[:0], obj[:start]...)
-			line = strconv.AppendInt(line, off, 10)
-			line = append(append(line, obj[end:]...), '\n')
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// offsetsWriter writes the lines of WriteOffsetsNDJSON.
+type offsetsWriter struct {
+	ctx       context.Context
+	w         io.Writer
+	v         decisionValue
+	pages     BatchPages
+	offset    int // index of "offset" in offsetFields
+	obj, line []byte
+	start     int // obj[start:end] is the offset's value
+	end       int
+	gapObj    []byte
+}
+
+func (e *offsetsWriter) write(b []byte) error {
+	_, err := e.w.Write(append(b, '\n'))
+	return err
+}
+
+// gap writes d, a decision without records, as one range object.
+func (e *offsetsWriter) gap(d *txnindex.Decision) error {
+	e.v.set(d)
+	e.gapObj, _, _ = appendObject(e.gapObj[:0], gapFields, &e.v, -1)
+	return e.write(e.gapObj)
+}
+
+// offsets writes one object per offset of offs, each holding a record of
+// d's batch.
+func (e *offsetsWriter) offsets(d *txnindex.Decision, offs iter.Seq[int64]) error {
+	e.encode(d)
+	for off := range offs {
+		if err := e.record(off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encode encodes d's per-offset object once, for record.
+func (e *offsetsWriter) encode(d *txnindex.Decision) {
+	e.v.set(d)
+	e.obj, e.start, e.end = appendObject(e.obj[:0], offsetFields, &e.v, e.offset)
+}
+
+// record writes the object encode made, with offset off.
+func (e *offsetsWriter) record(off int64) error {
+	e.line = append(e.line[:0], e.obj[:e.start]...)
+	e.line = strconv.AppendInt(e.line, off, 10)
+	e.line = append(e.line, e.obj[e.end:]...)
+	return e.write(e.line)
+}
+
+// unknown writes d, a part of a batch with holes whose records cannot be
+// read, as one range object with the records the header declares.
+func (e *offsetsWriter) unknown(d *txnindex.Decision) error {
+	e.v.set(d)
+	e.gapObj, _, _ = appendObject(e.gapObj[:0], unknownFields, &e.v, -1)
+	return e.write(e.gapObj)
+}
+
+// sparse writes the part d of a batch with holes: one object per record
+// whose offset lies in [d.From, d.To], in batch order, and a gap object
+// (gap_compacted) for each run of offsets between them. A record whose
+// offset is not above the one before it is skipped, as the Java consumer
+// skips records below its position (CompletedFetch.nextFetchedRecord: "skip any records out of range"), so
+// hostile deltas cannot repeat or reorder lines.
+func (e *offsetsWriter) sparse(d *txnindex.Decision) error {
+	e.encode(d)
+	next := d.From // the first offset not yet written
+	hole := func(to int64) error {
+		if to < next {
+			return nil
+		}
+		h := txnindex.Decision{From: next, To: to, Verdict: txnindex.Missing, Cause: txnindex.CauseGapCompacted,
+			Uncommitted: txnindex.Missing, BatchIndex: -1, FetchOffset: -1}
+		return e.gap(&h)
+	}
+	var err error
+	for req := (RecordPageRequest{Limit: offsetPage}); req.From >= 0 && next <= d.To; {
+		var pg RecordPage
+		pg, err = e.pages(e.ctx, d.Batch, req)
+		if errors.Is(err, ErrNoRecords) && req.From == 0 {
+			return e.unknown(d)
+		}
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(pg.Records) && err == nil; i++ {
+			off := pg.Records[i].Offset
+			if off < next || off > d.To {
+				continue
+			}
+			if err = hole(off - 1); err == nil {
+				err = e.record(off)
+				next = off + 1
+			}
+		}
+		if err != nil {
+			return err
+		}
+		req.From = pg.Next
+	}
+	return hole(d.To)
 }

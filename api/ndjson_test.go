@@ -68,7 +68,7 @@ func TestOffsetsNDJSON(t *testing.T) {
 	l := gappy()
 	o := txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted, MaxBytes: txnindex.DefaultMaxBytes}
 	var buf bytes.Buffer
-	if err := WriteOffsetsNDJSON(context.Background(), &buf, l, l.Decisions(o)); err != nil {
+	if err := WriteOffsetsNDJSON(context.Background(), &buf, l, l.Decisions(o), nil); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(&buf)

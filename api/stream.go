@@ -3,7 +3,6 @@ package api
 import (
 	"container/list"
 	"encoding/binary"
-	"encoding/json"
 	"iter"
 	"math"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -494,7 +494,7 @@ func Recording(id string, l *txnindex.Log, o txnindex.ConsumeOptions) ([]Message
 	s := newStream(1, e, defaultChunkSize, vp)
 	var out []Message
 	text := func(v any) error {
-		b, err := json.Marshal(v)
+		b, err := jsonid.Marshal(v)
 		out = append(out, Message{Data: b})
 		return err
 	}

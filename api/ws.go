@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 	"golang.org/x/time/rate"
 )
@@ -455,7 +455,7 @@ func (c *wsConn) writeFrame(h [frameHeaderSize]byte, body []byte) error {
 }
 
 func (c *wsConn) writeJSON(v any) error {
-	b, err := json.Marshal(v)
+	b, err := jsonid.Marshal(v)
 	if err != nil {
 		return err
 	}

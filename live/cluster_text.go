@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // WriteText renders the scan for a terminal: stuck partitions first
@@ -17,9 +19,11 @@ import (
 // failed; the clear partitions as ranges per topic.
 func (s *ClusterScan) WriteText(w io.Writer) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "cluster %s: %d partitions in %d topics on %d brokers, scanned in %s with %d requests\n",
-		s.Bootstrap, len(s.Partitions), s.Topics, len(s.Brokers), s.Duration.Round(time.Millisecond), s.RequestCount)
-	fmt.Fprintf(&sb, "  %d stuck (%d hanging), %d unknown, %d clear\n", s.Stuck, s.Hanging, s.Unknown, s.Clear)
+	fmt.Fprintf(&sb, "cluster %s: %s in %s on %s, scanned in %s with %s\n",
+		s.Bootstrap, txnindex.Plural(len(s.Partitions), "partition", "partitions"), txnindex.Plural(s.Topics, "topic", "topics"),
+		txnindex.Plural(len(s.Brokers), "broker", "brokers"), s.Duration.Round(time.Millisecond), txnindex.Plural(s.RequestCount, "request", "requests"))
+	n := func(v int) string { return txnindex.Count(int64(v)) }
+	fmt.Fprintf(&sb, "  %s stuck (%s hanging), %s unknown, %s clear\n", n(s.Stuck), n(s.Hanging), n(s.Unknown), n(s.Clear))
 	for i := range s.Partitions {
 		p := &s.Partitions[i]
 		if p.Err != "" || p.LSOLagOffsets == 0 {
@@ -29,8 +33,8 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 		if p.Hanging {
 			word = "HANGING"
 		}
-		fmt.Fprintf(&sb, "\n%s %s-%d (leader %d): LSO %d is %d offsets behind the high watermark %d", word, p.Topic, p.Partition, p.Leader,
-			p.LastStableOffset, p.LSOLagOffsets, p.HighWatermark)
+		fmt.Fprintf(&sb, "\n%s %s-%d (leader %d): LSO %d is %s behind the high watermark %d", word, p.Topic, p.Partition, p.Leader,
+			p.LastStableOffset, txnindex.Plural(p.LSOLagOffsets, "offset", "offsets"), p.HighWatermark)
 		if p.LSOLagSource != "" {
 			fmt.Fprintf(&sb, ", held for %s (%s)", fmtAge(p.LSOLagMs), p.LSOLagSource)
 		}
@@ -54,7 +58,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			if g.Blocked {
 				where = "waiting at the LSO"
 			}
-			fmt.Fprintf(&sb, "  group %q (%s) committed %d, %s, %d offsets behind the high watermark\n", g.Group, g.State, g.Committed, where, g.LagOffsets)
+			fmt.Fprintf(&sb, "  group %q (%s) committed %d, %s, %s behind the high watermark\n", g.Group, g.State, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"))
 		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(&sb, "  note: %s\n", n)

@@ -1,11 +1,13 @@
 package live
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/txnscope/txnscope/internal/jsonid"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Printer prints updates as `server watch` does: one JSON object per
@@ -26,7 +28,7 @@ func NewPrinter(out io.Writer, json bool) *Printer {
 // Print writes what u changed.
 func (pr *Printer) Print(u Update) error {
 	if pr.json {
-		b, err := json.Marshal(u)
+		b, err := jsonid.Marshal(u)
 		if err != nil {
 			return err
 		}
@@ -43,16 +45,14 @@ func (pr *Printer) Print(u Update) error {
 		if p.BrokerLSO != p.EngineLSO || p.ListedLSO != p.EngineLSO {
 			fmt.Fprintf(&ps, " (broker: Fetch %d, ListOffsets %d)", p.BrokerLSO, p.ListedLSO)
 		}
-		if n := p.HighWatermark - p.EngineLSO; n == 1 {
-			ps.WriteString("  1 offset held back")
-		} else if n > 1 {
-			fmt.Fprintf(&ps, "  %d offsets held back", n)
+		if n := p.HighWatermark - p.EngineLSO; n > 0 {
+			fmt.Fprintf(&ps, "  %s held back", txnindex.Plural(n, "offset", "offsets"))
 		}
-		fmt.Fprintf(&ps, "  window %d-%d (%d batches", p.WindowStart, p.WindowEnd, p.Batches)
+		fmt.Fprintf(&ps, "  window %d-%d (%s", p.WindowStart, p.WindowEnd, txnindex.Plural(p.Batches, "batch", "batches"))
 		if p.Dropped > 0 {
-			fmt.Fprintf(&ps, ", %d dropped", p.Dropped)
+			fmt.Fprintf(&ps, ", %s dropped", txnindex.Count(int64(p.Dropped)))
 		}
-		fmt.Fprintf(&ps, ")  read_committed delivered %d\n", p.Delivered)
+		fmt.Fprintf(&ps, ")  read_committed delivered %s\n", txnindex.Count(int64(p.Delivered)))
 		for _, o := range p.Open {
 			id := o.TransactionalID
 			if id == "" {
@@ -87,7 +87,7 @@ func (pr *Printer) Print(u Update) error {
 			move = fmt.Sprintf("  (LSO moved %d -> %d)", p.PrevEngineLSO, p.EngineLSO)
 		}
 		if p.NewBatches > 0 {
-			move += fmt.Sprintf("  +%d batches", p.NewBatches)
+			move += "  +" + txnindex.Plural(p.NewBatches, "batch", "batches")
 		}
 		sb.WriteString(strings.Replace(text, "\n", move+"\n", 1))
 	}

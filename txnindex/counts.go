@@ -10,8 +10,8 @@ package txnindex
 // a batch the range cuts counts the offsets inside the range, capped at
 // its records (compaction may have removed records inside a batch while
 // keeping its offsets, KIP-98's retained last offset). Offsets without a
-// record (removed by the cleaner, or in a batch it emptied) count as
-// Missing.
+// record (removed by the cleaner between batches or inside a batch the
+// range holds whole, or in a batch it emptied) count as Missing.
 type Counts struct {
 	From           int64 `json:"from"`
 	To             int64 `json:"to"`
@@ -46,7 +46,15 @@ func (c *Counts) Add(d *Decision) {
 		return
 	}
 	if b := d.Batch; b != nil {
-		n = min(n, int64(b.Records))
+		r := min(n, int64(b.Records))
+		if from == b.BaseOffset && to == b.LastOffset() {
+			// The whole batch: its offsets without a record are the
+			// cleaner's holes, as `decide --format ndjson` writes them
+			// (a batch the range or the position cuts cannot say where
+			// its records are, so its holes are not counted).
+			c.Missing += n - r
+		}
+		n = r
 	}
 	switch d.Verdict {
 	case Delivered:

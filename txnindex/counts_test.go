@@ -28,7 +28,7 @@ func TestCountsRangeEdges(t *testing.T) {
 			Counts{Batches: 1, Delivered: 3, LastReached: 5}},
 		{"a compacted batch counts its records, not its offsets",
 			newLog().add(BatchFields{BaseOffset: 0, LastOffset: 4, Magic: 2, ProducerID: -1, Records: 2, BaseSequence: -1, CoordinatorEpoch: -1}.Batch()).build(), rc, 0, 4,
-			Counts{Batches: 1, Delivered: 2, LastReached: 4}},
+			Counts{Batches: 1, Delivered: 2, Missing: 3, LastReached: 4}},
 		{"a batch the cleaner emptied holds no records: its offsets are missing",
 			newLog().emptied(1, 5, false).commit(1).plain(-1, 2).build(), rc, 0, 7,
 			Counts{Batches: 3, Delivered: 2, ControlMarkers: 1, Missing: 5, LastReached: 7}},

@@ -285,24 +285,24 @@ func (d *Diagnosis) Runbook() string {
 	switch p := d.PinnedBy; {
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets behind the high watermark, and no transaction found here holds it\n", d.LSOLagOffsets)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it\n", Plural(d.LSOLagOffsets, "offset", "offsets"))
 	case p == nil && len(d.OpenTransactions) == 0:
 		sb.WriteString("  clear: no open transaction; read_committed consumers can read to the high watermark\n")
 	case p == nil:
 		sb.WriteString("  clear: open transactions exist but none holds the LSO below the high watermark\n")
 	case p.Unseen:
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
-			d.LSOLagOffsets, fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
 	case p.State == StateDecidedUnreplicated:
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)\n",
-			d.LSOLagOffsets, p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)\n",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
 	default:
 		atLeast := ""
 		if d.LSOLagAtLeast {
 			atLeast = "at least "
 		}
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-			d.LSOLagOffsets, atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	}
 	d.runbookPinned(&sb)
 	if c := d.Capture; c != nil {
@@ -318,9 +318,10 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 	}
 	if l := d.Lag; l != nil {
-		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %d offsets\n", l.Position, l.HighWatermark, l.Offsets)
-		fmt.Fprintf(&sb, "    %d records still to deliver, %d control markers, %d aborted records, %d records waiting behind open transactions, %d offsets missing\n",
-			l.ToDeliver, l.ControlMarkers, l.Aborted, l.BehindOpenTxns, l.Missing)
+		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, Plural(l.Offsets, "offset", "offsets"))
+		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",
+			Plural(l.ToDeliver, "record", "records"), Plural(l.ControlMarkers, "control marker", "control markers"), Plural(l.Aborted, "aborted record", "aborted records"),
+			Plural(l.BehindOpenTxns, "record", "records"), Plural(l.Missing, "offset", "offsets"))
 		fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
 	}
 	return sb.String()

@@ -230,11 +230,11 @@ func (cr *CaptureReport) runbook(sb *strings.Builder) {
 		span = fmt.Sprintf(" over %s, %s to %s", fmtDur(cr.LastMs-cr.FirstMs),
 			time.UnixMilli(cr.FirstMs).UTC().Format(time.RFC3339), time.UnixMilli(cr.LastMs).UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(sb, "  capture: %d %s fetches%s; the batches alone imply LSO %d, the broker reported %d\n",
-		cr.Fetches, cr.Isolation, span, cr.BatchesLSO, cr.BrokerLSO)
+	fmt.Fprintf(sb, "  capture: %s%s; the batches alone imply LSO %d, the broker reported %d\n",
+		Plural(cr.Fetches, cr.Isolation+" fetch", cr.Isolation+" fetches"), span, cr.BatchesLSO, cr.BrokerLSO)
 	start := max(len(cr.History)-maxRunbookRuns, 0)
 	if start > 0 {
-		fmt.Fprintf(sb, "    (%d earlier stretches omitted; --format json has them all)\n", start)
+		fmt.Fprintf(sb, "    (%s omitted; --format json has them all)\n", Plural(start, "earlier stretch", "earlier stretches"))
 	}
 	for _, r := range cr.History[start:] {
 		when := ""

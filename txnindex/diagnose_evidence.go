@@ -172,8 +172,8 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	if t.Unseen {
 		fmt.Fprintf(sb, "\n  open transaction %d: unseen producer, from offset %d\n", n, t.FirstOffset)
 	} else {
-		fmt.Fprintf(sb, "\n  open transaction %d: producer %d epoch %d, %s, %d batches, %d records, %d bytes\n",
-			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.Batches, t.Records, t.Bytes)
+		fmt.Fprintf(sb, "\n  open transaction %d: producer %d epoch %d, %s, %s, %s, %s\n",
+			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), Plural(t.Batches, "batch", "batches"), Plural(t.Records, "record", "records"), Plural(t.Bytes, "byte", "bytes"))
 	}
 	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
 	t.runbookCoordinator(sb)
@@ -191,7 +191,7 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	case len(t.Discards.Ranges) == 0:
 		fmt.Fprintf(sb, "    aborting discards no record that survives here")
 	default:
-		fmt.Fprintf(sb, "    aborting discards %d records at offsets", t.Discards.Records)
+		fmt.Fprintf(sb, "    aborting discards %s at offsets", Plural(t.Discards.Records, "record", "records"))
 		for _, r := range t.Discards.Ranges {
 			fmt.Fprintf(sb, " %d-%d", r.From, r.To)
 		}

@@ -2,7 +2,6 @@ package txnindex
 
 import (
 	"math"
-	"strconv"
 )
 
 // Lane is one row of the timeline. Lane 0 holds the batches without a
@@ -58,9 +57,9 @@ func (l *Log) Lanes() []Lane {
 // (TransactionMetadata.prepareComplete), which is another lane.
 func (p *Producer) EpochLabel() string {
 	if p.FirstEpoch == p.LastEpoch {
-		return "epoch " + groupThousands(int64(p.FirstEpoch))
+		return "epoch " + Count(int64(p.FirstEpoch))
 	}
-	s := "epochs " + groupThousands(int64(p.FirstEpoch)) + "–" + groupThousands(int64(p.LastEpoch))
+	s := "epochs " + Count(int64(p.FirstEpoch)) + "–" + Count(int64(p.LastEpoch))
 	if p.TV2Markers == 0 {
 		return s
 	}
@@ -69,24 +68,4 @@ func (p *Producer) EpochLabel() string {
 		s += "; epoch 32,767 exhausted the producer id, its transactional id went on under a new one"
 	}
 	return s + ")"
-}
-
-// groupThousands writes n with comma thousands separators: 32,767.
-func groupThousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }

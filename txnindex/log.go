@@ -283,7 +283,7 @@ func (l *Log) SegmentOf(off int64) int {
 
 // String summarises the log in one line.
 func (l *Log) String() string {
-	return fmt.Sprintf("%s-%d: %d segments, %d batches, log start %d, end %d, HWM %d, LSO %d, %d transactions (%d open)",
-		l.Topic, l.Partition, len(l.Segments), len(l.Batches), l.LogStartOffset, l.LogEndOffset,
-		l.HighWatermark, l.LastStableOffset, len(l.Txns), len(l.Open))
+	return fmt.Sprintf("%s-%d: %s, %s, log start %d, end %d, HWM %d, LSO %d, %s (%s open)",
+		l.Topic, l.Partition, Plural(len(l.Segments), "segment", "segments"), Plural(len(l.Batches), "batch", "batches"), l.LogStartOffset, l.LogEndOffset,
+		l.HighWatermark, l.LastStableOffset, Plural(len(l.Txns), "transaction", "transactions"), Count(int64(len(l.Open))))
 }

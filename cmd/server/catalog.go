@@ -97,10 +97,7 @@ func sourcesOf(id, name string, ld *input.Contents) []*source {
 	var out []*source
 	for _, p := range ld.Partitions {
 		l := p.Log
-		f := ld.Dir(l.Topic, l.Partition)
-		if f == nil && len(ld.Partitions) == 1 {
-			f = ld.Segment // a single segment (nil if not kept)
-		}
+		f := partitionFiles(ld, l) // decide.go
 		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.Kind), topic: l.Topic, partition: l.Partition,
 			build: func() *txnindex.Log { return l }, files: f, problems: problems}
 		s.get()

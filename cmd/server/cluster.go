@@ -6,12 +6,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/live"
 )
 
@@ -140,9 +140,7 @@ func diagnoseCluster(ctx context.Context, e *env, fs *flag.FlagSet, f *scanFlags
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(scan)
+		err = jsonid.WriteIndent(e.stdout, scan)
 	} else {
 		err = scan.WriteText(e.stdout)
 	}

@@ -36,29 +36,8 @@ func TestDecideCounts(t *testing.T) {
 			if rng == "" && from != 0 {
 				t.Errorf("%s: whole-log counts start at %d", d.Name, from)
 			}
-			want := map[string]float64{}
-			for _, line := range strings.Split(strings.TrimSpace(perOffset), "\n") {
-				var m struct {
-					Offset   *int64 `json:"offset"`
-					From, To int64
-					Decision string `json:"decision"`
-				}
-				if err := json.Unmarshal([]byte(line), &m); err != nil {
-					t.Fatal(err)
-				}
-				lo, hi := m.From, m.To
-				if m.Offset != nil {
-					lo, hi = *m.Offset, *m.Offset
-				}
-				lo, hi = max(lo, from), min(hi, to)
-				if lo > hi {
-					continue
-				}
-				key := map[string]string{"delivered": "delivered_records", "aborted": "aborted_records", "control": "control_markers",
-					"pending": "pending_records", "before_position": "before_position_records", "gap": "missing_offsets"}[m.Decision]
-				want[key] += float64(hi - lo + 1)
-			}
-			for _, k := range []string{"delivered_records", "aborted_records", "control_markers", "pending_records", "before_position_records", "missing_offsets"} {
+			want := lineCounts(t, perOffset, from, to)
+			for _, k := range countKeys {
 				if got[k] != want[k] {
 					t.Errorf("%s range %q: %s %v, the per-offset output has %v", d.Name, rng, k, got[k], want[k])
 				}
@@ -74,4 +53,44 @@ func TestDecideCounts(t *testing.T) {
 			t.Errorf("%v: code %d, want 2", bad, code)
 		}
 	}
+}
+
+// countKeys are the keys of decide --counts --format ndjson that count
+// records or offsets.
+var countKeys = []string{"delivered_records", "aborted_records", "control_markers", "pending_records", "before_position_records", "missing_offsets"}
+
+// lineCounts counts the lines of decide --format ndjson inside [from, to]
+// under the keys of --counts: a per-offset line is one record, a gap line
+// its offsets, a range line with "records" (a batch with holes whose
+// records were not read) that many records.
+func lineCounts(t *testing.T, ndjson string, from, to int64) map[string]float64 {
+	t.Helper()
+	want := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(ndjson), "\n") {
+		var m struct {
+			Offset   *int64 `json:"offset"`
+			From, To int64
+			Records  *int64 `json:"records"`
+			Decision string `json:"decision"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := m.From, m.To
+		if m.Offset != nil {
+			lo, hi = *m.Offset, *m.Offset
+		}
+		lo, hi = max(lo, from), min(hi, to)
+		if lo > hi {
+			continue
+		}
+		key := map[string]string{"delivered": "delivered_records", "aborted": "aborted_records", "control": "control_markers",
+			"pending": "pending_records", "before_position": "before_position_records", "gap": "missing_offsets"}[m.Decision]
+		n := hi - lo + 1
+		if m.Records != nil {
+			n = min(n, *m.Records)
+		}
+		want[key] += float64(n)
+	}
+	return want
 }

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 func runDecide(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "decide", "[flags] PATH | --demo NAME",
-		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset, in offset order; gaps are objects with \"decision\":\"gap\" and a from/to range.")
+		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.")
 	var (
 		topic     = fs.String("topic", "", "only this topic")
 		partition = fs.Int("partition", -1, "only this partition")
@@ -51,7 +52,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *rangeFlag != "" && !*counts {
 		return usagef("--range needs --counts")
 	}
-	parts, err := sourcePartsContext(ctx, e, fs, *demo)
+	ld, err := sourceContentsContext(ctx, e, fs, *demo)
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	defer w.Flush()
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
 	matched := false
-	for _, p := range parts {
+	for _, p := range ld.Partitions {
 		l := p.Log
 		if (*topic != "" && l.Topic != *topic) || (*partition >= 0 && int(l.Partition) != *partition) {
 			continue
@@ -68,7 +69,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		if *counts {
 			err = api.WriteCounts(w, l, p.Decisions(opts), *format == "ndjson", cFrom, cTo)
 		} else if *format == "ndjson" {
-			err = api.WriteOffsetsNDJSON(ctx, w, l, p.Decisions(opts))
+			err = api.WriteOffsetsNDJSON(ctx, w, l, p.Decisions(opts), recordPages(ld, l))
 		} else {
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.Describe(opts))
 			err = api.WriteDecisionsText(ctx, w, p.Decisions(opts))
@@ -83,27 +84,43 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	return w.Flush()
 }
 
+// recordPages pages the records of l's batches from the files ld read them
+// from (as the server's loaderRecords does), nil when ld kept no record
+// bytes for l (a capture, dump text, a demo).
+func recordPages(ld *input.Contents, l *txnindex.Log) api.BatchPages {
+	f := partitionFiles(ld, l)
+	if f == nil {
+		return nil
+	}
+	return func(ctx context.Context, b *txnindex.Batch, req api.RecordPageRequest) (api.RecordPage, error) {
+		return api.PartitionRecordsPage(ctx, f, b, req)
+	}
+}
+
+// partitionFiles is the partition directory or segment of ld that l was
+// read from, whose files decode l's records; nil if ld kept none.
+func partitionFiles(ld *input.Contents, l *txnindex.Log) *loader.Partition {
+	if f := ld.Dir(l.Topic, l.Partition); f != nil {
+		return f
+	}
+	if len(ld.Partitions) == 1 {
+		return ld.Segment // a single segment (nil if not kept)
+	}
+	return nil
+}
+
 type argLister interface {
 	NArg() int
 	Arg(int) string
 }
 
-// sourcePartsContext builds the partitions a subcommand works on: a demo,
-// or a PATH. Problems met while loading go to stderr; what was read is still
-// used. The load ends when ctx does (SIGINT,
-// SIGTERM: a load of a big directory stops instead of running on). A
-// capture without a Fetch to decide is an error that says so, not an
-// empty list that no --topic matches.
-func sourcePartsContext(ctx context.Context, e *env, fs argLister, demo string) ([]*input.Partition, error) {
-	c, err := sourceContentsContext(ctx, e, fs, demo)
-	if err != nil {
-		return nil, err
-	}
-	return c.Partitions, nil
-}
-
-// sourceContentsContext is sourcePartsContext with everything input.Open
-// found (the partition directories, for diagnose's internal-topic join).
+// sourceContentsContext builds what a subcommand works on: a demo, or a
+// PATH, with everything input.Open found (the partition directories, for
+// decoding records and for diagnose's internal-topic join). Problems met
+// while loading go to stderr; what was read is still used. The load ends
+// when ctx does (SIGINT, SIGTERM: a load of a big directory stops instead
+// of running on). A capture without a Fetch to decide is an error that
+// says so, not an empty list that no --topic matches.
 func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo string) (*input.Contents, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:

@@ -2,12 +2,12 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
@@ -93,9 +93,7 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 // exit status 3 when one is pinned by a hanging transaction.
 func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
 	if format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := jsonid.WriteIndent(e.stdout, struct {
 			Partitions []*txnindex.Diagnosis `json:"partitions"`
 		}{ds}); err != nil {
 			return err

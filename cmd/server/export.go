@@ -13,6 +13,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
@@ -97,7 +98,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s-%d of %s, %d bytes\n", *out, s.topic, s.partition, s.id, buf.Len())
+	fmt.Fprintf(e.stdout, "wrote %s: %s-%d of %s, %s\n", *out, s.topic, s.partition, s.id, txnindex.Plural(buf.Len(), "byte", "bytes"))
 	if buf.Len() > exportWarnBytes {
 		fmt.Fprintf(e.stderr, "warning: %s is %d MiB; a browser may be slow to open it, or fail\n", *out, buf.Len()>>20)
 	}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
 )
@@ -31,9 +31,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	}
 	v := inspect.New(ld, inspect.Options{Batches: *batches, Records: *records})
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return jsonid.WriteIndent(e.stdout, v)
 	}
 	inspect.WriteText(e.stdout, v)
 	return ctx.Err()

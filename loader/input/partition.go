@@ -28,7 +28,7 @@ func (p *Partition) Decisions(o txnindex.ConsumeOptions) iter.Seq[txnindex.Decis
 // Describe says which consumer Decisions emulates, for a header line.
 func (p *Partition) Describe(o txnindex.ConsumeOptions) string {
 	if p.Fetches != nil {
-		return fmt.Sprintf("replay of %d captured %s fetches, %s rules", len(p.Fetches), p.Isolation, o.Variant)
+		return fmt.Sprintf("replay of %s, %s rules", txnindex.Plural(len(p.Fetches), "captured "+p.Isolation.String()+" fetch", "captured "+p.Isolation.String()+" fetches"), o.Variant)
 	}
 	from := "log start"
 	if o.From >= 0 {

@@ -35,21 +35,22 @@ func WriteText(w io.Writer, v Report) {
 	fmt.Fprintf(w, "%s\n", v.Kind)
 	for _, p := range v.Partitions {
 		fmt.Fprintf(w, "\n%s-%d %s\n", p.Topic, p.Partition, p.Dir)
-		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %d transactions (%d open), %d producers\n",
-			p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.HighWatermarkSource, p.LastStableOffset, p.Transactions, p.Open, len(p.Producers))
+		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %s (%s open), %s\n",
+			p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.HighWatermarkSource, p.LastStableOffset,
+			txnindex.Plural(p.Transactions, "transaction", "transactions"), txnindex.Count(int64(p.Open)), txnindex.Plural(len(p.Producers), "producer", "producers"))
 		if p.TopicID != "" {
 			fmt.Fprintf(w, "  topic id %s\n", p.TopicID)
 		}
 		for _, s := range p.Segments {
-			fmt.Fprintf(w, "  segment %s: base %d, %d bytes, %d batches", s.Name, s.BaseOffset, s.Bytes, s.Batches)
+			fmt.Fprintf(w, "  segment %s: base %d, %s, %s", s.Name, s.BaseOffset, txnindex.Plural(s.Bytes, "byte", "bytes"), txnindex.Plural(s.Batches, "batch", "batches"))
 			if s.IndexEntries != nil {
-				fmt.Fprintf(w, ", .index %d entries", *s.IndexEntries)
+				fmt.Fprintf(w, ", .index %s", txnindex.Plural(*s.IndexEntries, "entry", "entries"))
 			}
 			if s.TimeEntries != nil {
-				fmt.Fprintf(w, ", .timeindex %d entries", *s.TimeEntries)
+				fmt.Fprintf(w, ", .timeindex %s", txnindex.Plural(*s.TimeEntries, "entry", "entries"))
 			}
 			if s.TxnIndexOnDisk {
-				fmt.Fprintf(w, ", .txnindex %d entries", len(s.TxnIndexEntries))
+				fmt.Fprintf(w, ", .txnindex %s", txnindex.Plural(len(s.TxnIndexEntries), "entry", "entries"))
 			} else {
 				fmt.Fprint(w, ", .txnindex rebuilt")
 			}
@@ -59,7 +60,7 @@ func WriteText(w io.Writer, v Report) {
 			}
 		}
 		for _, s := range p.Snapshots {
-			fmt.Fprintf(w, "  snapshot %s (offset %d): %d producers\n", s.Name, s.Offset, len(s.Entries))
+			fmt.Fprintf(w, "  snapshot %s (offset %d): %s\n", s.Name, s.Offset, txnindex.Plural(len(s.Entries), "producer", "producers"))
 			for _, e := range s.Entries {
 				fmt.Fprintf(w, "    %s\n", e)
 			}
@@ -86,8 +87,9 @@ func WriteText(w io.Writer, v Report) {
 		}
 	}
 	for _, f := range v.Fetches {
-		fmt.Fprintf(w, "fetch %s %s corr %d v%d %s %s-%d offset %d: HWM %d LSO %d aborted %s, %d batches, %d bytes\n",
-			f.Time, f.Connection, f.Correlation, f.Version, f.Isolation, f.Topic, f.Partition, f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.Aborted, f.Batches, f.Bytes)
+		fmt.Fprintf(w, "fetch %s %s corr %d v%d %s %s-%d offset %d: HWM %d LSO %d aborted %s, %s, %s\n",
+			f.Time, f.Connection, f.Correlation, f.Version, f.Isolation, f.Topic, f.Partition, f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.Aborted,
+			txnindex.Plural(f.Batches, "batch", "batches"), txnindex.Plural(f.Bytes, "byte", "bytes"))
 	}
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)

@@ -53,7 +53,10 @@
   // Producer ids exceed 2^53 (kfake's, and Kafka's after many
   // InitProducerId), so they are taken from the server's text, not from a
   // JSON number.
-  function pidText(l) { return (l.label || "").split(" ")[1] || String(l.producer_id); }
+  function pidText(l) { return (l.label || "").split(" ")[1] || pid(l); }
+  // pid is an object's exact producer id: the string twin past 2^53
+  // (README, "JSON output").
+  function pid(o) { return o.producer_id_str || String(o.producer_id); }
   function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + pidText(l); }
   function plural(n, one, many) { return n === 1 ? "1 " + one : n + " " + many; }
   function syncLanes(lanes) {
@@ -199,14 +202,14 @@
     h += hanging.length ? '<span class="verdict stuck" data-testid="live-verdict">HANGING</span> '
       : stuck ? '<span class="verdict stuck" data-testid="live-verdict">LSO held</span> ' : '<span class="verdict clear" data-testid="live-verdict">clear</span> ';
     h += "LSO " + esc(m.engine_lso) + ", high watermark " + esc(m.high_watermark) + " (" + esc(m.high_watermark - m.engine_lso) + " offsets held back)";
-    if (pin) h += ', pinned by producer ' + esc(pin.producer_id) + (pin.transactional_id ? ' (<span class="txid">' + esc(pin.transactional_id) + "</span>)" : "") + " from offset " + esc(pin.first_offset);
+    if (pin) h += ', pinned by producer ' + esc(pid(pin)) + (pin.transactional_id ? ' (<span class="txid">' + esc(pin.transactional_id) + "</span>)" : "") + " from offset " + esc(pin.first_offset);
     h += ".</p>";
     if (open.length) {
       h += '<table data-testid="live-open-transactions"><caption>Open transactions, with the coordinator\'s state</caption><thead><tr>' +
         "<th>producer</th><th>transactional id</th><th>offsets</th><th>state</th><th>why</th><th>abort command</th></tr></thead><tbody>";
       for (const o of open) {
-        h += '<tr data-testid="live-open-' + esc(o.producer_id) + "-" + esc(o.first_offset) + '" data-hanging="' + o.hanging + '" data-transactional-id="' + esc(o.transactional_id) + '" class="' + (o.hanging ? "hanging" : "") + '">' +
-          "<td>" + esc(o.producer_id) + " <small>epoch " + esc(o.producer_epoch) + "</small>" + (o.pins_lso ? ' <span class="pins-tag">pins LSO</span>' : "") + "</td>" +
+        h += '<tr data-testid="live-open-' + esc(pid(o)) + "-" + esc(o.first_offset) + '" data-hanging="' + o.hanging + '" data-transactional-id="' + esc(o.transactional_id) + '" class="' + (o.hanging ? "hanging" : "") + '">' +
+          "<td>" + esc(pid(o)) + " <small>epoch " + esc(o.producer_epoch) + "</small>" + (o.pins_lso ? ' <span class="pins-tag">pins LSO</span>' : "") + "</td>" +
           '<td class="txid">' + (o.transactional_id ? esc(o.transactional_id) : "<small>unknown to the coordinators</small>") + (o.coordinator_state ? " <small>" + esc(o.coordinator_state) + "</small>" : "") + "</td>" +
           "<td>" + esc(o.first_offset) + (o.last_offset >= 0 ? "–" + esc(o.last_offset) : "") + "</td>" +
           '<td><span class="state ' + (o.hanging ? "hanging" : "open") + '">' + (o.hanging ? "HANGING" : "open") + "</span></td>" +
@@ -218,7 +221,7 @@
     // Only when it changed: a copy button's "copied" must survive polls.
     if (diag.dataset.html !== h) { diag.innerHTML = h; diag.dataset.html = h; }
     const sum = $('[data-testid="pinned"]');
-    if (sum) sum.textContent = pin ? "LSO " + m.engine_lso + " is pinned by the open transaction of producer " + pin.producer_id +
+    if (sum) sum.textContent = pin ? "LSO " + m.engine_lso + " is pinned by the open transaction of producer " + pid(pin) +
       (pin.transactional_id ? " (" + pin.transactional_id + ")" : "") + " from offset " + pin.first_offset + "; read_committed consumers stop there."
       : m.engine_lso < m.high_watermark ? "LSO trails the high watermark." : "LSO equals the high watermark.";
   }

@@ -89,7 +89,7 @@
       let h = '<button type="button" class="close" data-testid="detail-close" aria-label="close">✕</button>';
       h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") + "</h2>";
       h += '<div class="reason" data-testid="detail-reason" data-decision="' + esc(d.decision) + '">' + esc(d.reason || d.decision) + "</div>";
-      h += '<div class="cols"><table><caption>header</caption>' + row("producer id", b.producer_id) + row("epoch", b.producer_epoch) +
+      h += '<div class="cols"><table><caption>header</caption>' + row("producer id", tl.pid(b)) + row("epoch", b.producer_epoch) +
         row("base sequence", b.base_sequence) + row("records", b.records_count) + row("size", b.size + " bytes") + row("position", b.position) +
         row("magic", b.magic) + row("attributes", "0x" + b.attributes.toString(16)) + row("transactional", b.transactional) +
         row("control", b.control) + row("compression", b.compression) + row("timestamp type", b.timestamp_type) +

@@ -387,15 +387,15 @@
     // Open transactions run to the high watermark and are flagged.
     const open = (meta && meta.open_transactions) || [];
     open.forEach((t, n) => {
-      const ln = meta.lanes.findIndex((l) => l.producer_id === t.producer_id);
+      const ln = meta.lanes.findIndex((l) => tl.pid(l) === tl.pid(t));
       const row = Math.min(Math.max(ln, 0), nl - 1), y = row * lh + 5;
       const x0 = xOf(t.first_offset), x1 = xOf(part.hwm);
       if (x1 < 0 || x0 > S.W) return;
       ctx.fillStyle = COLORS.pending; ctx.fillRect(Math.max(x0, -2), y - 1, Math.max(Math.min(x1, S.W + 2) - Math.max(x0, -2), 2), 6);
       if (n < 50) {
         const f = document.createElement("div");
-        f.className = "flag"; f.dataset.testid = "open-txn-" + t.producer_id + "-" + t.first_offset;
-        f.textContent = "OPEN txn of producer " + t.producer_id + " from " + t.first_offset + " → HWM";
+        f.className = "flag"; f.dataset.testid = "open-txn-" + tl.pid(t) + "-" + t.first_offset;
+        f.textContent = "OPEN txn of producer " + tl.pid(t) + " from " + t.first_offset + " → HWM";
         f.style.left = Math.max(x0, 0) + "px"; f.style.top = (BAND + row * lh) + "px";
         markersEl.appendChild(f);
       }
@@ -408,12 +408,12 @@
   function drawPinned(lh, nl) {
     if (!pinned || !S.meta) return;
     if (root.dataset.live !== undefined) { if (pinnedEl) pinnedEl.hidden = true; return; } // live.js: the page-load diagnosis is stale
-    const ln = S.meta.lanes.findIndex((l) => l.producer_id === pinned.producer);
+    const ln = S.meta.lanes.findIndex((l) => tl.pid(l) === pinned.pid);
     pinned.lane = ln;
     if (!pinnedEl) {
       pinnedEl = document.createElement("div");
       pinnedEl.className = "pinned-highlight"; pinnedEl.dataset.testid = "pinned-highlight";
-      pinnedEl.title = "producer " + pinned.producer + "'s " + pinned.state + " transaction from offset " + pinned.first + " pins the LSO";
+      pinnedEl.title = "producer " + pinned.pid + "'s " + pinned.state + " transaction from offset " + pinned.first + " pins the LSO";
       pinnedEl.innerHTML = "<span></span>";
       pinnedEl.firstChild.textContent = "pins LSO · " + pinned.state;
       markersEl.appendChild(pinnedEl);

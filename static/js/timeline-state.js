@@ -16,6 +16,10 @@
   if (!root) return;
   const $ = (sel, el) => (el || document).querySelector(sel);
   const tl = window.txnscopeTimeline = { root, $ };
+  // pid is the exact producer id of an API object: its string twin when the
+  // id is past 2^53, where JSON.parse rounds the number (README, "JSON
+  // output").
+  tl.pid = (o) => o.producer_id_str || String(o.producer_id);
 
   const plot = $('[data-testid="plot"]', root);
   const canvas = $('canvas.main', root);
@@ -49,7 +53,7 @@
   // The transaction that pins the LSO (from the server's diagnosis), drawn
   // with a glow on its span and batches and a DOM outline on top.
   tl.pinned = root.dataset.pinnedProducer === undefined ? null : {
-    producer: +root.dataset.pinnedProducer, first: +root.dataset.pinnedFirst, last: +root.dataset.pinnedLast,
+    producer: +root.dataset.pinnedProducer, pid: root.dataset.pinnedProducer, first: +root.dataset.pinnedFirst, last: +root.dataset.pinnedLast,
     state: root.dataset.pinnedState, lane: -1, shown: false, x0: 0, x1: 0,
   };
 
