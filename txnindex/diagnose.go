@@ -356,7 +356,7 @@ func (d *Diagnosis) Runbook() string {
 			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.MarkerType, *t.MarkerOffset)
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
-		fmt.Fprintf(&sb, "    check the replicas: %s\n", t.CheckCommand)
+		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
 	d.runbookCompaction(&sb)
 	if l := d.Lag; l != nil {

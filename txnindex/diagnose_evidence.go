@@ -149,8 +149,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
 		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
 			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
-		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s (compare Isr with Replicas for partition %d)",
-			bootstrap, l.Topic, l.Partition)
+		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", bootstrap, l.Topic)
 		out = append(out, r)
 	}
 	return out

@@ -67,6 +67,12 @@ type TxnView struct {
 	TransactionalID  string
 	CoordinatorState string
 	HangingRule      string
+	// Unreplicated: decided, its marker not yet below the high watermark
+	// (txnindex.StateDecidedUnreplicated). No abort ends it: EndsWhen says
+	// what does, CheckCommand shows the replicas.
+	Unreplicated bool
+	EndsWhen     string
+	CheckCommand string
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -127,7 +133,8 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
 		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
-		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule}
+		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
+		Unreplicated: t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: t.CheckCommand}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}
@@ -135,9 +142,8 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 		v.Ranges = append(v.Ranges, rangeView(r))
 	}
 	switch {
-	case t.State == txnindex.StateDecidedUnreplicated && t.MarkerOffset != nil:
-		v.SkewedOrFromSnp = "decided: its " + t.MarkerType + " marker at offset " + i64(*t.MarkerOffset) +
-			" is not yet below the high watermark (" + t.HighWatermarkSource + "); nothing to abort"
+	case v.Unreplicated:
+		// Its reason and "To end it" (EndsWhen) say it all.
 	case t.StartEvidence != "":
 		v.SkewedOrFromSnp = t.StartEvidence
 	case t.Seeded:

@@ -193,7 +193,7 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	}
 	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
 	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
-		!strings.Contains(d.Pinned.SkewedOrFromSnp, "COMMIT marker at offset 5") || d.Clear != "" {
+		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand != "" || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
 	}
 }
