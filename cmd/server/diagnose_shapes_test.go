@@ -236,6 +236,37 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 			never: []string{"clear", "abort --topic"},
 		},
 		{
+			// Transactions v2 (KIP-890): producer 5's data at epoch E,
+			// its marker at E+1, the next transaction at E+1; at epoch
+			// 32766 its ABORT takes the last epoch and the producer
+			// continues as producer 6 at epoch 0, whose transaction is
+			// left open for eleven months. Only that one is open.
+			name: "TransactionsV2EpochsAndOverflow",
+			dir: func(t *testing.T) string {
+				return writeShapeDir(t, "orders", 0, 14, []shapeBatch{
+					{base: 0, pid: 5, epoch: 10, txn: true, ctrl: -1, n: 2, ts: old},
+					{base: 2, pid: 5, epoch: 11, txn: true, ctrl: 1, ts: old, coord: 2},
+					{base: 3, pid: 5, epoch: 11, txn: true, ctrl: -1, n: 1, ts: old},
+					{base: 4, pid: 5, epoch: 12, txn: true, ctrl: 0, ts: old, coord: 2},
+					{base: 5, pid: 5, epoch: 32766, txn: true, ctrl: -1, n: 1, ts: old},
+					{base: 6, pid: 5, epoch: 32767, txn: true, ctrl: 0, ts: old, coord: 2},
+					{base: 7, pid: 6, epoch: 0, txn: true, ctrl: -1, n: 3, ts: old},
+					{base: 10, pid: -1, ctrl: -1, n: 4, ts: recent},
+				}, 0, nil)
+			},
+			code: exitHanging,
+			check: func(t *testing.T, d diagJSON) {
+				p := d.Partitions[0]
+				b := p.PinnedBy
+				if p.LastStableOffset != 7 || len(p.OpenTransactions) != 1 || b == nil || b.ProducerID != 6 || b.ProducerEpoch != 0 ||
+					b.FirstOffset != 7 || b.State != "hanging" || !strings.HasSuffix(b.AbortCommand, "--start-offset 7") {
+					t.Errorf("LSO %d open %+v pinned by %+v", p.LastStableOffset, p.OpenTransactions, b)
+				}
+			},
+			text:  []string{"pinned by producer 6 epoch 0's transaction from offset 7 (hanging)", "--start-offset 7"},
+			never: []string{"producer 5 epoch", "open transaction 2"},
+		},
+		{
 			// A read_committed capture: the broker reported LSO 500, equal
 			// to its log start: the LSO may be clamped, so no transaction
 			// need start at 500 and --start-offset 500 is not offered.
