@@ -31,6 +31,12 @@ type DiagnosisView struct {
 	// Groups are the consumer groups committed on the partition (from
 	// __consumer_offsets or OffsetFetch); nil when none was read.
 	Groups []GroupView
+	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
+	// nil when the partition shows none; MarkerRemoved are the
+	// transactions the replay leaves open but the broker decided, their
+	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
+	Compaction    []string
+	MarkerRemoved []TxnView
 }
 
 // GroupView is one consumer group's committed offset against the LSO.
@@ -168,6 +174,12 @@ func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 		v.Pinned = &p
 	}
 	v.Groups = groupViews(d.ConsumerGroups)
+	if c := d.Compaction; c != nil {
+		v.Compaction = c.Evidence
+	}
+	for i := range d.MarkerRemoved {
+		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i]))
+	}
 	switch {
 	case v.Stuck:
 	case d.LastStableOffset < d.HighWatermark:
