@@ -214,7 +214,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if cr == nil {
 		compaction = l.compaction()
 		for _, ti := range l.Open {
-			if ev := l.removedMarkerEvidence(ti, compaction); ev != "" {
+			if ev := l.removedMarkerEvidence(&l.Txns[ti], compaction); ev != "" {
 				if removed == nil {
 					removed = map[int]string{}
 				}

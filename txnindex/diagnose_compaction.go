@@ -161,10 +161,20 @@ func (l *Log) compaction() *CompactionReport {
 	return r
 }
 
-// removedMarkerEvidence says why the transaction l.Txns[ti], open in the
-// replay, was decided by the broker; "" when nothing shows it.
-func (l *Log) removedMarkerEvidence(ti int, c *CompactionReport) string {
-	t := &l.Txns[ti]
+// MarkerRemovedEvidence says why t, a transaction of l open in the replay
+// of the surviving batches, was decided by the broker, its marker removed
+// by the log cleaner (StateMarkerRemoved); "" when nothing shows it. It
+// reads the whole log: the timeline's banner asks it once per page.
+func (l *Log) MarkerRemovedEvidence(t *Txn) string {
+	if t == nil || t.State != TxnOpen {
+		return ""
+	}
+	return l.removedMarkerEvidence(t, l.compaction())
+}
+
+// removedMarkerEvidence says why the transaction t, open in the replay,
+// was decided by the broker; "" when nothing shows it.
+func (l *Log) removedMarkerEvidence(t *Txn, c *CompactionReport) string {
 	if c != nil && t.FirstOffset < c.CleanedBelow {
 		src := "its marks on the batches"
 		if c.CleanerCheckpoint != nil && *c.CleanerCheckpoint == c.CleanedBelow {

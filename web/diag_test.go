@@ -218,6 +218,9 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 	if l.LastStableOffset != 2 || len(l.Open) != 1 {
 		t.Fatalf("replay: LSO %d, open %v", l.LastStableOffset, l.Open)
 	}
+	if b := timelineView("demo", "demo", l).Pinned; !strings.Contains(b, "leaves the transaction of producer 9 from offset 2 open, but the log cleaner removed its marker") {
+		t.Errorf("banner %q", b)
+	}
 	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
 	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(txnindex.StateMarkerRemoved) ||
 		len(v.Compaction) != 1 || !strings.Contains(v.Compaction[0], "cleaned below offset 6") {
