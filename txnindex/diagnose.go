@@ -94,6 +94,11 @@ type OpenTxnReport struct {
 	MarkerOffset        *int64 `json:"marker_offset,omitempty"`
 	MarkerType          string `json:"marker_type,omitempty"`
 	HighWatermarkSource string `json:"high_watermark_source,omitempty"`
+	// For StateDecidedUnreplicated, what ends it in words (no command
+	// does: the high watermark passing the marker) and a read-only
+	// command that shows the replicas.
+	EndsWhen     string `json:"ends_when,omitempty"`
+	CheckCommand string `json:"check_command,omitempty"`
 
 	// cut says where the log this transaction began before starts: the
 	// log start retention left, or only where reading began.
@@ -145,8 +150,18 @@ type Diagnosis struct {
 	// Unreplicated are the decided transactions whose marker is at or
 	// above the high watermark (StateDecidedUnreplicated).
 	Unreplicated []OpenTxnReport `json:"unreplicated_transactions"`
-	Lag          *LagReport      `json:"lag,omitempty"`
-	Now          int64           `json:"now"`
+	// MarkerRemoved are the transactions the replay of the surviving
+	// batches leaves open but the broker decided (StateMarkerRemoved): on
+	// a compacted log the cleaner removed their markers. They hold no LSO.
+	MarkerRemoved []OpenTxnReport `json:"compacted_transactions"`
+	// Compaction is the log cleaner's evidence on the partition; nil when
+	// nothing shows it (or for a capture).
+	Compaction *CompactionReport `json:"compaction"`
+	// TxnIndexMismatches are the differences between the .txnindex files
+	// on disk and the ones rebuilt from the batches, each explained.
+	TxnIndexMismatches []MismatchReport `json:"txnindex_mismatches"`
+	Lag                *LagReport       `json:"lag,omitempty"`
+	Now                int64            `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 	DiagnosisJoin
@@ -191,16 +206,40 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if bootstrap == "" {
 		bootstrap = "<bootstrap>"
 	}
+	// On a compacted log, a transaction the replay leaves open may be one
+	// the broker decided long ago, its marker removed by the cleaner: it
+	// is reported apart and the LSO is the broker's without it.
+	var removed map[int]string
+	var compaction *CompactionReport
+	if cr == nil {
+		compaction = l.compaction()
+		for _, ti := range l.Open {
+			if ev := l.removedMarkerEvidence(&l.Txns[ti], compaction); ev != "" {
+				if removed == nil {
+					removed = map[int]string{}
+				}
+				removed[ti] = ev
+			}
+		}
+		if removed != nil {
+			lso = l.lsoWithout(removed)
+		}
+	}
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
 		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
+		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 	}
 	for _, ti := range l.Open {
+		if ev, ok := removed[ti]; ok {
+			d.MarkerRemoved = append(d.MarkerRemoved, l.markerRemovedReport(ti, ev))
+			continue
+		}
 		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
 	}
 	if cr == nil {
-		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource)
+		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -316,7 +355,10 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
 			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.MarkerType, *t.MarkerOffset)
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
+		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
+		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
+	d.runbookCompaction(&sb)
 	if l := d.Lag; l != nil {
 		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, Plural(l.Offsets, "offset", "offsets"))
 		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",

@@ -119,7 +119,7 @@ func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
 // above the high watermark. The broker keeps them in unreplicatedTxns until
 // the high watermark passes the marker, and firstUnstableOffset (hence the
 // LSO) counts them: a decided transaction can hold the LSO.
-func (l *Log) unreplicated(lso, hwm int64, hwmSource string) []OpenTxnReport {
+func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTxnReport {
 	out := []OpenTxnReport{}
 	for i := range l.Txns {
 		t := &l.Txns[i]
@@ -141,6 +141,15 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource string) []OpenTxnReport {
 		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
 		r.Reason = fmt.Sprintf("decided: its %s marker is at offset %d, at or above the high watermark %d (%s); the LSO waits until the high watermark passes the marker (ProducerStateManager keeps it in unreplicatedTxns); nothing to abort: the followers must catch up (or, for a copied log dir, the checkpoint lags the log end %d)",
 			r.MarkerType, mo, hwm, hwmSource, l.LogEndOffset)
+		// The leader's high watermark is the smallest log end offset of
+		// the in-sync replicas; a follower behind for longer than
+		// replica.lag.time.max.ms leaves the ISR, and the high watermark
+		// moves on without it. A copied log dir's
+		// replication-offset-checkpoint is written every
+		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
+		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
+			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
+		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", bootstrap, l.Topic)
 		out = append(out, r)
 	}
 	return out

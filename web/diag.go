@@ -31,6 +31,12 @@ type DiagnosisView struct {
 	// Groups are the consumer groups committed on the partition (from
 	// __consumer_offsets or OffsetFetch); nil when none was read.
 	Groups []GroupView
+	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
+	// nil when the partition shows none; MarkerRemoved are the
+	// transactions the replay leaves open but the broker decided, their
+	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
+	Compaction    []string
+	MarkerRemoved []TxnView
 }
 
 // GroupView is one consumer group's committed offset against the LSO.
@@ -67,6 +73,12 @@ type TxnView struct {
 	TransactionalID  string
 	CoordinatorState string
 	HangingRule      string
+	// Unreplicated: decided, its marker not yet below the high watermark
+	// (txnindex.StateDecidedUnreplicated). No abort ends it: EndsWhen says
+	// what does, CheckCommand shows the replicas.
+	Unreplicated bool
+	EndsWhen     string
+	CheckCommand string
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -127,7 +139,8 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
 		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
-		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule}
+		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
+		Unreplicated: t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: t.CheckCommand}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}
@@ -135,9 +148,8 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 		v.Ranges = append(v.Ranges, rangeView(r))
 	}
 	switch {
-	case t.State == txnindex.StateDecidedUnreplicated && t.MarkerOffset != nil:
-		v.SkewedOrFromSnp = "decided: its " + t.MarkerType + " marker at offset " + i64(*t.MarkerOffset) +
-			" is not yet below the high watermark (" + t.HighWatermarkSource + "); nothing to abort"
+	case v.Unreplicated:
+		// Its reason and "To end it" (EndsWhen) say it all.
 	case t.StartEvidence != "":
 		v.SkewedOrFromSnp = t.StartEvidence
 	case t.Seeded:
@@ -162,6 +174,12 @@ func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 		v.Pinned = &p
 	}
 	v.Groups = groupViews(d.ConsumerGroups)
+	if c := d.Compaction; c != nil {
+		v.Compaction = c.Evidence
+	}
+	for i := range d.MarkerRemoved {
+		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i]))
+	}
 	switch {
 	case v.Stuck:
 	case d.LastStableOffset < d.HighWatermark:

@@ -193,7 +193,50 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	}
 	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
 	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
-		!strings.Contains(d.Pinned.SkewedOrFromSnp, "COMMIT marker at offset 5") || d.Clear != "" {
+		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand != "" || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
+	}
+}
+
+// TestPanelCompactedMarkerRemoved: on a compacted partition (the cleaner
+// has cleaned below 6) producer 9's data at 2-3 survives without a marker.
+// The replay leaves it open, but the cleaner never cleans past the LSO, so
+// the broker had decided it: the panel is clear, says the topic is
+// compacted and lists the transaction as decided_marker_removed, not among
+// the open ones.
+func TestPanelCompactedMarkerRemoved(t *testing.T) {
+	p := &txnindex.Partition{Topic: "t", LogStartOffset: -1, HighWatermark: 10, HighWatermarkSource: "replication-offset-checkpoint",
+		CleanerOffset: 6, CleanerOffsetKnown: true}
+	add := func(base, last int64, pid txnindex.ProducerID, attrs int16) {
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2,
+			Attributes: attrs, Records: int32(last - base + 1), Size: 100, BaseSequence: -1, BaseTimestamp: 1000, MaxTimestamp: 1000}.Batch())
+	}
+	add(0, 1, -1, 0)
+	add(2, 3, 9, txnindex.AttrTransactional)
+	add(4, 9, -1, 0)
+	l := txnindex.Build(p)
+	if l.LastStableOffset != 2 || len(l.Open) != 1 {
+		t.Fatalf("replay: LSO %d, open %v", l.LastStableOffset, l.Open)
+	}
+	if b := timelineView("demo", "demo", l).Pinned; !strings.Contains(b, "leaves the transaction of producer 9 from offset 2 open, but the log cleaner removed its marker") {
+		t.Errorf("banner %q", b)
+	}
+	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
+	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(txnindex.StateMarkerRemoved) ||
+		len(v.Compaction) != 1 || !strings.Contains(v.Compaction[0], "cleaned below offset 6") {
+		t.Fatalf("panel %+v", v)
+	}
+	var sb strings.Builder
+	if err := diagnosisPanel(v).Render(t.Context(), &sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-testid="diag-compaction"`, `data-testid="diag-txn-9-2" data-state="decided_marker_removed"`,
+		"Compacted topic:", `data-testid="diagnosis-clear"`} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("panel lacks %s:\n%s", want, sb.String())
+		}
+	}
+	if strings.Contains(sb.String(), `data-testid="open-transactions"`) {
+		t.Errorf("the transaction is listed as open:\n%s", sb.String())
 	}
 }

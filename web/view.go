@@ -183,6 +183,12 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	// The true holder (txnindex.LSOHolder), open or decided with its
 	// marker not yet below the high watermark, not the first of Log.Open.
 	switch t := l.LSOHolder(); {
+	case t != nil && l.MarkerRemovedEvidence(t) != "":
+		// The replay leaves it open; the cleaner shows the broker
+		// decided it (the diagnosis lists it as decided_marker_removed).
+		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " here is the replay's: it leaves the transaction of producer " +
+			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +
+			" open, but the log cleaner removed its marker and the broker had decided it; the diagnosis does not count it."
 	case t != nil && t.State == txnindex.TxnOpen:
 		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " is pinned by the open transaction of producer " +
 			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +

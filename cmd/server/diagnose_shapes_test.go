@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,114 +17,6 @@ import (
 // batches encoded with kmsg, a hand-written producer .snapshot, the log
 // dir's checkpoints) or a raw capture, and diagnosed through `server
 // diagnose` in both formats.
-
-var castagnoliTab = crc32.MakeTable(crc32.Castagnoli)
-
-// shapeBatch is one batch of a test partition: data (ctrl < 0) or an
-// end-transaction marker (ctrl 0 ABORT, 1 COMMIT) carrying coord.
-type shapeBatch struct {
-	base  int64
-	pid   int64
-	epoch int16
-	txn   bool
-	ctrl  int
-	n     int
-	ts    int64
-	coord int32
-}
-
-func (b shapeBatch) encode() []byte {
-	var recs []byte
-	rb := kmsg.RecordBatch{FirstOffset: b.base, Magic: 2, FirstTimestamp: b.ts, MaxTimestamp: b.ts, ProducerID: b.pid,
-		ProducerEpoch: b.epoch, FirstSequence: 0}
-	if b.pid < 0 {
-		rb.ProducerEpoch, rb.FirstSequence = -1, -1
-	}
-	if b.txn {
-		rb.Attributes = 0x10
-	}
-	if b.ctrl >= 0 {
-		rb.Attributes, rb.FirstSequence = 0x30, -1
-		key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(b.ctrl))
-		val := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), uint32(b.coord))
-		r := kmsg.Record{Key: key, Value: val}
-		r.Length = int32(len(r.AppendTo(nil)) - 1)
-		recs, rb.NumRecords = r.AppendTo(nil), 1
-	} else {
-		for i := 0; i < b.n; i++ {
-			r := kmsg.Record{OffsetDelta: int32(i), Key: []byte(fmt.Sprintf("k%d", b.base+int64(i))), Value: []byte("v")}
-			r.Length = int32(len(r.AppendTo(nil)) - 1)
-			recs = r.AppendTo(recs)
-		}
-		rb.NumRecords, rb.LastOffsetDelta = int32(b.n), int32(b.n-1)
-	}
-	rb.Records = recs
-	rb.Length = int32(49 + len(recs))
-	out := rb.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], castagnoliTab))
-	return out
-}
-
-// shapeSnap is one entry of a producer .snapshot (ProducerSnapshot v1).
-type shapeSnap struct {
-	pid                   int64
-	epoch                 int16
-	lastSeq               int32
-	lastOffset            int64
-	offsetDelta           int32
-	ts                    int64
-	coordEpoch            int32
-	currentTxnFirstOffset int64
-}
-
-// snapshotBytes encodes the entries as ProducerStateManager.writeSnapshot
-// does: version 1, CRC-32C of the rest, the count, 46 bytes per entry.
-func snapshotBytes(es []shapeSnap) []byte {
-	b := binary.BigEndian.AppendUint16(nil, 1)
-	b = append(b, 0, 0, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(es)))
-	for _, e := range es {
-		b = binary.BigEndian.AppendUint64(b, uint64(e.pid))
-		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.lastSeq))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.lastOffset))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.offsetDelta))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.ts))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.coordEpoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.currentTxnFirstOffset))
-	}
-	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoliTab))
-	return b
-}
-
-// writeShapeDir writes a log dir holding topic-0: one segment named for
-// its first batch (retention deleted everything before it), the snapshot
-// when given, and the log dir's log-start and replication checkpoints.
-func writeShapeDir(t *testing.T, topic string, logStart, hwm int64, bs []shapeBatch, snapOffset int64, snap []shapeSnap) string {
-	t.Helper()
-	dir := t.TempDir()
-	pdir := filepath.Join(dir, topic+"-0")
-	if err := os.Mkdir(pdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var log []byte
-	for _, b := range bs {
-		log = append(log, b.encode()...)
-	}
-	write := func(p string, data []byte) {
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(pdir, fmt.Sprintf("%020d.log", bs[0].base)), log)
-	if snap != nil {
-		write(filepath.Join(pdir, fmt.Sprintf("%020d.snapshot", snapOffset)), snapshotBytes(snap))
-	}
-	line := func(v int64) []byte { return []byte(fmt.Sprintf("0\n1\n%s 0 %d\n", topic, v)) }
-	write(filepath.Join(dir, "log-start-offset-checkpoint"), line(logStart))
-	write(filepath.Join(dir, "replication-offset-checkpoint"), line(hwm))
-	return dir
-}
 
 // diagJSON is the part of `diagnose --format json` the shapes check.
 type diagJSON struct {
@@ -156,8 +45,46 @@ type diagJSON struct {
 			MarkerType                 string `json:"marker_type"`
 			HighWatermarkSource        string `json:"high_watermark_source"`
 			Unseen                     bool   `json:"unseen"`
+			EndsWhen                   string `json:"ends_when"`
+			CheckCommand               string `json:"check_command"`
 		} `json:"pinned_by"`
+		OpenTransactions []struct {
+			State string `json:"state"`
+		} `json:"open_transactions"`
+		Compacted []struct {
+			ProducerID  int64  `json:"producer_id"`
+			FirstOffset int64  `json:"first_offset"`
+			State       string `json:"state"`
+			Reason      string `json:"reason"`
+			PinsLSO     bool   `json:"pins_lso"`
+		} `json:"compacted_transactions"`
+		Compaction *struct {
+			Compacted         bool     `json:"compacted"`
+			CleanerCheckpoint *int64   `json:"cleaner_checkpoint"`
+			CleanedBelow      int64    `json:"cleaned_below"`
+			Evidence          []string `json:"evidence"`
+		} `json:"compaction"`
+		Mismatches []struct {
+			Segment     string `json:"segment"`
+			Kind        string `json:"kind"`
+			Explanation string `json:"explanation"`
+			Note        string `json:"note"`
+		} `json:"txnindex_mismatches"`
 	} `json:"partitions"`
+}
+
+// shapeCase is one production shape: the input it writes, the exit status
+// diagnose gives (exitOK, exitHanging, exitFailure), the JSON it checks
+// (nil for a failure, which prints no JSON) and what the runbook says.
+type shapeCase struct {
+	name   string
+	dir    func(t *testing.T) string
+	args   []string // more diagnose flags
+	code   int
+	stderr bool // stderr may have warnings (damage found while reading)
+	check  func(t *testing.T, d diagJSON)
+	text   []string // the runbook contains each
+	never  []string // and none of these
 }
 
 // TestDiagnoseProductionShapes: each shape is diagnosed by the CLI; the
@@ -179,14 +106,7 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 		{base: 508, pid: 8, epoch: 2, txn: true, ctrl: 1, ts: recent, coord: 1},
 		{base: 509, pid: -1, ctrl: -1, n: 11, ts: recent},
 	}
-	cases := []struct {
-		name  string
-		dir   func(t *testing.T) string
-		code  int
-		check func(t *testing.T, d diagJSON)
-		text  []string // the runbook contains each
-		never []string // and none of these
-	}{
+	cases := []shapeCase{
 		{
 			// Retention deleted the start of producer 42's transaction
 			// (offset 120); only the snapshot remembers it: first offset,
@@ -302,10 +222,49 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 					b.MarkerType != "COMMIT" || b.HighWatermarkSource != "replication-offset-checkpoint" {
 					t.Errorf("pinned by %+v", b)
 				}
+				// What ends it is the high watermark passing the
+				// marker, said in words; no abort command.
+				if !strings.HasPrefix(b.EndsWhen, "nothing to abort") || !strings.Contains(b.EndsWhen, "high watermark passes the marker at 7") ||
+					b.AbortCommand != "" || b.CheckCommand != "kafka-topics.sh --bootstrap-server <bootstrap> --describe --topic orders" {
+					t.Errorf("ends when %q, check %q, abort %q", b.EndsWhen, b.CheckCommand, b.AbortCommand)
+				}
 			},
 			text: []string{"STUCK: the LSO is 3 offsets behind the high watermark, held by producer 8 epoch 1's transaction from offset 4, decided (COMMIT marker at offset 7) but not yet replicated",
-				"high watermark 7 (replication-offset-checkpoint)"},
-			never: []string{"clear"},
+				"high watermark 7 (replication-offset-checkpoint)",
+				"to end it: nothing to abort: the COMMIT marker is written; the LSO moves past offset 4 when the high watermark passes the marker at 7",
+				"check the replicas (Isr against Replicas of partition 0): kafka-topics.sh --bootstrap-server <bootstrap> --describe --topic orders\n"},
+			never: []string{"clear", "abort --topic"},
+		},
+		{
+			// Transactions v2 (KIP-890): producer 5's data at epoch E,
+			// its marker at E+1, the next transaction at E+1; at epoch
+			// 32766 its ABORT takes the last epoch and the producer
+			// continues as producer 6 at epoch 0, whose transaction is
+			// left open for eleven months. Only that one is open.
+			name: "TransactionsV2EpochsAndOverflow",
+			dir: func(t *testing.T) string {
+				return writeShapeDir(t, "orders", 0, 14, []shapeBatch{
+					{base: 0, pid: 5, epoch: 10, txn: true, ctrl: -1, n: 2, ts: old},
+					{base: 2, pid: 5, epoch: 11, txn: true, ctrl: 1, ts: old, coord: 2},
+					{base: 3, pid: 5, epoch: 11, txn: true, ctrl: -1, n: 1, ts: old},
+					{base: 4, pid: 5, epoch: 12, txn: true, ctrl: 0, ts: old, coord: 2},
+					{base: 5, pid: 5, epoch: 32766, txn: true, ctrl: -1, n: 1, ts: old},
+					{base: 6, pid: 5, epoch: 32767, txn: true, ctrl: 0, ts: old, coord: 2},
+					{base: 7, pid: 6, epoch: 0, txn: true, ctrl: -1, n: 3, ts: old},
+					{base: 10, pid: -1, ctrl: -1, n: 4, ts: recent},
+				}, 0, nil)
+			},
+			code: exitHanging,
+			check: func(t *testing.T, d diagJSON) {
+				p := d.Partitions[0]
+				b := p.PinnedBy
+				if p.LastStableOffset != 7 || len(p.OpenTransactions) != 1 || b == nil || b.ProducerID != 6 || b.ProducerEpoch != 0 ||
+					b.FirstOffset != 7 || b.State != "hanging" || !strings.HasSuffix(b.AbortCommand, "--start-offset 7") {
+					t.Errorf("LSO %d open %+v pinned by %+v", p.LastStableOffset, p.OpenTransactions, b)
+				}
+			},
+			text:  []string{"pinned by producer 6 epoch 0's transaction from offset 7 (hanging)", "--start-offset 7"},
+			never: []string{"producer 5 epoch", "open transaction 2"},
 		},
 		{
 			// A read_committed capture: the broker reported LSO 500, equal
@@ -329,20 +288,34 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 			never: []string{"--start-offset 500"},
 		},
 	}
+	cases = append(cases, compactedShapes(nowMs)...)
+	cases = append(cases, exitStatusShapes(recent)...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.dir(t)
 			at := now.Format(time.RFC3339)
-			code, out, errOut := runArgs(t, "diagnose", "--format", "json", "--now", at, path)
+			args := append([]string{"diagnose", "--format", "json", "--now", at}, tc.args...)
+			code, out, errOut := runArgs(t, append(args, path)...)
 			if code != tc.code {
 				t.Errorf("json: exit %d, want %d; stderr %s", code, tc.code, errOut)
+			}
+			if errOut != "" && !tc.stderr {
+				t.Errorf("json: stderr %s", errOut)
+			}
+			if tc.check == nil {
+				// A failure: the error, on stderr, names the input.
+				if out != "" || !strings.Contains(errOut, filepath.Base(path)) {
+					t.Errorf("json: stdout %q, stderr %q", out, errOut)
+				}
+				return
 			}
 			var d diagJSON
 			if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Partitions) != 1 {
 				t.Fatalf("json %v:\n%s", err, out)
 			}
 			tc.check(t, d)
-			code, text, _ := runArgs(t, "diagnose", "--now", at, path)
+			args = append([]string{"diagnose", "--now", at}, tc.args...)
+			code, text, _ := runArgs(t, append(args, path)...)
 			if code != tc.code {
 				t.Errorf("text: exit %d, want %d", code, tc.code)
 			}

@@ -72,17 +72,8 @@ type Snapshot struct {
 }
 
 // Mismatch is a .txnindex entry that differs from the one rebuilt from
-// the log.
-type Mismatch struct {
-	Segment string `json:"segment"`
-	Kind    string `json:"kind"`
-	Disk    string `json:"disk,omitempty"`
-	Rebuilt string `json:"rebuilt,omitempty"`
-	// Explanation is txnindex.MismatchExplanation's name
-	// ("cleaner_removed_aborted_data", …, "unknown"); Note says it.
-	Explanation string `json:"explanation"`
-	Note        string `json:"note,omitempty"`
-}
+// the log, with its explanation: the same report `diagnose` gives.
+type Mismatch = txnindex.MismatchReport
 
 // Gap is a range of offsets with no batch, and why.
 type Gap struct {
@@ -209,16 +200,7 @@ func New(in *input.Contents, o Options) Report {
 				ip.Ignored = append(ip.Ignored, fmt.Sprintf("%+v", ig))
 			}
 		}
-		for _, m := range l.Mismatches {
-			im := Mismatch{Segment: l.Segments[m.Segment].TxnIndexName(), Kind: m.Kind.String(), Explanation: m.Explanation.String(), Note: m.Note}
-			if m.Kind != txnindex.MissingOnDisk {
-				im.Disk = m.Disk.String()
-			}
-			if m.Kind != txnindex.ExtraOnDisk {
-				im.Rebuilt = m.Rebuilt.String()
-			}
-			ip.Mismatches = append(ip.Mismatches, im)
-		}
+		ip.Mismatches = l.MismatchReports()
 		for _, g := range l.Gaps {
 			ip.Gaps = append(ip.Gaps, Gap{g.From, g.To, g.Cause.String()})
 		}
