@@ -126,6 +126,11 @@ func List(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// OffsetCheckpoint.Lookup builds its map on first use, unguarded:
+	// build them here, before the scan pool reads them concurrently.
+	for _, c := range []*loader.OffsetCheckpoint{cps.ReplicationOffset, cps.RecoveryPoint, cps.LogStartOffset, cps.CleanerOffset} {
+		c.Lookup("", -1)
+	}
 	x := &Index{Root: dir, Checkpoints: cps, done: make(chan struct{})}
 	for _, de := range ents {
 		name := de.Name()
