@@ -49,7 +49,9 @@ func (lz *lazyPart) get() *txnindex.Log {
 	started := false
 	lz.start.Do(func() {
 		started = true
+		lz.mu.Lock()
 		lz.done, lz.began = make(chan struct{}), time.Now()
+		lz.mu.Unlock()
 		go lz.load()
 	})
 	if started {
@@ -62,10 +64,17 @@ func (lz *lazyPart) get() *txnindex.Log {
 		return l
 	}
 	lz.tailOnce.Do(func() {
-		var damage []*loader.FormatError
-		lz.tail, lz.tailInfo, damage, lz.tailErr = lz.x.Tail(context.Background(), lz.e)
-		_ = damage // the full load reports every file's damage
+		// The full load reports every file's damage: the tail's is not kept.
+		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		lz.mu.Lock()
+		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
+		lz.mu.Unlock()
 	})
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil {
+		return lz.full // finished while the tail was scanned
+	}
 	return lz.tail
 }
 
@@ -79,7 +88,7 @@ func (lz *lazyPart) load() {
 		}
 	}
 	lz.mu.Unlock()
-	close(lz.done)
+	close(lz.done) // lz.done is set before load starts (get)
 }
 
 // built is the full log, nil until it is loaded.
@@ -110,6 +119,8 @@ func (lz *lazyPart) problemList() []string {
 		return lz.problems
 	case lz.err != nil:
 		return []string{fmt.Sprintf("%v; the timeline shows the tail only: %s", lz.err, lz.tailInfo)}
+	case lz.tailErr != nil:
+		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
 	case lz.tail != nil:
 		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. Reload for all of it.",
 			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
