@@ -193,63 +193,6 @@ func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
 	return v
 }
 
-// PartitionRow is one line of the index's partition list.
-type PartitionRow struct {
-	TestID      string // partition-row-<source>-<topic>-<partition>
-	LinkTestID  string // partition-link-<source>-<topic>-<partition>
-	Source      string
-	SourceTitle string
-	Label       string // topic-partition
-	Href        string
-	Built       bool // false: built when first opened, nothing known yet
-	LSO, HWM    int64
-	LagOffsets  int64
-	LagMs       int64
-	LagTime     string
-	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
-	State       string // state of the pinning transaction, "clear" when none
-	Open        int    // open transactions
-	Summary     string
-}
-
-// LagString is the data-lag attribute: the LSO lag in offsets.
-func (r PartitionRow) LagString() string { return i64(r.LagOffsets) }
-
-func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
-	n := itoa(int(p.Partition))
-	r := PartitionRow{TestID: "partition-row-" + s.ID + "-" + p.Topic + "-" + n, LinkTestID: "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
-		Source: s.ID, SourceTitle: s.Title, Label: p.Topic + "-" + n, Href: PartitionPath(s.ID, p.Topic, p.Partition), Summary: p.Summary}
-	if d == nil {
-		return r
-	}
-	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.LagTime, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
-		d.LSOLagMs, durText(d.LSOLagMs), len(d.OpenTransactions)
-	r.State = "clear"
-	if t := d.PinnedBy; t != nil {
-		r.PinnedBy = "producer " + i64(int64(t.ProducerID)) + " (epoch " + itoa(int(t.ProducerEpoch)) + ") from " + i64(t.FirstOffset)
-		if t.Unseen {
-			r.PinnedBy = "a transaction the capture did not see, from " + i64(t.FirstOffset)
-		}
-		r.State = string(t.State)
-	}
-	return r
-}
-
-// sortByLag orders rows by LSO lag, largest first: offsets, then time;
-// partitions not built yet (lag unknown) come last.
-func sortByLag(rows []PartitionRow) {
-	slices.SortStableFunc(rows, func(a, b PartitionRow) int {
-		if a.Built != b.Built {
-			if a.Built {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(b.LagOffsets, a.LagOffsets), cmp.Compare(b.LagMs, a.LagMs),
-			cmp.Compare(a.Source, b.Source), cmp.Compare(a.Label, b.Label))
-	})
-}
-
 // BuiltCatalog is a Catalog that can hand out a partition's log only if it
 // has been built already. The index diagnoses built partitions only, so
 // that opening it never builds a large lazy one; without this interface it

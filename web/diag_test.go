@@ -52,22 +52,68 @@ func (c builtCatalog) Built(id, topic string, p int32) (*txnindex.Log, bool) {
 	return c.Log(id, topic, p)
 }
 
+// TestIndexByLag: the stuck partition is in the held-back ranking, the
+// clear one and the one not built yet only in their sources' lists, and
+// the index builds nothing.
 func TestIndexByLag(t *testing.T) {
 	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()})
 	body := serve(t, ui.Index(), "/?now=log", 200)
-	iStuck := strings.Index(body, `data-testid="partition-row-b-s-0"`)
-	iClear := strings.Index(body, `data-testid="partition-row-a-t-0"`)
-	iLazy := strings.Index(body, `data-testid="partition-row-lazy-big-0"`)
-	if iStuck < 0 || iClear < 0 || iLazy < 0 || !(iStuck < iClear && iClear < iLazy) {
-		t.Errorf("rows not by lag: stuck %d, clear %d, lazy %d", iStuck, iClear, iLazy)
+	held := body[strings.Index(body, `data-testid="lag-sorted"`):strings.Index(body, `data-testid="load-a"`)]
+	if !strings.Contains(held, `data-testid="held-row-b-s-0"`) || strings.Contains(held, "-a-t-0") || strings.Contains(held, "lazy-big") {
+		t.Errorf("held-back list wrong:\n%s", held)
 	}
-	for _, want := range []string{`data-testid="lag-sorted"`, `data-lag="4"`, `data-state="hanging"`, "producer 9 (epoch 0) from 2",
-		`data-built="false"`, `data-testid="partition-link-lazy-big-0"`, "20m0s"} {
+	for _, want := range []string{`data-testid="partition-row-b-s-0"`, `data-testid="partition-row-a-t-0"`, `data-testid="partition-row-lazy-big-0"`,
+		`data-lag="4"`, `data-state="hanging"`, "producer 9 (epoch 0) from 2", `data-built="false"`, `data-testid="partition-link-lazy-big-0"`, "20m0s",
+		`data-testid="topic-group-b-s"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("index lacks %s", want)
 		}
 	}
 	serve(t, ui.Index(), "/?now=soon", 400)
+}
+
+// TestIndexGroups: loaded partitions are grouped by source and topic in
+// natural order (__consumer_offsets-8 before -39), internal topics after
+// the others and folded, demos apart; a lazily loaded one shows its scan.
+func TestIndexGroups(t *testing.T) {
+	d := &LogDirView{Root: "/data", Scanned: 1, Total: 4, Metadata: []string{"__cluster_metadata-0"}}
+	var srcs []Source
+	for _, p := range []Partition{{Topic: "__consumer_offsets", Partition: 39}, {Topic: "orders10", Partition: 0}, {Topic: "__consumer_offsets", Partition: 8},
+		{Topic: "orders2", Partition: 1, Scan: &Scan{State: "loading"}}} {
+		srcs = append(srcs, Source{ID: "load1", Title: "/data (log directory)", Partitions: []Partition{p}, Index: d})
+	}
+	srcs = append(srcs, Source{ID: "demo", Title: "a demo", Demo: true, Partitions: []Partition{{Topic: "demo-x", Partition: 0}}})
+	v := indexRows(srcs, func(s Source, p Partition) PartitionRow { return partitionRow(s, p, nil) })
+	if len(v.Loads) != 1 || len(v.Demos) != 1 || v.Total != 4 || v.Scanned != 1 || !v.Scanning {
+		t.Fatalf("loads %d demos %d progress %d/%d", len(v.Loads), len(v.Demos), v.Scanned, v.Total)
+	}
+	var got []string
+	for _, g := range v.Loads[0].Topics {
+		for _, r := range g.Rows {
+			got = append(got, r.Label)
+		}
+		if g.Internal == g.Open {
+			t.Errorf("%s: internal %v, open %v", g.Topic, g.Internal, g.Open)
+		}
+	}
+	if want := "orders2-1 orders10-0 __consumer_offsets-8 __consumer_offsets-39"; strings.Join(got, " ") != want {
+		t.Errorf("order %q, want %q", strings.Join(got, " "), want)
+	}
+	body := serve(t, New(staticCatalog(srcs)).Index(), "/", 200)
+	for _, want := range []string{`data-testid="scan-progress"`, "1 of 4 partitions scanned", `data-testid="row-loading"`, `data-testid="demo-section"`,
+		"__cluster_metadata-0 is KRaft metadata", `data-testid="index-filter"`, `/static/js/index.js?v=`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("index lacks %s", want)
+		}
+	}
+}
+
+// staticCatalog serves sources without logs.
+type staticCatalog []Source
+
+func (c staticCatalog) Sources() []Source { return c }
+func (c staticCatalog) Log(string, string, int32) (*txnindex.Log, bool) {
+	return nil, false
 }
 
 func TestTimelineDiagnosis(t *testing.T) {

@@ -7,14 +7,6 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// IndexView is the index page.
-type IndexView struct {
-	Sources []SourceView
-	Rows    []PartitionRow // every partition, by LSO lag
-	Upload  UploadView
-	Assets  Assets
-}
-
 // UploadView is the index page's drop zone.
 type UploadView struct {
 	MaxBytes int64  // 0: uploads are disabled, no drop zone
@@ -43,26 +35,13 @@ func FormatBytes(n int64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
 }
 
-// SourceView is one source on the index page.
-type SourceView struct {
-	ID, Title  string
-	Partitions []PartitionLink
-}
-
-// PartitionLink is a link to a timeline.
-type PartitionLink struct {
-	Label   string
-	Href    string
-	TestID  string
-	Summary string
-}
-
 // Assets are the cache-busted asset URLs.
 type Assets struct {
 	CSS, DiagJS string
 	JS          []string // the timeline's scripts (static.TimelineScripts), in load order
 	LiveJS      string   // the live tail (static/js/live.js); idle unless the stream says the source is live
 	UploadJS    string   // the index page's drop zone (static/js/upload.js)
+	IndexJS     string   // the index page's filter and refresh (static/js/index.js)
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
 	// inlined into the page (the static export) instead of linked; JSText
 	// holds the timeline's scripts in the order of JS.
@@ -80,25 +59,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js")}
-}
-
-func indexView(srcs []Source) IndexView {
-	v := IndexView{Assets: assets()}
-	for _, s := range srcs {
-		sv := SourceView{ID: s.ID, Title: s.Title}
-		for _, p := range s.Partitions {
-			n := strconv.Itoa(int(p.Partition))
-			sv.Partitions = append(sv.Partitions, PartitionLink{
-				Label:   p.Topic + "-" + n,
-				Href:    PartitionPath(s.ID, p.Topic, p.Partition),
-				TestID:  "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
-				Summary: p.Summary,
-			})
-		}
-		v.Sources = append(v.Sources, sv)
-	}
-	return v
+	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js"), IndexJS: static.Path("js/index.js")}
 }
 
 // TimelineView is the timeline page: the parts drawn in the DOM (lanes,

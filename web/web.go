@@ -38,6 +38,11 @@ type Source struct {
 	// bad CRC), each naming the file and byte; the timeline lists them so
 	// that a person sees the partition is drawn from part of the input.
 	Problems []string
+	// Demo lists the source with the demos, apart from loaded data.
+	Demo bool
+	// Index is the progress of the lazily loaded log directory the source
+	// belongs to (all its partitions share it); nil for other sources.
+	Index *LogDirView
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -47,6 +52,8 @@ type Partition struct {
 	Topic     string
 	Partition int32
 	Summary   string
+	// Scan is a lazily loaded partition's tail scan; nil for the others.
+	Scan *Scan
 }
 
 // Catalog is what the pages need from whoever loaded the data.
@@ -78,19 +85,16 @@ func (u *UI) Index() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		srcs := u.cat.Sources()
-		v := indexView(srcs)
-		v.Upload = uploadView(u.UploadLimit)
-		for _, s := range srcs {
-			for _, p := range s.Partitions {
-				var d *txnindex.Diagnosis
-				if l := u.builtLog(s, p); l != nil {
-					d = u.diags.diagnose(l, o)
-				}
-				v.Rows = append(v.Rows, partitionRow(s, p, d))
+		v := indexRows(u.cat.Sources(), func(s Source, p Partition) PartitionRow {
+			var d *txnindex.Diagnosis
+			if l := u.builtLog(s, p); l != nil {
+				d = u.diags.diagnose(l, o)
+			} else if p.Scan != nil {
+				d = p.Scan.Diagnosis // a lazy partition's tail, nil until scanned
 			}
-		}
-		sortByLag(v.Rows)
+			return partitionRow(s, p, d)
+		})
+		v.Upload = uploadView(u.UploadLimit)
 		render(w, r, IndexPage(v))
 	})
 }
@@ -113,7 +117,9 @@ func (u *UI) Timeline() http.Handler {
 		}
 		title, problems := "", []string(nil)
 		for _, s := range u.cat.Sources() {
-			if s.ID == id {
+			// A log directory's partitions share the source id; each
+			// has its own problems.
+			if s.ID == id && (len(s.Partitions) != 1 || s.Partitions[0].Topic == topic && s.Partitions[0].Partition == int32(p)) {
 				title, problems = s.Title, s.Problems
 			}
 		}

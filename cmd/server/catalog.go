@@ -9,6 +9,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -25,6 +26,8 @@ type source struct {
 	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
 	mem       int64              // an upload's memory (uploadMemory), on its first source; 0 for the others
 	problems  []string           // what the loader could not read, shown on the timeline
+	lazy      *lazyPart          // a partition of a --load log directory, opened on first use (catalog_lazy.go)
+	demo      bool               // an embedded or generated demo: the index lists demos apart
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -33,6 +36,9 @@ type source struct {
 func (s *source) get() *txnindex.Log {
 	if s.live != nil {
 		return s.live.Log()
+	}
+	if s.lazy != nil {
+		return s.lazy.get()
 	}
 	s.once.Do(func() {
 		l := s.build()
@@ -48,9 +54,32 @@ func (s *source) built() *txnindex.Log {
 	if s.live != nil {
 		return s.live.Log()
 	}
+	if s.lazy != nil {
+		return s.lazy.built()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log
+}
+
+// filesOf returns the files log l was read from, for decoding records;
+// nil when there are none (or l is a lazy partition's tail).
+func (s *source) filesOf(l *txnindex.Log) *loader.Partition {
+	if s.lazy != nil {
+		return s.lazy.filesOf(l)
+	}
+	if s.built() != l {
+		return nil
+	}
+	return s.files
+}
+
+// problemList is what the timeline lists above the partition.
+func (s *source) problemList() []string {
+	if s.lazy != nil {
+		return s.lazy.problemList()
+	}
+	return s.problems
 }
 
 // catalog is the loaded sources; it serves both api and web. Uploads add
@@ -62,6 +91,8 @@ type catalog struct {
 	mu      sync.Mutex // serializes writers
 	srcs    atomic.Pointer[[]*source]
 	uploads int // upload ids handed out; ids are never reused
+	// indexes are the lazy log directories (--load DIR), by source id.
+	indexes map[string]*logindex.Index
 }
 
 // list returns the sources as they are now. The slice must not be changed.
@@ -129,7 +160,8 @@ func (c apiCatalog) Sources() []api.Source {
 
 func (c apiCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {
 	if s := c.find(id, topic, partition); s != nil {
-		return s.get(), true
+		l := s.get()
+		return l, l != nil // nil: a lazy partition that could not be read at all
 	}
 	return nil, false
 }
@@ -138,14 +170,39 @@ type webCatalog struct{ *catalog }
 
 func (c webCatalog) Sources() []web.Source {
 	var out []web.Source
+	dirs := map[string]*web.LogDirView{} // one view of each log directory's progress per call
 	for _, s := range c.list() {
 		p := web.Partition{Topic: s.topic, Partition: s.partition}
 		if l := s.built(); l != nil {
 			p.Summary = web.Summary(l)
 		}
-		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems})
+		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo}
+		if s.lazy != nil {
+			ws.Partitions[0].Scan = s.lazy.scanView()
+			if _, ok := dirs[s.id]; !ok {
+				dirs[s.id] = c.indexView(s.id)
+			}
+			ws.Index = dirs[s.id]
+		}
+		ws.Problems = s.problemList()
+		out = append(out, ws)
 	}
 	return out
+}
+
+// indexView is the index page's view of a lazy log directory: its
+// progress and what it holds besides partitions.
+func (c *catalog) indexView(id string) *web.LogDirView {
+	x := c.index(id)
+	if x == nil {
+		return nil
+	}
+	n, total := x.Progress()
+	v := &web.LogDirView{Root: x.Root, Scanned: n, Total: total, Metadata: x.Metadata, Skipped: len(x.Skipped)}
+	if n == total {
+		v.Took = x.Took()
+	}
+	return v
 }
 
 func (c webCatalog) Log(id, topic string, partition int32) (*txnindex.Log, bool) {

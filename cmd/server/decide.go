@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
@@ -134,7 +136,13 @@ func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo strin
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
+	// A large input takes a while: on a terminal, say so (internal/progress).
+	start := time.Now()
+	line := progress.Start(e.stderr, progress.Delay, func() string {
+		return fmt.Sprintf("reading %s: %s", fs.Arg(0), time.Since(start).Round(time.Second))
+	})
 	ld, err := input.OpenContext(ctx, fs.Arg(0))
+	line.Stop("")
 	if err != nil {
 		return nil, err
 	}

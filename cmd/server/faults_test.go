@@ -97,6 +97,11 @@ func TestSegmentChangesWhileServing(t *testing.T) {
 func TestSourceDeleted(t *testing.T) {
 	dir := buildDemoDir(t)
 	s := startServe(t, "--load", dir)
+	// A log directory's partitions are read when first asked for
+	// (catalog_lazy.go): ask, then delete.
+	if resp, _ := do(t, "GET", s.url("/api/v1/sources/load1/partitions/demo-interleaved/0/decisions"), nil); resp.StatusCode != 200 {
+		t.Fatalf("before the delete: %s", resp.Status)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}

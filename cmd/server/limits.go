@@ -20,8 +20,9 @@ import (
 )
 
 // hardening is serve's limit and security flags. Every limit has a flag, a
-// default that the demos and a 1 GiB partition fit in, and an error that
-// names the flag.
+// default that a production broker's log.dirs entry fits in (thousands of
+// partitions, opened lazily: logindex), and an error that names the flag.
+// Uploads, the input a stranger can send, keep their own tight limits.
 type hardening struct {
 	maxSources       int
 	maxSourceBytes   int64
@@ -46,9 +47,9 @@ type hardening struct {
 
 func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	h := &hardening{}
-	fs.IntVar(&h.maxSources, "max-sources", 64, "most partitions served at once (demos and every partition --load brings)")
-	fs.Int64Var(&h.maxSourceBytes, "max-source-bytes", 4<<30, "most bytes of files one --load PATH may hold (checked before reading)")
-	fs.IntVar(&h.maxSourceBatches, "max-source-batches", 20_000_000, "most batches one loaded partition may hold (about 200 B of memory each)")
+	fs.IntVar(&h.maxSources, "max-sources", 100_000, "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)")
+	fs.Int64Var(&h.maxSourceBytes, "max-source-bytes", 64<<30, "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading")
+	fs.IntVar(&h.maxSourceBatches, "max-source-batches", 100_000_000, "most batches one partition opened in full may hold (64 B of memory each)")
 	fs.IntVar(&h.maxOpenFiles, "max-open-files", 64, "most segment files open at once to decode records")
 	fs.IntVar(&h.wsMaxMessage, "ws-max-message", 4096, "largest websocket message a client may send, in bytes (larger: closed with 1008)")
 	fs.Float64Var(&h.wsRate, "ws-rate", 50, "websocket messages per second a client may send on average (faster: closed with 1008)")

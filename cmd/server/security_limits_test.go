@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,27 +21,44 @@ import (
 	"github.com/txnscope/txnscope/api"
 )
 
-// TestLimitsAtLoad: --max-sources, --max-source-bytes and
-// --max-source-batches refuse a --load with an error naming the path and
-// the flag (exit 1), and the defaults load it.
+// TestLimitsAtLoad: --max-sources refuses a --load with an error naming
+// the path and the flag (exit 1); --max-source-bytes and
+// --max-source-batches refuse a partition directory at start, and a log
+// directory's partition when it is opened (its page then shows the tail
+// and says why); the defaults load it.
 func TestLimitsAtLoad(t *testing.T) {
 	dir := buildDemoDir(t)
+	pdir := filepath.Join(dir, "demo-interleaved-0")
 	n := len(demoCatalog(false).list())
 	for _, c := range []struct {
+		path  string
 		flags []string
 		want  string
 	}{
-		{[]string{"--max-sources", fmt.Sprint(n)}, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
-		{[]string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 bytes of files, over --max-source-bytes 1000", dir)},
-		{[]string{"--max-source-batches", "8"}, fmt.Sprintf("--load %s: partition demo-interleaved-0 holds 9 batches, over --max-source-batches 8", dir)},
-		{[]string{"--max-sources", "0"}, "--max-sources must be positive"},
-		{[]string{"--ws-rate", "-1"}, "--ws-rate must be positive"},
+		{dir, []string{"--max-sources", fmt.Sprint(n)}, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
+		{pdir, []string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 bytes of files, over --max-source-bytes 1000", pdir)},
+		{pdir, []string{"--max-source-batches", "8"}, fmt.Sprintf("--load %s: partition demo-interleaved-0 holds 9 batches, over --max-source-batches 8", pdir)},
+		{dir, []string{"--max-sources", "0"}, "--max-sources must be positive"},
+		{dir, []string{"--ws-rate", "-1"}, "--ws-rate must be positive"},
 	} {
-		args := append([]string{"serve", "--big=false", "--addr", "127.0.0.1:0", "--load", dir}, c.flags...)
+		args := append([]string{"serve", "--big=false", "--addr", "127.0.0.1:0", "--load", c.path}, c.flags...)
 		code, _, errOut := runArgs(t, args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", c.flags, code, errOut, c.want)
 		}
+	}
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, over --max-source-batches 8: not opened in full; the timeline shows the tail only"},
+		{[]string{"--max-source-bytes", "1000"}, "bytes of files, over --max-source-bytes 1000: not opened in full"},
+	} {
+		s := startServe(t, append([]string{"--load", dir}, c.flags...)...)
+		if resp, body := do(t, "GET", s.url("/sources/load1/partitions/demo-interleaved/0"), nil); resp.StatusCode != 200 || !strings.Contains(body, c.want) {
+			t.Errorf("%v: %s, page lacks %q", c.flags, resp.Status, c.want)
+		}
+		s.stop(t)
 	}
 	s := startServe(t, "--load", dir, "--max-sources", fmt.Sprint(n+1), "--max-source-batches", "9")
 	if resp, _ := do(t, "GET", s.url("/api/v1/sources/load1/partitions"), nil); resp.StatusCode != 200 {

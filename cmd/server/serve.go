@@ -11,7 +11,9 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live/metrics"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -53,6 +55,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ro.upload = hard.uploads()
 	cat := demoCatalog(*big)
 	for i, path := range loads {
+		id := fmt.Sprintf("load%d", i+1)
+		if logindex.IsLogDir(path) && !loader.IsKfakeDir(path) {
+			// A log.dirs entry: listed now, ranked in the background,
+			// each partition opened when asked for (catalog_lazy.go).
+			if err := loadLogDir(ctx, e, cat, hard, id, path); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := hard.checkLoadSize(path); err != nil {
 			return err
 		}
@@ -66,7 +77,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
-		cat.add(fmt.Sprintf("load%d", i+1), path, ld)
+		cat.add(id, path, ld)
 		if err := hard.checkSources(cat, path); err != nil {
 			return err
 		}
@@ -100,7 +111,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv.RegisterOnShutdown(a.Shutdown)
 	fmt.Fprintf(e.stdout, "txnscope serving on http://%s/\n", ln.Addr())
 	for _, s := range cat.list() {
+		if s.lazy != nil {
+			continue // thousands: the index lists them
+		}
 		fmt.Fprintf(e.stdout, "  %-12s %s  http://%s%s\n", s.id, s.title, ln.Addr(), web.PartitionPath(s.id, s.topic, s.partition))
+	}
+	for id, x := range cat.indexes {
+		fmt.Fprintf(e.stdout, "  %-12s %s (log directory): %d partitions listed, ranked by LSO lag in the background  http://%s/\n", id, x.Root, len(x.Entries), ln.Addr())
 	}
 	if e.ready != nil {
 		e.ready(ln.Addr().String())

@@ -139,15 +139,16 @@ func TestDiagnosisPanel(t *testing.T) {
 	screenshot(t, ctx, "TestDiagnosisPanelClear")
 }
 
-// TestPartitionListByLag: the index lists every partition, largest LSO
-// lag first.
+// TestPartitionListByLag: the index lists every demo in the demos'
+// section, largest LSO lag first (loaded data has its own ranking above,
+// TestIndexPageScale).
 func TestPartitionListByLag(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lag-sorted"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="demo-list"]`))); err != nil {
 		t.Fatal(err)
 	}
 	rows := eval[[]struct{ ID, Lag, State, Text string }](t, ctx,
-		`Array.from(document.querySelectorAll('[data-testid="lag-sorted"] [data-testid^="partition-row-"]')).map((r) => ({id: r.dataset.testid, lag: r.dataset.lag || "", state: r.dataset.state || "", text: r.textContent}))`)
+		`Array.from(document.querySelectorAll('[data-testid="demo-list"] [data-testid^="partition-row-"]')).map((r) => ({id: r.dataset.testid, lag: r.dataset.lag || "", state: r.dataset.state || "", text: r.textContent}))`)
 	if len(rows) != len(cat.list()) {
 		t.Fatalf("%d rows, want %d", len(rows), len(cat.list()))
 	}

@@ -24,8 +24,11 @@ func (r loaderRecords) Records(ctx context.Context, id string, l *txnindex.Log, 
 // streams the batch and stops after the page).
 func (r loaderRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
 	for _, s := range r.cat.list() {
-		if s.id == id && s.built() == l && s.files != nil {
-			return api.PartitionRecordsPage(ctx, s.files, b, p)
+		if s.id != id {
+			continue
+		}
+		if fs := s.filesOf(l); fs != nil {
+			return api.PartitionRecordsPage(ctx, fs, b, p)
 		}
 	}
 	return api.RecordPage{}, api.ErrNoRecords
@@ -95,8 +98,11 @@ func (f faultRecords) Records(ctx context.Context, id string, l *txnindex.Log, b
 		return recs, err
 	}
 	for _, s := range f.cat.list() {
-		if s.id == id && s.built() == l && s.files != nil {
-			if cerr := s.files.Changed(b); cerr != nil {
+		if s.id != id {
+			continue
+		}
+		if fs := s.filesOf(l); fs != nil {
+			if cerr := fs.Changed(b); cerr != nil {
 				return nil, cerr
 			}
 		}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/progress"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
+)
+
+// tailWait is how long the first request for a partition of a lazy log
+// directory waits for its full load before it is answered with the tail.
+const tailWait = 2 * time.Second
+
+// lazyPart is a partition of a log directory loaded lazily (logindex): the
+// index lists it from its name and ranks it from a tail scan; its files
+// are read in full only when someone asks for it. Until that load is done
+// (a partition of tens of GiB takes a while), requests get the tail: the
+// last segments, as the tail scan reads them.
+type lazyPart struct {
+	x   *logindex.Index
+	e   *logindex.Entry
+	lim logindex.Limits
+
+	start    sync.Once
+	done     chan struct{} // closed when the full load ended, either way
+	began    time.Time
+	mu       sync.Mutex
+	full     *txnindex.Log
+	files    *loader.Partition
+	problems []string
+	err      error // the full load's
+
+	tailOnce sync.Once
+	tail     *txnindex.Log
+	tailInfo logindex.TailInfo
+	tailErr  error
+}
+
+// get returns the full log if it is loaded, else the tail. The call that
+// starts the full load waits up to tailWait for it, so a small partition
+// opens whole at once.
+func (lz *lazyPart) get() *txnindex.Log {
+	started := false
+	lz.start.Do(func() {
+		started = true
+		lz.mu.Lock()
+		lz.done, lz.began = make(chan struct{}), time.Now()
+		lz.mu.Unlock()
+		go lz.load()
+	})
+	if started {
+		select {
+		case <-lz.done:
+		case <-time.After(tailWait):
+		}
+	}
+	if l := lz.built(); l != nil {
+		return l
+	}
+	lz.tailOnce.Do(func() {
+		// The full load reports every file's damage: the tail's is not kept.
+		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		lz.mu.Lock()
+		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
+		lz.mu.Unlock()
+	})
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil {
+		return lz.full // finished while the tail was scanned
+	}
+	return lz.tail
+}
+
+func (lz *lazyPart) load() {
+	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
+	lz.mu.Lock()
+	lz.full, lz.files, lz.err = l, p, err
+	if p != nil {
+		for _, d := range p.Damage {
+			lz.problems = append(lz.problems, d.Error())
+		}
+	}
+	lz.mu.Unlock()
+	close(lz.done) // lz.done is set before load starts (get)
+}
+
+// built is the full log, nil until it is loaded.
+func (lz *lazyPart) built() *txnindex.Log {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	return lz.full
+}
+
+// filesOf returns the files of l if l is the full log (the tail's segment
+// files are closed after its scan: its records are not decoded).
+func (lz *lazyPart) filesOf(l *txnindex.Log) *loader.Partition {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if l != nil && l == lz.full {
+		return lz.files
+	}
+	return nil
+}
+
+// problemList is what the timeline lists above the partition: the files'
+// damage once loaded, or why only the tail is shown.
+func (lz *lazyPart) problemList() []string {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	switch {
+	case lz.full != nil:
+		return lz.problems
+	case lz.err != nil:
+		return []string{fmt.Sprintf("%v; the timeline shows the tail only: %s", lz.err, lz.tailInfo)}
+	case lz.tailErr != nil:
+		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
+	case lz.tail != nil:
+		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. Reload for all of it.",
+			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
+	}
+	return nil
+}
+
+// scanView is the index's view of the partition's tail scan.
+func (lz *lazyPart) scanView() *web.Scan {
+	st, sum, err := lz.e.State()
+	v := &web.Scan{State: st.String(), Internal: lz.e.Internal}
+	if sum != nil {
+		v.Diagnosis, v.Note = sum.Diagnosis, sum.Info.String()
+	}
+	if err != nil {
+		v.Note = err.Error()
+	}
+	return v
+}
+
+// addLogDir puts a listed log directory into the catalog as lazy sources,
+// one per partition; nothing of their segments is read here, and the
+// ranking is started by the caller (x.Start).
+func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
+	srcs := make([]*source, 0, len(x.Entries))
+	title := x.Root + " (" + "log directory" + ")"
+	for _, e := range x.Entries {
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
+	}
+	c.put(srcs...)
+	c.mu.Lock()
+	if c.indexes == nil {
+		c.indexes = map[string]*logindex.Index{}
+	}
+	c.indexes[id] = x
+	c.mu.Unlock()
+}
+
+// index returns the lazy index of source id, nil for other sources.
+func (c *catalog) index(id string) *logindex.Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexes[id]
+}
+
+// loadLogDir lists the log directory path into cat as source id and starts
+// its ranking; on a terminal, stderr shows the ranking's progress while it
+// takes more than a few seconds.
+func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, path string) error {
+	x, err := logindex.List(path)
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", path, err)
+	}
+	cat.addLogDir(id, x, logindex.Limits{MaxBytes: hard.maxSourceBytes, MaxBatches: hard.maxSourceBatches,
+		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"})
+	if err := hard.checkSources(cat, path); err != nil {
+		return err
+	}
+	x.Start(ctx, 0) // GOMAXPROCS workers
+	line := progress.Start(e.stderr, progress.Delay, func() string {
+		n, total := x.Progress()
+		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
+	})
+	go func() {
+		select {
+		case <-x.Done():
+			n, _ := x.Progress()
+			line.Stop(fmt.Sprintf("ranked %d partitions of %s by LSO lag in %s", n, path, x.Took().Round(time.Millisecond)))
+		case <-ctx.Done():
+			line.Stop("")
+		}
+	}()
+	return nil
+}

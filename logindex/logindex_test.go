@@ -1,0 +1,116 @@
+package logindex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// TestIndexRanksByTail lists a log dir of 3 topics of 12 partitions, the
+// internal topics and KRaft's metadata log, scans every tail and checks
+// each against a full load of the same directory: the same LSO, high
+// watermark and pinning transaction, while reading only the last segment
+// (the snapshot at the roll seeds the transaction opened before it).
+func TestIndexRanksByTail(t *testing.T) {
+	dir := t.TempDir()
+	stuck := []string{"t1-10", "t2-3", "t0-0", "t2-11"}
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 3, Partitions: 12, Internal: 3, Metadata: true, Stuck: stuck}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Entries) != 3*12+2*3 || !slices.Equal(x.Metadata, []string{"__cluster_metadata-0"}) {
+		t.Fatalf("%d entries, metadata %q", len(x.Entries), x.Metadata)
+	}
+	var names []string
+	for _, e := range x.Entries[:12] {
+		names = append(names, e.Name)
+	}
+	if names[2] != "__consumer_offsets-2" || x.Entries[6].Name != "t0-0" || x.Entries[6+9].Name != "t0-9" || x.Entries[6+10].Name != "t0-10" {
+		t.Errorf("order %q ... %s", names, x.Entries[16].Name)
+	}
+	if !x.Entries[0].Internal || x.Entries[6].Internal {
+		t.Errorf("internal flags wrong")
+	}
+	x.Start(context.Background(), 2)
+	select {
+	case <-x.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("ranking did not finish")
+	}
+	if n, total := x.Progress(); n != total {
+		t.Fatalf("progress %d of %d", n, total)
+	}
+	for _, e := range x.Entries {
+		st, sum, err := e.State()
+		if st != Scanned || err != nil {
+			t.Fatalf("%s: %v %v", e.Name, st, err)
+		}
+		if sum.Info.Full || sum.Info.Segments != 1 || sum.Info.Total != 2 {
+			t.Errorf("%s read %s", e.Name, sum.Info)
+		}
+		p, err := loader.OpenPartition(e.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := p.Build().Diagnose(diagOpts())
+		d := sum.Diagnosis
+		if d.LastStableOffset != full.LastStableOffset || d.HighWatermark != full.HighWatermark || d.LSOLagOffsets != full.LSOLagOffsets ||
+			(d.PinnedBy == nil) != (full.PinnedBy == nil) {
+			t.Errorf("%s: tail LSO %d HWM %d lag %d, full %d %d %d", e.Name, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
+				full.LastStableOffset, full.HighWatermark, full.LSOLagOffsets)
+		}
+		if d.PinnedBy != nil && (d.PinnedBy.FirstOffset != full.PinnedBy.FirstOffset || d.PinnedBy.ProducerID != full.PinnedBy.ProducerID) {
+			t.Errorf("%s: pinned by %+v, full %+v", e.Name, *d.PinnedBy, *full.PinnedBy)
+		}
+		if want := slices.Contains(stuck, e.Name); want != (d.LSOLagOffsets > 0) {
+			t.Errorf("%s: lag %d, stuck %v", e.Name, d.LSOLagOffsets, want)
+		}
+	}
+}
+
+// TestTailWithoutSnapshot: with the snapshots gone the tail scan replays
+// every segment, says so, and still finds the transaction opened in the
+// first one.
+func TestTailWithoutSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 1, Stuck: []string{"t0-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "t0-0", "*.snapshot"))
+	for _, s := range snaps {
+		os.Remove(s)
+	}
+	l, info, _, err := ScanTail(context.Background(), filepath.Join(dir, "t0-0"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Full || info.Segments != 2 {
+		t.Errorf("info %+v", info)
+	}
+	if l.LastStableOffset != 0 {
+		t.Errorf("LSO %d, want 0 (the transaction opened at offset 0)", l.LastStableOffset)
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	in := []string{"__consumer_offsets-39", "t10", "__consumer_offsets-8", "t2", "a", "t02x", "t2x"}
+	slices.SortFunc(in, NaturalCompare)
+	want := []string{"__consumer_offsets-8", "__consumer_offsets-39", "a", "t2", "t02x", "t2x", "t10"}
+	if !slices.Equal(in, want) {
+		t.Errorf("%q, want %q", in, want)
+	}
+}
+
+func diagOpts() txnindex.DiagnoseOptions {
+	return txnindex.DiagnoseOptions{Now: time.Now(), Position: -1}
+}

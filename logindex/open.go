@@ -1,0 +1,61 @@
+package logindex
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Limits bound opening one partition in full. Memory follows the batches
+// kept (64 B each in txnindex.Batch), and the byte limit is checked before
+// a byte is read. The flag names go into the errors.
+type Limits struct {
+	MaxBytes    int64
+	MaxBatches  int
+	BytesFlag   string
+	BatchesFlag string
+}
+
+// Open reads e's directory in full, every batch checked as broker recovery
+// would (loader.DefaultScanOptions), with the log directory's checkpoints.
+// A partition over a limit is refused with an error naming the flag.
+func (x *Index) Open(ctx context.Context, e *Entry, lim Limits) (*loader.Partition, *txnindex.Log, error) {
+	if lim.MaxBytes > 0 {
+		var total int64
+		ents, err := os.ReadDir(e.Dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, de := range ents {
+			if !de.Type().IsRegular() {
+				continue
+			}
+			if fi, err := de.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		if total > lim.MaxBytes {
+			return nil, nil, fmt.Errorf("%s holds %d bytes of files, over %s %d: not opened in full", e.Name, total, lim.BytesFlag, lim.MaxBytes)
+		}
+	}
+	p, err := loader.OpenPartitionContext(ctx, e.Dir, loader.DefaultScanOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(p.Input.Batches); lim.MaxBatches > 0 && n > lim.MaxBatches {
+		for _, s := range p.Segments {
+			s.Log.Close()
+		}
+		return nil, nil, fmt.Errorf("%s holds %d batches, over %s %d: not opened in full", e.Name, n, lim.BatchesFlag, lim.MaxBatches)
+	}
+	return p, p.Build(), nil
+}
+
+// Tail scans e's tail now (ScanTail), for a page asked for before its
+// full load is done.
+func (x *Index) Tail(ctx context.Context, e *Entry) (*txnindex.Log, TailInfo, []*loader.FormatError, error) {
+	return ScanTail(ctx, e.Dir, x.Checkpoints)
+}

@@ -1,0 +1,149 @@
+// Command loadbench measures `serve --load DIR` of a log directory of many
+// partitions (issue 19's benchmark): it writes the directory with
+// internal/genlogdir into the system temp dir (or uses -dir), starts the
+// server binary with default flags, and reports how long until the index
+// lists every partition, how long until the LSO ranking is complete, that
+// the stuck partitions rank first, and the server's peak RSS (VmHWM).
+//
+//	go build -o /tmp/server ./cmd/server
+//	go run ./scripts/loadbench -server /tmp/server -partitions 2000
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/genlogdir"
+)
+
+func main() {
+	server := flag.String("server", "", "the server binary (go build -o /tmp/server ./cmd/server)")
+	dir := flag.String("dir", "", "log directory to serve (default: a new one of -partitions in the temp dir)")
+	parts := flag.Int("partitions", 2000, "partitions to generate: 20 topics of partitions/20, plus 50+50 internal ones counted in")
+	stuck := flag.Int("stuck", 6, "partitions left with an open transaction")
+	batches := flag.Int("batches", 4, "data batches per segment")
+	flag.Parse()
+	if err := run(*server, *dir, *parts, *stuck, *batches); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(server, dir string, parts, nstuck, batches int) error {
+	if server == "" {
+		return fmt.Errorf("-server is required")
+	}
+	var want []string
+	if dir == "" {
+		var err error
+		dir, err = os.MkdirTemp("", "txnscope-loadbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		topics, internal := 20, 50
+		per := (parts - 2*internal) / topics
+		for i := range nstuck {
+			want = append(want, fmt.Sprintf("t%d-%d", (i*7)%topics, (i*13)%per))
+		}
+		t0 := time.Now()
+		st, err := genlogdir.Write(dir, genlogdir.Options{Topics: topics, Partitions: per, Internal: internal, Metadata: true, Stuck: want, Batches: batches})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("wrote %d partitions (%d MB of segments) in %s to %s\n", st.Partitions, st.Bytes>>20, time.Since(t0).Round(time.Millisecond), dir)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, server, "--addr", "127.0.0.1:0", "--big=false", "--load", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	base := ""
+	for sc.Scan() {
+		if m := regexp.MustCompile(`serving on (http://\S+?)/`).FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		return fmt.Errorf("the server printed no address")
+	}
+	go io.Copy(io.Discard, out)
+	listening := time.Since(start)
+	rows := regexp.MustCompile(`data-testid="partition-row-load1-`)
+	scanned := regexp.MustCompile(`data-testid="index-live"[^>]*data-scanning="(true|false)"[^>]*data-scanned="(\d+)"[^>]*data-total="(\d+)"`)
+	held := regexp.MustCompile(`data-testid="held-row-load1-([^"]+)"`)
+	var listed, ranked time.Duration
+	var page string
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get(base + "/")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		page = string(b)
+		if listed == 0 && len(rows.FindAllString(page, -1)) > 0 {
+			listed = time.Since(start)
+			fmt.Printf("index lists %d partitions %s after start (listening after %s)\n", len(rows.FindAllString(page, -1)), listed.Round(time.Millisecond), listening.Round(time.Millisecond))
+		}
+		if m := scanned.FindStringSubmatch(page); m != nil && m[1] == "false" {
+			ranked = time.Since(start)
+			fmt.Printf("LSO ranking complete (%s of %s scanned) %s after start\n", m[2], m[3], ranked.Round(time.Millisecond))
+			break
+		}
+	}
+	if ranked == 0 {
+		return fmt.Errorf("the ranking did not complete in 5 minutes")
+	}
+	var got []string
+	for _, m := range held.FindAllStringSubmatch(page, -1) {
+		got = append(got, m[1])
+	}
+	fmt.Printf("held back, in rank order: %s\n", strings.Join(got, " "))
+	if want != nil {
+		ok := len(got) == len(want)
+		for _, w := range want {
+			ok = ok && strings.Contains(" "+strings.Join(got, " ")+" ", " "+w+" ")
+		}
+		fmt.Printf("the %d stuck partitions rank first: %v\n", len(want), ok)
+	}
+	if rss, err := vmHWM(cmd.Process.Pid); err == nil {
+		fmt.Printf("server peak RSS (VmHWM): %d MB\n", rss>>10)
+	}
+	return nil
+}
+
+// vmHWM reads the peak resident set size in kB from /proc.
+func vmHWM(pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM")
+}

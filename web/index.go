@@ -1,0 +1,264 @@
+package web
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// The index page's view model: the partitions held back (LSO below the
+// high watermark) ranked by lag, then every loaded partition grouped by
+// source and topic in natural order (internal topics folded), then the
+// demos. A log directory loaded lazily (logindex) lists every partition at
+// once and fills in its lag as the background tail scans finish; the page
+// shows how far they are and refreshes itself until they are done
+// (static/js/index.js).
+
+// Scan is where a lazily loaded partition's tail scan stands.
+type Scan struct {
+	State     string              // queued, loading, scanned, failed
+	Diagnosis *txnindex.Diagnosis // the tail's, once scanned
+	Note      string              // what the scan read, or why it failed
+	Internal  bool
+}
+
+// LogDirView is a lazily loaded log directory's progress.
+type LogDirView struct {
+	Root           string
+	Scanned, Total int
+	Took           time.Duration // once Scanned == Total
+	Metadata       []string      // KRaft metadata logs listed apart
+	Skipped        int           // directory entries that are not partitions
+}
+
+// IndexView is the index page.
+type IndexView struct {
+	Held      []PartitionRow // partitions of loaded sources whose LSO trails the HWM, by lag
+	HeldMore  int            // held-back partitions beyond the cap, listed in their topics only
+	Loads     []LoadView     // every loaded source, its partitions by topic
+	Demos     []PartitionRow // the demos, by lag
+	Scanning  bool           // a log directory's tail scans are still running
+	Scanned   int            // tail scans done, over every log directory
+	Total     int            // tail scans to do
+	Upload    UploadView
+	Assets    Assets
+	Partition int // every partition listed (loads and demos)
+}
+
+// maxHeld caps the ranked list: past a few hundred held-back partitions
+// the ranking is the topic groups' job.
+const maxHeld = 200
+
+// LoadView is one loaded source (--load PATH, an upload, a live topic).
+type LoadView struct {
+	ID, Title string
+	TestID    string
+	Dir       *LogDirView // nil unless a lazily loaded log directory
+	Topics    []TopicGroup
+}
+
+// TopicGroup is one topic of a source.
+type TopicGroup struct {
+	Topic    string
+	TestID   string // topic-group-<source>-<topic>
+	Internal bool   // the broker's own topic: folded
+	Open     bool   // drawn unfolded
+	Rows     []PartitionRow
+	Held     int   // partitions whose LSO trails the HWM
+	MaxLag   int64 // the largest lag among them
+	Pending  int   // tail scans not done
+}
+
+// foldOver folds user topics when a source holds more partitions than
+// this: a log.dirs entry of thousands would otherwise be one long list.
+const foldOver = 200
+
+func indexRows(srcs []Source, row func(Source, Partition) PartitionRow) IndexView {
+	v := IndexView{Assets: assets()}
+	loads := map[string]*LoadView{}
+	topics := map[string]*TopicGroup{}
+	var order []string
+	counted := map[string]bool{} // source ids whose progress is added in
+	for _, s := range srcs {
+		for _, p := range s.Partitions {
+			r := row(s, p)
+			v.Partition++
+			if s.Demo {
+				v.Demos = append(v.Demos, r)
+				continue
+			}
+			lv := loads[s.ID]
+			if lv == nil {
+				lv = &LoadView{ID: s.ID, Title: s.Title, TestID: "load-" + s.ID, Dir: s.Index}
+				loads[s.ID] = lv
+				order = append(order, s.ID)
+			}
+			if d := s.Index; d != nil && !counted[s.ID] {
+				counted[s.ID] = true
+				v.Scanned += d.Scanned
+				v.Total += d.Total
+			}
+			k := s.ID + "\x00" + p.Topic
+			g := topics[k]
+			if g == nil {
+				g = &TopicGroup{Topic: p.Topic, TestID: "topic-group-" + s.ID + "-" + p.Topic, Internal: logindex.IsInternal(p.Topic)}
+				topics[k] = g
+				lv.Topics = append(lv.Topics, *g)
+			}
+			g.Rows = append(g.Rows, r)
+			if r.LagOffsets > 0 {
+				g.Held++
+				g.MaxLag = max(g.MaxLag, r.LagOffsets)
+				v.Held = append(v.Held, r)
+			}
+			if r.Scan == "queued" || r.Scan == "loading" {
+				g.Pending++
+			}
+		}
+	}
+	v.Scanning = v.Scanned < v.Total
+	sortByLag(v.Held)
+	if len(v.Held) > maxHeld {
+		v.HeldMore, v.Held = len(v.Held)-maxHeld, v.Held[:maxHeld]
+	}
+	for i := range v.Held {
+		v.Held[i].TestID = "held-row-" + strings.TrimPrefix(v.Held[i].TestID, "partition-row-")
+		v.Held[i].LinkTestID = "held-link-" + strings.TrimPrefix(v.Held[i].LinkTestID, "partition-link-")
+	}
+	sortByLag(v.Demos)
+	for _, id := range order {
+		lv := loads[id]
+		n := 0
+		for i := range lv.Topics {
+			g := topics[id+"\x00"+lv.Topics[i].Topic]
+			slices.SortStableFunc(g.Rows, func(a, b PartitionRow) int { return cmp.Compare(a.Partition, b.Partition) })
+			lv.Topics[i] = *g
+			n += len(g.Rows)
+		}
+		// User topics first, in natural order; the broker's own after.
+		slices.SortFunc(lv.Topics, func(a, b TopicGroup) int {
+			return cmp.Or(cmp.Compare(boolRank(a.Internal), boolRank(b.Internal)), logindex.NaturalCompare(a.Topic, b.Topic))
+		})
+		for i := range lv.Topics {
+			lv.Topics[i].Open = !lv.Topics[i].Internal && n <= foldOver
+		}
+		v.Loads = append(v.Loads, *lv)
+	}
+	return v
+}
+
+// ProgressText is the progress line: "1,234 of 2,000 partitions scanned".
+func (v IndexView) ProgressText() string {
+	return thousandsComma(v.Scanned) + " of " + thousandsComma(v.Total) + " partitions scanned"
+}
+
+// Summary is a topic group's one line.
+func (g TopicGroup) Summary() string {
+	s := plural(len(g.Rows), "partition", "partitions")
+	if g.Held > 0 {
+		s += " · " + strconv.Itoa(g.Held) + " held back (largest lag " + i64(g.MaxLag) + ")"
+	}
+	if g.Pending > 0 {
+		s += " · " + strconv.Itoa(g.Pending) + " not scanned yet"
+	}
+	if g.Internal {
+		s += " · internal topic"
+	}
+	return s
+}
+
+// DirSummary is a lazily loaded log directory's line.
+func (d *LogDirView) DirSummary() string {
+	s := thousandsComma(d.Total) + " partitions listed"
+	if d.Scanned == d.Total {
+		s += ", all ranked in " + d.Took.Round(10*time.Millisecond).String()
+	}
+	if len(d.Metadata) > 0 {
+		s += "; " + strings.Join(d.Metadata, ", ") + " is KRaft metadata (the controllers' log, not a topic's partition): not ranked"
+	}
+	if d.Skipped > 0 {
+		s += "; " + plural(d.Skipped, "other directory", "other directories") + " skipped"
+	}
+	return s
+}
+
+func thousandsComma(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// PartitionRow is one line of the index's partition lists.
+type PartitionRow struct {
+	TestID      string // partition-row-<source>-<topic>-<partition>
+	LinkTestID  string // partition-link-<source>-<topic>-<partition>
+	Source      string
+	SourceTitle string
+	Topic       string
+	Partition   int32
+	Label       string // topic-partition
+	Href        string
+	Built       bool   // false: nothing known yet (built when first opened, or its tail not scanned)
+	Scan        string // a lazily loaded partition's tail scan: queued, loading, scanned, failed; "" otherwise
+	Note        string // what the tail scan read, or why it failed
+	LSO, HWM    int64
+	LagOffsets  int64
+	LagMs       int64
+	LagTime     string
+	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
+	State       string // state of the pinning transaction, "clear" when none
+	Open        int    // open transactions
+	Summary     string
+}
+
+// LagString is the data-lag attribute: the LSO lag in offsets.
+func (r PartitionRow) LagString() string { return i64(r.LagOffsets) }
+
+// Name is what the filter box matches: topic-partition, lower case.
+func (r PartitionRow) Name() string { return strings.ToLower(r.Label) }
+
+func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
+	n := itoa(int(p.Partition))
+	r := PartitionRow{TestID: "partition-row-" + s.ID + "-" + p.Topic + "-" + n, LinkTestID: "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
+		Source: s.ID, SourceTitle: s.Title, Topic: p.Topic, Partition: p.Partition, Label: p.Topic + "-" + n,
+		Href: PartitionPath(s.ID, p.Topic, p.Partition), Summary: p.Summary}
+	if p.Scan != nil {
+		r.Scan, r.Note = p.Scan.State, p.Scan.Note
+	}
+	if d == nil {
+		return r
+	}
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.LagTime, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
+		d.LSOLagMs, durText(d.LSOLagMs), len(d.OpenTransactions)
+	r.State = "clear"
+	if t := d.PinnedBy; t != nil {
+		r.PinnedBy = "producer " + i64(int64(t.ProducerID)) + " (epoch " + itoa(int(t.ProducerEpoch)) + ") from " + i64(t.FirstOffset)
+		if t.Unseen {
+			r.PinnedBy = "a transaction the capture did not see, from " + i64(t.FirstOffset)
+		}
+		r.State = string(t.State)
+	}
+	return r
+}
+
+// sortByLag orders rows by LSO lag, largest first: offsets, then time;
+// partitions not built yet (lag unknown) come last.
+func sortByLag(rows []PartitionRow) {
+	slices.SortStableFunc(rows, func(a, b PartitionRow) int {
+		if a.Built != b.Built {
+			if a.Built {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.LagOffsets, a.LagOffsets), cmp.Compare(b.LagMs, a.LagMs),
+			cmp.Compare(a.Source, b.Source), logindex.NaturalCompare(a.Label, b.Label))
+	})
+}
