@@ -307,12 +307,8 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		if ti != nil {
 			t.TransactionalID, t.CoordinatorState, t.Coordinator = ti.id, ti.state, ca.coord[ap.ProducerID]
 			if d := ti.desc; d != nil && d.ProducerID == ap.ProducerID {
-				t.StartTimestamp, t.TimeoutMs = d.StartTimestamp, d.TimeoutMillis
-				for _, dt := range d.Topics {
-					for _, part := range dt.Partitions {
-						t.CoordinatorPartitions = append(t.CoordinatorPartitions, fmt.Sprintf("%s-%d", dt.Topic, part))
-					}
-				}
+				t.StartTimestamp, t.TimeoutMs, t.described = d.StartTimestamp, d.TimeoutMillis, true
+				t.CoordinatorPartitions = describedPartitions(d)
 			}
 		}
 		unknown := ""

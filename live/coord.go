@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // describeProducers asks the partition leader for its producer state
@@ -222,4 +224,16 @@ func errSuffix(err error) string {
 
 func fmtAge(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// describedPartitions are the partitions a DescribeTransactions answer
+// says the transaction includes (its topics and their partitions).
+func describedPartitions(d *kmsg.DescribeTransactionsResponseTransactionState) []txnindex.TopicPartition {
+	var out []txnindex.TopicPartition
+	for _, t := range d.Topics {
+		for _, p := range t.Partitions {
+			out = append(out, txnindex.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	return out
 }
