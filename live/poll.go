@@ -63,10 +63,14 @@ type PartitionView struct {
 	CommittedPosition int64 `json:"committed_position"`
 	Delivered         int64 `json:"delivered"`
 
-	Open       []OpenTxn           `json:"open_transactions"`
-	Diagnosis  *txnindex.Diagnosis `json:"diagnosis"`
-	Mismatches []string            `json:"mismatches"`
-	Unsettled  bool                `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
+	Open      []OpenTxn           `json:"open_transactions"`
+	Diagnosis *txnindex.Diagnosis `json:"diagnosis"`
+	// Groups are the consumer groups whose committed offset is at or
+	// below the LSO while it lags (ListGroups, OffsetFetch: groups.go),
+	// as a cluster scan lists them; the diagnosis places every group.
+	Groups     []GroupBehind `json:"groups_behind"`
+	Mismatches []string      `json:"mismatches"`
+	Unsettled  bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
 
 	// Log is the engine's view; not serialised.
 	Log *txnindex.Log `json:"-"`
@@ -189,6 +193,7 @@ func (w *Watcher) Poll(ctx context.Context) (Update, error) {
 			u.Mismatches = append(u.Mismatches, fmt.Sprintf("%s-%d: %s", w.cfg.Topic, p.id, m))
 		}
 	}
+	w.groups(ctx, &u)
 	if w.rec != nil {
 		if err := w.rec.Flush(); err != nil {
 			u.Notes = append(u.Notes, "recording: "+err.Error())
@@ -333,7 +338,7 @@ func (w *Watcher) poll(ctx context.Context, p *partState, u *Update) (PartitionV
 }
 
 func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (PartitionView, error) {
-	v := PartitionView{Partition: p.id, Leader: p.leader, Mismatches: []string{}, Open: []OpenTxn{}, PrevEngineLSO: p.prevLSO}
+	v := PartitionView{Partition: p.id, Leader: p.leader, Mismatches: []string{}, Open: []OpenTxn{}, Groups: []GroupBehind{}, PrevEngineLSO: p.prevLSO}
 
 	// ListOffsets brackets: the HWM, the LSO, the HWM again. If both HWMs
 	// agree the LSO belongs to that HWM and can be checked against the

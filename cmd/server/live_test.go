@@ -127,9 +127,10 @@ const lanePixels = `(() => {
 
 // readOnlyAPIs are the request keys a watcher may send: Metadata,
 // ListOffsets, Fetch, DescribeProducers, ListTransactions,
-// DescribeTransactions, DescribeConfigs, and the connection's ApiVersions,
+// DescribeTransactions, DescribeConfigs, ListGroups and OffsetFetch (the
+// groups an LSO that lags holds up), and the connection's ApiVersions,
 // SaslHandshake and SaslAuthenticate.
-var readOnlyAPIs = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 18: true, 17: true, 36: true}
+var readOnlyAPIs = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 16: true, 9: true, 18: true, 17: true, 36: true}
 
 // brokerLSO asks the broker, from a client of the test's own, for
 // ListOffsets(read_committed, latest) and (read_uncommitted, latest).
