@@ -110,15 +110,16 @@ func (w *Watcher) coordinators(ctx context.Context, pids []int64) (map[int64]*tx
 // hanging if ListTransactions does not know its id, DescribeTransactions
 // has no description, or the description is for another producer or lacks
 // this partition: the coordinator will then never write its marker here.
-func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionView, u *Update) error {
-	prods, err := w.describeProducers(ctx, p)
-	known := err == nil
-	if err != nil {
-		if !errors.Is(err, ErrDenied) {
-			return err
-		}
-		u.Notes = append(u.Notes, err.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
+//
+// prods and perr are this poll's DescribeProducers answer (pollOnce); perr
+// is nil or ErrDenied.
+func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionView, u *Update,
+	prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, perr error) error {
+	known := perr == nil
+	if perr != nil {
+		u.Notes = append(u.Notes, perr.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
 	}
+	var err error
 	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
 	var pids []int64
 	for _, ap := range prods {
@@ -236,4 +237,41 @@ func describedPartitions(d *kmsg.DescribeTransactionsResponseTransactionState) [
 		}
 	}
 	return out
+}
+
+// seedsFrom are the transactions DescribeProducers reports open from before
+// start, with what broker recovery keeps of a snapshot entry
+// (ProducerStateManager.loadProducerEntry): the first offset
+// (currentTxnFirstOffset), the epoch, the last write time and the
+// coordinator epoch. DescribeProducers answers them from the same
+// ProducerStateEntry (UnifiedLog.activeProducers).
+func seedsFrom(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, start int64) []txnindex.OngoingTxn {
+	var out []txnindex.OngoingTxn
+	for _, ap := range prods {
+		if ap.CurrentTxnStartOffset >= 0 && ap.CurrentTxnStartOffset < start {
+			out = append(out, txnindex.OngoingTxn{ProducerID: txnindex.ProducerID(ap.ProducerID), ProducerEpoch: int16(ap.ProducerEpoch),
+				FirstOffset: ap.CurrentTxnStartOffset, LastTimestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch})
+		}
+	}
+	return out
+}
+
+// producerState is the leader's DescribeProducers answer in the shape of a
+// producer snapshot, the evidence txnindex's diagnosis takes from one: every
+// producer's epoch, last write time and coordinator epoch (the one the
+// producer-id form of an abort must carry). nil when it could not be read.
+// A window that does not start at the log start says so (Window), so that
+// a transaction begun before it reads as not read, not deleted.
+func producerState(p *partState, prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, err error) *txnindex.SnapshotInfo {
+	if err != nil {
+		return nil
+	}
+	s := &txnindex.SnapshotInfo{Name: fmt.Sprintf("DescribeProducers@%d", p.leader), Offset: -1, Window: !p.atLogStart,
+		Source: fmt.Sprintf("DescribeProducers answer of broker %d", p.leader), Producers: map[txnindex.ProducerID]txnindex.SnapshotProducer{}}
+	for _, ap := range prods {
+		// LastOffset is not in the answer (only the last sequence): -1.
+		s.Producers[txnindex.ProducerID(ap.ProducerID)] = txnindex.SnapshotProducer{Epoch: int16(ap.ProducerEpoch), LastOffset: -1,
+			Timestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnFirstOffset: ap.CurrentTxnStartOffset}
+	}
+	return s
 }
