@@ -144,9 +144,10 @@ type ClusterTxn struct {
 	// CoordinatorPartitions are the partitions the coordinator's
 	// transaction for the id includes (DescribeTransactions' topics).
 	CoordinatorPartitions []txnindex.TopicPartition `json:"coordinator_partitions,omitempty"`
-	// described: the coordinator described the id for this producer (its
-	// DescribeTransactions answer, not only ListTransactions' state).
-	described bool
+	// coord is the coordinator's description of the id for this producer
+	// (DescribeTransactions, not only ListTransactions' state); nil when
+	// it gave none.
+	coord *txnindex.TxnCoordinatorState
 
 	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
 	Hanging      bool                  `json:"hanging"`

@@ -102,22 +102,6 @@ func producerCoordinatorEpoch(ce int32, leader int32) (int32, string) {
 	return ce, fmt.Sprintf("DescribeProducers on broker %d (the leader's producer state, which its .snapshot files persist)", leader)
 }
 
-// coordinatorState is what DescribeTransactions said of t's transactional
-// id, as the coordinator state txnindex's Match judges; false when the
-// coordinator did not describe it for t's producer.
-func (t *ClusterTxn) coordinatorState() (txnindex.TxnCoordinatorState, bool) {
-	st, ok := txnindex.ParseTxnStatus(t.CoordinatorState)
-	if !t.described || !ok {
-		return txnindex.TxnCoordinatorState{}, false
-	}
-	cs := txnindex.TxnCoordinatorState{TransactionalID: t.TransactionalID, ProducerID: txnindex.ProducerID(t.ProducerID),
-		ProducerEpoch: t.ProducerEpoch, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: st,
-		TimeoutMs: t.TimeoutMs, StartTimestamp: t.StartTimestamp, Source: "DescribeTransactions", Offset: -1,
-		Partitions: append([]txnindex.TopicPartition(nil), t.CoordinatorPartitions...)}
-	cs.SortPartitions()
-	return cs, true
-}
-
 // judgeCoordinator applies KIP-664's rules to what DescribeTransactions
 // said, as a log dir's join does (txnindex.Log.Join): the coordinator's
 // state for txnindex's Match. Where the coordinator did not describe the
@@ -130,12 +114,11 @@ func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn)
 	if r.State == txnindex.StateHanging {
 		r.HangingRule = txnindex.RuleAge
 	}
-	cs, ok := t.coordinatorState()
-	if !ok {
+	if t.coord == nil {
 		return
 	}
 	r.CoordinatorSource = fmt.Sprintf("DescribeTransactions on broker %d", t.Coordinator)
-	m := txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{cs}, false).Match(p.Topic, p.Partition, r.ProducerID, r.ProducerEpoch)
+	m := txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*t.coord}, false).Match(p.Topic, p.Partition, r.ProducerID, r.ProducerEpoch)
 	r.HangingRule = m.Rule
 	if !m.Known {
 		return

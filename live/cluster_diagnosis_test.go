@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -52,7 +54,21 @@ func TestClusterDiagnosis(t *testing.T) {
 				LastTimestamp: now.UnixMilli() - 5000, AgeMs: 5000, TransactionalID: "orders-tx", CoordinatorState: tt.state,
 				Coordinator: 1, StartTimestamp: now.UnixMilli() - 6000, TimeoutMs: 60000, CoordinatorPartitions: tt.parts,
 				State: tt.scanState, Hanging: tt.scanState == txnindex.StateHanging, Reason: "scan's reason", AbortCommand: "abort --start-offset 120",
-				PinsLSO: true, described: tt.described}
+				PinsLSO: true}
+			if tt.described {
+				d := kmsg.NewDescribeTransactionsResponseTransactionState()
+				d.TransactionalID, d.State, d.ProducerID, d.ProducerEpoch, d.TimeoutMillis, d.StartTimestamp = "orders-tx", tt.state, txn.ProducerID, txn.ProducerEpoch, 60000, txn.StartTimestamp
+				for _, tp := range tt.parts {
+					dt := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+					dt.Topic, dt.Partitions = tp.Topic, []int32{tp.Partition}
+					d.Topics = append(d.Topics, dt)
+				}
+				cs, ok := describedState(&d)
+				if !ok {
+					t.Fatalf("state %q not parsed", tt.state)
+				}
+				txn.coord = &cs
+			}
 			p := PartitionLag{Topic: "orders", Partition: 3, Leader: 2, HighWatermark: 200, LastStableOffset: 120, LSOLagOffsets: 80, LSOLagMs: 6000,
 				Open: []ClusterTxn{txn}, Groups: []GroupBehind{
 					{Group: "app", Coordinator: 1, Committed: 120, LagOffsets: 80, BehindLSO: true, Blocked: true},

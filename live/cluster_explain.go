@@ -307,8 +307,11 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		if ti != nil {
 			t.TransactionalID, t.CoordinatorState, t.Coordinator = ti.id, ti.state, ca.coord[ap.ProducerID]
 			if d := ti.desc; d != nil && d.ProducerID == ap.ProducerID {
-				t.StartTimestamp, t.TimeoutMs, t.described = d.StartTimestamp, d.TimeoutMillis, true
+				t.StartTimestamp, t.TimeoutMs = d.StartTimestamp, d.TimeoutMillis
 				t.CoordinatorPartitions = describedPartitions(d)
+				if cs, ok := describedState(d); ok {
+					t.coord = &cs
+				}
 			}
 		}
 		unknown := ""

@@ -195,6 +195,8 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 			add(OpenTxn{ProducerID: pid, ProducerEpoch: int16(ap.ProducerEpoch), FirstOffset: ap.CurrentTxnStartOffset, LastOffset: -1, EngineState: "not in window"}, "")
 		}
 	}
+	// After the EngineStates above were taken: they are the log's alone.
+	w.joinDiagnosis(v.Diagnosis, p, byPID, coord)
 	return nil
 }
 
@@ -274,4 +276,75 @@ func producerState(p *partState, prods []kmsg.DescribeProducersResponseTopicPart
 			Timestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnFirstOffset: ap.CurrentTxnStartOffset}
 	}
 	return s
+}
+
+// describedState is a DescribeTransactions answer as the coordinator state
+// txnindex's Match judges, as a log dir's __transaction_state value is;
+// false for a state name Kafka does not define (claim nothing).
+func describedState(d *kmsg.DescribeTransactionsResponseTransactionState) (txnindex.TxnCoordinatorState, bool) {
+	st, ok := txnindex.ParseTxnStatus(d.State)
+	if !ok {
+		return txnindex.TxnCoordinatorState{}, false
+	}
+	cs := txnindex.TxnCoordinatorState{TransactionalID: d.TransactionalID, ProducerID: txnindex.ProducerID(d.ProducerID),
+		ProducerEpoch: d.ProducerEpoch, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: st,
+		TimeoutMs: d.TimeoutMillis, StartTimestamp: d.StartTimestamp, Source: "DescribeTransactions", Offset: -1,
+		Partitions: describedPartitions(d)}
+	cs.SortPartitions()
+	return cs, true
+}
+
+// joinDiagnosis judges the diagnosis's open transactions by their
+// coordinators' word as a log dir's join does (txnindex Match on the
+// DescribeTransactions answers), so that the live diagnosis names the
+// transactional id, the coordinator state and the KIP-664 rule in the
+// words of an offline one. Only transactions DescribeProducers reports
+// open are judged. The partition and the coordinator are read at two
+// moments, so a transaction that ended between the reads would look
+// abandoned (its coordinator already Complete*): KIP-664's find-hanging
+// therefore asks only about transactions idle past
+// transaction.max.timeout.ms, and a younger one gets its transactional id
+// and state here, not a "hanging" verdict.
+func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, coord map[int64]*txnInfo) {
+	if d == nil || len(coord) == 0 {
+		return
+	}
+	var states []txnindex.TxnCoordinatorState
+	for pid, ti := range coord {
+		if errors.Is(ti.descErr, kerr.TransactionalIDNotFound) {
+			// ListTransactions listed the id for this producer, and its
+			// coordinator answers that it does not know it: what the
+			// broker answers for an expired (Dead) id, KIP-664's step 2.
+			states = append(states, txnindex.TxnCoordinatorState{TransactionalID: ti.id, ProducerID: txnindex.ProducerID(pid),
+				ProducerEpoch: -1, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: txnindex.TxnStatusDead,
+				StartTimestamp: -1, Source: "DescribeTransactions (TRANSACTIONAL_ID_NOT_FOUND)", Offset: -1})
+			continue
+		}
+		if ti.desc == nil || ti.descErr != nil {
+			continue
+		}
+		if cs, ok := describedState(ti.desc); ok && !slices.ContainsFunc(states, func(s txnindex.TxnCoordinatorState) bool { return s.TransactionalID == cs.TransactionalID }) {
+			states = append(states, cs)
+		}
+	}
+	// Not Complete: an id the coordinators did not describe is the
+	// watcher's rule's to judge (hanging), not evidence here.
+	cs := txnindex.NewTxnCoordinators(states, false)
+	for i := range d.OpenTransactions {
+		r := &d.OpenTransactions[i]
+		if _, ok := open[int64(r.ProducerID)]; !ok || r.Unseen {
+			continue
+		}
+		m := cs.Match(w.cfg.Topic, p.id, r.ProducerID, r.ProducerEpoch)
+		if !m.Known || m.Coordinator == nil {
+			continue
+		}
+		if m.Hanging && time.Duration(r.AgeMs)*time.Millisecond <= w.maxTxn {
+			r.TransactionalID, r.CoordinatorState, r.CoordinatorSource = m.TransactionalID, m.Coordinator.State.String(), m.Coordinator.Source
+			r.Reason += fmt.Sprintf("; the coordinator then said %s, but it was read after the partition and the transaction is younger than transaction.max.timeout.ms (%s), so it may have ended in between: not judged hanging (find-hanging asks only about older ones)",
+				m.Coordinator.State, w.maxTxn)
+			continue
+		}
+		r.JoinMatch(m)
+	}
 }
