@@ -87,7 +87,7 @@ func (s *ClusterScan) openReport(p *PartitionLag, t *ClusterTxn) txnindex.OpenTx
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = producerCoordinatorEpoch(t.CoordinatorEpoch, p.Leader)
 	r.AbortByProducerCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
 		s.Bootstrap, p.Topic, p.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
-	judgeCoordinator(&r, p, t)
+	judgeCoordinator(&r, p, t, time.Duration(s.MaxTxnTimeoutMs)*time.Millisecond)
 	return r
 }
 
@@ -103,10 +103,12 @@ func producerCoordinatorEpoch(ce int32, leader int32) (int32, string) {
 }
 
 // judgeCoordinator applies KIP-664's rules to what DescribeTransactions
-// said, as a log dir's join does (txnindex.Log.Join): the coordinator's
-// state for txnindex's Match. Where the coordinator did not describe the
-// transaction, the scan's own judgement (judge) stands.
-func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn) {
+// said, as a log dir's join does (txnindex's Match, through joinLive: a
+// transaction younger than transaction.max.timeout.ms is not judged
+// hanging by a coordinator read after the partition). Where the
+// coordinator did not describe the transaction, the scan's own judgement
+// (judge) stands.
+func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn, maxTxn time.Duration) {
 	r.TransactionalID, r.CoordinatorState = t.TransactionalID, t.CoordinatorState
 	for _, tp := range t.CoordinatorPartitions {
 		r.CoordinatorPartitions = append(r.CoordinatorPartitions, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
@@ -117,17 +119,7 @@ func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn)
 	if t.coord == nil {
 		return
 	}
-	r.CoordinatorSource = fmt.Sprintf("DescribeTransactions on broker %d", t.Coordinator)
+	r.CoordinatorPartitions = nil // JoinMatch writes them from the described state
 	m := txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*t.coord}, false).Match(p.Topic, p.Partition, r.ProducerID, r.ProducerEpoch)
-	r.HangingRule = m.Rule
-	if !m.Known {
-		return
-	}
-	switch {
-	case m.Hanging:
-		r.State = txnindex.StateHanging
-		r.Reason = fmt.Sprintf("hanging whatever its age (KIP-664 rule %s): %s; last write %s ago", m.Rule, m.Reason, time.Duration(r.AgeMs)*time.Millisecond)
-	default:
-		r.Reason += fmt.Sprintf("; not hanging (KIP-664 rule %s): %s", m.Rule, m.Reason)
-	}
+	joinLive(r, m, maxTxn)
 }

@@ -30,28 +30,31 @@ func TestClusterDiagnosis(t *testing.T) {
 		parts     []txnindex.TopicPartition
 		scanState txnindex.OpenTxnState
 		ce        int32
+		ageMin    int64 // minutes since the last write; transaction.max.timeout.ms is 15
 
 		wantState txnindex.OpenTxnState
 		wantRule  string
 		wantCE    string // the abort's --coordinator-epoch and its evidence
 	}{
-		{name: "listed", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{other, here}, scanState: txnindex.StateOpen, ce: 3,
+		{name: "listed", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{here, other}, scanState: txnindex.StateOpen, ce: 3, ageMin: 1,
 			wantState: txnindex.StateOpen, wantRule: txnindex.RulePartitionListed, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
-		{name: "complete", state: "CompleteCommit", described: true, scanState: txnindex.StateOpen, ce: 3,
+		{name: "complete", state: "CompleteCommit", described: true, scanState: txnindex.StateHanging, ce: 3, ageMin: 20,
 			wantState: txnindex.StateHanging, wantRule: txnindex.RuleCoordinatorComplete, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
-		{name: "empty", state: "Empty", described: true, scanState: txnindex.StateOpen, ce: -1,
+		{name: "complete but young", state: "CompleteCommit", described: true, scanState: txnindex.StateOpen, ce: 3, ageMin: 1,
+			wantState: txnindex.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
+		{name: "empty", state: "Empty", described: true, scanState: txnindex.StateHanging, ce: -1, ageMin: 20,
 			wantState: txnindex.StateHanging, wantRule: txnindex.RuleCoordinatorEmpty, wantCE: "--coordinator-epoch 0|none: DescribeProducers on broker 2"},
-		{name: "other partition", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{other}, scanState: txnindex.StateOpen,
+		{name: "other partition", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{other}, scanState: txnindex.StateHanging, ageMin: 20,
 			wantState: txnindex.StateHanging, wantRule: txnindex.RulePartitionNotListed, wantCE: "--coordinator-epoch 0|DescribeProducers on broker 2"},
-		{name: "listed only, old", state: "Ongoing", scanState: txnindex.StateHanging, ce: 1,
+		{name: "listed only, old", state: "Ongoing", scanState: txnindex.StateHanging, ce: 1, ageMin: 20,
 			wantState: txnindex.StateHanging, wantRule: txnindex.RuleAge, wantCE: "--coordinator-epoch 1|DescribeProducers on broker 2"},
-		{name: "listed only, young", state: "CompleteAbort", scanState: txnindex.StateOpen,
+		{name: "listed only, young", state: "CompleteAbort", scanState: txnindex.StateOpen, ageMin: 1,
 			wantState: txnindex.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 0|DescribeProducers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			txn := ClusterTxn{ProducerID: 9007199254740993, ProducerEpoch: 4, CoordinatorEpoch: tt.ce, FirstOffset: 120,
-				LastTimestamp: now.UnixMilli() - 5000, AgeMs: 5000, TransactionalID: "orders-tx", CoordinatorState: tt.state,
+				LastTimestamp: now.UnixMilli() - tt.ageMin*60_000, AgeMs: tt.ageMin * 60_000, TransactionalID: "orders-tx", CoordinatorState: tt.state,
 				Coordinator: 1, StartTimestamp: now.UnixMilli() - 6000, TimeoutMs: 60000, CoordinatorPartitions: tt.parts,
 				State: tt.scanState, Hanging: tt.scanState == txnindex.StateHanging, Reason: "scan's reason", AbortCommand: "abort --start-offset 120",
 				PinsLSO: true}
@@ -63,7 +66,7 @@ func TestClusterDiagnosis(t *testing.T) {
 					dt.Topic, dt.Partitions = tp.Topic, []int32{tp.Partition}
 					d.Topics = append(d.Topics, dt)
 				}
-				cs, ok := describedState(&d)
+				cs, ok := describedState(&d, "DescribeTransactions on broker 1")
 				if !ok {
 					t.Fatalf("state %q not parsed", tt.state)
 				}
@@ -74,7 +77,7 @@ func TestClusterDiagnosis(t *testing.T) {
 					{Group: "app", Coordinator: 1, Committed: 120, LagOffsets: 80, BehindLSO: true, Blocked: true},
 					{Group: "audit", Coordinator: 0, Committed: 100, LagOffsets: 100, BehindLSO: true},
 				}}
-			s := &ClusterScan{Time: now, Bootstrap: "kafka:9092"}
+			s := &ClusterScan{Time: now, Bootstrap: "kafka:9092", MaxTxnTimeoutMs: 15 * 60_000}
 			d := s.Diagnosis(&p)
 			if d.PinnedBy == nil || d.PinnedBy != &d.OpenTransactions[0] {
 				t.Fatalf("pinned by %+v", d.PinnedBy)
@@ -83,7 +86,7 @@ func TestClusterDiagnosis(t *testing.T) {
 			if r.State != tt.wantState || r.HangingRule != tt.wantRule || d.Hanging() != (tt.wantState == txnindex.StateHanging) {
 				t.Errorf("state %s rule %q hanging %v; want %s %q (%s)", r.State, r.HangingRule, d.Hanging(), tt.wantState, tt.wantRule, r.Reason)
 			}
-			if r.TransactionalID != "orders-tx" || r.CoordinatorState != tt.state || r.FirstOffset != 120 || r.LastTimestamp != txn.LastTimestamp || r.AgeMs != 5000 {
+			if r.TransactionalID != "orders-tx" || r.CoordinatorState != tt.state || r.FirstOffset != 120 || r.LastTimestamp != txn.LastTimestamp || r.AgeMs != tt.ageMin*60_000 {
 				t.Errorf("report %+v", r)
 			}
 			if tt.described && r.CoordinatorSource != "DescribeTransactions on broker 1" || !tt.described && r.CoordinatorSource != "" {

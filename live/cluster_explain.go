@@ -309,7 +309,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 			if d := ti.desc; d != nil && d.ProducerID == ap.ProducerID {
 				t.StartTimestamp, t.TimeoutMs = d.StartTimestamp, d.TimeoutMillis
 				t.CoordinatorPartitions = describedPartitions(d)
-				if cs, ok := describedState(d); ok {
+				if cs, ok := describedState(d, fmt.Sprintf("DescribeTransactions on broker %d", t.Coordinator)); ok {
 					t.coord = &cs
 				}
 			}

@@ -281,14 +281,14 @@ func producerState(p *partState, prods []kmsg.DescribeProducersResponseTopicPart
 // describedState is a DescribeTransactions answer as the coordinator state
 // txnindex's Match judges, as a log dir's __transaction_state value is;
 // false for a state name Kafka does not define (claim nothing).
-func describedState(d *kmsg.DescribeTransactionsResponseTransactionState) (txnindex.TxnCoordinatorState, bool) {
+func describedState(d *kmsg.DescribeTransactionsResponseTransactionState, source string) (txnindex.TxnCoordinatorState, bool) {
 	st, ok := txnindex.ParseTxnStatus(d.State)
 	if !ok {
 		return txnindex.TxnCoordinatorState{}, false
 	}
 	cs := txnindex.TxnCoordinatorState{TransactionalID: d.TransactionalID, ProducerID: txnindex.ProducerID(d.ProducerID),
 		ProducerEpoch: d.ProducerEpoch, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: st,
-		TimeoutMs: d.TimeoutMillis, StartTimestamp: d.StartTimestamp, Source: "DescribeTransactions", Offset: -1,
+		TimeoutMs: d.TimeoutMillis, StartTimestamp: d.StartTimestamp, Source: source, Offset: -1,
 		Partitions: describedPartitions(d)}
 	cs.SortPartitions()
 	return cs, true
@@ -323,7 +323,7 @@ func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[in
 		if ti.desc == nil || ti.descErr != nil {
 			continue
 		}
-		if cs, ok := describedState(ti.desc); ok && !slices.ContainsFunc(states, func(s txnindex.TxnCoordinatorState) bool { return s.TransactionalID == cs.TransactionalID }) {
+		if cs, ok := describedState(ti.desc, "DescribeTransactions"); ok && !slices.ContainsFunc(states, func(s txnindex.TxnCoordinatorState) bool { return s.TransactionalID == cs.TransactionalID }) {
 			states = append(states, cs)
 		}
 	}
@@ -339,12 +339,24 @@ func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[in
 		if !m.Known || m.Coordinator == nil {
 			continue
 		}
-		if m.Hanging && time.Duration(r.AgeMs)*time.Millisecond <= w.maxTxn {
-			r.TransactionalID, r.CoordinatorState, r.CoordinatorSource = m.TransactionalID, m.Coordinator.State.String(), m.Coordinator.Source
-			r.Reason += fmt.Sprintf("; the coordinator then said %s, but it was read after the partition and the transaction is younger than transaction.max.timeout.ms (%s), so it may have ended in between: not judged hanging (find-hanging asks only about older ones)",
-				m.Coordinator.State, w.maxTxn)
-			continue
-		}
-		r.JoinMatch(m)
+		joinLive(r, m, w.maxTxn)
 	}
+}
+
+// joinLive applies a coordinator match read live to r as a log dir's join
+// does (txnindex's JoinMatch), except that a "hanging" verdict is not
+// applied to a transaction younger than maxTxn: the partition was read
+// before the coordinator, and such a transaction may have ended in
+// between (find-hanging asks only about older ones).
+func joinLive(r *txnindex.OpenTxnReport, m txnindex.CoordinatorMatch, maxTxn time.Duration) {
+	if m.Known && m.Hanging && m.Coordinator != nil && time.Duration(r.AgeMs)*time.Millisecond <= maxTxn {
+		r.TransactionalID, r.CoordinatorState, r.CoordinatorSource = m.TransactionalID, m.Coordinator.State.String(), m.Coordinator.Source
+		for _, tp := range m.Coordinator.Partitions {
+			r.CoordinatorPartitions = append(r.CoordinatorPartitions, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+		}
+		r.Reason += fmt.Sprintf("; the coordinator then said %s, but it was read after the partition and the transaction is younger than transaction.max.timeout.ms (%s), so it may have ended in between: not judged hanging (find-hanging asks only about older ones)",
+			m.Coordinator.State, maxTxn)
+		return
+	}
+	r.JoinMatch(m)
 }
