@@ -142,8 +142,12 @@ type ClusterTxn struct {
 	StartTimestamp   int64  `json:"start_timestamp"`             // the coordinator's transaction start; -1 when unknown
 	TimeoutMs        int32  `json:"transaction_timeout_ms"`      // its transaction.timeout.ms; 0 when unknown
 	// CoordinatorPartitions are the partitions the coordinator's
-	// transaction for the id includes, as topic-partition.
-	CoordinatorPartitions []string `json:"coordinator_partitions,omitempty"`
+	// transaction for the id includes (DescribeTransactions' topics).
+	CoordinatorPartitions []txnindex.TopicPartition `json:"coordinator_partitions,omitempty"`
+	// coord is the coordinator's description of the id for this producer
+	// (DescribeTransactions, not only ListTransactions' state); nil when
+	// it gave none.
+	coord *txnindex.TxnCoordinatorState
 
 	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
 	Hanging      bool                  `json:"hanging"`

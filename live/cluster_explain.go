@@ -308,10 +308,9 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 			t.TransactionalID, t.CoordinatorState, t.Coordinator = ti.id, ti.state, ca.coord[ap.ProducerID]
 			if d := ti.desc; d != nil && d.ProducerID == ap.ProducerID {
 				t.StartTimestamp, t.TimeoutMs = d.StartTimestamp, d.TimeoutMillis
-				for _, dt := range d.Topics {
-					for _, part := range dt.Partitions {
-						t.CoordinatorPartitions = append(t.CoordinatorPartitions, fmt.Sprintf("%s-%d", dt.Topic, part))
-					}
+				t.CoordinatorPartitions = describedPartitions(d)
+				if cs, ok := describedState(d, fmt.Sprintf("DescribeTransactions on broker %d", t.Coordinator)); ok {
+					t.coord = &cs
 				}
 			}
 		}

@@ -4,6 +4,7 @@ package live
 // every broker, then OffsetFetch on each group's coordinator.
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -44,20 +45,48 @@ func (s *scanner) listGroups(ctx context.Context) map[int32][]kmsg.ListGroupsRes
 	return out
 }
 
-// offsetFetch reads, per coordinator, the committed offsets of all its
-// groups on the stuck partitions (OffsetFetch v8+ carries many groups,
-// KIP-709), as an admin fetch (no member id, epoch -1): no group is joined.
-// A group is behind a stuck partition when its committed offset is at or
-// below the LSO.
+// offsetFetch lists, on each stuck partition, the groups whose committed
+// offset is at or below its LSO (fetchOffsets): a read_committed group
+// there cannot pass the LSO until the transaction ends.
 func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListGroupsResponseGroup, stuck []*PartitionLag) {
 	type tp struct {
 		t string
 		p int32
 	}
 	byTP := map[tp]*PartitionLag{}
-	var topics []string
 	for _, p := range stuck {
 		byTP[tp{p.Topic, p.Partition}] = p
+	}
+	for _, c := range s.fetchOffsets(ctx, groups, stuck) {
+		p := byTP[tp{c.topic, c.partition}]
+		if p == nil || c.offset < 0 || c.offset > p.LastStableOffset {
+			continue
+		}
+		p.Groups = append(p.Groups, GroupBehind{Group: c.group.Group, State: c.group.GroupState, Coordinator: c.coordinator, Committed: c.offset,
+			LagOffsets: p.HighWatermark - c.offset, BehindLSO: true, Blocked: c.offset == p.LastStableOffset})
+	}
+	for _, p := range stuck {
+		slices.SortFunc(p.Groups, func(a, b GroupBehind) int { return strings.Compare(a.Group, b.Group) })
+	}
+}
+
+// committedOffset is one group's committed offset on one partition, as its
+// coordinator answered OffsetFetch.
+type committedOffset struct {
+	coordinator int32
+	group       kmsg.ListGroupsResponseGroup
+	topic       string
+	partition   int32
+	offset      int64 // -1: the group has no offset there
+}
+
+// fetchOffsets reads, per coordinator, the committed offsets of all its
+// groups on parts (OffsetFetch v8+ carries many groups, KIP-709), as an
+// admin fetch (no member id, epoch -1): no group is joined. Failures become
+// notes; what was read is returned.
+func (s *scanner) fetchOffsets(ctx context.Context, groups map[int32][]kmsg.ListGroupsResponseGroup, parts []*PartitionLag) []committedOffset {
+	var topics []string
+	for _, p := range parts {
 		if !slices.Contains(topics, p.Topic) {
 			topics = append(topics, p.Topic)
 		}
@@ -71,7 +100,7 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 		for _, t := range topics {
 			rt := kmsg.NewOffsetFetchRequestGroupTopic()
 			rt.Topic, rt.TopicID = t, s.topicIDs[t] // v8-9 by name, v10+ by id
-			for _, p := range stuck {
+			for _, p := range parts {
 				if p.Topic == t {
 					rt.Partitions = append(rt.Partitions, p.Partition)
 				}
@@ -80,15 +109,13 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 		}
 		return rts
 	}
-	var mu sync.Mutex
+	var (
+		mu  sync.Mutex
+		out []committedOffset
+	)
 	add := func(b int32, g kmsg.ListGroupsResponseGroup, topic string, part int32, committed int64) {
-		p := byTP[tp{topic, part}]
-		if p == nil || committed < 0 || committed > p.LastStableOffset {
-			return
-		}
 		mu.Lock()
-		p.Groups = append(p.Groups, GroupBehind{Group: g.Group, State: g.GroupState, Coordinator: b, Committed: committed,
-			LagOffsets: p.HighWatermark - committed, BehindLSO: true, Blocked: committed == p.LastStableOffset})
+		out = append(out, committedOffset{coordinator: b, group: g, topic: topic, partition: part, offset: committed})
 		mu.Unlock()
 	}
 	ids := make([]int32, 0, len(groups))
@@ -139,9 +166,10 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 			}
 		}
 	})
-	for _, p := range stuck {
-		slices.SortFunc(p.Groups, func(a, b GroupBehind) int { return strings.Compare(a.Group, b.Group) })
-	}
+	slices.SortFunc(out, func(a, b committedOffset) int {
+		return cmp.Or(strings.Compare(a.group.Group, b.group.Group), strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	})
+	return out
 }
 
 // offsetFetchEach is OffsetFetch for brokers before v8, one group a request.

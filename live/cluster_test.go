@@ -80,7 +80,7 @@ func clusterScanChecked(t *testing.T, topics, per int32) (map[int16]int, *Cluste
 		o := p.Open[0]
 		if o.TransactionalID != st.txnID || o.FirstOffset != first || o.CoordinatorState != "Ongoing" || o.Coordinator != s.c.CoordinatorFor(st.txnID) ||
 			o.TimeoutMs != 300_000 || o.StartTimestamp <= 0 || o.Hanging || o.State != txnindex.StateOpen || !o.PinsLSO ||
-			!slices.Contains(o.CoordinatorPartitions, fmt.Sprintf("%s-%d", st.topic, st.partition)) {
+			!slices.Contains(o.CoordinatorPartitions, txnindex.TopicPartition{Topic: st.topic, Partition: st.partition}) {
 			t.Errorf("%s-%d: open transaction %+v", st.topic, st.partition, o)
 		}
 		if want := fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",

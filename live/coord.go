@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // describeProducers asks the partition leader for its producer state
@@ -108,15 +110,16 @@ func (w *Watcher) coordinators(ctx context.Context, pids []int64) (map[int64]*tx
 // hanging if ListTransactions does not know its id, DescribeTransactions
 // has no description, or the description is for another producer or lacks
 // this partition: the coordinator will then never write its marker here.
-func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionView, u *Update) error {
-	prods, err := w.describeProducers(ctx, p)
-	known := err == nil
-	if err != nil {
-		if !errors.Is(err, ErrDenied) {
-			return err
-		}
-		u.Notes = append(u.Notes, err.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
+//
+// prods and perr are this poll's DescribeProducers answer (pollOnce); perr
+// is nil or ErrDenied.
+func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionView, u *Update,
+	prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, perr error) error {
+	known := perr == nil
+	if perr != nil {
+		u.Notes = append(u.Notes, perr.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
 	}
+	var err error
 	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
 	var pids []int64
 	for _, ap := range prods {
@@ -192,6 +195,8 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 			add(OpenTxn{ProducerID: pid, ProducerEpoch: int16(ap.ProducerEpoch), FirstOffset: ap.CurrentTxnStartOffset, LastOffset: -1, EngineState: "not in window"}, "")
 		}
 	}
+	// After the EngineStates above were taken: they are the log's alone.
+	w.joinDiagnosis(v.Diagnosis, p, byPID, coord)
 	return nil
 }
 
@@ -222,4 +227,136 @@ func errSuffix(err error) string {
 
 func fmtAge(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// describedPartitions are the partitions a DescribeTransactions answer
+// says the transaction includes (its topics and their partitions).
+func describedPartitions(d *kmsg.DescribeTransactionsResponseTransactionState) []txnindex.TopicPartition {
+	var out []txnindex.TopicPartition
+	for _, t := range d.Topics {
+		for _, p := range t.Partitions {
+			out = append(out, txnindex.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	return out
+}
+
+// seedsFrom are the transactions DescribeProducers reports open from before
+// start, with what broker recovery keeps of a snapshot entry
+// (ProducerStateManager.loadProducerEntry): the first offset
+// (currentTxnFirstOffset), the epoch, the last write time and the
+// coordinator epoch. DescribeProducers answers them from the same
+// ProducerStateEntry (UnifiedLog.activeProducers).
+func seedsFrom(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, start int64) []txnindex.OngoingTxn {
+	var out []txnindex.OngoingTxn
+	for _, ap := range prods {
+		if ap.CurrentTxnStartOffset >= 0 && ap.CurrentTxnStartOffset < start {
+			out = append(out, txnindex.OngoingTxn{ProducerID: txnindex.ProducerID(ap.ProducerID), ProducerEpoch: int16(ap.ProducerEpoch),
+				FirstOffset: ap.CurrentTxnStartOffset, LastTimestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch})
+		}
+	}
+	return out
+}
+
+// producerState is the leader's DescribeProducers answer in the shape of a
+// producer snapshot, the evidence txnindex's diagnosis takes from one: every
+// producer's epoch, last write time and coordinator epoch (the one the
+// producer-id form of an abort must carry). nil when it could not be read.
+// A window that does not start at the log start says so (Window), so that
+// a transaction begun before it reads as not read, not deleted.
+func producerState(p *partState, prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, err error) *txnindex.SnapshotInfo {
+	if err != nil {
+		return nil
+	}
+	s := &txnindex.SnapshotInfo{Name: fmt.Sprintf("DescribeProducers@%d", p.leader), Offset: -1, Window: !p.atLogStart,
+		Source: fmt.Sprintf("DescribeProducers answer of broker %d", p.leader), Producers: map[txnindex.ProducerID]txnindex.SnapshotProducer{}}
+	for _, ap := range prods {
+		// LastOffset is not in the answer (only the last sequence): -1.
+		s.Producers[txnindex.ProducerID(ap.ProducerID)] = txnindex.SnapshotProducer{Epoch: int16(ap.ProducerEpoch), LastOffset: -1,
+			Timestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnFirstOffset: ap.CurrentTxnStartOffset}
+	}
+	return s
+}
+
+// describedState is a DescribeTransactions answer as the coordinator state
+// txnindex's Match judges, as a log dir's __transaction_state value is;
+// false for a state name Kafka does not define (claim nothing).
+func describedState(d *kmsg.DescribeTransactionsResponseTransactionState, source string) (txnindex.TxnCoordinatorState, bool) {
+	st, ok := txnindex.ParseTxnStatus(d.State)
+	if !ok {
+		return txnindex.TxnCoordinatorState{}, false
+	}
+	cs := txnindex.TxnCoordinatorState{TransactionalID: d.TransactionalID, ProducerID: txnindex.ProducerID(d.ProducerID),
+		ProducerEpoch: d.ProducerEpoch, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: st,
+		TimeoutMs: d.TimeoutMillis, StartTimestamp: d.StartTimestamp, Source: source, Offset: -1,
+		Partitions: describedPartitions(d)}
+	cs.SortPartitions()
+	return cs, true
+}
+
+// joinDiagnosis judges the diagnosis's open transactions by their
+// coordinators' word as a log dir's join does (txnindex Match on the
+// DescribeTransactions answers), so that the live diagnosis names the
+// transactional id, the coordinator state and the KIP-664 rule in the
+// words of an offline one. Only transactions DescribeProducers reports
+// open are judged. The partition and the coordinator are read at two
+// moments, so a transaction that ended between the reads would look
+// abandoned (its coordinator already Complete*): KIP-664's find-hanging
+// therefore asks only about transactions idle past
+// transaction.max.timeout.ms, and a younger one gets its transactional id
+// and state here, not a "hanging" verdict.
+func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, coord map[int64]*txnInfo) {
+	if d == nil || len(coord) == 0 {
+		return
+	}
+	var states []txnindex.TxnCoordinatorState
+	for pid, ti := range coord {
+		if errors.Is(ti.descErr, kerr.TransactionalIDNotFound) {
+			// ListTransactions listed the id for this producer, and its
+			// coordinator answers that it does not know it: what the
+			// broker answers for an expired (Dead) id, KIP-664's step 2.
+			states = append(states, txnindex.TxnCoordinatorState{TransactionalID: ti.id, ProducerID: txnindex.ProducerID(pid),
+				ProducerEpoch: -1, PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: txnindex.TxnStatusDead,
+				StartTimestamp: -1, Source: "DescribeTransactions (TRANSACTIONAL_ID_NOT_FOUND)", Offset: -1})
+			continue
+		}
+		if ti.desc == nil || ti.descErr != nil {
+			continue
+		}
+		if cs, ok := describedState(ti.desc, "DescribeTransactions"); ok && !slices.ContainsFunc(states, func(s txnindex.TxnCoordinatorState) bool { return s.TransactionalID == cs.TransactionalID }) {
+			states = append(states, cs)
+		}
+	}
+	// Not Complete: an id the coordinators did not describe is the
+	// watcher's rule's to judge (hanging), not evidence here.
+	cs := txnindex.NewTxnCoordinators(states, false)
+	for i := range d.OpenTransactions {
+		r := &d.OpenTransactions[i]
+		if _, ok := open[int64(r.ProducerID)]; !ok || r.Unseen {
+			continue
+		}
+		m := cs.Match(w.cfg.Topic, p.id, r.ProducerID, r.ProducerEpoch)
+		if !m.Known || m.Coordinator == nil {
+			continue
+		}
+		joinLive(r, m, w.maxTxn)
+	}
+}
+
+// joinLive applies a coordinator match read live to r as a log dir's join
+// does (txnindex's JoinMatch), except that a "hanging" verdict is not
+// applied to a transaction younger than maxTxn: the partition was read
+// before the coordinator, and such a transaction may have ended in
+// between (find-hanging asks only about older ones).
+func joinLive(r *txnindex.OpenTxnReport, m txnindex.CoordinatorMatch, maxTxn time.Duration) {
+	if m.Known && m.Hanging && m.Coordinator != nil && time.Duration(r.AgeMs)*time.Millisecond <= maxTxn {
+		r.TransactionalID, r.CoordinatorState, r.CoordinatorSource = m.TransactionalID, m.Coordinator.State.String(), m.Coordinator.Source
+		for _, tp := range m.Coordinator.Partitions {
+			r.CoordinatorPartitions = append(r.CoordinatorPartitions, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+		}
+		r.Reason += fmt.Sprintf("; the coordinator then said %s, but it was read after the partition and the transaction is younger than transaction.max.timeout.ms (%s), so it may have ended in between: not judged hanging (find-hanging asks only about older ones)",
+			m.Coordinator.State, maxTxn)
+		return
+	}
+	r.JoinMatch(m)
 }

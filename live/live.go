@@ -3,9 +3,10 @@
 // to what the broker itself answers.
 //
 // Every request it sends is one of Metadata, ListOffsets, Fetch,
-// DescribeProducers, ListTransactions, DescribeTransactions and
-// DescribeConfigs (plus the ApiVersions and SASL handshakes a connection
-// needs). It never joins a group, commits offsets, initialises a producer or
+// DescribeProducers, ListTransactions, DescribeTransactions,
+// DescribeConfigs, and, while an LSO lags, ListGroups and OffsetFetch (as
+// an admin, for the groups it holds up) (plus the ApiVersions and SASL
+// handshakes a connection needs). It never joins a group, commits offsets, initialises a producer or
 // writes: it issues raw kmsg requests through kgo.Client's Broker handles
 // rather than kgo's consumer, which would send FindCoordinator,
 // OffsetForLeaderEpoch and others, and it turns off KIP-714 client metrics,
@@ -27,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -131,6 +133,8 @@ type Watcher struct {
 	seq       int
 	notes     []string
 	auth      *saslHook
+	group     watchedGroups // the consumer groups' last read (groups.go)
+	brokers   []int32       // every broker of the last Metadata answer
 
 	// Per-fetch and per-poll bounds; tests lower them to force catch-up.
 	maxBytes       int32
@@ -298,6 +302,11 @@ func (w *Watcher) metadata(ctx context.Context) error {
 		return fmt.Errorf("live: Metadata for topic %q: %w", w.cfg.Topic, err)
 	}
 	w.topicID = t.TopicID
+	w.brokers = w.brokers[:0]
+	for _, b := range resp.Brokers {
+		w.brokers = append(w.brokers, b.NodeID)
+	}
+	slices.Sort(w.brokers)
 	leaders := map[int32]int32{}
 	for _, p := range t.Partitions {
 		leaders[p.Partition] = p.Leader

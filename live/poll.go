@@ -63,10 +63,14 @@ type PartitionView struct {
 	CommittedPosition int64 `json:"committed_position"`
 	Delivered         int64 `json:"delivered"`
 
-	Open       []OpenTxn           `json:"open_transactions"`
-	Diagnosis  *txnindex.Diagnosis `json:"diagnosis"`
-	Mismatches []string            `json:"mismatches"`
-	Unsettled  bool                `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
+	Open      []OpenTxn           `json:"open_transactions"`
+	Diagnosis *txnindex.Diagnosis `json:"diagnosis"`
+	// Groups are the consumer groups whose committed offset is at or
+	// below the LSO while it lags (ListGroups, OffsetFetch: groups.go),
+	// as a cluster scan lists them; the diagnosis places every group.
+	Groups     []GroupBehind `json:"groups_behind"`
+	Mismatches []string      `json:"mismatches"`
+	Unsettled  bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
 
 	// Log is the engine's view; not serialised.
 	Log *txnindex.Log `json:"-"`
@@ -102,12 +106,16 @@ type partState struct {
 	leader  int32
 	batches []txnindex.Batch
 	seeds   []txnindex.OngoingTxn // transactions open at the window start
-	start   int64                 // window start
-	next    int64                 // next read_uncommitted fetch offset
-	pos     int64                 // byte position after the last batch
-	dropped int64                 // batches dropped so far
-	prevN   int                   // batches at the previous update
-	prevLSO int64                 // engine LSO at the previous update
+	// atLogStart: the window starts at the log start (ListOffsets
+	// earliest), so a transaction seeded from before it began in a
+	// segment retention deleted, not merely one not read.
+	atLogStart bool
+	start      int64 // window start
+	next       int64 // next read_uncommitted fetch offset
+	pos        int64 // byte position after the last batch
+	dropped    int64 // batches dropped so far
+	prevN      int   // batches at the previous update
+	prevLSO    int64 // engine LSO at the previous update
 
 	rcPos     int64      // next read_committed fetch offset
 	delivered [][2]int64 // offset ranges kgo's filter returned, merged
@@ -189,6 +197,7 @@ func (w *Watcher) Poll(ctx context.Context) (Update, error) {
 			u.Mismatches = append(u.Mismatches, fmt.Sprintf("%s-%d: %s", w.cfg.Topic, p.id, m))
 		}
 	}
+	w.groups(ctx, &u)
 	if w.rec != nil {
 		if err := w.rec.Flush(); err != nil {
 			u.Notes = append(u.Notes, "recording: "+err.Error())
@@ -217,19 +226,19 @@ func (w *Watcher) position(ctx context.Context, p *partState) error {
 	case w.cfg.Last > 0:
 		start = max(hwm-w.cfg.Last, ls)
 	}
-	p.start, p.next, p.rcPos, p.prevLSO = start, start, start, -1
-	if start > ls {
-		prods, err := w.describeProducers(ctx, p)
-		if err != nil {
-			return err
-		}
-		for _, ap := range prods {
-			if ap.CurrentTxnStartOffset >= 0 && ap.CurrentTxnStartOffset < start {
-				p.seeds = append(p.seeds, txnindex.OngoingTxn{ProducerID: txnindex.ProducerID(ap.ProducerID),
-					ProducerEpoch: int16(ap.ProducerEpoch), FirstOffset: ap.CurrentTxnStartOffset})
-			}
-		}
+	p.start, p.next, p.rcPos, p.prevLSO, p.atLogStart = start, start, start, -1, start == ls
+	// Even a window at the log start needs them: a transaction whose
+	// first offset retention deleted is open from before it, and only
+	// the producer state remembers where it began.
+	prods, err := w.describeProducers(ctx, p)
+	if errors.Is(err, ErrDenied) {
+		w.notes = append(w.notes, err.Error()+": transactions open before the window are not seeded")
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	p.seeds = seedsFrom(prods, start)
 	return nil
 }
 
@@ -333,7 +342,7 @@ func (w *Watcher) poll(ctx context.Context, p *partState, u *Update) (PartitionV
 }
 
 func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (PartitionView, error) {
-	v := PartitionView{Partition: p.id, Leader: p.leader, Mismatches: []string{}, Open: []OpenTxn{}, PrevEngineLSO: p.prevLSO}
+	v := PartitionView{Partition: p.id, Leader: p.leader, Mismatches: []string{}, Open: []OpenTxn{}, Groups: []GroupBehind{}, PrevEngineLSO: p.prevLSO}
 
 	// ListOffsets brackets: the HWM, the LSO, the HWM again. If both HWMs
 	// agree the LSO belongs to that HWM and can be checked against the
@@ -427,6 +436,16 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 	}
 	w.trim(p)
 
+	// The leader's producer state, now: the evidence a broker's .snapshot
+	// gives a log dir (last write times, coordinator epochs, where open
+	// transactions began), and the producers the coordinators are asked
+	// about.
+	prods, perr := w.describeProducers(ctx, p)
+	if perr != nil && !errors.Is(perr, ErrDenied) {
+		return v, perr
+	}
+	snap := producerState(p, prods, perr)
+
 	// The engine's view at the highest HWM the window covers. HWMs move
 	// in whole batches, so a log cut at an older HWM is exactly what the
 	// broker held when it reported that HWM.
@@ -437,7 +456,7 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 		}
 		k := sort.Search(len(p.batches), func(i int) bool { return p.batches[i].BaseOffset >= h })
 		l := txnindex.Build(&txnindex.Partition{Topic: w.cfg.Topic, Partition: p.id, Batches: p.batches[:k:k],
-			LogStartOffset: p.start, HighWatermark: h, HighWatermarkSource: "broker", Ongoing: p.seeds,
+			LogStartOffset: p.start, HighWatermark: h, HighWatermarkSource: "broker", Ongoing: p.seeds, Snapshot: snap,
 			Segments: []txnindex.Segment{{Name: "live window", BaseOffset: p.start}}})
 		cache[h] = l
 		return l
@@ -457,7 +476,7 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 
 	// Coordinator state and the diagnosis.
 	v.Diagnosis = l.Diagnose(txnindex.DiagnoseOptions{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
-	if err := w.coordinator(ctx, p, &v, u); err != nil {
+	if err := w.coordinator(ctx, p, &v, u, prods, perr); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -470,7 +489,7 @@ func (w *Watcher) reset(p *partState, logStart int64, u *Update) {
 	u.Notes = append(u.Notes, fmt.Sprintf("%s-%d: offset %d is out of range; restarting the window at the log start %d", w.cfg.Topic, p.id, p.start, logStart))
 	p.dropped += int64(len(p.batches))
 	p.batches, p.seeds, p.delivered, p.pos = nil, nil, nil, 0
-	p.start, p.next, p.rcPos, p.prevN = logStart, logStart, logStart, 0
+	p.start, p.next, p.rcPos, p.prevN, p.atLogStart = logStart, logStart, logStart, 0, true
 }
 
 // trim drops the oldest batches beyond MaxBatches. The transactions open
@@ -489,11 +508,14 @@ func (w *Watcher) trim(p *partState) {
 	var seeds []txnindex.OngoingTxn
 	for _, t := range full.Txns {
 		if t.FirstOffset < newStart && (t.State == txnindex.TxnOpen || t.MarkerOffset >= newStart) {
-			seeds = append(seeds, txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset})
+			// The last write time goes with it, as a snapshot's
+			// Timestamp does: the batches that carried it are dropped.
+			seeds = append(seeds, txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset,
+				LastTimestamp: t.LastTimestamp, CoordinatorEpoch: -1})
 		}
 	}
 	p.batches = append([]txnindex.Batch(nil), p.batches[k:]...)
-	p.seeds, p.start, p.dropped = seeds, newStart, p.dropped+int64(k)
+	p.seeds, p.start, p.dropped, p.atLogStart = seeds, newStart, p.dropped+int64(k), false
 	p.prevN = max(p.prevN-k, 0)
 	pos := int64(0)
 	for i := range p.batches {

@@ -71,12 +71,15 @@ func (pr *Printer) Print(u Update) error {
 			fmt.Fprintf(&ps, "    %s transaction: producer %d epoch %d %s from offset %d%s\n      %s\n      to end it: %s\n",
 				state, o.ProducerID, o.ProducerEpoch, id, o.FirstOffset, pin, o.Reason, o.AbortCommand)
 		}
-		// Print a partition again when its offsets or its transactions
-		// change, not because an age ticked.
+		groups := groupLines(&p)
+		ps.WriteString(groups)
+		// Print a partition again when its offsets, its transactions or
+		// the groups it holds up change, not because an age ticked.
 		key := fmt.Sprint(p.Leader, p.HighWatermark, p.EngineLSO, p.BrokerLSO, p.ListedLSO, p.WindowStart, p.WindowEnd, p.Delivered)
 		for _, o := range p.Open {
 			key += fmt.Sprint(" ", o.ProducerID, o.FirstOffset, o.TransactionalID, o.CoordinatorState, o.Hanging)
 		}
+		key += groups
 		if pr.last[p.Partition] == key && len(p.Mismatches) == 0 {
 			continue
 		}
@@ -102,4 +105,28 @@ func (pr *Printer) Print(u Update) error {
 	}
 	_, err := fmt.Fprintf(pr.out, "%s update %d\n%s", u.Time.Format("15:04:05.000"), u.Seq, sb.String())
 	return err
+}
+
+// groupLines are the groups an LSO that lags holds up (committed at or
+// below it), in the words of diagnose's runbook.
+func groupLines(p *PartitionView) string {
+	d := p.Diagnosis
+	if d == nil || d.ConsumerGroups == nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, g := range d.ConsumerGroups {
+		if !g.BehindLSO {
+			continue
+		}
+		what := fmt.Sprintf("%d records to receive before the LSO", g.RecordsToLSO)
+		switch {
+		case g.Blocked:
+			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
+		case g.RecordsToLSO < 0:
+			what = fmt.Sprintf("%d offsets below the LSO (records not counted: below the window)", g.OffsetsToLSO)
+		}
+		fmt.Fprintf(&sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+	}
+	return sb.String()
 }

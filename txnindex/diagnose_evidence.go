@@ -63,8 +63,10 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		// start is only where reading began.
 		src := "the producer state"
 		r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
-		if l.Snapshot != nil {
-			src, r.cut = "the producer snapshot "+l.Snapshot.Name, fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
+		if l.Snapshot != nil && l.Snapshot.Window {
+			src = "the " + l.Snapshot.Label()
+		} else if l.Snapshot != nil {
+			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
 		}
 		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 		if t.LastDataOffset < 0 && last >= 0 {
@@ -135,7 +137,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
 			Discards: Discards{Ranges: []OffsetRange{}},
 		}
-		if r.BeganBeforeLogStart && l.Snapshot == nil {
+		if r.BeganBeforeLogStart && (l.Snapshot == nil || l.Snapshot.Window) {
 			r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
 		}
 		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)

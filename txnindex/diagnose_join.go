@@ -210,3 +210,9 @@ func (t *OpenTxnReport) CoordinatorRunbook() string {
 	t.runbookCoordinator(&sb)
 	return sb.String()
 }
+
+// JoinMatch applies a coordinator match to the report as Join does, for
+// live mode, which reads the coordinators with DescribeTransactions and
+// decides which matches stand (the partition and the coordinator are read
+// at two moments).
+func (r *OpenTxnReport) JoinMatch(m CoordinatorMatch) { r.joinMatch(m) }

@@ -15,6 +15,25 @@ type SnapshotInfo struct {
 	Name      string // the file name, e.g. 00000000000000000620.snapshot
 	Offset    int64  // the exclusive end offset it covers
 	Producers map[ProducerID]SnapshotProducer
+	// Source, when set, names where the entries come from instead of
+	// "producer snapshot <Name>": live mode reads the leader's producer
+	// state with DescribeProducers, whose answer is the ProducerStateEntry
+	// a .snapshot persists (UnifiedLog.activeProducers: epoch,
+	// lastTimestamp, coordinatorEpoch, currentTxnFirstOffset).
+	Source string
+	// Window: the batches replayed start where a live window began, above
+	// the log start, so what lies before them was not read rather than
+	// deleted by retention.
+	Window bool
+}
+
+// Label names the evidence in a sentence: "producer snapshot <Name>", or
+// Source.
+func (s *SnapshotInfo) Label() string {
+	if s.Source != "" {
+		return s.Source
+	}
+	return "producer snapshot " + s.Name
 }
 
 // SnapshotProducer is one producer's entry of a snapshot.
@@ -59,7 +78,7 @@ func (l *Log) coordinatorEpochEvidence(pid ProducerID) (int32, string) {
 	ce, src := int32(-1), ""
 	if s := l.Snapshot; s != nil {
 		if e, ok := s.Producers[pid]; ok && e.CoordinatorEpoch >= 0 {
-			ce, src = e.CoordinatorEpoch, "producer snapshot "+s.Name
+			ce, src = e.CoordinatorEpoch, s.Label()
 		}
 	}
 	for i := range l.Batches {

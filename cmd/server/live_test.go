@@ -127,9 +127,10 @@ const lanePixels = `(() => {
 
 // readOnlyAPIs are the request keys a watcher may send: Metadata,
 // ListOffsets, Fetch, DescribeProducers, ListTransactions,
-// DescribeTransactions, DescribeConfigs, and the connection's ApiVersions,
+// DescribeTransactions, DescribeConfigs, ListGroups and OffsetFetch (the
+// groups an LSO that lags holds up), and the connection's ApiVersions,
 // SaslHandshake and SaslAuthenticate.
-var readOnlyAPIs = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 18: true, 17: true, 36: true}
+var readOnlyAPIs = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 16: true, 9: true, 18: true, 17: true, 36: true}
 
 // brokerLSO asks the broker, from a client of the test's own, for
 // ListOffsets(read_committed, latest) and (read_uncommitted, latest).
@@ -388,6 +389,16 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	if v := text(t, ctx, `[data-testid="live-verdict"]`); v != wantVerdict {
 		t.Errorf("verdict %q, want %q", v, wantVerdict)
 	}
+	// The groups it holds up: orders-app committed at its first offset
+	// (the LSO), as a simple consumer (OffsetCommit, generation -1); the
+	// server reads it with ListGroups and OffsetFetch (within 5 s) and the
+	// panel lists it as blocked, in the words of a log dir's panel.
+	commitGroup(t, admin, topic, c.TopicInfo(topic).TopicID, "orders-app", sFirst)
+	grow := `[data-testid="diagnosis"] [data-testid="consumer-groups"] [data-testid="group-orders-app"]`
+	waitJS(t, ctx, "group shown", fmt.Sprintf(`document.querySelector('%s')?.dataset.blocked === "true"`, grow))
+	if g := text(t, ctx, grow); !strings.Contains(g, fmt.Sprint(sFirst)) || !strings.Contains(g, "blocked: waiting at the LSO") {
+		t.Errorf("group row %q", g)
+	}
 
 	// The LSO the page shows is the broker's: ListOffsets(read_committed)
 	// from a client of the test's own.
@@ -503,4 +514,29 @@ func ndjsonDecisions(t *testing.T, u string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// commitGroup commits group's offset on topic's partition 0 as a simple
+// consumer does (OffsetCommit, generation -1: no member, no join).
+func commitGroup(t *testing.T, cl *kgo.Client, topic string, id [16]byte, group string, off int64) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = topic, id // v10 names topics by id
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Request(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
+		for _, p := range rt.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				t.Fatalf("commit %s: %v", group, err)
+			}
+		}
+	}
 }

@@ -22,9 +22,10 @@ const exitMismatch = 4
 func runWatch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "watch", "--bootstrap HOST:PORT[,HOST:PORT] --topic T [flags]",
 		"Watch a topic on a running cluster, strictly read-only (Metadata, ListOffsets, Fetch, DescribeProducers,\n"+
-			"ListTransactions, DescribeTransactions, DescribeConfigs): every batch, marker and LSO move as it happens,\n"+
-			"open transactions with their transactional ids, hanging ones by KIP-664's rule, and every difference\n"+
-			"between txnscope's engine and the broker's own answer.\n\n"+
+			"ListTransactions, DescribeTransactions, DescribeConfigs; ListGroups and OffsetFetch while an LSO lags):\n"+
+			"every batch, marker and LSO move as it happens, open transactions with their transactional ids, hanging\n"+
+			"ones by KIP-664's rule, the consumer groups a lagging LSO holds up, and every difference between\n"+
+			"txnscope's engine and the broker's own answer.\n\n"+
 			"The SASL password comes from --sasl-password-file or the "+passwordEnv+" environment variable, never a flag.\n"+
 			"With --once: exit 3 if a transaction is hanging, 4 if the engine and the broker disagree.")
 	lf := addLiveFlags(fs, "comma-separated HOST:PORT list of brokers (required)")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
@@ -86,17 +87,38 @@ func runWatchArgs(t *testing.T, args ...string) (string, error) {
 }
 
 // TestWatchOnceText: one update, with the open transaction, its
-// transactional id and the abort command for the real bootstrap address.
+// transactional id, the abort command for the real bootstrap address and
+// the group it holds up (w-app, committed at the LSO as a simple consumer;
+// w-reader, past it, is not held).
 func TestWatchOnceText(t *testing.T) {
 	t.Parallel()
 	addr, first := watchCluster(t)
+	admin, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("w")
+	mreq.Topics = append(mreq.Topics, mt)
+	mresp, err := mreq.RequestWith(context.Background(), admin)
+	if err != nil || len(mresp.Topics) != 1 {
+		t.Fatalf("metadata: %v", err)
+	}
+	commitGroup(t, admin, "w", mresp.Topics[0].TopicID, "w-app", first)
+	commitGroup(t, admin, "w", mresp.Topics[0].TopicID, "w-reader", first+1)
 	out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--once")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("\n%s", out)
+	if strings.Contains(out, "w-reader") {
+		t.Errorf("a group past the LSO is listed:\n%s", out)
+	}
 	for _, want := range []string{"w-0", `"open-one"`, "pins the LSO", "LSO " + itoa(first),
-		"kafka-transactions.sh --bootstrap-server " + addr + " abort --topic w --partition 0 --start-offset " + itoa(first)} {
+		"kafka-transactions.sh --bootstrap-server " + addr + " abort --topic w --partition 0 --start-offset " + itoa(first),
+		`group "w-app" committed ` + itoa(first) + ": BLOCKED: waiting at the LSO"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -183,6 +183,27 @@
   // for the real bootstrap address. The copy buttons keep diagnosis.js's
   // markup, so its delegated handler serves them.
   function esc(s) { return String(s === null || s === undefined ? "" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  // The consumer groups the watcher read (ListGroups, OffsetFetch) while
+  // the LSO lags, placed against it in the update's diagnosis: the markup
+  // and words of the server's panel (web/pages.templ affectedGroups), those
+  // held up first.
+  function groupsTable(m) {
+    const gs = m.diagnosis && m.diagnosis.consumer_groups;
+    if (!gs) return "";
+    const rows = gs.filter((g) => g.behind_lso).concat(gs.filter((g) => !g.behind_lso));
+    let h = '<table class="consumer-groups" data-testid="consumer-groups"><caption>Consumer groups (' + rows.length + "): who is affected</caption><thead><tr>" +
+      '<th scope="col">group</th><th scope="col">committed offset</th><th scope="col">against the LSO ' + esc(m.diagnosis.last_stable_offset) + "</th></tr></thead><tbody>";
+    for (const g of rows) {
+      const what = g.blocked ? "blocked: waiting at the LSO"
+        : g.behind_lso && g.records_to_lso >= 0 ? g.records_to_lso + (g.records_to_lso === 1 ? " record" : " records") + " to receive, then waits at the LSO"
+        : g.behind_lso ? g.offsets_to_lso + " offsets below the LSO" : "past the LSO (read_uncommitted): not held";
+      h += '<tr data-testid="group-' + esc(g.group) + '" data-group="' + esc(g.group) + '" data-committed="' + esc(g.committed_offset) + '" data-affected="' + g.behind_lso +
+        '" data-blocked="' + g.blocked + '" class="' + (g.blocked ? "blocked " : "") + (g.behind_lso ? "affected" : "") + '"><td>' + esc(g.group) + '</td><td class="num">' +
+        esc(g.committed_offset) + "</td><td>" + esc(what) + "</td></tr>";
+    }
+    if (!rows.length) h += '<tr><td colspan="3">no group committed an offset on this partition</td></tr>';
+    return h + "</tbody></table>";
+  }
   function renderDiagnosis(m) {
     const host = $('[data-testid="diagnosis"]');
     if (!host) return;
@@ -218,6 +239,7 @@
       }
       h += "</tbody></table>";
     }
+    h += groupsTable(m);
     // Only when it changed: a copy button's "copied" must survive polls.
     if (diag.dataset.html !== h) { diag.innerHTML = h; diag.dataset.html = h; }
     const sum = $('[data-testid="pinned"]');
