@@ -70,6 +70,28 @@ func TestOpenPartitionTailEqualsFullReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(full.Damage) > 0 {
+				t.Errorf("the generated log has damage: %v", full.Damage)
+			}
+			// The generator's snapshot is the broker's producer state: every
+			// transaction the replay finds open at the end that began
+			// before the newest snapshot's offset is open in it, from there.
+			if s := full.Snapshot; s != nil {
+				l := full.Build()
+				for _, ti := range l.Open {
+					tx := l.Txns[ti]
+					if tx.FirstOffset >= s.Offset {
+						continue
+					}
+					found := false
+					for _, e := range s.Entries {
+						found = found || e.ProducerID == tx.ProducerID && e.CurrentTxnFirstOffset == tx.FirstOffset
+					}
+					if !found {
+						t.Errorf("producer %d's transaction from %d is open at the end but not in %s", tx.ProducerID, tx.FirstOffset, s.Name)
+					}
+				}
+			}
 			tail, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
 			if err != nil {
 				t.Fatal(err)
