@@ -3,7 +3,7 @@
 # `cat` of its segments (warm cache), with and without producer snapshots.
 #
 #   scripts/bench-diagnose.sh                         # 8 segments of 1 GiB (7.45 GiB), 1 KiB batches
-#   BENCH_SIZE=1073741824 BATCH=4096 RUNS=5 scripts/bench-diagnose.sh
+#   BENCH_SIZE=1073741824 BATCH=4096 RUNS=5 FULL_RUNS=1 scripts/bench-diagnose.sh
 #
 # scripts/genlog writes the partition into the system temp dir: 1 GiB
 # segments of 1 KiB kmsg-encoded batches (transactional producers,
@@ -25,6 +25,7 @@ SIZE=${BENCH_SIZE:-8000000000}
 BATCH=${BATCH:-1024}
 SEGMENT=${SEGMENT:-1073741824}
 RUNS=${RUNS:-3}
+FULL_RUNS=${FULL_RUNS:-$RUNS} # runs of the two full replays
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-diagnose.XXXXXX")
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -41,16 +42,17 @@ declare -A WALL CPU RSS
 run() {
 	local name=$1
 	shift
-	local ts=() cs=() m=0
-	for _ in $(seq "$RUNS"); do
+	local ts=() cs=() m=0 runs=$RUNS
+	case $name in full-replay | no-snapshots) runs=$FULL_RUNS ;; esac
+	for _ in $(seq "$runs"); do
 		/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" >/dev/null 2>"$WORK/err" || [ $? = 3 ]
 		read -r t u s k < <(tail -1 "$WORK/time")
 		ts+=("$t")
 		cs+=("$(echo "$u + $s" | bc -l)")
 		((k > m)) && m=$k
 	done
-	WALL[$name]=$(printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-	CPU[$name]=$(printf '%s\n' "${cs[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
+	WALL[$name]=$(printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
+	CPU[$name]=$(printf '%s\n' "${cs[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
 	RSS[$name]=$((m / 1024))
 	printf '%-13s %7.2f s wall %7.2f s cpu  peak RSS %5d MB   (wall: %s)\n' "$name" "${WALL[$name]}" "${CPU[$name]}" "${RSS[$name]}" "${ts[*]}"
 }
