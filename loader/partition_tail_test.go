@@ -194,4 +194,18 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 			t.Errorf("replay %+v", r)
 		}
 	})
+	t.Run("timeindex ending in a zero slot", func(t *testing.T) {
+		st := write(t)
+		ti := filepath.Join(st.Dir, st.Segments[1][:20]+".timeindex")
+		f, err := os.OpenFile(ti, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(make([]byte, 12))
+		f.Close()
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "does not end with an entry") {
+			t.Errorf("replay %+v", r)
+		}
+	})
 }
