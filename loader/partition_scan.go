@@ -87,6 +87,7 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs m
 				if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 					size = st.Size()
 				}
+				r.part.pread = p.pread
 				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, size)
 			}
 		}()
@@ -129,7 +130,13 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	if err != nil {
 		return nil, err
 	}
-	f, grown, err := scanFileContext(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0))
+	scan := scanFileContext
+	if p.pread {
+		scan = func(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+			return scanSegmentContext(ctx, fh, nil, size, name, o, into, before, after)
+		}
+	}
+	f, grown, err := scan(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0))
 	*shared = grown
 	fh.Close()
 	if err != nil {

@@ -83,6 +83,20 @@ func readFileIfExists(path string) ([]byte, error) {
 // loadSnapshots decodes every .snapshot and seeds Input.Ongoing from the
 // newest clean one.
 func (p *Partition) loadSnapshots(dir string, names []string) error {
+	if err := p.readSnapshots(dir, names); err != nil {
+		return err
+	}
+	first := int64(math.MaxInt64)
+	if len(p.Input.Batches) > 0 {
+		first = p.Input.Batches[0].BaseOffset
+	}
+	p.seedSnapshot(first)
+	return nil
+}
+
+// readSnapshots decodes every .snapshot into Snapshots, and Snapshot is
+// the newest clean one.
+func (p *Partition) readSnapshots(dir string, names []string) error {
 	sort.Strings(names) // 20-digit names sort by offset
 	for _, n := range names {
 		data, err := readFileIfExists(filepath.Join(dir, n))
@@ -101,12 +115,14 @@ func (p *Partition) loadSnapshots(dir string, names []string) error {
 			p.Snapshot = s
 		}
 	}
+	return nil
+}
+
+// seedSnapshot seeds Input.Ongoing and Input.Snapshot from Snapshot, given
+// the base offset of the log's first batch (MaxInt64 for none).
+func (p *Partition) seedSnapshot(first int64) {
 	if p.Snapshot == nil {
-		return nil
-	}
-	first := int64(math.MaxInt64)
-	if len(p.Input.Batches) > 0 {
-		first = p.Input.Batches[0].BaseOffset
+		return
 	}
 	// A transaction still open in the snapshot whose first offset lies
 	// before the first batch began in data retention deleted: replay
@@ -115,11 +131,10 @@ func (p *Partition) loadSnapshots(dir string, names []string) error {
 	// log no longer continues from (ProducerStateManager deletes
 	// snapshots below the log start offset), so it seeds nothing.
 	if p.Snapshot.Offset >= 0 && p.Snapshot.Offset < first && first != math.MaxInt64 {
-		return nil
+		return
 	}
 	p.Input.Ongoing = p.Snapshot.Ongoing(first)
 	p.Input.Snapshot = p.Snapshot.Info()
-	return nil
 }
 
 func (p *Partition) loadPartitionFiles(dir string) error {

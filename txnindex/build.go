@@ -18,6 +18,7 @@ func Build(p *Partition) *Log {
 		HighWatermarkSource: p.HighWatermarkSource,
 		CleanerOffset:       p.CleanerOffset,
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
+		Replay:              p.Replay,
 	}
 	if i, why := firstUnusable(l.Batches); i >= 0 {
 		l.Batches, l.Refused, l.RefusedReason = l.Batches[:i:i], len(l.Batches)-i, why
@@ -307,6 +308,10 @@ func (l *Log) findGaps() {
 	// so far end: a batch below it overlaps them (a batch below only the
 	// log start is not an overlap, just a batch retention will delete).
 	next, end := l.LogStartOffset, int64(math.MinInt64)
+	if l.Replay.seeded() {
+		// The segments before FromOffset were not read, not missing.
+		next = max(next, l.Replay.FromOffset)
+	}
 	for i := range l.Batches {
 		b := &l.Batches[i]
 		switch {

@@ -164,6 +164,8 @@ type Diagnosis struct {
 	Now                int64            `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
+	// Replay says which segments were read (loader.OpenPartitionTail).
+	Replay *ReplayReport `json:"replay,omitempty"`
 	DiagnosisJoin
 }
 
@@ -183,6 +185,9 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	newest := int64(-1)
 	for i := range l.Batches {
 		newest = max(newest, l.Batches[i].MaxTimestamp)
+	}
+	if l.Replay.seeded() {
+		newest = max(newest, l.Replay.SkippedMaxTimestamp)
 	}
 	if o.Now.IsZero() {
 		now = newest
@@ -230,6 +235,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
 		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
+		Replay: l.Replay,
 	}
 	for _, ti := range l.Open {
 		if ev, ok := removed[ti]; ok {
@@ -321,6 +327,9 @@ func (d *Diagnosis) Runbook() string {
 	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
 	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
 		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
+	if r := d.Replay; r != nil {
+		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
+	}
 	switch p := d.PinnedBy; {
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.

@@ -194,6 +194,10 @@ type Log struct {
 	// (Partition.Snapshot); nil when none.
 	Snapshot *SnapshotInfo
 
+	// Replay says how much of the log was read (Partition.Replay); nil
+	// when the loader did not say (every batch given).
+	Replay *ReplayReport
+
 	// txnsOf lists, per producer, its transactions' indexes in Txns in
 	// order of FirstBatch: TxnOf finds a batch's transaction by binary
 	// search there, which costs 4 bytes per transaction instead of an index

@@ -507,6 +507,11 @@ type Partition struct {
 	// Snapshot is the producer-state snapshot Ongoing came from, with
 	// every producer's entry; nil when none was used.
 	Snapshot *SnapshotInfo
+
+	// Replay, when set, says how much of the log Batches hold: with Mode
+	// ReplaySnapshot, the segments before FromOffset are listed in
+	// Segments with no batches, and were not read.
+	Replay *ReplayReport
 }
 
 // OngoingTxn is a transaction open at the start of the replayed batches.

@@ -26,6 +26,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
+		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (diagnose_tail.go)")
 	)
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -63,7 +64,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
 	}
-	src, err := sourceContentsContext(ctx, e, fs, *demo)
+	src, err := diagnoseSource(ctx, e, fs, *demo, *position, *fullReplay)
 	if err != nil {
 		return err
 	}

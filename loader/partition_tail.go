@@ -1,0 +1,255 @@
+package loader
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// TailOptions are what the question asked of OpenPartitionTail needs
+// beyond the partition's state at its end.
+type TailOptions struct {
+	// Position is a consumer position whose offsets must all be decided
+	// (diagnose --position); -1 for none.
+	Position int64
+}
+
+// OpenPartitionTail loads a partition directory for a diagnosis of its end
+// (the LSO, the open transactions, what aborting them discards) reading
+// only what that needs, the way broker recovery does: LogLoader loads the
+// newest producer snapshot and replays only the segments after it
+// (UnifiedLog.rebuildProducerState → ProducerStateManager.truncateAndReload,
+// then loadProducersFromRecords from the snapshot's offset).
+//
+// It seeds the producer state from the newest clean .snapshot S and scans
+// the segments from the one holding S's offset, or, when a transaction
+// open in S began earlier in the log, from the one holding that
+// transaction's first offset (its batches, records and discard ranges are
+// in between), or from the first segment when a transaction open in S
+// began before the log start and its producer wrote after it. The segments
+// before are not read; their largest timestamp comes from their .timeindex.
+//
+// The diagnosis equals that of a full replay (OpenPartition) because the
+// replay's transaction state is per producer: a transaction open where the
+// scan starts and still open at the end, or decided at or above the high
+// watermark, was open at S's offset (which is at most the high watermark),
+// so it is in S and the scan starts at or before its first offset; every
+// other producer's state at the scan start (no transaction open, or one
+// that closes before S) yields the same open transactions, LSO and
+// coordinator epochs (those of S's entries are the largest any earlier
+// marker carried: the broker fences lower ones). Like the broker, it trusts
+// the snapshot: damage in the segments not read is not seen.
+//
+// Where no snapshot is usable (none, none clean, older than the first
+// batch, past the high watermark or the log end), or the question needs
+// the whole log (a consumer position, a .swap to complete), it loads the
+// partition in full, as OpenPartition does. Either way Input.Replay says
+// what was read and why.
+func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
+	cps, err := ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil, err
+	}
+	p, why, err := openTail(ctx, dir, cps, o, t)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		if p, err = openPartition(ctx, dir, cps, o); err != nil {
+			return nil, err
+		}
+		r := &txnindex.ReplayReport{Mode: txnindex.ReplayFull, Reason: why, SkippedMaxTimestamp: -1, Segments: len(p.Segments)}
+		for i, s := range p.Segments {
+			if i == 0 {
+				r.FromOffset = s.Log.BaseOffset
+			}
+			r.Bytes += s.Log.Size
+		}
+		r.SegmentsRead, r.BytesRead = r.Segments, r.Bytes
+		p.Input.Replay = r
+	}
+	p.Damage = append(p.Damage, cps.Damage...)
+	return p, nil
+}
+
+// openTail is OpenPartitionTail's seeded load; a non-empty reason instead
+// of a partition says why it cannot be used.
+func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions) (*Partition, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	topic, num, kind, err := ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
+	if err != nil {
+		return nil, "", err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	p := &Partition{
+		Dir: dir, DirKind: kind, Checkpoints: cps, RecoveryPoint: -1, CleanerOffset: -1,
+		Input: &txnindex.Partition{Topic: topic, Partition: num, LogStartOffset: -1, HighWatermark: -1},
+	}
+	l := p.list(ents)
+	if len(l.bases) == 0 {
+		return nil, "no segment", nil
+	}
+	for _, b := range l.bases {
+		if l.segs[b].hasSwap {
+			return nil, "a .swap segment, which the broker completes on startup", nil
+		}
+	}
+	if t.Position >= 0 {
+		return nil, fmt.Sprintf("the lag split decides every offset from the position %d", t.Position), nil
+	}
+	if err := p.readSnapshots(dir, l.snapshots); err != nil {
+		return nil, "", err
+	}
+	s := p.Snapshot
+	switch {
+	case s == nil && len(p.Snapshots) > 0:
+		return nil, fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil
+	case s == nil:
+		return nil, "no producer snapshot (.snapshot file) in the partition directory", nil
+	case s.Offset < 0:
+		return nil, fmt.Sprintf("the producer snapshot %s has no offset in its name", s.Name), nil
+	}
+	first, why, err := firstBatchOffset(dir, l)
+	if err != nil || why != "" {
+		return nil, why, err
+	}
+	if s.Offset < first {
+		return nil, fmt.Sprintf("the newest producer snapshot %s is older than the first batch, at offset %d", s.Name, first), nil
+	}
+	if v, ok := cps.ReplicationOffset.Lookup(topic, num); ok && s.Offset > v {
+		return nil, fmt.Sprintf("the newest producer snapshot %s is past the high watermark %d", s.Name, v), nil
+	}
+
+	from, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
+	for _, e := range s.Entries {
+		g := e.CurrentTxnFirstOffset
+		if g < 0 || g >= s.Offset {
+			continue
+		}
+		switch {
+		case g >= first && g < from:
+			from, why = g, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d", e.ProducerID, s.Name, g)
+		case g < first && e.LastOffset >= first && first < from:
+			from, why = first, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d before the log start and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
+		}
+	}
+	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
+	if k <= 0 {
+		return nil, why + ": the first segment is needed", nil
+	}
+
+	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
+		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why}
+	var skipped []*SegmentFiles
+	for _, b := range l.bases[:k] {
+		sf, why, err := p.skipSegment(dir, l.segs[b], r)
+		if err != nil || why != "" {
+			return nil, why, err
+		}
+		skipped = append(skipped, sf)
+	}
+	// A mapped scan keeps every page it touched resident until the
+	// segment is unmapped: with 1 KiB batches that is every page, 1 GiB of
+	// RSS per segment scanned at once. 256 KiB pread blocks
+	// (scanSegmentContext's window) keep RSS to the batches, and cost less
+	// CPU than the faults (scripts/bench-diagnose.sh).
+	p.pread = true
+	loaded, err := p.scanSegments(ctx, dir, dirListing{segs: l.segs, bases: l.bases[k:]}, o)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, sf := range loaded {
+		r.Bytes += sf.Log.Size
+		r.BytesRead += sf.Log.Size
+	}
+	p.Segments = append(skipped, loaded...)
+	p.assemble()
+	p.seedSnapshot(first)
+	if err := p.loadPartitionFiles(dir); err != nil {
+		return nil, "", err
+	}
+	p.applyCheckpoints()
+	leo := l.bases[len(l.bases)-1]
+	if n := len(p.Input.Batches); n > 0 {
+		leo = max(leo, p.Input.Batches[n-1].NextOffset())
+	}
+	if s.Offset > leo {
+		return nil, fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d", s.Name, leo), nil
+	}
+	p.Input.Replay = r
+	return p, "", nil
+}
+
+// skipSegment is a segment left unread: its size, and its largest
+// timestamp, the last .timeindex entry, into r.
+func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayReport) (*SegmentFiles, string, error) {
+	path := filepath.Join(dir, s.log)
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	out := &SegmentFiles{Log: &SegmentFile{Name: s.log, BaseOffset: s.base, Size: st.Size(), ValidBytes: st.Size(), path: path}}
+	r.Bytes += st.Size()
+	if st.Size() == 0 {
+		return out, "", nil
+	}
+	if s.time == "" {
+		return nil, fmt.Sprintf("segment %s has no .timeindex to give its largest timestamp", s.log), nil
+	}
+	var last [timeIndexEntrySize]byte
+	var n int64
+	err = withFile(filepath.Join(dir, s.time), func(fh *os.File, size int64) error {
+		n = size
+		if size == 0 || size%timeIndexEntrySize != 0 {
+			return nil
+		}
+		_, err := fh.ReadAt(last[:], size-timeIndexEntrySize)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	// Only the last entry is read, the largest timestamp; TimeIndex
+	// .sanityCheck's conditions guard it (a whole number of entries, an
+	// offset not below the base). A rolled segment's index is trimmed to
+	// its entries (AbstractIndex.trimToValidSize), so a zero slot at the
+	// end is not one of a rolled segment.
+	ts := int64(binary.BigEndian.Uint64(last[:8]))
+	rel := int32(binary.BigEndian.Uint32(last[8:]))
+	if n == 0 || n%timeIndexEntrySize != 0 || rel < 0 || (rel == 0 && ts == 0) {
+		return nil, fmt.Sprintf("segment %s's .timeindex (%d bytes) does not end with an entry giving its largest timestamp", s.log, n), nil
+	}
+	r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
+	return out, "", nil
+}
+
+// firstBatchOffset reads the base offset of the log's first batch from the
+// first segment's first v2 header, without scanning the segment.
+func firstBatchOffset(dir string, l dirListing) (int64, string, error) {
+	name := l.segs[l.bases[0]].log
+	var h [17]byte
+	err := withFile(filepath.Join(dir, name), func(fh *os.File, size int64) error {
+		if size < 61 {
+			return nil
+		}
+		_, err := fh.ReadAt(h[:], 0)
+		return err
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	if h[16] != 2 {
+		return 0, fmt.Sprintf("the first segment %s does not begin with a v2 batch", name), nil
+	}
+	return int64(binary.BigEndian.Uint64(h[:8])), "", nil
+}

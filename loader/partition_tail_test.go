@@ -1,0 +1,211 @@
+package loader_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// diagnoseJSON is the diagnosis of the loaded partition, Replay left out,
+// aged at a fixed clock.
+func diagnoseJSON(t *testing.T, p *loader.Partition) string {
+	t.Helper()
+	d := p.Build().Diagnose(txnindex.DiagnoseOptions{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: -1})
+	d.Replay = nil
+	b, err := json.MarshalIndent(d, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOpenPartitionTailEqualsFullReplay: on broker-shaped logs (kmsg
+// batches, .snapshot at each roll, indexes) the diagnosis from the newest
+// snapshot and the segments after it equals the full replay's, for
+// transactions open across the snapshot, begun before the log start, and
+// with no snapshot at all (which falls back and says so).
+func TestOpenPartitionTailEqualsFullReplay(t *testing.T) {
+	const seg = 64 << 10
+	cases := []struct {
+		name    string
+		o       gen.LogOptions
+		mode    string
+		hanging bool // reading starts at the segment of the hanging transaction's first offset
+		reason  string
+	}{
+		// The hanging transaction begins in the second-to-last segment:
+		// the snapshot at the last roll has it open, so reading starts
+		// a segment before the snapshot.
+		{"hanging in last two", gen.LogOptions{}, txnindex.ReplaySnapshot, true, "producer 9000's transaction"},
+		{"hanging in last four", gen.LogOptions{HangingFrom: seg * 7 / 2}, txnindex.ReplaySnapshot, true, "producer 9000's transaction"},
+		{"no hanging", gen.LogOptions{HangingFrom: -1, Seed: 3}, txnindex.ReplaySnapshot, false, ""},
+		// Retention deleted where producer 8000's transaction began; only
+		// the snapshot remembers it, and no batch of it survives.
+		{"began before log start", gen.LogOptions{OldTxn: true, DeleteSegments: 2, Seed: 5}, txnindex.ReplaySnapshot, true, "producer 9000"},
+		// Some of it survives: its data from the log start on is needed.
+		{"began before log start, data survives", gen.LogOptions{OldTxn: true, OldTxnLateWrite: true, DeleteSegments: 2, Seed: 7},
+			txnindex.ReplayFull, false, "began at offset 0 before the log start"},
+		{"open since the first segment", gen.LogOptions{OldTxn: true, Seed: 9}, txnindex.ReplayFull, false, "the first segment is needed"},
+		{"no snapshots", gen.LogOptions{NoSnapshots: true}, txnindex.ReplayFull, false, "no producer snapshot"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.SegmentBytes, o.BatchBytes, o.TotalBytes = seg, 1024, 9*seg
+			dir := t.TempDir()
+			st, err := gen.WriteLog(dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := loader.OpenPartition(st.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(full.Damage) > 0 {
+				t.Errorf("the generated log has damage: %v", full.Damage)
+			}
+			// The generator's snapshot is the broker's producer state: every
+			// transaction the replay finds open at the end that began
+			// before the newest snapshot's offset is open in it, from there.
+			if s := full.Snapshot; s != nil {
+				l := full.Build()
+				for _, ti := range l.Open {
+					tx := l.Txns[ti]
+					if tx.FirstOffset >= s.Offset {
+						continue
+					}
+					found := false
+					for _, e := range s.Entries {
+						found = found || e.ProducerID == tx.ProducerID && e.CurrentTxnFirstOffset == tx.FirstOffset
+					}
+					if !found {
+						t.Errorf("producer %d's transaction from %d is open at the end but not in %s", tx.ProducerID, tx.FirstOffset, s.Name)
+					}
+				}
+			}
+			tail, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tail.Input.Replay
+			if r == nil || r.Mode != tc.mode || !strings.Contains(r.Reason, tc.reason) {
+				t.Fatalf("replay %+v, want mode %s with reason containing %q", r, tc.mode, tc.reason)
+			}
+			if tc.hanging {
+				want := 0
+				for i, s := range st.Segments {
+					if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
+						want = len(st.Segments) - i
+					}
+				}
+				if r.SegmentsRead != want || want > 3 && tc.o.HangingFrom == 0 || len(tail.Input.Batches) >= len(full.Input.Batches) {
+					t.Errorf("read %d segments (%d of %d batches), want %d", r.SegmentsRead, len(tail.Input.Batches), len(full.Input.Batches), want)
+				}
+			}
+			if r.Segments != len(st.Segments) {
+				t.Errorf("replay counts %d segments, the log has %d", r.Segments, len(st.Segments))
+			}
+			want, got := diagnoseJSON(t, full), diagnoseJSON(t, tail)
+			if want != got {
+				t.Fatalf("seeded diagnosis differs from the full replay:\nfull:\n%s\nseeded:\n%s", want, got)
+			}
+			if o.HangingFrom >= 0 && !strings.Contains(want, `"producer_id": 9000`) {
+				t.Errorf("the hanging transaction is not in the diagnosis:\n%s", want)
+			}
+			if o.OldTxn && o.DeleteSegments > 0 && !strings.Contains(want, `"began_before_log_start": true`) {
+				t.Errorf("no transaction began before the log start:\n%s", want)
+			}
+		})
+	}
+}
+
+// TestOpenPartitionTailFallbacks: a damaged newest snapshot is passed over
+// for the next clean one (as the broker does); a snapshot past the high
+// watermark, a consumer position and a segment with no .timeindex read the
+// whole log and say why.
+func TestOpenPartitionTailFallbacks(t *testing.T) {
+	const seg = 64 << 10
+	write := func(t *testing.T) *gen.LogStats {
+		dir := t.TempDir()
+		st, err := gen.WriteLog(dir, gen.LogOptions{SegmentBytes: seg, BatchBytes: 1024, TotalBytes: 9 * seg, HangingFrom: seg / 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	open := func(t *testing.T, st *gen.LogStats, pos int64) *loader.Partition {
+		p, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: pos})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := loader.OpenPartition(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, got := diagnoseJSON(t, full), diagnoseJSON(t, p); want != got {
+			t.Fatalf("differs from the full replay:\nfull:\n%s\ngot:\n%s", want, got)
+		}
+		return p
+	}
+	t.Run("damaged newest snapshot", func(t *testing.T) {
+		st := write(t)
+		newest := filepath.Join(st.Dir, st.Snapshots[len(st.Snapshots)-1])
+		if err := os.WriteFile(newest, []byte("not a snapshot"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplaySnapshot || r.Snapshot != st.Snapshots[len(st.Snapshots)-2] {
+			t.Errorf("replay %+v, want seeded from %s", r, st.Snapshots[len(st.Snapshots)-2])
+		}
+	})
+	t.Run("position", func(t *testing.T) {
+		p := open(t, write(t), 10)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "position 10") {
+			t.Errorf("replay %+v", r)
+		}
+	})
+	t.Run("past the high watermark", func(t *testing.T) {
+		st := write(t)
+		cp := "0\n1\nbench 0 5\n"
+		if err := os.WriteFile(filepath.Join(filepath.Dir(st.Dir), "replication-offset-checkpoint"), []byte(cp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "past the high watermark 5") {
+			t.Errorf("replay %+v", r)
+		}
+	})
+	t.Run("no timeindex", func(t *testing.T) {
+		st := write(t)
+		if err := os.Remove(filepath.Join(st.Dir, st.Segments[1][:20]+".timeindex")); err != nil {
+			t.Fatal(err)
+		}
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "no .timeindex") {
+			t.Errorf("replay %+v", r)
+		}
+	})
+	t.Run("timeindex ending in a zero slot", func(t *testing.T) {
+		st := write(t)
+		ti := filepath.Join(st.Dir, st.Segments[1][:20]+".timeindex")
+		f, err := os.OpenFile(ti, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(make([]byte, 12))
+		f.Close()
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "does not end with an entry") {
+			t.Errorf("replay %+v", r)
+		}
+	})
+}

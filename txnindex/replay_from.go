@@ -1,0 +1,57 @@
+package txnindex
+
+import "fmt"
+
+// Replay modes of a ReplayReport.
+const (
+	ReplaySnapshot = "snapshot" // seeded from a producer snapshot; earlier segments not read
+	ReplayFull     = "full"     // every segment read
+)
+
+// ReplayReport says how much of a partition's log a Log was built from.
+// As broker recovery does (LogLoader loads the newest producer snapshot and
+// replays only the segments after it), a loader may seed the producer state
+// from a .snapshot and read only the segments from the one holding the
+// snapshot's offset, or the first offset of a transaction still open in the
+// snapshot, on. Everything the diagnosis reports is then identical to a
+// full replay: see loader.OpenPartitionTail for why.
+type ReplayReport struct {
+	Mode     string `json:"mode"`
+	Snapshot string `json:"snapshot,omitempty"` // the .snapshot seeded from
+	// FromOffset is the base offset of the first segment read.
+	FromOffset   int64  `json:"from_offset"`
+	SegmentsRead int    `json:"segments_read"`
+	Segments     int    `json:"segments"`
+	BytesRead    int64  `json:"bytes_read"`
+	Bytes        int64  `json:"bytes"`
+	Reason       string `json:"reason"`
+	// SkippedMaxTimestamp is the largest batch timestamp of the segments
+	// not read, from the last entry of their .timeindex (the broker appends
+	// the segment's largest timestamp when it rolls it,
+	// LogSegment.onBecomeInactiveSegment); -1 when every segment was read.
+	SkippedMaxTimestamp int64 `json:"skipped_max_timestamp"`
+}
+
+// seeded reports whether batches before FromOffset were left unread.
+func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
+
+// Line is the one-line account the runbook prints.
+func (r *ReplayReport) Line() string {
+	if r.Mode == ReplaySnapshot {
+		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s), producer state seeded from %s: %s",
+			r.FromOffset, r.SegmentsRead, r.Segments, fmtBytes(r.BytesRead), fmtBytes(r.Bytes), r.Snapshot, r.Reason)
+	}
+	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, fmtBytes(r.Bytes), r.Reason)
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
