@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -147,7 +148,7 @@ func TestUILaneFolding(t *testing.T) {
 		seen[r.Label] = true
 	}
 	// Every row holds drawn batches, and a batch is found on its row.
-	if lp := eval[[]int](t, ctx, lanePixels); len(lp) != 4 || slices.Contains(lp, 0) {
+	if lp := rowPixels(t, ctx); len(lp) != 4 || slices.Contains(lp, 0) {
 		t.Errorf("batch pixels per row: %v", lp)
 	}
 	tx := l.Txns[len(l.Txns)-1]
@@ -171,7 +172,7 @@ func TestUILaneFolding(t *testing.T) {
 			t.Errorf("unfolded: no row for idempotent producer %d: %v", id, ids(got))
 		}
 	}
-	if lp := eval[[]int](t, ctx, lanePixels); slices.Contains(lp, 0) {
+	if lp := rowPixels(t, ctx); slices.Contains(lp, 0) {
 		t.Errorf("unfolded, batch pixels per row: %v", lp)
 	}
 	screenshot(t, ctx, "TestUILaneFolding-expanded")
@@ -210,8 +211,11 @@ func TestUILaneFolding(t *testing.T) {
 	if len(got) != txnindex.LaneCap+1 || got[len(got)-1].ID != "lane-more" || got[len(got)-1].Label != "3 more producers" || got[0].ID != "lane-9000" {
 		t.Errorf("15 transactional producers: rows %v (last %+v)", ids(got), got[len(got)-1])
 	}
-	if lp := eval[[]int](t, ctx, lanePixels); len(lp) != txnindex.LaneCap+1 || slices.Contains(lp, 0) {
+	if lp := rowPixels(t, ctx); len(lp) != txnindex.LaneCap+1 || slices.Contains(lp, 0) {
 		t.Errorf("15 transactional producers, batch pixels per row: %v", lp)
+	}
+	if eval[bool](t, ctx, `document.querySelector('[data-testid="lane-expand"]').getBoundingClientRect().width > 0`) {
+		t.Errorf("no idempotent producer to unfold, yet the box is shown")
 	}
 	screenshot(t, ctx, "TestUILaneFolding-cap")
 	last := strconv.FormatInt(capIDs[14], 10)
@@ -222,6 +226,14 @@ func TestUILaneFolding(t *testing.T) {
 	if got = rows(); !slices.Equal(ids(got), []string{"lane-" + last, "lane-more"}) || got[1].Label != "14 more producers" {
 		t.Errorf("filtered by %s: rows %v", last, ids(got))
 	}
+}
+
+// rowPixels is lanePixels once every row has batch pixels (a relayout
+// redraws on the next animation frame), or after 5 s as they are.
+func rowPixels(t *testing.T, ctx context.Context) []int {
+	t.Helper()
+	_ = chromedp.Do(ctx, pollFresh(fmt.Sprintf(`(%s).every((n) => n > 0)`, lanePixels), 5*time.Second))
+	return eval[[]int](t, ctx, lanePixels)
 }
 
 // laneOf is the stream lane of producer pid in l.

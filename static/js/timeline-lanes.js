@@ -80,7 +80,8 @@
     if (!m) return;
     const rows = rowsOf(m.lanes || []);
     // Unfolding is offered when there are idempotent producers to unfold.
-    if (expandEl && expandEl.parentElement) expandEl.parentElement.hidden = !(m.lanes || []).some((l) => l.folded && l.lane !== 0 && l.batches > 0);
+    // (style, not the hidden attribute: .controls label sets display.)
+    if (expandEl && expandEl.parentElement) expandEl.parentElement.style.display = (m.lanes || []).some((l) => l.folded && l.lane !== 0 && l.batches > 0) ? "" : "none";
     rowMap = new Int32Array(Math.max((m.lanes || []).length, 1));
     rows.forEach((r, i) => { for (const l of r.lanes) rowMap[l.lane] = i; });
     const box = $(".labels", root);
