@@ -80,8 +80,7 @@ const laneRowsJS = `Array.from(document.querySelectorAll('.labels .lane')).map((
 // idempotent producers share one "non-transactional" row, each
 // transactional producer has its own, labelled with a suffix that tells
 // it apart; "each non-transactional" unfolds them up to the cap of rows,
-// and the producers filter gives a producer its row. A second partition
-// with 15 transactional producers shows 12 and "3 more producers".
+// and the producers filter gives a producer its row.
 func TestUILaneFolding(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
 	dir, idemIDs, txnIDs := writeCrowdedDir(t, "crowd", 300, 3, 8070450532249000001)
@@ -195,8 +194,21 @@ func TestUILaneFolding(t *testing.T) {
 		t.Errorf("the filter is not in the URL")
 	}
 
-	// The cap: 15 transactional producers, 12 rows and "3 more producers";
-	// the filter gives one of the three its row.
+}
+
+// TestUILaneCap: with 15 transactional producers the page shows 12 rows
+// and "3 more producers", the filter gives one of the three its row, and
+// one producer past the cap is "1 more producer", as the server rendered.
+func TestUILaneCap(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	rows := func() []laneRow { return eval[[]laneRow](t, ctx, laneRowsJS) }
+	ids := func(rs []laneRow) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
 	dir2, _, capIDs := writeCrowdedDir(t, "many", 0, 15, 9000)
 	ld2, err := input.Open(dir2)
 	if err != nil {
@@ -207,7 +219,7 @@ func TestUILaneFolding(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s2)), waitDone(1)); err != nil {
 		t.Fatal(err)
 	}
-	got = rows()
+	got := rows()
 	if len(got) != txnindex.LaneCap+1 || got[len(got)-1].ID != "lane-more" || got[len(got)-1].Label != "3 more producers" || got[0].ID != "lane-9000" {
 		t.Errorf("15 transactional producers: rows %v (last %+v)", ids(got), got[len(got)-1])
 	}
@@ -217,7 +229,7 @@ func TestUILaneFolding(t *testing.T) {
 	if eval[bool](t, ctx, `document.querySelector('[data-testid="lane-expand"]').getBoundingClientRect().width > 0`) {
 		t.Errorf("no idempotent producer to unfold, yet the box is shown")
 	}
-	screenshot(t, ctx, "TestUILaneFolding-cap")
+	screenshot(t, ctx, "TestUILaneCap")
 	last := strconv.FormatInt(capIDs[14], 10)
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid="lane-filter"]`), last),
 		pollFresh(fmt.Sprintf(`!!document.querySelector('[data-testid="lane-%s"]')`, last), 5*time.Second)); err != nil {
@@ -225,6 +237,20 @@ func TestUILaneFolding(t *testing.T) {
 	}
 	if got = rows(); !slices.Equal(ids(got), []string{"lane-" + last, "lane-more"}) || got[1].Label != "14 more producers" {
 		t.Errorf("filtered by %s: rows %v", last, ids(got))
+	}
+
+	// One past the cap is still "1 more producer", as the server rendered.
+	dir3, _, _ := writeCrowdedDir(t, "thirteen", 0, txnindex.LaneCap+1, 7000)
+	ld3, err := input.Open(dir3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.add("thirteen", dir3, ld3)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, cat.find("thirteen", "thirteen", 0))), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got = rows(); len(got) != txnindex.LaneCap+1 || got[txnindex.LaneCap].ID != "lane-more" || got[txnindex.LaneCap].Label != "1 more producer" {
+		t.Errorf("%d producers: rows %v (last %+v)", txnindex.LaneCap+1, ids(got), got[len(got)-1])
 	}
 }
 

@@ -34,18 +34,21 @@
   function rowsOf(lanes) {
     const live = lanes.filter((l) => l.batches > 0);
     const folded = live.filter((l) => l.folded), txn = live.filter((l) => !l.folded);
-    let shown;
-    if (!lanesState.filter && !lanesState.expanded) {
+    // The server's rows (txnindex.LaneRows) by default; the same rule
+    // below otherwise (a meta without rows lays out as the server would).
+    if (!lanesState.filter && !lanesState.expanded && lanes.some((l) => l.row !== undefined)) {
       const byRow = [];
       for (const l of lanes) if (l.row >= 0) (byRow[l.row] = byRow[l.row] || []).push(l);
-      return byRow.filter(Boolean).map((ls) => ls[0].folded ? foldedRow(ls) : ls.length > 1 ? moreRow(ls, false) : ownRow(ls[0]));
+      // Past LANE_CAP producer rows comes the "more" row, even of one.
+      let own = 0;
+      return byRow.filter(Boolean).map((ls) => ls[0].folded ? foldedRow(ls) : own++ >= LANE_CAP ? moreRow(ls, false) : ownRow(ls[0]));
     }
     const f = lanesState.filter.toLowerCase();
     const match = (l) => !f || [l.display, l.label, pidText(l)].some((s) => s && s.toLowerCase().includes(f));
     // Transactional producers first: an unfolded crowd of idempotent ones
     // must not push them out of the cap.
     const own = txn.filter(match).concat(f || lanesState.expanded ? folded.filter(match) : []);
-    shown = new Set(own.slice(0, LANE_CAP));
+    const shown = new Set(own.slice(0, LANE_CAP));
     const rows = [];
     const restFolded = folded.filter((l) => !shown.has(l)), restTxn = txn.filter((l) => !shown.has(l));
     if (restFolded.length) rows.push(foldedRow(restFolded));
