@@ -53,6 +53,13 @@ type LaneJSON struct {
 	// Epochs is txnindex.Producer.EpochLabel ("epochs 0–3,000
 	// (transactions v2: one bump per transaction)"); "" for lane 0.
 	Epochs string `json:"epochs"`
+	// Display, Folded and Row are txnindex.Lane's Label, Folded and Row:
+	// the name the page shows ("producer 8070…24917", "orders (producer
+	// 7)"), whether the lane is drawn in the non-transactional row, and its
+	// default row (txnindex.LaneRows; -1: empty, drawn nowhere).
+	Display string `json:"display"`
+	Folded  bool   `json:"folded"`
+	Row     int    `json:"row"`
 }
 
 // SegmentJSON is one segment.
@@ -89,13 +96,15 @@ func lanesJSON(l *txnindex.Log) []LaneJSON {
 	for _, ln := range lanes {
 		p := ln.Producer
 		if p == nil {
-			out = append(out, LaneJSON{Lane: ln.Index, ProducerID: -1, FirstEpoch: -1, LastEpoch: -1, Batches: ln.Batches, Label: "no producer id"})
+			out = append(out, LaneJSON{Lane: ln.Index, ProducerID: -1, FirstEpoch: -1, LastEpoch: -1, Batches: ln.Batches, Label: "no producer id",
+				Display: ln.Label, Folded: ln.Folded, Row: ln.Row})
 			continue
 		}
 		ep := p.EpochLabel()
 		out = append(out, LaneJSON{Lane: ln.Index, ProducerID: int64(p.ID), FirstEpoch: p.FirstEpoch, LastEpoch: p.LastEpoch,
 			Transactional: p.Transactional, Batches: ln.Batches, Txns: p.Txns,
-			Label: "producer " + strconv.FormatInt(int64(p.ID), 10) + " " + ep, Epochs: ep})
+			Label: "producer " + strconv.FormatInt(int64(p.ID), 10) + " " + ep, Epochs: ep,
+			Display: ln.Label, Folded: ln.Folded, Row: ln.Row})
 	}
 	return out
 }

@@ -31,15 +31,17 @@ var FS embed.FS
 // would not load from the export's file:// URL.
 var TimelineScripts = []string{
 	"js/contract.js",
-	"js/timeline-state.js",   // the namespace, the elements, the options and view from the URL
-	"js/timeline-axes.js",    // layout, the offset and time axes, the view
-	"js/timeline-stream.js",  // stream decoding into typed arrays, lookups
-	"js/timeline-draw.js",    // the canvas, the overview pyramid, the batch list
-	"js/timeline-markers.js", // marker lines and labels, captured fetches
-	"js/timeline-minimap.js", // the whole log under the plot
-	"js/timeline-detail.js",  // tooltip, reasons, the detail panel
-	"js/timeline-input.js",   // mouse, keys, controls
-	"js/timeline.js",         // window.txnscope and the start
+	"js/timeline-state.js",    // the namespace, the elements, the options and view from the URL
+	"js/timeline-lanes.js",    // the rows of the plot: producers folded, capped, filtered
+	"js/timeline-axes.js",     // layout, the offset and time axes, the view
+	"js/timeline-stream.js",   // stream decoding into typed arrays, lookups
+	"js/timeline-draw.js",     // the canvas, the batch list
+	"js/timeline-overview.js", // the proportional overview: more decisions than pixels
+	"js/timeline-markers.js",  // marker lines and labels, captured fetches
+	"js/timeline-minimap.js",  // the whole log under the plot
+	"js/timeline-detail.js",   // tooltip, reasons, the detail panel
+	"js/timeline-input.js",    // mouse, keys, controls
+	"js/timeline.js",          // window.txnscope and the start
 }
 
 // Prefix is the URL path the assets are served under.

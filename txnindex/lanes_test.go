@@ -34,3 +34,72 @@ func TestLanes(t *testing.T) {
 		t.Errorf("lanes hold %d batches, the log %d", total, len(l.Batches))
 	}
 }
+
+// TestLaneRows: idempotent producers (every producer since Kafka 3.0,
+// KIP-679) fold with lane 0 into one row, each transactional producer has
+// its own up to LaneCap, the rest share a "more" row, and empty lanes have
+// none.
+func TestLaneRows(t *testing.T) {
+	b := newLog()
+	for i := range 300 {
+		b.plain(ProducerID(1000+i), 1)
+	}
+	for p := range ProducerID(LaneCap + 3) {
+		b.txn(10+p, 2).commit(10 + p)
+	}
+	l := b.build()
+	lanes := l.Lanes()
+	rows := LaneRows(lanes)
+	if len(rows) != 1+LaneCap+1 {
+		t.Fatalf("%d rows, want %d", len(rows), LaneCap+2)
+	}
+	if rows[0].Kind != RowNonTransactional || len(rows[0].Lanes) != 300 || rows[0].Batches != 300 {
+		t.Errorf("row 0: %v %d lanes %d batches, want the 300 idempotent producers (lane 0 is empty)", rows[0].Kind, len(rows[0].Lanes), rows[0].Batches)
+	}
+	for r := 1; r <= LaneCap; r++ {
+		if p := lanes[rows[r].Lanes[0]].Producer; rows[r].Kind != RowProducer || len(rows[r].Lanes) != 1 || p.ID != ProducerID(10+r-1) {
+			t.Errorf("row %d: %+v", r, rows[r])
+		}
+	}
+	past := 0
+	for _, p := range l.Producers[300+LaneCap:] {
+		past += p.Batches
+	}
+	if more := rows[LaneCap+1]; more.Kind != RowMore || len(more.Lanes) != 3 || more.Batches != past || past == 0 {
+		t.Errorf("more row %+v, want the 3 producers past the cap with their %d batches", more, past)
+	}
+	if lanes[0].Row != -1 || lanes[1].Row != 0 || lanes[301].Row != 1 || lanes[len(lanes)-1].Row != LaneCap+1 {
+		t.Errorf("rows of lanes 0, 1, 301, last: %d %d %d %d", lanes[0].Row, lanes[1].Row, lanes[301].Row, lanes[len(lanes)-1].Row)
+	}
+	for _, ln := range lanes[1:] {
+		if ln.Folded == ln.Producer.Transactional {
+			t.Errorf("lane %d (producer %d, transactional %v) folded %v", ln.Index, ln.Producer.ID, ln.Producer.Transactional, ln.Folded)
+		}
+	}
+}
+
+// TestLaneLabels: long producer ids are cut to a prefix and the shortest
+// suffix no other id shares, so two lanes never read alike; a name the
+// input gives is shown with the id.
+func TestLaneLabels(t *testing.T) {
+	l := newLog().plain(8070450532247928000, 1).plain(8070450532247924917, 1).plain(8070450532247953281, 1).
+		txn(24917, 1).commit(24917).txn(7, 1).commit(7).build()
+	l.ProducerNames = map[ProducerID]string{7: "orders"}
+	got := map[ProducerID]string{}
+	for _, ln := range l.Lanes()[1:] {
+		got[ln.Producer.ID] = ln.Label
+	}
+	want := map[ProducerID]string{
+		8070450532247928000: "producer 8070…28000",
+		// 24917 is a whole id too: the suffix grows past it.
+		8070450532247924917: "producer 8070…924917",
+		8070450532247953281: "producer 8070…53281",
+		24917:               "producer 24917",
+		7:                   "orders (producer 7)",
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("producer %d: label %q, want %q", id, got[id], w)
+		}
+	}
+}

@@ -161,6 +161,9 @@ type Log struct {
 	Txns      []Txn
 	Open      []int
 	Producers []Producer
+	// ProducerNames, when the input names its producers (a scenario's
+	// "producer orders transactional id 7"), labels their lanes (Lanes).
+	ProducerNames map[ProducerID]string
 
 	// RebuiltIndex is, per segment, the .txnindex the broker would have
 	// written for these batches. Mismatches compares it with the files

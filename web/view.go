@@ -84,13 +84,49 @@ type TimelineView struct {
 	Origin               string   // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
 }
 
-// LaneView is one producer lane.
+// LaneView is one row of the timeline: a transactional producer's lane, the
+// non-transactional row (lane 0 and the idempotent producers) or the
+// "N more producers" row.
 type LaneView struct {
-	Index  int
-	TestID string
-	Label  string // "producer 7"
+	Index  int    // the lane's number in the stream; the first lane's for a row of several
+	TestID string // "lane-7", "lane-none" (non-transactional), "lane-more"
+	Label  string // "producer 7", "orders (producer 7)", "non-transactional", "3 more producers"
 	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3,000 (transactions v2: …)"
-	Note   string // "transactional, 3 batches"
+	Note   string // "txn, 3 batches, 1 txn"
+	Title  string // the tooltip: the whole producer id
+}
+
+// laneViews returns the default rows of lanes (txnindex.LaneRows), labelled
+// as timeline-lanes.js labels them.
+func laneViews(lanes []txnindex.Lane) []LaneView {
+	var out []LaneView
+	for _, row := range txnindex.LaneRows(lanes) {
+		first := lanes[row.Lanes[0]]
+		switch row.Kind {
+		case txnindex.RowNonTransactional:
+			n := len(row.Lanes)
+			what := plural(n, "idempotent producer", "idempotent producers")
+			if first.Producer == nil {
+				what = plural(n-1, "idempotent producer", "idempotent producers") + " + no producer id"
+				if n == 1 {
+					what = "no producer id"
+				}
+			}
+			out = append(out, LaneView{Index: first.Index, TestID: "lane-none", Label: "non-transactional", Epochs: what,
+				Note: plural(row.Batches, "batch", "batches"), Title: "non-transactional: " + what + " (fold or expand them with the producers box)"})
+		case txnindex.RowMore:
+			out = append(out, LaneView{Index: first.Index, TestID: "lane-more", Label: plural(len(row.Lanes), "more producer", "more producers"),
+				Epochs: "transactional, past the first " + itoa(txnindex.LaneCap), Note: plural(row.Batches, "batch", "batches"),
+				Title: "type a producer id or name in the producers box to give it a row"})
+		default:
+			pr := first.Producer
+			id := strconv.FormatInt(int64(pr.ID), 10)
+			out = append(out, LaneView{Index: first.Index, TestID: "lane-" + id, Label: first.Label, Epochs: pr.EpochLabel(),
+				Note:  "txn, " + plural(first.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns"),
+				Title: "producer " + id})
+		}
+	}
+	return out
 }
 
 func plural(n int, one, many string) string {
@@ -123,24 +159,9 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 		LogStart: l.LogStartOffset, LogEnd: l.LogEndOffset, HWM: l.HighWatermark, LSO: l.LastStableOffset,
 		Batches: len(l.Batches), Txns: len(l.Txns), Open: len(l.Open), Segments: len(l.Segments), Gaps: len(l.Gaps),
 		WSPath: "/ws/v1" + base, APIPath: "/api/v1" + base, Assets: assets()}
-	// One row per lane of txnindex's lane rule, which the stream's lane
-	// numbers follow too: none first, then producers in order of first
-	// appearance.
-	for _, ln := range l.Lanes() {
-		pr := ln.Producer
-		if pr == nil {
-			v.Lanes = append(v.Lanes, LaneView{Index: ln.Index, TestID: "lane-none", Label: "no producer id", Epochs: "non-transactional",
-				Note: plural(ln.Batches, "batch", "batches")})
-			continue
-		}
-		kind := "idempotent"
-		if pr.Transactional {
-			kind = "txn"
-		}
-		v.Lanes = append(v.Lanes, LaneView{Index: ln.Index, TestID: "lane-" + strconv.FormatInt(int64(pr.ID), 10),
-			Label: "producer " + strconv.FormatInt(int64(pr.ID), 10), Epochs: pr.EpochLabel(),
-			Note: kind + ", " + plural(ln.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns")})
-	}
+	// The rows of txnindex's lane rule (Log.Lanes, LaneRows), which the
+	// stream's lane numbers and timeline-lanes.js follow too.
+	v.Lanes = laneViews(l.Lanes())
 	// The true holder (txnindex.LSOHolder), open or decided with its
 	// marker not yet below the high watermark, not the first of Log.Open.
 	switch t := l.LSOHolder(); {

@@ -28,7 +28,14 @@ func demoCatalog(big bool) *catalog {
 				panic("demo " + d.Name + ": " + err.Error()) // the embedded demos are tested
 			}
 			s.files = lp
-			return txnindex.Build(lp.Input)
+			l := txnindex.Build(lp.Input)
+			// The scenario names its producers ("producer orders
+			// transactional id 7"): the lanes show the names.
+			l.ProducerNames = map[txnindex.ProducerID]string{}
+			for _, p := range d.Scenario.Producers {
+				l.ProducerNames[txnindex.ProducerID(p.ID)] = p.Name
+			}
+			return l
 		}
 		// Small demos are built now: cheap, and a broken one fails at start.
 		s.get()

@@ -106,6 +106,7 @@ func current() (contract, error) {
 			{"DECISION_SIZE_LAYOUT1", api.DecisionSizeLayout1, "decision record size of layout 1 (no timestamp)"},
 			{"TXN_SIZE", api.TxnSize, "transaction record size"},
 			{"LANE_GAP", api.LaneGap, "lane of a gap decision, drawn across every lane; lane 0 holds batches without a producer id"},
+			{"LANE_CAP", txnindex.LaneCap, "producers with a row of their own by default (txnindex.LaneCap); the rest share an \"N more producers\" row"},
 			{"F_TXN", api.FlagTransactional, "decision flag (byte DEC.FLAGS): transactional batch"},
 			{"F_CONTROL", api.FlagControl, "decision flag: control batch"},
 			{"F_COMMIT", api.FlagCommit, "decision flag: COMMIT marker"},

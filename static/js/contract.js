@@ -54,6 +54,7 @@ window.txnscopeContract = Object.freeze({
   DECISION_SIZE_LAYOUT1: 32, // decision record size of layout 1 (no timestamp)
   TXN_SIZE: 32, // transaction record size
   LANE_GAP: 65535, // lane of a gap decision, drawn across every lane; lane 0 holds batches without a producer id
+  LANE_CAP: 12, // producers with a row of their own by default (txnindex.LaneCap); the rest share an "N more producers" row
   F_TXN: 1, // decision flag (byte DEC.FLAGS): transactional batch
   F_CONTROL: 2, // decision flag: control batch
   F_COMMIT: 4, // decision flag: COMMIT marker

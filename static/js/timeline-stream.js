@@ -71,7 +71,7 @@
     document.dispatchEvent(new CustomEvent("txnscope:message", { detail: m }));
     switch (m.type) {
       case "meta":
-        S.laneEls = Array.from(root.querySelectorAll(".lane")); tl.resize();
+        tl.layoutLanes(m); // the rows, re-laid for each generation (live sources gain producers)
         S.meta = m; S.gen = m.generation; S.done = false; mark("meta");
         S.D = alloc(m.totals.decisions, m.totals.chunks); S.pyrDirty = true; S.timeDirty = true;
         S.T = null;
@@ -195,7 +195,7 @@
     if (D.loaded[c1]) { let lo = c1 * cs, hi = i1; while (lo < hi) { const m = (lo + hi) >> 1; if (D.from[m] < to) lo = m + 1; else hi = m; } i1 = lo; }
     return [i0, i1];
   }
-  function decisionAt(off, lane) {
+  function decisionAt(off, row) {
     const D = S.D, meta = S.meta;
     if (!D || !D.n) return -1;
     const cs = meta.chunk_size;
@@ -207,7 +207,7 @@
     for (let i = i0; i < i1; i++) {
       if (!D.loaded[Math.floor(i / cs)]) { i = (Math.floor(i / cs) + 1) * cs - 1; continue; }
       const ln = D.lane[i];
-      if (ln !== lane && ln !== LANE_GAP) continue;
+      if (ln !== LANE_GAP && tl.rowOf(ln) !== row) continue;
       const d = off < D.from[i] ? D.from[i] - off : off > D.to[i] + 1 ? off - D.to[i] - 1 : 0;
       if (d < bestDist || (d === bestDist && ln !== LANE_GAP && best >= 0 && D.lane[best] === LANE_GAP)) { best = i; bestDist = d; }
     }

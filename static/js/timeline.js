@@ -11,9 +11,11 @@
 //   timeline-state.js    the page's elements, the options and view from the
 //                        URL, the namespace the others share
 //                        (window.txnscopeTimeline) and the URL kept in step
+//   timeline-lanes.js    the rows of the plot: producers folded, capped, filtered
 //   timeline-axes.js     layout, the offset and time axes, the view
 //   timeline-stream.js   stream decoding into typed arrays, lookups
-//   timeline-draw.js     the canvas, the overview pyramid, the batch list
+//   timeline-draw.js     the canvas, the batch list
+//   timeline-overview.js the proportional overview: more decisions than pixels
 //   timeline-markers.js  marker lines and labels, captured fetches
 //   timeline-minimap.js  the minimap
 //   timeline-detail.js   tooltip, reasons, the detail panel
@@ -65,7 +67,7 @@
         if (D.from[i] <= off && off <= D.to[i] && D.lane[i] !== LANE_GAP) {
           const r = canvas.getBoundingClientRect(), lh = tl.laneH();
           const x0 = Math.max(tl.xOf(D.from[i]), 0), x1 = Math.min(tl.xEnd(D.to[i]), S.W);
-          return { x: r.left + (x0 + x1) / 2, y: r.top + D.lane[i] * lh + lh / 2 + 4 };
+          return { x: r.left + (x0 + x1) / 2, y: r.top + tl.rowOf(D.lane[i]) * lh + lh / 2 + 4 };
         }
       }
       return null;
@@ -77,6 +79,9 @@
       return c;
     },
     setView: (f, t) => tl.setView(f, t),
+    // overviewRange(x) is the offsets [from, to) pixel column x of the
+    // overview stands for (timeline-overview.js).
+    overviewRange: (x) => tl.overviewRange(x),
     // highlight(from, to) outlines offsets [from, to] (lesson.js: the batch
     // of the current step) and pans it into view; highlight(null) clears it.
     highlight: (f, t) => { S.lessonMark = f === null ? null : { from: f, to: t }; root.dataset.highlight = f === null ? "" : f + "-" + t;
