@@ -17,7 +17,7 @@ type DiagnoseOptions struct {
 	Now           time.Time     // the clock ages are measured against; zero means the newest timestamp in the log
 	TxnTimeout    time.Duration // 0 means DefaultTxnTimeout
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
-	Bootstrap     string        // for the commands; "" prints <bootstrap>
+	Bootstrap     string        // for the commands; "" prints BootstrapVar
 	Position      int64         // consumer position for the lag split; -1 for none
 }
 
@@ -187,10 +187,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			now = cr.LastMs
 		}
 	}
-	bootstrap := o.Bootstrap
-	if bootstrap == "" {
-		bootstrap = "<bootstrap>"
-	}
+	bootstrap := bootstrapWord(o.Bootstrap)
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
@@ -305,6 +302,9 @@ func (d *Diagnosis) Runbook() string {
 			d.LSOLagOffsets, atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	}
 	d.runbookPinned(&sb)
+	if d.usesBootstrapVar() {
+		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
+	}
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
 	}

@@ -38,6 +38,9 @@ type Source struct {
 	// bad CRC), each naming the file and byte; the timeline lists them so
 	// that a person sees the partition is drawn from part of the input.
 	Problems []string
+	// Demo marks a built-in demo: its pages age transactions by the
+	// demo's own time (its newest write), not the server's clock.
+	Demo bool
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -117,14 +120,14 @@ func (u *UI) Timeline() http.Handler {
 				title, problems = s.Title, s.Problems
 			}
 		}
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, bootstrap, clock, err := u.diagnoseOptions(r, id)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		v := timelineView(id, title, l)
 		v.Problems = problems
-		v.Diag = diagnosisView(u.diags.diagnose(l, o))
+		v.Diag = diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)
 		render(w, r, TimelinePage(v))
 	})
 }
@@ -188,7 +191,11 @@ func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.
 func staticTimelineView(id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) (TimelineView, error) {
 	v := timelineView(id, title, l)
 	if d != nil {
-		v.Diag = diagnosisView(d)
+		clock := clockExport
+		if d.Now == newestWrite(l) {
+			clock = clockLog
+		}
+		v.Diag = diagnosisView(d, "", clock)
 	}
 	v.Chrome = chromeStatic
 	v.WSPath, v.APIPath = "", ""

@@ -25,6 +25,7 @@ type source struct {
 	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
 	mem       int64              // an upload's memory (uploadMemory), on its first source; 0 for the others
 	problems  []string           // what the loader could not read, shown on the timeline
+	demo      bool               // a built-in demo: its pages age it by its own time (web.Source.Demo)
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -146,7 +147,7 @@ func (c webCatalog) Sources() []web.Source {
 		if l := s.built(); l != nil {
 			p.Summary = web.Summary(l)
 		}
-		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems})
+		out = append(out, web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Problems: s.problems, Demo: s.demo})
 	}
 	return out
 }

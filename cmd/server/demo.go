@@ -19,7 +19,7 @@ func findDemo(name string) (gen.Demo, error) {
 func demoCatalog(big bool) *catalog {
 	c := &catalog{}
 	for _, d := range gen.Demos() {
-		s := &source{id: d.Name, title: d.Title, topic: "demo-" + d.Name}
+		s := &source{id: d.Name, title: d.Title, topic: "demo-" + d.Name, demo: true}
 		s.build = func() *txnindex.Log {
 			// The demo's files stay on disk, so its records can be
 			// decoded on demand (web_records.go).
@@ -44,6 +44,6 @@ func demoCatalog(big bool) *catalog {
 // bigDemo is the generated 1M-batch partition (gen.Big), built on first
 // request, not at start-up.
 func bigDemo() *source {
-	return &source{id: "big", title: "1M generated batches (level-of-detail demo)", topic: gen.BigTopic,
+	return &source{id: "big", title: "1M generated batches (level-of-detail demo)", topic: gen.BigTopic, demo: true,
 		build: func() *txnindex.Log { return txnindex.Build(gen.Big(gen.BigBatches)) }}
 }
