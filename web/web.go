@@ -41,6 +41,9 @@ type Source struct {
 	// Demo marks a built-in demo: its pages age transactions by the
 	// demo's own time (its newest write), not the server's clock.
 	Demo bool
+	// Path is the full path a loaded source was read from, shown only as
+	// the title's tooltip ("" for demos, uploads and live sources).
+	Path string
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -114,10 +117,10 @@ func (u *UI) Timeline() http.Handler {
 			render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
 			return
 		}
-		title, problems := "", []string(nil)
+		title, path, problems := "", "", []string(nil)
 		for _, s := range u.cat.Sources() {
 			if s.ID == id {
-				title, problems = s.Title, s.Problems
+				title, path, problems = s.Title, s.Path, s.Problems
 			}
 		}
 		o, bootstrap, clock, err := u.diagnoseOptions(r, id)
@@ -126,7 +129,7 @@ func (u *UI) Timeline() http.Handler {
 			return
 		}
 		v := timelineView(id, title, l)
-		v.Problems = problems
+		v.Problems, v.Path = problems, path
 		v.Diag = diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)
 		render(w, r, TimelinePage(v))
 	})
