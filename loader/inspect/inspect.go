@@ -201,12 +201,12 @@ func New(in *input.Contents, o Options) Report {
 			for _, s := range d.Snapshots {
 				is := Snapshot{Name: s.Name, Offset: s.Offset}
 				for _, e := range s.Entries {
-					is.Entries = append(is.Entries, fmt.Sprintf("%+v", e))
+					is.Entries = append(is.Entries, DumpSnapshotEntry(e))
 				}
 				ip.Snapshots = append(ip.Snapshots, is)
 			}
 			for _, ig := range d.Ignored {
-				ip.Ignored = append(ip.Ignored, fmt.Sprintf("%+v", ig))
+				ip.Ignored = append(ip.Ignored, ig.Name+": "+ig.Reason)
 			}
 		}
 		for _, m := range l.Mismatches {
