@@ -124,7 +124,10 @@ type LagReport struct {
 
 // Diagnosis is the stuck-LSO report of one partition.
 type Diagnosis struct {
-	Topic               string `json:"topic"`
+	Topic string `json:"topic"`
+	// Note says what a partition that is not a data partition is
+	// (MetadataLogNote: the KRaft metadata log), "" for the others.
+	Note                string `json:"note,omitempty"`
 	Partition           int32  `json:"partition"`
 	LogStartOffset      int64  `json:"log_start_offset"`
 	LogEndOffset        int64  `json:"log_end_offset"`
@@ -191,7 +194,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
-		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
+		LSOLagOffsets: hwm - lso, Now: now, Note: MetadataLogNote(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 	}
 	for _, ti := range l.Open {
 		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
@@ -280,6 +283,8 @@ func (d *Diagnosis) Runbook() string {
 	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
 		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
 	switch p := d.PinnedBy; {
+	case p == nil && d.Note != "":
+		fmt.Fprintf(&sb, "  not a data partition: %s\n", d.Note)
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
 		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets behind the high watermark, and no transaction found here holds it\n", d.LSOLagOffsets)

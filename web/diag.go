@@ -28,13 +28,16 @@ type DiagnosisView struct {
 	// Bootstrap is the address the commands carry ("" until one is given:
 	// they use txnindex.BootstrapVar, with its guard line).
 	Bootstrap string
-	Commands  bool   // some command is shown (the bootstrap field is)
-	Stuck     bool   // something pins the LSO below the HWM
-	Clear     string // the sentence shown when nothing pins it
-	Pinned    *TxnView
-	Txns      []TxnView
-	Lag       *txnindex.LagReport // nil without a consumer position
-	Position  int64               // the consumer position the lag split is for; -1 for none
+	Commands  bool // some command is shown (the bootstrap field is)
+	// Note says what a partition that is not a data partition is (the
+	// KRaft metadata log): shown instead of "clear".
+	Note     string
+	Stuck    bool   // something pins the LSO below the HWM
+	Clear    string // the sentence shown when nothing pins it
+	Pinned   *TxnView
+	Txns     []TxnView
+	Lag      *txnindex.LagReport // nil without a consumer position
+	Position int64               // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -211,6 +214,7 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 		v.Pinned = &p
 	}
 	v.Commands = v.Pinned != nil || len(v.Txns) > 0
+	v.Note = d.Note
 	v.Groups = groupViews(d.ConsumerGroups)
 	switch {
 	case v.Stuck:

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,19 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
 		!strings.Contains(d.Pinned.SkewedOrFromSnp, "COMMIT marker at offset 5") || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
+	}
+}
+
+// TestDiagnosisPanelMetadataLog: the KRaft metadata log's panel says what
+// it is, never "clear".
+func TestDiagnosisPanelMetadataLog(t *testing.T) {
+	d := &txnindex.Diagnosis{Topic: txnindex.ClusterMetadataTopic, HighWatermark: 5, LastStableOffset: 5, Note: txnindex.MetadataLogNote(txnindex.ClusterMetadataTopic),
+		OpenTransactions: []txnindex.OpenTxnReport{}}
+	var b strings.Builder
+	if err := diagnosisPanel(diagnosisView(d, "", clockServer)).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "not a data partition") || !strings.Contains(s, "KRaft cluster metadata log") || strings.Contains(s, `data-testid="diagnosis-clear"`) {
+		t.Errorf("panel:\n%s", s)
 	}
 }

@@ -41,6 +41,14 @@ func WriteText(w io.Writer, v Report) {
 		if p.TopicID != "" {
 			fmt.Fprintf(w, "  topic id %s\n", p.TopicID)
 		}
+		if p.Note != "" {
+			fmt.Fprintf(w, "  %s\n", p.Note)
+		}
+		for _, s := range p.KRaftSnapshots {
+			// What kafka-dump-log.sh prints first for a .checkpoint
+			// (DumpLogSegments: "Snapshot end offset: …, epoch: …").
+			fmt.Fprintf(w, "  checkpoint %s, %d bytes: Snapshot end offset: %d, epoch: %d\n", s.Name, s.Bytes, s.EndOffset, s.Epoch)
+		}
 		for _, s := range p.Segments {
 			fmt.Fprintf(w, "  segment %s: base %d, %d bytes, %d batches", s.Name, s.BaseOffset, s.Bytes, s.Batches)
 			if s.IndexEntries != nil {
