@@ -43,7 +43,7 @@ type ScanOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// Bootstrap goes into the printed abort commands; "" prints
-	// <bootstrap>.
+	// txnindex.BootstrapVar.
 	Bootstrap string
 }
 
@@ -214,7 +214,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 		o.Now = time.Now
 	}
 	if o.Bootstrap == "" {
-		o.Bootstrap = "<bootstrap>"
+		o.Bootstrap = txnindex.BootstrapVar
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}

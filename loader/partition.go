@@ -41,6 +41,11 @@ type Partition struct {
 	RecoveryPoint int64
 	CleanerOffset int64
 
+	// KRaftSnapshots are the KRaft metadata log's snapshots
+	// (<end offset>-<epoch>.checkpoint, __cluster_metadata-0 only), by
+	// name; their records are not read.
+	KRaftSnapshots []KRaftSnapshot
+
 	// Ignored lists the files the broker would not load, each with why.
 	Ignored []IgnoredFile
 

@@ -107,6 +107,8 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 			seg(base).txn = name
 		case ok && suffix == ".snapshot":
 			snapshots = append(snapshots, name)
+		case isKRaftSnapshotName(name):
+			p.KRaftSnapshots = append(p.KRaftSnapshots, kraftSnapshot(name, e))
 		default:
 			p.Ignored = append(p.Ignored, IgnoredFile{name, "not a segment, index, snapshot or checkpoint file"})
 		}

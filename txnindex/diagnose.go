@@ -17,7 +17,7 @@ type DiagnoseOptions struct {
 	Now           time.Time     // the clock ages are measured against; zero means the newest timestamp in the log
 	TxnTimeout    time.Duration // 0 means DefaultTxnTimeout
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
-	Bootstrap     string        // for the commands; "" prints <bootstrap>
+	Bootstrap     string        // for the commands; "" prints BootstrapVar
 	Position      int64         // consumer position for the lag split; -1 for none
 }
 
@@ -129,7 +129,10 @@ type LagReport struct {
 
 // Diagnosis is the stuck-LSO report of one partition.
 type Diagnosis struct {
-	Topic               string `json:"topic"`
+	Topic string `json:"topic"`
+	// Note says what a partition that is not a data partition is
+	// (MetadataLogNote: the KRaft metadata log), "" for the others.
+	Note                string `json:"note,omitempty"`
 	Partition           int32  `json:"partition"`
 	LogStartOffset      int64  `json:"log_start_offset"`
 	LogEndOffset        int64  `json:"log_end_offset"`
@@ -207,10 +210,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			now = cr.LastMs
 		}
 	}
-	bootstrap := o.Bootstrap
-	if bootstrap == "" {
-		bootstrap = "<bootstrap>"
-	}
+	bootstrap := bootstrapWord(o.Bootstrap)
 	// On a compacted log, a transaction the replay leaves open may be one
 	// the broker decided long ago, its marker removed by the cleaner: it
 	// is reported apart and the LSO is the broker's without it.
@@ -233,7 +233,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
-		LSOLagOffsets: hwm - lso, Now: now, OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
+		LSOLagOffsets: hwm - lso, Now: now, Note: MetadataLogNote(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 		Replay: l.Replay,
 	}
@@ -331,6 +331,8 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
 	}
 	switch p := d.PinnedBy; {
+	case p == nil && d.Note != "":
+		fmt.Fprintf(&sb, "  not a data partition: %s\n", d.Note)
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
 		fmt.Fprintf(&sb, "  STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it\n", Plural(d.LSOLagOffsets, "offset", "offsets"))
@@ -353,6 +355,9 @@ func (d *Diagnosis) Runbook() string {
 			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	}
 	d.runbookPinned(&sb)
+	if d.usesBootstrapVar() {
+		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
+	}
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
 	}

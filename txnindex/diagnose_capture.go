@@ -211,8 +211,13 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 		// which may not be the LSO (no transaction need start there).
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("the LSO %d equals the log start offset the broker reported: the broker raises the first unstable offset to the log start, so this transaction may have begun before it (retention deleted the start); describe-producers shows its CurrentTransactionStartOffset", lso)
-		r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d, then abort --topic %s --partition %d --start-offset <its CurrentTransactionStartOffset>",
-			bootstrap, l.Topic, l.Partition, l.Topic, l.Partition)
+		// Two commands that run as copied: START is set by hand
+		// from the first one's answer (a placeholder in angle brackets
+		// would be a shell redirection).
+		r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d\n"+
+			"START=  # its CurrentTransactionStartOffset, from the line above\n"+
+			"kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset \"${START:?set START first}\"",
+			bootstrap, l.Topic, l.Partition, bootstrap, l.Topic, l.Partition)
 	}
 	r.Discards = Discards{Records: -1, Ranges: []OffsetRange{},
 		PrintCommand: fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d; kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",

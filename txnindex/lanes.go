@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"math"
+	"strconv"
 )
 
 // Lane is one producer's lane of the timeline, the unit the stream

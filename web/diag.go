@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -18,13 +19,25 @@ type DiagnosisView struct {
 	LSO, HWM   int64
 	LagOffsets int64
 	LagMs      int64
-	LagTime    string // "20m0s"
-	Stuck      bool   // something pins the LSO below the HWM
-	Clear      string // the sentence shown when nothing pins it
-	Pinned     *TxnView
-	Txns       []TxnView
-	Lag        *txnindex.LagReport // nil without a consumer position
-	Position   int64               // the consumer position the lag split is for; -1 for none
+	LagTime    string // "20m0s", on the page's one clock (Clock)
+	LagAtLeast bool   // the pinning transaction began before what survives
+	// Clock is the one time every age on the page is measured at (UTC, the
+	// page's format), and ClockWhat says whose clock it is: the server's,
+	// a demo's own time, the end of a capture.
+	Clock, ClockWhat string
+	// Bootstrap is the address the commands carry ("" until one is given:
+	// they use txnindex.BootstrapVar, with its guard line).
+	Bootstrap string
+	Commands  bool // some command is shown (the bootstrap field is)
+	// Note says what a partition that is not a data partition is (the
+	// KRaft metadata log): shown instead of "clear".
+	Note     string
+	Stuck    bool   // something pins the LSO below the HWM
+	Clear    string // the sentence shown when nothing pins it
+	Pinned   *TxnView
+	Txns     []TxnView
+	Lag      *txnindex.LagReport // nil without a consumer position
+	Position int64               // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -57,10 +70,11 @@ type TxnView struct {
 	Batches         int
 	Records         int64
 	Age             string
-	State           string // open, expired, hanging
+	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
+	StateText       string // the state in words: "decided, marker not replicated"
 	Reason          string
-	AbortCommand    string
-	PrintCommand    string
+	AbortCommand    Cmd
+	PrintCommand    Cmd
 	DiscardRecords  int64
 	Ranges          []RangeView
 	Pins            bool
@@ -76,9 +90,30 @@ type TxnView struct {
 	// Unreplicated: decided, its marker not yet below the high watermark
 	// (txnindex.StateDecidedUnreplicated). No abort ends it: EndsWhen says
 	// what does, CheckCommand shows the replicas.
-	Unreplicated bool
-	EndsWhen     string
-	CheckCommand string
+	Unreplicated    bool
+	EndsWhen        string
+	CheckCommand    Cmd
+	HangingRuleText string // the rule in words
+}
+
+// Cmd is a command a copy button copies. Template carries
+// txnindex.BootstrapVar for the bootstrap address; Text is what is shown
+// and copied: the template with the page's bootstrap, or, while none is
+// set, the template after txnindex.BootstrapGuard's line, so that what is
+// copied always runs (static/js/diagnosis.js redoes this when the
+// bootstrap field changes).
+type Cmd struct {
+	Template, Text string
+}
+
+func command(template, bootstrap string) Cmd {
+	if !txnindex.UsesBootstrapVar(template) {
+		return Cmd{Template: template, Text: template}
+	}
+	if bootstrap == "" {
+		return Cmd{Template: template, Text: txnindex.BootstrapGuard + "\n" + template}
+	}
+	return Cmd{Template: template, Text: strings.ReplaceAll(template, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))}
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -105,13 +140,15 @@ type RangeView struct {
 	TestID   string
 }
 
-// durText is ms rounded for a reader: "850ms", "20m0s", "335d 17h".
+// durText is ms for a reader: "850ms", "20m0s", "335d 17h". Days and
+// hours are whole ones passed (not rounded), as txnindex's reasons print
+// them, so that a page never says 19h beside a reason's 18h.
 func durText(ms int64) string {
 	switch d := time.Duration(ms) * time.Millisecond; {
 	case ms < 1000:
 		return strconv.FormatInt(max(ms, 0), 10) + "ms"
 	case d >= 48*time.Hour:
-		h := int64(d.Round(time.Hour) / time.Hour)
+		h := int64(d.Round(time.Second) / time.Hour)
 		return strconv.FormatInt(h/24, 10) + "d " + strconv.FormatInt(h%24, 10) + "h"
 	default:
 		return d.Round(time.Second).String()
@@ -134,13 +171,15 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 	return v
 }
 
-func txnView(t *txnindex.OpenTxnReport) TxnView {
+func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
-		Age: durText(t.AgeMs), State: string(t.State), Reason: t.Reason, AbortCommand: t.AbortCommand,
-		PrintCommand: t.Discards.PrintCommand, DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
+		Age: durText(t.AgeMs), State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
+		AbortCommand: command(t.AbortCommand, bootstrap), PrintCommand: command(t.Discards.PrintCommand, bootstrap),
+		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
-		Unreplicated: t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: t.CheckCommand}
+		HangingRuleText: txnindex.RuleWords(t.HangingRule),
+		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap)}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}
@@ -160,25 +199,40 @@ func txnView(t *txnindex.OpenTxnReport) TxnView {
 	return v
 }
 
-func diagnosisView(d *txnindex.Diagnosis) *DiagnosisView {
+// diagnosisView is the panel of d, whose commands carry
+// txnindex.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
+// is put into them. clock says whose time d.Now is (clockServer, …).
+func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisView {
 	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
-		LagTime: durText(d.LSOLagMs), Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource}
+		Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource,
+		Bootstrap: bootstrap, ClockWhat: clock}
+	if d.Capture != nil {
+		v.ClockWhat = clockCapture
+	}
+	v.Clock = "—"
+	if d.Now > 0 {
+		v.Clock = utcText(d.Now)
+	}
+	v.LagMs, v.LagAtLeast = pageLag(d)
+	v.LagTime = durText(v.LagMs)
 	if d.Lag != nil {
 		v.Position = d.Lag.Position
 	}
 	for i := range d.OpenTransactions {
-		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i]))
+		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i], bootstrap))
 	}
 	if d.PinnedBy != nil {
-		p := txnView(d.PinnedBy)
+		p := txnView(d.PinnedBy, bootstrap)
 		v.Pinned = &p
 	}
+	v.Commands = v.Pinned != nil || len(v.Txns) > 0
+	v.Note = d.Note
 	v.Groups = groupViews(d.ConsumerGroups)
 	if c := d.Compaction; c != nil {
 		v.Compaction = c.Evidence
 	}
 	for i := range d.MarkerRemoved {
-		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i]))
+		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], bootstrap))
 	}
 	switch {
 	case v.Stuck:
@@ -240,12 +294,12 @@ func (u *UI) DiagnosisPanel() http.Handler {
 			http.Error(w, "no such partition", http.StatusNotFound)
 			return
 		}
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, bootstrap, clock, err := u.diagnoseOptions(r, r.PathValue("id"))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		render(w, r, diagnosisPanel(diagnosisView(u.diags.diagnose(l, o))))
+		render(w, r, diagnosisPanel(diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)))
 	})
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -153,7 +154,9 @@ func TestSortByLag(t *testing.T) {
 }
 
 func TestDurText(t *testing.T) {
-	for ms, want := range map[int64]string{-5: "0ms", 850: "850ms", 1_200_030: "20m0s", 29_008_509_248: "335d 18h"} {
+	// 335 days and 17.7 hours: whole hours passed, as txnindex's reasons
+	// print them (a rounded 18h beside a reason's 17h contradicted it).
+	for ms, want := range map[int64]string{-5: "0ms", 850: "850ms", 1_200_030: "20m0s", 29_008_509_248: "335d 17h"} {
 		if got := durText(ms); got != want {
 			t.Errorf("durText(%d) = %q, want %q", ms, got, want)
 		}
@@ -191,7 +194,7 @@ func TestDiagnosisPanelOfCapture(t *testing.T) {
 		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: min(int64(i)*4, 4), Time: 1_000 + int64(i)*30*60_000, Isolation: txnindex.ReadCommitted,
 			Response: txnindex.FetchResponse{LastStableOffset: lso, HighWatermark: 6 + int64(i), AbortedTransactions: []txnindex.AbortedTransaction{}}})
 	}
-	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: 4, Bootstrap: "k:9092"}))
+	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: 4}), "k:9092", clockLog)
 	var sb strings.Builder
 	if err := diagnosisPanel(v).Render(t.Context(), &sb); err != nil {
 		t.Fatal(err)
@@ -237,9 +240,9 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	if !strings.Contains(v.Pinned, "producer 7 from offset 2, decided (COMMIT marker at offset 5) but not yet below the high watermark 5") {
 		t.Errorf("banner %q", v.Pinned)
 	}
-	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
+	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}), "", clockLog)
 	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
-		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand != "" || d.Clear != "" {
+		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand.Text != "" || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
 	}
 }
@@ -267,7 +270,7 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 	if b := timelineView("demo", "demo", l).Pinned; !strings.Contains(b, "leaves the transaction of producer 9 from offset 2 open, but the log cleaner removed its marker") {
 		t.Errorf("banner %q", b)
 	}
-	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}))
+	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}), "", clockLog)
 	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(txnindex.StateMarkerRemoved) ||
 		len(v.Compaction) != 1 || !strings.Contains(v.Compaction[0], "cleaned below offset 6") {
 		t.Fatalf("panel %+v", v)
@@ -284,5 +287,19 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 	}
 	if strings.Contains(sb.String(), `data-testid="open-transactions"`) {
 		t.Errorf("the transaction is listed as open:\n%s", sb.String())
+	}
+}
+
+// TestDiagnosisPanelMetadataLog: the KRaft metadata log's panel says what
+// it is, never "clear".
+func TestDiagnosisPanelMetadataLog(t *testing.T) {
+	d := &txnindex.Diagnosis{Topic: txnindex.ClusterMetadataTopic, HighWatermark: 5, LastStableOffset: 5, Note: txnindex.MetadataLogNote(txnindex.ClusterMetadataTopic),
+		OpenTransactions: []txnindex.OpenTxnReport{}}
+	var b strings.Builder
+	if err := diagnosisPanel(diagnosisView(d, "", clockServer)).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "not a data partition") || !strings.Contains(s, "KRaft cluster metadata log") || strings.Contains(s, `data-testid="diagnosis-clear"`) {
+		t.Errorf("panel:\n%s", s)
 	}
 }

@@ -66,6 +66,7 @@ func assets() Assets {
 // markers, summary) and what the script needs to open the stream.
 type TimelineView struct {
 	Source, Title, Topic string
+	Path                 string // the full path of a loaded source: the title's tooltip only
 	Partition            int32
 	Name                 string // topic-partition
 	Lanes                []LaneView

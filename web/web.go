@@ -43,6 +43,9 @@ type Source struct {
 	// Index is the progress of the lazily loaded log directory the source
 	// belongs to (all its partitions share it); nil for other sources.
 	Index *LogDirView
+	// Path is the full path a loaded source was read from, shown only as
+	// the title's tooltip ("" for demos, uploads and live sources).
+	Path string
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -115,22 +118,22 @@ func (u *UI) Timeline() http.Handler {
 			render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
 			return
 		}
-		title, problems := "", []string(nil)
+		title, path, problems := "", "", []string(nil)
 		for _, s := range u.cat.Sources() {
 			// A log directory's partitions share the source id; each
 			// has its own problems.
 			if s.ID == id && (len(s.Partitions) != 1 || s.Partitions[0].Topic == topic && s.Partitions[0].Partition == int32(p)) {
-				title, problems = s.Title, s.Problems
+				title, path, problems = s.Title, s.Path, s.Problems
 			}
 		}
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, bootstrap, clock, err := u.diagnoseOptions(r, id)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		v := timelineView(id, title, l)
-		v.Problems, v.Origin = problems, requestOrigin(r)
-		v.Diag = diagnosisView(u.diags.diagnose(l, o))
+		v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
+		v.Diag = diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)
 		render(w, r, TimelinePage(v))
 	})
 }
@@ -194,7 +197,11 @@ func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.
 func staticTimelineView(id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) (TimelineView, error) {
 	v := timelineView(id, title, l)
 	if d != nil {
-		v.Diag = diagnosisView(d)
+		clock := clockExport
+		if d.Now == newestWrite(l) {
+			clock = clockLog
+		}
+		v.Diag = diagnosisView(d, "", clock)
 	}
 	v.Chrome = chromeStatic
 	v.WSPath, v.APIPath = "", ""

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -27,7 +29,8 @@ type source struct {
 	mem       int64              // an upload's memory (uploadMemory), on its first source; 0 for the others
 	problems  []string           // what the loader could not read, shown on the timeline
 	lazy      *lazyPart          // a partition of a --load log directory, opened on first use (catalog_lazy.go)
-	demo      bool               // an embedded or generated demo: the index lists demos apart
+	demo      bool               // an embedded or generated demo: the index lists demos apart, its pages age it by its own time
+	path      string             // the full path a --load source was read from (a tooltip only; titles never carry it)
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -112,10 +115,33 @@ func (c *catalog) put(srcs ...*source) {
 
 func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
 
-// add makes a source of each partition a --load PATH held.
+// add makes a source of each partition a --load PATH held. Its title
+// names the partition by its path relative to the loaded root (loadTitle);
+// the full path is kept for a tooltip only, so that nothing a user shares
+// (a page, a screenshot, an export) carries a local path.
 func (c *catalog) add(id, path string, ld *input.Contents) {
 	setEvidence(ld) // diagnose_join.go
-	c.put(sourcesOf(id, path, ld)...)
+	srcs := sourcesOf(id, path, ld)
+	for _, s := range srcs {
+		s.title, s.path = loadTitle(path, s.files, ld.Kind)
+	}
+	c.put(srcs...)
+}
+
+// loadTitle is "<root's name>/<partition dir relative to it> (kind)" and
+// the absolute path of what was read (the partition directory, else root).
+func loadTitle(root string, f *loader.Partition, kind string) (title, full string) {
+	shown, full := filepath.Base(filepath.Clean(root)), root
+	if f != nil && f.Dir != "" {
+		full = f.Dir
+		if rel, err := filepath.Rel(root, f.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			shown += "/" + filepath.ToSlash(rel)
+		}
+	}
+	if abs, err := filepath.Abs(full); err == nil {
+		full = abs
+	}
+	return fmt.Sprintf("%s (%s)", shown, kind), full
 }
 
 // sourcesOf makes a source of each partition ld holds, titled with name
@@ -176,7 +202,7 @@ func (c webCatalog) Sources() []web.Source {
 		if l := s.built(); l != nil {
 			p.Summary = web.Summary(l)
 		}
-		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo}
+		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo, Path: s.path}
 		if s.lazy != nil {
 			ws.Partitions[0].Scan = s.lazy.scanView()
 			if _, ok := dirs[s.id]; !ok {

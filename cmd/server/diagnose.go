@@ -18,7 +18,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	var (
 		format     = fs.String("format", "text", "text or json")
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
-		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now")
+		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now (for --demo, the demo's own time)")
 		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
 		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
 		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
@@ -85,9 +85,11 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		o := opts
-		if p.Fetches != nil && *nowFlag == "" {
+		if (p.Fetches != nil || *demo != "") && *nowFlag == "" {
 			// A capture is aged at its own end (Diagnose clamps a later
-			// clock to it); zero lets it pick that time.
+			// clock to it), a demo by its own time ("20 minutes later"),
+			// not by how long ago its fixed timestamps were: zero lets
+			// Diagnose take the newest write.
 			o.Now = time.Time{}
 		}
 		d := p.Log.Diagnose(o)

@@ -284,7 +284,7 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 					t.Errorf("abort command %q", b.AbortCommand)
 				}
 			},
-			text:  []string{"may have begun before it", "--start-offset <its CurrentTransactionStartOffset>"},
+			text:  []string{"may have begun before it", "START=  # its CurrentTransactionStartOffset", `--start-offset "${START:?set START first}"`},
 			never: []string{"--start-offset 500"},
 		},
 	}

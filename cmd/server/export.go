@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -31,6 +32,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	topic := fs.String("topic", "", "the topic to export, when PATH holds several partitions")
 	partition := fs.Int("partition", -1, "the partition to export, when PATH holds several")
 	out := fs.String("out", "", "the HTML file to write (required)")
+	title := fs.String("title", "", "the page's subtitle; default: the demo's or scenario's title, or the input's name (never its full path)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -40,17 +42,20 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if *scen != "" && *demo != "" {
 		return usagef("give --scenario or --demo, not both")
 	}
-	var path string
+	var path, scenTitle string
 	if *scen != "" {
 		if _, err := findDemo(*scen); err == nil {
 			*demo = *scen
 		} else if _, err := os.Stat(*scen); err != nil {
 			return usagef("--scenario %q is neither an embedded demo nor a file: %v", *scen, err)
 		} else {
-			dir, err := buildScenarioFile(*scen)
+			dir, t, err := buildScenarioFile(*scen)
 			if err != nil {
 				return err
 			}
+			// The scenario is built in a temporary directory: its name
+			// is no one's business, the scenario's title is.
+			scenTitle = cmp.Or(t, strings.TrimSuffix(filepath.Base(*scen), filepath.Ext(*scen)))
 			defer os.RemoveAll(filepath.Dir(dir))
 			path = dir
 		}
@@ -90,6 +95,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	s, err := exportPick(cat, *demo, *topic, *partition)
 	if err != nil {
 		return err
+	}
+	if t := cmp.Or(*title, scenTitle); t != "" {
+		s.title = t
 	}
 	var buf bytes.Buffer
 	if err := exportPage(ctx, &buf, cat, s); err != nil {
@@ -156,27 +164,27 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) e
 // directory and returns the partition directory: the export then reads it
 // back through the loader, as serve does the demos. The caller removes
 // the parent directory.
-func buildScenarioFile(name string) (string, error) {
+func buildScenarioFile(name string) (dir, title string, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
 	sc, err := scenario.Parse(f, name)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	b, err := sc.Build()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	tmp, err := os.MkdirTemp("", "txnscope-export-")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := b.WriteDir(tmp); err != nil {
 		os.RemoveAll(tmp)
-		return "", err
+		return "", "", err
 	}
-	return filepath.Join(tmp, b.Dir), nil
+	return filepath.Join(tmp, b.Dir), sc.Title, nil
 }

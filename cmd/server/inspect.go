@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/loader/input"
@@ -9,12 +12,13 @@ import (
 )
 
 func runInspect(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "inspect", "[flags] PATH",
+	fs := newFlags(e, "inspect", "[flags] PATH | --demo NAME",
 		"Show what a PATH holds: segments, batches, indexes, producer snapshots, checkpoints,\n.txnindex mismatches against the log, gaps and damage; for a capture, its fetches.")
 	var (
 		format  = fs.String("format", "text", "text or json")
 		batches = fs.Bool("batches", false, "list every batch header")
 		records = fs.Bool("records", false, "decode and list every record (implies --batches)")
+		demo    = fs.String("demo", "", "inspect a built-in demo scenario's files instead of PATH")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -22,17 +26,70 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("--format must be text or json, not %q", *format)
 	}
-	if fs.NArg() != 1 {
-		return usagef("want exactly one PATH, got %d arguments", fs.NArg())
+	var (
+		ld   *input.Contents
+		root string // a demo's temporary directory, left out of what is printed
+		err  error
+	)
+	switch {
+	case *demo != "" && fs.NArg() > 0:
+		return usagef("give either --demo or PATH, not both")
+	case *demo != "":
+		if root, err = writeDemoDir(*demo); err != nil {
+			return err
+		}
+		defer os.RemoveAll(root)
+		ld, err = input.OpenContext(ctx, root)
+	case fs.NArg() != 1:
+		return usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
+	default:
+		ld, err = input.OpenContext(ctx, fs.Arg(0))
 	}
-	ld, err := input.OpenContext(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	v := inspect.New(ld, inspect.Options{Batches: *batches, Records: *records})
+	if root != "" {
+		// The demo's files are named by their place in its log
+		// directory, not by the temporary directory they were built in.
+		for i := range v.Partitions {
+			if rel, err := filepath.Rel(root, v.Partitions[i].Dir); err == nil {
+				v.Partitions[i].Dir = rel
+			}
+		}
+		for i, p := range v.Problems {
+			v.Problems[i] = strings.ReplaceAll(p, root+string(filepath.Separator), "")
+		}
+	}
 	if *format == "json" {
 		return jsonid.WriteIndent(e.stdout, v)
 	}
 	inspect.WriteText(e.stdout, v)
 	return ctx.Err()
+}
+
+// writeDemoDir builds demo name's scenario into a new temporary log
+// directory, with every file a broker would have written (segments,
+// indexes, snapshots, checkpoints), and returns it; the caller removes it.
+func writeDemoDir(name string) (string, error) {
+	d, err := findDemo(name)
+	if err != nil {
+		return "", err
+	}
+	if d.Scenario == nil {
+		return "", usagef("demo %q is generated in memory and has no files to inspect", name)
+	}
+	b, err := d.Scenario.Build()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "txnscope-inspect-")
+	if err != nil {
+		return "", err
+	}
+	if err := b.WriteDir(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
 }

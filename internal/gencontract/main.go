@@ -1,6 +1,6 @@
 // Command gencontract writes static/js/contract.js: the browser's copy of
 // the contract between the Go server and the timeline's scripts (verdict and
-// cause codes and names, transaction states, decision flags, the gap lane and
+// cause codes, names and the words pages show for them, transaction states, decision flags, the gap lane and
 // the binary frame layout of docs/protocol.md), taken from packages txnindex
 // and api, so that each is written once, in Go. static/static.go runs it:
 //
@@ -87,6 +87,14 @@ func current() (contract, error) {
 		}
 		stateNames[i] = s.String()
 	}
+	verdictWords := make([]string, len(verdicts))
+	for i := range verdicts {
+		verdictWords[i] = txnindex.Verdict(i).Words()
+	}
+	causeWords := make([]string, len(causes))
+	for i := range causes {
+		causeWords[i] = txnindex.Cause(i).Words()
+	}
 	if len(verdicts) == 0 || len(causes) == 0 {
 		return contract{}, errors.New("txnindex has no verdict or cause names")
 	}
@@ -94,6 +102,8 @@ func current() (contract, error) {
 		Lists: []list{
 			{"VERDICTS", "txnindex.Verdict names by code (decision record bytes DEC.VERDICT and DEC.UNCOMMITTED), as the NDJSON writes them.", verdicts},
 			{"CAUSES", "txnindex.Cause names by code (byte DEC.CAUSE), as the NDJSON writes them.", causes},
+			{"VERDICT_WORDS", "txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).", verdictWords},
+			{"CAUSE_WORDS", "txnindex.Cause.Words by code: what a page shows for each cause.", causeWords},
 			{"TXN_STATES", "txnindex.TxnState names by code (transaction record byte TXR.STATE).", stateNames},
 		},
 		Consts: []constant{

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -28,26 +29,31 @@ type Report struct {
 // Partition is one partition: its offsets, files, transactions and,
 // when asked for, its batches.
 type Partition struct {
-	Topic               string              `json:"topic"`
-	Partition           int32               `json:"partition"`
-	Dir                 string              `json:"dir,omitempty"`
-	LogStartOffset      int64               `json:"log_start_offset"`
-	LogEndOffset        int64               `json:"log_end_offset"`
-	HighWatermark       int64               `json:"high_watermark"`
-	HighWatermarkSource string              `json:"high_watermark_source"`
-	LastStableOffset    int64               `json:"last_stable_offset"`
-	RecoveryPoint       *int64              `json:"recovery_point,omitempty"`
-	TopicID             string              `json:"topic_id,omitempty"`
-	LeaderEpochs        [][2]int64          `json:"leader_epochs,omitempty"`
-	Segments            []Segment           `json:"segments"`
-	Snapshots           []Snapshot          `json:"snapshots,omitempty"`
-	Mismatches          []Mismatch          `json:"txnindex_mismatches"`
-	Gaps                []Gap               `json:"gaps"`
-	Transactions        int                 `json:"transactions"`
-	Open                int                 `json:"open_transactions"`
-	Producers           []txnindex.Producer `json:"producers"`
-	Ignored             []string            `json:"ignored_files,omitempty"`
-	Batches             []Batch             `json:"batches,omitempty"`
+	Topic               string     `json:"topic"`
+	Partition           int32      `json:"partition"`
+	Dir                 string     `json:"dir,omitempty"`
+	LogStartOffset      int64      `json:"log_start_offset"`
+	LogEndOffset        int64      `json:"log_end_offset"`
+	HighWatermark       int64      `json:"high_watermark"`
+	HighWatermarkSource string     `json:"high_watermark_source"`
+	LastStableOffset    int64      `json:"last_stable_offset"`
+	RecoveryPoint       *int64     `json:"recovery_point,omitempty"`
+	TopicID             string     `json:"topic_id,omitempty"`
+	LeaderEpochs        [][2]int64 `json:"leader_epochs,omitempty"`
+	Segments            []Segment  `json:"segments"`
+	Snapshots           []Snapshot `json:"snapshots,omitempty"`
+	// Note says what a partition that is not a data partition is (the
+	// KRaft metadata log, txnindex.MetadataLogNote); KRaftSnapshots are
+	// that log's .checkpoint snapshots.
+	Note           string                 `json:"note,omitempty"`
+	KRaftSnapshots []loader.KRaftSnapshot `json:"kraft_snapshots,omitempty"`
+	Mismatches     []Mismatch             `json:"txnindex_mismatches"`
+	Gaps           []Gap                  `json:"gaps"`
+	Transactions   int                    `json:"transactions"`
+	Open           int                    `json:"open_transactions"`
+	Producers      []txnindex.Producer    `json:"producers"`
+	Ignored        []string               `json:"ignored_files,omitempty"`
+	Batches        []Batch                `json:"batches,omitempty"`
 }
 
 // Segment is one segment and the index files beside it.
@@ -145,13 +151,19 @@ func New(in *input.Contents, o Options) Report {
 			Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 			HighWatermark: l.HighWatermark, HighWatermarkSource: l.HighWatermarkSource, LastStableOffset: l.LastStableOffset,
 			Transactions: len(l.Txns), Open: len(l.Open), Producers: l.Producers,
-			Mismatches: []Mismatch{}, Gaps: []Gap{}, Segments: []Segment{},
+			Mismatches: []Mismatch{}, Gaps: []Gap{}, Segments: []Segment{}, Note: txnindex.MetadataLogNote(l.Topic),
 		}
 		if ip.Producers == nil {
 			ip.Producers = []txnindex.Producer{}
 		}
 		d := in.Dir(l.Topic, l.Partition)
 		for si, s := range l.Segments {
+			if d != nil && si >= len(d.Segments) {
+				// A directory without a .log (a KRaft metadata log
+				// holding only snapshots): the log's stand-in segment
+				// is no file.
+				continue
+			}
 			is := Segment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk}
 			for _, e := range s.TxnIndex {
 				is.TxnIndexEntries = append(is.TxnIndexEntries, e.String())
@@ -177,6 +189,7 @@ func New(in *input.Contents, o Options) Report {
 		}
 		if d != nil {
 			ip.Dir = d.Dir
+			ip.KRaftSnapshots = d.KRaftSnapshots
 			if d.RecoveryPoint >= 0 {
 				rp := d.RecoveryPoint
 				ip.RecoveryPoint = &rp
@@ -192,12 +205,12 @@ func New(in *input.Contents, o Options) Report {
 			for _, s := range d.Snapshots {
 				is := Snapshot{Name: s.Name, Offset: s.Offset}
 				for _, e := range s.Entries {
-					is.Entries = append(is.Entries, fmt.Sprintf("%+v", e))
+					is.Entries = append(is.Entries, DumpSnapshotEntry(e))
 				}
 				ip.Snapshots = append(ip.Snapshots, is)
 			}
 			for _, ig := range d.Ignored {
-				ip.Ignored = append(ip.Ignored, fmt.Sprintf("%+v", ig))
+				ip.Ignored = append(ip.Ignored, ig.Name+": "+ig.Reason)
 			}
 		}
 		ip.Mismatches = l.MismatchReports()

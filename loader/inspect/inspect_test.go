@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/dumplog"
 	"github.com/txnscope/txnscope/loader/input"
 )
@@ -65,5 +66,26 @@ func TestInspectTextIsDumpLogFormat(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d partitions checked", checked)
+	}
+}
+
+// TestDumpSnapshotEntry: kafka-dump-log.sh's wording, with the batch
+// metadata only when the entry has a last offset (readSnapshot keeps none
+// otherwise), and firstSequence wrapping as decrementSequence does.
+func TestDumpSnapshotEntry(t *testing.T) {
+	for _, tc := range []struct {
+		e    loader.SnapshotEntry
+		want string
+	}{
+		{loader.SnapshotEntry{ProducerID: 7, Epoch: 2, LastSequence: 9, LastOffset: 120, OffsetDelta: 4, Timestamp: 1000, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 100},
+			"producerId: 7 producerEpoch: 2 coordinatorEpoch: 3 currentTxnFirstOffset: OptionalLong[100] lastTimestamp: 1000 firstSequence: 5 lastSequence: 9 lastOffset: 120 offsetDelta: 4 timestamp: 1000"},
+		{loader.SnapshotEntry{ProducerID: 7, Epoch: 2, LastSequence: 1, LastOffset: 120, OffsetDelta: 3, Timestamp: 1000, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1},
+			"producerId: 7 producerEpoch: 2 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 1000 firstSequence: 2147483646 lastSequence: 1 lastOffset: 120 offsetDelta: 3 timestamp: 1000"},
+		{loader.SnapshotEntry{ProducerID: 8, Epoch: 0, LastSequence: -1, LastOffset: -1, Timestamp: 5, CoordinatorEpoch: 0, CurrentTxnFirstOffset: 40},
+			"producerId: 8 producerEpoch: 0 coordinatorEpoch: 0 currentTxnFirstOffset: OptionalLong[40] lastTimestamp: 5 "},
+	} {
+		if got := DumpSnapshotEntry(tc.e); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,6 +41,14 @@ func WriteText(w io.Writer, v Report) {
 			txnindex.Plural(p.Transactions, "transaction", "transactions"), txnindex.Count(int64(p.Open)), txnindex.Plural(len(p.Producers), "producer", "producers"))
 		if p.TopicID != "" {
 			fmt.Fprintf(w, "  topic id %s\n", p.TopicID)
+		}
+		if p.Note != "" {
+			fmt.Fprintf(w, "  %s\n", p.Note)
+		}
+		for _, s := range p.KRaftSnapshots {
+			// What kafka-dump-log.sh prints first for a .checkpoint
+			// (DumpLogSegments: "Snapshot end offset: …, epoch: …").
+			fmt.Fprintf(w, "  checkpoint %s, %d bytes: Snapshot end offset: %d, epoch: %d\n", s.Name, s.Bytes, s.EndOffset, s.Epoch)
 		}
 		for _, s := range p.Segments {
 			fmt.Fprintf(w, "  segment %s: base %d, %s, %s", s.Name, s.BaseOffset, txnindex.Plural(s.Bytes, "byte", "bytes"), txnindex.Plural(s.Batches, "batch", "batches"))
@@ -94,6 +103,33 @@ func WriteText(w io.Writer, v Report) {
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+}
+
+// DumpSnapshotEntry renders a producer-state snapshot entry as
+// kafka-dump-log.sh (DumpLogSegments.dumpProducerIdSnapshot) prints it:
+// since Kafka 3.5 ProducerStateEntry holds currentTxnFirstOffset as an
+// OptionalLong, and readSnapshot keeps the entry's batch metadata only when
+// its lastOffset is >= 0, printing firstSequence (BatchMetadata.firstSeq:
+// lastSequence less offsetDelta, wrapping as DefaultRecordBatch's
+// decrementSequence does) to timestamp; without it the line ends after
+// lastTimestamp and its space, as Kafka's does.
+func DumpSnapshotEntry(e loader.SnapshotEntry) string {
+	s := fmt.Sprintf("producerId: %d producerEpoch: %d coordinatorEpoch: %d currentTxnFirstOffset: %s lastTimestamp: %d ",
+		e.ProducerID, e.Epoch, e.CoordinatorEpoch, optionalLong(e.CurrentTxnFirstOffset), e.Timestamp)
+	if e.LastOffset >= 0 {
+		s += fmt.Sprintf("firstSequence: %d lastSequence: %d lastOffset: %d offsetDelta: %d timestamp: %d",
+			decrementSequence(e.LastSequence, e.OffsetDelta), e.LastSequence, e.LastOffset, e.OffsetDelta, e.Timestamp)
+	}
+	return s
+}
+
+// decrementSequence is DefaultRecordBatch.decrementSequence: sequences
+// wrap from Integer.MAX_VALUE to 0.
+func decrementSequence(seq, dec int32) int32 {
+	if seq < dec {
+		return int32(int64(math.MaxInt32) - int64(dec-seq) + 1)
+	}
+	return seq - dec
 }
 
 // optionalLong renders Java's OptionalLong.toString().

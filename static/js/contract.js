@@ -39,6 +39,38 @@ window.txnscopeContract = Object.freeze({
     "gap_before_first_batch", // 18
     "gap_overlap", // 19
   ]),
+  // txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).
+  VERDICT_WORDS: Object.freeze([
+    "delivered", // 0
+    "aborted", // 1
+    "control marker", // 2
+    "pending", // 3
+    "before the position", // 4
+    "gap", // 5
+  ]),
+  // txnindex.Cause.Words by code: what a page shows for each cause.
+  CAUSE_WORDS: Object.freeze([
+    "", // 0
+    "not in a transaction", // 1
+    "its transaction was not aborted", // 2
+    "not in a transaction (its producer has an aborted one)", // 3
+    "read uncommitted delivers it", // 4
+    "old message format, no producer", // 5
+    "its transaction was aborted", // 6
+    "COMMIT marker", // 7
+    "ABORT marker", // 8
+    "other control record", // 9
+    "at or above the last stable offset", // 10
+    "at or above the high watermark", // 11
+    "behind a batch the consumer cannot get past", // 12
+    "below the consumer position", // 13
+    "below the log start", // 14
+    "removed by compaction", // 15
+    "no offsets between segments", // 16
+    "batch emptied by the cleaner", // 17
+    "no offsets before the first batch", // 18
+    "overlapping batches", // 19
+  ]),
   // txnindex.TxnState names by code (transaction record byte TXR.STATE).
   TXN_STATES: Object.freeze([
     "open", // 0

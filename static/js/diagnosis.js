@@ -1,5 +1,6 @@
 // txnscope diagnosis panel: copy buttons (the Clipboard API, or a hidden
-// textarea and execCommand where it is unavailable), discard-range links
+// textarea and execCommand where it is unavailable), the bootstrap field
+// that fills in the commands they copy, discard-range links
 // that move the timeline's view (window.txnscope.setView) instead of
 // reloading the page, and a panel that follows the page's consumer
 // position: when the position changes (the position field or "consume from
@@ -107,5 +108,64 @@
     if (e.target.closest && e.target.closest('[data-testid="consume-from-here"]')) later();
   });
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, refresh };
+  // The bootstrap field: the address goes into every command (each .cmd
+  // keeps its template with "$BOOTSTRAP", web.Cmd), into the link
+  // (?bootstrap=, so that a shared link and the panel's refresh carry it)
+  // and into this browser's storage (so that the next partition opened has
+  // it). Empty, the commands keep "$BOOTSTRAP" after the guard line that
+  // stops them until BOOTSTRAP is set: what a button copies always runs.
+  const BOOT_VAR = '"$BOOTSTRAP"';
+  const BOOT_GUARD = ': "${BOOTSTRAP:?set BOOTSTRAP to your brokers, e.g. BOOTSTRAP=kafka:9092}"';
+  const STORE = "txnscope.bootstrap";
+  // As txnindex.ShellWord: bare when no shell would treat a character
+  // specially, else single-quoted.
+  function shellWord(s) {
+    return s !== "" && /^[A-Za-z0-9._\-:,\/@%+=\[\]]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
+  }
+  function commandText(tpl, boot) {
+    if (!tpl.includes(BOOT_VAR)) return tpl;
+    return boot ? tpl.split(BOOT_VAR).join(shellWord(boot)) : BOOT_GUARD + "\n" + tpl;
+  }
+  function applyBootstrap(boot) {
+    const p = panel();
+    if (!p) return;
+    for (const c of p.querySelectorAll(".cmd[data-template]")) {
+      const text = commandText(c.dataset.template, boot);
+      const code = c.querySelector("code"), b = c.querySelector("button.copy");
+      if (code) code.textContent = text;
+      if (b) b.dataset.copy = text;
+    }
+    const f = p.querySelector('[data-testid="bootstrap"]');
+    if (f && document.activeElement !== f) f.value = boot;
+    const hint = p.querySelector('[data-testid="bootstrap-hint"]');
+    if (hint) {
+      hint.textContent = boot ? "Put into the commands below; remembered in the link and this browser."
+        : 'Until it is set, the commands below use "$BOOTSTRAP" and begin with a line that stops them until BOOTSTRAP is set in your shell.';
+    }
+  }
+  function storedBootstrap() { try { return localStorage.getItem(STORE) || ""; } catch (e) { return ""; } }
+  function setBootstrap(boot) {
+    boot = boot.trim().slice(0, 1024);
+    try { if (boot) localStorage.setItem(STORE, boot); else localStorage.removeItem(STORE); } catch (e) { /* storage off */ }
+    const u = new URL(location.href);
+    if (boot) u.searchParams.set("bootstrap", boot); else u.searchParams.delete("bootstrap");
+    history.replaceState(history.state, "", u);
+    applyBootstrap(boot);
+  }
+  const bootNow = () => new URL(location.href).searchParams.get("bootstrap") || "";
+  document.addEventListener("input", (e) => {
+    if (e.target.matches && e.target.matches('[data-testid="diagnosis"] [data-testid="bootstrap"]')) setBootstrap(e.target.value);
+  });
+  document.addEventListener("submit", (e) => {
+    if (e.target.matches && e.target.matches('[data-testid="bootstrap-form"]')) {
+      e.preventDefault();
+      const f = e.target.querySelector('[data-testid="bootstrap"]');
+      if (f) setBootstrap(f.value);
+    }
+  });
+  // A refreshed panel is rendered with the link's bootstrap already.
+  document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
+  if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
+
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, refresh, setBootstrap };
 })();

@@ -154,7 +154,7 @@
     s.textContent = m.state === "connected" ? "live · connected to " + m.bootstrap
       : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + (m.retry_in_ms / 1000).toFixed(1) + " s: " + m.error
       : "live · stopped: " + m.error;
-    $('[data-testid="live-seq"]', panel).textContent = "poll " + m.seq + (m.time ? " at " + new Date(m.time).toLocaleTimeString() : "") + (m.unsettled ? " (log moved during the poll)" : "");
+    $('[data-testid="live-seq"]', panel).textContent = "poll " + m.seq + (m.time && !isNaN(new Date(m.time)) ? " at " + new Date(m.time).toISOString().slice(0, 19).replace("T", " ") + " UTC" : "") + (m.unsettled ? " (log moved during the poll)" : "");
     setText('[data-testid="live-lso"]', m.listed_lso);
     setText('[data-testid="live-fetch-lso"]', m.fetch_lso);
     setText('[data-testid="live-engine-lso"]', m.engine_lso);

@@ -8,7 +8,12 @@
   if (!tl) return;
   const { canvas, tooltip, detail, posEl, apiPath, embedded, state, S } = tl;
   const C = window.txnscopeContract;
-  const { VERDICTS, CAUSES, F_COMMIT, F_ABORT, LANE_GAP } = C;
+  const { VERDICTS, CAUSES, VERDICT_WORDS, CAUSE_WORDS, F_COMMIT, F_ABORT, LANE_GAP } = C;
+  // The words a reader sees for a verdict or cause name of the API (the
+  // snake_case names stay in data-* attributes and the JSON).
+  const verdictWords = (n) => { const i = VERDICTS.indexOf(n); return i < 0 ? n : VERDICT_WORDS[i]; };
+  const causeWords = (n) => { const i = CAUSES.indexOf(n); return i < 0 ? n : CAUSE_WORDS[i]; };
+  const offsetWords = (o) => o < 0 ? "log start" : o;
 
   // pointed returns the decision under the pointer of event e, or -1.
   function pointed(e) {
@@ -46,7 +51,7 @@
   function describe(i) {
     const D = S.D, meta = S.meta;
     const v = VERDICTS[D.verdict[i]], f = D.flags[i];
-    let what = v;
+    let what = VERDICT_WORDS[D.verdict[i]] || v;
     if (f & F_COMMIT) what = "control · COMMIT marker"; else if (f & F_ABORT) what = "control · ABORT marker";
     const lane = D.lane[i] === LANE_GAP ? "gap" : meta.lanes[D.lane[i]] ? meta.lanes[D.lane[i]].label : "";
     const time = D.ts[i] >= 0 ? "max timestamp " + new Date(D.ts[i]).toISOString().replace("T", " ").replace("Z", " UTC") : "";
@@ -67,7 +72,7 @@
     tooltip.innerHTML = "<div><b></b> · <span class=r></span></div><div class=tt-lane></div><div class=tt-time data-testid=tooltip-time></div><div class=reason>…</div>";
     tooltip.querySelector("b").textContent = d.what;
     tooltip.querySelector(".r").textContent = d.range;
-    tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSES[D.cause[i]] || "");
+    tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSE_WORDS[D.cause[i]] || "");
     tooltip.querySelector(".tt-time").textContent = d.time;
     const off = D.from[i];
     reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = s; });
@@ -95,7 +100,7 @@
         row("control", b.control) + row("compression", b.compression) + row("timestamp type", b.timestamp_type) +
         row("max timestamp", b.max_timestamp >= 0 ? new Date(b.max_timestamp).toISOString() : b.max_timestamp) + "</table>";
       h += "<table><caption>location</caption>" + row("segment", b.segment) + row(".txnindex", b.txnindex) +
-        row("fetch offset", d.fetch_offset) + row("decision", d.decision) + row("cause", d.cause) + row("read_uncommitted", d.read_uncommitted) + "</table>";
+        row("fetch offset", offsetWords(d.fetch_offset)) + row("decision", verdictWords(d.decision)) + row("cause", causeWords(d.cause)) + row("read uncommitted", verdictWords(d.read_uncommitted)) + "</table>";
       if (t) h += "<table><caption>transaction</caption>" + row("state", t.state) + row("first offset", t.first_offset) + row("last data offset", t.last_data_offset) +
         row("marker offset", t.marker_offset < 0 ? "none (open)" : t.marker_offset) + row("batches", t.batches) + row("records", t.records) + "</table>";
       if (a) h += "<table><caption>aborted entry</caption>" + row("file", a.file) + row("first offset", a.first_offset) + row("last offset", a.last_offset) +

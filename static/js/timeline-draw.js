@@ -9,7 +9,7 @@
   if (!tl) return;
   const { root, ctx, markersEl, batchList, part, pinned, state, domain, view, metrics, mark, S, BAND, END_OFF } = tl;
   const C = window.txnscopeContract;
-  const { VERDICTS, CAUSES, F_COMMIT, F_ABORT, LANE_GAP } = C;
+  const { VERDICTS, CAUSES, VERDICT_WORDS, CAUSE_WORDS, F_COMMIT, F_ABORT, LANE_GAP } = C;
   const { DELIVERED, ABORTED, CONTROL, PENDING, BEFORE_POSITION } = C.VERDICT;
   const { OPEN: TXN_OPEN, COMMITTED: TXN_COMMITTED } = C.TXN_STATE;
 
@@ -266,7 +266,7 @@
       li.dataset.lane = D.lane[i] === LANE_GAP ? "gap" : D.lane[i];
       if (D.flags[i] & F_COMMIT) li.dataset.control = "COMMIT";
       if (D.flags[i] & F_ABORT) li.dataset.control = "ABORT";
-      li.textContent = "offsets " + D.from[i] + "–" + D.to[i] + ": " + VERDICTS[D.verdict[i]] + " (" + (CAUSES[D.cause[i]] || "") + ")";
+      li.textContent = "offsets " + D.from[i] + "–" + D.to[i] + ": " + VERDICT_WORDS[D.verdict[i]] + " (" + (CAUSE_WORDS[D.cause[i]] || "") + ")";
       frag.appendChild(li);
     }
     batchList.appendChild(frag);

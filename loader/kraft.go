@@ -1,0 +1,60 @@
+package loader
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// KRaftSnapshot is one snapshot of the KRaft metadata log: a file named
+// <end offset, 20 digits>-<epoch, 10 digits>.checkpoint (Snapshots.filenameFromSnapshotId
+// in Kafka's raft module), holding the metadata state up to, not
+// including, EndOffset.
+type KRaftSnapshot struct {
+	Name      string `json:"name"`
+	EndOffset int64  `json:"end_offset"`
+	Epoch     int32  `json:"epoch"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// isKRaftSnapshotName reports whether name is <20 digits>-<10 digits>.checkpoint.
+func isKRaftSnapshotName(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".checkpoint")
+	if !ok || len(stem) != 31 || stem[20] != '-' {
+		return false
+	}
+	for i, c := range stem {
+		if i != 20 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func kraftSnapshot(name string, e fs.DirEntry) KRaftSnapshot {
+	s := KRaftSnapshot{Name: name, Bytes: -1}
+	s.EndOffset, _ = strconv.ParseInt(name[:20], 10, 64)
+	ep, _ := strconv.ParseInt(name[21:31], 10, 32)
+	s.Epoch = int32(ep)
+	if fi, err := e.Info(); err == nil {
+		s.Bytes = fi.Size()
+	}
+	return s
+}
+
+// IsKRaftMetadataDir reports whether dir is the KRaft metadata log's
+// partition directory (__cluster_metadata-0): loaded even without a .log
+// segment, since a node that has just taken a snapshot may hold only
+// .checkpoint files and indexes.
+func IsKRaftMetadataDir(dir string) bool {
+	topic, _, _, err := ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
+	if err != nil || topic != txnindex.ClusterMetadataTopic {
+		return false
+	}
+	_, err = os.Stat(dir)
+	return err == nil
+}

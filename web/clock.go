@@ -1,0 +1,90 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
+)
+
+// Whose clock a page's ages are measured with (DiagnosisView.ClockWhat).
+const (
+	clockServer  = "the server's clock"
+	clockDemo    = "the demo's own time: its newest write"
+	clockLog     = "the newest write in the log"
+	clockGiven   = "the time asked for (now=)"
+	clockCapture = "the end of the capture"
+	clockExport  = "the time of the export"
+)
+
+// utcText is the pages' one format for a time: UTC, to the second.
+func utcText(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05") + " UTC"
+}
+
+// diagnoseOptions reads a page's diagnosis options (view.ParseDiagnoseQuery)
+// with the page's one clock: the server's now, except for a demo, which is
+// aged by its own time (the story it tells: "20 minutes later"), not by
+// how long ago its fixed timestamps were. The bootstrap is taken out: the
+// diagnosis prints txnindex.BootstrapVar and the view puts the address in
+// (so that one cached diagnosis serves every address, and the page's
+// script can redo it).
+func (u *UI) diagnoseOptions(r *http.Request, source string) (o txnindex.DiagnoseOptions, bootstrap, clock string, err error) {
+	q := r.URL.Query()
+	o, err = view.ParseDiagnoseQuery(q, time.Now())
+	if err != nil {
+		return o, "", "", err
+	}
+	bootstrap, o.Bootstrap = o.Bootstrap, ""
+	switch now := q.Get("now"); {
+	case now == "log":
+		clock = clockLog
+	case now != "":
+		clock = clockGiven
+	case u.isDemo(source):
+		o.Now, clock = time.Time{}, clockDemo
+	default:
+		clock = clockServer
+	}
+	return o, bootstrap, clock, nil
+}
+
+func (u *UI) isDemo(id string) bool {
+	for _, s := range u.cat.Sources() {
+		if s.ID == id {
+			return s.Demo
+		}
+	}
+	return false
+}
+
+// pageLag is how long the LSO has been held, on the page's one clock
+// (d.Now): since the pinning transaction's first write that survives (or,
+// with none, its last one, a lower bound), so that it agrees with the ages
+// beside it. A pinner known only from a capture keeps the capture's
+// measure (how long the broker reported that LSO).
+func pageLag(d *txnindex.Diagnosis) (ms int64, atLeast bool) {
+	p := d.PinnedBy
+	switch {
+	case p == nil:
+		return 0, false
+	case p.Unseen || d.Now <= 0:
+		return d.LSOLagMs, d.LSOLagAtLeast || p.Unseen
+	case p.FirstTimestamp >= 0:
+		return max(d.Now-p.FirstTimestamp, 0), p.BeganBeforeLogStart
+	case p.LastTimestamp >= 0:
+		return max(d.Now-p.LastTimestamp, 0), true
+	}
+	return d.LSOLagMs, d.LSOLagAtLeast
+}
+
+// newestWrite is the newest batch timestamp of l, the clock a diagnosis
+// with a zero Now uses; -1 for none.
+func newestWrite(l *txnindex.Log) int64 {
+	n := int64(-1)
+	for i := range l.Batches {
+		n = max(n, l.Batches[i].MaxTimestamp)
+	}
+	return n
+}
