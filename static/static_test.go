@@ -62,3 +62,26 @@ func TestTimelineScriptsComplete(t *testing.T) {
 		t.Errorf("%d files in js/, %d listed", len(files), len(listed)+len(others))
 	}
 }
+
+// TestOneNumberFormat: every script writes numbers as the server and the
+// CLI do (txnindex.Count: 1,234,567, issue 21). toLocaleString() without a
+// locale follows the reader's browser (1.234.567 in German), and a page
+// mixing both reads as two formats.
+func TestOneNumberFormat(t *testing.T) {
+	err := fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") {
+			return err
+		}
+		b, err := fs.ReadFile(FS, p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), ".toLocaleString()") || strings.Contains(string(b), `\u202f`) {
+			t.Errorf("%s formats a number its own way (toLocaleString() with no locale, or thin-space separators)", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

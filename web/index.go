@@ -154,7 +154,7 @@ func indexRows(srcs []Source, row func(Source, Partition) PartitionRow) IndexVie
 
 // ProgressText is the progress line: "1,234 of 2,000 partitions scanned".
 func (v IndexView) ProgressText() string {
-	return thousandsComma(v.Scanned) + " of " + thousandsComma(v.Total) + " partitions scanned"
+	return thousands(v.Scanned) + " of " + thousands(v.Total) + " partitions scanned"
 }
 
 // Summary is a topic group's one line.
@@ -174,7 +174,7 @@ func (g TopicGroup) Summary() string {
 
 // DirSummary is a lazily loaded log directory's line.
 func (d *LogDirView) DirSummary() string {
-	s := thousandsComma(d.Total) + " partitions listed"
+	s := thousands(d.Total) + " partitions listed"
 	if d.Scanned == d.Total {
 		s += ", all ranked in " + d.Took.Round(10*time.Millisecond).String()
 	}
@@ -183,14 +183,6 @@ func (d *LogDirView) DirSummary() string {
 	}
 	if d.Skipped > 0 {
 		s += "; " + plural(d.Skipped, "other directory", "other directories") + " skipped"
-	}
-	return s
-}
-
-func thousandsComma(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
 	}
 	return s
 }

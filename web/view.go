@@ -137,21 +137,9 @@ func plural(n int, one, many string) string {
 	return thousands(n) + " " + many
 }
 
-// thousands writes n with thin-space thousands separators: 1 000 004.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 10000 {
-		return s
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, "\u202f"...)
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
+// thousands writes n as every number on the pages and in the CLI is
+// written (txnindex.Count): 1,000,004.
+func thousands(n int) string { return txnindex.Count(int64(n)) }
 
 func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	p := strconv.Itoa(int(l.Partition))

@@ -199,7 +199,7 @@
     for (let o = Math.ceil(view.from / step) * step, n = 0; o <= view.to && n < 60; o += step, n++) {
       if (o < part.logStart) continue;
       o += 0; // no "-0"
-      html += '<div class="tick" style="left:' + xOf(o).toFixed(1) + 'px">' + o.toLocaleString() + "</div>";
+      html += '<div class="tick" style="left:' + xOf(o).toFixed(1) + 'px">' + o.toLocaleString("en-US") + "</div>";
     }
     axisEl.innerHTML = html;
   }

@@ -23,7 +23,7 @@
 
   // thousands and plural write counts as package web does (the rows the
   // server rendered must read the same after a rebuild).
-  const thousands = (n) => n < 10000 ? String(n) : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f");
+  const thousands = (n) => Number(n).toLocaleString("en-US");
   const plural = (n, one, many) => n === 1 ? "1 " + one : thousands(n) + " " + many;
   // pidText is a lane's producer id as text: ids exceed 2^53 (kfake's, and
   // Kafka's after many InitProducerId), so not from the JSON number.

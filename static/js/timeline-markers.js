@@ -126,7 +126,7 @@
   }
   const fetchCount = () => fetches.length;
   function fetchSummary(f) {
-    const got = f.batches ? "batches " + f.first_batch + "–" + f.last_offset + " (" + f.batches + ", " + f.bytes.toLocaleString() + " bytes)" : "no batches";
+    const got = f.batches ? "batches " + f.first_batch + "–" + f.last_offset + " (" + f.batches + ", " + f.bytes.toLocaleString("en-US") + " bytes)" : "no batches";
     return "fetch #" + f.n + " at offset " + f.offset + " (" + f.isolation + "): " + got;
   }
   function showFetch(f, e) {

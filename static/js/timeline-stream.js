@@ -79,7 +79,7 @@
         Object.assign(part, { logStart: m.log_start_offset, logEnd: m.log_end_offset, hwm: m.high_watermark, lso: m.last_stable_offset });
         tl.setDomain();
         tl.placeSegments();
-        tl.status("streaming " + m.totals.decisions.toLocaleString() + " decisions…");
+        tl.status("streaming " + m.totals.decisions.toLocaleString("en-US") + " decisions…");
         tl.schedule(); tl.scheduleMini(); tl.updateCounts();
         break;
       case "progress":
@@ -91,7 +91,7 @@
         if (m.generation !== S.gen) return;
         S.done = true; S.painted = false; S.windowLoaded = true; metrics.decisions = m.decisions;
         metrics.streamDone = performance.now() - streamStart;
-        tl.status(m.decisions.toLocaleString() + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : "") + (embedded ? " · static export" : ""));
+        tl.status(m.decisions.toLocaleString("en-US") + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : "") + (embedded ? " · static export" : ""));
         tl.schedule(); tl.drawMini();
         // An embedding page (the /embed route in an iframe) learns that the
         // timeline is drawn; the message carries nothing of the data.
