@@ -225,14 +225,14 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 				// What ends it is the high watermark passing the
 				// marker, said in words; no abort command.
 				if !strings.HasPrefix(b.EndsWhen, "nothing to abort") || !strings.Contains(b.EndsWhen, "high watermark passes the marker at 7") ||
-					b.AbortCommand != "" || b.CheckCommand != "kafka-topics.sh --bootstrap-server <bootstrap> --describe --topic orders" {
+					b.AbortCommand != "" || b.CheckCommand != "kafka-topics.sh --bootstrap-server \"$BOOTSTRAP\" --describe --topic orders" {
 					t.Errorf("ends when %q, check %q, abort %q", b.EndsWhen, b.CheckCommand, b.AbortCommand)
 				}
 			},
 			text: []string{"STUCK: the LSO is 3 offsets behind the high watermark, held by producer 8 epoch 1's transaction from offset 4, decided (COMMIT marker at offset 7) but not yet replicated",
 				"high watermark 7 (replication-offset-checkpoint)",
 				"to end it: nothing to abort: the COMMIT marker is written; the LSO moves past offset 4 when the high watermark passes the marker at 7",
-				"check the replicas (Isr against Replicas of partition 0): kafka-topics.sh --bootstrap-server <bootstrap> --describe --topic orders\n"},
+				"check the replicas (Isr against Replicas of partition 0): kafka-topics.sh --bootstrap-server \"$BOOTSTRAP\" --describe --topic orders\n"},
 			never: []string{"clear", "abort --topic"},
 		},
 		{

@@ -52,7 +52,7 @@ func TestDiagnosisPanelUnreplicated(t *testing.T) {
 		!strings.Contains(got, "high watermark passes the marker at 7") || !strings.Contains(got, "in-sync followers") {
 		t.Errorf("ends when: %q", got)
 	}
-	if got := text(t, ctx, `[data-testid="check-command"]`); !strings.Contains(got, "kafka-topics.sh --bootstrap-server <bootstrap> --describe --topic orders") {
+	if got := text(t, ctx, `[data-testid="check-command"]`); !strings.Contains(got, "kafka-topics.sh --bootstrap-server \"$BOOTSTRAP\" --describe --topic orders") {
 		t.Errorf("check command: %q", got)
 	}
 	// No abort command, nothing discarded: the transaction is decided.
