@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -114,4 +115,28 @@ func (s *ProducerSnapshot) Info() *txnindex.SnapshotInfo {
 			CoordinatorEpoch: e.CoordinatorEpoch, CurrentTxnFirstOffset: e.CurrentTxnFirstOffset}
 	}
 	return in
+}
+
+// AppendProducerSnapshot appends the .snapshot encoding of entries, as
+// ProducerStateManager.writeSnapshot writes it (version 1, the CRC-32C of
+// the rest, the count, 46 bytes per entry in the order given): the one
+// writer that the scenario builder, the partition generator and the tests
+// share, beside the reader it must round-trip through.
+func AppendProducerSnapshot(dst []byte, entries []SnapshotEntry) []byte {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint16(dst, 1)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(entries)))
+	for _, e := range entries {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.ProducerID))
+		dst = binary.BigEndian.AppendUint16(dst, uint16(e.Epoch))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.LastSequence))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.LastOffset))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.OffsetDelta))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.Timestamp))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.CoordinatorEpoch))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.CurrentTxnFirstOffset))
+	}
+	binary.BigEndian.PutUint32(dst[start+2:], crc32.Checksum(dst[start+6:], castagnoli))
+	return dst
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -277,30 +278,20 @@ func (s *Scenario) Build() (*Built, error) {
 func snapshot(ps []*prodState) []byte {
 	sorted := append([]*prodState(nil), ps...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
-	body := binary.BigEndian.AppendUint32(nil, 0)
-	n := 0
+	var es []loader.SnapshotEntry
 	for _, p := range sorted {
 		if p.lastOffset < 0 && p.coordEpoch < 0 {
 			continue // never wrote here
 		}
-		n++
-		body = binary.BigEndian.AppendUint64(body, uint64(p.ID))
-		body = binary.BigEndian.AppendUint16(body, uint16(p.Epoch))
-		body = binary.BigEndian.AppendUint32(body, uint32(p.seq-1))
-		body = binary.BigEndian.AppendUint64(body, uint64(p.lastOffset))
-		body = binary.BigEndian.AppendUint32(body, uint32(p.lastDelta))
-		body = binary.BigEndian.AppendUint64(body, uint64(p.lastTS))
-		body = binary.BigEndian.AppendUint32(body, uint32(p.coordEpoch))
 		first := int64(-1)
 		if p.inTxn {
 			first = p.txnFirst
 		}
-		body = binary.BigEndian.AppendUint64(body, uint64(first))
+		es = append(es, loader.SnapshotEntry{ProducerID: txnindex.ProducerID(p.ID), Epoch: int16(p.Epoch), LastSequence: int32(p.seq - 1),
+			LastOffset: int64(p.lastOffset), OffsetDelta: int32(p.lastDelta), Timestamp: int64(p.lastTS),
+			CoordinatorEpoch: int32(p.coordEpoch), CurrentTxnFirstOffset: first})
 	}
-	binary.BigEndian.PutUint32(body, uint32(n))
-	out := binary.BigEndian.AppendUint16(nil, 1)
-	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(body, castagnoli))
-	return append(out, body...)
+	return loader.AppendProducerSnapshot(nil, es)
 }
 
 // encodeTxnIndex writes .txnindex entries as TransactionIndex stores them

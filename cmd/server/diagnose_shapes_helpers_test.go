@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -99,21 +100,13 @@ type shapeSnap struct {
 // snapshotBytes encodes the entries as ProducerStateManager.writeSnapshot
 // does: version 1, CRC-32C of the rest, the count, 46 bytes per entry.
 func snapshotBytes(es []shapeSnap) []byte {
-	b := binary.BigEndian.AppendUint16(nil, 1)
-	b = append(b, 0, 0, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(es)))
+	out := make([]loader.SnapshotEntry, 0, len(es))
 	for _, e := range es {
-		b = binary.BigEndian.AppendUint64(b, uint64(e.pid))
-		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.lastSeq))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.lastOffset))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.offsetDelta))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.ts))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.coordEpoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.currentTxnFirstOffset))
+		out = append(out, loader.SnapshotEntry{ProducerID: txnindex.ProducerID(e.pid), Epoch: e.epoch, LastSequence: e.lastSeq,
+			LastOffset: e.lastOffset, OffsetDelta: e.offsetDelta, Timestamp: e.ts, CoordinatorEpoch: e.coordEpoch,
+			CurrentTxnFirstOffset: e.currentTxnFirstOffset})
 	}
-	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoliTab))
-	return b
+	return loader.AppendProducerSnapshot(nil, out)
 }
 
 // writeShapeDir writes a log dir holding topic-0: one segment named for

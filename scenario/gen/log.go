@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -421,22 +422,14 @@ func (lw *logWriter) snapshot() []byte {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	b := binary.BigEndian.AppendUint16(nil, 1)
-	b = append(b, 0, 0, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
+	es := make([]loader.SnapshotEntry, 0, len(ids))
 	for _, id := range ids {
 		p := lw.producers[id]
-		b = binary.BigEndian.AppendUint64(b, uint64(p.id))
-		b = binary.BigEndian.AppendUint16(b, uint16(p.epoch))
-		b = binary.BigEndian.AppendUint32(b, uint32(p.seq-1))
-		b = binary.BigEndian.AppendUint64(b, uint64(p.lastOffset))
-		b = binary.BigEndian.AppendUint32(b, uint32(p.offsetDelta))
-		b = binary.BigEndian.AppendUint64(b, uint64(p.lastTS))
-		b = binary.BigEndian.AppendUint32(b, uint32(p.coordEpoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(p.txnFirst))
+		es = append(es, loader.SnapshotEntry{ProducerID: txnindex.ProducerID(p.id), Epoch: int16(p.epoch), LastSequence: int32(p.seq - 1),
+			LastOffset: int64(p.lastOffset), OffsetDelta: int32(p.offsetDelta), Timestamp: int64(p.lastTS),
+			CoordinatorEpoch: int32(p.coordEpoch), CurrentTxnFirstOffset: int64(p.txnFirst)})
 	}
-	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoli))
-	return b
+	return loader.AppendProducerSnapshot(nil, es)
 }
 
 // retain deletes the first DeleteSegments segments with their indexes and
