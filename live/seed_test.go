@@ -88,7 +88,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 	// transaction: by KIP-664 its marker is still to come (expired, not
 	// hanging), the words of a log dir's join.
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed", From: first + 2}), fmt.Sprintf("before offset %d, where the data read here starts", first+2),
-		txnindex.StateExpired, txnindex.RulePartitionListed, "idle for 330d 0h, but not hanging (KIP-664 rule partition_in_transaction)")
+		txnindex.StateExpired, txnindex.RulePartitionListed, "idle for 330d 0h, but not hanging (KIP-664)")
 
 	// The coordinator forgets the id (TRANSACTIONAL_ID_NOT_FOUND, as after
 	// transactional.id.expiration.ms): hanging by KIP-664's step 2, aged
@@ -119,7 +119,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed"}), fmt.Sprintf("before the log start %d (deleted by retention)", first+2),
-		txnindex.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664 rule coordinator_dead): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d 0h ago")
+		txnindex.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d 0h ago")
 }
 
 // TestLiveJoinTwoMoments: the watcher reads the partition, then the
@@ -163,7 +163,7 @@ func TestLiveJoinTwoMoments(t *testing.T) {
 		why  string
 	}{
 		{"young", time.Now, txnindex.StateOpen, "", "the coordinator then said CompleteCommit, but it was read after the partition"},
-		{"old", func() time.Time { return time.Now().Add(time.Hour) }, txnindex.StateHanging, txnindex.RuleCoordinatorComplete, "hanging whatever its age (KIP-664 rule coordinator_complete)"},
+		{"old", func() time.Time { return time.Now().Add(time.Hour) }, txnindex.StateHanging, txnindex.RuleCoordinatorComplete, "hanging whatever its age (KIP-664)"},
 	} {
 		u := settle(t, dial(t, Config{Brokers: []string{addr}, Topic: "two", Now: tc.now}))
 		d := u.Partitions[0].Diagnosis

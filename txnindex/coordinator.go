@@ -308,7 +308,7 @@ func (c *TxnCoordinators) Match(topic string, partition int32, pid ProducerID, e
 		m.Reason = fmt.Sprintf("the coordinator of %q says Empty: no transaction is in progress, so no marker is coming for %s", s.TransactionalID, where)
 	case !s.Lists(topic, partition):
 		m.Hanging, m.Rule = true, RulePartitionNotListed
-		m.Reason = fmt.Sprintf("the coordinator of %q is in %s for %d partition(s), and %s is not one of them: it will write no marker there", s.TransactionalID, s.State, len(s.Partitions), where)
+		m.Reason = fmt.Sprintf("the coordinator of %q is in %s for %s, and %s is not one of them: it will write no marker there", s.TransactionalID, s.State, Plural(len(s.Partitions), "partition", "partitions"), where)
 	default:
 		m.Rule = RulePartitionListed
 		m.Reason = fmt.Sprintf("the coordinator of %q is in %s and lists %s: its marker is still to come", s.TransactionalID, s.State, where)

@@ -113,16 +113,18 @@ func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
 	switch {
 	case m.Hanging:
 		r.State = StateHanging
-		r.Reason = fmt.Sprintf("hanging whatever its age (KIP-664 rule %s): %s; last write %s ago", m.Rule, m.Reason, fmtDur(r.AgeMs))
+		// The rule's name stays in HangingRule (JSON hanging_rule); the
+		// text says it in words, as a person reads it.
+		r.Reason = fmt.Sprintf("hanging whatever its age (KIP-664): %s; last write %s ago", m.Reason, fmtDur(r.AgeMs))
 	case r.State == StateHanging:
 		// find-hanging asks the coordinator about an old transaction and
 		// reports it only when the coordinator will not write its marker;
 		// this one's coordinator lists the partition.
 		r.State = StateExpired
-		r.Reason = fmt.Sprintf("idle for %s, but not hanging (KIP-664 rule %s): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
-			fmtDur(r.AgeMs), m.Rule, m.Reason)
+		r.Reason = fmt.Sprintf("idle for %s, but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
+			fmtDur(r.AgeMs), m.Reason)
 	default:
-		r.Reason += fmt.Sprintf("; not hanging (KIP-664 rule %s): %s", m.Rule, m.Reason)
+		r.Reason += fmt.Sprintf("; not hanging (KIP-664): %s", m.Reason)
 	}
 }
 

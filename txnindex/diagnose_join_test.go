@@ -48,7 +48,8 @@ func TestDiagnoseJoin(t *testing.T) {
 			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging {
 				t.Fatalf("pinned by %+v, want id %q state %s rule %q", p, tt.id, tt.want, tt.rule)
 			}
-			if tt.state != nil && (p.CoordinatorState != tt.state.State.String() || !strings.Contains(p.Reason, tt.rule)) {
+			if tt.state != nil && (p.CoordinatorState != tt.state.State.String() ||
+				!strings.Contains(p.Reason, "KIP-664") || !strings.Contains(p.Reason, tt.state.State.String()) || strings.Contains(p.Reason, tt.rule)) {
 				t.Errorf("coordinator state %q reason %q", p.CoordinatorState, p.Reason)
 			}
 			b, err := json.Marshal(d)

@@ -60,6 +60,7 @@ var stateWords = map[OpenTxnState]string{
 	StateExpired:             "expired",
 	StateHanging:             "hanging",
 	StateDecidedUnreplicated: "decided, marker not replicated",
+	StateMarkerRemoved:       "decided, marker removed by the cleaner",
 }
 
 // Words is the state as a reader says it ("decided, marker not replicated").

@@ -145,8 +145,10 @@ type RangeView struct {
 // them, so that a page never says 19h beside a reason's 18h.
 func durText(ms int64) string {
 	switch d := time.Duration(ms) * time.Millisecond; {
+	case ms <= 0:
+		return "0s" // as txnindex's texts write a zero duration
 	case ms < 1000:
-		return strconv.FormatInt(max(ms, 0), 10) + "ms"
+		return strconv.FormatInt(ms, 10) + "ms"
 	case d >= 48*time.Hour:
 		h := int64(d.Round(time.Second) / time.Hour)
 		return strconv.FormatInt(h/24, 10) + "d " + strconv.FormatInt(h%24, 10) + "h"

@@ -156,7 +156,7 @@ func TestSortByLag(t *testing.T) {
 func TestDurText(t *testing.T) {
 	// 335 days and 17.7 hours: whole hours passed, as txnindex's reasons
 	// print them (a rounded 18h beside a reason's 17h contradicted it).
-	for ms, want := range map[int64]string{-5: "0ms", 850: "850ms", 1_200_030: "20m0s", 29_008_509_248: "335d 17h"} {
+	for ms, want := range map[int64]string{-5: "0s", 0: "0s", 850: "850ms", 1_200_030: "20m0s", 29_008_509_248: "335d 17h"} {
 		if got := durText(ms); got != want {
 			t.Errorf("durText(%d) = %q, want %q", ms, got, want)
 		}

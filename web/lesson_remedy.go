@@ -15,15 +15,13 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// remedyBootstrap is the bootstrap the remedy's command names: a shell
-// variable, so the command runs once BOOTSTRAP is set.
-const remedyBootstrap = `"$BOOTSTRAP"`
-
 // remedies returns the commands and the markers they write, after the
 // log end: offsets from the log end offset on, in the last segment, at
 // the diagnosis' clock (the newest timestamp in the log).
 func remedies(l *txnindex.Log) ([]string, []txnindex.Batch) {
-	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: remedyBootstrap})
+	// No bootstrap: the commands name the shell variable BOOTSTRAP
+	// (txnindex.BootstrapVar), so the command runs once it is set.
+	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
 	if !d.Hanging() || d.Capture != nil || len(l.Segments) == 0 {
 		// A capture's LSO is the broker's word, not a log to append to.
 		return nil, nil

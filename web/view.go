@@ -173,12 +173,35 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 			strconv.FormatInt(int64(t.ProducerID), 10) + " from offset " + strconv.FormatInt(t.FirstOffset, 10) +
 			", decided (" + marker + " marker at offset " + strconv.FormatInt(t.MarkerOffset, 10) +
 			") but not yet below the high watermark " + strconv.FormatInt(l.HighWatermark, 10) + "; read_committed consumers stop there."
+	case captureHeld(l) != "":
+		v.Pinned = captureHeld(l)
 	case l.LastStableOffset < l.HighWatermark:
 		v.Pinned = "LSO trails the high watermark."
 	default:
 		v.Pinned = "LSO equals the high watermark."
 	}
 	return v
+}
+
+// captureHeld is the banner of a capture whose broker said the LSO trails
+// the high watermark though the captured batches imply no holder (a
+// read_committed fetch never returns the batches at or above the LSO):
+// the header's numbers are the batches', the broker's word is the last
+// response's (the diagnosis' capture evidence reads the same fields).
+func captureHeld(l *txnindex.Log) string {
+	for i := len(l.Fetches) - 1; i >= 0; i-- {
+		r := &l.Fetches[i].Response
+		if r.Err != txnindex.FetchOK || r.LastStableOffset < 0 {
+			continue
+		}
+		if r.LastStableOffset >= r.HighWatermark {
+			return ""
+		}
+		return "The broker reported LSO " + strconv.FormatInt(r.LastStableOffset, 10) + " below its high watermark " +
+			strconv.FormatInt(r.HighWatermark, 10) + " in the last captured response: read_committed consumers stop at " +
+			strconv.FormatInt(r.LastStableOffset, 10) + "; the captured batches end at offset " + strconv.FormatInt(l.LogEndOffset, 10) + "."
+	}
+	return ""
 }
 
 // Summary is the index line of a built partition.

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // liveBrowser is headless chromium for the live tests, which run longer
@@ -418,6 +419,17 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	n1 := batches()
 	if n1 != n0+1+3+1+2+1 {
 		t.Errorf("batches %d -> %d", n0, n1)
+	}
+	// The header above says the same as the live line: the page was
+	// rendered at the first poll, and kept its batch count and log end.
+	if got, want := strings.TrimSpace(text(t, ctx, `[data-testid="summary-batches"]`)), fmt.Sprint(n1); got != want {
+		t.Errorf("header batches %q, live line %q", got, want)
+	}
+	if got, want := strings.TrimSpace(text(t, ctx, `[data-testid="summary-log-end"]`)), fmt.Sprint(hwm); got != want {
+		t.Errorf("header log end %q, want the window's end %q", got, want)
+	}
+	if got := text(t, ctx, `[data-testid="diagnosis"]`); !strings.Contains(got, fmt.Sprintf("(%s held back)", txnindex.Plural(hwm-lso, "offset", "offsets"))) {
+		t.Errorf("live diagnosis %q: held back not counted as %s", got, txnindex.Plural(hwm-lso, "offset", "offsets"))
 	}
 	// Every lane has batches drawn, stuck-producer's new one included.
 	if lp := eval[[]int](t, ctx, lanePixels); len(lp) != 4 || slices.Contains(lp, 0) || len(lp0) != 3 {

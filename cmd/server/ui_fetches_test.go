@@ -108,7 +108,8 @@ func TestUICaptureFetches(t *testing.T) {
 	tip := text(t, ctx, `[data-testid="fetch-tip"]`)
 	for _, want := range []string{
 		fmt.Sprintf("at offset %d", f.Offset),
-		fmt.Sprintf("batches %d–%d", *f.FirstBatch, *f.LastOffset),
+		fmt.Sprintf("fetch %d at offset", withBatches+1),
+		fmt.Sprintf("offsets %d–%d in %s, ", *f.FirstBatch, *f.LastOffset, txnindex.Plural(f.Batches, "batch", "batches")),
 		fmt.Sprintf("LSO %d · HWM %d", f.LastStableOffset, f.HighWatermark),
 		"aborted transactions: ",
 	} {
@@ -134,6 +135,14 @@ func TestUICaptureFetches(t *testing.T) {
 	}
 	if hidden := eval[bool](t, ctx, `document.querySelector('[data-testid="fetch-tip"]').hidden`); hidden {
 		t.Error("fetch tip hidden after a click and the pointer leaving")
+	}
+	// The banner above the timeline says what the broker said, as the
+	// panel does: not "LSO equals the high watermark" of the batches alone.
+	if last := body.Fetches[len(body.Fetches)-1]; last.LastStableOffset < last.HighWatermark {
+		want := fmt.Sprintf("The broker reported LSO %d below its high watermark %d", last.LastStableOffset, last.HighWatermark)
+		if got := text(t, ctx, `[data-testid="pinned"]`); !strings.Contains(got, want) {
+			t.Errorf("banner %q, want %q", got, want)
+		}
 	}
 	screenshot(t, ctx, "TestUICaptureFetches")
 }

@@ -52,5 +52,6 @@ func TestDiagnosisPanelJoin(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
 		t.Fatal(err)
 	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelJoin")
 	screenshot(t, ctx, "TestDiagnosisPanelJoin")
 }

@@ -40,7 +40,7 @@ func TestDiagnosisPanelUnreplicated(t *testing.T) {
 	}
 	for sel, want := range map[string]string{
 		`[data-testid="diagnosis-verdict"]`: "STUCK",
-		`[data-testid="pinned-state"]`:      "decided_unreplicated",
+		`[data-testid="pinned-state"]`:      "decided, marker not replicated",
 		`[data-testid="diag-lso"]`:          "4",
 		`[data-testid="diag-hwm"]`:          "7",
 	} {
@@ -66,5 +66,6 @@ func TestDiagnosisPanelUnreplicated(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
 		t.Fatal(err)
 	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelUnreplicated")
 	screenshot(t, ctx, "TestDiagnosisPanelUnreplicated")
 }

@@ -15,7 +15,7 @@ const BigTopic = "demo-big"
 
 // Big is a generated partition of n batches: four transactional producers
 // interleaved, one transaction in ten aborted, a non-transactional batch in
-// five, a compacted gap every 50,000 batches, a segment roll every 100,000,
+// five, a compacted gap every 50,000 batches below the open transaction, a segment roll every 100,000,
 // and a transaction left open near the end that pins the LSO. The seed is
 // fixed: the same n gives the same partition.
 func Big(n int) *txnindex.Partition {
@@ -30,8 +30,11 @@ func Big(n int) *txnindex.Partition {
 		switch {
 		case i > 0 && i%100_000 == 0:
 			w.Roll()
-		case i > 0 && i%50_000 == 0:
-			w.Skip(7) // removed by the cleaner
+		case i > 0 && i%50_000 == 0 && i < hang:
+			// Removed by the cleaner, which never cleans at or past the
+			// LSO (LogCleanerManager.cleanableOffsets): a gap above the
+			// open transaction would say its marker had been removed.
+			w.Skip(7)
 		}
 		if i == hang {
 			w.Data(99, 3, true) // never ends

@@ -11,12 +11,16 @@ import (
 )
 
 // TestBig: the generated demo has the shape its doc promises: n batches, a
-// segment every 100,000, a 7-offset gap at every other 50,000, and
-// producer 99's transaction pinning the LSO from 90% of the way in.
+// segment every 100,000, a 7-offset gap at every other 50,000 below the
+// open transaction (the cleaner never cleans at or past the LSO), and
+// producer 99's transaction pinning the LSO from 90% of the way in; the
+// diagnosis agrees (a gap above it would be evidence that the cleaner had
+// passed it, so that its marker was removed, and the demo would contradict
+// itself: the timeline's LSO stuck, the panel clear).
 func TestBig(t *testing.T) {
-	const n = 250_000
+	const n = 600_000
 	p := Big(n)
-	if len(p.Batches) < n || len(p.Batches) > n+4 || len(p.Segments) != 3 {
+	if len(p.Batches) < n || len(p.Batches) > n+4 || len(p.Segments) != 6 {
 		t.Fatalf("%d batches, %d segments", len(p.Batches), len(p.Segments))
 	}
 	l := txnindex.Build(p)
@@ -24,8 +28,12 @@ func TestBig(t *testing.T) {
 	if hang.ProducerID != 99 || l.LastStableOffset != hang.BaseOffset {
 		t.Errorf("LSO %d, batch %d is producer %d at %d", l.LastStableOffset, n*9/10, hang.ProducerID, hang.BaseOffset)
 	}
-	if len(l.Gaps) != 2 || l.Gaps[0].To-l.Gaps[0].From != 6 {
+	if len(l.Gaps) != 5 || l.Gaps[0].To-l.Gaps[0].From != 6 || l.Gaps[len(l.Gaps)-1].To >= hang.BaseOffset {
 		t.Errorf("gaps %+v", l.Gaps)
+	}
+	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	if d.PinnedBy == nil || d.PinnedBy.ProducerID != 99 || d.LastStableOffset != hang.BaseOffset || len(d.MarkerRemoved) != 0 {
+		t.Errorf("diagnosis: LSO %d, pinned by %+v, compacted %+v", d.LastStableOffset, d.PinnedBy, d.MarkerRemoved)
 	}
 	if !slices.Equal(Big(n).Batches, p.Batches) {
 		t.Error("the same seed gives other batches")

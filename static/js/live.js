@@ -58,7 +58,8 @@
   // (README, "JSON output").
   function pid(o) { return o.producer_id_str || String(o.producer_id); }
   function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + pidText(l); }
-  function plural(n, one, many) { return n === 1 ? "1 " + one : n + " " + many; }
+  const count = (n) => Number(n).toLocaleString("en-US"); // as txnindex.Count
+  function plural(n, one, many) { return n === 1 ? "1 " + one : count(n) + " " + many; }
   function syncLanes(lanes) {
     const box = $(".labels", root);
     if (!box) return;
@@ -92,6 +93,16 @@
     setText('[data-testid="summary-lso"]', m.last_stable_offset);
     setText('[data-testid="summary-hwm"]', m.high_watermark);
     setText('[data-testid="summary-log-start"]', m.log_start_offset);
+    // The rest of the header is the window's too: the page rendered the
+    // log of its first poll, and a header of 6 batches beside a live line
+    // of 14 contradicted itself.
+    setText('[data-testid="summary-log-end"]', m.log_end_offset);
+    if (m.totals) {
+      setText('[data-testid="summary-batches"]', count(m.totals.batches));
+      setText('[data-testid="summary-transactions"]', count(m.totals.transactions) + " (" + count(m.totals.open_transactions) + " open)");
+      setText('[data-testid="summary-gaps"]', count(m.totals.gaps));
+    }
+    if (m.segments) setText('[data-testid="summary-segments"]', count(m.segments.length));
     // Follow the tail: after timeline.js has taken the new domain, show
     // all of it, unless the reader has moved the view since the last fit.
     setTimeout(fitTail, 0);
@@ -159,7 +170,7 @@
     setText('[data-testid="live-fetch-lso"]', m.fetch_lso);
     setText('[data-testid="live-engine-lso"]', m.engine_lso);
     setText('[data-testid="live-hwm"]', m.listed_hwm);
-    setText('[data-testid="live-window"]', m.window_start + "–" + m.window_end + (m.dropped_batches ? " (" + m.dropped_batches + " batches dropped)" : ""));
+    setText('[data-testid="live-window"]', m.window_start + "–" + m.window_end + (m.dropped_batches ? " (" + plural(m.dropped_batches, "batch", "batches") + " dropped)" : ""));
     const nb = $('[data-testid="live-batches"]', panel);
     nb.textContent = m.batches + (m.new_batches ? " (+" + m.new_batches + ")" : "");
     nb.dataset.count = m.batches;
@@ -222,7 +233,7 @@
     let h = "<p>";
     h += hanging.length ? '<span class="verdict stuck" data-testid="live-verdict">HANGING</span> '
       : stuck ? '<span class="verdict stuck" data-testid="live-verdict">LSO held</span> ' : '<span class="verdict clear" data-testid="live-verdict">clear</span> ';
-    h += "LSO " + esc(m.engine_lso) + ", high watermark " + esc(m.high_watermark) + " (" + esc(m.high_watermark - m.engine_lso) + " offsets held back)";
+    h += "LSO " + esc(m.engine_lso) + ", high watermark " + esc(m.high_watermark) + " (" + esc(plural(m.high_watermark - m.engine_lso, "offset", "offsets")) + " held back)";
     if (pin) h += ', pinned by producer ' + esc(pid(pin)) + (pin.transactional_id ? ' (<span class="txid">' + esc(pin.transactional_id) + "</span>)" : "") + " from offset " + esc(pin.first_offset);
     h += ".</p>";
     if (open.length) {
@@ -232,7 +243,7 @@
         h += '<tr data-testid="live-open-' + esc(pid(o)) + "-" + esc(o.first_offset) + '" data-hanging="' + o.hanging + '" data-transactional-id="' + esc(o.transactional_id) + '" class="' + (o.hanging ? "hanging" : "") + '">' +
           "<td>" + esc(pid(o)) + " <small>epoch " + esc(o.producer_epoch) + "</small>" + (o.pins_lso ? ' <span class="pins-tag">pins LSO</span>' : "") + "</td>" +
           '<td class="txid">' + (o.transactional_id ? esc(o.transactional_id) : "<small>unknown to the coordinators</small>") + (o.coordinator_state ? " <small>" + esc(o.coordinator_state) + "</small>" : "") + "</td>" +
-          "<td>" + esc(o.first_offset) + (o.last_offset >= 0 ? "–" + esc(o.last_offset) : "") + "</td>" +
+          "<td>" + esc(o.first_offset) + (o.last_offset > o.first_offset ? "–" + esc(o.last_offset) : "") + "</td>" +
           '<td><span class="state ' + (o.hanging ? "hanging" : "open") + '">' + (o.hanging ? "HANGING" : "open") + "</span></td>" +
           '<td class="why">' + esc(o.reason) + "</td>" +
           '<td class="cmdcell"><div class="cmd"><code>' + esc(o.abort_command) + '</code><button type="button" class="copy" data-copy="' + esc(o.abort_command) + '" aria-label="copy the command">copy</button><span class="copied" role="status" aria-live="polite"></span></div></td></tr>';

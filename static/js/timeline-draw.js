@@ -212,9 +212,9 @@
     if (!pinnedEl) {
       pinnedEl = document.createElement("div");
       pinnedEl.className = "pinned-highlight"; pinnedEl.dataset.testid = "pinned-highlight";
-      pinnedEl.title = "producer " + pinned.pid + "'s " + pinned.state + " transaction from offset " + pinned.first + " pins the LSO";
+      pinnedEl.title = "producer " + pinned.pid + "'s " + pinned.stateText + " transaction from offset " + pinned.first + " pins the LSO";
       pinnedEl.innerHTML = "<span></span>";
-      pinnedEl.firstChild.textContent = "pins LSO · " + pinned.state;
+      pinnedEl.firstChild.textContent = "pins LSO · " + pinned.stateText;
       markersEl.appendChild(pinnedEl);
     }
     const x0 = tl.xOf(pinned.first), x1 = tl.xEnd(pinned.last), xs = tl.xOf(Math.max(part.hwm, pinned.last + 1));

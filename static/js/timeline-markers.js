@@ -126,8 +126,10 @@
   }
   const fetchCount = () => fetches.length;
   function fetchSummary(f) {
-    const got = f.batches ? "batches " + f.first_batch + "–" + f.last_offset + " (" + f.batches + ", " + f.bytes.toLocaleString("en-US") + " bytes)" : "no batches";
-    return "fetch #" + f.n + " at offset " + f.offset + " (" + f.isolation + "): " + got;
+    // Counted from 1 for people ("fetch 1"); f.n stays the test id's index.
+    const n = (v) => Number(v).toLocaleString("en-US");
+    const got = f.batches ? "offsets " + f.first_batch + "–" + f.last_offset + " in " + (f.batches === 1 ? "1 batch" : n(f.batches) + " batches") + ", " + (f.bytes === 1 ? "1 byte" : n(f.bytes) + " bytes") : "no batches";
+    return "fetch " + (f.n + 1) + " at offset " + f.offset + " (" + f.isolation + "): " + got;
   }
   function showFetch(f, e) {
     const ab = f.aborted_transactions;

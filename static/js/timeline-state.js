@@ -54,7 +54,7 @@
   // with a glow on its span and batches and a DOM outline on top.
   tl.pinned = root.dataset.pinnedProducer === undefined ? null : {
     producer: +root.dataset.pinnedProducer, pid: root.dataset.pinnedProducer, first: +root.dataset.pinnedFirst, last: +root.dataset.pinnedLast,
-    state: root.dataset.pinnedState, lane: -1, shown: false, x0: 0, x1: 0,
+    state: root.dataset.pinnedState, stateText: root.dataset.pinnedStateText || root.dataset.pinnedState, lane: -1, shown: false, x0: 0, x1: 0,
   };
 
   // --- state -------------------------------------------------------------
