@@ -59,9 +59,9 @@ func clusterTopics(n int) []string {
 	return ts
 }
 
-func newScenario(tb testing.TB, topics, per int32) *scenario {
+func newScenario(tb testing.TB, topics, per int32, opts ...kfake.Opt) *scenario {
 	tb.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(per, clusterTopics(int(topics))...))
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.SeedTopics(per, clusterTopics(int(topics))...)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
