@@ -37,12 +37,21 @@ func clusterScanChecked(t *testing.T, topics, per int32) (map[int16]int, *Cluste
 	if err != nil {
 		t.Fatal(err)
 	}
-	cold, _ := a.take()
+	cold, _, described := a.take()
 	warm, err := cl.Scan(context.Background(), ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	warmKeys, warmNodes := a.take()
+	warmKeys, warmNodes, _ := a.take()
+	// DescribeProducers asks about the stuck partitions only, whatever
+	// the partition count.
+	var stuck []string
+	for _, st := range s.stuck {
+		stuck = append(stuck, fmt.Sprintf("%s-%d", st.topic, st.partition))
+	}
+	if slices.Sort(stuck); !slices.Equal(described, stuck) {
+		t.Errorf("DescribeProducers asked about %v, want the stuck %v only", described, stuck)
+	}
 
 	n := int(topics * per)
 	if len(scan.Partitions) != n || scan.Topics != int(topics) || scan.Stuck != 3 || scan.Clear != n-3 || scan.Unknown != 0 || scan.Hanging != 0 {
