@@ -169,9 +169,16 @@ func TestClusterScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := sb.String()
-	for _, want := range []string{"3 stuck (0 hanging), 0 unknown, 997 clear", `transactional id "stuck-orders"`, `group "billing"`, "\n  t3 0-99"} {
+	for _, want := range []string{"3 stuck (0 hanging), 0 unknown, 997 clear", `transactional id "stuck-orders"`, `group "billing" (no members) committed`,
+		"\n  t3 0-99", "since the transaction start (DescribeTransactions)\n", "\n    open: last write "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	// Said once, in words: not "open: open, ..." nor Kafka's group state.
+	for _, raw := range []string{"open: open", "(Empty)", "((DescribeTransactions))"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("text has %q:\n%s", raw, text)
 		}
 	}
 	if i, j := strings.Index(text, "STUCK"), strings.Index(text, "clear (lag 0)"); i < 0 || j < i {
