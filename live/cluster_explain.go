@@ -344,7 +344,9 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 			t.Reason = fmt.Sprintf("started %s ago, longer than its transaction.timeout.ms (%s): the coordinator should abort it",
 				fmtAge(now-t.StartTimestamp), time.Duration(t.TimeoutMs)*time.Millisecond)
 		default:
-			t.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(t.AgeMs), maxTxn)
+			// The state (open) is printed beside the reason; the
+			// reason says why.
+			t.Reason = fmt.Sprintf("last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(t.AgeMs), maxTxn)
 			if unknown != "" && ti == nil {
 				t.Reason += "; " + unknown
 			}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -59,9 +60,9 @@ func clusterTopics(n int) []string {
 	return ts
 }
 
-func newScenario(tb testing.TB, topics, per int32) *scenario {
+func newScenario(tb testing.TB, topics, per int32, opts ...kfake.Opt) *scenario {
 	tb.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(per, clusterTopics(int(topics))...))
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.SeedTopics(per, clusterTopics(int(topics))...)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -177,6 +178,9 @@ type audit struct {
 	mu   sync.Mutex
 	keys map[int16]int
 	node map[string]int // "ListOffsets@1"
+	// described are the partitions DescribeProducers asked about,
+	// "t1-7", sorted by take.
+	described []string
 }
 
 func newAudit(c *kfake.Cluster) *audit {
@@ -187,19 +191,28 @@ func newAudit(c *kfake.Cluster) *audit {
 		a.mu.Lock()
 		a.keys[r.Key()]++
 		a.node[fmt.Sprintf("%s@%d", kmsg.NameForKey(r.Key()), n)]++
+		if dp, ok := r.(*kmsg.DescribeProducersRequest); ok {
+			for _, t := range dp.Topics {
+				for _, p := range t.Partitions {
+					a.described = append(a.described, fmt.Sprintf("%s-%d", t.Topic, p))
+				}
+			}
+		}
 		a.mu.Unlock()
 		return nil, nil, false
 	})
 	return a
 }
 
-// take returns the counts so far and starts again.
-func (a *audit) take() (map[int16]int, map[string]int) {
+// take returns the counts and the partitions DescribeProducers asked
+// about so far, and starts again.
+func (a *audit) take() (map[int16]int, map[string]int, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k, n := a.keys, a.node
-	a.keys, a.node = map[int16]int{}, map[string]int{}
-	return k, n
+	k, n, d := a.keys, a.node, a.described
+	a.keys, a.node, a.described = map[int16]int{}, map[string]int{}, nil
+	slices.Sort(d)
+	return k, n, d
 }
 
 // formula is ScanCluster's request count, computed from what the scan

@@ -3,6 +3,7 @@ package live
 // The terminal rendering of a ClusterScan (diagnose --bootstrap).
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -36,7 +37,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&sb, "\n%s %s-%d (leader %d): LSO %d is %s behind the high watermark %d", word, p.Topic, p.Partition, p.Leader,
 			p.LastStableOffset, txnindex.Plural(p.LSOLagOffsets, "offset", "offsets"), p.HighWatermark)
 		if p.LSOLagSource != "" {
-			fmt.Fprintf(&sb, ", held for %s (%s)", fmtAge(p.LSOLagMs), p.LSOLagSource)
+			fmt.Fprintf(&sb, ", held for %s since the %s", fmtAge(p.LSOLagMs), p.LSOLagSource)
 		}
 		sb.WriteString("\n")
 		for _, t := range p.Open {
@@ -58,7 +59,11 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			if g.Blocked {
 				where = "waiting at the LSO"
 			}
-			fmt.Fprintf(&sb, "  group %q (%s) committed %d, %s, %s behind the high watermark\n", g.Group, g.State, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"))
+			state := ""
+			if g.State != "" {
+				state = " (" + cmp.Or(groupStateWords[g.State], g.State) + ")"
+			}
+			fmt.Fprintf(&sb, "  group %q%s committed %d, %s, %s behind the high watermark\n", g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"))
 		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(&sb, "  note: %s\n", n)
@@ -87,6 +92,18 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// groupStateWords says ListGroups' group states (ConsumerGroupState,
+// KIP-518) in words; JSON keeps Kafka's names.
+var groupStateWords = map[string]string{
+	"Empty":               "no members",
+	"Stable":              "members consuming",
+	"PreparingRebalance":  "rebalancing",
+	"CompletingRebalance": "rebalancing",
+	"Assigning":           "rebalancing",
+	"Reconciling":         "rebalancing",
+	"Dead":                "being removed",
 }
 
 // writeClear writes the clear partitions as "topic 0-4 6-9" per topic.

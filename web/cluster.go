@@ -16,6 +16,7 @@ import (
 
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/static"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // ClusterView is the cluster index page.
@@ -28,7 +29,7 @@ type ClusterView struct {
 	Summary string
 	Err     string
 	PollMs  int64
-	Window  int64 // offsets the live timeline of a partition starts with
+	Window  string // offsets the live timeline of a partition starts with
 	Topics  []ClusterTopicView
 	Brokers []string // brokers that did not answer, as "broker N (host:port): error"
 }
@@ -40,13 +41,20 @@ type ClusterTopicView struct {
 	Partitions []ClusterRowView
 }
 
+// Sum is the topic's partitions and stuck ones in words.
+func (t ClusterTopicView) Sum() string {
+	return plural(len(t.Partitions), "partition", "partitions") + ", " + thousands(t.Stuck) + " stuck"
+}
+
 // ClusterRowView is one partition row.
 type ClusterRowView struct {
 	Name       string // topic-partition
 	Partition  int32
 	State      string // hanging, expired, open, unknown, clear
+	StateWords string // what the state means, for its badge's title
 	LSO, HWM   string
 	LagOffsets int64
+	Lag        string // LagOffsets as every count is written (txnindex.Count)
 	LagTime    string // "—" when clear
 	HeldBy     string // the pinning transaction, in words
 	Groups     string // consumer groups waiting behind the LSO
@@ -68,7 +76,7 @@ func ClusterIndex(latest func() (*live.ClusterScan, error), bootstrap string, po
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, err := latest()
 		v := clusterView(s, err, bootstrap)
-		v.PollMs, v.Window = poll.Milliseconds(), window
+		v.PollMs, v.Window = poll.Milliseconds(), txnindex.Count(window)
 		render(w, r, ClusterPage(v))
 	})
 }
@@ -82,13 +90,20 @@ func clusterView(s *live.ClusterScan, err error, bootstrap string) ClusterView {
 		v.Summary = "No scan has finished yet."
 		return v
 	}
-	v.Summary = strconv.Itoa(len(s.Partitions)) + " partitions in " + strconv.Itoa(s.Topics) + " topics on " + strconv.Itoa(len(s.Brokers)) +
-		" brokers: " + strconv.Itoa(s.Stuck) + " stuck (" + strconv.Itoa(s.Hanging) + " hanging), " + strconv.Itoa(s.Unknown) + " unknown, " +
-		strconv.Itoa(s.Clear) + " clear. Scanned at " + s.Time.UTC().Format("15:04:05") + " UTC in " + durText(s.Duration.Milliseconds()) +
-		" with " + strconv.Itoa(s.RequestCount) + " requests."
+	unknown := ""
+	if s.Unknown > 0 {
+		unknown = thousands(s.Unknown) + " unknown, "
+	}
+	v.Summary = plural(len(s.Partitions), "partition", "partitions") + " in " + plural(s.Topics, "topic", "topics") + " on " +
+		plural(len(s.Brokers), "broker", "brokers") + ": " + thousands(s.Stuck) + " stuck (" + thousands(s.Hanging) + " hanging), " + unknown +
+		thousands(s.Clear) + " clear. Scanned at " + s.Time.UTC().Format("15:04:05") + " UTC in " + durText(s.Duration.Milliseconds()) +
+		" with " + plural(s.RequestCount, "request", "requests") + "."
 	for _, b := range s.Brokers {
 		if b.Err != "" {
-			v.Brokers = append(v.Brokers, "broker "+strconv.Itoa(int(b.ID))+" ("+b.Host+":"+strconv.Itoa(int(b.Port))+"): "+b.Err)
+			// The scan's error already names the broker.
+			why := strings.TrimPrefix(b.Err, "broker "+strconv.Itoa(int(b.ID))+" unreachable: ")
+			v.Brokers = append(v.Brokers, "Broker "+strconv.Itoa(int(b.ID))+" at "+b.Host+":"+strconv.Itoa(int(b.Port))+
+				" did not answer ("+why+"): the partitions it leads are unknown until it does.")
 		}
 	}
 	// The scan is ranked; a topic's group starts where its first (worst)
@@ -111,9 +126,31 @@ func clusterView(s *live.ClusterScan, err error, bootstrap string) ClusterView {
 	return v
 }
 
+// clusterStateWords explains each state of a row (its badge's title).
+var clusterStateWords = map[string]string{
+	"hanging": "A hanging transaction holds the LSO: no coordinator will end it; only kafka-transactions.sh abort will.",
+	"expired": "The transaction holding the LSO is older than its timeout; its coordinator still tracks it and should abort it.",
+	"open":    "An open transaction holds the LSO, within its timeout.",
+	"unknown": "The offsets could not be read.",
+	"clear":   "Nothing holds the LSO: read_committed consumers read up to the high watermark.",
+}
+
+// coordinatorWords says a transaction state as DescribeTransactions
+// names it (TransactionState.java, txnindex.TxnStatus) in words.
+var coordinatorWords = map[string]string{
+	"Empty":             "its coordinator has no transaction open",
+	"Ongoing":           "still open at its coordinator",
+	"PrepareCommit":     "its coordinator is committing it",
+	"PrepareAbort":      "its coordinator is aborting it",
+	"CompleteCommit":    "its coordinator committed it",
+	"CompleteAbort":     "its coordinator aborted it",
+	"Dead":              "its coordinator expired the transactional id",
+	"PrepareEpochFence": "its coordinator is fencing the producer",
+}
+
 func clusterRow(p *live.PartitionLag) ClusterRowView {
 	r := ClusterRowView{Name: p.Topic + "-" + strconv.Itoa(int(p.Partition)), Partition: p.Partition, LagOffsets: p.LSOLagOffsets,
-		LSO: i64(p.LastStableOffset), HWM: i64(p.HighWatermark), LagTime: "—", HeldBy: "—", Groups: "—",
+		Lag: txnindex.Count(p.LSOLagOffsets), LSO: i64(p.LastStableOffset), HWM: i64(p.HighWatermark), LagTime: "—", HeldBy: "—", Groups: "—",
 		Href: ClusterPartitionPath(p.Topic, p.Partition)}
 	switch {
 	case p.Err != "":
@@ -128,6 +165,7 @@ func clusterRow(p *live.PartitionLag) ClusterRowView {
 	if p.Hanging {
 		r.State = "hanging"
 	}
+	r.StateWords = clusterStateWords[r.State]
 	if p.LSOLagOffsets > 0 {
 		r.LagTime = durText(p.LSOLagMs)
 	}
@@ -137,8 +175,16 @@ func clusterRow(p *live.PartitionLag) ClusterRowView {
 			who = strconv.Quote(t.TransactionalID)
 		}
 		r.HeldBy = who + " from offset " + i64(t.FirstOffset)
-		if t.CoordinatorState != "" {
-			r.HeldBy += ", " + t.CoordinatorState
+		if t.Hanging {
+			// Whatever ListTransactions said of the id (Ongoing, say),
+			// KIP-664's rule found the coordinator will not end it
+			// here: "still open at its coordinator" would contradict
+			// the badge.
+			r.HeldBy += ", which its coordinator will not end"
+		} else if w := coordinatorWords[t.CoordinatorState]; w != "" {
+			r.HeldBy += ", " + w
+		} else if t.CoordinatorState != "" {
+			r.HeldBy += ", coordinator state " + t.CoordinatorState
 		}
 	}
 	if len(p.Groups) > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/live/metrics"
 )
@@ -66,12 +68,39 @@ func perPartition(mfs map[string]*dto.MetricFamily, name string) map[string]floa
 }
 
 // TestClusterMetrics: serve --bootstrap without --topic, behind an auth
-// token: /metrics refuses a scrape without the token, and with it gives
+// token, its scans only reading (the brokers' own audit): /metrics refuses
+// a scrape without the token, and with it gives
 // every partition's LSO lag equal to the broker's own ListOffsets (asked
 // by the test), the open transactions where they are, and the scan's
 // duration and request count.
 func TestClusterMetrics(t *testing.T) {
 	f := newClusterFixture(t)
+	// From here the fixture's clients are idle: what the brokers handle
+	// is serve's scans, which may only read (clusterReadKeys).
+	var (
+		mu     sync.Mutex
+		writes = map[string]int{}
+		scans  int
+	)
+	f.c.Control(func(r kmsg.Request) (kmsg.Response, error, bool) {
+		f.c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		if !clusterReadKeys[r.Key()] {
+			writes[kmsg.NameForKey(r.Key())]++
+		}
+		if r.Key() == int16(kmsg.ListGroups) {
+			scans++ // one per broker per scan
+		}
+		return nil, nil, false
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(writes) > 0 || scans == 0 {
+			t.Errorf("serve's scans sent %v besides reads, in %d ListGroups", writes, scans)
+		}
+	})
 	const token = "metrics-t0ken-abcdefghij"
 	tf := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tf, []byte(token+"\n"), 0o600); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +244,64 @@ func TestClusterDiagnoseUnreachable(t *testing.T) {
 	}
 	if code, _, errOut := runArgs(t, "diagnose", "--demo", "stuck-lso", "--topics", "x"); code != 2 || !strings.Contains(errOut, "--topics") {
 		t.Errorf("--topics with --demo: exit %d %s", code, errOut)
+	}
+}
+
+// TestClusterDiagnoseFlags: diagnose --bootstrap takes watch's SASL flags
+// (a SCRAM cluster scanned with the password from a file; a wrong password
+// fails with exit 1 and is not printed), and --internal adds the internal
+// topics a scan otherwise leaves out.
+func TestClusterDiagnoseFlags(t *testing.T) {
+	const pass = "s3cret-scram-pass"
+	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders"), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "ops", pass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	// kfake flags a topic internal by this config, as Kafka flags
+	// __consumer_offsets and __transaction_state.
+	if err := c.CreateTopic("__consumer_offsets", 2, map[string]string{"kfake.is_internal": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	passFile := func(name, p string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(p+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	base := []string{"diagnose", "--bootstrap", strings.Join(c.ListenAddrs(), ","), "--dial-timeout", "2s",
+		"--sasl-mechanism", "scram-sha-256", "--sasl-user", "ops", "--format", "json"}
+	topics := func(args ...string) map[string]int {
+		t.Helper()
+		code, out, errOut := runArgs(t, append(base, args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d, stderr %s", args, code, errOut)
+		}
+		var v struct {
+			Partitions []struct {
+				Topic string `json:"topic"`
+			} `json:"partitions"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		n := map[string]int{}
+		for _, p := range v.Partitions {
+			n[p.Topic]++
+		}
+		return n
+	}
+	good := passFile("pass", pass)
+	if got := topics("--sasl-password-file", good); len(got) != 1 || got["orders"] != 3 {
+		t.Errorf("without --internal: %v, want orders' 3 partitions only", got)
+	}
+	if got := topics("--sasl-password-file", good, "--internal"); len(got) != 2 || got["orders"] != 3 || got["__consumer_offsets"] != 2 {
+		t.Errorf("--internal: %v, want orders' 3 and __consumer_offsets' 2", got)
+	}
+	code, out, errOut := runArgs(t, append(base, "--sasl-password-file", passFile("wrong", "not-the-password"))...)
+	if code != 1 || !strings.Contains(errOut, "authentication failed") || strings.Contains(out+errOut, "not-the-password") {
+		t.Errorf("wrong password: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -320,3 +320,34 @@ func TestMetricsWatcher(t *testing.T) {
 		t.Errorf("after a failed poll: %v", got)
 	}
 }
+
+// TestMetricsBrokerDown: a scan with a broker that did not answer exports
+// txnscope_broker_up 0 for it and no series for the partitions it leads
+// (their offsets are unknown: an absent series, not a lag of 0), while the
+// others keep theirs.
+func TestMetricsBrokerDown(t *testing.T) {
+	scan := &live.ClusterScan{Time: time.Now(), Duration: time.Millisecond, RequestCount: 16,
+		Brokers: []live.BrokerStatus{{ID: 0}, {ID: 1}, {ID: 2, Err: "broker 2 unreachable: connection refused"}},
+		Partitions: []live.PartitionLag{
+			{Topic: "orders", Partition: 0, Leader: 0, HighWatermark: 9, LastStableOffset: 4, LSOLagOffsets: 5, LSOLagMs: 2000, Open: []live.ClusterTxn{{}}},
+			{Topic: "orders", Partition: 1, Leader: 1, HighWatermark: 3, LastStableOffset: 3},
+			{Topic: "orders", Partition: 2, Leader: 2, HighWatermark: -1, LastStableOffset: -1, Err: "broker 2 unreachable: connection refused"},
+		}}
+	col := metrics.New(metrics.Options{})
+	col.ObserveScan(scan)
+	mfs := scrape(t, col.Handler())
+	up := map[string]float64{}
+	for _, m := range mfs[metrics.NameBrokerUp].GetMetric() {
+		up[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	if up["0"] != 1 || up["1"] != 1 || up["2"] != 0 || len(up) != 3 {
+		t.Errorf("broker_up %v, want 0 and 1 up, 2 down", up)
+	}
+	lag := series(t, mfs, metrics.NameLagOffsets)
+	if _, ok := lag["orders-2"]; ok || lag["orders-0"] != 5 || lag["orders-1"] != 0 || len(lag) != 2 {
+		t.Errorf("lag %v, want orders-0 5, orders-1 0 and no series for orders-2", lag)
+	}
+	if s := series(t, mfs, metrics.NameLagSeconds)["orders-0"]; s != 2 {
+		t.Errorf("orders-0 held for %v s, want 2", s)
+	}
+}
