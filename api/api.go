@@ -39,6 +39,9 @@ type Source struct {
 	ID         string
 	Title      string
 	Partitions []PartitionRef
+	// Demo: a built-in demo, whose diagnosis is aged by its own time
+	// (view.DiagnoseClock), as its pages are.
+	Demo bool
 }
 
 // PartitionRef names one partition of a source.

@@ -366,22 +366,36 @@ type DiagnosisJSON struct {
 	Version int `json:"version"`
 	*txnindex.Diagnosis
 	Runbook string `json:"runbook"`
+	// Clock says whose time "now" is (view.DiagnoseClock): the pages'
+	// rule, so that the API ages a demo as its page does.
+	Clock string `json:"clock"`
 }
 
 // Diagnosis serves GET .../diagnosis. The query parameters are those of
-// view.ParseDiagnoseQuery; the diagnosis comes from the cache the web
-// pages share (view.Diagnose).
+// view.ParseDiagnoseQuery, the clock the pages' (view.DiagnoseClock: a
+// demo source is aged by its own time); the diagnosis comes from the cache
+// the web pages share (view.Diagnose).
 func (a *API) Diagnosis() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
-		_, l, err := a.partition(r)
+		id, l, err := a.partition(r)
 		if err != nil {
 			return err
 		}
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, clock, err := view.DiagnoseClock(r.URL.Query(), time.Now(), a.isDemo(id))
 		if err != nil {
 			return badRequest("%s", err)
 		}
 		d, runbook := view.DiagnoseRunbook(l, o)
-		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: runbook})
+		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: runbook, Clock: clock})
 	})
+}
+
+// isDemo reports whether source id is one of the built-in demos.
+func (a *API) isDemo(id string) bool {
+	for _, s := range a.cat.Sources() {
+		if s.ID == id {
+			return s.Demo
+		}
+	}
+	return false
 }

@@ -61,6 +61,37 @@ func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptio
 	return o, nil
 }
 
+// Whose clock a diagnosis' ages are measured with, as DiagnoseClock
+// chooses it (the pages print it beside the ages; the API returns it).
+const (
+	ClockServer = "the server's clock"
+	ClockDemo   = "the demo's own time: its newest write"
+	ClockLog    = "the newest write in the log"
+	ClockGiven  = "the time asked for (now=)"
+)
+
+// DiagnoseClock is ParseDiagnoseQuery with the one clock rule the pages and
+// the diagnosis API share: without now=, the server's clock (wallNow),
+// except for a demo, which is aged by its own time (its newest write: the
+// story it tells, "20 minutes stuck"), not by how long ago its fixed
+// timestamps were. It returns the options and whose clock they use.
+func DiagnoseClock(q url.Values, wallNow time.Time, demo bool) (txnindex.DiagnoseOptions, string, error) {
+	o, err := ParseDiagnoseQuery(q, wallNow)
+	if err != nil {
+		return o, "", err
+	}
+	switch now := q.Get("now"); {
+	case now == "log":
+		return o, ClockLog, nil
+	case now != "":
+		return o, ClockGiven, nil
+	case demo:
+		o.Now = time.Time{}
+		return o, ClockDemo, nil
+	}
+	return o, ClockServer, nil
+}
+
 // queryDuration reads a Go duration ("15m") or milliseconds; 0 when absent.
 func queryDuration(q url.Values, name string) (time.Duration, error) {
 	s := q.Get(name)

@@ -10,10 +10,10 @@ import (
 
 // Whose clock a page's ages are measured with (DiagnosisView.ClockWhat).
 const (
-	clockServer  = "the server's clock"
-	clockDemo    = "the demo's own time: its newest write"
-	clockLog     = "the newest write in the log"
-	clockGiven   = "the time asked for (now=)"
+	clockServer  = view.ClockServer
+	clockDemo    = view.ClockDemo
+	clockLog     = view.ClockLog
+	clockGiven   = view.ClockGiven
 	clockCapture = "the end of the capture"
 	clockExport  = "the time of the export"
 )
@@ -23,30 +23,18 @@ func utcText(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05") + " UTC"
 }
 
-// diagnoseOptions reads a page's diagnosis options (view.ParseDiagnoseQuery)
-// with the page's one clock: the server's now, except for a demo, which is
-// aged by its own time (the story it tells: "20 minutes later"), not by
-// how long ago its fixed timestamps were. The bootstrap is taken out: the
-// diagnosis prints txnindex.BootstrapVar and the view puts the address in
-// (so that one cached diagnosis serves every address, and the page's
-// script can redo it).
+// diagnoseOptions reads a page's diagnosis options with the one clock rule
+// the pages and the diagnosis API share (view.DiagnoseClock: a demo is aged
+// by its own time). The bootstrap is taken out: the diagnosis prints
+// txnindex.BootstrapVar and the view puts the address in (so that one
+// cached diagnosis serves every address, and the page's script can redo
+// it).
 func (u *UI) diagnoseOptions(r *http.Request, source string) (o txnindex.DiagnoseOptions, bootstrap, clock string, err error) {
-	q := r.URL.Query()
-	o, err = view.ParseDiagnoseQuery(q, time.Now())
+	o, clock, err = view.DiagnoseClock(r.URL.Query(), time.Now(), u.isDemo(source))
 	if err != nil {
 		return o, "", "", err
 	}
 	bootstrap, o.Bootstrap = o.Bootstrap, ""
-	switch now := q.Get("now"); {
-	case now == "log":
-		clock = clockLog
-	case now != "":
-		clock = clockGiven
-	case u.isDemo(source):
-		o.Now, clock = time.Time{}, clockDemo
-	default:
-		clock = clockServer
-	}
 	return o, bootstrap, clock, nil
 }
 

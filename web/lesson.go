@@ -48,6 +48,25 @@ type LessonCell struct {
 	Decided  int    `json:"decided"`  // the step whose consumer decides it; -1 if none does
 	Verdict  string `json:"verdict"`  // the decision from Decided on ("" while pending)
 	Remedy   bool   `json:"remedy,omitempty"`
+	// Header is a remedy's marker's batch header: the marker is not in the
+	// partition the API serves, so the timeline's detail panel shows it
+	// from here (lesson.js) in the API's batch words.
+	Header *LessonHeader `json:"header,omitempty"`
+}
+
+// LessonHeader is the batch header of a remedy's marker, named as the
+// batch API names it (api.BatchJSON).
+type LessonHeader struct {
+	MaxTimestamp     int64  `json:"max_timestamp"`
+	BaseSequence     int32  `json:"base_sequence"`
+	Size             int32  `json:"size"`
+	Position         int64  `json:"position"`
+	Magic            int8   `json:"magic"`
+	Attributes       int16  `json:"attributes"`
+	Compression      string `json:"compression"`
+	TimestampType    string `json:"timestamp_type"`
+	CoordinatorEpoch int32  `json:"coordinator_epoch"`
+	TxnIndex         string `json:"txnindex"` // the .txnindex file of its segment
 }
 
 // LessonStep is one step's view model.
@@ -227,6 +246,11 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 		cur := replay(k)
 		lb := lessonBatch(cur, bi)
 		ls.Cells = append(ls.Cells, LessonCell{LessonBatch: *lb, Appended: k, Decided: -1, Remedy: bi >= n})
+		if bi >= n {
+			ls.Cells[bi].Header = &LessonHeader{MaxTimestamp: b.MaxTimestamp, BaseSequence: b.BaseSequence(), Size: b.Size, Position: b.Position(),
+				Magic: b.Magic(), Attributes: b.Attributes(), Compression: b.Compression().String(), TimestampType: b.TimestampType().String(),
+				CoordinatorEpoch: b.CoordinatorEpoch(), TxnIndex: cur.Segments[b.Segment].TxnIndexName()}
+		}
 		st := LessonStep{N: k, Batch: lb}
 		if bi >= n {
 			st.Remedy = cmds[bi-n]

@@ -179,7 +179,7 @@ type apiCatalog struct{ *catalog }
 func (c apiCatalog) Sources() []api.Source {
 	var out []api.Source
 	for _, s := range c.list() {
-		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}})
+		out = append(out, api.Source{ID: s.id, Title: s.title, Partitions: []api.PartitionRef{{Topic: s.topic, Partition: s.partition}}, Demo: s.demo})
 	}
 	return out
 }

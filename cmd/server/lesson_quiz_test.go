@@ -220,8 +220,8 @@ func drawnKind(d *txnindex.Decision) string {
 // TestEmbedLessonAsOf: under an embed with a lesson, the timeline draws the
 // log as of the step, for every step of every demo: the decisions drawn
 // per kind are the engine's on the log as of that step (batches not
-// written yet left out, those behind the step's LSO pending), and the LSO
-// marker is the step's.
+// written yet left out, those behind the step's LSO pending, a remedy's
+// ABORT marker drawn once written), and the LSO marker is the step's.
 func TestEmbedLessonAsOf(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
 	for _, name := range lessonDemos {
@@ -234,7 +234,7 @@ func TestEmbedLessonAsOf(t *testing.T) {
 		}
 		for n := range ls.Steps {
 			p, _, _ := engineAt(l, bs, n)
-			end := min(p.LogEndOffset, l.LogEndOffset) // a remedy's marker is not in the partition drawn
+			end := p.LogEndOffset // a remedy's marker too, though not in the partition streamed
 			if err := chromedp.Do(ctx, js(fmt.Sprintf(`window.txnscopeLesson.go(%d)`, n)),
 				pollFresh(fmt.Sprintf(`document.querySelector('[data-testid="timeline"]').dataset.asOf === "%d" && window.txnscope.state().painted`, end), 10*time.Second),
 				chromedp.Sleep(50*time.Millisecond)); err != nil {

@@ -324,6 +324,9 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	}
 	noMismatch("before the workload")
 	lp0 := eval[[]int](t, ctx, lanePixels)
+	// From here the lanes' rows are watched: a new generation that keeps
+	// the set of lanes must not rebuild them (it only updates their words).
+	eval[bool](t, ctx, laneWatchJS)
 
 	// shop-b's transaction: pending while open, then aborted when its
 	// marker lands (a re-decision of offsets the page already holds).
@@ -352,6 +355,17 @@ func liveServe(t *testing.T, useSCRAM bool) {
 		t.Errorf("offset %d: %q", aFirst+2, got)
 	}
 	noMismatch("after the commits")
+	// shop-b's abort, shop-a's commit and the plain records came as new
+	// generations over the same lanes: no row was rebuilt, and shop-a's
+	// row counts its second transaction.
+	if w := eval[laneWatch](t, ctx, `window.__laneWatch`); w.Removed != 0 || w.Added != 0 || w.Gens < 1 {
+		t.Errorf("over the same lanes: %d rows removed, %d added in %d new generations; want none rebuilt", w.Removed, w.Added, w.Gens)
+	} else {
+		t.Logf("over the same lanes: %d new generations, no row rebuilt", w.Gens)
+	}
+	if note := text(t, ctx, `.labels .lane[data-lane="1"] .note`); !strings.Contains(note, "2 txns") {
+		t.Errorf("shop-a's row says %q after its second transaction", note)
+	}
 
 	// stuck-producer leaves its transaction open past
 	// transaction.max.timeout.ms (2 s here); its coordinator then no longer
@@ -441,6 +455,9 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	// producer's "no producer id" lane.
 	if got := eval[string](t, ctx, `Array.from(document.querySelectorAll('.labels .lane')).map((e) => e.dataset.testid).join(" ")`); !strings.HasPrefix(got, "lane-none ") || strings.Count(got, "lane-") != 4 {
 		t.Errorf("lanes %q", got)
+	}
+	if w := eval[laneWatch](t, ctx, `window.__laneWatch`); w.Added != 4 || w.Removed != 3 {
+		t.Errorf("stuck-producer's lane: %d rows removed, %d added; want the 3 rows rebuilt once as 4", w.Removed, w.Added)
 	}
 	noMismatch("with the hanging transaction")
 	screenshot(t, ctx, name)
@@ -552,3 +569,17 @@ func commitGroup(t *testing.T, cl *kgo.Client, topic string, id [16]byte, group 
 		}
 	}
 }
+
+// laneWatchJS counts the lane rows removed from and added to the labels
+// column, and the new generations drawn meanwhile (window.__laneWatch).
+const laneWatchJS = `(() => {
+  const w = window.__laneWatch = { removed: 0, added: 0, gens: 0 }, g0 = window.txnscope.state().gen;
+  const isLane = (n) => n.nodeType === 1 && n.classList.contains("lane");
+  new MutationObserver((ms) => {
+    for (const m of ms) { w.removed += [...m.removedNodes].filter(isLane).length; w.added += [...m.addedNodes].filter(isLane).length; }
+  }).observe(document.querySelector(".labels"), { childList: true });
+  document.addEventListener("txnscope:message", (e) => { if (e.detail.type === "meta") w.gens = e.detail.generation - g0; });
+  return true;
+})()`
+
+type laneWatch struct{ Removed, Added, Gens int }

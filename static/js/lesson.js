@@ -173,21 +173,76 @@
   }
 
   // drawTimeline shows the step on the timeline when the page has one:
-  // the log as of the step, the step's batch outlined. A remedy's marker
-  // is not in the partition the timeline draws, so the log stays at its end.
+  // the log as of the step, the step's batch outlined. A remedy's marker is
+  // not in the partition the timeline streamed: it is drawn from the
+  // lesson (asOf's extra), in its producer's lane, ending its transaction.
   // The embed draws the step from the start; an export's timeline shows
   // the whole partition until the learner steps (or a link names a step).
   let follow = root.dataset.follow === "1" || new URLSearchParams(location.search).has("step");
   let asOfDone = false;
+  const cellAtOffset = (off) => cells.find((x) => x.from <= off && off <= x.to);
+  // decisionOf is the consumer's decision of (the part holding off of)
+  // cell c, made at step c.decided, and the fetch offset that returned it.
+  function decisionOf(c, off) {
+    if (c.decided < 0) return null;
+    const s = steps[c.decided], d = s.consumer.decided.filter((x) => x.batch === c.index && x.from <= off && off <= x.to).pop() ||
+      s.consumer.decided.filter((x) => x.batch === c.index).pop();
+    return d ? { d, fetch: d.fetch >= 0 ? s.consumer.fetches[d.fetch].offset : -1 } : null;
+  }
+  // txnAsOf is the transaction of cell c as the broker has it at step n:
+  // open until its marker is written, with the data batches written so far.
+  function txnAsOf(c, first, n) {
+    const mine = (x) => x.producer === c.producer && x.from >= first && x.appended <= n;
+    const marker = cells.filter((x) => mine(x) && x.kind.endsWith("marker")).sort((x, y) => x.from - y.from)[0];
+    const data = cells.filter((x) => mine(x) && x.kind === "transactional data" && (!marker || x.from < marker.from));
+    return { state: marker ? (marker.kind.startsWith("COMMIT") ? "committed" : "aborted") : "open", first_offset: first,
+      last_data_offset: data.reduce((m, x) => Math.max(m, x.to), -1), marker_offset: marker ? marker.from : -1,
+      batches: data.length, records: data.reduce((m, x) => m + x.records, 0) };
+  }
+  // batchAsOf is the detail panel's batch as of the current step: the
+  // API's batch b (null for a remedy's marker, built from the lesson) with
+  // the consumer's decision, the transaction and the .txnindex entry of
+  // that moment; null for a batch not written yet.
+  function batchAsOf(off, b) {
+    const c = cellAtOffset(off), s = steps[cur];
+    if (!c || c.appended > cur) return null;
+    if (!b) {
+      const h = c.header || {};
+      b = { base_offset: c.from, last_offset: c.to, producer_id: c.producer, producer_epoch: c.epoch, records_count: c.records, segment: c.segment,
+        base_sequence: h.base_sequence, size: h.size, position: h.position, magic: h.magic, attributes: h.attributes || 0, compression: h.compression,
+        timestamp_type: h.timestamp_type, max_timestamp: h.max_timestamp, txnindex: h.txnindex, transactional: true, control: true,
+        record_list: [{ offset: c.from, timestamp: h.max_timestamp, key: null, value: null, control: "ABORT", coordinator_epoch: h.coordinator_epoch }],
+        records_note: "" };
+    }
+    b = Object.assign({}, b, { as_of_step: cur });
+    const st = cellState(c, cur), got = decisionOf(c, off);
+    const unc = b.decision ? b.decision.read_uncommitted : c.kind.endsWith("marker") ? "control" : "delivered";
+    if (st === "pending") b.decision = { decision: "pending", cause: "at_or_above_lso", read_uncommitted: unc, fetch_offset: -1,
+      reason: "pending: behind the LSO (" + s.broker.lso + ") at this step; the consumer cannot read it yet" };
+    else if (st === "unknown") b.decision = { decision: "", cause: "", read_uncommitted: unc, fetch_offset: -1, reason: "the quiz asks for this one" };
+    else if (got) b.decision = { decision: got.d.verdict, cause: got.d.cause, read_uncommitted: unc, fetch_offset: got.fetch, reason: got.d.reason };
+    // The transaction: the API's (or, for a remedy's marker, the one it
+    // ended), as of the step.
+    const first = b.transaction ? b.transaction.first_offset : c.remedy && steps[c.appended].broker.decided ? steps[c.appended].broker.decided.first : null;
+    if (first !== null && c.producer >= 0) b.transaction = txnAsOf(c, first, cur);
+    const e = first === null ? null : s.broker.txnindex.find((x) => x.producer === c.producer && x.first === first);
+    b.aborted_entry = e ? { file: e.file, first_offset: e.first, last_offset: e.last, last_stable_offset: e.lso,
+      from_disk: !!(b.aborted_entry && b.aborted_entry.from_disk && b.aborted_entry.first_offset === e.first && !c.remedy) } : null;
+    return b;
+  }
   function drawTimeline(s) {
     const tl = window.txnscope;
     if (!tl || !tl.asOf || !follow) return;
-    const b = s.broker, end = Math.min(b.log_end, L.cells.filter((c) => !c.remedy).reduce((m, c) => Math.max(m, c.to + 1), 0));
+    const b = s.broker, c = s.consumer, end = b.log_end;
     const byFrom = new Map(cells.map((c) => [c.from, c]));
-    asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing,
+    const extra = cells.filter((x) => x.remedy && x.appended <= cur && steps[x.appended].broker.decided).map((x) =>
+      ({ from: x.from, to: x.to, producer: x.producer, first: steps[x.appended].broker.decided.first, ts: x.header ? x.header.max_timestamp : -1 }));
+    const status = "step " + cur + ": " + (cur === 0 ? "the consumer starts at offset " + c.position
+      : c.waiting ? "the consumer waits at the LSO, " + b.lso : "the consumer has decided every offset below " + c.position);
+    asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing, extra, status, batch: batchAsOf,
       verdict: (from, to, had) => {
         let c = byFrom.get(from);
-        if (!c) c = cells.find((x) => x.from <= from && from <= x.to); // the part of a batch past the position
+        if (!c) c = cellAtOffset(from); // the part of a batch past the position
         if (!c) return null;
         const st = cellState(c, cur);
         return st === "pending" || st === "unknown" ? "pending" : had === "before_position" ? null : st;
@@ -195,13 +250,13 @@
       // The reason as of the step: the one the engine gave when the
       // consumer decided the batch, never one citing a later marker.
       reason: (off) => {
-        const c = cells.find((x) => x.from <= off && off <= x.to);
+        const c = cellAtOffset(off);
         if (!c) return "";
         const st = cellState(c, cur);
         if (st === "pending") return "pending: behind the LSO (" + b.lso + ") at this step; the consumer cannot read it yet";
         if (st === "unknown") return "the quiz asks for this one";
-        const d = steps[c.decided].consumer.decided.filter((x) => x.batch === c.index && x.from <= off && off <= x.to).pop();
-        return d ? d.reason : "";
+        const got = decisionOf(c, off);
+        return got ? got.d.reason : "";
       } });
     if (!document.body.classList.contains("lesson-asof")) {
       document.body.classList.add("lesson-asof");
@@ -212,7 +267,7 @@
         if (el) { el.disabled = true; el.title = "the lesson plays a read_committed Java consumer from offset " + L.position; }
       }
     }
-    if (tl.highlight) tl.highlight(s.batch && !s.remedy ? s.batch.from : null, s.batch && !s.remedy ? s.batch.to : null);
+    if (tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
   }
 
   function renderQuiz(active) {

@@ -3,12 +3,12 @@
 // partition changes and a "live" message after each poll
 // (docs/protocol.md, "Live sources"). timeline.js draws the generations;
 // this script, fed every message through its "txnscope:message" event,
-// keeps the lanes in step with the new producers, follows the tail, and
-// shows the watcher's state: connected / reconnecting / error, any
-// difference between the engine and the broker (loudly), the broker's
-// LSO and HWM, and the open transactions with their transactional ids and
-// KIP-664 verdicts in the diagnosis panel. On a source that is not live
-// it does nothing.
+// follows the tail and shows the watcher's state (timeline-lanes.js keeps
+// the lanes in step with the new producers): connected / reconnecting /
+// error, any difference between the engine and the broker (loudly), the
+// broker's LSO and HWM, and the open transactions with their transactional
+// ids and KIP-664 verdicts in the diagnosis panel. On a source that is not
+// live it does nothing.
 "use strict";
 (function () {
   const root = document.querySelector('[data-testid="timeline"]');
@@ -46,45 +46,16 @@
   });
 
   // --- lanes ----------------------------------------------------------------
-  // The lanes are DOM (rendered by the server for the log at page load);
-  // a live partition gains producers, and its window may drop old ones, so
-  // each new generation's lanes are laid out again when they differ.
-  // timeline.js re-reads them right after this handler.
-  // Producer ids exceed 2^53 (kfake's, and Kafka's after many
-  // InitProducerId), so they are taken from the server's text, not from a
-  // JSON number.
-  function pidText(l) { return (l.label || "").split(" ")[1] || pid(l); }
+  // A live partition gains producers, and its window may drop old ones:
+  // timeline-lanes.js lays the rows of each new generation out from its
+  // meta message, rebuilding them only when the set of rows changes.
   // pid is an object's exact producer id: the string twin past 2^53
   // (README, "JSON output").
   function pid(o) { return o.producer_id_str || String(o.producer_id); }
-  function laneID(l) { return l.lane === 0 ? "lane-none" : "lane-" + pidText(l); }
   const count = (n) => Number(n).toLocaleString("en-US"); // as txnindex.Count
   function plural(n, one, many) { return n === 1 ? "1 " + one : count(n) + " " + many; }
-  function syncLanes(lanes) {
-    const box = $(".labels", root);
-    if (!box) return;
-    const have = Array.from(box.querySelectorAll(".lane")).map((e) => e.dataset.testid).join(" ");
-    if (have === lanes.map(laneID).join(" ")) return;
-    box.querySelectorAll(".lane").forEach((e) => e.remove());
-    for (const l of lanes) {
-      const d = document.createElement("div");
-      d.className = "lane"; d.dataset.testid = laneID(l); d.dataset.lane = l.lane;
-      const s = document.createElement("strong"), ep = document.createElement("span"), note = document.createElement("span");
-      ep.className = "epochs"; note.className = "note";
-      if (l.lane === 0) {
-        s.textContent = "no producer id"; ep.textContent = "non-transactional"; note.textContent = plural(l.batches, "batch", "batches");
-      } else {
-        s.textContent = "producer " + pidText(l);
-        ep.textContent = l.epochs; // txnindex.Producer.EpochLabel, as the page's rows
-        note.textContent = (l.transactional ? "txn" : "idempotent") + ", " + plural(l.batches, "batch", "batches") + ", " + plural(l.transactions, "txn", "txns");
-      }
-      d.append(s, ep, note);
-      box.appendChild(d);
-    }
-  }
 
   function onMeta(m) {
-    syncLanes(m.lanes || []);
     // timeline.js moves the markers and writes the LSO's label; the HWM's
     // and the log start's were rendered for the log at page load.
     setText('[data-testid="hwm"] span', "HWM " + m.high_watermark);

@@ -88,11 +88,22 @@
     const b = bs.find((b) => b.base_offset <= off && off <= b.last_offset);
     return b ? Promise.resolve(b) : Promise.reject("not in this export");
   }
+  // batchFor is the batch the panel shows: the API's (or the export's),
+  // or, while a lesson step is drawn (timeline.js asOf), that batch as of
+  // the step: the consumer's decision and cause, the transaction and the
+  // .txnindex entry of that moment, and a remedy's marker, which only the
+  // lesson has.
+  function batchFor(off) {
+    const asOf = tl.asOfBatch;
+    if (!asOf) return loadBatch(off);
+    return loadBatch(off).catch(() => null).then((b) => asOf(off, b) || Promise.reject("not written yet at this step"));
+  }
   function openDetail(off) {
-    loadBatch(off).then((b) => {
+    batchFor(off).then((b) => {
       const d = b.decision || {}, t = b.transaction, a = b.aborted_entry;
       let h = '<button type="button" class="close" data-testid="detail-close" aria-label="close">✕</button>';
-      h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") + "</h2>";
+      h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") +
+        (b.as_of_step !== undefined ? ' <small data-testid="detail-as-of">as of step ' + b.as_of_step + "</small>" : "") + "</h2>";
       h += '<div class="reason" data-testid="detail-reason" data-decision="' + esc(d.decision) + '">' + esc(d.reason || d.decision) + "</div>";
       h += '<div class="cols"><table><caption>header</caption>' + row("producer id", tl.pid(b)) + row("epoch", b.producer_epoch) +
         row("base sequence", b.base_sequence) + row("records", b.records_count) + row("size", b.size + " bytes") + row("position", b.position) +
@@ -118,8 +129,10 @@
         }
         h += "</table>";
       } else h += "<p>" + esc(b.records_note || "no records") + "</p>";
-      if (!embedded) h += '<button type="button" data-testid="consume-from-here">consume from here (position ' + b.base_offset + ")</button>";
+      // A lesson step plays its own consumer: no other position there.
+      if (!embedded && b.as_of_step === undefined) h += '<button type="button" data-testid="consume-from-here">consume from here (position ' + b.base_offset + ")</button>";
       detail.innerHTML = h; detail.hidden = false; detail.dataset.offset = b.base_offset;
+      detail.dataset.asOfStep = b.as_of_step === undefined ? "" : b.as_of_step;
       detail.querySelector(".close").onclick = closeDetail;
       const cfh = detail.querySelector('[data-testid="consume-from-here"]');
       if (cfh) cfh.onclick = () => { state.position = b.base_offset; posEl.value = b.base_offset; tl.restart(); };

@@ -89,17 +89,27 @@
     rows.forEach((r, i) => { for (const l of r.lanes) rowMap[l.lane] = i; });
     const box = $(".labels", root);
     if (box) {
-      box.querySelectorAll(".lane").forEach((e) => e.remove());
-      for (const r of rows) {
-        const d = document.createElement("div");
-        d.className = "lane"; d.dataset.testid = r.testid; d.dataset.lane = r.lanes[0].lane;
-        d.title = r.title + " · " + r.epochs + " · " + r.note;
-        const s = document.createElement("strong"), ep = document.createElement("span"), note = document.createElement("span");
-        ep.className = "epochs"; note.className = "note";
-        s.textContent = r.label; ep.textContent = r.epochs; note.textContent = r.note;
-        d.append(s, ep, note);
-        box.appendChild(d);
-      }
+      // The rows are rebuilt only when the set of rows changes (a live
+      // source's new generation usually keeps its producers and only
+      // counts more batches): otherwise their words are updated in place.
+      const els = Array.from(box.querySelectorAll(".lane"));
+      const same = els.length === rows.length && rows.every((r, i) => els[i].dataset.testid === r.testid && els[i].dataset.lane === String(r.lanes[0].lane));
+      if (!same) els.forEach((e) => e.remove());
+      rows.forEach((r, i) => {
+        let d = same ? els[i] : null;
+        if (!d) {
+          d = document.createElement("div");
+          d.className = "lane"; d.dataset.testid = r.testid; d.dataset.lane = r.lanes[0].lane;
+          const s = document.createElement("strong"), ep = document.createElement("span"), note = document.createElement("span");
+          ep.className = "epochs"; note.className = "note";
+          d.append(s, ep, note);
+          box.appendChild(d);
+        }
+        const title = r.title + " · " + r.epochs + " · " + r.note;
+        if (d.title !== title) d.title = title;
+        const [s, ep, note] = d.children;
+        for (const [el, v] of [[s, r.label], [ep, r.epochs], [note, r.note]]) if (el && el.textContent !== v) el.textContent = v;
+      });
     }
     S.laneEls = Array.from(root.querySelectorAll(".lane"));
     S.pyrDirty = true;

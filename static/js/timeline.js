@@ -88,10 +88,14 @@
       if (S.lessonMark && (t < view.from || f > view.to)) tl.setView(f - (view.to - view.from) / 2, f + (view.to - view.from) / 2, { quiet: true }); tl.schedule(); },
     // asOf(o) draws the log as a lesson step has it (lesson.js): o =
     // {logEnd, lso, hwm, ongoing: [{producer, first}], verdict(from, to,
-    // name), reason(offset)}: decisions at or past logEnd are left out
-    // (not written yet), the others take verdict's name (null keeps
-    // theirs), transactions whose marker is not written yet are drawn
-    // open, the LSO, high watermark and a tooltip's reason are the step's.
+    // name), reason(offset), batch(offset, apiBatch), status, extra:
+    // [{from, to, producer, first, ts}]}: decisions at or past logEnd are
+    // left out (not written yet), the others take verdict's name (null
+    // keeps theirs), transactions whose marker is not written yet are
+    // drawn open, extra are ABORT markers past the partition's end (the
+    // remedy's) that end the transaction from first; the LSO, high
+    // watermark, status line, a tooltip's reason and the detail panel's
+    // batch (batch: the API's made as of the step) are the step's.
     // asOf(null) restores the stream's log. It returns false until the
     // stream is complete.
     asOf: (o) => asOf(o),
@@ -140,17 +144,31 @@
 
   let saved = null; // the stream's arrays and numbers while asOf draws a step
   const hwmLabel = root.querySelector('[data-testid="hwm"] span');
+  // grow makes room for n decisions in D's arrays (a lesson's remedy
+  // markers come after the stream's last decision) and a chunk for them.
+  function grow(D, n) {
+    if (D.from.length >= n) return;
+    for (const k of ["from", "to", "bidx", "txn", "lane", "ts", "verdict", "cause", "unc", "flags"]) {
+      const a = new D[k].constructor(n);
+      a.set(D[k]);
+      D[k] = a;
+    }
+  }
   function asOf(o) {
     const D = S.D, T = S.T, meta = S.meta;
     if (!D || !meta || !S.done) return false;
     if (!saved || saved.D !== D) {
-      saved = { D, n: D.n, verdict: D.verdict.slice(), cause: D.cause.slice(), filled: T ? T.filled : 0, st: T ? T.st.slice() : null,
-        open: meta.open_transactions, lso: part.lso, hwm: part.hwm, hwmText: hwmLabel ? hwmLabel.textContent : "" };
+      saved = { D, n: D.n, verdict: D.verdict.slice(), cause: D.cause.slice(), filled: T ? T.filled : 0, st: T ? T.st.slice() : null, marker: T ? T.marker.slice() : null,
+        maxLen: T ? T.maxLen : 0, open: meta.open_transactions, lso: part.lso, hwm: part.hwm, logEnd: part.logEnd, hwmText: hwmLabel ? hwmLabel.textContent : "",
+        status: tl.statusEl ? tl.statusEl.textContent : "", starts: meta.chunk_starts, loaded: D.loaded };
     }
     D.n = saved.n; D.verdict.set(saved.verdict); D.cause.set(saved.cause);
-    if (T) { T.filled = saved.filled; T.st.set(saved.st); }
+    if (T) { T.filled = saved.filled; T.st.set(saved.st); T.marker.set(saved.marker); T.maxLen = saved.maxLen; }
     meta.open_transactions = saved.open; part.lso = saved.lso; part.hwm = saved.hwm;
+    meta.chunk_starts = saved.starts; D.loaded = saved.loaded;
     if (hwmLabel) hwmLabel.textContent = saved.hwmText;
+    const whole = Math.abs(view.from - tl.domain.from) < 1e-9 && Math.abs(view.to - tl.domain.to) < 1e-9;
+    part.logEnd = Math.max(saved.logEnd, o ? o.logEnd : 0);
     if (o) {
       const atLSO = CAUSES.indexOf("at_or_above_lso");
       let n = 0;
@@ -163,17 +181,47 @@
       }
       if (T) {
         let k = 0;
-        for (; k < saved.filled && T.first[k] < o.logEnd; k++) if (T.marker[k] >= o.logEnd) T.st[k] = C.TXN_STATE.OPEN;
+        for (; k < saved.filled && T.first[k] < o.logEnd; k++) if (T.marker[k] >= o.logEnd || T.marker[k] < 0) T.st[k] = C.TXN_STATE.OPEN;
         T.filled = k;
+      }
+      // Markers written after the partition's end (a lesson's remedy: the
+      // ABORT marker of kafka-transactions.sh abort), once the step has
+      // them: drawn in their producer's lane, ending their transaction.
+      const extra = (o.extra || []).filter((x) => x.from < o.logEnd);
+      if (extra.length && n === saved.n) {
+        grow(D, n + extra.length);
+        const cs = meta.chunk_size;
+        if (n % cs === 0) { // the extra decisions start a chunk of their own
+          meta.chunk_starts = saved.starts.concat([extra[0].from]);
+          D.loaded = new Uint8Array(saved.loaded.length + 1); D.loaded.set(saved.loaded);
+        }
+        D.loaded[Math.floor(n / cs)] = 1;
+        extra.forEach((x, j) => {
+          const i = n + j, lane = meta.lanes.findIndex((l) => tl.pid(l) === String(x.producer));
+          let k = -1;
+          if (T) for (let q = 0; q < T.filled; q++) if (T.first[q] === x.first && T.lane[q] === lane) k = q;
+          D.from[i] = x.from; D.to[i] = x.to; D.bidx[i] = -1; D.txn[i] = k; D.lane[i] = Math.max(lane, 0); D.ts[i] = x.ts;
+          D.verdict[i] = VERDICTS.indexOf("control"); D.cause[i] = CAUSES.indexOf("abort_marker"); D.unc[i] = D.verdict[i];
+          D.flags[i] = C.F_TXN | C.F_CONTROL | C.F_ABORT;
+          if (k >= 0) { T.st[k] = C.TXN_STATE.ABORTED; T.marker[k] = x.from; T.maxLen = Math.max(T.maxLen, x.from - x.first); }
+        });
+        D.n = n + extra.length;
       }
       meta.open_transactions = o.ongoing.map((t) => ({ producer_id: t.producer, first_offset: t.first }));
       part.lso = o.lso; part.hwm = o.hwm;
       if (hwmLabel) hwmLabel.textContent = "HWM " + o.hwm;
     }
+    // The status line: the step's decisions and consumer, not the stream's.
+    if (tl.statusEl) tl.status(o && o.status ? D.n.toLocaleString("en-US") + " decisions · " + state.isolation + " · " + o.status : saved.status);
+    tl.setDomain();
+    if (whole) { view.from = tl.domain.from; view.to = tl.domain.to; }
     tl.asOfReason = o && o.reason ? o.reason : null; // the tooltip's (timeline-detail.js)
+    tl.asOfBatch = o && o.batch ? o.batch : null; // the detail panel's
     root.dataset.asOf = o ? o.logEnd : "";
     S.pyrDirty = true; S.timeDirty = true;
     tl.schedule(); tl.drawMini();
+    // An open detail panel follows the step.
+    if (state.selected !== null && tl.detail && !tl.detail.hidden) tl.openDetail(state.selected);
     return true;
   }
 
