@@ -42,23 +42,27 @@ type lazyPart struct {
 	tailErr  error
 }
 
-// get returns the full log if it is loaded, else the tail. The call that
-// starts the full load waits up to tailWait for it, so a small partition
-// opens whole at once.
+// get returns the full log if it is loaded, else the tail. Every call in
+// the first tailWait of the full load waits for it up to then, so a small
+// partition opens whole at once, however many ask together: the page, the
+// stream its prewarm starts (api.Prewarm) and the stream of the page.
 func (lz *lazyPart) get() *txnindex.Log {
-	started := false
 	lz.start.Do(func() {
-		started = true
 		lz.mu.Lock()
 		lz.done, lz.began = make(chan struct{}), time.Now()
 		lz.mu.Unlock()
 		go lz.load()
 	})
-	if started {
+	lz.mu.Lock()
+	done, wait := lz.done, time.Until(lz.began.Add(tailWait))
+	lz.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
 		select {
-		case <-lz.done:
-		case <-time.After(tailWait):
+		case <-done:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	if l := lz.built(); l != nil {
 		return l
@@ -76,6 +80,29 @@ func (lz *lazyPart) get() *txnindex.Log {
 		return lz.full // finished while the tail was scanned
 	}
 	return lz.tail
+}
+
+// subscribe is api.Feed's Subscribe for a partition whose full load is
+// under way: the channel receives once, when the load ends, so that a
+// stream opened on the tail starts a new generation with the whole log
+// (api's liveChanged); ok is false once there is nothing left to wait for.
+func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
+	lz.mu.Lock()
+	done, full := lz.done, lz.full
+	lz.mu.Unlock()
+	if done == nil || full != nil {
+		return nil, nil, false
+	}
+	ch, stop := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			ch <- struct{}{} // cap 1, sent once: never blocks
+		case <-stop:
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(stop) }) }, true
 }
 
 func (lz *lazyPart) load() {
@@ -122,7 +149,8 @@ func (lz *lazyPart) problemList() []string {
 	case lz.tailErr != nil:
 		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
 	case lz.tail != nil:
-		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. Reload for all of it.",
+		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
+			"The timeline switches to the whole partition when its load is done; reload then for its diagnosis and this list.",
 			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
 	}
 	return nil
