@@ -109,8 +109,14 @@ type Index struct {
 	// (-delete, -future, -stray), other names.
 	Skipped []loader.IgnoredFile
 
-	scanned atomic.Int64
-	started time.Time
+	// JoinBytes bounds what Join reads of the internal topics;
+	// DefaultJoinBytes when 0. Set it before the first Join.
+	JoinBytes int64
+
+	scanned  atomic.Int64
+	joinOnce sync.Once
+	join     *Join
+	started  time.Time
 	done    chan struct{}
 	took    atomic.Int64 // nanoseconds from Start to the last scan
 }

@@ -44,6 +44,10 @@ type DiagnosisView struct {
 	// Groups are the consumer groups committed on the partition (from
 	// __consumer_offsets or OffsetFetch); nil when none was read.
 	Groups []GroupView
+	// GroupsSource says where the groups were read; JoinNote what the
+	// join of the internal topics left out ("" when nothing): the groups
+	// and transactional ids shown are then partial.
+	GroupsSource, JoinNote string
 	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
@@ -228,6 +232,7 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	v.Commands = v.Pinned != nil || len(v.Txns) > 0
 	v.Note = d.Note
 	v.Groups = groupViews(d.ConsumerGroups)
+	v.GroupsSource, v.JoinNote = d.GroupsSource, d.JoinNote
 	if c := d.Compaction; c != nil {
 		v.Compaction = c.Evidence
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -51,6 +52,7 @@ func (lz *lazyPart) get() *txnindex.Log {
 		lz.mu.Lock()
 		lz.done, lz.began = make(chan struct{}), time.Now()
 		lz.mu.Unlock()
+		go lz.x.Join(context.Background()) // beside the load: both wait for it
 		go lz.load()
 	})
 	lz.mu.Lock()
@@ -70,6 +72,9 @@ func (lz *lazyPart) get() *txnindex.Log {
 	lz.tailOnce.Do(func() {
 		// The full load reports every file's damage: the tail's is not kept.
 		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		if l != nil {
+			lz.setEvidence(l)
+		}
 		lz.mu.Lock()
 		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
 		lz.mu.Unlock()
@@ -107,6 +112,9 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 
 func (lz *lazyPart) load() {
 	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
+	if l != nil {
+		lz.setEvidence(l)
+	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
 	if p != nil {
@@ -116,6 +124,18 @@ func (lz *lazyPart) load() {
 	}
 	lz.mu.Unlock()
 	close(lz.done) // lz.done is set before load starts (get)
+}
+
+// setEvidence joins the log directory's internal topics into l's
+// diagnoses (view.SetEvidence), as an eager load of the whole directory
+// does (setEvidence, diagnose_join.go): read once for the directory, within
+// its bound (logindex.Index.Join), before l is handed to anyone, since a
+// cached diagnosis is not recomputed.
+func (lz *lazyPart) setEvidence(l *txnindex.Log) {
+	j := lz.x.Join(context.Background())
+	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.Note != "" {
+		view.SetEvidence(l, ev)
+	}
 }
 
 // built is the full log, nil until it is loaded.
