@@ -117,8 +117,8 @@ type Index struct {
 	joinOnce sync.Once
 	join     *Join
 	started  time.Time
-	done    chan struct{}
-	took    atomic.Int64 // nanoseconds from Start to the last scan
+	done     chan struct{}
+	took     atomic.Int64 // nanoseconds from Start to the last scan
 }
 
 // List reads dir's entries and its checkpoint files, nothing else. It
