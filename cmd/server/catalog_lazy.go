@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,8 +180,11 @@ func (lz *lazyPart) problemList() []string {
 // scanView is the index's view of the partition's tail scan.
 func (lz *lazyPart) scanView() *web.Scan {
 	st, sum, err := lz.e.State()
-	v := &web.Scan{State: st.String(), Internal: lz.e.Internal}
-	if sum != nil {
+	v := &web.Scan{State: st.String(), Internal: lz.e.Internal || lz.e.Metadata}
+	switch {
+	case sum != nil && lz.e.Metadata:
+		v.Diagnosis, v.Note = sum.Diagnosis, sum.Diagnosis.Note // nothing scanned: it says what it is
+	case sum != nil:
 		v.Diagnosis, v.Note = sum.Diagnosis, sum.Info.String()
 	}
 	if err != nil {
@@ -193,9 +197,9 @@ func (lz *lazyPart) scanView() *web.Scan {
 // one per partition; nothing of their segments is read here, and the
 // ranking is started by the caller (x.Start).
 func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
-	srcs := make([]*source, 0, len(x.Entries))
+	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := x.Root + " (" + "log directory" + ")"
-	for _, e := range x.Entries {
+	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
 		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
 	}
 	c.put(srcs...)

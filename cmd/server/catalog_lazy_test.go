@@ -15,6 +15,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestLazyPartTailFirst: while a partition's full load has not finished,
@@ -165,5 +166,81 @@ func TestLazyPageStreamRace(t *testing.T) {
 	}
 	if m2.Totals.Batches != len(full.Batches) {
 		t.Errorf("a stream opened after the load has %d batches, want %d", m2.Totals.Batches, len(full.Batches))
+	}
+}
+
+// TestLazyIndexMetadataRow (issue 19): in a lazily loaded log dir, KRaft's
+// metadata log __cluster_metadata-0 has a row of its own that says what it
+// is, as the eager path's diagnosis does ("not a data partition": the
+// KRaft cluster metadata log), not "clear" and not an empty partition's
+// numbers, folded with the broker's own topics and never held back; its
+// page opens and says the same.
+func TestLazyIndexMetadataRow(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 2, Internal: 1, Metadata: true}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := logindex.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &catalog{}
+	cat.addLogDir("load1", x, logindex.Limits{})
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	t.Cleanup(srv.Close)
+	row := regexp.MustCompile(`(?s)<tr data-testid="partition-row-load1-__cluster_metadata-0"[^>]*>.*?</tr>`)
+	check := func(when string) {
+		t.Helper()
+		page := getPage(t, srv.URL+"/")
+		r := row.FindString(page)
+		if r == "" {
+			t.Fatalf("%s: no row for __cluster_metadata-0", when)
+		}
+		if !strings.Contains(r, `data-testid="row-not-data"`) || !strings.Contains(r, "not a data partition</strong>: KRaft cluster metadata log") ||
+			strings.Contains(r, "clear") || strings.Contains(r, "not built yet") || strings.Contains(r, "queued") {
+			t.Errorf("%s: the row does not say what it is:\n%s", when, r)
+		}
+		if strings.Contains(page, `data-testid="held-row-load1-__cluster_metadata-0"`) {
+			t.Errorf("%s: held back", when)
+		}
+		if !regexp.MustCompile(`<details class="topic-group internal"[^>]*data-topic="__cluster_metadata"`).MatchString(page) {
+			t.Errorf("%s: its topic group is not folded with the internal ones", when)
+		}
+	}
+	check("before the ranking")
+	x.Start(t.Context(), 0)
+	<-x.Done()
+	check("after the ranking")
+	if n, total := x.Progress(); n != total || total != 4 {
+		t.Errorf("progress %d of %d, want 4 of 4 (the metadata log is not ranked)", n, total)
+	}
+	page := getPage(t, srv.URL+"/sources/load1/partitions/__cluster_metadata/0")
+	if testidText(page, "diagnosis-verdict") != "not a data partition" {
+		t.Errorf("its page: verdict %q", testidText(page, "diagnosis-verdict"))
+	}
+	check("after its page was opened")
+}
+
+// TestLazyIndexSeededLag (issue 21): t0-0's transaction opened before the
+// roll, so the index's tail scan knows it only from the producer snapshot
+// (no first write read). Its row's lag time is not "0ms" (the snapshot's
+// time is not before the newest write genlogdir leaves after it, so no
+// bound is known: "unknown", with the reason); once the page has loaded
+// the whole partition, the row shows the real lag, from its first write.
+func TestLazyIndexSeededLag(t *testing.T) {
+	srv, lz := lazyServer(t)
+	lz.x.Start(t.Context(), 0)
+	<-lz.x.Done()
+	cell := regexp.MustCompile(`(?s)<tr data-testid="held-row-load1-t0-0".*?<td class="num lag-time"( title="[^"]*")?>\s*([^<]*?)\s*</td>`)
+	m := cell.FindStringSubmatch(getPage(t, srv.URL+"/"))
+	if m == nil || m[2] != "unknown" || !strings.Contains(m[1], "first write was not read") {
+		t.Fatalf("t0-0's row from its tail: %q", m)
+	}
+	lz.load()
+	d := lz.get().Diagnose(txnindex.DiagnoseOptions{})
+	want := (time.Duration(d.LSOLagMs) * time.Millisecond).String()
+	m = cell.FindStringSubmatch(getPage(t, srv.URL+"/"))
+	if d.LSOLagMs <= 0 || m == nil || m[2] != want {
+		t.Errorf("t0-0's row from the whole log: %q, want %s", m, want)
 	}
 }
