@@ -20,7 +20,7 @@ import (
 // __transaction_state read for the diagnosis join, over all their
 // partitions: a busy cluster's offsets topic holds GiBs (100 MiB segments,
 // offsets.topic.segment.bytes), and a page must not wait for all of it.
-const DefaultJoinBytes = 256 << 20
+const DefaultJoinBytes = 64 << 20
 
 // Join is what a log directory's internal topics say, for the diagnoses of
 // its partitions (txnindex.Log.Join): read once, on the first partition
