@@ -136,7 +136,8 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 	var txns *internaltopic.TxnStates
 	var total int64
 	var cut, unread []string
-	damaged := 0
+	var damagedRecords int64
+	damagedFiles := 0
 	txnWhole := true
 	for i, r := range res {
 		jp := parts[i]
@@ -153,7 +154,8 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 			txnWhole = false
 		}
 		if r.offsets != nil {
-			damaged += len(r.offsets.Damage)
+			damagedRecords += r.offsets.Stats.Damaged
+			damagedFiles += len(r.offsets.Damage)
 			if offs == nil {
 				offs = r.offsets
 			} else {
@@ -161,7 +163,8 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 			}
 		}
 		if r.txns != nil {
-			damaged += len(r.txns.Damage)
+			damagedRecords += r.txns.Stats.Damaged
+			damagedFiles += len(r.txns.Damage)
 			if txns == nil {
 				txns = r.txns
 			} else {
@@ -190,8 +193,11 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 		notes = append(notes, fmt.Sprintf("%s not read (%s): their groups and transactional ids are not shown",
 			txnindex.Plural(len(unread), "internal partition", "internal partitions"), listSome(unread)))
 	}
-	if damaged > 0 {
-		notes = append(notes, fmt.Sprintf("%s in the internal topics could not be decoded", txnindex.Plural(damaged, "record or batch", "records or batches")))
+	switch {
+	case damagedRecords > 0:
+		notes = append(notes, fmt.Sprintf("%s of the internal topics could not be decoded", txnindex.Plural(damagedRecords, "record", "records")))
+	case damagedFiles > 0:
+		notes = append(notes, fmt.Sprintf("%s in the internal topics' segments could not be read", txnindex.Plural(damagedFiles, "damaged batch", "damaged batches")))
 	}
 	j.Partial = strings.Join(notes, "; ")
 	j.Evidence.Note = j.Partial
