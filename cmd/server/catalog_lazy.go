@@ -74,7 +74,11 @@ func (lz *lazyPart) get() *txnindex.Log {
 		// The full load reports every file's damage: the tail's is not kept.
 		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
 		if l != nil {
-			lz.setEvidence(l)
+			from := info.From
+			if info.Full {
+				from = -1 // every batch was read
+			}
+			lz.setEvidence(l, from)
 		}
 		lz.mu.Lock()
 		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
@@ -114,7 +118,7 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 func (lz *lazyPart) load() {
 	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
 	if l != nil {
-		lz.setEvidence(l)
+		lz.setEvidence(l, -1)
 	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
@@ -131,11 +135,12 @@ func (lz *lazyPart) load() {
 // diagnoses (view.SetEvidence), as an eager load of the whole directory
 // does (setEvidence, diagnose_join.go): read once for the directory, within
 // its bound (logindex.Index.Join), before l is handed to anyone, since a
-// cached diagnosis is not recomputed.
-func (lz *lazyPart) setEvidence(l *txnindex.Log) {
+// cached diagnosis is not recomputed. readFrom is where a tail's batches
+// begin (view.SetTailEvidence), -1 for a log read whole.
+func (lz *lazyPart) setEvidence(l *txnindex.Log, readFrom int64) {
 	j := lz.x.Join(context.Background())
 	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.Note != "" {
-		view.SetEvidence(l, ev)
+		view.SetTailEvidence(l, ev, readFrom)
 	}
 }
 

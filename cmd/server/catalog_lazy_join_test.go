@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"html"
 	"net/http/httptest"
 	"os"
@@ -8,10 +9,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // lazyJoinPage serves dir as a lazy log directory whose join reads at most
@@ -85,5 +91,59 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 	}
 	if testidText(page, "pinned-hanging-rule") == txnindex.RuleWords(txnindex.RuleNoTransactionalID) {
 		t.Errorf("a partial join calls the producer id's transactional id absent")
+	}
+}
+
+// TestLazyTailGroups: on a partition's tail (offsets before the roll not
+// read), a group committed before the roll is placed behind the LSO by
+// offsets only, not by a record count from the roll on (which would
+// undercount, and call it blocked when nothing is left after the roll);
+// the whole log, once loaded, counts its records.
+func TestLazyTailGroups(t *testing.T) {
+	dir := t.TempDir()
+	// t0-0's transaction opens after the roll (the second stuck one is
+	// opened late), at offset 32; the roll is at 18.
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 1, Stuck: []string{"t9-9", "t0-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	n := internaltopic.PartitionFor("early", internaltopic.DefaultConsumerOffsetsPartitions)
+	b, err := scenario.BuildInternal(scenario.ConsumerOffsetsTopic, n, []scenario.InternalBatch{
+		scenario.CoordinatorBatch(scenario.OffsetCommitRecord("early", "t0", 0, 4, 0, "", genlogdir.Start))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	if err := scenario.WriteLogDir(tmp, b); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s-%d", scenario.ConsumerOffsetsTopic, n)
+	if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	x, err := logindex.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &catalog{}
+	cat.addLogDir("load1", x, logindex.Limits{})
+	lz := cat.find("load1", "t0", 0).lazy
+	lz.start.Do(func() { lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait) })
+	tail := lz.get()
+	if tail.Batches[0].BaseOffset <= 4 || tail.LastStableOffset != 32 {
+		t.Fatalf("tail from %d, LSO %d", tail.Batches[0].BaseOffset, tail.LastStableOffset)
+	}
+	group := func(l *txnindex.Log) txnindex.GroupPosition {
+		d := view.Diagnose(l, txnindex.DiagnoseOptions{Position: -1})
+		if len(d.ConsumerGroups) != 1 {
+			t.Fatalf("groups %+v", d.ConsumerGroups)
+		}
+		return d.ConsumerGroups[0]
+	}
+	if g := group(tail); !g.BehindLSO || g.Blocked || g.RecordsToLSO != -1 || g.OffsetsToLSO != 28 {
+		t.Errorf("on the tail: %+v, want behind by 28 offsets, records not counted, not blocked", g)
+	}
+	lz.load()
+	if g := group(lz.get()); !g.BehindLSO || g.Blocked || g.RecordsToLSO <= 0 {
+		t.Errorf("on the whole log: %+v, want its records counted", g)
 	}
 }
