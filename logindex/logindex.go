@@ -69,6 +69,10 @@ type Entry struct {
 	Topic     string
 	Partition int32
 	Internal  bool // one of the broker's own topics (IsInternal)
+	// Metadata: KRaft's metadata log (MetadataTopic), not a data
+	// partition; its State is Scanned from the start, with a diagnosis
+	// that says what it is (txnindex.MetadataLogNote) and nothing read.
+	Metadata bool
 
 	state atomic.Int32
 	mu    sync.Mutex
@@ -103,16 +107,24 @@ type Index struct {
 	Checkpoints *loader.LogDirCheckpoints
 	Entries     []*Entry // topic, then partition, in natural order
 	// Metadata are KRaft metadata log directories (__cluster_metadata-0),
-	// listed apart: not partitions of a topic.
-	Metadata []string
+	// listed apart: not partitions of a topic, never ranked.
+	// MetadataEntries are the same as entries, for a row and a page each.
+	Metadata        []string
+	MetadataEntries []*Entry
 	// Skipped are entries that are neither: files, set-aside directories
 	// (-delete, -future, -stray), other names.
 	Skipped []loader.IgnoredFile
 
-	scanned atomic.Int64
-	started time.Time
-	done    chan struct{}
-	took    atomic.Int64 // nanoseconds from Start to the last scan
+	// JoinBytes bounds what Join reads of the internal topics;
+	// DefaultJoinBytes when 0. Set it before the first Join.
+	JoinBytes int64
+
+	scanned  atomic.Int64
+	joinOnce sync.Once
+	join     *Join
+	started  time.Time
+	done     chan struct{}
+	took     atomic.Int64 // nanoseconds from Start to the last scan
 }
 
 // List reads dir's entries and its checkpoint files, nothing else. It
@@ -145,6 +157,7 @@ func List(dir string) (*Index, error) {
 			x.Skipped = append(x.Skipped, loader.IgnoredFile{Name: name, Reason: "set aside by the broker (" + kind + ")"})
 		case topic == MetadataTopic:
 			x.Metadata = append(x.Metadata, name)
+			x.MetadataEntries = append(x.MetadataEntries, metadataEntry(filepath.Join(dir, name), name, topic, p))
 		default:
 			x.Entries = append(x.Entries, &Entry{Dir: filepath.Join(dir, name), Name: name, Topic: topic, Partition: p, Internal: IsInternal(topic)})
 		}
@@ -156,6 +169,18 @@ func List(dir string) (*Index, error) {
 		return cmp.Or(NaturalCompare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return x, nil
+}
+
+// metadataEntry is the entry of a KRaft metadata log: what it is is known
+// from its name (as loader.IsKRaftMetadataDir knows it), so its row says
+// so at once, without a scan; its records are metadata, never a producer
+// transaction, so there is no LSO to rank it by.
+func metadataEntry(dir, name, topic string, p int32) *Entry {
+	e := &Entry{Dir: dir, Name: name, Topic: topic, Partition: p, Metadata: true}
+	e.tail = &Summary{Diagnosis: &txnindex.Diagnosis{Topic: topic, Partition: p, HighWatermark: -1, LastStableOffset: -1,
+		Note: txnindex.MetadataLogNote(topic)}}
+	e.state.Store(int32(Scanned))
+	return e
 }
 
 // NoPartitionsError is List's answer for a directory without partition

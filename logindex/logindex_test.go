@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +114,49 @@ func TestNaturalCompare(t *testing.T) {
 
 func diagOpts() txnindex.DiagnoseOptions {
 	return txnindex.DiagnoseOptions{Now: time.Now(), Position: -1}
+}
+
+// TestJoinWithinBound: the join reads the internal partitions whole when
+// they fit its bound, and only their newest segments when they do not,
+// saying which and from what offset, the coordinators then incomplete;
+// the result is read once.
+func TestJoinWithinBound(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 1, Internal: 1}); err != nil {
+		t.Fatal(err)
+	}
+	segs := func(topic string) (first, last int64) {
+		logs, _ := filepath.Glob(filepath.Join(dir, topic+"-0", "*.log"))
+		slices.Sort(logs)
+		a, _ := os.Stat(logs[0])
+		b, _ := os.Stat(logs[len(logs)-1])
+		return a.Size(), b.Size()
+	}
+	of, ol := segs("__consumer_offsets")
+	tf, tl := segs("__transaction_state")
+
+	x, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := x.Join(context.Background())
+	if j.Evidence.Coordinators == nil || !j.Evidence.HaveOffsets || j.Partial != "" || !strings.Contains(j.Read, "1 partition of __consumer_offsets and 1 partition of __transaction_state") {
+		t.Errorf("whole join: %+v", j)
+	}
+	if x.Join(context.Background()) != j {
+		t.Errorf("the join is read again")
+	}
+
+	// Room for both last segments, not for a first one beside them.
+	x, _ = List(dir)
+	x.JoinBytes = 2*max(ol, tl) + min(of, tf)/2
+	j = x.Join(context.Background())
+	for _, w := range []string{"only the newest segments of 2 internal partitions", "__consumer_offsets-0 from offset", "__transaction_state-0 from offset"} {
+		if !strings.Contains(j.Partial, w) {
+			t.Errorf("partial join note %q lacks %q", j.Partial, w)
+		}
+	}
+	if j.Evidence.Coordinators == nil || j.Evidence.Coordinators.Complete || j.Evidence.Note != j.Partial {
+		t.Errorf("a partial join's coordinators: %+v", j.Evidence)
+	}
 }

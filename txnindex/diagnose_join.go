@@ -45,6 +45,10 @@ type DiagnosisJoin struct {
 	ConsumerGroups []GroupPosition `json:"consumer_groups,omitempty"`
 	// GroupsSource says where the offsets were read.
 	GroupsSource string `json:"consumer_groups_source,omitempty"`
+	// JoinNote says what the join could not read (a bound on what is
+	// read of large internal topics, damaged records): the groups and
+	// transactional ids shown may then be partial. "" when complete.
+	JoinNote string `json:"join_note,omitempty"`
 }
 
 // InternalEvidence is what a log dir's internal topics (or a cluster's
@@ -58,6 +62,9 @@ type InternalEvidence struct {
 	Offsets      []GroupOffset
 	HaveOffsets  bool
 	GroupsSource string
+	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
+	// was left out.
+	Note string
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a
@@ -71,6 +78,7 @@ func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
 	if d.Capture != nil {
 		return
 	}
+	d.JoinNote = ev.Note
 	for i := range d.OpenTransactions {
 		r := &d.OpenTransactions[i]
 		if r.Unseen {
@@ -139,6 +147,9 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 		sb.WriteString("\n")
 	} else if p != nil && p.HangingRule != "" {
 		fmt.Fprintf(sb, "  pinning transaction decided by rule %s\n", p.HangingRule)
+	}
+	if d.JoinNote != "" {
+		fmt.Fprintf(sb, "  join partial: %s\n", d.JoinNote)
 	}
 	if d.ConsumerGroups == nil {
 		return

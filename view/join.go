@@ -9,15 +9,45 @@ import (
 // evidence holds, per loaded log, what its log dir's internal topics say
 // (txnindex.Log.Join): the pages and the API show the same transactional
 // ids, coordinator states and groups as `diagnose DIR`.
-var evidence sync.Map // *txnindex.Log -> txnindex.InternalEvidence
+var evidence sync.Map // *txnindex.Log -> joined
+
+type joined struct {
+	ev       txnindex.InternalEvidence
+	readFrom int64 // the first offset the log holds batches from; -1: all
+}
 
 // SetEvidence records the internal-topic evidence for l's diagnoses. Set it
 // before l is first diagnosed: cached diagnoses are not recomputed.
-func SetEvidence(l *txnindex.Log, ev txnindex.InternalEvidence) { evidence.Store(l, ev) }
+func SetEvidence(l *txnindex.Log, ev txnindex.InternalEvidence) {
+	evidence.Store(l, joined{ev: ev, readFrom: -1})
+}
+
+// SetTailEvidence is SetEvidence for a log that holds only the batches
+// from readFrom on (a lazily opened partition's tail, logindex.ScanTail):
+// a group committed below readFrom would have its records to the LSO
+// counted from readFrom only, and could be called blocked for want of the
+// records before it, so its count is left out (-1, "offsets below the
+// LSO", as for a group placed without a log) and it is blocked only when
+// it sits at the LSO.
+func SetTailEvidence(l *txnindex.Log, ev txnindex.InternalEvidence, readFrom int64) {
+	evidence.Store(l, joined{ev: ev, readFrom: readFrom})
+}
 
 // join adds l's recorded evidence to d, if any.
 func join(l *txnindex.Log, d *txnindex.Diagnosis) {
-	if ev, ok := evidence.Load(l); ok {
-		l.Join(d, ev.(txnindex.InternalEvidence))
+	v, ok := evidence.Load(l)
+	if !ok {
+		return
+	}
+	j := v.(joined)
+	l.Join(d, j.ev)
+	if j.readFrom < 0 {
+		return
+	}
+	for i := range d.ConsumerGroups {
+		g := &d.ConsumerGroups[i]
+		if g.BehindLSO && max(g.Offset, l.LogStartOffset) < j.readFrom {
+			g.RecordsToLSO, g.Blocked = -1, g.Offset == d.LastStableOffset
+		}
 	}
 }

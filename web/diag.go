@@ -21,6 +21,10 @@ type DiagnosisView struct {
 	LagMs      int64
 	LagTime    string // "20m0s", on the page's one clock (Clock)
 	LagAtLeast bool   // the pinning transaction began before what survives
+	// LagUnknown says why LagTime is "unknown": no write time of the
+	// pinning transaction is known (seeded from a producer snapshot whose
+	// entry carries none). "" otherwise.
+	LagUnknown string
 	// Clock is the one time every age on the page is measured at (UTC, the
 	// page's format), and ClockWhat says whose clock it is: the server's,
 	// a demo's own time, the end of a capture.
@@ -44,6 +48,10 @@ type DiagnosisView struct {
 	// Groups are the consumer groups committed on the partition (from
 	// __consumer_offsets or OffsetFetch); nil when none was read.
 	Groups []GroupView
+	// GroupsSource says where the groups were read; JoinNote what the
+	// join of the internal topics left out ("" when nothing): the groups
+	// and transactional ids shown are then partial.
+	GroupsSource, JoinNote string
 	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
@@ -69,7 +77,8 @@ type TxnView struct {
 	First, Last     int64
 	Batches         int
 	Records         int64
-	Age             string
+	Age             string // "20m0s"; "unknown" when AgeUnknown
+	AgeUnknown      bool   // no write time of it is known (txnindex.OpenTxnReport.AgeUnknown)
 	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
 	StateText       string // the state in words: "decided, marker not replicated"
 	Reason          string
@@ -176,7 +185,7 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
-		Age: durText(t.AgeMs), State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
+		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
 		AbortCommand: command(t.AbortCommand, bootstrap), PrintCommand: command(t.Discards.PrintCommand, bootstrap),
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
@@ -184,6 +193,9 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap)}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
+	}
+	if t.AgeUnknown {
+		v.Age = "unknown" // not "0ms": its AgeMs is 0 for want of a time
 	}
 	for _, r := range t.Discards.Ranges {
 		v.Ranges = append(v.Ranges, rangeView(r))
@@ -217,6 +229,10 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	}
 	v.LagMs, v.LagAtLeast = pageLag(d)
 	v.LagTime = durText(v.LagMs)
+	if p := d.PinnedBy; p != nil && !p.Unseen && p.FirstTimestamp < 0 && p.LastTimestamp < 0 {
+		v.LagTime, v.LagAtLeast = "unknown", false
+		v.LagUnknown = "no write of the pinning transaction was read, and the producer snapshot gives no time for it"
+	}
 	if d.Lag != nil {
 		v.Position = d.Lag.Position
 	}
@@ -230,6 +246,7 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	v.Commands = v.Pinned != nil || len(v.Txns) > 0
 	v.Note = d.Note
 	v.Groups = groupViews(d.ConsumerGroups)
+	v.GroupsSource, v.JoinNote = d.GroupsSource, d.JoinNote
 	if c := d.Compaction; c != nil {
 		v.Compaction = c.Evidence
 	}

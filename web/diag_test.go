@@ -303,3 +303,42 @@ func TestDiagnosisPanelMetadataLog(t *testing.T) {
 		t.Errorf("panel:\n%s", s)
 	}
 }
+
+// TestSeededLagNotZero: a pinning transaction seeded from a producer
+// snapshot has no first write time (its first batches were not read). Its
+// age and the LSO's lag are shown as what is known, a lower bound from
+// the snapshot's last write, or "unknown" with the reason when nothing
+// bounds them, never as "0ms": on the index row and on the panel.
+func TestSeededLagNotZero(t *testing.T) {
+	seeded := func(last, lagMs int64) *txnindex.Diagnosis {
+		p := txnindex.OpenTxnReport{ProducerID: 7, FirstOffset: 0, LastOffset: -1, FirstTimestamp: -1, LastTimestamp: last, Seeded: true,
+			PinsLSO: true, State: txnindex.StateOpen, AgeUnknown: last < 0}
+		d := &txnindex.Diagnosis{Topic: "t0", HighWatermark: 54, LSOLagOffsets: 54, LSOLagMs: lagMs, LSOLagAtLeast: true, Now: 1_767_225_700_000,
+			OpenTransactions: []txnindex.OpenTxnReport{p}}
+		d.PinnedBy = &d.OpenTransactions[0]
+		return d
+	}
+	src, part := Source{ID: "load1"}, Partition{Topic: "t0"}
+	for _, tt := range []struct {
+		d    *txnindex.Diagnosis
+		want string
+	}{
+		{seeded(1_767_225_600_000, 5000), "at least 5s"},
+		{seeded(1_767_225_650_000, 0), "unknown"}, // the snapshot's time is not before the newest write
+		{seeded(-1, 0), "unknown"},
+	} {
+		r := partitionRow(src, part, tt.d)
+		if r.LagTime != tt.want || tt.want != durText(tt.d.LSOLagMs) && r.LagNote == "" {
+			t.Errorf("row lag %q (%q), want %q", r.LagTime, r.LagNote, tt.want)
+		}
+	}
+
+	var b strings.Builder
+	if err := diagnosisPanel(diagnosisView(seeded(-1, 0), "", clockServer)).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if strings.Contains(s, "0ms") || !strings.Contains(s, `data-testid="diag-lag-unknown"`) || !strings.Contains(s, "its last write time is unknown") {
+		t.Errorf("panel of a transaction with no known time:\n%s", s)
+	}
+}

@@ -66,7 +66,8 @@ type LoadView struct {
 type TopicGroup struct {
 	Topic    string
 	TestID   string // topic-group-<source>-<topic>
-	Internal bool   // the broker's own topic: folded
+	Internal bool   // the broker's own topic (or KRaft's metadata log): folded
+	Metadata bool   // KRaft's metadata log
 	Open     bool   // drawn unfolded
 	Rows     []PartitionRow
 	Held     int   // partitions whose LSO trails the HWM
@@ -106,7 +107,8 @@ func indexRows(srcs []Source, row func(Source, Partition) PartitionRow) IndexVie
 			k := s.ID + "\x00" + p.Topic
 			g := topics[k]
 			if g == nil {
-				g = &TopicGroup{Topic: p.Topic, TestID: "topic-group-" + s.ID + "-" + p.Topic, Internal: logindex.IsInternal(p.Topic)}
+				g = &TopicGroup{Topic: p.Topic, TestID: "topic-group-" + s.ID + "-" + p.Topic, Internal: logindex.IsInternal(p.Topic) || p.Topic == txnindex.ClusterMetadataTopic,
+					Metadata: p.Topic == txnindex.ClusterMetadataTopic}
 				topics[k] = g
 				lv.Topics = append(lv.Topics, *g)
 			}
@@ -166,7 +168,10 @@ func (g TopicGroup) Summary() string {
 	if g.Pending > 0 {
 		s += " · " + strconv.Itoa(g.Pending) + " not scanned yet"
 	}
-	if g.Internal {
+	switch {
+	case g.Metadata:
+		s += " · KRaft metadata log, not a data partition"
+	case g.Internal:
 		s += " · internal topic"
 	}
 	return s
@@ -203,11 +208,16 @@ type PartitionRow struct {
 	LSO, HWM    int64
 	LagOffsets  int64
 	LagMs       int64
-	LagTime     string
+	LagTime     string // "20m0s", "at least 5s", "unknown"
+	LagNote     string // why LagTime is a bound or unknown ("" when exact)
 	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
 	State       string // state of the pinning transaction, "clear" when none
 	Open        int    // open transactions
 	Summary     string
+	// NotData says what a partition that is not a data partition is
+	// (the KRaft metadata log, txnindex.MetadataLogNote): its row says so
+	// instead of "clear" or an empty partition's numbers.
+	NotData string
 }
 
 // LagString is the data-lag attribute: the LSO lag in offsets.
@@ -227,9 +237,14 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
 	if d == nil {
 		return r
 	}
-	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.LagTime, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
-		d.LSOLagMs, durText(d.LSOLagMs), len(d.OpenTransactions)
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
+		d.LSOLagMs, len(d.OpenTransactions)
+	r.LagTime, r.LagNote = rowLag(d)
 	r.State = "clear"
+	if d.Note != "" {
+		r.State, r.NotData = stateNotData, d.Note
+		return r
+	}
 	if t := d.PinnedBy; t != nil {
 		r.PinnedBy = "producer " + i64(int64(t.ProducerID)) + " (epoch " + itoa(int(t.ProducerEpoch)) + ") from " + i64(t.FirstOffset)
 		if t.Unseen {
@@ -239,6 +254,32 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
 	}
 	return r
 }
+
+// rowLag is a row's lag time: d.LSOLagMs, how long before the newest write
+// the pinning transaction began. A transaction seeded from a producer
+// snapshot (its first batches not read: a lazy index's tail scan, a replay
+// from the snapshot) has no first write time; its last write, from the
+// snapshot, bounds the lag from below, and when that bound is not above
+// zero (the snapshot's time is not before the newest write read) the lag
+// is not known from what was read: "unknown", not "0ms".
+func rowLag(d *txnindex.Diagnosis) (text, note string) {
+	p := d.PinnedBy
+	switch {
+	case p == nil || p.Unseen || p.FirstTimestamp >= 0 && !d.LSOLagAtLeast:
+		return durText(d.LSOLagMs), ""
+	case p.FirstTimestamp >= 0:
+		return "at least " + durText(d.LSOLagMs), "the pinning transaction began before the log start: its first write that survives is later than its first"
+	case p.LastTimestamp < 0:
+		return "unknown", "no write of the pinning transaction was read, and the producer snapshot gives no time for it"
+	case d.LSOLagMs <= 0:
+		return "unknown", "the pinning transaction's first write was not read (it began before the segments read; the producer snapshot says where), and its last write, by the snapshot, is not before the newest write read"
+	}
+	return "at least " + durText(d.LSOLagMs), "since the pinning transaction's last write, by the producer snapshot: its first write was not read"
+}
+
+// stateNotData is a row's state for a partition that is not a data
+// partition (PartitionRow.NotData).
+const stateNotData = "not-data"
 
 // sortByLag orders rows by LSO lag, largest first: offsets, then time;
 // partitions not built yet (lag unknown) come last.

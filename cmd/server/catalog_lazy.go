@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -42,23 +44,28 @@ type lazyPart struct {
 	tailErr  error
 }
 
-// get returns the full log if it is loaded, else the tail. The call that
-// starts the full load waits up to tailWait for it, so a small partition
-// opens whole at once.
+// get returns the full log if it is loaded, else the tail. Every call in
+// the first tailWait of the full load waits for it up to then, so a small
+// partition opens whole at once, however many ask together: the page, the
+// stream its prewarm starts (api.Prewarm) and the stream of the page.
 func (lz *lazyPart) get() *txnindex.Log {
-	started := false
 	lz.start.Do(func() {
-		started = true
 		lz.mu.Lock()
 		lz.done, lz.began = make(chan struct{}), time.Now()
 		lz.mu.Unlock()
+		go lz.x.Join(context.Background()) // beside the load: both wait for it
 		go lz.load()
 	})
-	if started {
+	lz.mu.Lock()
+	done, wait := lz.done, time.Until(lz.began.Add(tailWait))
+	lz.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
 		select {
-		case <-lz.done:
-		case <-time.After(tailWait):
+		case <-done:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	if l := lz.built(); l != nil {
 		return l
@@ -66,6 +73,13 @@ func (lz *lazyPart) get() *txnindex.Log {
 	lz.tailOnce.Do(func() {
 		// The full load reports every file's damage: the tail's is not kept.
 		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		if l != nil {
+			from := info.From
+			if info.Full {
+				from = -1 // every batch was read
+			}
+			lz.setEvidence(l, from)
+		}
 		lz.mu.Lock()
 		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
 		lz.mu.Unlock()
@@ -78,8 +92,34 @@ func (lz *lazyPart) get() *txnindex.Log {
 	return lz.tail
 }
 
+// subscribe is api.Feed's Subscribe for a partition whose full load is
+// under way: the channel receives once, when the load ends, so that a
+// stream opened on the tail starts a new generation with the whole log
+// (api's liveChanged); ok is false once there is nothing left to wait for.
+func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
+	lz.mu.Lock()
+	done, full := lz.done, lz.full
+	lz.mu.Unlock()
+	if done == nil || full != nil {
+		return nil, nil, false
+	}
+	ch, stop := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			ch <- struct{}{} // cap 1, sent once: never blocks
+		case <-stop:
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(stop) }) }, true
+}
+
 func (lz *lazyPart) load() {
 	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
+	if l != nil {
+		lz.setEvidence(l, -1)
+	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
 	if p != nil {
@@ -89,6 +129,19 @@ func (lz *lazyPart) load() {
 	}
 	lz.mu.Unlock()
 	close(lz.done) // lz.done is set before load starts (get)
+}
+
+// setEvidence joins the log directory's internal topics into l's
+// diagnoses (view.SetEvidence), as an eager load of the whole directory
+// does (setEvidence, diagnose_join.go): read once for the directory, within
+// its bound (logindex.Index.Join), before l is handed to anyone, since a
+// cached diagnosis is not recomputed. readFrom is where a tail's batches
+// begin (view.SetTailEvidence), -1 for a log read whole.
+func (lz *lazyPart) setEvidence(l *txnindex.Log, readFrom int64) {
+	j := lz.x.Join(context.Background())
+	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.Note != "" {
+		view.SetTailEvidence(l, ev, readFrom)
+	}
 }
 
 // built is the full log, nil until it is loaded.
@@ -122,7 +175,8 @@ func (lz *lazyPart) problemList() []string {
 	case lz.tailErr != nil:
 		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
 	case lz.tail != nil:
-		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. Reload for all of it.",
+		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
+			"The timeline switches to the whole partition when its load is done; reload then for its diagnosis and this list.",
 			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
 	}
 	return nil
@@ -131,8 +185,11 @@ func (lz *lazyPart) problemList() []string {
 // scanView is the index's view of the partition's tail scan.
 func (lz *lazyPart) scanView() *web.Scan {
 	st, sum, err := lz.e.State()
-	v := &web.Scan{State: st.String(), Internal: lz.e.Internal}
-	if sum != nil {
+	v := &web.Scan{State: st.String(), Internal: lz.e.Internal || lz.e.Metadata}
+	switch {
+	case sum != nil && lz.e.Metadata:
+		v.Diagnosis, v.Note = sum.Diagnosis, sum.Diagnosis.Note // nothing scanned: it says what it is
+	case sum != nil:
 		v.Diagnosis, v.Note = sum.Diagnosis, sum.Info.String()
 	}
 	if err != nil {
@@ -145,9 +202,9 @@ func (lz *lazyPart) scanView() *web.Scan {
 // one per partition; nothing of their segments is read here, and the
 // ranking is started by the caller (x.Start).
 func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
-	srcs := make([]*source, 0, len(x.Entries))
+	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := x.Root + " (" + "log directory" + ")"
-	for _, e := range x.Entries {
+	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
 		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
 	}
 	c.put(srcs...)

@@ -38,7 +38,7 @@ func internalEvidence(e *env, c *input.Contents) (txnindex.InternalEvidence, err
 			fmt.Fprintf(e.stderr, "warning: %v\n", d)
 		}
 		ev.Offsets, ev.HaveOffsets = o.Offsets, true
-		ev.GroupsSource = fmt.Sprintf("%s (%d partitions read)", internaltopic.ConsumerOffsetsTopic, len(o.Partitions))
+		ev.GroupsSource = txnindex.Plural(len(o.Partitions), "partition", "partitions") + " of " + internaltopic.ConsumerOffsetsTopic
 	}
 	return ev, nil
 }

@@ -65,11 +65,12 @@ func TestServeLogDirScale(t *testing.T) {
 	s := startServe(t, "--load", dir)
 	page := getPage(t, s.url("/"))
 	listed := time.Since(t0)
-	if n := strings.Count(page, `data-testid="partition-row-load1-`); n != 2000 {
-		t.Fatalf("the index lists %d partitions, want 2,000", n)
+	// 2,000 partitions, and the KRaft metadata log's row.
+	if n := strings.Count(page, `data-testid="partition-row-load1-`); n != 2001 {
+		t.Fatalf("the index lists %d rows, want 2,001", n)
 	}
-	if strings.Contains(page, "partition-row-load1-__cluster_metadata") || !strings.Contains(page, "__cluster_metadata-0 is KRaft metadata") {
-		t.Errorf("__cluster_metadata-0 is listed as a partition, or not named as KRaft metadata")
+	if !regexp.MustCompile(`data-testid="partition-row-load1-__cluster_metadata-0"[^>]*data-state="not-data"`).MatchString(page) || !strings.Contains(page, "__cluster_metadata-0 is KRaft metadata") {
+		t.Errorf("__cluster_metadata-0's row does not say it is not a data partition, or the summary does not name it as KRaft metadata")
 	}
 	done := regexp.MustCompile(`data-testid="index-live"[^>]*data-scanning="false"`)
 	// A guard against a ranking that never ends, not a speed figure.
@@ -132,16 +133,16 @@ func TestIndexPageScale(t *testing.T) {
 	// topics last and folded; demos apart.
 	// (2,000 partitions are past the 200 a source shows unfolded.)
 	order := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="load-load1"] details')].map(d => d.dataset.topic + (d.open ? "" : " folded"))`)
-	if len(order) != 22 || order[0] != "t0 folded" || order[1] != "t1 folded" || order[2] != "t2 folded" || order[10] != "t10 folded" ||
-		order[20] != "__consumer_offsets folded" || order[21] != "__transaction_state folded" {
-		t.Errorf("topic groups %q, want t0, t1, t2, ..., t10, ..., then the internal topics, all folded", order)
+	if len(order) != 23 || order[0] != "t0 folded" || order[1] != "t1 folded" || order[2] != "t2 folded" || order[10] != "t10 folded" ||
+		order[20] != "__cluster_metadata folded" || order[21] != "__consumer_offsets folded" || order[22] != "__transaction_state folded" {
+		t.Errorf("topic groups %q, want t0, t1, t2, ..., t10, ..., then KRaft's metadata log and the internal topics, all folded", order)
 	}
 	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-topic="__consumer_offsets"] tr.prow')].map(r => r.dataset.name)`)
 	if len(rows) != 50 || rows[8] != "__consumer_offsets-8" || rows[39] != "__consumer_offsets-39" || rows[10] != "__consumer_offsets-10" {
 		t.Errorf("__consumer_offsets rows not in natural order: %q", rows)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="demo-list"] tr.prow').length`); n != len(cat.list())-2000 {
-		t.Errorf("%d demo rows, want %d", n, len(cat.list())-2000)
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="demo-list"] tr.prow').length`); n != len(cat.list())-2001 {
+		t.Errorf("%d demo rows, want %d", n, len(cat.list())-2001)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`)); err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ func TestIndexPageScale(t *testing.T) {
 	if len(visible) != 11 || visible[0] != "t3-1" || visible[1] != "t3-10" {
 		t.Errorf("filter t3-1 shows %q", visible)
 	}
-	if c := text(t, ctx, `[data-testid="filter-count"]`); c != "11 of 2,000 partitions match" {
+	if c := text(t, ctx, `[data-testid="filter-count"]`); c != "11 of 2,001 partitions match" {
 		t.Errorf("filter count %q", c)
 	}
 	typeFilter("offsets-3")

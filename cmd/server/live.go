@@ -158,6 +158,9 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metri
 // Subscribe implements api.Feed for the live sources of the catalog.
 func (c apiCatalog) Subscribe(id, topic string, partition int32) (<-chan struct{}, func(), bool) {
 	s := c.find(id, topic, partition)
+	if s != nil && s.lazy != nil {
+		return s.lazy.subscribe() // the full load landing (catalog_lazy.go)
+	}
 	if s == nil || s.live == nil {
 		return nil, nil, false
 	}
