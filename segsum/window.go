@@ -1,0 +1,178 @@
+package segsum
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"unsafe"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Window is one scanned segment as the timeline shows it: the segment's
+// batches replayed from the producer state at its start, bounded by the
+// whole log, and the decisions of one consumer over them.
+type Window struct {
+	Segment    int // index of the segment in the partition
+	BaseOffset int64
+	End        int64 // the first offset after the segment
+	Log        *txnindex.Log
+	Options    txnindex.ConsumeOptions
+	// Decisions are those whose first offset lies in [BaseOffset, End),
+	// in offset order.
+	Decisions []txnindex.Decision
+	bytes     int64
+}
+
+// Bytes is the memory the window holds, as the LRU counts it.
+func (w *Window) Bytes() int64 { return w.bytes }
+
+// Segments returns the indexes of the segments overlapping [from, to].
+func (s *Store) Segments(from, to int64) (int, int) {
+	n := len(s.segs)
+	lo := max(sort.Search(n, func(i int) bool { return s.segs[i].base > from })-1, 0)
+	hi := max(sort.Search(n, func(i int) bool { return s.segs[i].base > to })-1, 0)
+	return lo, hi
+}
+
+// Window returns segment k scanned and decided for the consumer o, from
+// the LRU when it holds it.
+func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*Window, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k < 0 || k >= len(s.segs) {
+		return nil, fmt.Errorf("segsum: %s: no segment %d (%d segments)", s.dir, k, len(s.segs))
+	}
+	if w := s.lru.get(k); w != nil && w.Options == o {
+		return w, nil
+	}
+	if err := s.summarize(ctx); err != nil {
+		return nil, err
+	}
+	var l *txnindex.Log
+	if w := s.lru.get(k); w != nil {
+		l = w.Log // the same segment for another consumer: no rescan
+	} else {
+		var seed []txnindex.OngoingTxn
+		if k > 0 {
+			seed = openSeed(s.sums[k-1])
+		}
+		end := s.bounds.LogEndOffset
+		if k+1 < len(s.segs) {
+			end = s.segs[k+1].base
+		}
+		var err error
+		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+			LastStableOffset: s.bounds.LastStableOffset})
+		if err != nil {
+			return nil, err
+		}
+		s.closeLater(l, k)
+	}
+	w := s.decide(l, k, o)
+	s.lru.put(k, w)
+	return w, nil
+}
+
+// closeLater completes the window's transactions that close in a later
+// segment with what the later summaries say of them (their state and
+// marker), so that a batch's transaction reads as it does in a full pass.
+func (s *Store) closeLater(l *txnindex.Log, k int) {
+	if len(l.Open) == 0 {
+		return
+	}
+	type key struct {
+		pid   txnindex.ProducerID
+		first int64
+	}
+	want := make(map[key]*txnindex.Txn, len(l.Open))
+	for _, i := range l.Open {
+		t := &l.Txns[i]
+		want[key{t.ProducerID, t.FirstOffset}] = t
+	}
+	for j := k + 1; j < len(s.sums) && len(want) > 0; j++ {
+		for _, c := range s.sums[j].Closed {
+			t := want[key{c.ProducerID, c.FirstOffset}]
+			if t == nil {
+				continue
+			}
+			delete(want, key{c.ProducerID, c.FirstOffset})
+			t.MarkerOffset, t.State = c.MarkerOffset, txnindex.TxnCommitted
+			if c.Aborted {
+				t.State = txnindex.TxnAborted
+				if a := l.LookupAbort(t.ProducerID, t.FirstOffset); a != nil && a.Txn == nil {
+					a.Txn, a.MarkerFound, t.Entry = t, true, a
+				}
+			}
+		}
+	}
+	open := l.Open[:0]
+	for _, i := range l.Open {
+		if l.Txns[i].State == txnindex.TxnOpen {
+			open = append(open, i)
+		}
+	}
+	l.Open = open
+}
+
+// decide plays the consumer o over segment k's window log. The consumer
+// enters the segment where a full pass's consumer does: a fetch reads one
+// segment only (LocalLog.read), so its previous fetch ended with the
+// previous segment's last batch, at that segment's next offset.
+func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Window {
+	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o}
+	if k+1 < len(s.segs) {
+		w.End = s.segs[k+1].base
+	}
+	co := o
+	if k > 0 {
+		co.From = max(o.From, s.sums[k-1].NextOffset)
+	}
+	for d := range l.Decisions(co) {
+		if d.From < w.BaseOffset && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
+			continue
+		}
+		w.Decisions = append(w.Decisions, d)
+	}
+	w.bytes = windowBytes(l, len(w.Decisions))
+	return w
+}
+
+// windowBytes estimates what a window holds: its batches, transactions,
+// decisions and the per-segment tables Build keeps (the later segments'
+// entries are the summaries', shared, not counted), plus a quarter for
+// the maps and slices' spare capacity.
+func windowBytes(l *txnindex.Log, decisions int) int64 {
+	n := int64(len(l.Batches))*int64(unsafe.Sizeof(txnindex.Batch{})) +
+		int64(len(l.Txns))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16) +
+		int64(decisions)*int64(unsafe.Sizeof(txnindex.Decision{})) +
+		int64(len(l.Segments))*int64(unsafe.Sizeof(txnindex.Segment{})+96)
+	for si := range l.Segments {
+		n += int64(len(l.AbortedEntries(si))) * int64(unsafe.Sizeof(txnindex.AbortInfo{})+48)
+	}
+	return n + n/4
+}
+
+// Decisions calls f with the decisions of consumer o overlapping [from,
+// to], in offset order, scanning the segments in view that the LRU does
+// not hold.
+func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
+	lo, hi := s.Segments(from, to)
+	for k := lo; k <= hi; k++ {
+		w, err := s.Window(ctx, k, o)
+		if err != nil {
+			return err
+		}
+		ds := w.Decisions
+		i := max(sort.Search(len(ds), func(i int) bool { return ds[i].From > from })-1, 0)
+		for ; i < len(ds) && ds[i].From <= to; i++ {
+			if ds[i].To < from {
+				continue
+			}
+			if !f(w, &ds[i]) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
