@@ -237,3 +237,54 @@ func heap() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// TestOverviewCountsEqualFullPass: the overview's records per outcome,
+// segment by segment, equal those a full pass gives each batch through its
+// transaction (so a transaction's records in segment k count as aborted
+// when its marker is in segment k+2).
+func TestOverviewCountsEqualFullPass(t *testing.T) {
+	dir := genPartition(t, gen.LogOptions{SegmentBytes: 24 << 10, BatchBytes: 512, TotalBytes: 600 << 10, Seed: 11})
+	p, err := loader.OpenPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := p.Build()
+	st, err := Open(dir, Options{Scan: loader.DefaultScanOptions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := st.Overview(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]SegmentView, len(ov.Segments))
+	for i := range full.Batches {
+		b := &full.Batches[i]
+		v := &want[b.Segment]
+		switch tx := full.TxnOf(i); {
+		case b.IsControl():
+			v.Control += int64(b.Records)
+		case tx == nil:
+			v.NonTransactional += int64(b.Records)
+		case tx.State == txnindex.TxnCommitted:
+			v.Committed += int64(b.Records)
+		case tx.State == txnindex.TxnAborted:
+			v.Aborted += int64(b.Records)
+		default:
+			v.Open += int64(b.Records)
+		}
+	}
+	moved := 0
+	for k, g := range ov.Segments {
+		w := want[k]
+		if g.NonTransactional != w.NonTransactional || g.Committed != w.Committed || g.Aborted != w.Aborted || g.Open != w.Open || g.Control != w.Control {
+			t.Fatalf("segment %d: overview %+v, full pass %+v", k, g, w)
+		}
+		if sums := st.sums[k]; sums.Undecided != g.Open {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no segment had records of a transaction decided in a later segment: the case this test is for")
+	}
+}

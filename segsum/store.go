@@ -18,8 +18,12 @@ type Options struct {
 	// pass loader.HeaderScanOptions explicitly.
 	Scan loader.ScanOptions
 	// MaxMemory bounds the bytes the scanned segments kept for the
-	// timeline hold (the LRU); <= 0 means DefaultMaxMemory().
+	// timeline hold (the LRU); <= 0 means DefaultMaxMemory(). Ignored
+	// when Cache is set.
 	MaxMemory int64
+	// Cache, when set, is the LRU the Store shares with others (one
+	// budget for the server).
+	Cache *Cache
 	// CacheDir, when set, keeps the summaries in a file there (never in
 	// the log dir), so that a restarted server draws the overview without
 	// scanning the partition again.
@@ -47,7 +51,7 @@ type Store struct {
 	sums          []*Summary // nil until computed
 	bounds        *Bounds
 	logStart, hwm int64 // from the checkpoints; -1 when absent
-	lru           *lru
+	lru           *Cache
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, for tests and the benchmark.
 	fresh int
@@ -66,10 +70,10 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1}
-	if o.MaxMemory <= 0 {
-		s.o.MaxMemory = DefaultMaxMemory()
+	s.lru = o.Cache
+	if s.lru == nil {
+		s.lru = NewCache(o.MaxMemory)
 	}
-	s.lru = newLRU(s.o.MaxMemory)
 	cps, err := loader.ReadLogDirCheckpoints(filepath.Dir(dir))
 	if err != nil {
 		return nil, err
@@ -89,11 +93,12 @@ func Open(dir string, o Options) (*Store, error) {
 func (s *Store) Dir() string { return s.dir }
 
 // MaxMemory is the LRU's byte budget.
-func (s *Store) MaxMemory() int64 { return s.o.MaxMemory }
+func (s *Store) MaxMemory() int64 { return s.lru.Budget() }
 
 // MemoryInUse is the bytes the scanned segments in the LRU hold (an
-// estimate from their lengths, see windowBytes).
-func (s *Store) MemoryInUse() int64 { return s.lru.used() }
+// estimate from their lengths, see windowBytes), those of every Store
+// sharing it included.
+func (s *Store) MemoryInUse() int64 { return s.lru.InUse() }
 
 // Fresh is the number of summaries computed by scanning since Open.
 func (s *Store) Fresh() int {

@@ -22,6 +22,7 @@ type Window struct {
 	// in offset order.
 	Decisions []txnindex.Decision
 	bytes     int64
+	store     *Store
 }
 
 // Bytes is the memory the window holds, as the LRU counts it.
@@ -43,14 +44,14 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 	if k < 0 || k >= len(s.segs) {
 		return nil, fmt.Errorf("segsum: %s: no segment %d (%d segments)", s.dir, k, len(s.segs))
 	}
-	if w := s.lru.get(k); w != nil && w.Options == o {
+	if w := s.lru.get(s, k); w != nil && w.Options == o {
 		return w, nil
 	}
 	if err := s.summarize(ctx); err != nil {
 		return nil, err
 	}
 	var l *txnindex.Log
-	if w := s.lru.get(k); w != nil {
+	if w := s.lru.get(s, k); w != nil {
 		l = w.Log // the same segment for another consumer: no rescan
 	} else {
 		var seed []txnindex.OngoingTxn
@@ -70,7 +71,7 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 		s.closeLater(l, k)
 	}
 	w := s.decide(l, k, o)
-	s.lru.put(k, w)
+	s.lru.put(s, k, w)
 	return w, nil
 }
 
