@@ -95,7 +95,7 @@ func resolve(sums []Summary, views []SegmentView) {
 		}
 		for _, t := range sums[k].OpenAtEnd {
 			key := key{t.ProducerID, t.FirstOffset}
-			pending[key] = append(pending[key], part{k, t.Records})
+			pending[key] = append(pending[key], part{k, t.Here.Records})
 		}
 	}
 }

@@ -42,7 +42,7 @@ func canonOf(d *txnindex.Decision) canon {
 		c.Batch = d.Batch.BaseOffset
 	}
 	if t := d.Txn; t != nil {
-		c.Txn = fmt.Sprintf("%d@%d %s marker %d", t.ProducerID, t.FirstOffset, t.State, t.MarkerOffset)
+		c.Txn = fmt.Sprintf("%d@%d %s marker %d, data to %d, %d batches, %d records", t.ProducerID, t.FirstOffset, t.State, t.MarkerOffset, t.LastDataOffset, t.Batches, t.Records)
 	}
 	if a := d.AbortInfo; a != nil {
 		c.Entry = fmt.Sprintf("%+v in %s found %v", a.Entry, a.IndexName, a.MarkerFound)

@@ -73,11 +73,27 @@ type Summary struct {
 	Damage string `json:"damage,omitempty"`
 }
 
-// OpenTxn is a transaction open at a segment's end, with the records it
-// has in that segment.
+// OpenTxn is a transaction open at a segment's end, with what it has in
+// that segment.
 type OpenTxn struct {
 	txnindex.OngoingTxn
-	Records int64 `json:"records_here"`
+	Here TxnPart `json:"here"`
+}
+
+// TxnPart is the part of a transaction one segment holds: a window's Txn
+// counts only its own batches, and a later segment's parts complete it.
+type TxnPart struct {
+	Batches        int   `json:"batches"`
+	Records        int64 `json:"records"`
+	Bytes          int64 `json:"bytes"`
+	LastDataOffset int64 `json:"last_data_offset"` // -1: no data here
+	FirstTimestamp int64 `json:"first_timestamp"`  // -1: no data here
+	LastTimestamp  int64 `json:"last_timestamp"`
+}
+
+func partOf(t *txnindex.Txn) TxnPart {
+	return TxnPart{Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, LastDataOffset: t.LastDataOffset,
+		FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp}
 }
 
 // ClosedTxn is a transaction closed in a segment after the one it began in.
@@ -85,7 +101,9 @@ type ClosedTxn struct {
 	ProducerID   txnindex.ProducerID `json:"producer_id"`
 	FirstOffset  int64               `json:"first_offset"`
 	MarkerOffset int64               `json:"marker_offset"`
+	MarkerEpoch  int16               `json:"marker_epoch"`
 	Aborted      bool                `json:"aborted"`
+	Here         TxnPart             `json:"here"`
 }
 
 // summarize fills s from the window log l of segment si (built from the
@@ -126,11 +144,11 @@ func summarize(s *Summary, l *txnindex.Log, si int) {
 		default:
 			s.Undecided += t.Records
 			s.OpenAtEnd = append(s.OpenAtEnd, OpenTxn{OngoingTxn: txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-				FirstOffset: t.FirstOffset, LastTimestamp: t.LastTimestamp, CoordinatorEpoch: -1}, Records: t.Records})
+				FirstOffset: t.FirstOffset, LastTimestamp: t.LastTimestamp, CoordinatorEpoch: -1}, Here: partOf(t)})
 		}
 		if t.Seeded && t.State != txnindex.TxnOpen {
 			s.Closed = append(s.Closed, ClosedTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, MarkerOffset: t.MarkerOffset,
-				Aborted: t.State == txnindex.TxnAborted})
+				MarkerEpoch: t.MarkerEpoch, Aborted: t.State == txnindex.TxnAborted, Here: partOf(t)})
 		}
 	}
 	seg := &l.Segments[si]

@@ -19,8 +19,11 @@ type Window struct {
 	Log        *txnindex.Log
 	Options    txnindex.ConsumeOptions
 	// Decisions are those whose first offset lies in [BaseOffset, End),
-	// in offset order.
-	Decisions []txnindex.Decision
+	// in offset order. Their BatchIndex is the batch's index in the whole
+	// partition, as a full pass numbers it (FirstBatch + its index in
+	// Log.Batches).
+	Decisions  []txnindex.Decision
+	FirstBatch int
 	bytes     int64
 	store     *Store
 }
@@ -75,21 +78,58 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 	return w, nil
 }
 
-// closeLater completes the window's transactions that close in a later
-// segment with what the later summaries say of them (their state and
-// marker), so that a batch's transaction reads as it does in a full pass.
+// closeLater completes the window's transactions that began before it or
+// go on past it with what the other summaries say of them: the batches,
+// records, times and last data they have there, and the marker that
+// closes them, so that a batch's transaction reads as it does in a full
+// pass.
 func (s *Store) closeLater(l *txnindex.Log, k int) {
-	if len(l.Open) == 0 {
-		return
-	}
 	type key struct {
 		pid   txnindex.ProducerID
 		first int64
+	}
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if !t.Seeded {
+			continue
+		}
+		for j := k - 1; j >= 0; j-- {
+			found := false
+			for _, o := range s.sums[j].OpenAtEnd {
+				if o.ProducerID != t.ProducerID || o.FirstOffset != t.FirstOffset {
+					continue
+				}
+				found = true
+				t.Batches += o.Here.Batches
+				t.Records += o.Here.Records
+				t.Bytes += o.Here.Bytes
+				if o.Here.FirstTimestamp >= 0 {
+					t.FirstTimestamp = o.Here.FirstTimestamp
+				}
+				if t.LastDataOffset < 0 && o.Here.LastDataOffset >= 0 {
+					t.LastDataOffset, t.LastTimestamp = o.Here.LastDataOffset, o.Here.LastTimestamp
+				}
+			}
+			if !found {
+				break
+			}
+		}
+	}
+	if len(l.Open) == 0 {
+		return
 	}
 	want := make(map[key]*txnindex.Txn, len(l.Open))
 	for _, i := range l.Open {
 		t := &l.Txns[i]
 		want[key{t.ProducerID, t.FirstOffset}] = t
+	}
+	add := func(t *txnindex.Txn, p TxnPart) {
+		t.Batches += p.Batches
+		t.Records += p.Records
+		t.Bytes += p.Bytes
+		if p.LastDataOffset >= 0 {
+			t.LastDataOffset, t.LastTimestamp = p.LastDataOffset, p.LastTimestamp
+		}
 	}
 	for j := k + 1; j < len(s.sums) && len(want) > 0; j++ {
 		for _, c := range s.sums[j].Closed {
@@ -98,12 +138,18 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 				continue
 			}
 			delete(want, key{c.ProducerID, c.FirstOffset})
-			t.MarkerOffset, t.State = c.MarkerOffset, txnindex.TxnCommitted
+			add(t, c.Here)
+			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
 				t.State = txnindex.TxnAborted
 				if a := l.LookupAbort(t.ProducerID, t.FirstOffset); a != nil && a.Txn == nil {
 					a.Txn, a.MarkerFound, t.Entry = t, true, a
 				}
+			}
+		}
+		for _, o := range s.sums[j].OpenAtEnd {
+			if t := want[key{o.ProducerID, o.FirstOffset}]; t != nil {
+				add(t, o.Here)
 			}
 		}
 	}
@@ -129,9 +175,15 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 	if k > 0 {
 		co.From = max(o.From, s.sums[k-1].NextOffset)
 	}
+	for j := range k {
+		w.FirstBatch += s.sums[j].Batches
+	}
 	for d := range l.Decisions(co) {
 		if d.From < w.BaseOffset && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
 			continue
+		}
+		if d.BatchIndex >= 0 {
+			d.BatchIndex += int32(w.FirstBatch)
 		}
 		w.Decisions = append(w.Decisions, d)
 	}
