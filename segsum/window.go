@@ -24,8 +24,8 @@ type Window struct {
 	// Log.Batches).
 	Decisions  []txnindex.Decision
 	FirstBatch int
-	bytes     int64
-	store     *Store
+	bytes      int64
+	store      *Store
 }
 
 // Bytes is the memory the window holds, as the LRU counts it.
