@@ -16,9 +16,10 @@ type Overview struct {
 	Segments []SegmentView `json:"segments"`
 	// Scanned are the indexes of the segments held scanned, MemoryInUse
 	// their bytes (with those of other partitions sharing the budget),
-	// MaxMemory the budget (serve --max-memory).
+	// Budget what they may hold, half of MaxMemory (serve --max-memory).
 	Scanned     []int `json:"scanned"`
 	MemoryInUse int64 `json:"memory_in_use"`
+	Budget      int64 `json:"budget"`
 	MaxMemory   int64 `json:"max_memory"`
 }
 
@@ -54,7 +55,7 @@ func (s *Store) Overview(ctx context.Context) (*Overview, error) {
 		return nil, err
 	}
 	o := &Overview{Topic: s.topic, Partition: s.partition, Bounds: b, Segments: make([]SegmentView, len(sums)),
-		Scanned: s.lru.cached(s, len(sums)), MemoryInUse: s.lru.InUse(), MaxMemory: s.lru.Budget()}
+		Scanned: s.lru.cached(s, len(sums)), MemoryInUse: s.lru.InUse(), Budget: s.lru.Budget(), MaxMemory: s.lru.MaxMemory()}
 	for k := range sums {
 		x := &sums[k]
 		o.Segments[k] = SegmentView{Name: x.Name, BaseOffset: x.BaseOffset, NextOffset: x.NextOffset, Size: x.Size,

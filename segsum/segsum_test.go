@@ -190,7 +190,7 @@ func listing(t *testing.T, dir string) string {
 func TestPanBoundedMemory(t *testing.T) {
 	dir := genPartition(t, gen.LogOptions{SegmentBytes: 256 << 10, BatchBytes: 256, TotalBytes: 10 << 20, HangingFrom: -1, Seed: 9})
 	const budget = 2 << 20
-	st, err := Open(dir, Options{MaxMemory: budget})
+	st, err := Open(dir, Options{MaxMemory: 2 * budget})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ type Options struct {
 	// checked, as the catalog loads) when zero-valued fields are wanted
 	// pass loader.HeaderScanOptions explicitly.
 	Scan loader.ScanOptions
-	// MaxMemory bounds the bytes the scanned segments kept for the
-	// timeline hold (the LRU); <= 0 means DefaultMaxMemory(). Ignored
-	// when Cache is set.
+	// MaxMemory is the memory the scanned segments kept for the timeline
+	// may take with the collector's headroom (see Cache); <= 0 means
+	// DefaultMaxMemory(). Ignored when Cache is set.
 	MaxMemory int64
 	// Cache, when set, is the LRU the Store shares with others (one
 	// budget for the server).
@@ -92,8 +92,8 @@ func Open(dir string, o Options) (*Store, error) {
 // Dir is the partition directory.
 func (s *Store) Dir() string { return s.dir }
 
-// MaxMemory is the LRU's byte budget.
-func (s *Store) MaxMemory() int64 { return s.lru.Budget() }
+// Budget is the bytes the LRU's windows may hold (half of MaxMemory).
+func (s *Store) Budget() int64 { return s.lru.Budget() }
 
 // MemoryInUse is the bytes the scanned segments in the LRU hold (an
 // estimate from their lengths, see windowBytes), those of every Store

@@ -65,6 +65,9 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 		if k+1 < len(s.segs) {
 			end = s.segs[k+1].base
 		}
+		// Make room first: the scan's batches and the log built from
+		// them are live at once with whatever the cache holds.
+		s.lru.reserve(estimateBytes(s.sums[k]))
 		var err error
 		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 			LastStableOffset: s.bounds.LastStableOffset})
@@ -203,6 +206,14 @@ func windowBytes(l *txnindex.Log, decisions int) int64 {
 	for si := range l.Segments {
 		n += int64(len(l.AbortedEntries(si))) * int64(unsafe.Sizeof(txnindex.AbortInfo{})+48)
 	}
+	return n + n/4
+}
+
+// estimateBytes is windowBytes before the scan, from the summary's counts
+// (a decision per batch; gaps are few).
+func estimateBytes(x *Summary) int64 {
+	n := int64(x.Batches)*int64(unsafe.Sizeof(txnindex.Batch{})+unsafe.Sizeof(txnindex.Decision{})) +
+		int64(x.Txns+len(x.OpenAtEnd))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
 	return n + n/4
 }
 

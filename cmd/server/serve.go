@@ -30,7 +30,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var origins multiFlag
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	hard := addHardeningFlags(fs) // limits and security: limits.go
-	maxMemory := fs.Int64("max-memory", segsum.DefaultMaxMemory(), "most bytes the segments scanned for the segment routes (…/segments, …/window) keep, least recently used first out; default a quarter of this machine's memory")
+	maxMemory := fs.Int64("max-memory", segsum.DefaultMaxMemory(), "memory the segment routes (…/segments, …/window) may take: the segments scanned for them hold at most half, least recently used first out, the rest is the garbage collector's headroom; default a quarter of this machine's memory")
 	sumCache := fs.String("summary-cache-dir", defaultSummaryCache(), "directory for the per-segment summaries of the segment routes, so a restart need not rescan (never the log dir); empty: memory only")
 	lf := addLiveFlags(fs, "also serve a live cluster, read-only (HOST:PORT[,HOST:PORT]): with --topic its partitions' timelines, without it every partition by LSO lag (cluster.go)")
 	if err := refusePasswordFlag(args); err != nil {
