@@ -10,13 +10,19 @@ import (
 
 // cacheVersion changes whenever Summary's meaning changes, so that a file
 // written by an older server is recomputed, not misread.
-const cacheVersion = 1
+const cacheVersion = 2
 
 type cacheFile struct {
 	Version int        `json:"version"`
 	Dir     string     `json:"dir"`
 	Scan    string     `json:"scan"`
 	Sums    []*Summary `json:"summaries"`
+	// Bounds hold while every summary does and the checkpoints they were
+	// computed with (HWM, LogStart; -1 absent) have not moved: the LSO
+	// depends on nothing else.
+	Bounds   *Bounds `json:"bounds"`
+	HWM      int64   `json:"hwm"`
+	LogStart int64   `json:"log_start"`
 }
 
 // cachePath is the summaries' file for the partition: in the cache
@@ -67,6 +73,9 @@ func (s *Store) loadCache() {
 		}
 		s.sums[k] = x
 	}
+	if len(c.Sums) == len(s.segs) && c.Bounds != nil && c.HWM == s.hwm && c.LogStart == s.logStart {
+		s.bounds = c.Bounds
+	}
 }
 
 // saveCache writes the summaries, through a temporary file and a rename so
@@ -80,7 +89,7 @@ func (s *Store) saveCache() {
 	if err := os.MkdirAll(s.o.CacheDir, 0o700); err != nil {
 		return
 	}
-	data, err := json.Marshal(cacheFile{Version: cacheVersion, Dir: s.dir, Scan: s.scanKey(), Sums: s.sums})
+	data, err := json.Marshal(cacheFile{Version: cacheVersion, Dir: s.dir, Scan: s.scanKey(), Sums: s.sums, Bounds: s.bounds, HWM: s.hwm, LogStart: s.logStart})
 	if err != nil {
 		return
 	}

@@ -3,9 +3,11 @@ package segsum
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -169,8 +171,26 @@ func TestSummariesCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st2.Fresh() != 0 || b1 != b2 || fmt.Sprint(sums) != fmt.Sprint(sums2) {
-		t.Fatalf("second open computed %d summaries; bounds %+v vs %+v", st2.Fresh(), b1, b2)
+	if st2.Fresh() != 0 || st2.Scans() != 0 || b1 != b2 || fmt.Sprint(sums) != fmt.Sprint(sums2) {
+		t.Fatalf("second open computed %d summaries in %d scans; bounds %+v vs %+v", st2.Fresh(), st2.Scans(), b1, b2)
+	}
+	// A segment file that changed (here its modification time) is
+	// summarised again, and so is every one after it.
+	k := len(sums) - 3
+	when := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, sums[k].Name), when, when); err != nil {
+		t.Fatal(err)
+	}
+	st3, err := Open(dir, Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums3, b3, err := st3.Summaries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st3.Fresh() != 3 || b3 != b1 || len(sums3) != len(sums) {
+		t.Fatalf("after segment %d of %d changed: %d summaries computed, bounds %+v vs %+v", k, len(sums), st3.Fresh(), b3, b1)
 	}
 }
 

@@ -53,8 +53,8 @@ type Store struct {
 	logStart, hwm int64 // from the checkpoints; -1 when absent
 	lru           *Cache
 	// fresh counts summaries computed (not read from the cache) since
-	// Open, for tests and the benchmark.
-	fresh int
+	// Open, scans the segment scans, for tests and the benchmark.
+	fresh, scans int
 }
 
 // Open lists dir's segments and reads its log dir's checkpoints and the
@@ -107,6 +107,13 @@ func (s *Store) Fresh() int {
 	return s.fresh
 }
 
+// Scans is the number of segment scans since Open.
+func (s *Store) Scans() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans
+}
+
 // Summaries returns every segment's summary, computing the missing ones
 // (one scan each, in offset order: each starts from the state the one
 // before ends in), and the log's bounds.
@@ -151,8 +158,6 @@ func (s *Store) summarize(ctx context.Context) error {
 			return err
 		}
 		s.bounds = b
-	}
-	if changed {
 		s.saveCache()
 	}
 	return nil
@@ -228,6 +233,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		// RSS, past the budget.
 		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
 		fh.Close()
+		s.scans++
 		if err != nil {
 			return nil, "", err
 		}
