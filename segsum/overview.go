@@ -64,6 +64,9 @@ func (s *Store) Overview(ctx context.Context) (*Overview, error) {
 			NonTransactional: x.NonTransactional, Committed: x.Committed, Aborted: x.AbortedRecords, Open: x.Undecided,
 			Control: x.ControlRecords, Damage: x.Damage}
 	}
+	if o.Scanned == nil {
+		o.Scanned = []int{}
+	}
 	resolve(sums, o.Segments)
 	return o, nil
 }
