@@ -2,6 +2,7 @@ package segsum
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,7 +115,7 @@ func firstSeed(dir string, first int64) []txnindex.OngoingTxn {
 		if err != nil || s == nil {
 			continue
 		}
-		if s.Offset >= 0 && s.Offset < first {
+		if s.Offset >= 0 && s.Offset < first && first != math.MaxInt64 {
 			return nil // older than the first batch: seeds nothing
 		}
 		return s.Ongoing(first)

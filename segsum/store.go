@@ -3,6 +3,7 @@ package segsum
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -250,7 +251,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		}
 	}
 	if k == 0 {
-		first := int64(1<<63 - 1)
+		first := int64(math.MaxInt64)
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
