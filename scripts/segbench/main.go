@@ -22,11 +22,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
@@ -50,6 +55,9 @@ type result struct {
 	FirstVisit float64 `json:"first_visit_ms,omitempty"`
 	PanMedian  float64 `json:"pan_median_ms,omitempty"`
 	PanMax     float64 `json:"pan_max_ms,omitempty"`
+	HTTPMedian float64 `json:"http_median_ms,omitempty"` // the same pans as GET …/window over loopback
+	HTTPMax    float64 `json:"http_max_ms,omitempty"`
+	HTTPLines  int     `json:"http_lines,omitempty"`
 	SweepMS    float64 `json:"sweep_ms,omitempty"`
 	LRUPeak    int64   `json:"lru_peak,omitempty"`
 	MaxRSS     int64   `json:"max_rss"` // bytes
@@ -122,6 +130,8 @@ func main() {
 		warm.OpenMS, warm.OpenMS/full.OpenMS, warm.TailMS, warm.TailMS/full.OpenMS)
 	fmt.Printf("  first visit of a segment %.0f ms = %.3f × full; pan across a boundary after it: median %.2f ms, max %.2f ms = %.5f × full\n",
 		warm.FirstVisit, warm.FirstVisit/full.OpenMS, warm.PanMedian, warm.PanMax, warm.PanMax/full.OpenMS)
+	fmt.Printf("  the same pans as GET …/window over loopback (NDJSON of %d decisions each): median %.2f ms, max %.2f ms = %.5f × full\n",
+		warm.HTTPLines, warm.HTTPMedian, warm.HTTPMax, warm.HTTPMax/full.OpenMS)
 	fmt.Printf("  sweep across all %d boundaries: %.0f ms; windows held at most %.2f GiB; peak RSS %.2f GiB = %.2f × --max-memory (full load: %.2f ×)\n",
 		warm.Segments-1, warm.SweepMS, gib(warm.LRUPeak), gib(warm.MaxRSS), float64(warm.MaxRSS)/float64(*maxMem), float64(full.MaxRSS)/float64(*maxMem))
 }
@@ -193,6 +203,9 @@ func child(mode, part, cache string, maxMem int64) (result, error) {
 		}
 		slices.Sort(pans)
 		r.PanMedian, r.PanMax = pans[len(pans)/2], pans[len(pans)-1]
+		if r.HTTPMedian, r.HTTPMax, r.HTTPLines, err = httpPans(st, b, o); err != nil {
+			return r, err
+		}
 		t = time.Now()
 		for k := 1; k < n; k++ {
 			b := ov.Segments[k].BaseOffset
@@ -203,4 +216,58 @@ func child(mode, part, cache string, maxMem int64) (result, error) {
 	}
 	r.MaxRSS = maxRSS()
 	return r, nil
+}
+
+// segmented serves the api's segment routes from one Store, as serve's
+// segStores does for every partition directory.
+type segmented struct{ st *segsum.Store }
+
+func (s segmented) Overview(ctx context.Context, _, _ string, _ int32) (any, bool, error) {
+	v, err := s.st.Overview(ctx)
+	return v, true, err
+}
+
+func (s segmented) Decisions(ctx context.Context, _, _ string, _ int32, from, to int64, o txnindex.ConsumeOptions,
+	f func(*txnindex.Log, *txnindex.Decision) bool) (bool, error) {
+	return true, s.st.Decisions(ctx, from, to, o, func(w *segsum.Window, d *txnindex.Decision) bool { return f(w.Log, d) })
+}
+
+type noCatalog struct{}
+
+func (noCatalog) Sources() []api.Source                           { return nil }
+func (noCatalog) Log(string, string, int32) (*txnindex.Log, bool) { return nil, false }
+
+// httpPans times the pans across the boundary at b as GET …/window
+// requests to a server on loopback: the route, its NDJSON encoding and
+// the client reading it all.
+func httpPans(st *segsum.Store, b int64, o txnindex.ConsumeOptions) (median, worst float64, lines int, err error) {
+	a := api.New(noCatalog{}, nil)
+	a.SetSegmented(segmented{st})
+	mux := http.NewServeMux()
+	mux.Handle("GET /w/{id}/{topic}/{partition}", a.SegmentWindow())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer ln.Close()
+	go http.Serve(ln, mux)
+	var pans []float64
+	for rep := 0; rep < 5; rep++ {
+		for d := int64(-1000); d <= 1000; d += 100 {
+			t := time.Now()
+			resp, err := http.Get(fmt.Sprintf("http://%s/w/s/bench/0?from=%d&to=%d&isolation=%s", ln.Addr(), b+d-1000, b+d+1000, o.Isolation))
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 {
+				return 0, 0, 0, fmt.Errorf("GET window: %d %v %.200s", resp.StatusCode, err, body)
+			}
+			pans = append(pans, ms(time.Since(t)))
+			lines = bytes.Count(body, []byte("\n"))
+		}
+	}
+	slices.Sort(pans)
+	return pans[len(pans)/2], pans[len(pans)-1], lines, nil
 }
