@@ -83,4 +83,20 @@ func TestSegmentRoutes(t *testing.T) {
 	if got := get("window?from=0&to=0"); got == "" {
 		t.Fatal("no decision at offset 0")
 	}
+	for path, code := range map[string]int{
+		base + "window?from=9&to=3":                                            http.StatusBadRequest,
+		base + "window?from=x&to=3":                                            http.StatusBadRequest,
+		base + "window?to=3":                                                   http.StatusBadRequest,
+		srv.URL + "/api/v1/sources/load1/partitions/bench/7/segments":          http.StatusNotFound,
+		srv.URL + "/api/v1/sources/nope/partitions/bench/0/window?from=0&to=1": http.StatusNotFound,
+	} {
+		resp, err := http.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
+		}
+	}
 }
