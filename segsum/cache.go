@@ -10,7 +10,7 @@ import (
 
 // cacheVersion changes whenever Summary's meaning changes, so that a file
 // written by an older server is recomputed, not misread.
-const cacheVersion = 2
+const cacheVersion = 3
 
 type cacheFile struct {
 	Version int        `json:"version"`

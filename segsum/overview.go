@@ -60,7 +60,7 @@ func (s *Store) Overview(ctx context.Context) (*Overview, error) {
 		x := &sums[k]
 		o.Segments[k] = SegmentView{Name: x.Name, BaseOffset: x.BaseOffset, NextOffset: x.NextOffset, Size: x.Size,
 			FirstTimestamp: x.FirstTimestamp, MaxTimestamp: x.MaxTimestamp, Batches: x.Batches, Records: x.Records,
-			Transactions: x.Txns, Commits: x.Commits, Aborts: x.Aborts, AbortedEntries: len(x.Aborted),
+			Transactions: x.Txns, Commits: x.Commits, Aborts: x.Aborts, AbortedEntries: x.AbortedCount,
 			NonTransactional: x.NonTransactional, Committed: x.Committed, Aborted: x.AbortedRecords, Open: x.Undecided,
 			Control: x.ControlRecords, Damage: x.Damage}
 	}

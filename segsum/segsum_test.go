@@ -171,8 +171,32 @@ func TestSummariesCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st2.Fresh() != 0 || st2.Scans() != 0 || b1 != b2 || fmt.Sprint(sums) != fmt.Sprint(sums2) {
+	noEntries := func(ss []Summary) string {
+		for i := range ss {
+			ss[i].Aborted = nil // read back from the .txnindex when needed
+		}
+		return fmt.Sprint(ss)
+	}
+	if st2.Fresh() != 0 || st2.Scans() != 0 || b1 != b2 || noEntries(sums) != noEntries(sums2) {
 		t.Fatalf("second open computed %d summaries in %d scans; bounds %+v vs %+v", st2.Fresh(), st2.Scans(), b1, b2)
+	}
+	// Windows of the cached summaries (whose entries are read back from
+	// the .txnindex files) decide as those of the computed ones.
+	o := txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}
+	for k := range sums {
+		w1, err1 := st.Window(context.Background(), k, o)
+		w2, err2 := st2.Window(context.Background(), k, o)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if len(w1.Decisions) != len(w2.Decisions) {
+			t.Fatalf("segment %d: %d decisions, %d from the cache", k, len(w1.Decisions), len(w2.Decisions))
+		}
+		for i := range w1.Decisions {
+			if a, b := canonOf(&w1.Decisions[i]), canonOf(&w2.Decisions[i]); a != b {
+				t.Fatalf("segment %d decision %d:\n %+v\n %+v from the cache", k, i, a, b)
+			}
+		}
 	}
 	// A segment file that changed (here its modification time) is
 	// summarised again, and so is every one after it.

@@ -1,6 +1,7 @@
 package segsum
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -164,6 +165,27 @@ func (s *Store) summarize(ctx context.Context) error {
 	return nil
 }
 
+// aborted is segment j's entries, read back (from its .txnindex, or the
+// cache's encoding of the rebuilt ones) for a summary from the cache
+// file; s.mu is held.
+func (s *Store) aborted(j int) []txnindex.AbortedTxn {
+	x := s.sums[j]
+	if x.Aborted != nil {
+		return x.Aborted
+	}
+	if x.IndexOnDisk {
+		seg := txnindex.Segment{BaseOffset: x.BaseOffset}
+		indexFiles(s.dir, &seg)
+		x.Aborted = seg.TxnIndex
+	} else {
+		x.Aborted, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
+	}
+	if x.Aborted == nil {
+		x.Aborted = []txnindex.AbortedTxn{}
+	}
+	return x.Aborted
+}
+
 func openSeed(prev *Summary) []txnindex.OngoingTxn {
 	out := make([]txnindex.OngoingTxn, len(prev.OpenAtEnd))
 	for i, t := range prev.OpenAtEnd {
@@ -218,7 +240,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		case j >= k && j <= m:
 			indexFiles(s.dir, seg)
 		case j > m && w != nil:
-			seg.TxnIndex, seg.TxnIndexOnDisk = s.sums[j].Aborted, true
+			seg.TxnIndex, seg.TxnIndexOnDisk = s.aborted(j), true
 		}
 	}
 	damage := ""

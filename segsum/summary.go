@@ -57,9 +57,16 @@ type Summary struct {
 
 	// Aborted are the aborted-transaction entries fetches are served from
 	// this segment: its .txnindex when the broker's index files are there
-	// (IndexOnDisk), else the entries the replay rebuilt.
-	Aborted     []txnindex.AbortedTxn `json:"aborted"`
-	IndexOnDisk bool                  `json:"index_on_disk"`
+	// (IndexOnDisk), else the entries the replay rebuilt; AbortedCount
+	// how many. The cache file keeps only the rebuilt ones
+	// (AbortedRebuilt, in the .txnindex encoding): a segment's .txnindex
+	// is read again when a scan of an earlier segment needs it, so that a
+	// restarted server's first paint does not decode every entry of the
+	// partition (a 16 GiB partition has hundreds of thousands).
+	Aborted        []txnindex.AbortedTxn `json:"-"`
+	AbortedCount   int                   `json:"aborted_entries"`
+	AbortedRebuilt []byte                `json:"aborted_rebuilt,omitempty"`
+	IndexOnDisk    bool                  `json:"index_on_disk"`
 
 	// OpenAtEnd are the transactions open after the segment's last batch:
 	// the producer state the next segment starts from.
@@ -160,5 +167,9 @@ func summarize(s *Summary, l *txnindex.Log, si int) {
 	}
 	if s.Aborted == nil {
 		s.Aborted = []txnindex.AbortedTxn{}
+	}
+	s.AbortedCount = len(s.Aborted)
+	if !s.IndexOnDisk {
+		s.AbortedRebuilt = txnindex.EncodeTxnIndex(s.Aborted)
 	}
 }
