@@ -65,9 +65,12 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 		if k+1 < len(s.segs) {
 			end = s.segs[k+1].base
 		}
-		// Make room first: the scan's batches and the log built from
-		// them are live at once with whatever the cache holds.
-		s.lru.reserve(estimateBytes(s.sums[k]))
+		// Make room first: while the segment is scanned and built, its
+		// batches (in a slice grown by doubling), the log built from them
+		// and the decisions are live beside whatever the cache holds,
+		// about twice what the window keeps. Reserving that keeps what is
+		// live under the budget, so the heap stays under twice it.
+		s.lru.reserve(2 * estimateBytes(s.sums[k]))
 		var err error
 		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 			LastStableOffset: s.bounds.LastStableOffset})
