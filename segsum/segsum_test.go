@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -330,5 +332,110 @@ func TestOverviewCountsEqualFullPass(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Fatal("no segment had records of a transaction decided in a later segment: the case this test is for")
+	}
+}
+
+// gapScenario has the cleaner's gaps inside segments and at their ends
+// (a segment whose tail was cleaned, so the next begins after a hole),
+// with transactions open across them.
+const gapScenario = `topic gaps
+producer a transactional
+producer b transactional
+plain 2
+begin a
+send a 2
+begin b
+send b
+gap 3
+roll
+send a
+send b 2
+gap 4
+abort a
+plain
+gap 2
+roll
+send b
+commit b
+begin a
+send a 3
+gap 5
+roll
+plain 2
+abort a
+roll
+plain
+`
+
+// TestWindowsEqualFullPassGaps: on a compacted partition, the gap decision
+// that begins at a segment's cleaned tail and reaches the next segment is
+// decided, with its cause, by the next segment's window as a full pass
+// decides it.
+func TestWindowsEqualFullPassGaps(t *testing.T) {
+	sc, err := scenario.Parse(strings.NewReader(gapScenario), "gaps.txn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sc.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := t.TempDir()
+	if err := b.WriteDir(logDir); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(logDir, b.Dir)
+	p, err := loader.OpenPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := p.Build()
+	boundary := 0
+	for _, g := range full.Gaps {
+		if g.Cause == txnindex.GapSegmentBoundary {
+			boundary++
+		}
+	}
+	if boundary < 2 {
+		t.Fatalf("%d gaps at segment boundaries; the scenario wants several", boundary)
+	}
+	st, err := Open(dir, Options{Scan: loader.DefaultScanOptions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, _, err := st.Summaries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []txnindex.ConsumeOptions{{From: -1, Isolation: txnindex.ReadCommitted}, {From: -1, Isolation: txnindex.ReadUncommitted}} {
+		var want, got []canon
+		for d := range full.Decisions(o) {
+			want = append(want, canonOf(&d))
+		}
+		for k := range sums {
+			w, err := st.Window(context.Background(), k, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range w.Decisions {
+				got = append(got, canonOf(&w.Decisions[i]))
+			}
+		}
+		for i := range max(len(got), len(want)) {
+			if i >= len(got) || i >= len(want) || got[i] != want[i] {
+				t.Fatalf("%+v: decision %d of %d and %d:\n segments  %+v\n full pass %+v", o, i, len(got), len(want), got[i:min(i+2, len(got))], want[i:min(i+2, len(want))])
+			}
+		}
+		// A view inside each cleaned hole finds the gap.
+		for _, g := range full.Gaps {
+			if g.Cause != txnindex.GapSegmentBoundary {
+				continue
+			}
+			var in []canon
+			st.Decisions(context.Background(), g.From, g.From, o, func(_ *Window, d *txnindex.Decision) bool { in = append(in, canonOf(d)); return true })
+			if len(in) != 1 || in[0].From != g.From || in[0].Cause != txnindex.CauseGapSegmentBoundary {
+				t.Fatalf("view [%d,%d] in the hole %+v: %+v", g.From, g.From, g, in)
+			}
+		}
 	}
 }

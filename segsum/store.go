@@ -279,7 +279,15 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		}
 		p.Ongoing = firstSeed(s.dir, first)
 	} else {
-		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: s.segs[k].base, SkippedMaxTimestamp: -1,
+		// The offsets not read start after the previous segment's last
+		// batch: where that segment's tail was cleaned, the hole up to
+		// this segment's first batch is a gap of this window (a full
+		// pass decides it with this segment's first batch).
+		from := s.segs[k].base
+		if prev := s.sums[k-1]; prev != nil {
+			from = min(from, prev.NextOffset)
+		}
+		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: from, SkippedMaxTimestamp: -1,
 			Segments: len(s.segs), SegmentsRead: m - k + 1, Reason: fmt.Sprintf("timeline window of segments %d to %d", k, m)}
 	}
 	return txnindex.Build(p), damage, nil

@@ -18,8 +18,9 @@ type Window struct {
 	End        int64 // the first offset after the segment
 	Log        *txnindex.Log
 	Options    txnindex.ConsumeOptions
-	// Decisions are those whose first offset lies in [BaseOffset, End),
-	// in offset order. Their BatchIndex is the batch's index in the whole
+	// Decisions are those whose first offset lies in [BaseOffset, End)
+	// (from the previous segment's last batch on, where its tail was
+	// cleaned), in offset order. Their BatchIndex is the batch's index in the whole
 	// partition, as a full pass numbers it (FirstBatch + its index in
 	// Log.Batches).
 	Decisions  []txnindex.Decision
@@ -184,9 +185,18 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 	for j := range k {
 		w.FirstBatch += s.sums[j].Batches
 	}
+	lower := w.BaseOffset
+	if k > 0 {
+		lower = min(lower, s.sums[k-1].NextOffset)
+	}
 	for d := range l.Decisions(co) {
-		if d.From < w.BaseOffset && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
+		if d.From < lower && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
 			continue
+		}
+		if k > 0 && d.Cause == txnindex.CauseGapBeforeFirstBatch && d.From == s.sums[k-1].NextOffset {
+			// The window's first gap follows the previous segment's
+			// last batch: what a full pass calls it.
+			d.Cause, d.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
 		}
 		if d.BatchIndex >= 0 {
 			d.BatchIndex += int32(w.FirstBatch)
@@ -220,12 +230,27 @@ func estimateBytes(x *Summary) int64 {
 	return n + n/4
 }
 
+// lowerOf is the first offset segment k's window decides: its base, or
+// the previous segment's next offset when that is lower.
+func (s *Store) lowerOf(k int) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.segs[k].base
+	if k > 0 && s.sums[k-1] != nil {
+		b = min(b, s.sums[k-1].NextOffset)
+	}
+	return b
+}
+
 // Decisions calls f with the decisions of consumer o overlapping [from,
 // to], in offset order, scanning the segments in view that the LRU does
 // not hold.
 func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
 	lo, hi := s.Segments(from, to)
-	for k := lo; k <= hi; k++ {
+	// The next segment's window begins at the previous one's last batch
+	// when that segment's tail was cleaned: a view inside the hole is
+	// decided there.
+	for k := lo; k <= hi || k == hi+1 && k < len(s.segs) && s.lowerOf(k) <= to; k++ {
 		w, err := s.Window(ctx, k, o)
 		if err != nil {
 			return err
