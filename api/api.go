@@ -133,6 +133,9 @@ type API struct {
 	// Limits bound what a websocket client may send (ws.go); zero fields
 	// take the defaults.
 	Limits WSLimits
+
+	// segmented serves the segment routes (segments.go); nil: not found.
+	segmented Segmented
 }
 
 // New returns the handlers over cat. records may be nil.

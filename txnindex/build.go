@@ -19,6 +19,7 @@ func Build(p *Partition) *Log {
 		CleanerOffset:       p.CleanerOffset,
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
 		Replay:              p.Replay,
+		window:              p.Window,
 	}
 	if i, why := firstUnusable(l.Batches); i >= 0 {
 		l.Batches, l.Refused, l.RefusedReason = l.Batches[:i:i], len(l.Batches)-i, why
@@ -87,6 +88,9 @@ func (l *Log) offsets(p *Partition) {
 	if last := l.Segments[len(l.Segments)-1].BaseOffset; last > l.LogEndOffset {
 		// An empty active segment rolled at its base offset.
 		l.LogEndOffset = last
+	}
+	if w := p.Window; w != nil && w.LogEndOffset > l.LogEndOffset {
+		l.LogEndOffset = w.LogEndOffset // batches after the window exist
 	}
 	l.HighWatermark = p.HighWatermark
 	switch {
@@ -284,6 +288,12 @@ func (l *Log) replay(seed []OngoingTxn) {
 // can delete the start of an open transaction); the LSO is it, when below
 // the high watermark, else the high watermark.
 func (l *Log) computeLSO() {
+	if w := l.window; w != nil {
+		// A window's open transactions may close after it: the LSO is
+		// the whole log's.
+		l.LastStableOffset = min(w.LastStableOffset, l.HighWatermark)
+		return
+	}
 	fu := int64(-1)
 	for i := range l.Txns {
 		t := &l.Txns[i]

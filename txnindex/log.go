@@ -213,6 +213,7 @@ type Log struct {
 	effective  [][]AbortInfo     // per segment: the entries fetches use
 	effSorted  []bool            // per segment: effective entries sorted by marker offset, as Kafka appends them
 	abortByID  map[abortKey]*AbortInfo
+	window     *PartitionWindow // Partition.Window
 }
 
 type abortKey struct {

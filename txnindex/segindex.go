@@ -67,7 +67,9 @@ func (l *Log) buildIndexes() {
 		entries := l.RebuiltIndex[si]
 		if s.TxnIndexOnDisk {
 			entries = s.TxnIndex
-			l.compareIndex(int32(si))
+			if !l.outsideWindow(si) {
+				l.compareIndex(int32(si))
+			}
 		}
 		eff := make([]AbortInfo, len(entries))
 		name := ""

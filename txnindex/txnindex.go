@@ -512,6 +512,10 @@ type Partition struct {
 	// ReplaySnapshot, the segments before FromOffset are listed in
 	// Segments with no batches, and were not read.
 	Replay *ReplayReport
+
+	// Window, when set, says Batches are one window of a larger
+	// partition, with the whole log's bounds (see PartitionWindow).
+	Window *PartitionWindow
 }
 
 // OngoingTxn is a transaction open at the start of the replayed batches.

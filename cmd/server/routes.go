@@ -91,6 +91,12 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 			r.Get("/batches/{offset}", a.Batch().ServeHTTP)
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
+			// A partition directory drawn segment by segment
+			// (api/segments.go, segments.go): its overview from
+			// per-segment summaries, and an offset window's decisions
+			// from the segments in view.
+			r.Get("/segments", a.SegmentOverview().ServeHTTP)
+			r.Get("/window", a.SegmentWindow().ServeHTTP)
 		})
 		// A dropped file becomes a new source (api/upload.go, upload.go).
 		// It is the one route that changes the server's state, so it

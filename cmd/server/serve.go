@@ -14,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -29,6 +30,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var origins multiFlag
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	hard := addHardeningFlags(fs) // limits and security: limits.go
+	maxMemory := fs.Int64("max-memory", segsum.DefaultMaxMemory(), "memory the segment routes (…/segments, …/window) may take: the segments scanned for them hold at most half, least recently used first out, the rest is the garbage collector's headroom; default a quarter of this machine's memory")
+	sumCache := fs.String("summary-cache-dir", defaultSummaryCache(), "directory for the per-segment summaries of the segment routes, so a restart need not rescan (never the log dir); empty: memory only")
 	lf := addLiveFlags(fs, "also serve a live cluster, read-only (HOST:PORT[,HOST:PORT]): with --topic its partitions' timelines, without it every partition by LSO lag (cluster.go)")
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -105,6 +108,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	a := api.New(apiCatalog{cat}, newLimitedRecords(faultRecords{cat, loaderRecords{cat}}, hard.maxOpenFiles))
 	hard.configure(a)
+	if *maxMemory <= 0 {
+		return usagef("--max-memory must be positive, not %d", *maxMemory)
+	}
+	a.SetSegmented(newSegStores(cat, *maxMemory, *sumCache)) // segments.go
 	srv := hard.server(routesWith(cat, a, ro))
 	// Websockets are hijacked: Shutdown does not wait for them, so tell
 	// the streams to close.

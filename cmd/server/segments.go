@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// segStores serves the segment routes (api.Segmented) of every source
+// that is a partition directory: one segsum.Store per directory, opened on
+// first request, all sharing one LRU under --max-memory.
+type segStores struct {
+	cat      *catalog
+	cache    *segsum.Cache
+	cacheDir string // "" when the user has no cache directory: summaries in memory only
+
+	mu sync.Mutex
+	m  map[string]*segsum.Store
+}
+
+var _ api.Segmented = (*segStores)(nil)
+
+func newSegStores(cat *catalog, maxMemory int64, cacheDir string) *segStores {
+	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*segsum.Store{}}
+}
+
+// defaultSummaryCache is serve --summary-cache-dir's default: txnscope's
+// directory in the user's cache directory, "" when there is none.
+func defaultSummaryCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "txnscope")
+}
+
+// dirOf is the partition directory a source was read from, "" when it
+// is not one (a demo, a capture, a segment alone, an upload, live).
+func dirOf(src *source) string {
+	switch {
+	case src.lazy != nil:
+		return src.lazy.e.Dir
+	case src.files != nil && src.live == nil && src.upload == 0:
+		return src.files.Dir
+	}
+	return ""
+}
+
+func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, error) {
+	src := s.cat.find(id, topic, partition)
+	if src == nil {
+		return nil, nil
+	}
+	dir := dirOf(src)
+	if dir == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.m[dir]; st != nil {
+		return st, nil
+	}
+	// Headers only, as the tail scans of a log directory read: the
+	// timeline's decisions need nothing else.
+	st, err := segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	s.m[dir] = st
+	return st, nil
+}
+
+func (s *segStores) Overview(ctx context.Context, id, topic string, partition int32) (any, bool, error) {
+	st, err := s.store(id, topic, partition)
+	if st == nil || err != nil {
+		return nil, err != nil, err
+	}
+	v, err := st.Overview(ctx)
+	return v, true, err
+}
+
+func (s *segStores) Decisions(ctx context.Context, id, topic string, partition int32, from, to int64, o txnindex.ConsumeOptions,
+	f func(l *txnindex.Log, d *txnindex.Decision) bool) (bool, error) {
+	st, err := s.store(id, topic, partition)
+	if st == nil || err != nil {
+		return err != nil, err
+	}
+	return true, st.Decisions(ctx, from, to, o, func(w *segsum.Window, d *txnindex.Decision) bool { return f(w.Log, d) })
+}

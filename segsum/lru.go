@@ -1,0 +1,108 @@
+package segsum
+
+import (
+	"container/list"
+	"sync"
+)
+
+// Cache keeps scanned segments, of every Store that shares it, under one
+// byte budget, the least recently used going first. The budget is half of
+// the memory it is given (serve --max-memory): the garbage collector lets
+// the heap grow to twice what is live before it collects (GOGC=100), and
+// a scan's batches are garbage once its window is built, so windows
+// holding half keep the process's memory under the whole.
+// The window just put is kept even when it alone is over the budget: the
+// request that scanned it is answered from it, and it goes with the next
+// put.
+type Cache struct {
+	mu     sync.Mutex
+	max    int64 // the memory given
+	budget int64 // half of it, for the windows
+	bytes  int64
+	order  *list.List // of *Window, most recent at the front
+	at     map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	s *Store
+	k int
+}
+
+// NewCache makes a cache for maxMemory bytes (<= 0 means
+// DefaultMaxMemory()), whose windows hold at most half of it.
+func NewCache(maxMemory int64) *Cache {
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory()
+	}
+	return &Cache{max: maxMemory, budget: maxMemory / 2, order: list.New(), at: map[cacheKey]*list.Element{}}
+}
+
+// Budget is the bytes the cached windows may hold: half of MaxMemory.
+func (c *Cache) Budget() int64 { return c.budget }
+
+// MaxMemory is the memory the cache was given.
+func (c *Cache) MaxMemory() int64 { return c.max }
+
+// InUse is the bytes the cached windows hold (windowBytes' estimate).
+func (c *Cache) InUse() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+func (c *Cache) get(s *Store, k int) *Window {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.at[cacheKey{s, k}]
+	if e == nil {
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*Window)
+}
+
+func (c *Cache) put(s *Store, k int, w *Window) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := cacheKey{s, k}
+	if e := c.at[key]; e != nil {
+		c.bytes -= e.Value.(*Window).bytes
+		c.order.Remove(e)
+		delete(c.at, key)
+	}
+	c.evict(w.bytes)
+	w.store = s
+	c.at[key] = c.order.PushFront(w)
+	c.bytes += w.bytes
+}
+
+// reserve evicts the least recently used windows until n more bytes fit
+// the budget (or nothing is left to evict).
+func (c *Cache) reserve(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evict(n)
+}
+
+func (c *Cache) evict(n int64) {
+	for c.order.Len() > 0 && c.bytes+n > c.budget {
+		old := c.order.Back()
+		ow := old.Value.(*Window)
+		c.bytes -= ow.bytes
+		c.order.Remove(old)
+		delete(c.at, cacheKey{ow.store, ow.Segment})
+	}
+}
+
+// cached lists the segments of s the cache holds, in segment order.
+func (c *Cache) cached(s *Store, n int) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for k := range n {
+		if c.at[cacheKey{s, k}] != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}

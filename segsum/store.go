@@ -1,0 +1,294 @@
+package segsum
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Scan is how segments are read; loader.DefaultScanOptions (CRCs
+	// checked, as the catalog loads) when zero-valued fields are wanted
+	// pass loader.HeaderScanOptions explicitly.
+	Scan loader.ScanOptions
+	// MaxMemory is the memory the scanned segments kept for the timeline
+	// may take with the collector's headroom (see Cache); <= 0 means
+	// DefaultMaxMemory(). Ignored when Cache is set.
+	MaxMemory int64
+	// Cache, when set, is the LRU the Store shares with others (one
+	// budget for the server).
+	Cache *Cache
+	// CacheDir, when set, keeps the summaries in a file there (never in
+	// the log dir), so that a restarted server draws the overview without
+	// scanning the partition again.
+	CacheDir string
+}
+
+// Bounds are the whole log's offsets: what every fetch is bounded by.
+type Bounds struct {
+	LogStartOffset   int64 `json:"log_start_offset"`
+	LogEndOffset     int64 `json:"log_end_offset"`
+	HighWatermark    int64 `json:"high_watermark"`
+	LastStableOffset int64 `json:"last_stable_offset"`
+}
+
+// Store is one partition directory drawn segment by segment. It is safe
+// for concurrent use.
+type Store struct {
+	dir       string
+	topic     string
+	partition int32
+	o         Options
+
+	mu            sync.Mutex
+	segs          []segFile
+	sums          []*Summary // nil until computed
+	bounds        *Bounds
+	logStart, hwm int64 // from the checkpoints; -1 when absent
+	lru           *Cache
+	// fresh counts summaries computed (not read from the cache) since
+	// Open, scans the segment scans, for tests and the benchmark.
+	fresh, scans int
+}
+
+// Open lists dir's segments and reads its log dir's checkpoints and the
+// cached summaries; it scans nothing.
+func Open(dir string, o Options) (*Store, error) {
+	dir = filepath.Clean(dir)
+	topic, num, _, err := loader.ParsePartitionDir(filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1}
+	s.lru = o.Cache
+	if s.lru == nil {
+		s.lru = NewCache(o.MaxMemory)
+	}
+	cps, err := loader.ReadLogDirCheckpoints(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := cps.LogStartOffset.Lookup(topic, num); ok {
+		s.logStart = v
+	}
+	if v, ok := cps.ReplicationOffset.Lookup(topic, num); ok {
+		s.hwm = v
+	}
+	s.sums = make([]*Summary, len(segs))
+	s.loadCache()
+	return s, nil
+}
+
+// Dir is the partition directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Budget is the bytes the LRU's windows may hold (half of MaxMemory).
+func (s *Store) Budget() int64 { return s.lru.Budget() }
+
+// MemoryInUse is the bytes the scanned segments in the LRU hold (an
+// estimate from their lengths, see windowBytes), those of every Store
+// sharing it included.
+func (s *Store) MemoryInUse() int64 { return s.lru.InUse() }
+
+// Fresh is the number of summaries computed by scanning since Open.
+func (s *Store) Fresh() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fresh
+}
+
+// Scans is the number of segment scans since Open.
+func (s *Store) Scans() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans
+}
+
+// Summaries returns every segment's summary, computing the missing ones
+// (one scan each, in offset order: each starts from the state the one
+// before ends in), and the log's bounds.
+func (s *Store) Summaries(ctx context.Context) ([]Summary, Bounds, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.summarize(ctx); err != nil {
+		return nil, Bounds{}, err
+	}
+	out := make([]Summary, len(s.sums))
+	for i, x := range s.sums {
+		out[i] = *x
+	}
+	return out, *s.bounds, nil
+}
+
+// summarize computes the missing summaries and the bounds; s.mu is held.
+func (s *Store) summarize(ctx context.Context) error {
+	changed := false
+	for k := range s.segs {
+		if s.sums[k] != nil {
+			continue
+		}
+		var seed []txnindex.OngoingTxn
+		if k > 0 {
+			seed = openSeed(s.sums[k-1])
+		}
+		l, damage, err := s.build(ctx, k, k, seed, nil)
+		if err != nil {
+			return err
+		}
+		f := s.segs[k]
+		x := &Summary{Name: f.name, BaseOffset: f.base, Size: f.size, ModTime: f.modTime, Damage: damage}
+		summarize(x, l, k)
+		s.sums[k] = x
+		s.fresh++
+		changed = true
+	}
+	if changed || s.bounds == nil {
+		b, err := s.computeBounds(ctx)
+		if err != nil {
+			return err
+		}
+		s.bounds = b
+		s.saveCache()
+	}
+	return nil
+}
+
+// aborted is segment j's entries, read back (from its .txnindex, or the
+// cache's encoding of the rebuilt ones) for a summary from the cache
+// file; s.mu is held.
+func (s *Store) aborted(j int) []txnindex.AbortedTxn {
+	x := s.sums[j]
+	if x.Aborted != nil {
+		return x.Aborted
+	}
+	if x.IndexOnDisk {
+		seg := txnindex.Segment{BaseOffset: x.BaseOffset}
+		indexFiles(s.dir, &seg)
+		x.Aborted = seg.TxnIndex
+	} else {
+		x.Aborted, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
+	}
+	if x.Aborted == nil {
+		x.Aborted = []txnindex.AbortedTxn{}
+	}
+	return x.Aborted
+}
+
+func openSeed(prev *Summary) []txnindex.OngoingTxn {
+	out := make([]txnindex.OngoingTxn, len(prev.OpenAtEnd))
+	for i, t := range prev.OpenAtEnd {
+		out[i] = t.OngoingTxn
+	}
+	return out
+}
+
+// computeBounds finds the log's bounds from the summaries, and its LSO
+// from the segments holding the high watermark on: every transaction
+// either closed below the segment holding the high watermark (so its
+// marker is below the high watermark and it is stable) or is seen in that
+// window (open at its start, or begun in it), where
+// txnindex.Build's computeLSO finds the first unstable one.
+func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
+	n := len(s.segs)
+	b := &Bounds{LogStartOffset: s.segs[0].base, LogEndOffset: max(s.sums[n-1].NextOffset, s.segs[n-1].base)}
+	if s.logStart > b.LogStartOffset {
+		b.LogStartOffset = s.logStart
+	}
+	b.HighWatermark = b.LogEndOffset
+	if s.hwm >= 0 && s.hwm < b.LogEndOffset {
+		b.HighWatermark = s.hwm
+	}
+	h := sort.Search(n, func(i int) bool { return s.segs[i].base > b.HighWatermark }) - 1
+	h = max(h, 0)
+	var seed []txnindex.OngoingTxn
+	if h > 0 {
+		seed = openSeed(s.sums[h-1])
+	}
+	l, _, err := s.build(ctx, h, n-1, seed, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.LastStableOffset = l.LastStableOffset
+	return b, nil
+}
+
+// build scans segments k..m into a window log seeded with seed. With w nil
+// the segments after m are listed without entries (the summaries pass,
+// which needs only the replay); otherwise with their summaries' entries.
+func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn, w *txnindex.PartitionWindow) (*txnindex.Log, string, error) {
+	p := &txnindex.Partition{Topic: s.topic, Partition: s.partition, LogStartOffset: s.logStart, HighWatermark: s.hwm, Ongoing: seed, Window: w}
+	if s.hwm >= 0 {
+		p.HighWatermarkSource = loader.ReplicationOffsetCheckpoint
+	}
+	p.Segments = make([]txnindex.Segment, len(s.segs))
+	for j, f := range s.segs {
+		seg := &p.Segments[j]
+		seg.Name, seg.BaseOffset, seg.Size = f.name, f.base, f.size
+		switch {
+		case j >= k && j <= m:
+			indexFiles(s.dir, seg)
+		case j > m && w != nil:
+			seg.TxnIndex, seg.TxnIndexOnDisk = s.aborted(j), true
+		}
+	}
+	damage := ""
+	for j := k; j <= m; j++ {
+		f := s.segs[j]
+		fh, size, err := loader.OpenRegular(filepath.Join(s.dir, f.name))
+		if err != nil {
+			return nil, "", err
+		}
+		// Read through pread windows, not a mapping: a mapped scan keeps
+		// every page it touched resident while mapped (see
+		// loader.OpenPartitionTail), which would put the whole segment in
+		// RSS, past the budget.
+		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
+		fh.Close()
+		s.scans++
+		if err != nil {
+			return nil, "", err
+		}
+		for i := range sf.Batches {
+			sf.Batches[i].Segment = int32(j)
+		}
+		if len(sf.Damage) > 0 && damage == "" {
+			damage = sf.Damage[0].Error()
+		}
+		if j == k {
+			p.Batches = sf.Batches
+		} else {
+			p.Batches = append(p.Batches, sf.Batches...)
+		}
+	}
+	if k == 0 {
+		first := int64(math.MaxInt64)
+		if len(p.Batches) > 0 {
+			first = p.Batches[0].BaseOffset
+		}
+		p.Ongoing = firstSeed(s.dir, first)
+	} else {
+		// The offsets not read start after the previous segment's last
+		// batch: where that segment's tail was cleaned, the hole up to
+		// this segment's first batch is a gap of this window (a full
+		// pass decides it with this segment's first batch).
+		from := s.segs[k].base
+		if prev := s.sums[k-1]; prev != nil {
+			from = min(from, prev.NextOffset)
+		}
+		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: from, SkippedMaxTimestamp: -1,
+			Segments: len(s.segs), SegmentsRead: m - k + 1, Reason: fmt.Sprintf("timeline window of segments %d to %d", k, m)}
+	}
+	return txnindex.Build(p), damage, nil
+}

@@ -1,0 +1,175 @@
+// Package segsum draws the timeline of a partition of any size in bounded
+// memory. A loaded partition keeps every batch header (64 bytes each, a
+// gigabyte for a 16 GiB partition of 1 KiB batches); segsum keeps instead a
+// small summary per segment, computed from one scan of the segment and the
+// producer state at its start, and scans the segments a person looks at on
+// demand, keeping the scanned ones in an LRU under a byte budget.
+//
+// The decisions of a scanned segment equal those of a full pass because the
+// three things that tie a segment to the rest of the log are carried in the
+// summaries (see txnindex.PartitionWindow): the transactions open at the
+// segment's start (the previous summary's open transactions, the state the
+// broker's ProducerStateManager has there, which it persists in the
+// .snapshot it takes at each roll), the aborted-transaction entries of every
+// later segment (a read_committed consumer skips a transaction's data only
+// once a fetch's aborted list names it, and LocalLog.collectAbortedTransactions
+// gathers that list from the fetch's segment onwards, so data in segment k is
+// dropped because of a marker in segment k+3), and the log's end offset and
+// last stable offset.
+package segsum
+
+import (
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Summary is what the overview of one segment needs, and what a scan of a
+// later segment needs from it. Its key fields (Name, Size, ModTime) say
+// whether a cached summary still describes the file.
+type Summary struct {
+	Name       string `json:"name"`
+	BaseOffset int64  `json:"base_offset"`
+	Size       int64  `json:"size"`
+	ModTime    int64  `json:"mod_time_ns"`
+
+	// NextOffset is the offset after the segment's last batch (BaseOffset
+	// for an empty segment).
+	NextOffset     int64 `json:"next_offset"`
+	FirstTimestamp int64 `json:"first_timestamp"` // -1 when empty
+	MaxTimestamp   int64 `json:"max_timestamp"`   // -1 when empty
+	Batches        int   `json:"batches"`
+	Records        int64 `json:"records"`
+
+	// Txns counts the transactions that begin in the segment; Commits and
+	// Aborts its end-transaction markers.
+	Txns    int `json:"transactions"`
+	Commits int `json:"commits"`
+	Aborts  int `json:"aborts"`
+
+	// Records by what became of their transaction, as far as this segment
+	// and the ones before it tell: Undecided records belong to a
+	// transaction still open at the segment's end (Overview resolves them
+	// with the later summaries' Closed).
+	NonTransactional int64 `json:"non_transactional_records"`
+	Committed        int64 `json:"committed_records"`
+	AbortedRecords   int64 `json:"aborted_records"`
+	Undecided        int64 `json:"undecided_records"`
+	ControlRecords   int64 `json:"control_records"`
+
+	// Aborted are the aborted-transaction entries fetches are served from
+	// this segment: its .txnindex when the broker's index files are there
+	// (IndexOnDisk), else the entries the replay rebuilt; AbortedCount
+	// how many. The cache file keeps only the rebuilt ones
+	// (AbortedRebuilt, in the .txnindex encoding): a segment's .txnindex
+	// is read again when a scan of an earlier segment needs it, so that a
+	// restarted server's first paint does not decode every entry of the
+	// partition (a 16 GiB partition has hundreds of thousands).
+	Aborted        []txnindex.AbortedTxn `json:"-"`
+	AbortedCount   int                   `json:"aborted_entries"`
+	AbortedRebuilt []byte                `json:"aborted_rebuilt,omitempty"`
+	IndexOnDisk    bool                  `json:"index_on_disk"`
+
+	// OpenAtEnd are the transactions open after the segment's last batch:
+	// the producer state the next segment starts from.
+	OpenAtEnd []OpenTxn `json:"open_at_end"`
+	// Closed are the transactions begun before this segment and closed
+	// by a marker in it.
+	Closed []ClosedTxn `json:"closed"`
+
+	// Damage is the first problem the scan met, which stopped it there
+	// (as broker recovery truncates there); "" when none.
+	Damage string `json:"damage,omitempty"`
+}
+
+// OpenTxn is a transaction open at a segment's end, with what it has in
+// that segment.
+type OpenTxn struct {
+	txnindex.OngoingTxn
+	Here TxnPart `json:"here"`
+}
+
+// TxnPart is the part of a transaction one segment holds: a window's Txn
+// counts only its own batches, and a later segment's parts complete it.
+type TxnPart struct {
+	Batches        int   `json:"batches"`
+	Records        int64 `json:"records"`
+	Bytes          int64 `json:"bytes"`
+	LastDataOffset int64 `json:"last_data_offset"` // -1: no data here
+	FirstTimestamp int64 `json:"first_timestamp"`  // -1: no data here
+	LastTimestamp  int64 `json:"last_timestamp"`
+}
+
+func partOf(t *txnindex.Txn) TxnPart {
+	return TxnPart{Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, LastDataOffset: t.LastDataOffset,
+		FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp}
+}
+
+// ClosedTxn is a transaction closed in a segment after the one it began in.
+type ClosedTxn struct {
+	ProducerID   txnindex.ProducerID `json:"producer_id"`
+	FirstOffset  int64               `json:"first_offset"`
+	MarkerOffset int64               `json:"marker_offset"`
+	MarkerEpoch  int16               `json:"marker_epoch"`
+	Aborted      bool                `json:"aborted"`
+	Here         TxnPart             `json:"here"`
+}
+
+// summarize fills s from the window log l of segment si (built from the
+// segment's batches and its start state) and the segment's index files.
+func summarize(s *Summary, l *txnindex.Log, si int) {
+	s.NextOffset, s.FirstTimestamp, s.MaxTimestamp = s.BaseOffset, -1, -1
+	s.Batches = len(l.Batches)
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		s.Records += int64(b.Records)
+		s.NextOffset = max(s.NextOffset, b.NextOffset())
+		if s.FirstTimestamp < 0 {
+			s.FirstTimestamp = b.BaseTimestamp
+		}
+		s.MaxTimestamp = max(s.MaxTimestamp, b.MaxTimestamp)
+		switch {
+		case b.IsControl():
+			s.ControlRecords += int64(b.Records)
+			if b.Records > 0 && b.IsCommitMarker() {
+				s.Commits++
+			} else if b.Records > 0 && b.IsAbortMarker() {
+				s.Aborts++
+			}
+		case !b.IsTransactional() || !b.HasProducerID():
+			s.NonTransactional += int64(b.Records)
+		}
+	}
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if !t.Seeded {
+			s.Txns++
+		}
+		switch t.State {
+		case txnindex.TxnCommitted:
+			s.Committed += t.Records
+		case txnindex.TxnAborted:
+			s.AbortedRecords += t.Records
+		default:
+			s.Undecided += t.Records
+			s.OpenAtEnd = append(s.OpenAtEnd, OpenTxn{OngoingTxn: txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
+				FirstOffset: t.FirstOffset, LastTimestamp: t.LastTimestamp, CoordinatorEpoch: -1}, Here: partOf(t)})
+		}
+		if t.Seeded && t.State != txnindex.TxnOpen {
+			s.Closed = append(s.Closed, ClosedTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, MarkerOffset: t.MarkerOffset,
+				MarkerEpoch: t.MarkerEpoch, Aborted: t.State == txnindex.TxnAborted, Here: partOf(t)})
+		}
+	}
+	seg := &l.Segments[si]
+	s.IndexOnDisk = seg.TxnIndexOnDisk
+	if seg.TxnIndexOnDisk {
+		s.Aborted = seg.TxnIndex
+	} else {
+		s.Aborted = l.RebuiltIndex[si]
+	}
+	if s.Aborted == nil {
+		s.Aborted = []txnindex.AbortedTxn{}
+	}
+	s.AbortedCount = len(s.Aborted)
+	if !s.IndexOnDisk {
+		s.AbortedRebuilt = txnindex.EncodeTxnIndex(s.Aborted)
+	}
+}

@@ -1,0 +1,270 @@
+package segsum
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"unsafe"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// Window is one scanned segment as the timeline shows it: the segment's
+// batches replayed from the producer state at its start, bounded by the
+// whole log, and the decisions of one consumer over them.
+type Window struct {
+	Segment    int // index of the segment in the partition
+	BaseOffset int64
+	End        int64 // the first offset after the segment
+	Log        *txnindex.Log
+	Options    txnindex.ConsumeOptions
+	// Decisions are those whose first offset lies in [BaseOffset, End)
+	// (from the previous segment's last batch on, where its tail was
+	// cleaned), in offset order. Their BatchIndex is the batch's index in the whole
+	// partition, as a full pass numbers it (FirstBatch + its index in
+	// Log.Batches).
+	Decisions  []txnindex.Decision
+	FirstBatch int
+	bytes      int64
+	store      *Store
+}
+
+// Bytes is the memory the window holds, as the LRU counts it.
+func (w *Window) Bytes() int64 { return w.bytes }
+
+// Segments returns the indexes of the segments overlapping [from, to].
+func (s *Store) Segments(from, to int64) (int, int) {
+	n := len(s.segs)
+	lo := max(sort.Search(n, func(i int) bool { return s.segs[i].base > from })-1, 0)
+	hi := max(sort.Search(n, func(i int) bool { return s.segs[i].base > to })-1, 0)
+	return lo, hi
+}
+
+// Window returns segment k scanned and decided for the consumer o, from
+// the LRU when it holds it.
+func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*Window, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k < 0 || k >= len(s.segs) {
+		return nil, fmt.Errorf("segsum: %s: no segment %d (%d segments)", s.dir, k, len(s.segs))
+	}
+	if w := s.lru.get(s, k); w != nil && w.Options == o {
+		return w, nil
+	}
+	if err := s.summarize(ctx); err != nil {
+		return nil, err
+	}
+	var l *txnindex.Log
+	if w := s.lru.get(s, k); w != nil {
+		l = w.Log // the same segment for another consumer: no rescan
+	} else {
+		var seed []txnindex.OngoingTxn
+		if k > 0 {
+			seed = openSeed(s.sums[k-1])
+		}
+		end := s.bounds.LogEndOffset
+		if k+1 < len(s.segs) {
+			end = s.segs[k+1].base
+		}
+		// Make room first: while the segment is scanned and built, its
+		// batches (in a slice grown by doubling), the log built from them
+		// and the decisions are live beside whatever the cache holds,
+		// about twice what the window keeps. Reserving that keeps what is
+		// live under the budget, so the heap stays under twice it.
+		s.lru.reserve(2 * estimateBytes(s.sums[k]))
+		var err error
+		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+			LastStableOffset: s.bounds.LastStableOffset})
+		if err != nil {
+			return nil, err
+		}
+		s.closeLater(l, k)
+	}
+	w := s.decide(l, k, o)
+	s.lru.put(s, k, w)
+	return w, nil
+}
+
+// closeLater completes the window's transactions that began before it or
+// go on past it with what the other summaries say of them: the batches,
+// records, times and last data they have there, and the marker that
+// closes them, so that a batch's transaction reads as it does in a full
+// pass.
+func (s *Store) closeLater(l *txnindex.Log, k int) {
+	type key struct {
+		pid   txnindex.ProducerID
+		first int64
+	}
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if !t.Seeded {
+			continue
+		}
+		for j := k - 1; j >= 0; j-- {
+			found := false
+			for _, o := range s.sums[j].OpenAtEnd {
+				if o.ProducerID != t.ProducerID || o.FirstOffset != t.FirstOffset {
+					continue
+				}
+				found = true
+				t.Batches += o.Here.Batches
+				t.Records += o.Here.Records
+				t.Bytes += o.Here.Bytes
+				if o.Here.FirstTimestamp >= 0 {
+					t.FirstTimestamp = o.Here.FirstTimestamp
+				}
+				if t.LastDataOffset < 0 && o.Here.LastDataOffset >= 0 {
+					t.LastDataOffset, t.LastTimestamp = o.Here.LastDataOffset, o.Here.LastTimestamp
+				}
+			}
+			if !found {
+				break
+			}
+		}
+	}
+	if len(l.Open) == 0 {
+		return
+	}
+	want := make(map[key]*txnindex.Txn, len(l.Open))
+	for _, i := range l.Open {
+		t := &l.Txns[i]
+		want[key{t.ProducerID, t.FirstOffset}] = t
+	}
+	add := func(t *txnindex.Txn, p TxnPart) {
+		t.Batches += p.Batches
+		t.Records += p.Records
+		t.Bytes += p.Bytes
+		if p.LastDataOffset >= 0 {
+			t.LastDataOffset, t.LastTimestamp = p.LastDataOffset, p.LastTimestamp
+		}
+	}
+	for j := k + 1; j < len(s.sums) && len(want) > 0; j++ {
+		for _, c := range s.sums[j].Closed {
+			t := want[key{c.ProducerID, c.FirstOffset}]
+			if t == nil {
+				continue
+			}
+			delete(want, key{c.ProducerID, c.FirstOffset})
+			add(t, c.Here)
+			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
+			if c.Aborted {
+				t.State = txnindex.TxnAborted
+				if a := l.LookupAbort(t.ProducerID, t.FirstOffset); a != nil && a.Txn == nil {
+					a.Txn, a.MarkerFound, t.Entry = t, true, a
+				}
+			}
+		}
+		for _, o := range s.sums[j].OpenAtEnd {
+			if t := want[key{o.ProducerID, o.FirstOffset}]; t != nil {
+				add(t, o.Here)
+			}
+		}
+	}
+	open := l.Open[:0]
+	for _, i := range l.Open {
+		if l.Txns[i].State == txnindex.TxnOpen {
+			open = append(open, i)
+		}
+	}
+	l.Open = open
+}
+
+// decide plays the consumer o over segment k's window log. The consumer
+// enters the segment where a full pass's consumer does: a fetch reads one
+// segment only (LocalLog.read), so its previous fetch ended with the
+// previous segment's last batch, at that segment's next offset.
+func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Window {
+	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o}
+	if k+1 < len(s.segs) {
+		w.End = s.segs[k+1].base
+	}
+	co := o
+	if k > 0 {
+		co.From = max(o.From, s.sums[k-1].NextOffset)
+	}
+	for j := range k {
+		w.FirstBatch += s.sums[j].Batches
+	}
+	lower := w.BaseOffset
+	if k > 0 {
+		lower = min(lower, s.sums[k-1].NextOffset)
+	}
+	for d := range l.Decisions(co) {
+		if d.From < lower && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
+			continue
+		}
+		if k > 0 && d.Cause == txnindex.CauseGapBeforeFirstBatch && d.From == s.sums[k-1].NextOffset {
+			// The window's first gap follows the previous segment's
+			// last batch: what a full pass calls it.
+			d.Cause, d.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
+		}
+		if d.BatchIndex >= 0 {
+			d.BatchIndex += int32(w.FirstBatch)
+		}
+		w.Decisions = append(w.Decisions, d)
+	}
+	w.bytes = windowBytes(l, len(w.Decisions))
+	return w
+}
+
+// windowBytes estimates what a window holds: its batches, transactions,
+// decisions and the per-segment tables Build keeps (the later segments'
+// entries are the summaries', shared, not counted), plus a quarter for
+// the maps and slices' spare capacity.
+func windowBytes(l *txnindex.Log, decisions int) int64 {
+	n := int64(len(l.Batches))*int64(unsafe.Sizeof(txnindex.Batch{})) +
+		int64(len(l.Txns))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16) +
+		int64(decisions)*int64(unsafe.Sizeof(txnindex.Decision{})) +
+		int64(len(l.Segments))*int64(unsafe.Sizeof(txnindex.Segment{})+96)
+	for si := range l.Segments {
+		n += int64(len(l.AbortedEntries(si))) * int64(unsafe.Sizeof(txnindex.AbortInfo{})+48)
+	}
+	return n + n/4
+}
+
+// estimateBytes is windowBytes before the scan, from the summary's counts
+// (a decision per batch; gaps are few).
+func estimateBytes(x *Summary) int64 {
+	n := int64(x.Batches)*int64(unsafe.Sizeof(txnindex.Batch{})+unsafe.Sizeof(txnindex.Decision{})) +
+		int64(x.Txns+len(x.OpenAtEnd))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
+	return n + n/4
+}
+
+// lowerOf is the first offset segment k's window decides: its base, or
+// the previous segment's next offset when that is lower.
+func (s *Store) lowerOf(k int) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.segs[k].base
+	if k > 0 && s.sums[k-1] != nil {
+		b = min(b, s.sums[k-1].NextOffset)
+	}
+	return b
+}
+
+// Decisions calls f with the decisions of consumer o overlapping [from,
+// to], in offset order, scanning the segments in view that the LRU does
+// not hold.
+func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
+	lo, hi := s.Segments(from, to)
+	// The next segment's window begins at the previous one's last batch
+	// when that segment's tail was cleaned: a view inside the hole is
+	// decided there.
+	for k := lo; k <= hi || k == hi+1 && k < len(s.segs) && s.lowerOf(k) <= to; k++ {
+		w, err := s.Window(ctx, k, o)
+		if err != nil {
+			return err
+		}
+		ds := w.Decisions
+		i := max(sort.Search(len(ds), func(i int) bool { return ds[i].From > from })-1, 0)
+		for ; i < len(ds) && ds[i].From <= to; i++ {
+			if ds[i].To < from {
+				continue
+			}
+			if !f(w, &ds[i]) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
