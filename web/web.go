@@ -4,10 +4,12 @@
 // lesson step-through and quiz (lesson.go), and the self-contained pages of
 // `server export`. Handlers build view models (view.go) and templ
 // components render them. The timeline's canvas is drawn in the browser by
-// static/js/timeline.js from the websocket stream that package api serves;
-// a page only carries the stream's URL, and web does not import api: what
-// both need lives in package view (diagnosis query and cache) and txnindex
-// (lanes, decision labels). Its API is internal to txnscope.
+// the scripts of static.TimelineScripts (static/js/timeline*.js) from the
+// websocket stream that package api serves; a page only carries the
+// stream's URL (an export inlines the stream's data instead), and web does
+// not import api (imports_test.go): what both need lives in package view
+// (diagnosis query and cache) and txnindex (lanes, decision labels). Its API
+// is internal to txnscope.
 package web
 
 //go:generate go tool templ generate
