@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -52,12 +53,12 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, *bootstrap, *topic, *partition, now, *maxTimeout)
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
 		if err != nil {
 			return err
 		}
 		if *format == "text" {
-			fmt.Fprint(e.stdout, liveRunbook(d))
+			fmt.Fprint(e.stdout, live.Runbook(d))
 			if d.Hanging() {
 				return &codeError{code: exitHanging}
 			}
