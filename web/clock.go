@@ -32,7 +32,7 @@ func utcText(ms int64) string {
 // script can redo it).
 func (u *UI) diagnoseOptions(r *http.Request, source string) (o txnindex.DiagnoseOptions, bootstrap, clock string, err error) {
 	q := r.URL.Query()
-	o, err = view.ParseDiagnoseQuery(q, time.Now())
+	o, err = view.ParseDiagnoseQuery(q, u.now())
 	if err != nil {
 		return o, "", "", err
 	}

@@ -27,10 +27,16 @@ func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalo
 	t.Helper()
 	path := testtool.Need(t, "chromium")
 	cat := demoCatalog(big)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{now: screenshotClock}))
 	t.Cleanup(srv.Close)
 	return startChromium(t, path), srv, cat
 }
+
+// screenshotClock is the server's clock in the browser tests: a page that
+// ages a partition by the server's clock ("ages at … (the server's
+// clock)", "last write 336d 12h ago") then looks the same on every run, and
+// docs/screenshots changes only when the pages do.
+func screenshotClock() time.Time { return time.Date(2026, 12, 3, 21, 10, 0, 0, time.UTC) }
 
 // startChromium starts headless chromium at path with the options every
 // browser test shares, plus extra flags (the frame benchmark's unthrottled
@@ -76,6 +82,12 @@ func screenshot(t testing.TB, ctx context.Context, name string) {
 	// capture resizes the viewport, and Chromium's resize moves the
 	// pointer state, which hid the hover tooltip from the picture of the
 	// hover test.
+	// The counts under the minimap follow the view after a debounce and a
+	// request (data-pending, timeline-state.js): a picture taken before
+	// they arrive shows the previous view's.
+	if err := chromedp.Do(ctx, pollFresh(`!document.querySelector('[data-testid="view-counts"][data-pending]')`, 20*time.Second)); err != nil {
+		t.Errorf("screenshot %s: the record counts of the view never arrived: %v", name, err)
+	}
 	shot := chromedp.FullScreenshot(100)
 	if fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth`)); err == nil && fits {
 		shot = chromedp.CaptureScreenshot()
