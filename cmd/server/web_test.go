@@ -427,7 +427,19 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	var (
+		v   string
+		err error
+	)
+	// chromedp finds the node, then asks for its text by node id: a page
+	// that re-renders in between (the live diagnosis panel is swapped on
+	// every poll) has replaced it ("No node with given id found"), and the
+	// query is asked again for the new node.
+	for try := 0; try < 4; try++ {
+		if v, err = chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel))); err == nil || !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", sel, err)
 	}
