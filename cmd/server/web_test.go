@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -65,7 +66,14 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 	// frame to the test over the DevTools pipe; the stream does not need
 	// that, and the 1M-batch benchmark would measure it.
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{})
+		if _, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{}); err != nil {
+			return err
+		}
+		// No scrollbars: a full-page screenshot grows the viewport to the
+		// page, the vertical scrollbar goes and the plot and minimap widen
+		// by its width; whether they were redrawn before the capture was a
+		// race, and docs/screenshots changed from run to run.
+		_, err := cdp.Call(ctx, t, emulation.SetScrollbarsHidden, emulation.SetScrollbarsHiddenParams{Hidden: true})
 		return err
 	}))
 	if err != nil {
