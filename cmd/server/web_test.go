@@ -60,7 +60,11 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 	}, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	// A hang guard for the whole browser session, not a time bound: it
+	// must outlast the polls inside it (TestIndexPageScale waits up to a
+	// minute for a ranking) on a loaded machine; at 60 s,
+	// TestIndexPageScale ran out of it at load 26 after its poll succeeded.
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	// chromedp enables the Network domain, which copies every websocket
 	// frame to the test over the DevTools pipe; the stream does not need
