@@ -6,11 +6,15 @@
 // docs/protocol.md; the routes themselves are mounted by cmd/server
 // (routes.go), which owns the URL table.
 //
-// The package sees partitions only as *txnindex.Log values handed to it by a
-// Catalog, so it never imports the loader. The diagnosis query and its
-// cache come from package view, which the web pages share, so that a page
-// and its API agree without web importing api. Its API is internal to
-// txnscope.
+// The handlers see partitions only as *txnindex.Log values handed to them
+// by a Catalog. Three files reach past it: upload.go reads a dropped file
+// with loader/input (OpenBytes, as a file on disk is read); loaderrecords.go
+// decodes a batch's records from a loader.Partition's segment; livefeed.go
+// keeps the latest live.Update of `serve --bootstrap`. `server export`'s
+// page data comes from the same stream encoder (export.go). The diagnosis
+// query and its cache come from package view, which the web pages share, so
+// that a page and its API agree without web importing api. Its API is
+// internal to txnscope.
 package api
 
 import (

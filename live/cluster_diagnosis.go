@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -122,4 +123,33 @@ func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn,
 	r.CoordinatorPartitions = nil // JoinMatch writes them from the described state
 	m := txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*t.coord}, false).Match(p.Topic, p.Partition, r.ProducerID, r.ProducerEpoch)
 	joinLive(r, m, maxTxn)
+}
+
+// Runbook is the text of a diagnosis DiagnosePartition read from a cluster
+// (`diagnose --bootstrap --topic --partition` without a PATH): no log was
+// read, so it has no batch counts or discard ranges, only what ListOffsets,
+// DescribeProducers and the coordinators said.
+func Runbook(d *txnindex.Diagnosis) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s-%d (read from the cluster)\n", d.Topic, d.Partition)
+	fmt.Fprintf(&sb, "  high watermark %d, last stable offset %d (ListOffsets)\n", d.HighWatermark, d.LastStableOffset)
+	if p := d.PinnedBy; p != nil {
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			d.LSOLagOffsets, time.Duration(d.LSOLagMs)*time.Millisecond, p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+	} else {
+		sb.WriteString("  clear: no open transaction holds the LSO below the high watermark\n")
+	}
+	sb.WriteString(d.JoinRunbook())
+	for i, t := range d.OpenTransactions {
+		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, from offset %d, last write %s ago\n",
+			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, (time.Duration(t.AgeMs) * time.Millisecond).Round(time.Second))
+		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
+		sb.WriteString(t.CoordinatorRunbook())
+		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
+		if t.AbortByProducerCommand != "" {
+			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
+			fmt.Fprintf(&sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
+		}
+	}
+	return sb.String()
 }

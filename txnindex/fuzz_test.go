@@ -25,6 +25,7 @@ type workload struct {
 	// watermark: logStart <= hwm <= the log end offset, as the broker keeps
 	// them (DeleteRecords cannot pass the high watermark).
 	logStart, hwm int64
+	end           int64 // the log end offset
 }
 
 // genTxn is a transaction as the generator wrote it.
@@ -110,6 +111,7 @@ func genWorkload(data []byte) workload {
 	// last segment rolled past a trailing gap.
 	end := w.b.p.Batches[len(w.b.p.Batches)-1].NextOffset()
 	end = max(end, w.b.p.Segments[len(w.b.p.Segments)-1].BaseOffset)
+	w.end = end
 	w.hwm = end - int64(next(int(end)+1))
 	w.logStart = int64(next(int(w.hwm) + 1))
 	if w.hwm < end {
@@ -322,9 +324,33 @@ func FuzzDecide(f *testing.F) {
 // `go test`, so the oracle comparison does not depend on fuzzing time.
 func TestRandomWorkloads(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
+	var seeds [][]byte
 	for range 3000 {
 		seed := randomSeed(r, 128)
 		checkWorkload(t, genWorkload(seed))
+		seeds = append(seeds, seed)
+	}
+	checkBoundsVary(t, seeds)
+}
+
+// checkBoundsVary fails t unless at least a quarter of the workloads of
+// seeds have a high watermark below the log end, and a quarter a log start
+// above 0: the oracle comparison is only worth what it is run on.
+func checkBoundsVary(t *testing.T, seeds [][]byte) {
+	t.Helper()
+	var belowEnd, started int
+	for _, s := range seeds {
+		w := genWorkload(s)
+		if w.hwm < w.end {
+			belowEnd++
+		}
+		if w.logStart > 0 {
+			started++
+		}
+	}
+	t.Logf("%d workloads: %d with the high watermark below the log end, %d with a log start above 0", len(seeds), belowEnd, started)
+	if 4*belowEnd < len(seeds) || 4*started < len(seeds) {
+		t.Errorf("of %d workloads, %d have the high watermark below the log end and %d a log start above 0: want a quarter each", len(seeds), belowEnd, started)
 	}
 }
 

@@ -245,6 +245,7 @@ func TestRealDataWorkloads(t *testing.T) {
 			}
 		}
 	}
+	checkBoundsVary(t, seeds)
 	t.Logf("%d seeds: %d with rolls; %d gaps, %d idempotent batches, %d commits", len(seeds), rolls, gaps, idem, commits)
 	if len(seeds) < 20 || rolls == 0 || gaps == 0 || idem == 0 || commits == 0 {
 		t.Fatalf("real data gave %d seeds, %d with rolls; %d gaps, %d idempotent batches, %d commits", len(seeds), rolls, gaps, idem, commits)

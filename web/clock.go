@@ -30,7 +30,7 @@ func utcText(ms int64) string {
 // cached diagnosis serves every address, and the page's script can redo
 // it).
 func (u *UI) diagnoseOptions(r *http.Request, source string) (o txnindex.DiagnoseOptions, bootstrap, clock string, err error) {
-	o, clock, err = view.DiagnoseClock(r.URL.Query(), time.Now(), u.isDemo(source))
+	o, clock, err = view.DiagnoseClock(r.URL.Query(), u.now(), u.isDemo(source))
 	if err != nil {
 		return o, "", "", err
 	}

@@ -4,10 +4,12 @@
 // lesson step-through and quiz (lesson.go), and the self-contained pages of
 // `server export`. Handlers build view models (view.go) and templ
 // components render them. The timeline's canvas is drawn in the browser by
-// static/js/timeline.js from the websocket stream that package api serves;
-// a page only carries the stream's URL, and web does not import api: what
-// both need lives in package view (diagnosis query and cache) and txnindex
-// (lanes, decision labels). Its API is internal to txnscope.
+// the scripts of static.TimelineScripts (static/js/timeline*.js) from the
+// websocket stream that package api serves; a page only carries the
+// stream's URL (an export inlines the stream's data instead), and web does
+// not import api (imports_test.go): what both need lives in package view
+// (diagnosis query and cache) and txnindex (lanes, decision labels). Its API
+// is internal to txnscope.
 package web
 
 //go:generate go tool templ generate
@@ -73,17 +75,30 @@ type UI struct {
 	// (POST /api/v1/uploads); 0 hides the drop zone (uploads disabled).
 	// Set it before serving.
 	UploadLimit int64
+	// Now is the server's clock, which pages age partitions against
+	// unless they are demos or the query names a time (clock.go); nil is
+	// time.Now. The browser tests fix it, so that their screenshots do not
+	// change with the day they were taken on. Set it before serving.
+	Now func() time.Time
 }
 
 // New returns the page handlers over cat.
 func New(cat Catalog) *UI { return &UI{cat: cat} }
+
+// now reads the server's clock (UI.Now).
+func (u *UI) now() time.Time {
+	if u.Now != nil {
+		return u.Now()
+	}
+	return time.Now()
+}
 
 // Index serves "/": every partition of every source, sorted by LSO lag
 // (largest first), with who pins each LSO. Only partitions already built
 // are diagnosed; the query takes the options of view.ParseDiagnoseQuery.
 func (u *UI) Index() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), time.Now())
+		o, err := view.ParseDiagnoseQuery(r.URL.Query(), u.now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

@@ -118,12 +118,18 @@ type argLister interface {
 
 // sourceContentsContext builds what a subcommand works on: a demo, or a
 // PATH, with everything input.Open found (the partition directories, for
-// decoding records and for diagnose's internal-topic join). Problems met
-// while loading go to stderr; what was read is still used. The load ends
-// when ctx does (SIGINT, SIGTERM: a load of a big directory stops instead
-// of running on). A capture without a Fetch to decide is an error that
-// says so, not an empty list that no --topic matches.
+// decoding records and for diagnose's internal-topic join).
 func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo string) (*input.Contents, error) {
+	return loadSource(ctx, e, fs, demo, input.OpenContext)
+}
+
+// loadSource builds a demo, or reads PATH with open (input.OpenContext, or
+// diagnose's input.OpenTail). Problems met while loading go to stderr; what
+// was read is still used. The load ends when ctx does (SIGINT, SIGTERM: a
+// load of a big directory stops instead of running on). A capture without
+// a Fetch to decide is an error that says so, not an empty list that no
+// --topic matches.
+func loadSource(ctx context.Context, e *env, fs argLister, demo string, open func(context.Context, string) (*input.Contents, error)) (*input.Contents, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -141,7 +147,7 @@ func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo strin
 	line := progress.Start(e.stderr, progress.Delay, func() string {
 		return fmt.Sprintf("reading %s: %s", fs.Arg(0), time.Since(start).Round(time.Second))
 	})
-	ld, err := input.OpenContext(ctx, fs.Arg(0))
+	ld, err := open(ctx, fs.Arg(0))
 	line.Stop("")
 	if err != nil {
 		return nil, err

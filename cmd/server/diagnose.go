@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -26,7 +28,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
-		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (diagnose_tail.go)")
+		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (input.OpenTail)")
 	)
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -51,12 +53,12 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, *bootstrap, *topic, *partition, now, *maxTimeout)
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
 		if err != nil {
 			return err
 		}
 		if *format == "text" {
-			fmt.Fprint(e.stdout, liveRunbook(d))
+			fmt.Fprint(e.stdout, live.Runbook(d))
 			if d.Hanging() {
 				return &codeError{code: exitHanging}
 			}
@@ -101,6 +103,20 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	}
 	internalLast(out.Partitions)
 	return writeDiagnoses(e, *format, out.Partitions)
+}
+
+// diagnoseSource loads diagnose's PATH: a partition directory of a data
+// topic from its newest producer snapshot (input.OpenTail, with the same
+// answer as reading it all); with --full-replay, and for a demo, as the
+// other commands load.
+func diagnoseSource(ctx context.Context, e *env, fs argLister, demo string, position int64, full bool) (*input.Contents, error) {
+	open := func(ctx context.Context, path string) (*input.Contents, error) {
+		return input.OpenTail(ctx, path, position)
+	}
+	if full {
+		open = input.OpenContext
+	}
+	return loadSource(ctx, e, fs, demo, open)
 }
 
 func parseTime(s string) (time.Time, error) {

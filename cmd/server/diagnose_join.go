@@ -17,30 +17,20 @@ import (
 
 // internalEvidence reads the __transaction_state and __consumer_offsets
 // partitions among the directories c holds, the way their coordinators load
-// them, for diagnose's join. No such partition gives empty evidence.
+// them, for diagnose's join (internaltopic.Internal.Evidence); records that
+// do not decode are warnings. No such partition gives empty evidence.
 func internalEvidence(e *env, c *input.Contents) (txnindex.InternalEvidence, error) {
-	var ev txnindex.InternalEvidence
 	if len(c.Dirs) == 0 {
-		return ev, nil
+		return txnindex.InternalEvidence{}, nil
 	}
 	in, err := internaltopic.ReadLogDir(&loader.LogDir{Partitions: c.Dirs})
 	if err != nil {
-		return ev, err
+		return txnindex.InternalEvidence{}, err
 	}
-	if t := in.Txns; t != nil {
-		for _, d := range t.Damage {
-			fmt.Fprintf(e.stderr, "warning: %v\n", d)
-		}
-		ev.Coordinators = t.Coordinators(internaltopic.DefaultTransactionStatePartitions)
+	for _, d := range in.Damage() {
+		fmt.Fprintf(e.stderr, "warning: %v\n", d)
 	}
-	if o := in.Offsets; o != nil {
-		for _, d := range o.Damage {
-			fmt.Fprintf(e.stderr, "warning: %v\n", d)
-		}
-		ev.Offsets, ev.HaveOffsets = o.Offsets, true
-		ev.GroupsSource = txnindex.Plural(len(o.Partitions), "partition", "partitions") + " of " + internaltopic.ConsumerOffsetsTopic
-	}
-	return ev, nil
+	return in.Evidence(), nil
 }
 
 // isInternalTopic reports the broker's own topics, whose partitions are

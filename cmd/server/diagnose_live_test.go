@@ -131,3 +131,22 @@ func TestDiagnoseLiveJoin(t *testing.T) {
 // ListTransactions, DescribeTransactions, DescribeConfigs, ListGroups,
 // OffsetFetch, ApiVersions.
 var readOnlyDiagnoseKeys = map[int16]bool{3: true, 2: true, 61: true, 66: true, 65: true, 32: true, 16: true, 9: true, 18: true}
+
+// TestDiagnoseLiveConnFlags: `diagnose --bootstrap --topic --partition`
+// reaches the cluster with the connection flags it accepts, as cluster mode
+// does (they were once parsed and then ignored): a bad SASL mechanism or a
+// certificate without its key is a usage error, before any dial.
+func TestDiagnoseLiveConnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--sasl-mechanism", "bogus"}, "--sasl-mechanism must be"},
+		{[]string{"--tls-cert", "client.pem"}, "--tls-cert and --tls-key go together"},
+	} {
+		args := append([]string{"diagnose", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--partition", "0", "--dial-timeout", "500ms"}, tc.flags...)
+		if code, _, errOut := runArgs(t, args...); code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q: %s", tc.flags, code, exitUsage, tc.want, errOut)
+		}
+	}
+}

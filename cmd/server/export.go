@@ -165,12 +165,7 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) e
 // back through the loader, as serve does the demos. The caller removes
 // the parent directory.
 func buildScenarioFile(name string) (dir, title string, err error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	sc, err := scenario.Parse(f, name)
+	sc, err := scenario.ParseFile(name)
 	if err != nil {
 		return "", "", err
 	}
@@ -178,12 +173,8 @@ func buildScenarioFile(name string) (dir, title string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	tmp, err := os.MkdirTemp("", "txnscope-export-")
+	tmp, err := b.WriteTemp("txnscope-export-")
 	if err != nil {
-		return "", "", err
-	}
-	if err := b.WriteDir(tmp); err != nil {
-		os.RemoveAll(tmp)
 		return "", "", err
 	}
 	return filepath.Join(tmp, b.Dir), sc.Title, nil

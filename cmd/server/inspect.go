@@ -83,13 +83,5 @@ func writeDemoDir(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.MkdirTemp("", "txnscope-inspect-")
-	if err != nil {
-		return "", err
-	}
-	if err := b.WriteDir(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return b.WriteTemp("txnscope-inspect-")
 }

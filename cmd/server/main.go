@@ -8,6 +8,9 @@
 //	server diagnose [flags] PATH    explain a stuck LSO
 //	server inspect [flags] PATH     show segments, indexes and checkpoints
 //	server export [flags]           write a self-contained demo page
+//	server scenario build FILE      build a scenario file into a log directory
+//	server watch [flags]            watch a topic on a live cluster, read-only
+//	server version                  print the module version and VCS revision
 //
 // Exit codes: 0 success, 1 runtime failure, 2 bad usage, 3 (diagnose,
 // watch --once) a partition is pinned by a hanging transaction, 4 (watch

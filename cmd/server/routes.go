@@ -31,11 +31,15 @@ type routeOptions struct {
 	// /metrics, and without --topic the cluster view (cluster_serve.go).
 	metrics *metrics.Collector
 	cluster *clusterServe
+	// now is the pages' clock (web.UI.Now); nil is time.Now. Only the
+	// browser tests set it.
+	now func() time.Time
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui := web.New(webCatalog{cat})
 	ui.UploadLimit = o.upload.MaxBytes
+	ui.Now = o.now
 	r := chi.NewRouter()
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: package guard
 

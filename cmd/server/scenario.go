@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/txnscope/txnscope/scenario"
 )
@@ -24,12 +23,7 @@ func runScenario(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 || *out == "" {
 		return usagef("want \"scenario build FILE --out DIR\"")
 	}
-	f, err := os.Open(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	s, err := scenario.Parse(f, fs.Arg(0))
+	s, err := scenario.ParseFile(fs.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -28,38 +26,16 @@ type uploadCatalog struct {
 	maxUploads int // --max-uploads: uploads kept at once, the oldest evicted past it
 	maxSources int // --max-sources: partitions served at once, uploads included
 	// maxMemory is --max-upload-memory: the most memory the kept uploads
-	// may hold together (uploadMemory), the oldest evicted past it; 0 is
+	// may hold together (input.Contents.Memory), the oldest evicted past it; 0 is
 	// no bound.
 	maxMemory int64
-}
-
-// uploadMemory is what an upload keeps in memory: the bytes of a kept
-// segment (decoded from on demand, input.MaxKeptSegment) and the decoded
-// log of each partition: its batches (txnindex.Batch is 64 bytes),
-// transactions, producers and gaps. Sixteen uploads of 256 MiB segments of
-// 61-byte batches held 8.8 GB (issue 17 defect 9): 4.4M batches each.
-func uploadMemory(in *input.Contents) int64 {
-	var n int64
-	if in.Segment != nil {
-		for _, s := range in.Segment.Segments {
-			n += s.Log.Size
-		}
-	}
-	for _, p := range in.Partitions {
-		l := p.Log
-		n += int64(len(l.Batches))*int64(unsafe.Sizeof(txnindex.Batch{})) +
-			int64(len(l.Txns))*int64(unsafe.Sizeof(txnindex.Txn{})) +
-			int64(len(l.Producers))*int64(unsafe.Sizeof(txnindex.Producer{})) +
-			int64(len(l.Gaps))*int64(unsafe.Sizeof(txnindex.Gap{}))
-	}
-	return n
 }
 
 // AddUpload makes a source upload-N of each partition c holds and puts
 // them in the catalog, evicting the oldest uploads to make room
 // (putUpload).
 func (c uploadCatalog) AddUpload(name string, in *input.Contents, problems []string) (api.Upload, error) {
-	mem := uploadMemory(in)
+	mem := in.Memory()
 	if c.maxMemory > 0 && mem > c.maxMemory {
 		return api.Upload{}, fmt.Errorf("%w: it holds about %s in memory once decoded, more than serve --max-upload-memory %s allows all uploads together",
 			api.ErrUploadTooLarge, web.FormatBytes(mem), web.FormatBytes(c.maxMemory))

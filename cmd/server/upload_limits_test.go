@@ -90,9 +90,9 @@ func TestUploadMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := uploadMemory(in)
+	mem := in.Memory()
 	if want := int64(len(b)) + int64(len(in.Partitions[0].Log.Batches))*64; mem < want {
-		t.Fatalf("uploadMemory %d, want at least the bytes and 64 B a batch: %d", mem, want)
+		t.Fatalf("Memory %d, want at least the bytes and 64 B a batch: %d", mem, want)
 	}
 	s := startServe(t, "--max-upload-memory", fmt.Sprint(2*mem+mem/2))
 	var ids []string

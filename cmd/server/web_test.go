@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -27,10 +28,16 @@ func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalo
 	t.Helper()
 	path := testtool.Need(t, "chromium")
 	cat := demoCatalog(big)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{now: screenshotClock}))
 	t.Cleanup(srv.Close)
 	return startChromium(t, path), srv, cat
 }
+
+// screenshotClock is the server's clock in the browser tests: a page that
+// ages a partition by the server's clock ("ages at … (the server's
+// clock)", "last write 336d 12h ago") then looks the same on every run, and
+// docs/screenshots changes only when the pages do.
+func screenshotClock() time.Time { return time.Date(2026, 12, 3, 21, 10, 0, 0, time.UTC) }
 
 // startChromium starts headless chromium at path with the options every
 // browser test shares, plus extra flags (the frame benchmark's unthrottled
@@ -53,13 +60,24 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 	}, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	// A hang guard for the whole browser session, not a time bound: it
+	// must outlast the polls inside it (TestIndexPageScale waits up to a
+	// minute for a ranking) on a loaded machine; at 60 s,
+	// TestIndexPageScale ran out of it at load 26 after its poll succeeded.
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	// chromedp enables the Network domain, which copies every websocket
 	// frame to the test over the DevTools pipe; the stream does not need
 	// that, and the 1M-batch benchmark would measure it.
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{})
+		if _, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{}); err != nil {
+			return err
+		}
+		// No scrollbars: a full-page screenshot grows the viewport to the
+		// page, the vertical scrollbar goes and the plot and minimap widen
+		// by its width; whether they were redrawn before the capture was a
+		// race, and docs/screenshots changed from run to run.
+		_, err := cdp.Call(ctx, t, emulation.SetScrollbarsHidden, emulation.SetScrollbarsHiddenParams{Hidden: true})
 		return err
 	}))
 	if err != nil {
@@ -76,6 +94,12 @@ func screenshot(t testing.TB, ctx context.Context, name string) {
 	// capture resizes the viewport, and Chromium's resize moves the
 	// pointer state, which hid the hover tooltip from the picture of the
 	// hover test.
+	// The counts under the minimap follow the view after a debounce and a
+	// request (data-pending, timeline-state.js): a picture taken before
+	// they arrive shows the previous view's.
+	if err := chromedp.Do(ctx, pollFresh(`!document.querySelector('[data-testid="view-counts"][data-pending]')`, 20*time.Second)); err != nil {
+		t.Errorf("screenshot %s: the record counts of the view never arrived: %v", name, err)
+	}
 	shot := chromedp.FullScreenshot(100)
 	if fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth`)); err == nil && fits {
 		shot = chromedp.CaptureScreenshot()
@@ -415,7 +439,19 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	var (
+		v   string
+		err error
+	)
+	// chromedp finds the node, then asks for its text by node id: a page
+	// that re-renders in between (the live diagnosis panel is swapped on
+	// every poll) has replaced it ("No node with given id found"), and the
+	// query is asked again for the new node.
+	for try := 0; try < 4; try++ {
+		if v, err = chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel))); err == nil || !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", sel, err)
 	}

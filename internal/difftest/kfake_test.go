@@ -201,13 +201,13 @@ func readLog(t *testing.T, cl *kgo.Client, topic string) (*txnindex.Log, *kmsg.F
 	return txnindex.Build(&txnindex.Partition{Topic: topic, Batches: batches, LogStartOffset: -1, HighWatermark: hwm, HighWatermarkSource: "fetch"}), first
 }
 
+// engineDelivered is every offset the engine's read_committed consumer of
+// variant v delivers from from (Log.Delivered, one offset per element).
 func engineDelivered(l *txnindex.Log, from int64, v txnindex.Variant) []int64 {
 	var out []int64
-	for d := range l.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted, Variant: v}) {
-		if d.Verdict == txnindex.Delivered {
-			for o := d.From; o <= d.To; o++ {
-				out = append(out, o)
-			}
+	for _, r := range l.Delivered(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted, Variant: v}) {
+		for o := r[0]; o <= r[1]; o++ {
+			out = append(out, o)
 		}
 	}
 	return out

@@ -9,4 +9,7 @@
 //     api stream encoder, not a server over an in-memory pipe).
 //   - README's Layout table names every package directory, and every path
 //     it names exists.
+//   - testdata/realdata/README.md lists every real file the tests read,
+//     with its size, source repository, licence and what it is, and the
+//     directory stays under 5 MB.
 package layout

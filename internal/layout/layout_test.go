@@ -215,4 +215,24 @@ func TestREADMELayout(t *testing.T) {
 			t.Errorf("README Layout does not name the package directory %s/", p)
 		}
 	}
+	// Every script of static/js is named: by its name, or a timeline
+	// script by its suffix (`-lanes`) in the timeline*.js row.
+	js, err := filepath.Glob(filepath.Join(dir, "static", "js", "*.js"))
+	if err != nil || len(js) == 0 {
+		t.Fatalf("no static/js/*.js: %v", err)
+	}
+	timelineRow := ""
+	for _, r := range rows {
+		if strings.HasPrefix(r, "| `static/js/timeline*.js`") {
+			timelineRow = r
+		}
+	}
+	for _, f := range js {
+		name := filepath.Base(f)
+		suffix, isPart := strings.CutPrefix(strings.TrimSuffix(name, ".js"), "timeline-")
+		if !strings.Contains(table, "`"+name+"`") && !strings.Contains(table, "`static/js/"+name+"`") &&
+			!(isPart && strings.Contains(timelineRow, "`-"+suffix+"`")) {
+			t.Errorf("README Layout does not name static/js/%s", name)
+		}
+	}
 }

@@ -296,3 +296,25 @@ func TestRealCoordinatorJoin(t *testing.T) {
 	}
 	t.Logf("producer %d -> %q: %s", txn.ProducerID, m.TransactionalID, m.Reason)
 }
+
+// TestRealEvidence: the evidence diagnose joins with names the consumer
+// offsets read and the coordinators' states, and is empty for a log dir
+// without internal topics.
+func TestRealEvidence(t *testing.T) {
+	root := needRealData(t)
+	d, err := loader.OpenLogDir(filepath.Join(root, "ItumelengMogase_Real-Time-Data-Pipeline-for-Patient-Admissions", "kafka-data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadLogDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := in.Evidence()
+	if ev.Coordinators == nil || !ev.HaveOffsets || ev.GroupsSource != "__consumer_offsets (2 partitions read)" || len(in.Damage()) != 0 {
+		t.Fatalf("evidence %+v, damage %v", ev, in.Damage())
+	}
+	if ev := (&Internal{}).Evidence(); ev.Coordinators != nil || ev.HaveOffsets || ev.GroupsSource != "" {
+		t.Fatalf("no internal topics: evidence %+v", ev)
+	}
+}

@@ -146,3 +146,32 @@ func ReadLogDir(d *loader.LogDir) (*Internal, error) {
 	}
 	return in, nil
 }
+
+// Evidence is what diagnose joins a data partition's diagnosis with
+// (txnindex.Log.Join): the coordinators' transaction states, as the
+// coordinator of each of the DefaultTransactionStatePartitions loads them,
+// and the groups' committed offsets, naming where they were read. A log dir
+// without internal topics gives empty evidence.
+func (in *Internal) Evidence() txnindex.InternalEvidence {
+	var ev txnindex.InternalEvidence
+	if t := in.Txns; t != nil {
+		ev.Coordinators = t.Coordinators(DefaultTransactionStatePartitions)
+	}
+	if o := in.Offsets; o != nil {
+		ev.Offsets, ev.HaveOffsets = o.Offsets, true
+		ev.GroupsSource = txnindex.Plural(len(o.Partitions), "partition", "partitions") + " of " + ConsumerOffsetsTopic
+	}
+	return ev
+}
+
+// Damage is every record of the internal topics that did not decode.
+func (in *Internal) Damage() []*loader.FormatError {
+	var out []*loader.FormatError
+	if in.Txns != nil {
+		out = append(out, in.Txns.Damage...)
+	}
+	if in.Offsets != nil {
+		out = append(out, in.Offsets.Damage...)
+	}
+	return out
+}

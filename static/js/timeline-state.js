@@ -134,6 +134,11 @@
   let urlTimer = 0;
   function updateURL() {
     clearTimeout(urlTimer);
+    // The counts under the minimap are about to be asked for the new view:
+    // data-pending says so until they arrive (the browser tests wait for it
+    // before a screenshot, not to picture the last view's counts).
+    const ce = document.querySelector('[data-testid="view-counts"]');
+    if (ce) ce.dataset.pending = "1";
     urlTimer = setTimeout(() => {
       const u = new URL(location.href);
       // A time view may be a fraction of an offset wide (setView).
@@ -161,10 +166,11 @@
   let countsSeq = 0;
   function updateCounts() {
     if (!countsEl) return;
-    if (embedded || !tl.apiPath) { countsEl.hidden = true; return; }
+    if (embedded || !tl.apiPath) { countsEl.hidden = true; delete countsEl.dataset.pending; return; }
     const from = Math.max(Math.floor(view.from), part.logStart), to = Math.min(Math.ceil(view.to) - 1, part.logEnd - 1);
     const seq = ++countsSeq;
-    if (from > to) { countsEl.textContent = "no offsets in view"; countsEl.dataset.from = ""; return; }
+    countsEl.dataset.pending = "1";
+    if (from > to) { countsEl.textContent = "no offsets in view"; countsEl.dataset.from = ""; delete countsEl.dataset.pending; return; }
     fetch(tl.apiPath + "/counts?from=" + from + "&to=" + to + "&" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status)).then((c) => {
       if (seq !== countsSeq) return; // a newer view asked since
       const n = (v) => Number(v).toLocaleString("en-US");
@@ -180,7 +186,8 @@
       countsEl.innerHTML = h;
       countsEl.dataset.from = c.from; countsEl.dataset.to = c.to; countsEl.dataset.isolation = c.options.isolation;
       countsEl.hidden = false;
-    }).catch(() => { if (seq === countsSeq) countsEl.textContent = "record counts unavailable"; });
+      delete countsEl.dataset.pending;
+    }).catch(() => { if (seq === countsSeq) { countsEl.textContent = "record counts unavailable"; delete countsEl.dataset.pending; } });
   }
 
   Object.assign(tl, { setDomain, status, optsQuery, updateURL, updateCounts });

@@ -1,0 +1,40 @@
+package input
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/internaltopic"
+)
+
+// OpenTail is OpenContext for a diagnosis of a partition's end (`server
+// diagnose`): a <topic>-<partition> directory of a data topic holding
+// segments is read the way broker recovery reads it, from its newest
+// producer snapshot and only the segments after it
+// (loader.OpenPartitionTail, whose diagnosis equals a full replay's; its
+// Input.Replay says which segments were read, or why all were). position is
+// a consumer position whose offsets must all be decided, -1 for none.
+//
+// Every other input is read by OpenContext, and so are the partitions of
+// __consumer_offsets and __transaction_state: their records are the
+// evidence of diagnose's join (package internaltopic), not only their
+// transactions.
+func OpenTail(ctx context.Context, path string, position int64) (*Contents, error) {
+	topic, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
+	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
+		return OpenContext(ctx, path)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) == 0 {
+		return OpenContext(ctx, path) // a file, or a directory without segments (KRaft snapshots only)
+	}
+	p, err := loader.OpenPartitionTail(ctx, path, loader.DefaultScanOptions, loader.TailOptions{Position: position})
+	if err != nil {
+		return nil, err
+	}
+	c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
+	for _, d := range p.Damage {
+		c.Problems = append(c.Problems, d)
+	}
+	return c, nil
+}
