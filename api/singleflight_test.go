@@ -125,7 +125,14 @@ func TestDecisionsRangeIsSliceOfFull(t *testing.T) {
 // its token back (writetokens.go).
 func TestStreamsShareOneEncoding(t *testing.T) {
 	l := large(200_000) // 6.4 MB per stream: more than loopback buffers absorb
-	srv, a := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.WriteWait = 2 * time.Minute })
+	// A ping waits behind the decisions already queued on the socket: on a
+	// loaded machine a reader reaches it later than PongWait after it was
+	// sent, and the server then closes the connection (a reset at the
+	// reader, after its last decision). The test is about the encoding's
+	// sharing, not the keepalive: ping rarely, wait long.
+	srv, a := server(t, fakeCatalog{"large": l}, nil, func(a *API) {
+		a.WriteWait, a.PongWait, a.PingPeriod = 2*time.Minute, 10*time.Minute, 9*time.Minute
+	})
 	path := "/ws/v1/sources/large/partitions/big/0"
 	for range cap(a.chunkSem) + 2 {
 		stuck := dial(t, srv, path) // never reads
