@@ -14,24 +14,32 @@ import (
 // indexes, in parallel when there are several, into one batch slice that
 // assemble hands to txnindex.
 
-// scanSegments scans the listed segments, on several goroutines when
-// there are several segments and cores, and a large segment in parts on
-// several goroutines when there are more cores than segments
-// (segment_split.go).
+// scanSegments scans the listed segments. Large segments are scanned one
+// after another into one batch slice, each cut in parts walked on all the
+// cores (segment_split.go); many small ones on several goroutines at once
+// (loadSegmentsParallel), each into its own slice, joined by assemble.
+//
+// Why both: scanning segments at once needs a slice per segment and a copy
+// of every batch to join them, and with 1 KiB batches that copy (and the
+// first touch of its pages) cost as much CPU as the scan's reads (a quarter
+// of a snapshot-seeded diagnose, scripts/bench-diagnose.sh); parts of one
+// segment write the first part straight into the shared slice and copy only
+// the others behind it. Segments too small to be cut are scanned at once.
 func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, o ScanOptions) ([]*SegmentFiles, error) {
 	segs, bases := l.segs, l.bases
 	cores := min(runtime.GOMAXPROCS(0), maxScanWorkers)
-	if workers := min(cores, len(bases)); workers > 1 {
+	var remaining, done int64
+	for _, b := range bases {
+		remaining += segmentLogSize(dir, segs[b])
+	}
+	large := len(bases) > 0 && remaining/int64(len(bases)) >= int64(cores)*minSplitPart
+	if workers := min(cores, len(bases)); workers > 1 && !large {
 		return p.loadSegmentsParallel(ctx, dir, segs, bases, o, workers)
 	}
 	// All segments' batches go into one slice: no per-segment growth, no
 	// copy to join them. The scanner sizes it from the bytes of this and
 	// the later segments (scanner.add), bounded by what they can hold.
 	var shared []txnindex.Batch
-	var remaining, done int64
-	for _, b := range bases {
-		remaining += segmentLogSize(dir, segs[b])
-	}
 	loaded := make([]*SegmentFiles, 0, len(bases))
 	for _, b := range bases {
 		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining, cores)
@@ -221,8 +229,12 @@ func (p *Partition) assemble() {
 	batches := p.contiguous(total)
 	if batches == nil {
 		batches = makeBatches(0, total)
-	} else if cap(p.shared) > total {
-		// The estimate left spare capacity: keep exactly the batches.
+	} else if cap(p.shared)-total > total/16 {
+		// The estimate left much spare capacity: keep exactly the
+		// batches. The few percent scanner.add's estimate leaves
+		// (est/32) cost at most 4 bytes a batch; copying every batch
+		// to drop them cost a tenth of a snapshot-seeded diagnose's
+		// CPU (1 KiB batches, scripts/bench-diagnose.sh).
 		batches = trimBatches(p.shared[:total])
 	}
 	p.shared = nil
