@@ -146,17 +146,13 @@ func NewSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name stri
 	return f, err
 }
 
-// newSegment scans a segment, appending its batches to into (a partition's
-// shared slice, so that loading a partition neither re-grows a slice per
-// segment nor copies every batch once more to join them) and returning the
-// grown slice; the segment's Batches is its part of it. before and after
-// are the bytes of the partition's other segments scanned before this one
-// and still to scan (see scanner.add).
-func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return newSegmentContext(context.Background(), r, size, name, o, into, before, after)
-}
-
-// newSegmentContext is newSegment that stops when ctx ends.
+// newSegmentContext scans a segment, appending its batches to into (a
+// partition's shared slice, so that loading a partition neither re-grows a
+// slice per segment nor copies every batch once more to join them) and
+// returning the grown slice; the segment's Batches is its part of it.
+// before and after are the bytes of the partition's other segments scanned
+// before this one and still to scan (see scanner.add). It stops when ctx
+// ends.
 func newSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	return scanSegmentContext(ctx, r, size, name, o, into, before, after, nil)
 }
@@ -184,16 +180,11 @@ func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, 
 	return scanSegmentContext(ctx, fh, size, name, o, into, before, after, nil)
 }
 
-// scanSegment scans size bytes of r.
-func scanSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegmentContext(context.Background(), r, size, name, o, into, before, after, nil)
-}
-
 // scanFill is the read-ahead of a scan's window: the pread block size.
 const scanFill = 256 << 10
 
-// scanSegmentContext is scanSegment that stops when ctx ends, walking the
-// parts of the file between cuts (batch start positions from its .index)
+// scanSegmentContext scans size bytes of r, stopping when ctx ends, walking
+// the parts of the file between cuts (batch start positions from its .index)
 // on as many goroutines (scanParts).
 func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
