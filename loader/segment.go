@@ -167,15 +167,15 @@ func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnind
 // Why pread and not mmap: the scan reads each batch's header, and with
 // batches of 1 to 64 KiB that touches every page or every 16th. On the
 // development VM (a Firecracker guest) walking the headers of a warm,
-// mapped 1 GiB segment cost 0.3 to 0.7 s of CPU at 1, 4 and 64 KiB
-// batches, faulted in or populated up front (MADV_POPULATE_READ), while
-// copying it out of the page cache in 256 KiB to 1 MiB pread blocks cost
-// 0.07 to 0.09 s, as much as cat's own copy (scripts/bench-scan-batches.sh,
-// the scanmodes lines). A read(2) keeps no page of the file resident in the
-// process (a mapped scan of 1 KiB batches kept the whole segment in its
-// RSS), and a file truncated meanwhile reads short instead of raising
-// SIGBUS. So every segment is read with pread; batches larger than an
-// eighth of the block are read header by header (window.spacing).
+// mapped 1 GiB segment cost 1.5 to 4.5 times the CPU of copying it out of
+// the page cache in 256 KiB pread blocks, at 1, 4 and 64 KiB batches,
+// faulted in or populated up front (MADV_POPULATE_READ); the copy costs
+// about what cat's does (scripts/bench-scan-batches.sh, the scanmodes
+// lines). A read(2) keeps no page of the file resident in the process (a
+// mapped scan of 1 KiB batches kept the whole segment in its RSS), and a
+// file truncated meanwhile reads short instead of raising SIGBUS. So every
+// segment is read with pread; batches larger than an eighth of the block
+// are read header by header (window.spacing).
 func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	return scanSegmentContext(ctx, fh, size, name, o, into, before, after, nil)
 }
