@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"runtime"
+	"sort"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -185,5 +190,61 @@ func TestSplitPoints(t *testing.T) {
 			t.Fatalf("damaged index: cuts %v", splitPoints(bad, size, 4))
 		}
 		prev = c
+	}
+}
+
+// TestOpenPartitionSplitEqualsUnsplit: OpenPartition cuts a segment large
+// enough to split at its .index entries and finds what it finds in the same
+// segment without an index (one walk): the same batches, damage and valid
+// bytes, clean and with a batch's magic damaged in the middle of the second
+// part (everything before it kept, the damage at its byte).
+func TestOpenPartitionSplitEqualsUnsplit(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: OpenPartition does not cut segments")
+	}
+	var data []byte
+	var idx []txnindex.IndexEntry
+	off := int64(0)
+	for len(data) < 2*minSplitPart+minSplitPart/2 {
+		rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1}
+		b := batch(t, rb, codecNone, records(4, 2000))
+		idx = append(idx, txnindex.IndexEntry{Offset: off + 3, Position: int64(len(data))})
+		data = append(data, b...)
+		off += 4
+	}
+	// The batch at 60% of the file lies in the second of two parts.
+	k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= int64(len(data))*6/10 })
+	damaged := bytes.Clone(data)
+	damaged[idx[k].Position+16] = 9
+	if c := splitPoints(idx, int64(len(data)), 2); len(c) != 1 || c[0] >= idx[k].Position {
+		t.Fatalf("cuts %v: want one, before the damaged batch at %d", c, idx[k].Position)
+	}
+	for _, v := range []struct {
+		name string
+		data []byte
+	}{{"clean", data}, {"damaged in part 2", damaged}} {
+		root := t.TempDir()
+		withIndex, without := filepath.Join(root, "a", "t-0"), filepath.Join(root, "b", "t-0")
+		writeFile(t, filepath.Join(withIndex, "00000000000000000000.log"), v.data)
+		writeFile(t, filepath.Join(withIndex, "00000000000000000000.index"), indexFile(0, idx...))
+		writeFile(t, filepath.Join(without, "00000000000000000000.log"), v.data)
+		a, err := OpenPartitionWith(withIndex, HeaderScanOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenPartitionWith(without, HeaderScanOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameScan(t, v.name, b.Segments[0].Log, a.Segments[0].Log)
+		if !reflect.DeepEqual(a.Input.Batches, b.Input.Batches) {
+			t.Fatalf("%s: the partitions' batches differ", v.name)
+		}
+		if v.name != "clean" {
+			f := a.Segments[0].Log
+			if len(f.Batches) != k || len(f.Damage) != 1 || f.Damage[0].Offset != idx[k].Position {
+				t.Fatalf("%s: %d batches, damage %v; want %d batches and the damage at %d", v.name, len(f.Batches), f.Damage, k, idx[k].Position)
+			}
+		}
 	}
 }
