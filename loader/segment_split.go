@@ -25,12 +25,24 @@ import (
 // second core saves.
 const minSplitPart = 16 << 20
 
+// minSplitSpacing is the least mean distance between .index entries at
+// which a segment is cut. The broker writes an entry at the first batch
+// past every index.interval.bytes (4 KiB), so the spacing is about the batch
+// size for batches above 4 KiB and 4-5 KiB below. Cutting costs a copy of
+// every batch of the parts after the first into the shared slice (fresh
+// memory written twice), and with small batches that cost more CPU than the
+// second core saved: at 1 KiB batches 0.49 s against 0.31 s on one core,
+// and 4 KiB slower too, while 64 KiB batches gained (0.51x against 0.63x
+// cat on one core at load 25; scripts/bench-scan-batches.sh).
+const minSplitSpacing = 16 << 10
+
 // splitPoints returns up to parts-1 cut positions inside (0, size), from
 // the .index entries closest above size*i/parts, strictly increasing. None
-// when the segment is too small to be worth splitting or has no index.
+// when the segment is too small to be worth splitting, its batches are
+// small (minSplitSpacing) or it has no index.
 func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
 	parts = min(parts, int(size/minSplitPart))
-	if parts < 2 || len(idx) == 0 {
+	if parts < 2 || len(idx) == 0 || size/int64(len(idx)) < minSplitSpacing {
 		return nil
 	}
 	var cuts []int64

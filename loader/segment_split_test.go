@@ -162,7 +162,8 @@ func TestSplitScanEqualsSequential(t *testing.T) {
 func TestSplitPoints(t *testing.T) {
 	const size = 8 * minSplitPart
 	var idx []txnindex.IndexEntry
-	for p := int64(0); p < size; p += 4096 + 17 {
+	const spacing = minSplitSpacing + 17
+	for p := int64(0); p < size; p += spacing {
 		idx = append(idx, txnindex.IndexEntry{Offset: p, Position: p})
 	}
 	cuts := splitPoints(idx, size, 4)
@@ -171,7 +172,7 @@ func TestSplitPoints(t *testing.T) {
 	}
 	for i, c := range cuts {
 		want := int64(size) * int64(i+1) / 4
-		if c < want || c > want+4096+17 {
+		if c < want || c > want+spacing {
 			t.Errorf("cut %d at %d, want the first entry at or above %d", i, c, want)
 		}
 	}
@@ -180,6 +181,14 @@ func TestSplitPoints(t *testing.T) {
 	}
 	if c := splitPoints(nil, size, 4); c != nil {
 		t.Errorf("no index, cuts %v", c)
+	}
+	// Small batches: an entry every 4 KiB or so.
+	var small []txnindex.IndexEntry
+	for p := int64(0); p < size; p += 4113 {
+		small = append(small, txnindex.IndexEntry{Offset: p, Position: p})
+	}
+	if c := splitPoints(small, size, 4); c != nil {
+		t.Errorf("entries 4 KiB apart (small batches) cut at %v, want no cut", c)
 	}
 	// A damaged index: positions out of order or past the end give no
 	// cut out of order or outside the file.
@@ -207,7 +216,7 @@ func TestOpenPartitionSplitEqualsUnsplit(t *testing.T) {
 	off := int64(0)
 	for len(data) < 2*minSplitPart+minSplitPart/2 {
 		rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1}
-		b := batch(t, rb, codecNone, records(4, 2000))
+		b := batch(t, rb, codecNone, records(4, 5000)) // 20 KiB: cut (minSplitSpacing)
 		idx = append(idx, txnindex.IndexEntry{Offset: off + 3, Position: int64(len(data))})
 		data = append(data, b...)
 		off += 4
