@@ -16,8 +16,9 @@ import (
 
 // scanSegments scans the listed segments. Large segments are scanned one
 // after another into one batch slice, each cut in parts walked on all the
-// cores (segment_split.go); many small ones on several goroutines at once
-// (loadSegmentsParallel), each into its own slice, joined by assemble.
+// cores when its batches are large too (segment_split.go, splitPoints);
+// many small ones on several goroutines at once (loadSegmentsParallel),
+// each into its own slice, joined by assemble.
 //
 // Why both: scanning segments at once needs a slice per segment and a copy
 // of every batch to join them, and with 1 KiB batches that copy (and the
