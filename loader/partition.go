@@ -53,9 +53,6 @@ type Partition struct {
 	Damage []*FormatError
 
 	shared []txnindex.Batch // what the segments were scanned into
-	// pread scans segments with large sequential reads instead of a
-	// mapping (OpenPartitionTail, partition_tail.go).
-	pread bool
 }
 
 // SegmentFiles is one segment and its sibling index files.

@@ -14,30 +14,36 @@ import (
 // indexes, in parallel when there are several, into one batch slice that
 // assemble hands to txnindex.
 
-// scanSegments scans the listed segments, on several goroutines when
-// there are several segments and cores.
+// scanSegments scans the listed segments. Large segments are scanned one
+// after another into one batch slice, each cut in parts walked on all the
+// cores when its batches are large too (segment_split.go, splitPoints);
+// many small ones on several goroutines at once (loadSegmentsParallel),
+// each into its own slice, joined by assemble.
+//
+// Why both: scanning segments at once needs a slice per segment and a copy
+// of every batch to join them, and with 1 KiB batches that copy (and the
+// first touch of its pages) cost as much CPU as the scan's reads (a quarter
+// of a snapshot-seeded diagnose, scripts/bench-diagnose.sh); parts of one
+// segment write the first part straight into the shared slice and copy only
+// the others behind it. Segments too small to be cut are scanned at once.
 func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, o ScanOptions) ([]*SegmentFiles, error) {
 	segs, bases := l.segs, l.bases
-	if workers := min(runtime.GOMAXPROCS(0), len(bases), maxScanWorkers); workers > 1 {
+	cores := min(runtime.GOMAXPROCS(0), maxScanWorkers)
+	var remaining, done int64
+	for _, b := range bases {
+		remaining += segmentLogSize(dir, segs[b])
+	}
+	large := len(bases) > 0 && remaining/int64(len(bases)) >= int64(cores)*minSplitPart
+	if workers := min(cores, len(bases)); workers > 1 && !large {
 		return p.loadSegmentsParallel(ctx, dir, segs, bases, o, workers)
 	}
 	// All segments' batches go into one slice: no per-segment growth, no
 	// copy to join them. The scanner sizes it from the bytes of this and
 	// the later segments (scanner.add), bounded by what they can hold.
 	var shared []txnindex.Batch
-	var remaining, done int64
-	for _, b := range bases {
-		name := segs[b].log
-		if segs[b].hasSwap {
-			name = segs[b].swapLog
-		}
-		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			remaining += st.Size()
-		}
-	}
 	loaded := make([]*SegmentFiles, 0, len(bases))
 	for _, b := range bases {
-		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining)
+		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining, cores)
 		if err != nil {
 			return nil, err
 		}
@@ -70,6 +76,17 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs m
 		err  error
 	}
 	results := make([]result, len(bases))
+	// A segment holding more than its share of the bytes is cut in
+	// parts of about a share each (one 1 GiB and one 0.6 GiB segment on
+	// two cores: parts of 0.5, 0.5 and 0.6 GiB), so that no core is left
+	// with the big one's tail alone.
+	sizes := make([]int64, len(bases))
+	var total int64
+	for i, b := range bases {
+		sizes[i] = segmentLogSize(dir, segs[b])
+		total += sizes[i]
+	}
+	share := max(total/int64(workers), 1)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
@@ -79,16 +96,8 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs m
 			for i := range next {
 				r := &results[i]
 				var own []txnindex.Batch
-				size := int64(0)
-				name := segs[bases[i]].log
-				if segs[bases[i]].hasSwap {
-					name = segs[bases[i]].swapLog
-				}
-				if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-					size = st.Size()
-				}
-				r.part.pread = p.pread
-				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, size)
+				parts := int(min((sizes[i]+share-1)/share, int64(workers)))
+				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, sizes[i], parts)
 			}
 		}()
 	}
@@ -110,10 +119,24 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs m
 	return loaded, nil
 }
 
+// segmentLogSize is the size of the segment's .log (or .log.swap), 0 when
+// it cannot be had (the open that follows reports why).
+func segmentLogSize(dir string, s *segFiles) int64 {
+	name := s.log
+	if s.hasSwap {
+		name = s.swapLog
+	}
+	if st, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
 // loadSegment scans one segment's .log (or .log.swap) and reads its indexes.
 // before and remaining are the bytes of the partition's segments before
-// this one and from this one on, for sizing the shared batch slice.
-func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64) (*SegmentFiles, error) {
+// this one and from this one on, for sizing the shared batch slice; parts
+// is how many goroutines may walk the segment (cut at its .index entries).
+func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64, parts int) (*SegmentFiles, error) {
 	logName, idx, tim, txn := s.log, s.index, s.time, s.txn
 	out := &SegmentFiles{}
 	if s.hasSwap {
@@ -125,18 +148,27 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 			p.Ignored = append(p.Ignored, IgnoredFile{s.log, "replaced by " + s.swapLog})
 		}
 	}
+	// The .index is read first: its entries are where the scan may cut
+	// the segment. Its damage is reported after the .log's, as before.
+	var index *OffsetIndex
+	var indexErr error
+	if idx != "" {
+		indexErr = withFile(filepath.Join(dir, idx), func(fh *os.File, size int64) error {
+			var err error
+			index, err = ReadOffsetIndex(fh, size, idx, s.base)
+			return err
+		})
+	}
 	path := filepath.Join(dir, logName)
 	fh, size, err := openInside(path)
 	if err != nil {
 		return nil, err
 	}
-	scan := scanFileContext
-	if p.pread {
-		scan = func(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-			return scanSegmentContext(ctx, fh, nil, size, name, o, into, before, after)
-		}
+	var cuts []int64
+	if index != nil {
+		cuts = splitPoints(index.Entries, size, parts)
 	}
-	f, grown, err := scan(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0))
+	f, grown, err := scanSegmentContext(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
 	*shared = grown
 	fh.Close()
 	if err != nil {
@@ -150,12 +182,8 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	p.Damage = append(p.Damage, f.Damage...)
 
 	if idx != "" {
-		err := withFile(filepath.Join(dir, idx), func(fh *os.File, size int64) error {
-			x, err := ReadOffsetIndex(fh, size, idx, s.base)
-			out.Index = x
-			return p.damage(err)
-		})
-		if err != nil {
+		out.Index = index
+		if err := p.damage(indexErr); err != nil {
 			return nil, err
 		}
 	}
@@ -202,8 +230,12 @@ func (p *Partition) assemble() {
 	batches := p.contiguous(total)
 	if batches == nil {
 		batches = makeBatches(0, total)
-	} else if cap(p.shared) > total {
-		// The estimate left spare capacity: keep exactly the batches.
+	} else if cap(p.shared)-total > total/16 {
+		// The estimate left much spare capacity: keep exactly the
+		// batches. The few percent scanner.add's estimate leaves
+		// (est/32) cost at most 4 bytes a batch; copying every batch
+		// to drop them cost a tenth of a snapshot-seeded diagnose's
+		// CPU (1 KiB batches, scripts/bench-diagnose.sh).
 		batches = trimBatches(p.shared[:total])
 	}
 	p.shared = nil

@@ -158,12 +158,6 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		}
 		skipped = append(skipped, sf)
 	}
-	// A mapped scan keeps every page it touched resident until the
-	// segment is unmapped: with 1 KiB batches that is every page, 1 GiB of
-	// RSS per segment scanned at once. 256 KiB pread blocks
-	// (scanSegmentContext's window) keep RSS to the batches, and cost less
-	// CPU than the faults (scripts/bench-diagnose.sh).
-	p.pread = true
 	loaded, err := p.scanSegments(ctx, dir, dirListing{segs: l.segs, bases: l.bases[k:]}, o)
 	if err != nil {
 		return nil, "", err

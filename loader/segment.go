@@ -146,46 +146,47 @@ func NewSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name stri
 	return f, err
 }
 
-// newSegment scans a segment, appending its batches to into (a partition's
-// shared slice, so that loading a partition neither re-grows a slice per
-// segment nor copies every batch once more to join them) and returning the
-// grown slice; the segment's Batches is its part of it. before and after
-// are the bytes of the partition's other segments scanned before this one
-// and still to scan (see scanner.add).
-func newSegment(r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return newSegmentContext(context.Background(), r, size, name, o, into, before, after)
-}
-
-// newSegmentContext is newSegment that stops when ctx ends.
+// newSegmentContext scans a segment, appending its batches to into (a
+// partition's shared slice, so that loading a partition neither re-grows a
+// slice per segment nor copies every batch once more to join them) and
+// returning the grown slice; the segment's Batches is its part of it.
+// before and after are the bytes of the partition's other segments scanned
+// before this one and still to scan (see scanner.add). It stops when ctx
+// ends.
 func newSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegmentContext(ctx, r, nil, size, name, o, into, before, after)
+	return scanSegmentContext(ctx, r, size, name, o, into, before, after, nil)
 }
 
-// scanFile is newSegment over an open file, scanning it through a
-// read-only mapping where one can be made (mapFile). The mapping lives only
-// for the scan: nothing the scan keeps points into it.
+// scanFile is newSegment over an open file.
 func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	return scanFileContext(context.Background(), fh, size, name, o, into, before, after)
 }
 
 // scanFileContext is scanFile that stops when ctx ends.
+//
+// Why pread and not mmap: the scan reads each batch's header, and with
+// batches of 1 to 64 KiB that touches every page or every 16th. On the
+// development VM (a Firecracker guest) walking the headers of a warm,
+// mapped 1 GiB segment cost 1.5 to 4.5 times the CPU of copying it out of
+// the page cache in 256 KiB pread blocks, at 1, 4 and 64 KiB batches,
+// faulted in or populated up front (MADV_POPULATE_READ); the copy costs
+// about what cat's does (scripts/bench-scan-batches.sh, the scanmodes
+// lines). A read(2) keeps no page of the file resident in the process (a
+// mapped scan of 1 KiB batches kept the whole segment in its RSS), and a
+// file truncated meanwhile reads short instead of raising SIGBUS. So every
+// segment is read with pread; batches larger than an eighth of the block
+// are read header by header (window.spacing).
 func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	data, unmap, ok := mapFile(fh, size)
-	if !ok {
-		return scanSegmentContext(ctx, fh, nil, size, name, o, into, before, after)
-	}
-	defer unmap()
-	return scanSegmentContext(ctx, fh, data, size, name, o, into, before, after)
+	return scanSegmentContext(ctx, fh, size, name, o, into, before, after, nil)
 }
 
-// scanSegment scans size bytes of r, or of mapped when it is not nil (the
-// same bytes, mapped by scanFile).
-func scanSegment(r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegmentContext(context.Background(), r, mapped, size, name, o, into, before, after)
-}
+// scanFill is the read-ahead of a scan's window: the pread block size.
+const scanFill = 256 << 10
 
-// scanSegmentContext is scanSegment that stops when ctx ends.
-func scanSegmentContext(ctx context.Context, r io.ReaderAt, mapped []byte, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
+// scanSegmentContext scans size bytes of r, stopping when ctx ends, walking
+// the parts of the file between cuts (batch start positions from its .index)
+// on as many goroutines (scanParts).
+func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
 	}
@@ -193,20 +194,25 @@ func scanSegmentContext(ctx context.Context, r io.ReaderAt, mapped []byte, size 
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
-	s := scanner{name: name, w: window{r: r, size: size, fill: 256 << 10}, opts: o, batches: into, before: before, after: after, ctx: ctx}
-	scan := s.scan
-	if br, ok := r.(*bytesReaderAt); ok {
-		s.w.data = br.b
-	} else if mapped != nil {
-		s.w.data = mapped[:size:size]
-		scan = s.scanMapped
+	br, inMemory := r.(*bytesReaderAt)
+	if len(cuts) > 0 && !inMemory {
+		grown, err := scanParts(ctx, r, f, into, before, after, cuts)
+		if err != nil {
+			return nil, into, err
+		}
+		into = grown
+	} else {
+		s := scanner{name: name, w: window{r: r, size: size, fill: scanFill}, opts: o, batches: into, before: before, after: after, ctx: ctx}
+		if inMemory {
+			s.w.data = br.b
+		}
+		start := len(into)
+		if err := s.scan(); err != nil {
+			return nil, into, err
+		}
+		into = s.batches
+		f.Batches, f.Damage, f.ValidBytes = s.batches[start:len(s.batches):len(s.batches)], s.damage, s.pos
 	}
-	start := len(into)
-	if err := scan(); err != nil {
-		return nil, into, err
-	}
-	into = s.batches
-	f.Batches, f.Damage, f.ValidBytes = s.batches[start:len(s.batches):len(s.batches)], s.damage, s.pos
 	if f.BaseOffset < 0 {
 		f.BaseOffset = 0
 		if len(f.Batches) > 0 {

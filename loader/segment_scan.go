@@ -6,11 +6,11 @@ package loader
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
-	"runtime/debug"
-	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -148,7 +148,7 @@ func (s *scanner) scan() error {
 		}
 		h, err := s.w.at(s.pos, int(min(rem, batchHeaderSize)))
 		if err != nil {
-			return err
+			return s.readFailed(err)
 		}
 		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
 		length := int32(binary.BigEndian.Uint32(h[8:]))
@@ -186,8 +186,11 @@ func (s *scanner) scan() error {
 		} else {
 			ok, err = s.legacy(baseOffset, magic, h, int32(total))
 		}
-		if err != nil || !ok {
-			return err
+		if err != nil {
+			return s.readFailed(err)
+		}
+		if !ok {
+			return nil
 		}
 		s.pos += total
 		if !s.opts.VerifyCRC {
@@ -196,29 +199,17 @@ func (s *scanner) scan() error {
 	}
 }
 
-// scanMapped is scan over a mapped file. Another process may truncate the
-// file meanwhile (a live broker's active segment, a cleaner's swap): reading
-// a mapped page past the new end raises SIGBUS, which SetPanicOnFault turns
-// into a panic in this goroutine. The scan then stops at the batch it was
-// reading, keeping every batch before it, as a read(2) that came up short
-// would have.
-func (s *scanner) scanMapped() (err error) {
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		r := recover()
-		if r == nil {
-			return
-		}
-		f, ok := r.(interface{ Addr() uintptr })
-		lo := uintptr(unsafe.Pointer(unsafe.SliceData(s.w.data)))
-		if !ok || f.Addr() < lo || f.Addr() >= lo+uintptr(len(s.w.data)) {
-			panic(r) // not a fault in the mapping: a bug, not input
-		}
-		err = nil
-		s.damaged("file changed while being read: the byte at %#x is gone (truncated by another process?)", int64(f.Addr()-lo))
-	}()
-	return s.scan()
+// readFailed turns a read that came up short into damage at the batch
+// being read, keeping every batch before it: the file shrank after its size
+// was taken (a live broker's active segment truncated on recovery, a
+// cleaner's swap), as the broker's own reader would find an incomplete
+// batch at the end. Any other read error ends the scan.
+func (s *scanner) readFailed(err error) error {
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
+	s.damaged("file changed while being read: it ends before byte %#x, %d bytes were expected (truncated by another process?)", s.pos, s.w.size)
+	return nil
 }
 
 func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {

@@ -57,11 +57,18 @@ func (w *window) at(pos int64, n int) ([]byte, error) {
 	if w.spacing*8 > int64(w.fill) {
 		fill = n
 	}
-	if err := readFullAt(w.r, w.buf[:fill], pos); err != nil {
+	// A read-ahead that comes up short (the file shrank since its size
+	// was taken) still serves the range asked for when it holds it: the
+	// scan keeps every batch it can read and reports the first it cannot.
+	k, err := w.r.ReadAt(w.buf[:fill], pos)
+	if k < n {
 		w.n = 0
-		return nil, err
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("loader: reading %d bytes at byte %#x: %w", n, pos, err)
 	}
-	w.start, w.n = pos, fill
+	w.start, w.n = pos, k
 	return w.buf[:n:n], nil
 }
 

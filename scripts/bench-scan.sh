@@ -4,6 +4,7 @@
 #
 #   scripts/bench-scan.sh            # 1 GiB partition, warm cache, and cold if root
 #   BENCH_SIZE=268435456 RUNS=5 scripts/bench-scan.sh
+#   COLD_RUNS=0 scripts/bench-scan.sh   # warm only: dropping the page cache slows everyone on a shared machine
 #
 # It generates a partition directory (scripts/genpartition: 256 MiB segments
 # of mostly transactional 1-16 KiB batches of 1-50 records, COMMIT/ABORT
@@ -165,12 +166,12 @@ echo
 echo "== memory kept per batch (scanonly -mem: heap after loading and Build, GC'd)"
 "$BIN/scanonly" -mem "$DIR" 2>/dev/null | sed 's/^/  /'
 
-if [ "$(id -u)" = 0 ] && sync && (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
+if [ "$COLD_RUNS" -gt 0 ] && [ "$(id -u)" = 0 ] && sync && (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
 	echo
 	echo "== COLD cache: page cache dropped (sync; echo 3 > /proc/sys/vm/drop_caches) before every run, $COLD_RUNS runs each"
 	measure cold "$COLD_RUNS" "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'" cat scan scan-1cpu scan-only kmsg
 	report cold "COLD page cache"
 else
 	echo
-	echo "== cold cache: skipped (dropping the page cache needs root and a writable /proc/sys/vm/drop_caches)"
+	echo "== cold cache: skipped (COLD_RUNS=0, or dropping the page cache needs root and a writable /proc/sys/vm/drop_caches)"
 fi

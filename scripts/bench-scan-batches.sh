@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench-scan-batches.sh: the header scan of a 1 GiB single-segment partition
+# at 1 KiB, 4 KiB and 64 KiB batches, against `cat` of the same file in the
+# same run (issue 19: "header scan of 1 GiB at 1 KB / 4 KB / 64 KB batches:
+# <= 1.0x cat at each").
+#
+#   scripts/bench-scan-batches.sh                 # 1 GiB each, 5 alternating runs
+#   RUNS=7 SIZES="1024 65536" scripts/bench-scan-batches.sh
+#
+# scripts/genlog writes each partition into the system temp dir: one
+# segment of 1 GiB of kmsg-encoded batches of the size (transactional
+# producers with COMMIT/ABORT markers, an idempotent one) with its
+# .index/.timeindex/.txnindex. Then, warm page cache, RUNS rounds, each
+# round running every command once in turn (so load changes hit all alike),
+# as whole processes timed by /usr/bin/time:
+#
+#   cat        cat DIR/*.log > /dev/null
+#   scan       scripts/scanonly -build=false: loader.OpenPartitionWith(HeaderScanOptions), the header scan
+#              (its .index read too), the segment cut at .index entries and walked on all cores
+#   scan-1cpu  the same with GOMAXPROCS=1: one walk on one core
+#
+# and prints the medians (wall and CPU) and their ratios to cat's. Then, once
+# per size, scripts/scanmodes: the CPU of reaching every header by pread
+# blocks, a pread per header, a faulted mapping and a populated one (why the
+# loader reads with pread). The data is deleted at the end (KEEP=1 keeps it).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SIZE=${BENCH_SIZE:-1073741824}
+SIZES=${SIZES:-1024 4096 65536}
+RUNS=${RUNS:-5}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-scan-batches.XXXXXX")
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
+echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
+go build -o "$WORK/scanonly" ./scripts/scanonly
+go build -o "$WORK/scanmodes" ./scripts/scanmodes
+
+# median of the numbers on stdin
+median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+for B in $SIZES; do
+	# One segment: segment-bytes above the total, so genlog never rolls.
+	go run ./scripts/genlog -out "$WORK/b$B" -batch-bytes "$B" -segment-bytes 2000000000 -total-bytes "$SIZE" -hanging-from -1 >/dev/null
+done
+
+for B in $SIZES; do
+	DIR=$WORK/b$B/bench-0
+	LOG=$(ls "$DIR"/*.log)
+	echo
+	echo "== batches of $B bytes: $(stat -c %s "$LOG") bytes, $("$WORK/scanonly" -build=false "$DIR" 2>&1 | tail -1)"
+	cat "$LOG" >/dev/null # warm the page cache
+	declare -A wall=() cpu=()
+	for r in $(seq "$RUNS"); do
+		for name in cat scan scan-1cpu; do
+			case $name in
+			cat) cmd=(cat "$LOG") ;;
+			scan) cmd=("$WORK/scanonly" -build=false "$DIR") ;;
+			scan-1cpu) cmd=(env GOMAXPROCS=1 "$WORK/scanonly" -build=false "$DIR") ;;
+			esac
+			/usr/bin/time -f "%e %U %S" -o "$WORK/time" "${cmd[@]}" >/dev/null 2>&1
+			read -r e u s <"$WORK/time"
+			wall[$name]+="$e "
+			cpu[$name]+="$(echo "$u + $s" | bc -l) "
+		done
+	done
+	for name in cat scan scan-1cpu; do
+		w=$(echo "${wall[$name]}" | tr ' ' '\n' | grep . | median)
+		c=$(echo "${cpu[$name]}" | tr ' ' '\n' | grep . | median)
+		wall[m$name]=$w
+		cpu[m$name]=$c
+		printf '  %-10s median %6.3f s wall %6.3f s cpu   (wall: %s)\n' "$name" "$w" "$c" "${wall[$name]}"
+	done
+	for name in scan scan-1cpu; do
+		printf '  %-10s %.2fx cat wall, %.2fx cat cpu\n' "$name" "$(echo "${wall[m$name]} / ${wall[mcat]}" | bc -l)" "$(echo "${cpu[m$name]} / ${cpu[mcat]}" | bc -l)"
+	done
+	echo "  reaching every header (scanmodes, one run each):"
+	for m in "pread -bs 262144" "pread -bs 1048576" hdr mmap populate "chunk -bs 67108864"; do
+		# shellcheck disable=SC2086
+		printf '    %-18s %s\n' "$m" "$("$WORK/scanmodes" -mode $m "$LOG")"
+	done
+	unset wall cpu
+done
+echo
+echo "== done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
