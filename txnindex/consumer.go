@@ -77,6 +77,9 @@ type Consumer struct {
 	queue []AbortedTransaction
 	qi    int
 	set   map[ProducerID]AbortedTransaction
+	// setSlot mirrors set, direct-mapped by producer id, for the lookup
+	// every batch makes (see setGet).
+	setSlot [setSlots]setSlot
 
 	// librdkafka and franz-go: per producer, sorted first offsets and a
 	// cursor, as a range of queue (sorted by producer, then first offset).
@@ -140,6 +143,7 @@ func (c *Consumer) Process(resp *FetchResponse, fetchOffset int64, yield func(De
 func (c *Consumer) begin(list []AbortedTransaction) {
 	c.queue, c.qi = c.queue[:0], 0
 	clear(c.set)
+	c.setSlot = [setSlots]setSlot{}
 	clear(c.perPID)
 	c.ranges = c.ranges[:0]
 	if c.Isolation != ReadCommitted || len(list) == 0 {
@@ -207,7 +211,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	pos := c.Position
 	var txn *Txn
 	if c.Log != nil && bi >= 0 {
-		txn = c.txns.resolve(c.Log, bi, b, cl.is&clTxnCandidate != 0 && b.ProducerID > NoProducerID)
+		txn = c.txns.resolve(c.Log, bi, b, uint32(cl.is/clTxnCandidate)&1&b2u(b.ProducerID > NoProducerID))
 	}
 	aborted, inSet := false, false
 	var el AbortedTransaction
@@ -220,13 +224,13 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 			if len(c.queue) > 0 {
 				for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= last {
 					a := c.queue[c.qi]
-					c.set[a.ProducerID] = a
+					c.setPut(a)
 					c.qi++
 				}
 				if cl.is&clAbortMarker != 0 {
-					delete(c.set, b.ProducerID)
+					c.setDelete(b.ProducerID)
 				} else if len(c.set) > 0 {
-					el, inSet = c.set[b.ProducerID]
+					el, inSet = c.setGet(b.ProducerID)
 					aborted = inSet && cl.is&clTransactional != 0
 				}
 			}
@@ -292,6 +296,45 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	}
 	out[1].From = pos
 	return 2
+}
+
+const setSlots = 64
+
+// setSlot is the Java aborted set's state for producer pid, when valid.
+type setSlot struct {
+	pid     ProducerID
+	el      AbortedTransaction
+	valid   bool // the slot speaks for pid: present and el are set's
+	present bool
+}
+
+// setPut is set[a.ProducerID] = a. The slot follows when it speaks for
+// the producer or for one no longer in the set; otherwise the producer's
+// lookups go to the map.
+func (c *Consumer) setPut(a AbortedTransaction) {
+	c.set[a.ProducerID] = a
+	s := &c.setSlot[uint64(a.ProducerID)%setSlots]
+	if !s.present || s.pid == a.ProducerID {
+		*s = setSlot{pid: a.ProducerID, el: a, valid: true, present: true}
+	}
+}
+
+// setDelete is delete(set, pid).
+func (c *Consumer) setDelete(pid ProducerID) {
+	delete(c.set, pid)
+	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
+		s.present, s.el = false, AbortedTransaction{}
+	}
+}
+
+// setGet is set[pid]: a slot compare for the producers the slots speak
+// for, which is every producer when fewer than setSlots share the set.
+func (c *Consumer) setGet(pid ProducerID) (AbortedTransaction, bool) {
+	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
+		return s.el, s.present
+	}
+	el, ok := c.set[pid]
+	return el, ok
 }
 
 // lookupAbort is Log.LookupAbort remembering its last answer: a Log's

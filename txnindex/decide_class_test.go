@@ -1,6 +1,9 @@
 package txnindex
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestBatchClasses checks the table Consumer.batch reads a batch's class
 // from against classify of the batch itself, for every flags value (every
@@ -17,5 +20,23 @@ func TestBatchClasses(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecideCollidingProducers runs the fuzz property (every variant equal
+// to the brute-force oracle) on workloads whose producer ids all share one
+// slot of the pass's direct-mapped tables (the txn cursor's and the Java
+// aborted set's), so every lookup there must tell producers apart or fall
+// back to the maps.
+func TestDecideCollidingProducers(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	for range 500 {
+		w := genWorkload(randomSeed(r, 128))
+		for i := range w.b.p.Batches {
+			if b := &w.b.p.Batches[i]; b.ProducerID > NoProducerID {
+				b.ProducerID = b.ProducerID*cursorSlots*setSlots + 5
+			}
+		}
+		checkWorkload(t, w)
 	}
 }

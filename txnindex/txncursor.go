@@ -45,12 +45,15 @@ func txnCandidate(b *Batch) bool {
 // of returns the transaction batch i of l belongs to, as TxnOf does.
 func (c *txnCursor) of(l *Log, i int) *Txn {
 	b := &l.Batches[i]
-	return c.resolve(l, i, b, txnCandidate(b))
+	return c.resolve(l, i, b, b2u(txnCandidate(b)))
 }
 
 // resolve is of for a caller that has already classified b = &l.Batches[i]
-// (cand is txnCandidate(b)).
-func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand bool) *Txn {
+// (cand is 1 when txnCandidate(b), else 0). Which batches belong to a
+// transaction is as random as the log's mix of transactional, plain and
+// marker batches, so that choice is made with flag arithmetic and a
+// select, not branches the processor would mispredict.
+func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand uint32) *Txn {
 	if c.random || i < c.last {
 		c.random = true
 		return l.TxnOf(i)
@@ -59,28 +62,28 @@ func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand bool) *Txn {
 	if !c.init {
 		c.start(l)
 	}
-	if !cand {
+	if len(l.Txns) == 0 {
 		return nil
 	}
 	if int32(i) >= c.nextFirst {
 		c.walk(l, int32(i))
 	}
 	s := &c.slot[uint64(b.ProducerID)%cursorSlots]
-	if s.ti < 0 || s.pid != b.ProducerID {
-		return l.TxnOf(i)
+	hit := b2u(s.pid == b.ProducerID) & b2u(s.ti >= 0)
+	if cand&^hit != 0 {
+		return l.TxnOf(i) // another producer holds the slot
 	}
 	// A data batch belongs to the transaction while it is open (marker
 	// -1, the largest as uint32) or up to its marker; a marker closes it
 	// only if it is that marker (else it closed an empty transaction, and
-	// nothing). Two compares and a select rather than a branch on the
-	// batch's kind, which a mixed log cannot predict.
-	// (cand implies magic 2, so the attribute bit is IsControl.)
+	// nothing). cand implies magic 2, so the attribute bit is IsControl.
 	ctl := uint32(b.flags>>5) & 1 // AttrControl
-	in := b2u(s.marker == int32(i))&ctl | b2u(uint32(i) <= uint32(s.marker))&^ctl
+	in := (b2u(s.marker == int32(i))&ctl | b2u(uint32(i) <= uint32(s.marker))&^ctl) & cand
+	t := &l.Txns[s.ti&-int32(in)] // index 0 when not in: s.ti may be -1
 	if in == 0 {
-		return nil
+		t = nil
 	}
-	return &l.Txns[s.ti]
+	return t
 }
 
 func (c *txnCursor) start(l *Log) {
