@@ -86,8 +86,9 @@ type Consumer struct {
 	perPID map[ProducerID]int32 // index in ranges
 	ranges []pidAborts
 
-	txns      txnCursor // resolves Decision.Txn for batches of Log in order
-	abortMemo struct {
+	txns       txnCursor // resolves Decision.Txn for batches of Log in order
+	keysUnique bool      // Log.abortKeysUnique, as of the response's begin
+	abortMemo  struct {
 		log  *Log
 		el   AbortedTransaction
 		info *AbortInfo
@@ -142,6 +143,7 @@ func (c *Consumer) Process(resp *FetchResponse, fetchOffset int64, yield func(De
 // filtering at all.
 func (c *Consumer) begin(list []AbortedTransaction) {
 	c.queue, c.qi = c.queue[:0], 0
+	c.keysUnique = c.Log != nil && c.Log.abortKeysUnique()
 	clear(c.set)
 	c.setSlot = [setSlots]setSlot{}
 	clear(c.perPID)
@@ -272,7 +274,11 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 		case aborted:
 			d.Verdict, d.Cause, d.Abort = Aborted, CauseAbortedTxn, el
 			if c.Log != nil {
-				d.AbortInfo = c.lookupAbort(el)
+				if e := txnEntry(txn); e != nil && c.keysUnique && e.Entry.ProducerID == el.ProducerID && e.Entry.FirstOffset == el.FirstOffset {
+					d.AbortInfo = e // = LookupAbort(el), see Log.abortKeysUnique
+				} else {
+					d.AbortInfo = c.lookupAbort(el)
+				}
 			}
 		case cl.is&clTransactional == 0:
 			d.Verdict, d.Cause, d.Abort = Delivered, CauseNonTxnFromAbortedProducer, el
@@ -335,6 +341,13 @@ func (c *Consumer) setGet(pid ProducerID) (AbortedTransaction, bool) {
 	}
 	el, ok := c.set[pid]
 	return el, ok
+}
+
+func txnEntry(t *Txn) *AbortInfo {
+	if t == nil {
+		return nil
+	}
+	return t.Entry
 }
 
 // lookupAbort is Log.LookupAbort remembering its last answer: a Log's
