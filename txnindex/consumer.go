@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -79,7 +80,8 @@ type Consumer struct {
 	set   map[ProducerID]AbortedTransaction
 	// setSlot mirrors set, direct-mapped by producer id, for the lookup
 	// every batch makes (see setGet).
-	setSlot [setSlots]setSlot
+	setSlot     [setSlots]setSlot
+	setOverflow int // producers in set whose slot speaks for another
 
 	// librdkafka and franz-go: per producer, sorted first offsets and a
 	// cursor, as a range of queue (sorted by producer, then first offset).
@@ -145,7 +147,7 @@ func (c *Consumer) begin(list []AbortedTransaction) {
 	c.queue, c.qi = c.queue[:0], 0
 	c.keysUnique = c.Log != nil && c.Log.abortKeysUnique()
 	clear(c.set)
-	c.setSlot = [setSlots]setSlot{}
+	c.setSlot, c.setOverflow = [setSlots]setSlot{}, 0
 	clear(c.perPID)
 	c.ranges = c.ranges[:0]
 	if c.Isolation != ReadCommitted || len(list) == 0 {
@@ -218,25 +220,39 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	aborted, inSet := false, false
 	var el AbortedTransaction
 
-	// rc: the aborted-transaction bookkeeping runs for every batch with a
-	// producer id, whatever its records or kind (HasProducerID).
-	if c.Isolation == ReadCommitted && cl.is&clV2 != 0 && b.ProducerID > NoProducerID {
+	// The aborted-transaction bookkeeping runs for every batch with a
+	// producer id (HasProducerID), whatever its records or kind. Batches
+	// without one are mixed in at random, so the Java consumer's is
+	// written to do nothing for them without branching on it: they pop
+	// nothing from the queue and are in no set.
+	hasPID := b.ProducerID > NoProducerID
+	if c.Isolation == ReadCommitted && cl.is&clV2 != 0 {
 		switch c.Variant {
 		case VariantJava:
 			if len(c.queue) > 0 {
-				for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= last {
+				limit := last
+				if !hasPID {
+					limit = math.MinInt64
+				}
+				for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= limit {
 					a := c.queue[c.qi]
 					c.setPut(a)
 					c.qi++
 				}
 				if cl.is&clAbortMarker != 0 {
-					c.setDelete(b.ProducerID)
+					if hasPID {
+						c.setDelete(b.ProducerID)
+					}
 				} else if len(c.set) > 0 {
 					el, inSet = c.setGet(b.ProducerID)
+					inSet = b2u(inSet)&b2u(hasPID) != 0
 					aborted = inSet && cl.is&clTransactional != 0
 				}
 			}
 		case VariantLibrdkafka:
+			if !hasPID {
+				break
+			}
 			if len(c.perPID) > 0 {
 				if p, first, ok := c.current(b.ProducerID); ok {
 					el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
@@ -248,7 +264,7 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 				}
 			}
 		case VariantFranzGo:
-			if len(c.perPID) > 0 && last >= pos {
+			if hasPID && len(c.perPID) > 0 && last >= pos {
 				if p, first, ok := c.current(b.ProducerID); ok {
 					el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
 					if cl.is&clTransactional != 0 && inSet {
@@ -315,29 +331,47 @@ type setSlot struct {
 }
 
 // setPut is set[a.ProducerID] = a. The slot follows when it speaks for
-// the producer or for one no longer in the set; otherwise the producer's
-// lookups go to the map.
+// the producer or for one no longer in the set; otherwise the producer
+// lives in the map only, and setOverflow counts it.
 func (c *Consumer) setPut(a AbortedTransaction) {
-	c.set[a.ProducerID] = a
 	s := &c.setSlot[uint64(a.ProducerID)%setSlots]
-	if !s.present || s.pid == a.ProducerID {
+	mine := s.valid && s.pid == a.ProducerID
+	if !mine {
+		_, in := c.set[a.ProducerID]
+		switch {
+		case !s.present:
+			if in {
+				c.setOverflow-- // moves from the map alone into the slot
+			}
+			mine = true
+		case !in:
+			c.setOverflow++
+		}
+	}
+	c.set[a.ProducerID] = a
+	if mine {
 		*s = setSlot{pid: a.ProducerID, el: a, valid: true, present: true}
 	}
 }
 
 // setDelete is delete(set, pid).
 func (c *Consumer) setDelete(pid ProducerID) {
-	delete(c.set, pid)
 	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
 		s.present, s.el = false, AbortedTransaction{}
+	} else if _, in := c.set[pid]; in {
+		c.setOverflow--
 	}
+	delete(c.set, pid)
 }
 
 // setGet is set[pid]: a slot compare for the producers the slots speak
-// for, which is every producer when fewer than setSlots share the set.
+// for, and the map only while some producer lives there alone.
 func (c *Consumer) setGet(pid ProducerID) (AbortedTransaction, bool) {
 	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
 		return s.el, s.present
+	}
+	if c.setOverflow == 0 {
+		return AbortedTransaction{}, false
 	}
 	el, ok := c.set[pid]
 	return el, ok

@@ -90,3 +90,36 @@ func TestDecideAbortInfoIsLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaSetSlots drives the Java aborted set's slots with random puts,
+// deletes and lookups of producers that share slots, against a plain map.
+func TestJavaSetSlots(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 31))
+	for round := range 200 {
+		c := Consumer{Isolation: ReadCommitted, Variant: VariantJava}
+		c.begin([]AbortedTransaction{{ProducerID: 1}})
+		want := map[ProducerID]AbortedTransaction{}
+		for op := range 300 {
+			pid := ProducerID(r.IntN(3)*setSlots + r.IntN(2)) // six producers, two slots
+			switch r.IntN(3) {
+			case 0:
+				a := AbortedTransaction{ProducerID: pid, FirstOffset: int64(op)}
+				c.setPut(a)
+				want[pid] = a
+			case 1:
+				c.setDelete(pid)
+				delete(want, pid)
+			}
+			for p := range ProducerID(3 * setSlots) {
+				gotEl, got := c.setGet(p)
+				wantEl, w := want[p]
+				if got != w || gotEl != wantEl {
+					t.Fatalf("round %d op %d: producer %d in set %v %+v, want %v %+v", round, op, p, got, gotEl, w, wantEl)
+				}
+			}
+			if len(c.set) != len(want) {
+				t.Fatalf("round %d op %d: map has %d producers, want %d", round, op, len(c.set), len(want))
+			}
+		}
+	}
+}
