@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -77,23 +78,41 @@ type Consumer struct {
 	queue []AbortedTransaction
 	qi    int
 	set   map[ProducerID]AbortedTransaction
+	// setSlot mirrors set, direct-mapped by producer id, for the lookup
+	// every batch makes (see setGet).
+	setSlot     [setSlots]setSlot
+	setOverflow int // producers in set whose slot speaks for another
 
-	// librdkafka and franz-go: per producer, sorted first offsets and a cursor.
-	perPID map[ProducerID]*pidAborts
+	// librdkafka and franz-go: per producer, sorted first offsets and a
+	// cursor, as a range of queue (sorted by producer, then first offset).
+	perPID map[ProducerID]int32 // index in ranges
+	ranges []pidAborts
 
-	txns txnCursor // resolves Decision.Txn for batches of Log in order
-}
-
-type pidAborts struct {
-	offs []int64
-	i    int
-}
-
-func (p *pidAborts) current() (int64, bool) {
-	if p == nil || p.i >= len(p.offs) {
-		return 0, false
+	txns       txnCursor // resolves Decision.Txn for batches of Log in order
+	keysUnique bool      // Log.abortKeysUnique, as of the response's begin
+	abortMemo  struct {
+		log  *Log
+		el   AbortedTransaction
+		info *AbortInfo
 	}
-	return p.offs[p.i], true
+}
+
+// pidAborts is one producer's first offsets, queue[i:end].
+type pidAborts struct {
+	i, end int32
+}
+
+// current returns the producer's smallest remaining first offset.
+func (c *Consumer) current(pid ProducerID) (p *pidAborts, first int64, ok bool) {
+	k, found := c.perPID[pid]
+	if !found {
+		return nil, 0, false
+	}
+	p = &c.ranges[k]
+	if p.i >= p.end {
+		return p, 0, false
+	}
+	return p, c.queue[p.i].FirstOffset, true
 }
 
 // NewConsumer returns a consumer at position.
@@ -107,12 +126,14 @@ func NewConsumer(iso Isolation, v Variant, position int64) *Consumer {
 // yield asked to stop.
 func (c *Consumer) Process(resp *FetchResponse, fetchOffset int64, yield func(Decision) bool) bool {
 	c.begin(resp.AbortedTransactions)
+	var out [2]Decision
 	for i := range resp.Batches {
 		bi := -1
 		if resp.FirstBatch >= 0 {
 			bi = resp.FirstBatch + i
 		}
-		if !c.batch(&resp.Batches[i], bi, fetchOffset, yield) {
+		n := c.batch(&resp.Batches[i], bi, fetchOffset, &out)
+		if !yield(out[0]) || n == 2 && !yield(out[1]) {
 			return false
 		}
 	}
@@ -124,14 +145,20 @@ func (c *Consumer) Process(resp *FetchResponse, fetchOffset int64, yield func(De
 // filtering at all.
 func (c *Consumer) begin(list []AbortedTransaction) {
 	c.queue, c.qi = c.queue[:0], 0
+	c.keysUnique = c.Log != nil && c.Log.abortKeysUnique()
 	clear(c.set)
+	c.setSlot, c.setOverflow = [setSlots]setSlot{}, 0
 	clear(c.perPID)
+	c.ranges = c.ranges[:0]
 	if c.Isolation != ReadCommitted || len(list) == 0 {
 		return
 	}
+	// One queue, reused from response to response, for every variant: a
+	// consumer allocates for the longest aborted list and the most
+	// producers one response has, not per response.
+	c.queue = append(c.queue, list...)
 	switch c.Variant {
 	case VariantJava:
-		c.queue = append(c.queue, list...)
 		// A stable sort gives the heap's order for distinct first
 		// offsets; ties between producers pop in either order with the
 		// same effect, since both producers join the set.
@@ -142,21 +169,23 @@ func (c *Consumer) begin(list []AbortedTransaction) {
 			c.set = make(map[ProducerID]AbortedTransaction)
 		}
 	default:
-		if c.perPID == nil {
-			c.perPID = make(map[ProducerID]*pidAborts)
-		}
-		for _, a := range list {
-			p := c.perPID[a.ProducerID]
-			if p == nil {
-				p = &pidAborts{}
-				c.perPID[a.ProducerID] = p
-			}
-			p.offs = append(p.offs, a.FirstOffset)
-		}
 		// Both sort each producer's first offsets: Redpanda does not
 		// return them in order (see franz-go's buildAborter).
-		for _, p := range c.perPID {
-			slices.Sort(p.offs)
+		slices.SortFunc(c.queue, func(a, b AbortedTransaction) int {
+			if a.ProducerID != b.ProducerID {
+				return cmpInt64(int64(a.ProducerID), int64(b.ProducerID))
+			}
+			return cmpInt64(a.FirstOffset, b.FirstOffset)
+		})
+		if c.perPID == nil {
+			c.perPID = make(map[ProducerID]int32)
+		}
+		for i, a := range c.queue {
+			if i == 0 || c.queue[i-1].ProducerID != a.ProducerID {
+				c.perPID[a.ProducerID] = int32(len(c.ranges))
+				c.ranges = append(c.ranges, pidAborts{i: int32(i)})
+			}
+			c.ranges[len(c.ranges)-1].end = int32(i + 1)
 		}
 	}
 }
@@ -171,105 +200,295 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// batch decides one batch and advances the position.
-func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, yield func(Decision) bool) bool {
-	d := Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(bi), FetchOffset: fetchOffset, Uncommitted: Delivered}
-	if c.Log != nil && bi >= 0 {
-		d.Txn = c.txns.of(c.Log, bi)
+// batch decides one batch into out[0], or, when the batch starts below the
+// position and reaches it, into out[0] (the offsets below the position) and
+// out[1], and returns how many; it advances the position. The decision is
+// written in place, not returned, and the header's part of the verdict comes
+// from a table (batchClasses), because this runs once per batch of a pass.
+func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) int {
+	iso := 0
+	if c.Isolation == ReadCommitted {
+		iso = 1
 	}
+	cl := &batchClasses[iso][b.classIndex()]
+	last := b.LastOffset()
 	pos := c.Position
+	var txn *Txn
+	if c.Log != nil && bi >= 0 {
+		txn = c.txns.resolve(c.Log, bi, b, uint32(cl.is/clTxnCandidate)&1&b2u(b.ProducerID > NoProducerID))
+	}
 	aborted, inSet := false, false
 	var el AbortedTransaction
 
-	rc := c.Isolation == ReadCommitted && b.HasProducerID()
-	switch c.Variant {
-	case VariantJava:
-		if rc && len(c.queue) > 0 {
-			for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= b.LastOffset() {
-				a := c.queue[c.qi]
-				c.set[a.ProducerID] = a
-				c.qi++
-			}
-			if b.IsAbortMarker() {
-				delete(c.set, b.ProducerID)
-			} else if len(c.set) > 0 {
-				el, inSet = c.set[b.ProducerID]
-				aborted = inSet && b.IsTransactional()
-			}
-		}
-	case VariantLibrdkafka:
-		if rc && len(c.perPID) > 0 {
-			p := c.perPID[b.ProducerID]
-			if first, ok := p.current(); ok {
-				el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
-				if b.IsTransactional() && !b.IsControl() && inSet {
-					aborted = true
-				} else if b.IsAbortMarker() && b.BaseOffset >= pos && first <= b.BaseOffset {
-					p.i++
+	// The aborted-transaction bookkeeping runs for every batch with a
+	// producer id (HasProducerID), whatever its records or kind. Batches
+	// without one are mixed in at random, so the Java consumer's is
+	// written to do nothing for them without branching on it: they pop
+	// nothing from the queue and are in no set.
+	hasPID := b.ProducerID > NoProducerID
+	if c.Isolation == ReadCommitted && cl.is&clV2 != 0 {
+		switch c.Variant {
+		case VariantJava:
+			if len(c.queue) > 0 {
+				limit := last
+				if !hasPID {
+					limit = math.MinInt64
+				}
+				for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= limit {
+					a := c.queue[c.qi]
+					c.setPut(a)
+					c.qi++
+				}
+				if cl.is&clAbortMarker != 0 {
+					if hasPID {
+						c.setDelete(b.ProducerID)
+					}
+				} else if len(c.set) > 0 {
+					el, inSet = c.setGet(b.ProducerID)
+					inSet = b2u(inSet)&b2u(hasPID) != 0
+					aborted = inSet && cl.is&clTransactional != 0
 				}
 			}
-		}
-	case VariantFranzGo:
-		if rc && len(c.perPID) > 0 && b.LastOffset() >= pos {
-			p := c.perPID[b.ProducerID]
-			if first, ok := p.current(); ok {
-				el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
-				if b.IsTransactional() && inSet {
-					aborted = true
-					if b.IsAbortMarker() {
+		case VariantLibrdkafka:
+			if !hasPID {
+				break
+			}
+			if len(c.perPID) > 0 {
+				if p, first, ok := c.current(b.ProducerID); ok {
+					el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
+					if cl.is&clTransactional != 0 && cl.is&clControl == 0 && inSet {
+						aborted = true
+					} else if cl.is&clAbortMarker != 0 && b.BaseOffset >= pos && first <= b.BaseOffset {
 						p.i++
+					}
+				}
+			}
+		case VariantFranzGo:
+			if hasPID && len(c.perPID) > 0 && last >= pos {
+				if p, first, ok := c.current(b.ProducerID); ok {
+					el, inSet = AbortedTransaction{b.ProducerID, first}, b.BaseOffset >= first
+					if cl.is&clTransactional != 0 && inSet {
+						aborted = true
+						if cl.is&clAbortMarker != 0 {
+							p.i++
+						}
 					}
 				}
 			}
 		}
 	}
 
-	switch {
-	case b.Records == 0 && b.Magic() >= 2:
-		d.Verdict, d.Cause = Missing, CauseGapEmptiedBatch
-		d.Uncommitted = Missing
-	case b.IsControl():
-		d.Verdict, d.Uncommitted = Control, Control
+	// Field by field: a composite literal is built on the stack and copied.
+	d := &out[0]
+	d.From, d.To, d.Verdict, d.Cause, d.Uncommitted = b.BaseOffset, last, cl.verdict, cl.cause, cl.uncommitted
+	d.BatchIndex, d.Batch, d.Txn, d.FetchOffset = int32(bi), b, txn, fetchOffset
+	d.Abort, d.AbortInfo, d.Bound = AbortedTransaction{}, nil, 0
+	// Only a read_committed data batch of a producer in the aborted set
+	// departs from its header's verdict (aborted implies inSet).
+	if inSet && cl.is&clRCData != 0 {
 		switch {
-		case b.IsCommitMarker():
-			d.Cause = CauseCommitMarker
-		case b.IsAbortMarker():
-			d.Cause = CauseAbortMarker
-		default:
-			d.Cause = CauseOtherControl
+		case aborted:
+			d.Verdict, d.Cause, d.Abort = Aborted, CauseAbortedTxn, el
+			if c.Log != nil {
+				if e := txnEntry(txn); e != nil && c.keysUnique && e.Entry.ProducerID == el.ProducerID && e.Entry.FirstOffset == el.FirstOffset {
+					d.AbortInfo = e // = LookupAbort(el), see Log.abortKeysUnique
+				} else {
+					d.AbortInfo = c.lookupAbort(el)
+				}
+			}
+		case cl.is&clTransactional == 0:
+			d.Verdict, d.Cause, d.Abort = Delivered, CauseNonTxnFromAbortedProducer, el
 		}
-	case b.Magic() < 2:
-		d.Verdict, d.Cause = Delivered, CauseLegacy
-	case c.Isolation != ReadCommitted:
-		d.Verdict, d.Cause = Delivered, CauseReadUncommitted
-	case aborted:
-		d.Verdict, d.Cause, d.Abort = Aborted, CauseAbortedTxn, el
-		if c.Log != nil {
-			d.AbortInfo = c.Log.LookupAbort(el.ProducerID, el.FirstOffset)
-		}
-	case !b.IsTransactional() && inSet:
-		d.Verdict, d.Cause, d.Abort = Delivered, CauseNonTxnFromAbortedProducer, el
-	case !b.IsTransactional():
-		d.Verdict, d.Cause = Delivered, CauseNonTransactional
-	default:
-		d.Verdict, d.Cause = Delivered, CauseNotAborted
 	}
 
-	if b.NextOffset() > c.Position {
-		c.Position = b.NextOffset()
+	if next := last + 1; next > c.Position {
+		c.Position = next
 	}
-	if b.BaseOffset < pos {
-		before := d
-		before.To = min(b.LastOffset(), pos-1)
-		before.Verdict, before.Cause, before.Bound = BeforePosition, CauseBelowPosition, pos
-		before.Uncommitted = BeforePosition
-		if !yield(before) {
-			return false
-		}
-		if b.LastOffset() < pos {
-			return true
-		}
-		d.From = pos
+	if b.BaseOffset >= pos {
+		return 1
 	}
-	return yield(d)
+	// The batch starts below the position: its offsets there are before
+	// the position, the rest (if any) decided as above.
+	out[1] = *d
+	d.To = min(last, pos-1)
+	d.Verdict, d.Cause, d.Bound = BeforePosition, CauseBelowPosition, pos
+	d.Uncommitted = BeforePosition
+	if last < pos {
+		return 1
+	}
+	out[1].From = pos
+	return 2
+}
+
+const setSlots = 64
+
+// setSlot is the Java aborted set's state for producer pid, when valid.
+type setSlot struct {
+	pid     ProducerID
+	el      AbortedTransaction
+	valid   bool // the slot speaks for pid: present and el are set's
+	present bool
+}
+
+// setPut is set[a.ProducerID] = a. The slot follows when it speaks for
+// the producer or for one no longer in the set; otherwise the producer
+// lives in the map only, and setOverflow counts it.
+func (c *Consumer) setPut(a AbortedTransaction) {
+	s := &c.setSlot[uint64(a.ProducerID)%setSlots]
+	mine := s.valid && s.pid == a.ProducerID
+	if !mine {
+		_, in := c.set[a.ProducerID]
+		switch {
+		case !s.present:
+			if in {
+				c.setOverflow-- // moves from the map alone into the slot
+			}
+			mine = true
+		case !in:
+			c.setOverflow++
+		}
+	}
+	c.set[a.ProducerID] = a
+	if mine {
+		*s = setSlot{pid: a.ProducerID, el: a, valid: true, present: true}
+	}
+}
+
+// setDelete is delete(set, pid).
+func (c *Consumer) setDelete(pid ProducerID) {
+	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
+		s.present, s.el = false, AbortedTransaction{}
+	} else if _, in := c.set[pid]; in {
+		c.setOverflow--
+	}
+	delete(c.set, pid)
+}
+
+// setGet is set[pid]: a slot compare for the producers the slots speak
+// for, and the map only while some producer lives there alone.
+func (c *Consumer) setGet(pid ProducerID) (AbortedTransaction, bool) {
+	if s := &c.setSlot[uint64(pid)%setSlots]; s.valid && s.pid == pid {
+		return s.el, s.present
+	}
+	if c.setOverflow == 0 {
+		return AbortedTransaction{}, false
+	}
+	el, ok := c.set[pid]
+	return el, ok
+}
+
+func txnEntry(t *Txn) *AbortInfo {
+	if t == nil {
+		return nil
+	}
+	return t.Entry
+}
+
+// lookupAbort is Log.LookupAbort remembering its last answer: a Log's
+// entries do not change, and the batches of one aborted transaction come
+// one after another with the same aborted-list element, so a pass probes
+// the log-wide map once per aborted transaction rather than per batch.
+func (c *Consumer) lookupAbort(el AbortedTransaction) *AbortInfo {
+	m := &c.abortMemo
+	if m.log != c.Log || m.el != el {
+		m.log, m.el, m.info = c.Log, el, c.Log.LookupAbort(el.ProducerID, el.FirstOffset)
+	}
+	return m.info
+}
+
+// batchClass is what a batch's header alone says about its decision.
+type batchClass struct {
+	verdict, uncommitted Verdict
+	cause                Cause
+	is                   classBits
+}
+
+type classBits uint8
+
+const (
+	clV2            classBits = 1 << iota // magic 2: it may have a producer id
+	clTransactional                       // IsTransactional
+	clControl                             // IsControl
+	clAbortMarker                         // IsAbortMarker
+	clTxnCandidate                        // txnCandidate, but for the producer id
+	// clRCData: a read_committed data batch, whose verdict the aborted
+	// set may change.
+	clRCData
+)
+
+// classIndex packs the header bits a decision reads: the transactional and
+// control attributes, the magic, the control type, and whether the batch
+// has records (none, some, or a negative count no broker writes).
+func (b *Batch) classIndex() int {
+	f := int(b.flags)
+	k := f>>4&0x3 | f>>(flagMagicShift-2)&0xfc // attributes 0x10, 0x20; magic and control type
+	switch {
+	case b.Records == 0:
+		k |= 0x100
+	case b.Records < 0:
+		k |= 0x200
+	}
+	return k
+}
+
+// batchClasses, per isolation (ReadUncommitted, ReadCommitted) and
+// classIndex, are made by deciding a sample batch of each class the long
+// way (classify), so the table cannot disagree with the Batch methods.
+var batchClasses = func() (t [2][0x300]batchClass) {
+	for k := range 0x300 {
+		var b Batch
+		b.flags = uint16(k&0x3)<<4 | uint16(k&0xfc)<<(flagMagicShift-2)
+		switch k >> 8 {
+		case 0:
+			b.Records = 1
+		case 2:
+			b.Records = -1
+		}
+		if b.classIndex() != k {
+			panic("txnindex: batch class index does not round-trip")
+		}
+		b.ProducerID = 1
+		t[0][k] = classify(&b, ReadUncommitted)
+		t[1][k] = classify(&b, ReadCommitted)
+	}
+	return t
+}()
+
+// classify is the verdict of batch b by its header, before the aborted set
+// is consulted.
+func classify(b *Batch, iso Isolation) batchClass {
+	cl := batchClass{uncommitted: Delivered}
+	for _, f := range []struct {
+		bit classBits
+		is  bool
+	}{{clV2, b.Magic() >= 2}, {clTransactional, b.IsTransactional()}, {clControl, b.IsControl()},
+		{clAbortMarker, b.IsAbortMarker()}, {clTxnCandidate, txnCandidate(b)}} {
+		if f.is {
+			cl.is |= f.bit
+		}
+	}
+	switch {
+	case b.Records == 0 && b.Magic() >= 2:
+		cl.verdict, cl.cause = Missing, CauseGapEmptiedBatch
+		cl.uncommitted = Missing
+	case b.IsControl():
+		cl.verdict, cl.uncommitted = Control, Control
+		switch {
+		case b.IsCommitMarker():
+			cl.cause = CauseCommitMarker
+		case b.IsAbortMarker():
+			cl.cause = CauseAbortMarker
+		default:
+			cl.cause = CauseOtherControl
+		}
+	case b.Magic() < 2:
+		cl.verdict, cl.cause = Delivered, CauseLegacy
+	case iso != ReadCommitted:
+		cl.verdict, cl.cause = Delivered, CauseReadUncommitted
+	case !b.IsTransactional():
+		cl.verdict, cl.cause, cl.is = Delivered, CauseNonTransactional, cl.is|clRCData
+	default:
+		cl.verdict, cl.cause, cl.is = Delivered, CauseNotAborted, cl.is|clRCData
+	}
+	return cl
 }

@@ -282,6 +282,21 @@ func (l *Log) LookupAbort(pid ProducerID, firstOffset int64) *AbortInfo {
 	return l.abortByID[abortKey{pid, firstOffset}]
 }
 
+// abortKeysUnique reports whether no two served entries share a producer
+// and first offset, so that LookupAbort of a transaction's own entry's key
+// is that entry (AbortInfo.Txn and Txn.Entry link them): a decision pass
+// then takes an aborted batch's entry from its transaction instead of
+// probing abortByID, a map as large as the log's aborted transactions. A
+// hand-made or damaged .txnindex with duplicate keys makes the pass use
+// the map.
+func (l *Log) abortKeysUnique() bool {
+	n := 0
+	for _, eff := range l.effective {
+		n += len(eff)
+	}
+	return n == len(l.abortByID)
+}
+
 // SegmentOf returns the index of the segment holding offset off (the floor
 // segment by base offset), or -1 below the first.
 func (l *Log) SegmentOf(off int64) int {
