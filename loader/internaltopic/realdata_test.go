@@ -311,7 +311,7 @@ func TestRealEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := in.Evidence()
-	if ev.Coordinators == nil || !ev.HaveOffsets || ev.GroupsSource != "__consumer_offsets (2 partitions read)" || len(in.Damage()) != 0 {
+	if ev.Coordinators == nil || !ev.HaveOffsets || ev.GroupsSource != "2 partitions of __consumer_offsets" || len(in.Damage()) != 0 {
 		t.Fatalf("evidence %+v, damage %v", ev, in.Damage())
 	}
 	if ev := (&Internal{}).Evidence(); ev.Coordinators != nil || ev.HaveOffsets || ev.GroupsSource != "" {
