@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -118,7 +119,7 @@ var overviewKinds = []string{"delivered", "aborted", "pending", "commit", "abort
 // of the row's band within tol of its share of the row's offsets. It
 // returns the offsets per kind the pixels imply (each row's shares times
 // its offsets) and the offsets counted.
-func checkOverview(t *testing.T, rangeOf func(int) [2]float64, px func([]int) [][]map[string]float64, base string, xs []int, rowOf func(int64) int, tol float64) (map[string]float64, float64) {
+func checkOverview(t *testing.T, rangeOf func(int) [2]float64, px func([]int) [][]map[string]float64, base string, xs []int, rowOf func(int64) int, tol float64, pinned func(x, row int) bool) (map[string]float64, float64) {
 	t.Helper()
 	cols := px(xs)
 	implied, total := map[string]float64{}, 0.0
@@ -127,6 +128,12 @@ func checkOverview(t *testing.T, rangeOf func(int) [2]float64, px func([]int) []
 		rg := rangeOf(x)
 		truth := columnTruth(t, base, rg[0], rg[1], rowOf)
 		for r, kinds := range truth {
+			if pinned(x, r) {
+				// The outline of the transaction that pins the LSO is drawn
+				// over its batches, at least 2 px wide however few offsets
+				// they hold: a marker meant to be seen, not their mix.
+				continue
+			}
 			rowOff := 0.0
 			for _, v := range kinds {
 				rowOff += v
@@ -156,6 +163,22 @@ func checkOverview(t *testing.T, rangeOf func(int) [2]float64, px func([]int) []
 	}
 	t.Logf("largest difference between a kind's share of a column's band and of its offsets: %.3f (%s)", worst, worstAt)
 	return implied, total
+}
+
+// pinnedAt reports the pixel columns of a row that the pinning
+// transaction's outline covers (timeline-draw.js drawPinned: a 3 px stroke
+// around its batches, glow included).
+func pinnedAt(t *testing.T, ctx context.Context, rowOf func(int64) int) func(x, row int) bool {
+	p := eval[*struct {
+		Producer int64
+		Shown    bool
+		X0, X1   float64
+	}](t, ctx, `window.txnscope.pinned()`)
+	if p == nil || !p.Shown {
+		return func(int, int) bool { return false }
+	}
+	row := rowOf(p.Producer)
+	return func(x, r int) bool { return r == row && float64(x) >= p.X0-6 && float64(x) <= p.X1+6 }
 }
 
 // TestUIOverviewProportional: zoomed out on the 1M-batch demo, a pixel
@@ -203,7 +226,7 @@ func TestUIOverviewProportional(t *testing.T) {
 	for x := 6; x < w-6; x += (w - 12) / 40 {
 		xs = append(xs, x)
 	}
-	implied, total := checkOverview(t, rangeOf, px, base, xs, rowOf, 0.07)
+	implied, total := checkOverview(t, rangeOf, px, base, xs, rowOf, 0.07, pinnedAt(t, ctx, rowOf))
 	screenshot(t, ctx, "TestUIOverviewProportional")
 	// The columns are a sample of the whole log: the shares they draw are
 	// those of the counts shown for it (records; the demo is not
@@ -235,7 +258,7 @@ func TestUIOverviewProportional(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	checkOverview(t, rangeOf, px, base, xs, rowOf, 0.1)
+	checkOverview(t, rangeOf, px, base, xs, rowOf, 0.1, pinnedAt(t, ctx, rowOf))
 	for j, col := range px(xs) {
 		for r, pix := range col {
 			band := 0.0
