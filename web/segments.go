@@ -164,4 +164,31 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 	return wl, segmentStrip(segs, true, shown.BaseOffset), "", nil
 }
 
+// lsoWindow is the window of the segment holding the partition's last
+// stable offset, where the transaction that holds it begins: the page's
+// diagnosis and LSO sentence are drawn from it, whichever segment is
+// shown (the shown window alone would not see that transaction). It is
+// wl when the LSO is in the shown segment or at the log end.
+func (u *UI) lsoWindow(r *http.Request, id, topic string, p int32, strip *SegmentStrip, wl *txnindex.Log) *txnindex.Log {
+	sg, _ := u.cat.(Segmenter)
+	lso := wl.LastStableOffset
+	for _, c := range strip.Cells {
+		if c.BaseOffset <= lso && lso < c.NextOffset && !c.Current {
+			if l, err := sg.WindowLog(r.Context(), id, topic, p, c.BaseOffset); err == nil {
+				return l
+			}
+		}
+	}
+	return wl
+}
+
 func (s *SegmentStrip) windowedText() string { return strconv.FormatBool(s.Windowed) }
+
+// scope qualifies the summary's counts of a page that shows one
+// segment's window: they are that segment's.
+func (v TimelineView) scope() string {
+	if v.Strip != nil && v.Strip.Windowed {
+		return " in segment " + strconv.Itoa(v.Strip.Shown.Index+1)
+	}
+	return ""
+}

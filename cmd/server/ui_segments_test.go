@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,23 @@ func TestUISegmentWindows(t *testing.T) {
 			pending: +c.dataset.pending, control: +c.dataset.control, current: c.classList.contains("current"), title: c.title }))`)
 	}
 
+	// pinned checks that the LSO sentence and the diagnosis name the transaction a full load
+	// finds holding the LSO, though it begins in another segment than the
+	// one shown.
+	pinned := func() {
+		t.Helper()
+		h := full.LSOHolder()
+		if h == nil {
+			t.Fatal("the generated partition has no transaction holding the LSO")
+		}
+		for sel, want := range map[string]string{"pinned": fmt.Sprintf("producer %d from offset %d", h.ProducerID, h.FirstOffset),
+			"diagnosis": fmt.Sprintf("Pinned by producer %d, epoch %d, whose transaction began at offset %d", h.ProducerID, h.ProducerEpoch, h.FirstOffset)} {
+			if got := eval[string](t, ctx, `document.querySelector('[data-testid="`+sel+`"]').textContent`); !strings.Contains(strings.Join(strings.Fields(got), " "), want) {
+				t.Errorf("%s: %q does not name %q", sel, got, want)
+			}
+		}
+	}
+
 	// The default window: the last segment.
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -106,6 +124,7 @@ func TestUISegmentWindows(t *testing.T) {
 		}
 	}
 	counted(ov.Segments[len(ov.Segments)-1])
+	pinned()
 
 	// Clicking the third cell shows its window.
 	k := 2
@@ -117,5 +136,6 @@ func TestUISegmentWindows(t *testing.T) {
 		t.Errorf("after the click, cell %d is not highlighted", k)
 	}
 	counted(ov.Segments[k])
+	pinned()
 	screenshot(t, ctx, "TestUISegmentWindows")
 }
