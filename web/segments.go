@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -135,8 +136,14 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 		return l, nil, "", nil
 	}
 	segs, whole, ok, err := sg.Segments(r.Context(), id, topic, p)
-	if !ok || err != nil || len(segs) == 0 {
-		return l, nil, "", err
+	if err != nil {
+		// The page as it was without the strip: the whole log, or the
+		// tail of one whose load was refused.
+		slog.Warn("web: segment summaries", "source", id, "topic", topic, "partition", p, "err", err)
+		return l, nil, "", nil
+	}
+	if !ok || len(segs) == 0 {
+		return l, nil, "", nil
 	}
 	if whole {
 		return l, segmentStrip(segs, false, -1), "", nil
