@@ -26,10 +26,10 @@ type SegmentSummary struct {
 // segment (package segsum, wired by the server).
 type Segmenter interface {
 	// Segments lists the partition's segments; ok is false when it is not
-	// a partition directory. whole is false when the partition is too
-	// large to be loaded whole (over --max-source-bytes): its page then
-	// shows one segment's window at a time.
-	Segments(ctx context.Context, id, topic string, partition int32) (segs []SegmentSummary, whole, ok bool, err error)
+	// a partition directory. refused, when set, says why the partition
+	// was not loaded whole (over --max-source-bytes): its page then shows
+	// one segment's window at a time.
+	Segments(ctx context.Context, id, topic string, partition int32) (segs []SegmentSummary, refused string, ok bool, err error)
 	// WindowLog is the log of the window of the segment at base: its
 	// batches replayed from the producer state at its start and bounded
 	// by the whole log, whose decisions are those of a full pass.
@@ -65,7 +65,8 @@ type SegmentPart struct {
 
 // segmentStrip draws segs; shown is the base offset of the window shown
 // (-1: the whole partition is shown).
-func segmentStrip(segs []SegmentSummary, windowed bool, shown int64) *SegmentStrip {
+func segmentStrip(segs []SegmentSummary, refused string, shown int64) *SegmentStrip {
+	windowed := refused != ""
 	if len(segs) == 0 {
 		return nil
 	}
@@ -100,7 +101,7 @@ func segmentStrip(segs []SegmentSummary, windowed bool, shown int64) *SegmentStr
 		s.Cells = append(s.Cells, c)
 	}
 	if windowed {
-		s.Note = "This partition is too large to load whole: the timeline shows segment " + strconv.Itoa(s.Shown.Index+1) + " of " +
+		s.Note = refused + "; the timeline shows segment " + strconv.Itoa(s.Shown.Index+1) + " of " +
 			strconv.Itoa(len(segs)) + " (" + s.Shown.Name + "), decided from the state the segments before it end in; click a segment to show another."
 	} else {
 		s.Note = plural(len(segs), "segment", "segments") + "; click one to zoom to it."
@@ -135,7 +136,7 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 	if !ok {
 		return l, nil, "", nil
 	}
-	segs, whole, ok, err := sg.Segments(r.Context(), id, topic, p)
+	segs, refused, ok, err := sg.Segments(r.Context(), id, topic, p)
 	if err != nil {
 		// The page as it was without the strip: the whole log, or the
 		// tail of one whose load was refused.
@@ -145,8 +146,8 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 	if !ok || len(segs) == 0 {
 		return l, nil, "", nil
 	}
-	if whole {
-		return l, segmentStrip(segs, false, -1), "", nil
+	if refused == "" {
+		return l, segmentStrip(segs, "", -1), "", nil
 	}
 	q := r.URL.Query()
 	shown := segs[len(segs)-1]
@@ -168,7 +169,7 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return wl, segmentStrip(segs, true, shown.BaseOffset), "", nil
+	return wl, segmentStrip(segs, refused, shown.BaseOffset), "", nil
 }
 
 // lsoWindow is the window of the segment holding the partition's last

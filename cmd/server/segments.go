@@ -140,10 +140,10 @@ type segWebCatalog struct {
 
 var _ web.Segmenter = segWebCatalog{}
 
-func (c segWebCatalog) Segments(ctx context.Context, id, topic string, partition int32) ([]web.SegmentSummary, bool, bool, error) {
+func (c segWebCatalog) Segments(ctx context.Context, id, topic string, partition int32) ([]web.SegmentSummary, string, bool, error) {
 	v, ok, err := c.segs.Overview(ctx, id, topic, partition)
 	if !ok || err != nil {
-		return nil, false, false, err
+		return nil, "", false, err
 	}
 	o := v.(*segsum.Overview)
 	out := make([]web.SegmentSummary, len(o.Segments))
@@ -151,20 +151,23 @@ func (c segWebCatalog) Segments(ctx context.Context, id, topic string, partition
 		out[i] = web.SegmentSummary{Name: x.Name, BaseOffset: x.BaseOffset, NextOffset: x.NextOffset,
 			Delivered: x.NonTransactional + x.Committed, Aborted: x.Aborted, Pending: x.Open, Control: x.Control}
 	}
-	return out, !refused(c.find(id, topic, partition)), true, nil
+	return out, refused(c.find(id, topic, partition)), true, nil
 }
 
-// refused reports whether src is a log directory's partition whose full
-// load was refused (over --max-source-bytes or --max-source-batches): its
-// page shows one segment's window at a time.
-func refused(src *source) bool {
+// refused says why src, a log directory's partition, was not loaded whole
+// (over --max-source-bytes or --max-source-batches): its page shows one
+// segment's window at a time. "" for every other source.
+func refused(src *source) string {
 	if src == nil || src.lazy == nil {
-		return false
+		return ""
 	}
 	lz := src.lazy
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
-	return lz.full == nil && lz.err != nil
+	if lz.full == nil && lz.err != nil {
+		return lz.err.Error()
+	}
+	return ""
 }
 
 func (c segWebCatalog) WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error) {
