@@ -139,3 +139,24 @@ func TestUISegmentWindows(t *testing.T) {
 	pinned()
 	screenshot(t, ctx, "TestUISegmentWindows")
 }
+
+// TestSegmentStripWhole: a partition directory loaded whole has the strip
+// too, a cell per segment whose link zooms the full timeline to the
+// segment's offsets (?from=&to=), and no window.
+func TestSegmentStripWhole(t *testing.T) {
+	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 64 << 10, TotalBytes: 256 << 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--load", st.Dir, "--summary-cache-dir", t.TempDir())
+	resp, body := do(t, "GET", s.url("/sources/load1/partitions/bench/0"), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("page: %s", resp.Status)
+	}
+	if n := strings.Count(body, `data-testid="segment-cell"`); n != len(st.Segments) {
+		t.Errorf("%d cells, %d segments", n, len(st.Segments))
+	}
+	if !strings.Contains(body, `href="?from=0&amp;to=`) || strings.Contains(body, "segment=") || strings.Contains(body, `class="segment-cell current"`) {
+		t.Errorf("the strip of a whole partition should zoom, not open windows")
+	}
+}
