@@ -160,3 +160,55 @@ func TestSegmentStripWhole(t *testing.T) {
 		t.Errorf("the strip of a whole partition should zoom, not open windows")
 	}
 }
+
+// TestWindowLogStreamEqualsFullPass: what the stream of a windowed page
+// decides (the window log's own Decisions, as api's stream plays it, with
+// the page's default position) equals a full load's decisions over the
+// segment's offsets, decision by decision, for every segment and both
+// isolation levels.
+func TestWindowLogStreamEqualsFullPass(t *testing.T) {
+	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 64 << 10, TotalBytes: 640 << 10, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := loadinput.Open(st.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := ld.Partitions[0].Log
+	store, err := segsum.Open(st.Dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := store.Overview(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type dec struct {
+		From, To int64
+		Verdict  txnindex.Verdict
+		Cause    txnindex.Cause
+	}
+	in := func(l *txnindex.Log, o txnindex.ConsumeOptions, from, next int64) []dec {
+		var out []dec
+		for d := range l.Decisions(o) {
+			if d.From >= from && d.From < next {
+				out = append(out, dec{d.From, d.To, d.Verdict, d.Cause})
+			}
+		}
+		return out
+	}
+	for _, iso := range []txnindex.Isolation{txnindex.ReadCommitted, txnindex.ReadUncommitted} {
+		o := txnindex.ConsumeOptions{From: -1, Isolation: iso}
+		for k, x := range ov.Segments {
+			w, err := store.Window(context.Background(), k, txnindex.ConsumeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := in(w.Log, o, x.BaseOffset, x.NextOffset), in(full, o, x.BaseOffset, x.NextOffset)
+			if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("isolation %v, segment %s: %d decisions, the full load %d\nwindow %.300v\nfull   %.300v", iso, x.Name, len(got), len(want), got, want)
+			}
+		}
+	}
+}
