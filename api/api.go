@@ -199,6 +199,9 @@ func (a *API) partition(r *http.Request) (id string, l *txnindex.Log, err error)
 	if perr != nil {
 		return "", nil, badRequest("partition %q is not a number", r.PathValue("partition"))
 	}
+	if l, err := a.windowLog(r, id, topic, int32(p)); l != nil || err != nil {
+		return id, l, err // one segment's window (segments.go)
+	}
 	l, ok := a.cat.Log(id, topic, int32(p))
 	if !ok {
 		return "", nil, notFound("no partition %s-%d in source %q", topic, p, id)

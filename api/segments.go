@@ -26,6 +26,50 @@ type Segmented interface {
 		f func(l *txnindex.Log, d *txnindex.Decision) bool) (ok bool, err error)
 }
 
+// SegmentLogs is a Segmented that also hands out the log of one segment's
+// window, for the pages of a partition too large to load whole: the
+// stream and the REST routes of a request naming a segment (the
+// …/segments/{segment}/… routes, or ?segment= on the stream) serve that
+// window's log instead of the catalog's.
+type SegmentLogs interface {
+	WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error)
+}
+
+// segmentOf is the base offset of the segment r names, ok false when it
+// names none.
+func segmentOf(r *http.Request) (int64, bool, error) {
+	s := r.PathValue("segment")
+	if s == "" {
+		s = r.URL.Query().Get("segment")
+	}
+	if s == "" {
+		return 0, false, nil
+	}
+	b, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || b < 0 {
+		return 0, false, badRequest("segment %q is not a base offset", s)
+	}
+	return b, true, nil
+}
+
+// windowLog is the log of the segment window r names, nil when it names
+// none.
+func (a *API) windowLog(r *http.Request, id, topic string, p int32) (*txnindex.Log, error) {
+	base, ok, err := segmentOf(r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	sl, _ := a.segmented.(SegmentLogs)
+	if sl == nil {
+		return nil, notFound("segment views are not enabled")
+	}
+	l, err := sl.WindowLog(r.Context(), id, topic, p, base)
+	if err != nil {
+		return nil, notFound("partition %s-%d of source %q: %v", topic, p, id, err)
+	}
+	return l, nil
+}
+
 // SetSegmented enables the segment routes over s.
 func (a *API) SetSegmented(s Segmented) { a.segmented = s }
 

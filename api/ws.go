@@ -80,8 +80,11 @@ func (a *API) Stream() http.Handler {
 		defer a.active.Add(-1)
 		c := &wsConn{a: a, conn: conn, tc: tc, id: id, l: l, opts: o, vp: vp,
 			wake: make(chan struct{}, 1), send: make(chan []byte, sendQueue), readDone: make(chan struct{})}
-		var unsub func()
-		c.changed, unsub = a.subscribe(id, l) // live partitions (live.go)
+		unsub := func() {}
+		if _, seg, _ := segmentOf(r); !seg {
+			// Live partitions (live.go); a segment's window does not change.
+			c.changed, unsub = a.subscribe(id, l)
+		}
 		defer unsub()
 		go c.readPump()
 		c.writePump()

@@ -80,9 +80,10 @@ type TimelineView struct {
 	WSPath, APIPath      string
 	Assets               Assets
 	Chrome               chromeKind
-	Data                 string   // the export's embedded data (HTML-safe JSON), or ""
-	Problems             []string // what the loader could not read (Source.Problems)
-	Origin               string   // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
+	Data                 string        // the export's embedded data (HTML-safe JSON), or ""
+	Problems             []string      // what the loader could not read (Source.Problems)
+	Origin               string        // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
+	Strip                *SegmentStrip // a partition directory's segments (segments.go); nil for other sources
 }
 
 // LaneView is one row of the timeline: a transactional producer's lane, the

@@ -146,9 +146,29 @@ func (u *UI) Timeline() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		// A partition directory: the segment strip, and for one too
+		// large to load whole, one segment's window (segments.go).
+		l, strip, redirect, err := u.segmentWindow(r, id, topic, int32(p), l)
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case redirect != "":
+			http.Redirect(w, r, redirect, http.StatusFound)
+			return
+		}
 		v := timelineView(id, title, l)
 		v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
-		v.Diag = diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)
+		dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
+		if v.Strip = strip; strip != nil && strip.Windowed {
+			seg := strconv.FormatInt(strip.Shown.BaseOffset, 10)
+			v.WSPath += "?segment=" + seg
+			v.APIPath += "/segments/" + seg
+			v.Problems = nil // why the tail was shown: the window replaces it
+			dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
+			v.Pinned = timelineView(id, title, dl).Pinned
+		}
+		v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
 		render(w, r, TimelinePage(v))
 	})
 }

@@ -34,10 +34,17 @@ type routeOptions struct {
 	// now is the pages' clock (web.UI.Now); nil is time.Now. Only the
 	// browser tests set it.
 	now func() time.Time
+	// segs draws partition directories segment by segment (segments.go);
+	// nil: no strip, no windows.
+	segs *segStores
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
-	ui := web.New(webCatalog{cat})
+	var wc web.Catalog = webCatalog{cat}
+	if o.segs != nil {
+		wc = segWebCatalog{webCatalog{cat}, o.segs} // the segment strip and windows (segments.go)
+	}
+	ui := web.New(wc)
 	ui.UploadLimit = o.upload.MaxBytes
 	ui.Now = o.now
 	r := chi.NewRouter()
@@ -89,12 +96,18 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/sources", a.Sources().ServeHTTP)
 		r.Get("/sources/{id}/partitions", a.Partitions().ServeHTTP)
-		r.Route("/sources/{id}/partitions/{topic}/{partition}", func(r chi.Router) {
+		partition := func(r chi.Router) {
 			r.Get("/decisions", a.Decisions().ServeHTTP)
 			r.Get("/counts", a.Counts().ServeHTTP)
 			r.Get("/batches/{offset}", a.Batch().ServeHTTP)
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
+		}
+		r.Route("/sources/{id}/partitions/{topic}/{partition}", func(r chi.Router) {
+			partition(r)
+			// The same routes over one segment's window, for the page
+			// of a partition too large to load whole (api.SegmentLogs).
+			r.Route("/segments/{segment}", partition)
 			// A partition directory drawn segment by segment
 			// (api/segments.go, segments.go): its overview from
 			// per-segment summaries, and an offset window's decisions

@@ -24,8 +24,8 @@ import (
 // TestLimitsAtLoad: --max-sources refuses a --load with an error naming
 // the path and the flag (exit 1); --max-source-bytes and
 // --max-source-batches refuse a partition directory at start, and a log
-// directory's partition when it is opened (its page then shows the tail
-// and says why); the defaults load it.
+// directory's partition when it is opened (its page then shows one
+// segment's window, ui_segments_test.go, and says why); the defaults load it.
 func TestLimitsAtLoad(t *testing.T) {
 	dir := buildDemoDir(t)
 	pdir := filepath.Join(dir, "demo-interleaved-0")
@@ -51,11 +51,15 @@ func TestLimitsAtLoad(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, over --max-source-batches 8: not opened in full; the timeline shows the tail only"},
-		{[]string{"--max-source-bytes", "1000"}, "bytes of files, over --max-source-bytes 1000: not opened in full"},
+		{[]string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, over --max-source-batches 8: not opened in full; the timeline shows segment"},
+		{[]string{"--max-source-bytes", "1000"}, "bytes of files, over --max-source-bytes 1000: not opened in full; the timeline shows segment"},
 	} {
 		s := startServe(t, append([]string{"--load", dir}, c.flags...)...)
-		if resp, body := do(t, "GET", s.url("/sources/load1/partitions/demo-interleaved/0"), nil); resp.StatusCode != 200 || !strings.Contains(body, c.want) {
+		resp, body := do(t, "GET", s.url("/sources/load1/partitions/demo-interleaved/0"), nil)
+		if resp.StatusCode == http.StatusFound { // to the last segment's window
+			resp, body = do(t, "GET", s.url(resp.Header.Get("Location")), nil)
+		}
+		if resp.StatusCode != 200 || !strings.Contains(body, c.want) {
 			t.Errorf("%v: %s, page lacks %q", c.flags, resp.Status, c.want)
 		}
 		s.stop(t)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +13,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
 )
 
 // segStores serves the segment routes (api.Segmented) of every source
@@ -92,4 +96,80 @@ func (s *segStores) Decisions(ctx context.Context, id, topic string, partition i
 		return err != nil, err
 	}
 	return true, st.Decisions(ctx, from, to, o, func(w *segsum.Window, d *txnindex.Decision) bool { return f(w.Log, d) })
+}
+
+// segmentIndex is the index of the segment at base in st.
+func segmentIndex(ctx context.Context, st *segsum.Store, base int64) (int, error) {
+	sums, _, err := st.Summaries(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for k := range sums {
+		if sums[k].BaseOffset == base {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("no segment at offset %d", base)
+}
+
+// WindowLog is api.SegmentLogs' and web.Segmenter's: the log of the
+// segment at base, scanned into the LRU (its decisions equal a full
+// pass's, segsum's TestWindowsEqualFullPass).
+func (s *segStores) WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error) {
+	st, err := s.store(id, topic, partition)
+	if st == nil || err != nil {
+		return nil, cmp.Or(err, errors.New("not a partition directory"))
+	}
+	k, err := segmentIndex(ctx, st, base)
+	if err != nil {
+		return nil, err
+	}
+	w, err := st.Window(ctx, k, txnindex.ConsumeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return w.Log, nil
+}
+
+// segWebCatalog is the pages' catalog with the segment strip
+// (web.Segmenter).
+type segWebCatalog struct {
+	webCatalog
+	segs *segStores
+}
+
+var _ web.Segmenter = segWebCatalog{}
+
+func (c segWebCatalog) Segments(ctx context.Context, id, topic string, partition int32) ([]web.SegmentSummary, string, bool, error) {
+	v, ok, err := c.segs.Overview(ctx, id, topic, partition)
+	if !ok || err != nil {
+		return nil, "", false, err
+	}
+	o := v.(*segsum.Overview)
+	out := make([]web.SegmentSummary, len(o.Segments))
+	for i, x := range o.Segments {
+		out[i] = web.SegmentSummary{Name: x.Name, BaseOffset: x.BaseOffset, NextOffset: x.NextOffset,
+			Delivered: x.NonTransactional + x.Committed, Aborted: x.Aborted, Pending: x.Open, Control: x.Control}
+	}
+	return out, refused(c.find(id, topic, partition)), true, nil
+}
+
+// refused says why src, a log directory's partition, was not loaded whole
+// (over --max-source-bytes or --max-source-batches): its page shows one
+// segment's window at a time. "" for every other source.
+func refused(src *source) string {
+	if src == nil || src.lazy == nil {
+		return ""
+	}
+	lz := src.lazy
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full == nil && lz.err != nil {
+		return lz.err.Error()
+	}
+	return ""
+}
+
+func (c segWebCatalog) WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error) {
+	return c.segs.WindowLog(ctx, id, topic, partition, base)
 }

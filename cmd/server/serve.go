@@ -111,7 +111,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *maxMemory <= 0 {
 		return usagef("--max-memory must be positive, not %d", *maxMemory)
 	}
-	a.SetSegmented(newSegStores(cat, *maxMemory, *sumCache)) // segments.go
+	ro.segs = newSegStores(cat, *maxMemory, *sumCache) // segments.go: the segment routes and the pages' strip
+	a.SetSegmented(ro.segs)
 	srv := hard.server(routesWith(cat, a, ro))
 	// Websockets are hijacked: Shutdown does not wait for them, so tell
 	// the streams to close.
