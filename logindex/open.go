@@ -38,7 +38,7 @@ func (x *Index) Open(ctx context.Context, e *Entry, lim Limits) (*loader.Partiti
 			}
 		}
 		if total > lim.MaxBytes {
-			return nil, nil, fmt.Errorf("%s holds %d bytes of files, over %s %d: not opened in full", e.Name, total, lim.BytesFlag, lim.MaxBytes)
+			return nil, nil, fmt.Errorf("%s holds %s of files, over %s %d: not opened in full", e.Name, txnindex.Plural(total, "byte", "bytes"), lim.BytesFlag, lim.MaxBytes)
 		}
 	}
 	p, err := loader.OpenPartitionContext(ctx, e.Dir, loader.DefaultScanOptions)
