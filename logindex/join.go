@@ -183,11 +183,11 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 			txnWhole && txns.Covers(internaltopic.DefaultTransactionStatePartitions))
 		read = append(read, fmt.Sprintf("%s of %s", txnindex.Plural(len(txns.Partitions), "partition", "partitions"), internaltopic.TransactionStateTopic))
 	}
-	j.Read = fmt.Sprintf("%s, %s read", strings.Join(read, " and "), mib(total))
+	j.Read = fmt.Sprintf("%s, %s read", strings.Join(read, " and "), txnindex.Bytes(total))
 	var notes []string
 	if len(cut) > 0 {
 		notes = append(notes, fmt.Sprintf("only the newest segments of %s were read (%s): the join reads at most %s of the internal topics; a consumer group or transactional id whose last record is older is not shown",
-			txnindex.Plural(len(cut), "internal partition", "internal partitions"), listSome(cut), mib(budget)))
+			txnindex.Plural(len(cut), "internal partition", "internal partitions"), listSome(cut), txnindex.Bytes(budget)))
 	}
 	if len(unread) > 0 {
 		notes = append(notes, fmt.Sprintf("%s not read (%s): their groups and transactional ids are not shown",
@@ -259,18 +259,4 @@ func listSome(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:show], ", ") + fmt.Sprintf(" and %d more", len(names)-show)
-}
-
-// mib is a byte count for a reader, as the diagnosis' replay line writes
-// them: "12.3 MiB", "2.1 KiB", "90 B".
-func mib(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -1,6 +1,9 @@
 package txnindex
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // The one format of counts in text (issue 21: "1 offset", "1 batch",
 // "1,234,567 records", CLI included): every CLI text printer and the
@@ -36,4 +39,18 @@ func Plural[N ~int | ~int32 | ~int64](n N, one, many string) string {
 		return Count(int64(n)) + " " + one
 	}
 	return Count(int64(n)) + " " + many
+}
+
+// Bytes is a byte count for a reader, in binary units to one decimal:
+// "12.3 MiB", "2.1 KiB", "90 B" (the replay line, the lazy join's note).
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -39,19 +39,7 @@ func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapsh
 func (r *ReplayReport) Line() string {
 	if r.Mode == ReplaySnapshot {
 		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s), producer state seeded from %s: %s",
-			r.FromOffset, r.SegmentsRead, r.Segments, fmtBytes(r.BytesRead), fmtBytes(r.Bytes), r.Snapshot, r.Reason)
+			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), r.Snapshot, r.Reason)
 	}
-	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, fmtBytes(r.Bytes), r.Reason)
-}
-
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, Bytes(r.Bytes), r.Reason)
 }
