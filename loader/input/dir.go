@@ -17,11 +17,7 @@ func openDir(ctx context.Context, path string) (*Contents, error) {
 			if err != nil {
 				return nil, err
 			}
-			c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
-			for _, d := range p.Damage {
-				c.Problems = append(c.Problems, d)
-			}
-			return c, nil
+			return partitionContents(p), nil
 		}
 	}
 	d, err := loader.OpenLogDirContext(ctx, path, loader.DefaultScanOptions)
@@ -59,4 +55,14 @@ func openDir(ctx context.Context, path string) (*Contents, error) {
 		return nil, fmt.Errorf("%s: no partition to load: want <topic>-<partition> directories holding .log segments", path)
 	}
 	return c, nil
+}
+
+// partitionContents is what a partition directory read whole or from its
+// tail holds: the partition, its log and its damage as problems.
+func partitionContents(p *loader.Partition) *Contents {
+	c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
+	for _, d := range p.Damage {
+		c.Problems = append(c.Problems, d)
+	}
+	return c
 }

@@ -32,9 +32,5 @@ func OpenTail(ctx context.Context, path string, position int64) (*Contents, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
-	for _, d := range p.Damage {
-		c.Problems = append(c.Problems, d)
-	}
-	return c, nil
+	return partitionContents(p), nil
 }
