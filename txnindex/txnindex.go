@@ -239,6 +239,20 @@ func (f BatchFields) Batch() Batch {
 	return b
 }
 
+// SetV2Header stores the packed fields of a magic 2 batch header (no
+// control type, no coordinator epoch yet) in one write each: the loader's
+// header scan fills millions of batches in place with it, where building
+// them through BatchFields and the setters cost a tenth of the scan.
+func (b *Batch) SetV2Header(attributes int16, lastOffsetDelta int32, position int64, baseSequence int32) {
+	if position < 0 || position > math.MaxInt32 {
+		position = -1
+	}
+	b.flags = uint16(uint8(attributes)) | 2<<flagMagicShift | uint16(ControlNone+2)<<flagControlShift
+	b.position = int32(position)
+	b.lastOffsetDelta = lastOffsetDelta
+	b.seq = baseSequence
+}
+
 // Fields unpacks b.
 func (b *Batch) Fields() BatchFields {
 	return BatchFields{
