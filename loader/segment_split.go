@@ -2,9 +2,11 @@ package loader
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -25,24 +27,12 @@ import (
 // second core saves.
 const minSplitPart = 16 << 20
 
-// minSplitSpacing is the least mean distance between .index entries at
-// which a segment is cut. The broker writes an entry at the first batch
-// past every index.interval.bytes (4 KiB), so the spacing is about the batch
-// size for batches above 4 KiB and 4-5 KiB below. Cutting costs a copy of
-// every batch of the parts after the first into the shared slice (fresh
-// memory written twice), and with small batches that cost more CPU than the
-// second core saved: at 1 KiB batches 0.49 s against 0.31 s on one core,
-// and 4 KiB slower too, while 64 KiB batches gained (0.51x against 0.63x
-// cat on one core at load 25; scripts/bench-scan-batches.sh).
-const minSplitSpacing = 16 << 10
-
 // splitPoints returns up to parts-1 cut positions inside (0, size), from
 // the .index entries closest above size*i/parts, strictly increasing. None
-// when the segment is too small to be worth splitting, its batches are
-// small (minSplitSpacing) or it has no index.
+// when the segment is too small to be worth splitting or it has no index.
 func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
 	parts = min(parts, int(size/minSplitPart))
-	if parts < 2 || len(idx) == 0 || size/int64(len(idx)) < minSplitSpacing {
+	if parts < 2 || len(idx) == 0 {
 		return nil
 	}
 	var cuts []int64
@@ -66,32 +56,48 @@ func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
 
 // scanParts is scanSegmentContext's walk of the file f describes, cut at
 // cuts (strictly increasing, inside the file) and walked on a goroutine per
-// part, then joined. The first part appends to into, sized for the whole
-// segment and the after bytes still to come; the others to their own
-// slices, copied behind it.
+// part, then joined.
+//
+// Each part writes its batches straight into its own region of one slice
+// (partRegions), sized from the mean batch size of a sample at the part's
+// start; the join then moves each region down behind the one before with a
+// memmove in memory already touched. Scanning each part into a slice of its
+// own and copying it behind the first wrote every batch of the later parts
+// twice into fresh memory, which on small batches cost more than the second
+// core saved (1.35M batches of 1 KiB: 86 MB, and on this VM the kernel's
+// zeroing of fresh pages costs as much as the copy from the page cache).
+// A part that outgrows its region moves to a slice of its own (scanner.slot)
+// and the join copies everything once into an exact slice.
 func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnindex.Batch, before, after int64, cuts []int64) ([]txnindex.Batch, error) {
 	size := f.Size
 	starts := append([]int64{0}, cuts...)
 	ends := append(cuts[:len(cuts):len(cuts)], size)
+	start := len(into)
+	out, offs := partRegions(r, into, starts, ends, after)
 	parts := make([]scanner, len(starts))
 	errs := make([]error, len(starts))
 	var wg sync.WaitGroup
 	for i := range parts {
 		s := &parts[i]
 		*s = scanner{name: f.Name, w: window{r: r, size: ends[i], fill: scanFill}, opts: f.Options, ctx: ctx, pos: starts[i]}
-		if i == 0 {
-			s.batches, s.before, s.after = into, before, size-ends[0]+after
-		} else {
-			// add sizes the slice from the bytes walked so far
-			// (before + pos): here only this part's.
-			s.before = -starts[i]
+		// slot sizes an outgrown region from the bytes walked so far
+		// (before + pos): here only this part's.
+		s.before = -starts[i]
+		if out != nil {
+			s.batches = out[offs[i]:offs[i]:offs[i+1]]
 		}
 		wg.Go(func() { errs[i] = s.scan() })
 	}
 	wg.Wait()
 
-	start := len(into)
-	out := into
+	// While inPlace, out is the slice of the regions and out[:cur] the
+	// parts joined so far, moved down; the regions after cur are as their
+	// parts left them.
+	inPlace := out != nil
+	if !inPlace {
+		out = into
+	}
+	cur := start
 	var damage []*FormatError
 	var last int64
 	var haveLast bool
@@ -117,7 +123,7 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 			// (or real), offsets going backwards at the cut, an
 			// error reading: the single walk decides what they are.
 			t := scanner{name: f.Name, w: window{r: r, size: size, fill: scanFill}, opts: f.Options, ctx: ctx,
-				pos: starts[i], batches: out, before: before, after: after, lastOffset: last, haveLast: haveLast}
+				pos: starts[i], batches: out[:cur], before: before, after: after, lastOffset: last, haveLast: haveLast}
 			if err := t.scan(); err != nil {
 				return into, err
 			}
@@ -125,19 +131,105 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 			f.Batches = out[start:len(out):len(out)]
 			return out, nil
 		}
-		if i == 0 {
-			out = s.batches
-		} else {
-			out = appendBatches(out, s.batches)
+		n := len(s.batches)
+		switch {
+		case inPlace && (n == 0 || unsafe.SliceData(s.batches) == &out[offs[i]]):
+			// A memmove down (cur <= offs[i]): the regions after
+			// this one are not reached.
+			copy(out[cur:cur+n], s.batches)
+			cur += n
+		default:
+			if inPlace {
+				// The part outgrew its region (the sample misjudged
+				// it): join the rest by copying, once, into a slice
+				// sized for it.
+				joined := makeBatches(cur, cur+totalLen(parts[i:])+int(after/minBatchBytes/32))
+				copy(joined, out[:cur])
+				out, inPlace = joined, false
+			}
+			out = appendBatches(out[:cur], s.batches)
+			cur = len(out)
 		}
 		damage = append(damage, s.damage...)
 		if s.haveLast {
 			last, haveLast = s.lastOffset, true
 		}
 	}
+	out = out[:cur]
 	f.Damage, f.ValidBytes = damage, parts[len(parts)-1].pos
-	f.Batches = out[start:len(out):len(out)]
+	f.Batches = out[start:cur:cur]
 	return out, nil
+}
+
+// totalLen is the number of batches the scanners hold.
+func totalLen(parts []scanner) int {
+	n := 0
+	for i := range parts {
+		n += len(parts[i].batches)
+	}
+	return n
+}
+
+// partRegions lays out one slice for the parts [starts[i], ends[i]) of a
+// segment: into's batches, then a region per part of its estimated batch
+// count plus 3% (as scanner.slot estimates), then room for the after bytes
+// of later segments at the mean size. offs[i] is part i's first slot and
+// offs[i+1] its end. A part's estimate is its bytes over the mean batch size
+// of the first 64 KiB at its start (sampleMean). It returns a nil slice,
+// and the parts then fill slices of their own, when a sample finds no
+// batches.
+func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, after int64) ([]txnindex.Batch, []int) {
+	offs := make([]int, len(starts)+1)
+	offs[0] = len(into)
+	var bytes, count int64
+	for i := range starts {
+		m := sampleMean(r, starts[i], ends[i])
+		if m <= 0 {
+			return nil, nil
+		}
+		est := int((ends[i] - starts[i]) / m)
+		offs[i+1] = offs[i] + est + est/32 + 64
+		bytes += ends[i] - starts[i]
+		count += int64(est)
+	}
+	need := offs[len(starts)]
+	if after > 0 {
+		est := int(after / max(bytes/max(count, 1), minBatchBytes))
+		need += est + est/32 + 64
+	}
+	out := into
+	if cap(into) < need {
+		out = makeBatches(len(into), need)
+		copy(out, into)
+	}
+	return out[:cap(out)], offs
+}
+
+// sampleBytes is how much of a part sampleMean reads: a few dozen batches
+// of even 1 KiB, one read.
+const sampleBytes = 64 << 10
+
+// sampleMean is the mean size of the whole batches in the first
+// sampleBytes of [start, end), following the size fields only; 0 when
+// there is none (a damaged header, a batch larger than the sample: the
+// parts then grow their own slices).
+func sampleMean(r io.ReaderAt, start, end int64) int64 {
+	buf := make([]byte, min(end-start, sampleBytes))
+	n, _ := r.ReadAt(buf, start)
+	buf = buf[:n]
+	var pos, count int64
+	for pos+logOverhead <= int64(len(buf)) {
+		length := int64(int32(binary.BigEndian.Uint32(buf[pos+8:])))
+		if length < recordOverheadV0 || pos+logOverhead+length > int64(len(buf)) {
+			break
+		}
+		pos += logOverhead + length
+		count++
+	}
+	if count == 0 {
+		return 0
+	}
+	return pos / count
 }
 
 // appendBatches is append that grows dst, when it must, to exactly what it

@@ -162,7 +162,7 @@ func TestSplitScanEqualsSequential(t *testing.T) {
 func TestSplitPoints(t *testing.T) {
 	const size = 8 * minSplitPart
 	var idx []txnindex.IndexEntry
-	const spacing = minSplitSpacing + 17
+	const spacing = 16<<10 + 17
 	for p := int64(0); p < size; p += spacing {
 		idx = append(idx, txnindex.IndexEntry{Offset: p, Position: p})
 	}
@@ -182,13 +182,14 @@ func TestSplitPoints(t *testing.T) {
 	if c := splitPoints(nil, size, 4); c != nil {
 		t.Errorf("no index, cuts %v", c)
 	}
-	// Small batches: an entry every 4 KiB or so.
+	// Small batches: an entry every 4 KiB or so, cut too (the parts
+	// write into regions of one slice, scanParts).
 	var small []txnindex.IndexEntry
 	for p := int64(0); p < size; p += 4113 {
 		small = append(small, txnindex.IndexEntry{Offset: p, Position: p})
 	}
-	if c := splitPoints(small, size, 4); c != nil {
-		t.Errorf("entries 4 KiB apart (small batches) cut at %v, want no cut", c)
+	if c := splitPoints(small, size, 4); len(c) != 3 {
+		t.Errorf("entries 4 KiB apart (small batches) cut at %v, want 3 cuts", c)
 	}
 	// A damaged index: positions out of order or past the end give no
 	// cut out of order or outside the file.
@@ -199,6 +200,51 @@ func TestSplitPoints(t *testing.T) {
 			t.Fatalf("damaged index: cuts %v", splitPoints(bad, size, 4))
 		}
 		prev = c
+	}
+}
+
+// TestSplitScanRegionOutgrown: each part of a cut segment writes into a
+// region of one slice sized from a sample of its first 64 KiB; a part whose
+// first batches are large and the rest small outgrows its region, and the
+// join still finds what one walk finds, whichever parts outgrow theirs.
+func TestSplitScanRegionOutgrown(t *testing.T) {
+	off := int64(0)
+	small := func(n int) []byte {
+		var d []byte
+		for i := range n {
+			d = append(d, dataBatch(t, off, int64(7+i%2), false, 1)...)
+			off++
+		}
+		return d
+	}
+	big := func(n int) []byte {
+		var d []byte
+		for range n {
+			rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1}
+			d = append(d, batch(t, rb, codecNone, records(4, 10000))...)
+			off += 4
+		}
+		return d
+	}
+	// uniform | large then small | large then small | uniform
+	var data []byte
+	var cuts []int64
+	for i, part := range [][]byte{small(400), append(big(2), small(2000)...), append(big(2), small(2000)...), small(300)} {
+		if i > 0 {
+			cuts = append(cuts, int64(len(data)))
+		}
+		data = append(data, part...)
+	}
+	if m := sampleMean(bytes.NewReader(data), cuts[0], cuts[1]); m < 4000 {
+		t.Fatalf("the second part's sample mean is %d bytes: the fixture does not misjudge it", m)
+	}
+	seq, seqGrown := scanWith(t, data, HeaderScanOptions, nil)
+	for _, c := range [][]int64{cuts, cuts[:1], cuts[1:], {cuts[0], cuts[2]}, {cuts[2]}} {
+		split, grown := scanWith(t, data, HeaderScanOptions, c)
+		sameScan(t, fmt.Sprintf("cuts %v", c), seq, split)
+		if !reflect.DeepEqual(seqGrown, grown) {
+			t.Fatalf("cuts %v: the shared slice differs", c)
+		}
 	}
 }
 
@@ -216,7 +262,7 @@ func TestOpenPartitionSplitEqualsUnsplit(t *testing.T) {
 	off := int64(0)
 	for len(data) < 2*minSplitPart+minSplitPart/2 {
 		rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1}
-		b := batch(t, rb, codecNone, records(4, 5000)) // 20 KiB: cut (minSplitSpacing)
+		b := batch(t, rb, codecNone, records(4, 5000)) // 20 KiB
 		idx = append(idx, txnindex.IndexEntry{Offset: off + 3, Position: int64(len(data))})
 		data = append(data, b...)
 		off += 4
