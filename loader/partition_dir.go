@@ -53,6 +53,19 @@ type dirListing struct {
 	segs      map[int64]*segFiles
 	bases     []int64 // the base offsets of segs to load, ascending
 	snapshots []string
+
+	// from is the byte position where the scan of the first of bases
+	// begins (OpenPartitionTail: the .index entry at or below the first
+	// offset it needs); 0 reads it whole.
+	from int64
+}
+
+// startAt is where the scan of the segment at base begins.
+func (l dirListing) startAt(base int64) int64 {
+	if len(l.bases) > 0 && base == l.bases[0] {
+		return l.from
+	}
+	return 0
 }
 
 // list sorts a partition directory's entries as LogLoader does at startup,

@@ -35,7 +35,7 @@ func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, 
 	}
 	large := len(bases) > 0 && remaining/int64(len(bases)) >= int64(cores)*minSplitPart
 	if workers := min(cores, len(bases)); workers > 1 && !large {
-		return p.loadSegmentsParallel(ctx, dir, segs, bases, o, workers)
+		return p.loadSegmentsParallel(ctx, dir, l, o, workers)
 	}
 	// All segments' batches go into one slice: no per-segment growth, no
 	// copy to join them. The scanner sizes it from the bytes of this and
@@ -43,7 +43,7 @@ func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, 
 	var shared []txnindex.Batch
 	loaded := make([]*SegmentFiles, 0, len(bases))
 	for _, b := range bases {
-		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining, cores)
+		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining, cores, l.startAt(b))
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,8 @@ const maxScanWorkers = 4
 // another segment nearly halves the load (scripts/bench-scan.sh, "scan"
 // against "scan-1cpu" with GOMAXPROCS=1). The join's copy costs less than
 // what the second core saves.
-func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs map[int64]*segFiles, bases []int64, o ScanOptions, workers int) ([]*SegmentFiles, error) {
+func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, l dirListing, o ScanOptions, workers int) ([]*SegmentFiles, error) {
+	segs, bases := l.segs, l.bases
 	type result struct {
 		sf   *SegmentFiles
 		part Partition // only Damage and Ignored are filled
@@ -97,7 +98,7 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, segs m
 				r := &results[i]
 				var own []txnindex.Batch
 				parts := int(min((sizes[i]+share-1)/share, int64(workers)))
-				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, sizes[i], parts)
+				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, sizes[i], parts, l.startAt(bases[i]))
 			}
 		}()
 	}
@@ -136,7 +137,7 @@ func segmentLogSize(dir string, s *segFiles) int64 {
 // before and remaining are the bytes of the partition's segments before
 // this one and from this one on, for sizing the shared batch slice; parts
 // is how many goroutines may walk the segment (cut at its .index entries).
-func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64, parts int) (*SegmentFiles, error) {
+func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o ScanOptions, shared *[]txnindex.Batch, before, remaining int64, parts int, from int64) (*SegmentFiles, error) {
 	logName, idx, tim, txn := s.log, s.index, s.time, s.txn
 	out := &SegmentFiles{}
 	if s.hasSwap {
@@ -164,11 +165,12 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	if err != nil {
 		return nil, err
 	}
+	from = min(from, size)
 	var cuts []int64
 	if index != nil {
-		cuts = splitPoints(index.Entries, size, parts)
+		cuts = splitPointsFrom(index.Entries, from, size, parts)
 	}
-	f, grown, err := scanSegmentContext(ctx, fh, size, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
+	f, grown, err := scanSegmentFrom(ctx, fh, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
 	*shared = grown
 	fh.Close()
 	if err != nil {

@@ -31,8 +31,11 @@ type TailOptions struct {
 // open in S began earlier in the log, from the one holding that
 // transaction's first offset (its batches, records and discard ranges are
 // in between), or from the first segment when a transaction open in S
-// began before the log start and its producer wrote after it. The segments
-// before are not read; their largest timestamp comes from their .timeindex.
+// began before the log start and its producer wrote after it. Inside the
+// first segment it reads, it starts at the .index entry at or below that
+// offset (S's or the transaction's), as a fetch does, when the batch found
+// there checks out. The segments and bytes before are not read; their
+// largest timestamp comes from their .timeindex.
 //
 // The diagnosis equals that of a full replay (OpenPartition) because the
 // replay's transaction state is per producer: a transaction open where the
@@ -150,6 +153,24 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
 		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why}
+	// Inside the segment holding from, the scan begins at its .index
+	// entry at or below from, as a fetch from that offset would
+	// (OffsetIndex.lookup, then a walk forward): the batches before it
+	// are not needed either. Their largest timestamp is the segment's,
+	// the last entry of its .timeindex.
+	var start int64
+	if from > l.bases[k] {
+		if pos, base := indexFloor(dir, l.segs[l.bases[k]], from); pos > 0 {
+			ts, why, err := segmentMaxTimestamp(dir, l.segs[l.bases[k]])
+			if err != nil {
+				return nil, "", err
+			}
+			if why == "" {
+				start, r.FromOffset = pos, base
+				r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
+			}
+		}
+	}
 	var skipped []*SegmentFiles
 	for _, b := range l.bases[:k] {
 		sf, why, err := p.skipSegment(dir, l.segs[b], r)
@@ -158,13 +179,13 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		}
 		skipped = append(skipped, sf)
 	}
-	loaded, err := p.scanSegments(ctx, dir, dirListing{segs: l.segs, bases: l.bases[k:]}, o)
+	loaded, err := p.scanSegments(ctx, dir, dirListing{segs: l.segs, bases: l.bases[k:], from: start}, o)
 	if err != nil {
 		return nil, "", err
 	}
 	for _, sf := range loaded {
 		r.Bytes += sf.Log.Size
-		r.BytesRead += sf.Log.Size
+		r.BytesRead += sf.Log.Size - sf.Log.Start
 	}
 	p.Segments = append(skipped, loaded...)
 	p.assemble()
@@ -197,31 +218,9 @@ func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayRepor
 	if st.Size() == 0 {
 		return out, "", nil
 	}
-	if s.time == "" {
-		return nil, fmt.Sprintf("segment %s has no .timeindex to give its largest timestamp", s.log), nil
-	}
-	var last [timeIndexEntrySize]byte
-	var n int64
-	err = withFile(filepath.Join(dir, s.time), func(fh *os.File, size int64) error {
-		n = size
-		if size == 0 || size%timeIndexEntrySize != 0 {
-			return nil
-		}
-		_, err := fh.ReadAt(last[:], size-timeIndexEntrySize)
-		return err
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	// Only the last entry is read, the largest timestamp; TimeIndex
-	// .sanityCheck's conditions guard it (a whole number of entries, an
-	// offset not below the base). A rolled segment's index is trimmed to
-	// its entries (AbstractIndex.trimToValidSize), so a zero slot at the
-	// end is not one of a rolled segment.
-	ts := int64(binary.BigEndian.Uint64(last[:8]))
-	rel := int32(binary.BigEndian.Uint32(last[8:]))
-	if n == 0 || n%timeIndexEntrySize != 0 || rel < 0 || (rel == 0 && ts == 0) {
-		return nil, fmt.Sprintf("segment %s's .timeindex (%d bytes) does not end with an entry giving its largest timestamp", s.log, n), nil
+	ts, why, err := segmentMaxTimestamp(dir, s)
+	if err != nil || why != "" {
+		return nil, why, err
 	}
 	r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
 	return out, "", nil
@@ -246,4 +245,79 @@ func firstBatchOffset(dir string, l dirListing) (int64, string, error) {
 		return 0, fmt.Sprintf("the first segment %s does not begin with a v2 batch", name), nil
 	}
 	return int64(binary.BigEndian.Uint64(h[:8])), "", nil
+}
+
+// segmentMaxTimestamp is a segment's largest batch timestamp, the last
+// entry of its .timeindex (the broker appends it when it rolls the segment,
+// LogSegment.onBecomeInactiveSegment); a reason instead when there is none.
+func segmentMaxTimestamp(dir string, s *segFiles) (int64, string, error) {
+	if s.time == "" {
+		return 0, fmt.Sprintf("segment %s has no .timeindex to give its largest timestamp", s.log), nil
+	}
+	var last [timeIndexEntrySize]byte
+	var n int64
+	err := withFile(filepath.Join(dir, s.time), func(fh *os.File, size int64) error {
+		n = size
+		if size == 0 || size%timeIndexEntrySize != 0 {
+			return nil
+		}
+		_, err := fh.ReadAt(last[:], size-timeIndexEntrySize)
+		return err
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	// Only the last entry is read, the largest timestamp; TimeIndex
+	// .sanityCheck's conditions guard it (a whole number of entries, an
+	// offset not below the base). A rolled segment's index is trimmed to
+	// its entries (AbstractIndex.trimToValidSize), so a zero slot at the
+	// end is not one of a rolled segment.
+	ts := int64(binary.BigEndian.Uint64(last[:8]))
+	rel := int32(binary.BigEndian.Uint32(last[8:]))
+	if n == 0 || n%timeIndexEntrySize != 0 || rel < 0 || (rel == 0 && ts == 0) {
+		return 0, fmt.Sprintf("segment %s's .timeindex (%d bytes) does not end with an entry giving its largest timestamp", s.log, n), nil
+	}
+	return ts, "", nil
+}
+
+// indexFloor is the position and base offset of the batch the segment's
+// .index gives for offset: its last entry at or below it, checked against
+// the batch header found there (magic 2, a base offset in [the segment's
+// base, the entry's offset]). 0 when there is none or the check fails: the
+// segment is then read from its start.
+func indexFloor(dir string, s *segFiles, offset int64) (int64, int64) {
+	if s.index == "" || s.hasSwap {
+		return 0, s.base
+	}
+	var pos, base int64
+	err := withFile(filepath.Join(dir, s.index), func(fh *os.File, size int64) error {
+		x, err := ReadOffsetIndex(fh, size, s.index, s.base)
+		if err != nil || x == nil {
+			return err
+		}
+		e := x.Entries
+		k := sort.Search(len(e), func(i int) bool { return e[i].Offset > offset }) - 1
+		if k < 0 {
+			return nil
+		}
+		return withFile(filepath.Join(dir, s.log), func(lf *os.File, lsize int64) error {
+			p := e[k].Position
+			if p <= 0 || p+batchHeaderSize > lsize {
+				return nil
+			}
+			var h [17]byte
+			if _, err := lf.ReadAt(h[:], p); err != nil {
+				return err
+			}
+			b := int64(binary.BigEndian.Uint64(h[:8]))
+			if h[16] == 2 && b >= s.base && b <= e[k].Offset {
+				pos, base = p, b
+			}
+			return nil
+		})
+	})
+	if err != nil || pos == 0 {
+		return 0, s.base
+	}
+	return pos, base
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,23 @@ func TestOpenPartitionTailEqualsFullReplay(t *testing.T) {
 					t.Errorf("read %d segments (%d of %d batches), want %d", r.SegmentsRead, len(tail.Input.Batches), len(full.Input.Batches), want)
 				}
 			}
+			// Inside the segment holding the hanging transaction's first
+			// offset, reading starts at the .index entry at or below it:
+			// the batches before it in that segment are not read.
+			if tc.hanging && !tc.o.OldTxn {
+				var base int64
+				for _, s := range st.Segments {
+					if b, _ := strconv.ParseInt(s[:20], 10, 64); b <= st.HangingFirstOffset {
+						base = b
+					}
+				}
+				if st.HangingFirstOffset-base > 16 && (r.FromOffset <= base || r.FromOffset > st.HangingFirstOffset) {
+					t.Errorf("reading starts at offset %d, want inside segment %d at or below the hanging transaction's first offset %d", r.FromOffset, base, st.HangingFirstOffset)
+				}
+				if r.FromOffset > base && r.BytesRead >= int64(r.SegmentsRead)*seg {
+					t.Errorf("read %d bytes of %d segments from offset %d: the start of the first was read too", r.BytesRead, r.SegmentsRead, r.FromOffset)
+				}
+			}
 			if r.Segments != len(st.Segments) {
 				t.Errorf("replay counts %d segments, the log has %d", r.Segments, len(st.Segments))
 			}
@@ -165,6 +183,33 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 		p := open(t, st, -1)
 		if r := p.Input.Replay; r.Mode != txnindex.ReplaySnapshot || r.Snapshot != st.Snapshots[len(st.Snapshots)-2] {
 			t.Errorf("replay %+v, want seeded from %s", r, st.Snapshots[len(st.Snapshots)-2])
+		}
+	})
+	// An .index whose entries point inside batches is not trusted for
+	// where to start: the segment holding the hanging transaction's first
+	// offset is read from its start.
+	t.Run("damaged index", func(t *testing.T) {
+		st := write(t)
+		var seg string
+		for _, s := range st.Segments {
+			if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
+				seg = s[:20]
+			}
+		}
+		idx := filepath.Join(st.Dir, seg+".index")
+		b, err := os.ReadFile(idx)
+		if err != nil || len(b) < 16 {
+			t.Fatalf("%s: %d bytes, %v", idx, len(b), err)
+		}
+		for i := 0; i+8 <= len(b); i += 8 {
+			b[i+7]++ // every position one byte on
+		}
+		if err := os.WriteFile(idx, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := open(t, st, -1)
+		if r := p.Input.Replay; r.Mode != txnindex.ReplaySnapshot || fmt.Sprintf("%020d", r.FromOffset) != seg {
+			t.Errorf("replay %+v, want it to read segment %s from its start", r, seg)
 		}
 	})
 	t.Run("position", func(t *testing.T) {

@@ -108,6 +108,12 @@ type SegmentFile struct {
 	// The broker's recovery would truncate the segment to this size.
 	ValidBytes int64
 
+	// Start is where the scan began: 0, or, in the first segment a
+	// snapshot-seeded load reads (OpenPartitionTail), the position of the
+	// .index entry at or below the first offset it needs. The bytes before
+	// it were not read.
+	Start int64
+
 	// Damage lists problems in byte order. The scan stops at the first
 	// framing problem (a truncated tail, a bad size, an unknown magic, a
 	// bad CRC), which is then the last entry and sits at ValidBytes. A
@@ -187,10 +193,16 @@ const scanFill = 256 << 10
 // the parts of the file between cuts (batch start positions from its .index)
 // on as many goroutines (scanParts).
 func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64) (*SegmentFile, []txnindex.Batch, error) {
-	if size < 0 {
-		return nil, into, fmt.Errorf("loader: %s: negative size %d", name, size)
+	return scanSegmentFrom(ctx, r, size, 0, name, o, into, before, after, cuts)
+}
+
+// scanSegmentFrom is scanSegmentContext starting at byte from, a batch
+// start (cuts are all above it).
+func scanSegmentFrom(ctx context.Context, r io.ReaderAt, size, from int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64) (*SegmentFile, []txnindex.Batch, error) {
+	if size < 0 || from < 0 || from > size {
+		return nil, into, fmt.Errorf("loader: %s: negative size %d or start %d outside it", name, size, from)
 	}
-	f := &SegmentFile{Name: name, Size: size, Options: o, r: r, BaseOffset: -1}
+	f := &SegmentFile{Name: name, Size: size, Options: o, r: r, BaseOffset: -1, Start: from}
 	if base, ok := parseBaseOffset(name, ".log"); ok {
 		f.BaseOffset = base
 	}
@@ -202,7 +214,7 @@ func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name str
 		}
 		into = grown
 	} else {
-		s := scanner{name: name, w: window{r: r, size: size, fill: scanFill}, opts: o, batches: into, before: before, after: after, ctx: ctx}
+		s := scanner{name: name, w: window{r: r, size: size, fill: scanFill}, opts: o, batches: into, before: before - from, after: after, ctx: ctx, pos: from}
 		if inMemory {
 			s.w.data = br.b
 		}

@@ -31,14 +31,19 @@ const minSplitPart = 16 << 20
 // the .index entries closest above size*i/parts, strictly increasing. None
 // when the segment is too small to be worth splitting or it has no index.
 func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
-	parts = min(parts, int(size/minSplitPart))
+	return splitPointsFrom(idx, 0, size, parts)
+}
+
+// splitPointsFrom is splitPoints for the bytes [from, size) of the file.
+func splitPointsFrom(idx []txnindex.IndexEntry, from, size int64, parts int) []int64 {
+	parts = min(parts, int((size-from)/minSplitPart))
 	if parts < 2 || len(idx) == 0 {
 		return nil
 	}
 	var cuts []int64
-	last := int64(0)
+	last := from
 	for i := 1; i < parts; i++ {
-		want := size * int64(i) / int64(parts)
+		want := from + (size-from)*int64(i)/int64(parts)
 		// Entries are in position order in an index the broker wrote;
 		// in a damaged one the search still lands somewhere, and the
 		// checks here and at the join keep the result right.
@@ -70,7 +75,7 @@ func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
 // and the join copies everything once into an exact slice.
 func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnindex.Batch, before, after int64, cuts []int64) ([]txnindex.Batch, error) {
 	size := f.Size
-	starts := append([]int64{0}, cuts...)
+	starts := append([]int64{f.Start}, cuts...)
 	ends := append(cuts[:len(cuts):len(cuts)], size)
 	start := len(into)
 	out, offs := partRegions(r, into, starts, ends, after)

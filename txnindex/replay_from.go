@@ -18,7 +18,10 @@ const (
 type ReplayReport struct {
 	Mode     string `json:"mode"`
 	Snapshot string `json:"snapshot,omitempty"` // the .snapshot seeded from
-	// FromOffset is the base offset of the first segment read.
+	// FromOffset is the first offset read: the base offset of the first
+	// segment read, or, when the reading began inside it at the .index
+	// entry at or below the first offset needed, the base offset of the
+	// batch there.
 	FromOffset   int64  `json:"from_offset"`
 	SegmentsRead int    `json:"segments_read"`
 	Segments     int    `json:"segments"`
