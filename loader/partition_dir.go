@@ -58,6 +58,26 @@ type dirListing struct {
 	// begins (OpenPartitionTail: the .index entry at or below the first
 	// offset it needs); 0 reads it whole.
 	from int64
+
+	// flushed, when above 0, is the partition's recovery point
+	// (OpenPartitionTail): a segment that ends at or below it, the next
+	// segment's base, is read without checking CRCs, as broker recovery
+	// checks only the segments from the recovery point on
+	// (LogLoader.recoverLog).
+	flushed int64
+}
+
+// options is o for the segment at base: without VerifyCRC when the segment
+// lies below l.flushed.
+func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
+	if l.flushed <= 0 || !o.VerifyCRC {
+		return o
+	}
+	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > base })
+	if k < len(l.bases) && l.bases[k] <= l.flushed {
+		o.VerifyCRC = false
+	}
+	return o
 }
 
 // startAt is where the scan of the segment at base begins.

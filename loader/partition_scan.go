@@ -43,7 +43,7 @@ func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, 
 	var shared []txnindex.Batch
 	loaded := make([]*SegmentFiles, 0, len(bases))
 	for _, b := range bases {
-		sf, err := p.loadSegment(ctx, dir, segs[b], o, &shared, done, remaining, cores, l.startAt(b))
+		sf, err := p.loadSegment(ctx, dir, segs[b], l.options(b, o), &shared, done, remaining, cores, l.startAt(b))
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +98,7 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, l dirL
 				r := &results[i]
 				var own []txnindex.Batch
 				parts := int(min((sizes[i]+share-1)/share, int64(workers)))
-				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], o, &own, 0, sizes[i], parts, l.startAt(bases[i]))
+				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], l.options(bases[i], o), &own, 0, sizes[i], parts, l.startAt(bases[i]))
 			}
 		}()
 	}

@@ -179,7 +179,19 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		}
 		skipped = append(skipped, sf)
 	}
-	loaded, err := p.scanSegments(ctx, dir, dirListing{segs: l.segs, bases: l.bases[k:], from: start}, o)
+	// As broker recovery does, CRCs are checked only in the segments
+	// from the recovery point on: the flushed ones are trusted, like
+	// the snapshot.
+	rl := dirListing{segs: l.segs, bases: l.bases[k:], from: start}
+	if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
+		rl.flushed = rp
+		for _, b := range rl.bases {
+			if !rl.options(b, o).VerifyCRC {
+				r.CRCFrom = rp
+			}
+		}
+	}
+	loaded, err := p.scanSegments(ctx, dir, rl, o)
 	if err != nil {
 		return nil, "", err
 	}

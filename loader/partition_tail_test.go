@@ -2,6 +2,7 @@ package loader_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -210,6 +211,59 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 		p := open(t, st, -1)
 		if r := p.Input.Replay; r.Mode != txnindex.ReplaySnapshot || fmt.Sprintf("%020d", r.FromOffset) != seg {
 			t.Errorf("replay %+v, want it to read segment %s from its start", r, seg)
+		}
+	})
+	// CRCs are checked from the recovery point on, as broker recovery
+	// does: a bad CRC in a flushed segment is trusted, one at or above the
+	// recovery point stops the scan there.
+	t.Run("CRCs from the recovery point", func(t *testing.T) {
+		st := write(t)
+		var seg string
+		for _, s := range st.Segments {
+			if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
+				seg = s[:20]
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(st.Dir, seg+".index"))
+		if err != nil || len(b) < 8 {
+			t.Fatalf("%s.index: %d bytes, %v", seg, len(b), err)
+		}
+		pos := int64(binary.BigEndian.Uint32(b[len(b)-4:])) + 100 // a record of the segment's last indexed batch
+		f, err := os.OpenFile(filepath.Join(st.Dir, seg+".log"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c [1]byte
+		if _, err := f.ReadAt(c[:], pos); err != nil {
+			t.Fatal(err)
+		}
+		c[0] ^= 0xff
+		if _, err := f.WriteAt(c[:], pos); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		tail := func() *loader.Partition {
+			p, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		p := tail()
+		if r := p.Input.Replay; r.Mode != txnindex.ReplaySnapshot || r.CRCFrom != st.NextOffset || len(p.Damage) != 0 {
+			t.Errorf("recovery point at the log end: replay %+v, damage %v; want the flushed segment %s trusted", r, p.Damage, seg)
+		}
+		if !strings.Contains(p.Input.Replay.Line(), fmt.Sprintf("CRCs checked from the recovery point %d on", st.NextOffset)) {
+			t.Errorf("the replay line does not say where CRCs were checked: %s", p.Input.Replay.Line())
+		}
+		base, _ := strconv.ParseInt(seg, 10, 64)
+		cp := fmt.Sprintf("0\n1\nbench 0 %d\n", base)
+		if err := os.WriteFile(filepath.Join(filepath.Dir(st.Dir), "recovery-point-offset-checkpoint"), []byte(cp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p = tail()
+		if r := p.Input.Replay; r.CRCFrom != 0 || len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Error(), "bad CRC") {
+			t.Errorf("recovery point at segment %s: replay %+v, damage %v; want the bad CRC found", seg, r, p.Damage)
 		}
 	})
 	t.Run("position", func(t *testing.T) {

@@ -176,36 +176,47 @@ func totalLen(parts []scanner) int {
 }
 
 // partRegions lays out one slice for the parts [starts[i], ends[i]) of a
-// segment: into's batches, then a region per part of its estimated batch
-// count plus 3% (as scanner.slot estimates), then room for the after bytes
-// of later segments at the mean size. offs[i] is part i's first slot and
-// offs[i+1] its end. A part's estimate is its bytes over the mean batch size
-// of the first 64 KiB at its start (sampleMean). It returns a nil slice,
-// and the parts then fill slices of their own, when a sample finds no
-// batches.
+// segment: into's batches, then a region per part for its estimated batch
+// count plus slack, then room for the after bytes of later segments at the
+// mean size. offs[i] is part i's first slot and offs[i+1] its end. A part's
+// estimate is its bytes over the mean batch size of the first 64 KiB at its
+// start (sampleMean). When into's capacity holds the estimates (an earlier
+// segment sized it for this one), the slack is what it has left, shared in
+// proportion: a new slice would hold the batches twice at the copy.
+// Otherwise the slack is 3% and 64 slots a part, as scanner.slot gives. It
+// returns a nil slice, and the parts then fill slices of their own, when a
+// sample finds no batches.
 func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, after int64) ([]txnindex.Batch, []int) {
-	offs := make([]int, len(starts)+1)
-	offs[0] = len(into)
-	var bytes, count int64
+	est := make([]int, len(starts))
+	var bytes, sum int64
 	for i := range starts {
 		m := sampleMean(r, starts[i], ends[i])
 		if m <= 0 {
 			return nil, nil
 		}
-		est := int((ends[i] - starts[i]) / m)
-		offs[i+1] = offs[i] + est + est/32 + 64
+		est[i] = int((ends[i] - starts[i]) / m)
 		bytes += ends[i] - starts[i]
-		count += int64(est)
+		sum += int64(est[i])
 	}
-	need := offs[len(starts)]
+	var later int
 	if after > 0 {
-		est := int(after / max(bytes/max(count, 1), minBatchBytes))
-		need += est + est/32 + 64
+		later = int(after / max(bytes/max(sum, 1), minBatchBytes))
 	}
+	need := len(into) + int(sum) + later
 	out := into
 	if cap(into) < need {
-		out = makeBatches(len(into), need)
+		want := need + int(sum)/32 + 64*len(starts)
+		if later > 0 {
+			want += later/32 + 64
+		}
+		out = makeBatches(len(into), want)
 		copy(out, into)
+	}
+	spare := cap(out) - need
+	offs := make([]int, len(starts)+1)
+	offs[0] = len(into)
+	for i := range starts {
+		offs[i+1] = offs[i] + est[i] + int(int64(spare)*int64(est[i])/(sum+int64(later)+1))
 	}
 	return out[:cap(out)], offs
 }

@@ -33,6 +33,11 @@ type ReplayReport struct {
 	// the segment's largest timestamp when it rolls it,
 	// LogSegment.onBecomeInactiveSegment); -1 when every segment was read.
 	SkippedMaxTimestamp int64 `json:"skipped_max_timestamp"`
+	// CRCFrom, when above 0, is the recovery point: the segments read that
+	// end at or below it were read without checking CRCs, as broker
+	// recovery checks only the segments from the recovery point on
+	// (LogLoader.recoverLog); 0 when every batch read was checked.
+	CRCFrom int64 `json:"crc_checked_from,omitempty"`
 }
 
 // seeded reports whether batches before FromOffset were left unread.
@@ -41,8 +46,12 @@ func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapsh
 // Line is the one-line account the runbook prints.
 func (r *ReplayReport) Line() string {
 	if r.Mode == ReplaySnapshot {
-		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s), producer state seeded from %s: %s",
-			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), r.Snapshot, r.Reason)
+		crc := ""
+		if r.CRCFrom > 0 {
+			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
+		}
+		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s",
+			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason)
 	}
 	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, Bytes(r.Bytes), r.Reason)
 }
