@@ -3,6 +3,7 @@ package loader
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -177,6 +178,31 @@ func FuzzSegment(f *testing.F) {
 		viaReader, err := NewSegmentWith(bytes.NewReader(data), int64(len(data)), "f.log", limit)
 		if err != nil || len(viaReader.Batches) != len(full.Batches) || len(viaReader.Damage) != len(full.Damage) {
 			t.Fatalf("ReaderAt scan differs: %v", err)
+		}
+		// Cut at batch starts, and at a byte that is none, the walk in
+		// parts (scanParts, each into its region of one slice) finds
+		// what one walk finds.
+		if n := len(head.Batches); n > 1 {
+			cuts := []int64{head.Batches[n/2].Position()}
+			if n > 3 {
+				cuts = []int64{head.Batches[n/3].Position(), head.Batches[2*n/3].Position()}
+			}
+			for _, o := range []ScanOptions{limit, {MaxDecompressedSize: fuzzBound}} {
+				seq, _, err := scanSegmentContext(context.Background(), bytes.NewReader(data), int64(len(data)), "f.log", o, nil, 0, 0, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range [][]int64{cuts, {cuts[0] + 1}} {
+					if c[0] <= 0 || c[len(c)-1] >= int64(len(data)) {
+						continue
+					}
+					split, _, err := scanSegmentContext(context.Background(), bytes.NewReader(data), int64(len(data)), "f.log", o, nil, 0, 0, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameScan(t, fmt.Sprintf("cuts %v", c), seq, split)
+				}
+			}
 		}
 		for _, b := range head.Batches {
 			rs, err := head.Records(b)
