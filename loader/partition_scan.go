@@ -15,17 +15,18 @@ import (
 // assemble hands to txnindex.
 
 // scanSegments scans the listed segments. Large segments are scanned one
-// after another into one batch slice, each cut in parts walked on all the
-// cores when its batches are large too (segment_split.go, splitPoints);
-// many small ones on several goroutines at once (loadSegmentsParallel),
-// each into its own slice, joined by assemble.
+// after another into one batch slice, each cut in parts at its .index
+// entries and walked on all the cores (segment_split.go); many small ones
+// on several goroutines at once (loadSegmentsParallel), each into its own
+// slice, joined by assemble.
 //
 // Why both: scanning segments at once needs a slice per segment and a copy
 // of every batch to join them, and with 1 KiB batches that copy (and the
 // first touch of its pages) cost as much CPU as the scan's reads (a quarter
-// of a snapshot-seeded diagnose, scripts/bench-diagnose.sh); parts of one
-// segment write the first part straight into the shared slice and copy only
-// the others behind it. Segments too small to be cut are scanned at once.
+// of a snapshot-seeded diagnose, scripts/bench-diagnose.sh); the parts of
+// one segment write straight into regions of the shared slice and are
+// joined by a memmove in memory already touched. Segments too small to be
+// cut are scanned at once.
 func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, o ScanOptions) ([]*SegmentFiles, error) {
 	segs, bases := l.segs, l.bases
 	cores := min(runtime.GOMAXPROCS(0), maxScanWorkers)
