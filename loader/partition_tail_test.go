@@ -191,12 +191,7 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 	// offset is read from its start.
 	t.Run("damaged index", func(t *testing.T) {
 		st := write(t)
-		var seg string
-		for _, s := range st.Segments {
-			if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
-				seg = s[:20]
-			}
-		}
+		seg := hangingSegment(st)
 		idx := filepath.Join(st.Dir, seg+".index")
 		b, err := os.ReadFile(idx)
 		if err != nil || len(b) < 16 {
@@ -218,12 +213,7 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 	// recovery point stops the scan there.
 	t.Run("CRCs from the recovery point", func(t *testing.T) {
 		st := write(t)
-		var seg string
-		for _, s := range st.Segments {
-			if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
-				seg = s[:20]
-			}
-		}
+		seg := hangingSegment(st)
 		b, err := os.ReadFile(filepath.Join(st.Dir, seg+".index"))
 		if err != nil || len(b) < 8 {
 			t.Fatalf("%s.index: %d bytes, %v", seg, len(b), err)
@@ -307,4 +297,16 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 			t.Errorf("replay %+v", r)
 		}
 	})
+}
+
+// hangingSegment is the base name (20 digits) of the segment holding the
+// hanging transaction's first offset.
+func hangingSegment(st *gen.LogStats) string {
+	var seg string
+	for _, s := range st.Segments {
+		if s[:20] <= fmt.Sprintf("%020d", st.HangingFirstOffset) {
+			seg = s[:20]
+		}
+	}
+	return seg
 }
