@@ -1,23 +1,11 @@
 package loader
 
-import (
-	"unsafe"
-
-	"github.com/txnscope/txnscope/txnindex"
-)
-
-// hugeBatches is the capacity from which a batch slice is worth huge pages
-// (4 MiB of batches: at least one whole aligned 2 MiB page inside it).
-const hugeBatches = 4 << 20 / int(unsafe.Sizeof(txnindex.Batch{}))
+import "github.com/txnscope/txnscope/txnindex"
 
 // makeBatches returns a slice of length n and capacity c, with huge-page
-// advice when it is large.
+// advice when it is large (txnindex.MakeLarge).
 func makeBatches(n, c int) []txnindex.Batch {
-	b := make([]txnindex.Batch, n, c)
-	if c >= hugeBatches {
-		adviseHugePages(unsafe.Pointer(unsafe.SliceData(b)), uintptr(c)*unsafe.Sizeof(txnindex.Batch{}))
-	}
-	return b
+	return txnindex.MakeLarge[txnindex.Batch](n, c)
 }
 
 // trimBatches returns b in an array of exactly its length, so that a loaded

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unsafe"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -69,12 +68,7 @@ type TxnIndexFile struct {
 // cost more CPU than reading the index files). Large slices get huge-page
 // advice (makeBatches). The slots are bounded by the file's own size.
 func makeEntries[E any](slots int64) []E {
-	e := make([]E, 0, max(slots, 0))
-	var z E
-	if n := uintptr(cap(e)) * unsafe.Sizeof(z); n >= 4<<20 {
-		adviseHugePages(unsafe.Pointer(unsafe.SliceData(e)), n)
-	}
-	return e
+	return txnindex.MakeLarge[E](0, int(max(slots, 0)))
 }
 
 // trimEntries drops the spare room makeEntries left when the index held far

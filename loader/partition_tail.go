@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -293,38 +294,61 @@ func segmentMaxTimestamp(dir string, s *segFiles) (int64, string, error) {
 }
 
 // indexFloor is the position and base offset of the batch the segment's
-// .index gives for offset: its last entry at or below it, checked against
-// the batch header found there (magic 2, a base offset in [the segment's
-// base, the entry's offset]). 0 when there is none or the check fails: the
-// segment is then read from its start.
+// .index gives for offset: its last entry at or below it, found by a binary
+// search of the file's slots (a preallocated zero slot after the first
+// counts as past every offset, as AbstractIndex's lookup ends at its
+// entries), and checked against the batches found there: magic 2, a base
+// offset in [the segment's base, the entry's offset], and the batch after
+// it starting inside the file with magic 2 too. 0 when there is none or a
+// check fails: the segment is then read from its start.
 func indexFloor(dir string, s *segFiles, offset int64) (int64, int64) {
-	if s.index == "" || s.hasSwap {
+	if s.index == "" || s.hasSwap || offset <= s.base {
 		return 0, s.base
 	}
 	var pos, base int64
 	err := withFile(filepath.Join(dir, s.index), func(fh *os.File, size int64) error {
-		x, err := ReadOffsetIndex(fh, size, s.index, s.base)
-		if err != nil || x == nil {
-			return err
+		var readErr error
+		slot := func(i int) (rel, p int64) {
+			var b [offsetIndexEntrySize]byte
+			if _, err := fh.ReadAt(b[:], int64(i)*offsetIndexEntrySize); err != nil {
+				readErr = err
+				return math.MaxInt64, 0
+			}
+			rel = int64(int32(binary.BigEndian.Uint32(b[:4])))
+			if i > 0 && rel == 0 {
+				rel = math.MaxInt64
+			}
+			return rel, int64(int32(binary.BigEndian.Uint32(b[4:])))
 		}
-		e := x.Entries
-		k := sort.Search(len(e), func(i int) bool { return e[i].Offset > offset }) - 1
-		if k < 0 {
-			return nil
+		want := offset - s.base
+		k := sort.Search(int(size/offsetIndexEntrySize), func(i int) bool { rel, _ := slot(i); return rel > want }) - 1
+		if k < 0 || readErr != nil {
+			return readErr
+		}
+		rel, p := slot(k)
+		if readErr != nil || rel > want || rel < 0 || p <= 0 {
+			return readErr
 		}
 		return withFile(filepath.Join(dir, s.log), func(lf *os.File, lsize int64) error {
-			p := e[k].Position
-			if p <= 0 || p+batchHeaderSize > lsize {
+			var h [17]byte
+			if p+batchHeaderSize > lsize {
 				return nil
 			}
-			var h [17]byte
 			if _, err := lf.ReadAt(h[:], p); err != nil {
 				return err
 			}
 			b := int64(binary.BigEndian.Uint64(h[:8]))
-			if h[16] == 2 && b >= s.base && b <= e[k].Offset {
-				pos, base = p, b
+			next := p + logOverhead + int64(int32(binary.BigEndian.Uint32(h[8:12])))
+			if h[16] != 2 || b < s.base || b > s.base+rel || next <= p || next > lsize {
+				return nil
 			}
+			if next < lsize {
+				var n [17]byte
+				if _, err := lf.ReadAt(n[:], next); err != nil || n[16] != 2 {
+					return err
+				}
+			}
+			pos, base = p, b
 			return nil
 		})
 	})

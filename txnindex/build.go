@@ -122,7 +122,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 			markers++
 		}
 	}
-	l.Txns = make([]Txn, 0, markers+len(seed)+64)
+	l.Txns = MakeLarge[Txn](0, markers+len(seed)+64)
 
 	// One map lookup per batch: a producer's entry in Producers (-1 until
 	// it is seen in a batch; seeds come from a snapshot) and its open

@@ -1,6 +1,6 @@
 //go:build linux
 
-package loader
+package txnindex
 
 import (
 	"syscall"
@@ -13,7 +13,7 @@ import (
 // before it is handed out, so the first write to each 2 MiB then takes one
 // page fault instead of 512: on the development VM a first-touch 4 KiB fault
 // costs about 15 µs, and the batches of a 1 GiB partition span some 4,000
-// pages (scripts/bench-scan.sh, "floor" against "floor-thp"). The advice is
+// pages (loader, scripts/bench-scan.sh, "floor" against "floor-thp"). The advice is
 // only a hint; failure changes nothing but speed.
 func adviseHugePages(p unsafe.Pointer, n uintptr) {
 	const huge = 2 << 20
