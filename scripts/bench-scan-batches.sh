@@ -16,7 +16,8 @@
 #
 #   cat        cat DIR/*.log > /dev/null
 #   scan       scripts/scanonly -build=false: loader.OpenPartitionWith(HeaderScanOptions), the header scan
-#              (its .index read too), the segment cut at .index entries and walked on all cores
+#              (its .index read too), the segment cut at .index entries and walked on all cores,
+#              each part writing into its region of one batch slice
 #   scan-1cpu  the same with GOMAXPROCS=1: one walk on one core
 #
 # and prints the medians (wall and CPU) and their ratios to cat's. Then, once
@@ -73,6 +74,18 @@ for B in $SIZES; do
 	for name in scan scan-1cpu; do
 		printf '  %-10s %.2fx cat wall, %.2fx cat cpu\n' "$name" "$(echo "${wall[m$name]} / ${wall[mcat]}" | bc -l)" "$(echo "${cpu[m$name]} / ${cpu[mcat]}" | bc -l)"
 	done
+	# Does copying out of the page cache scale across the cores? dd of the
+	# whole file against two dd of its halves at once (what a segment cut
+	# in two parts reads), medians of RUNS.
+	half=$(($(stat -c %s "$LOG") / 2 / 262144 + 1))
+	one=() two=()
+	for r in $(seq "$RUNS"); do
+		/usr/bin/time -f "%e" -o "$WORK/time" dd if="$LOG" of=/dev/null bs=256K status=none
+		one+=("$(cat "$WORK/time")")
+		/usr/bin/time -f "%e" -o "$WORK/time" bash -c "dd if='$LOG' of=/dev/null bs=256K count=$half status=none & dd if='$LOG' of=/dev/null bs=256K skip=$half status=none; wait"
+		two+=("$(cat "$WORK/time")")
+	done
+	printf '  copy scaling: dd whole %s s, two halves at once %s s (medians)\n' "$(printf '%s\n' "${one[@]}" | median)" "$(printf '%s\n' "${two[@]}" | median)"
 	echo "  reaching every header (scanmodes, one run each):"
 	for m in "pread -bs 262144" "pread -bs 1048576" hdr mmap populate "chunk -bs 67108864"; do
 		# shellcheck disable=SC2086
