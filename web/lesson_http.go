@@ -93,6 +93,15 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 			Href: PartitionPath(id, topic, int32(p)), Link: "Open " + name + " segment by segment"}))
 		return nil, false
 	}
+	if pc, ok := u.cat.(Partial); ok {
+		if why := pc.Partial(id, topic, int32(p)); why != "" {
+			name := topic + "-" + strconv.FormatInt(p, 10)
+			render(w, r, UnavailablePage(UnavailableView{Title: "No lesson for " + name + " yet",
+				Why:  "The lesson, the quiz and the embedded lesson play a partition batch by batch from its first batch, and only its tail has been read yet: " + why + ". Reload this page when it is done.",
+				Href: PartitionPath(id, topic, int32(p)), Link: "Open " + name + " (its tail until then)"}))
+			return nil, false
+		}
+	}
 	v := &LessonView{Timeline: timelineView(id, "", l), Assets: lessonAssets(), Href: PartitionPath(id, topic, int32(p))}
 	from, err := lessonQuery(r, v)
 	if err != nil {
@@ -108,6 +117,14 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 	}
 	v.Data = string(b)
 	return v, true
+}
+
+// Partial is a Catalog some of whose partitions are served from their
+// tail while their full load runs (a lazily loaded log directory's).
+type Partial interface {
+	// Partial says, in words, why Log returned the partition's tail
+	// only; "" when it returned the whole log.
+	Partial(id, topic string, partition int32) string
 }
 
 // UnavailableView is the page of a lesson not offered for a partition:

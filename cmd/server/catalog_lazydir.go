@@ -9,6 +9,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/web"
 )
 
 // isPartitionDir reports whether path is one <topic>-<partition> directory
@@ -72,3 +73,21 @@ func (lz *lazyPart) refuse(err error) {
 		lz.mu.Unlock()
 	})
 }
+
+// Partial is web.Partial's: a lazy partition served from its tail while
+// its full load runs.
+func (c webCatalog) Partial(id, topic string, partition int32) string {
+	s := c.find(id, topic, partition)
+	if s == nil || s.lazy == nil {
+		return ""
+	}
+	lz := s.lazy
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil || lz.err != nil || lz.done == nil {
+		return "" // whole, refused (web.Segmenter's Refused says why), or not asked for yet
+	}
+	return fmt.Sprintf("its full load has run for %s so far", time.Since(lz.began).Round(time.Second))
+}
+
+var _ web.Partial = webCatalog{}

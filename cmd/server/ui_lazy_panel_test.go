@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 // before the roll, so the tail has none of them). When the load lands, the
 // stream switches to the whole log (TestLazyPageStreamRace) and says so
 // ("loaded"), and the page fetches the panel again: chromium sees the
-// whole log's count without a reload.
+// whole log's count without a reload. Its lesson, which plays the
+// partition from its first batch, is not played over the tail: until the
+// load lands its page says why.
 func TestUILazyPanelRefresh(t *testing.T) {
 	path := testtool.Need(t, "chromium")
 	srv, lz := lazyServer(t)
@@ -33,6 +36,13 @@ func TestUILazyPanelRefresh(t *testing.T) {
 		}
 		t.Fatal("no open transaction pins the LSO")
 		return ""
+	}
+	// Its lesson is not played over the tail: the page says why.
+	lesson := srv.URL + "/lessons/load1/t0/0"
+	if err := chromedp.Do(ctx, chromedp.Navigate(lesson), pollFresh(`!!document.querySelector('[data-testid="unavailable-why"]')`, 20*time.Second)); err != nil {
+		t.Errorf("the lesson of a partition still loading: %v", err)
+	} else if got := eval[string](t, ctx, `document.querySelector('[data-testid="unavailable-why"]').textContent`); !strings.Contains(got, "only its tail has been read yet") {
+		t.Errorf("the lesson page says %q", got)
 	}
 	const count = `document.querySelector('[data-testid="diagnosis"] [data-testid="discard-count"]').textContent`
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/sources/load1/partitions/t0/0"), waitDone(1)); err != nil {
@@ -52,5 +62,8 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	}
 	if n := eval[float64](t, ctx, `window.txnscopeDiagnosis.loads()`); n != 1 {
 		t.Errorf("%v loaded messages, want 1", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(lesson), pollFresh(`!!document.querySelector('[data-testid="lesson"]')`, 20*time.Second)); err != nil {
+		t.Errorf("the lesson after the load: %v", err)
 	}
 }
