@@ -37,6 +37,7 @@ func TestLimitsAtLoad(t *testing.T) {
 		want  string
 	}{
 		{dir, []string{"--max-sources", fmt.Sprint(n)}, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
+		{filepath.Join(pdir, "00000000000000000000.log"), []string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 B of files, over --max-source-bytes (1000 B); raise the limit, or load a partition directory", filepath.Join(pdir, "00000000000000000000.log"))},
 		{dir, []string{"--max-sources", "0"}, "--max-sources must be positive"},
 		{dir, []string{"--ws-rate", "-1"}, "--ws-rate must be positive"},
 	} {
