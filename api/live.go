@@ -111,11 +111,24 @@ func (a *API) subscribe(id string, l *txnindex.Log) (<-chan struct{}, func()) {
 // what the client holds, so that batches whose transaction has just ended
 // change decision, pending to delivered or aborted), then the live state
 // follows. Only the writer goroutine touches c.l.
+//
+// A partition that is not live changes once: a lazily loaded partition
+// whose whole log replaces the tail the stream began with. After its new
+// generation's meta a "loaded" message tells the page that what it drew on
+// the server (the diagnosis panel) is of the tail, so that it fetches it
+// again.
 func (c *wsConn) liveChanged(s **stream, start func() error) error {
 	if l, ok := c.a.cat.Log(c.id, c.l.Topic, c.l.Partition); ok && l != c.l {
 		c.l = l
 		if err := start(); err != nil {
 			return err
+		}
+		if f, ok := c.a.cat.(Feed); ok {
+			if _, live := f.Live(c.id, c.l.Topic, c.l.Partition); !live {
+				if err := c.writeJSON(loadedMsg((*s).gen)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return c.sendLive(*s)

@@ -196,6 +196,12 @@ func doneMsg(gen uint32, decisions, chunks int, elapsed time.Duration) map[strin
 		"chunks": chunks, "elapsed_ms": elapsed.Milliseconds()}
 }
 
+// loadedMsg follows the meta of the generation that replaced a partition's
+// tail with its whole log (liveChanged).
+func loadedMsg(gen uint32) map[string]any {
+	return map[string]any{"type": "loaded", "generation": gen}
+}
+
 // errorMsg answers a command the server could not take; the stream goes on.
 func errorMsg(s string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "error", "message": s})

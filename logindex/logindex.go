@@ -11,6 +11,7 @@ package logindex
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -168,6 +169,38 @@ func List(dir string) (*Index, error) {
 	slices.SortFunc(x.Entries, func(a, b *Entry) int {
 		return cmp.Or(NaturalCompare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
+	return x, nil
+}
+
+// ListPartition is List for one partition directory loaded on its own
+// (serve --load PARTITIONDIR over the limits): an index of that partition
+// alone, with the checkpoints of the directory above it, as the loader
+// reads them for a partition directory (loader.OpenPartition), so that it
+// is opened lazily and drawn segment by segment as a log directory's
+// partition is. It reads no segment.
+func ListPartition(dir string) (*Index, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	topic, p, kind, err := loader.ParsePartitionDir(name)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "" {
+		return nil, fmt.Errorf("%s: set aside by the broker (%s), not a partition to open", dir, kind)
+	}
+	cps, err := loader.ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range []*loader.OffsetCheckpoint{cps.ReplicationOffset, cps.RecoveryPoint, cps.LogStartOffset, cps.CleanerOffset} {
+		c.Lookup("", -1) // built before the scan reads them concurrently (List)
+	}
+	x := &Index{Root: dir, Checkpoints: cps, done: make(chan struct{})}
+	if topic == MetadataTopic {
+		x.MetadataEntries = []*Entry{metadataEntry(dir, name, topic, p)}
+		x.Metadata = []string{name}
+		return x, nil
+	}
+	x.Entries = []*Entry{{Dir: dir, Name: name, Topic: topic, Partition: p, Internal: IsInternal(topic)}}
 	return x, nil
 }
 

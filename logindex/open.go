@@ -23,23 +23,8 @@ type Limits struct {
 // would (loader.DefaultScanOptions), with the log directory's checkpoints.
 // A partition over a limit is refused with an error naming the flag.
 func (x *Index) Open(ctx context.Context, e *Entry, lim Limits) (*loader.Partition, *txnindex.Log, error) {
-	if lim.MaxBytes > 0 {
-		var total int64
-		ents, err := os.ReadDir(e.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, de := range ents {
-			if !de.Type().IsRegular() {
-				continue
-			}
-			if fi, err := de.Info(); err == nil {
-				total += fi.Size()
-			}
-		}
-		if total > lim.MaxBytes {
-			return nil, nil, fmt.Errorf("%s holds %s of files, over %s %d: not opened in full", e.Name, txnindex.Plural(total, "byte", "bytes"), lim.BytesFlag, lim.MaxBytes)
-		}
+	if err := lim.CheckBytes(e); err != nil {
+		return nil, nil, err
 	}
 	p, err := loader.OpenPartitionContext(ctx, e.Dir, loader.DefaultScanOptions)
 	if err != nil {
@@ -49,9 +34,41 @@ func (x *Index) Open(ctx context.Context, e *Entry, lim Limits) (*loader.Partiti
 		for _, s := range p.Segments {
 			s.Log.Close()
 		}
-		return nil, nil, fmt.Errorf("%s holds %d batches, over %s %d: not opened in full", e.Name, n, lim.BatchesFlag, lim.MaxBatches)
+		return nil, nil, lim.BatchesError(e.Name, n)
 	}
 	return p, p.Build(), nil
+}
+
+// CheckBytes refuses e when its files add up to more than MaxBytes, before
+// a byte of them is read (nil when MaxBytes is 0). The error says so in
+// words, both sizes in txnindex.Bytes: the page of a partition over the
+// limit shows it above the segment it draws.
+func (lim Limits) CheckBytes(e *Entry) error {
+	if lim.MaxBytes <= 0 {
+		return nil
+	}
+	var total int64
+	ents, err := os.ReadDir(e.Dir)
+	if err != nil {
+		return err
+	}
+	for _, de := range ents {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		if fi, err := de.Info(); err == nil {
+			total += fi.Size()
+		}
+	}
+	if total > lim.MaxBytes {
+		return fmt.Errorf("%s holds %s of files, more than %s (%s) allows: not opened in full", e.Name, txnindex.Bytes(total), lim.BytesFlag, txnindex.Bytes(lim.MaxBytes))
+	}
+	return nil
+}
+
+// BatchesError is the refusal of a partition of n batches, over MaxBatches.
+func (lim Limits) BatchesError(name string, n int) error {
+	return fmt.Errorf("%s holds %s, more than %s (%s) allows: not opened in full", name, txnindex.Plural(n, "batch", "batches"), lim.BatchesFlag, txnindex.Count(int64(lim.MaxBatches)))
 }
 
 // Tail scans e's tail now (ScanTail), for a page asked for before its

@@ -83,6 +83,25 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 		http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
 		return nil, false
 	}
+	if why := u.refused(id, topic, int32(p)); why != "" {
+		// Only the tail and one segment's window at a time can be read:
+		// a lesson plays the partition from its first batch, so it is
+		// not offered rather than played over part of the log.
+		name := topic + "-" + strconv.FormatInt(p, 10)
+		render(w, r, UnavailablePage(UnavailableView{Title: "No lesson for " + name,
+			Why:  "The lesson, the quiz and the embedded lesson play a partition batch by batch from its first batch, so they need it loaded whole, which it is not: " + why + ". Its page shows it one segment at a time.",
+			Href: PartitionPath(id, topic, int32(p)), Link: "Open " + name + " segment by segment"}))
+		return nil, false
+	}
+	if pc, ok := u.cat.(Partial); ok {
+		if why := pc.Partial(id, topic, int32(p)); why != "" {
+			name := topic + "-" + strconv.FormatInt(p, 10)
+			render(w, r, UnavailablePage(UnavailableView{Title: "No lesson for " + name + " yet",
+				Why:  "The lesson, the quiz and the embedded lesson play a partition batch by batch from its first batch, and only its tail has been read yet: " + why + ". Reload this page when it is done.",
+				Href: PartitionPath(id, topic, int32(p)), Link: "Open " + name + " (its tail until then)"}))
+			return nil, false
+		}
+	}
 	v := &LessonView{Timeline: timelineView(id, "", l), Assets: lessonAssets(), Href: PartitionPath(id, topic, int32(p))}
 	from, err := lessonQuery(r, v)
 	if err != nil {
@@ -98,6 +117,20 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 	}
 	v.Data = string(b)
 	return v, true
+}
+
+// Partial is a Catalog some of whose partitions are served from their
+// tail while their full load runs (a lazily loaded log directory's).
+type Partial interface {
+	// Partial says, in words, why Log returned the partition's tail
+	// only; "" when it returned the whole log.
+	Partial(id, topic string, partition int32) string
+}
+
+// UnavailableView is the page of a lesson not offered for a partition:
+// why, and a link to where the partition can be seen.
+type UnavailableView struct {
+	Title, Why, Href, Link string
 }
 
 // Lesson serves /lessons/{id}/{topic}/{partition}: the step-through, or

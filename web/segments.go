@@ -34,6 +34,18 @@ type Segmenter interface {
 	// batches replayed from the producer state at its start and bounded
 	// by the whole log, whose decisions are those of a full pass.
 	WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error)
+	// Refused is why the partition was not loaded whole, "" when it was
+	// (or is not a partition directory): what Segments says, without
+	// reading the summaries. Ask after Log, which starts the load.
+	Refused(id, topic string, partition int32) string
+}
+
+// refused is Segmenter.Refused of the catalog, "" when it has none.
+func (u *UI) refused(id, topic string, p int32) string {
+	if sg, ok := u.cat.(Segmenter); ok {
+		return sg.Refused(id, topic, p)
+	}
+	return ""
 }
 
 // SegmentStrip is the row of segments above a partition directory's
@@ -101,7 +113,7 @@ func segmentStrip(segs []SegmentSummary, refused string, shown int64) *SegmentSt
 		s.Cells = append(s.Cells, c)
 	}
 	if windowed {
-		s.Note = refused + "; the timeline shows segment " + strconv.Itoa(s.Shown.Index+1) + " of " +
+		s.Note = refused + ", so it is drawn one segment at a time: the timeline shows segment " + strconv.Itoa(s.Shown.Index+1) + " of " +
 			strconv.Itoa(len(segs)) + " (" + s.Shown.Name + "), decided from the state the segments before it end in; click a segment to show another."
 	} else {
 		s.Note = plural(len(segs), "segment", "segments") + "; click one to zoom to it."

@@ -210,8 +210,24 @@ func (u *UI) Embed() http.Handler {
 			http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
 			return
 		}
+		// A partition too large to load whole: one segment's window,
+		// as its page shows (segments.go), ?segment=BASE choosing it.
+		l, strip, redirect, err := u.segmentWindow(r, id, topic, int32(p), l)
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case redirect != "":
+			http.Redirect(w, r, redirect, http.StatusFound)
+			return
+		}
 		v := timelineView(id, "", l)
 		v.Chrome = chromeNone
+		if strip != nil && strip.Windowed {
+			seg := strconv.FormatInt(strip.Shown.BaseOffset, 10)
+			v.WSPath += "?segment=" + seg
+			v.APIPath += "/segments/" + seg
+		}
 		render(w, r, TimelinePage(v))
 	})
 }

@@ -176,7 +176,7 @@ func (lz *lazyPart) problemList() []string {
 		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
 	case lz.tail != nil:
 		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
-			"The timeline switches to the whole partition when its load is done; reload then for its diagnosis and this list.",
+			"The timeline switches to the whole partition when its load is done, and the diagnosis with it; reload then for this list.",
 			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
 	}
 	return nil
@@ -231,8 +231,7 @@ func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, 
 	if err != nil {
 		return fmt.Errorf("--load %s: %w", path, err)
 	}
-	cat.addLogDir(id, x, logindex.Limits{MaxBytes: hard.maxSourceBytes, MaxBatches: hard.maxSourceBatches,
-		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"})
+	cat.addLogDir(id, x, hard.limits())
 	if err := hard.checkSources(cat, path); err != nil {
 		return err
 	}

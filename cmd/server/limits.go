@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -182,7 +183,8 @@ func (h *hardening) configure(a *api.API) {
 }
 
 // checkLoadSize refuses a --load PATH whose files add up to more than
-// --max-source-bytes, before a byte of them is read: loading keeps about
+// --max-source-bytes (a partition directory is opened lazily instead:
+// loadPartitionDir), before a byte of them is read: loading keeps about
 // 200 B per batch, and a batch can be as small as 61 bytes, so memory
 // follows file size. Walking stops as soon as the limit is passed.
 func (h *hardening) checkLoadSize(path string) error {
@@ -208,7 +210,7 @@ func (h *hardening) checkLoadSize(path string) error {
 		return nil
 	})
 	if errors.Is(err, errOver) {
-		return fmt.Errorf("--load %s: more than %d bytes of files, over --max-source-bytes %d; raise the limit or load one partition directory", path, h.maxSourceBytes, h.maxSourceBytes)
+		return fmt.Errorf("--load %s: more than %s of files, over --max-source-bytes (%s); raise the limit, or load a partition directory, which is drawn segment by segment when over it", path, txnindex.Bytes(h.maxSourceBytes), txnindex.Bytes(h.maxSourceBytes))
 	}
 	return err
 }

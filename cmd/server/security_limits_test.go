@@ -23,9 +23,10 @@ import (
 
 // TestLimitsAtLoad: --max-sources refuses a --load with an error naming
 // the path and the flag (exit 1); --max-source-bytes and
-// --max-source-batches refuse a partition directory at start, and a log
-// directory's partition when it is opened (its page then shows one
-// segment's window, ui_segments_test.go, and says why); the defaults load it.
+// --max-source-batches refuse to open a partition in full, loaded alone or
+// of a log directory, when it is opened, never at start: its page then
+// shows one segment's window (ui_segments_test.go) and says why; the
+// defaults load it.
 func TestLimitsAtLoad(t *testing.T) {
 	dir := buildDemoDir(t)
 	pdir := filepath.Join(dir, "demo-interleaved-0")
@@ -36,8 +37,7 @@ func TestLimitsAtLoad(t *testing.T) {
 		want  string
 	}{
 		{dir, []string{"--max-sources", fmt.Sprint(n)}, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
-		{pdir, []string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 bytes of files, over --max-source-bytes 1000", pdir)},
-		{pdir, []string{"--max-source-batches", "8"}, fmt.Sprintf("--load %s: partition demo-interleaved-0 holds 9 batches, over --max-source-batches 8", pdir)},
+		{filepath.Join(pdir, "00000000000000000000.log"), []string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 B of files, over --max-source-bytes (1000 B); raise the limit, or load a partition directory", filepath.Join(pdir, "00000000000000000000.log"))},
 		{dir, []string{"--max-sources", "0"}, "--max-sources must be positive"},
 		{dir, []string{"--ws-rate", "-1"}, "--ws-rate must be positive"},
 	} {
@@ -47,14 +47,19 @@ func TestLimitsAtLoad(t *testing.T) {
 			t.Errorf("%v: code %d, stderr %q, want %q", c.flags, code, errOut, c.want)
 		}
 	}
+	// A partition over a limit, of a log directory or loaded alone (issue
+	// 19), starts and is drawn segment by segment, its page saying why.
 	for _, c := range []struct {
+		path  string
 		flags []string
 		want  string
 	}{
-		{[]string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, over --max-source-batches 8: not opened in full; the timeline shows segment"},
-		{[]string{"--max-source-bytes", "1000"}, "bytes of files, over --max-source-bytes 1000: not opened in full; the timeline shows segment"},
+		{dir, []string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{dir, []string{"--max-source-bytes", "1000"}, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{pdir, []string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{pdir, []string{"--max-source-bytes", "1000"}, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
 	} {
-		s := startServe(t, append([]string{"--load", dir}, c.flags...)...)
+		s := startServe(t, append([]string{"--load", c.path}, c.flags...)...)
 		resp, body := do(t, "GET", s.url("/sources/load1/partitions/demo-interleaved/0"), nil)
 		if resp.StatusCode == http.StatusFound { // to the last segment's window
 			resp, body = do(t, "GET", s.url(resp.Header.Get("Location")), nil)

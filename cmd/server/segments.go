@@ -170,6 +170,11 @@ func refused(src *source) string {
 	return ""
 }
 
+// Refused is web.Segmenter's: why the partition is not loaded whole.
+func (c segWebCatalog) Refused(id, topic string, partition int32) string {
+	return refused(c.find(id, topic, partition))
+}
+
 func (c segWebCatalog) WindowLog(ctx context.Context, id, topic string, partition int32, base int64) (*txnindex.Log, error) {
 	return c.segs.WindowLog(ctx, id, topic, partition, base)
 }

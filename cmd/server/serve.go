@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
@@ -67,15 +68,39 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			}
 			continue
 		}
+		part := isPartitionDir(path)
 		if err := hard.checkLoadSize(path); err != nil {
-			return err
+			if !part {
+				return err
+			}
+			// One partition over --max-source-bytes: opened lazily and
+			// drawn segment by segment, as a log directory's partition
+			// over it is (catalog_lazydir.go).
+			if err := loadPartitionDir(ctx, cat, hard, id, path, nil); err != nil {
+				return err
+			}
+			continue
 		}
 		ld, err := input.OpenContext(ctx, path)
-		if err == nil {
-			err = hard.checkLoaded(path, ld)
-		}
 		if err != nil {
 			return err
+		}
+		if err := hard.checkLoaded(path, ld); err != nil {
+			if !part || len(ld.Partitions) != 1 {
+				return err
+			}
+			// Over --max-source-batches: the same, the batches read
+			// dropped and their segment files closed.
+			for _, d := range ld.Dirs {
+				for _, sf := range d.Segments {
+					sf.Log.Close()
+				}
+			}
+			name := filepath.Base(filepath.Clean(path))
+			if err := loadPartitionDir(ctx, cat, hard, id, path, hard.limits().BatchesError(name, len(ld.Partitions[0].Log.Batches))); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
@@ -119,8 +144,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv.RegisterOnShutdown(a.Shutdown)
 	fmt.Fprintf(e.stdout, "txnscope serving on http://%s/\n", ln.Addr())
 	for _, s := range cat.list() {
-		if s.lazy != nil {
-			continue // thousands: the index lists them
+		if s.lazy != nil && cat.index(s.id) != nil {
+			continue // a log directory's thousands: the index lists them
 		}
 		fmt.Fprintf(e.stdout, "  %-12s %s  http://%s%s\n", s.id, s.title, ln.Addr(), web.PartitionPath(s.id, s.topic, s.partition))
 	}

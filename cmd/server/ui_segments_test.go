@@ -48,6 +48,16 @@ func TestUISegmentWindows(t *testing.T) {
 	}
 	s := startServe(t, "--load", logDir, "--max-source-bytes", fmt.Sprint(2<<20), "--summary-cache-dir", t.TempDir())
 	ctx := startChromium(t, path)
+	checkSegmentWindows(t, ctx, s, full, ov)
+	screenshot(t, ctx, "TestUISegmentWindows")
+}
+
+// checkSegmentWindows opens the page of full's partition (source load1),
+// over --max-source-bytes, and checks its segment strip against ov and
+// its windows' counts and LSO against the full load: the last segment's
+// by default, then the third's, clicked.
+func checkSegmentWindows(t *testing.T, ctx context.Context, s *served, full *txnindex.Log, ov *segsum.Overview) {
+	t.Helper()
 	page := s.url("/sources/load1/partitions/" + full.Topic + "/" + fmt.Sprint(full.Partition))
 
 	// counted reads the page's counts line and checks it against the full
@@ -137,7 +147,6 @@ func TestUISegmentWindows(t *testing.T) {
 	}
 	counted(ov.Segments[k])
 	pinned()
-	screenshot(t, ctx, "TestUISegmentWindows")
 }
 
 // TestSegmentStripWhole: a partition directory loaded whole has the strip

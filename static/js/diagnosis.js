@@ -6,8 +6,11 @@
 // position: when the position changes (the position field or "consume from
 // here"), the panel is fetched again as a fragment
 // (.../diagnosis?position=N) and swapped in, so the lag split matches what
-// the timeline draws. The page works without it: the links carry the view
-// in their query, and a reload with ?position= renders the same panel.
+// the timeline draws; and when the stream says that a lazily loaded
+// partition's whole log replaced the tail the page was drawn from
+// ("loaded"), the panel is fetched again the same way. The page works
+// without it: the links carry the view in their query, and a reload with
+// ?position= renders the same panel.
 "use strict";
 (function () {
   const panel0 = document.querySelector('[data-testid="diagnosis"]');
@@ -69,9 +72,9 @@
 
   // The fragment URL: this page's path + /diagnosis, with the page's
   // diagnosis options (now, bootstrap, timeouts) and the new position.
-  function refresh(position) {
+  function refresh(position, force) {
     const p = panel();
-    if (!p || String(position) === p.dataset.position) return;
+    if (!p || (!force && String(position) === p.dataset.position)) return;
     const page = new URL(location.href);
     const u = new URL(page.pathname.replace(/\/$/, "") + "/diagnosis", page);
     for (const k of ["now", "bootstrap", "transaction_timeout", "max_transaction_timeout"]) {
@@ -102,6 +105,13 @@
   // The timeline updates its state in its own handlers; read it after
   // they ran.
   const later = () => setTimeout(() => refresh(currentPosition()), 0);
+  // A lazily loaded partition's page was drawn from its tail; when the
+  // stream says the whole log has landed ("loaded", docs/protocol.md), the
+  // panel is fetched again for it.
+  let loads = 0;
+  document.addEventListener("txnscope:message", (e) => {
+    if (e.detail && e.detail.type === "loaded") { loads++; setTimeout(() => refresh(currentPosition(), true), 0); }
+  });
   const pos = document.querySelector('[data-testid="position"]');
   if (pos) pos.addEventListener("change", later);
   document.addEventListener("click", (e) => {
@@ -167,5 +177,5 @@
   document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
   if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, refresh, setBootstrap };
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, refresh, setBootstrap };
 })();
