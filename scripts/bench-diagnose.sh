@@ -64,7 +64,7 @@ run diagnose "$WORK/server" diagnose --now $NOW "$DIR"
 # BASE=BINARY times an older build's seeded diagnose in the same run.
 [ -z "${BASE:-}" ] || run diagnose-base "$BASE" diagnose --now $NOW "$DIR"
 run full-replay "$WORK/server" diagnose --now $NOW --full-replay "$DIR"
-mkdir "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
+mkdir -p "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
 run no-snapshots "$WORK/server" diagnose --now $NOW "$DIR"
 mv "$WORK/snapshots/"*.snapshot "$DIR/"
 "$WORK/server" diagnose --now $NOW "$DIR" | sed -n 2,4p || true
