@@ -13,6 +13,7 @@
 #
 #   cat             cat DIR/*.log > /dev/null
 #   diagnose        server diagnose DIR: from the newest snapshot (loader.OpenPartitionTail)
+#   diagnose-base   the same with BASE=BINARY, an older build, when given
 #   full-replay     server diagnose --full-replay DIR: every segment, as before
 #   no-snapshots    server diagnose DIR with the .snapshot files moved away: the fallback
 #
@@ -26,12 +27,13 @@ BATCH=${BATCH:-1024}
 SEGMENT=${SEGMENT:-1073741824}
 RUNS=${RUNS:-3}
 FULL_RUNS=${FULL_RUNS:-$RUNS} # runs of the two full replays
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-diagnose.XXXXXX")
+# WORK=DIR reuses the partition a KEEP=1 run left there.
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/bench-diagnose.XXXXXX")}
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 df -h "$WORK" | tail -1
 go build -o "$WORK/server" ./cmd/server
-go run ./scripts/genlog -out "$WORK/logdir" -batch-bytes "$BATCH" -segment-bytes "$SEGMENT" -total-bytes "$SIZE"
+[ -d "$WORK/logdir/bench-0" ] || go run ./scripts/genlog -out "$WORK/logdir" -batch-bytes "$BATCH" -segment-bytes "$SEGMENT" -total-bytes "$SIZE"
 DIR=$WORK/logdir/bench-0
 LOGS=$(ls "$DIR"/*.log | tr '\n' ' ')
 NOW=2027-01-01T00:00:00Z
@@ -59,12 +61,14 @@ run() {
 cat $LOGS >/dev/null # warm the page cache
 run cat cat $LOGS
 run diagnose "$WORK/server" diagnose --now $NOW "$DIR"
+# BASE=BINARY times an older build's seeded diagnose in the same run.
+[ -z "${BASE:-}" ] || run diagnose-base "$BASE" diagnose --now $NOW "$DIR"
 run full-replay "$WORK/server" diagnose --now $NOW --full-replay "$DIR"
-mkdir "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
+mkdir -p "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
 run no-snapshots "$WORK/server" diagnose --now $NOW "$DIR"
 mv "$WORK/snapshots/"*.snapshot "$DIR/"
 "$WORK/server" diagnose --now $NOW "$DIR" | sed -n 2,4p || true
-for n in diagnose full-replay no-snapshots; do
+for n in diagnose ${BASE:+diagnose-base} full-replay no-snapshots; do
 	printf '%-13s %.2fx cat (wall), %.2fx cat (cpu)\n' "$n" "$(echo "${WALL[$n]} / ${WALL[cat]}" | bc -l)" "$(echo "${CPU[$n]} / ${CPU[cat]}" | bc -l)"
 done
 echo "== done $(date -u +%FT%TZ), load $(cut -d" " -f1-3 /proc/loadavg)"

@@ -30,7 +30,8 @@ cd "$(dirname "$0")/.."
 SIZE=${BENCH_SIZE:-1073741824}
 SIZES=${SIZES:-1024 4096 65536}
 RUNS=${RUNS:-5}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-scan-batches.XXXXXX")
+# WORK=DIR reuses the partitions a KEEP=1 run left there.
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/bench-scan-batches.XXXXXX")}
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 go build -o "$WORK/scanonly" ./scripts/scanonly
@@ -41,7 +42,7 @@ median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 for B in $SIZES; do
 	# One segment: segment-bytes above the total, so genlog never rolls.
-	go run ./scripts/genlog -out "$WORK/b$B" -batch-bytes "$B" -segment-bytes 2000000000 -total-bytes "$SIZE" -hanging-from -1 >/dev/null
+	[ -d "$WORK/b$B/bench-0" ] || go run ./scripts/genlog -out "$WORK/b$B" -batch-bytes "$B" -segment-bytes 2000000000 -total-bytes "$SIZE" -hanging-from -1 >/dev/null
 done
 
 for B in $SIZES; do
