@@ -62,7 +62,8 @@ func segmentedLog(t *testing.T) (*loadinput.Contents, []segsum.SegmentView, *ser
 // drawn and whose strip cell is highlighted; dragging past the first
 // offset of that one comes back; the offset form lands in the segment
 // holding the offset, its batch selected; the next-segment link keeps the
-// view's width; the LSO key opens the segment holding the LSO.
+// view's width; the LSO key opens the segment holding the LSO; on the time
+// axis, panning left past the first offset opens the previous segment.
 func TestUISegmentPanAcrossSegments(t *testing.T) {
 	path := testtool.Need(t, "chromium")
 	ld, segs, _, page := segmentedLog(t)
@@ -112,6 +113,23 @@ func TestUISegmentPanAcrossSegments(t *testing.T) {
 		t.Errorf("segment %d: no batch of it in the view %.0f–%.0f", k, v.From, v.To)
 	}
 
+	// pressUntilLeaves presses key until the page leaves segment k.
+	pressUntilLeaves := func(key string, k int) {
+		t.Helper()
+		for press := 0; ; press++ {
+			if press == 40 {
+				t.Fatalf("40 presses of %q did not leave segment %d (view %v)", key, k, eval[any](t, ctx, `window.txnscope.state().view`))
+			}
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
+				t.Fatal(err)
+			}
+			// (the page may be gone already, or the next one loading)
+			if eval[bool](t, ctx, `(() => { const e = document.querySelector('[data-testid="timeline"]'); return !e || e.dataset.leaving !== undefined || new URLSearchParams(location.search).get("segment") !== "`+fmt.Sprint(segs[k].BaseOffset)+`"; })()`) {
+				return
+			}
+		}
+	}
+
 	k := 2
 	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s?segment=%d", page, segs[k].BaseOffset))); err != nil {
 		t.Fatal(err)
@@ -130,18 +148,7 @@ func TestUISegmentPanAcrossSegments(t *testing.T) {
 
 	// Panning right, a step at a time, runs into the segment's end and
 	// then into the next segment, its first batches in view.
-	for press := 0; ; press++ {
-		if press == 40 {
-			t.Fatalf("40 presses of → did not leave segment %d (view %v)", k, eval[any](t, ctx, `window.txnscope.state().view`))
-		}
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
-			t.Fatal(err)
-		}
-		// (the page may be gone already, or the next one loading)
-		if eval[bool](t, ctx, `(() => { const e = document.querySelector('[data-testid="timeline"]'); return !e || e.dataset.leaving !== undefined || new URLSearchParams(location.search).get("segment") !== "`+fmt.Sprint(segs[k].BaseOffset)+`"; })()`) {
-			break
-		}
-	}
+	pressUntilLeaves(kb.ArrowRight, k)
 	shown(k + 1)
 	v = eval[struct{ From, To float64 }](t, ctx, `window.txnscope.state().view`)
 	if v.From > float64(segs[k+1].BaseOffset) || v.To <= float64(segs[k+1].BaseOffset) {
@@ -225,6 +232,22 @@ func TestUISegmentPanAcrossSegments(t *testing.T) {
 	if lso := float64(full.LastStableOffset); v.From > lso || v.To < lso {
 		t.Errorf("after the LSO key the view is %.0f–%.0f, without the LSO %d", v.From, v.To, full.LastStableOffset)
 	}
+
+	// On the time axis too, panning left past the first offset opens the
+	// previous segment.
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s?segment=%d&axis=time", page, segs[k].BaseOffset))); err != nil {
+		t.Fatal(err)
+	}
+	shown(k)
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`))); err != nil {
+		t.Fatal(err)
+	}
+	pressUntilLeaves(kb.ArrowLeft, k)
+	shown(k - 1)
+	if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
+		t.Errorf("the previous segment opened on the %s axis, not the time axis", ax)
+	}
+	drawnIn(k - 1)
 }
 
 // TestUISegmentBatchRecords: the detail panel of a batch on a segment's
