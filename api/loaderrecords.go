@@ -25,6 +25,11 @@ func PartitionRecordsPage(ctx context.Context, p *loader.Partition, b *txnindex.
 	if err != nil {
 		return RecordPage{}, err
 	}
+	return LoaderPage(lp), nil
+}
+
+// LoaderPage is the loader's page of records as the batch API answers it.
+func LoaderPage(lp loader.RecordPage) RecordPage {
 	out := make([]Record, 0, len(lp.Records))
 	for _, rec := range lp.Records {
 		ar := Record{Offset: rec.Offset, Timestamp: rec.Timestamp, Key: rec.Key, Value: rec.Value}
@@ -40,5 +45,5 @@ func PartitionRecordsPage(ctx context.Context, p *loader.Partition, b *txnindex.
 		}
 		out = append(out, ar)
 	}
-	return RecordPage{Records: out, Total: lp.Total, Next: lp.Next}, nil
+	return RecordPage{Records: out, Total: lp.Total, Next: lp.Next}
 }

@@ -102,6 +102,20 @@ func (f *SegmentFile) RecordsPage(ctx context.Context, b txnindex.Batch, p PageL
 	return decodePage(ctx, r, b, f.Name, f.Options.maxDecompressed(), p)
 }
 
+// RecordsPageAt is RecordsPage for a batch that a scan of the segment
+// file r (size bytes, named name) found, read back without the scanned
+// SegmentFile: package segsum keeps only the headers of the segments in
+// view, and decodes a batch's records from its file when asked. The same
+// checks hold: the bytes at the batch's position must be the scanned
+// batch (base offset, size, magic) with a CRC that holds, so a file
+// rewritten since the scan gives an error, never another batch's records.
+func RecordsPageAt(ctx context.Context, r io.ReaderAt, size int64, name string, b txnindex.Batch, o ScanOptions, p PageLimits) (RecordPage, error) {
+	if b.Position() < 0 || b.Size < headerSizeUpToMagic || b.Position()+int64(b.Size) > size {
+		return RecordPage{}, formatErr(name, b.Position(), "batch", "size %d at this position is outside the %d-byte file", b.Size, size)
+	}
+	return decodePage(ctx, r, b, name, o.maxDecompressed(), p)
+}
+
 // RecordsOf decodes the records of b, one of the batches ParseRecordSet
 // returned for data.
 func RecordsOf(data []byte, b txnindex.Batch, name string) ([]Record, error) {

@@ -54,6 +54,9 @@ type Store struct {
 	bounds        *Bounds
 	logStart, hwm int64 // from the checkpoints; -1 when absent
 	lru           *Cache
+	// windowLogs maps a weak pointer to each window's log to its segment
+	// (records.go): which logs RecordsPage may decode batches of.
+	windowLogs sync.Map
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh, scans int

@@ -79,6 +79,7 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 			return nil, err
 		}
 		s.closeLater(l, k)
+		s.remember(l, k)
 	}
 	w := s.decide(l, k, o)
 	s.lru.put(s, k, w)

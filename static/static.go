@@ -41,6 +41,7 @@ var TimelineScripts = []string{
 	"js/timeline-minimap.js",  // the whole log under the plot
 	"js/timeline-detail.js",   // tooltip, reasons, the detail panel
 	"js/timeline-input.js",    // mouse, keys, controls
+	"js/timeline-segments.js", // one segment's window as part of one timeline
 	"js/timeline.js",          // window.txnscope and the start
 }
 

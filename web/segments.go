@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -57,6 +58,11 @@ type SegmentStrip struct {
 	Windowed bool
 	Shown    SegmentCell
 	Note     string
+	// Position says, on a windowed page, which segment is shown, of how
+	// many, and its offsets; Prev and Next are the neighbouring segments
+	// (nil at either end of the log).
+	Position   string
+	Prev, Next *SegmentCell
 }
 
 // SegmentCell is one segment of the strip.
@@ -113,8 +119,17 @@ func segmentStrip(segs []SegmentSummary, refused string, shown int64) *SegmentSt
 		s.Cells = append(s.Cells, c)
 	}
 	if windowed {
+		k := s.Shown.Index
+		if k > 0 {
+			s.Prev = &s.Cells[k-1]
+		}
+		if k+1 < len(s.Cells) {
+			s.Next = &s.Cells[k+1]
+		}
+		s.Position = "segment " + txnindex.Count(int64(k+1)) + " of " + txnindex.Count(int64(len(segs))) + ", offsets " +
+			txnindex.Count(s.Shown.BaseOffset) + "–" + txnindex.Count(max(s.Shown.NextOffset-1, s.Shown.BaseOffset))
 		s.Note = refused + ", so it is drawn one segment at a time: the timeline shows segment " + strconv.Itoa(s.Shown.Index+1) + " of " +
-			strconv.Itoa(len(segs)) + " (" + s.Shown.Name + "), decided from the state the segments before it end in; click a segment to show another."
+			strconv.Itoa(len(segs)) + " (" + s.Shown.Name + "), decided from the state the segments before it end in; pan past either end of it, or click a segment, to show another."
 	} else {
 		s.Note = plural(len(segs), "segment", "segments") + "; click one to zoom to it."
 	}
@@ -163,18 +178,41 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 	}
 	q := r.URL.Query()
 	shown := segs[len(segs)-1]
-	if s := q.Get("segment"); s != "" {
+	view := false // the request's from and to are kept
+	switch {
+	case q.Get("segment") != "":
+		s := q.Get("segment")
 		base, err := strconv.ParseInt(s, 10, 64)
 		i := slices.IndexFunc(segs, func(x SegmentSummary) bool { return x.BaseOffset == base })
 		if err != nil || i < 0 {
 			return nil, nil, "", fmt.Errorf("no segment at offset %q", s)
 		}
 		shown = segs[i]
+	case q.Has("offset"):
+		// An offset to go to (the form beside the strip): the segment
+		// holding it, its batch selected.
+		n, err := strconv.ParseInt(q.Get("offset"), 10, 64)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("offset %q is not a number", q.Get("offset"))
+		}
+		shown = holding(segs, n)
+		q.Del("offset")
+		q.Set("sel", strconv.FormatInt(n, 10))
+	case q.Has("from") && q.Has("to"):
+		// A view in offsets without a segment (a link, an edited URL):
+		// the segment holding its middle, the view kept.
+		from, err1 := strconv.ParseFloat(q.Get("from"), 64)
+		to, err2 := strconv.ParseFloat(q.Get("to"), 64)
+		if err1 == nil && err2 == nil {
+			shown, view = holding(segs, int64((from+to)/2)), true
+		}
 	}
 	if !q.Has("from") || !q.Has("to") || !q.Has("segment") {
 		q.Set("segment", strconv.FormatInt(shown.BaseOffset, 10))
-		q.Set("from", strconv.FormatInt(shown.BaseOffset, 10))
-		q.Set("to", strconv.FormatInt(max(shown.NextOffset, shown.BaseOffset+1), 10))
+		if !view {
+			q.Set("from", strconv.FormatInt(shown.BaseOffset, 10))
+			q.Set("to", strconv.FormatInt(max(shown.NextOffset, shown.BaseOffset+1), 10))
+		}
 		return nil, nil, r.URL.Path + "?" + q.Encode(), nil
 	}
 	wl, err := sg.WindowLog(r.Context(), id, topic, p, shown.BaseOffset)
@@ -182,6 +220,16 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 		return nil, nil, "", err
 	}
 	return wl, segmentStrip(segs, refused, shown.BaseOffset), "", nil
+}
+
+// holding is the segment of segs holding offset n: the last whose base is
+// at or before n (the first for an offset before the log).
+func holding(segs []SegmentSummary, n int64) SegmentSummary {
+	i, _ := slices.BinarySearchFunc(segs, n, func(x SegmentSummary, n int64) int { return cmp.Compare(x.BaseOffset, n) })
+	if i < len(segs) && segs[i].BaseOffset == n {
+		return segs[i]
+	}
+	return segs[max(i-1, 0)]
 }
 
 // lsoWindow is the window of the segment holding the partition's last

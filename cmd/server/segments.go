@@ -98,6 +98,54 @@ func (s *segStores) Decisions(ctx context.Context, id, topic string, partition i
 	return true, st.Decisions(ctx, from, to, o, func(w *segsum.Window, d *txnindex.Decision) bool { return f(w.Log, d) })
 }
 
+// windowRecords is the record source of the batch API: next's, and for
+// the batches of a segment window (the page of a partition too large to
+// load whole), the batch decoded from its segment file on demand.
+type windowRecords struct {
+	next loaderRecords
+	segs *segStores
+}
+
+var _ api.RecordPager = windowRecords{}
+
+func (w windowRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
+	p, err := w.RecordPage(ctx, id, l, b, api.RecordPageRequest{})
+	return p.Records, err
+}
+
+func (w windowRecords) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+	page, err := w.next.RecordPage(ctx, id, l, b, p)
+	if errors.Is(err, api.ErrNoRecords) {
+		return w.segs.RecordPage(ctx, id, l, b, p)
+	}
+	return page, err
+}
+
+// RecordPage decodes the page p of the records of b, a batch of l, a
+// segment window's log that WindowLog handed out, from its segment file
+// (segsum.Store.RecordsPage); api.ErrNoRecords when l is not a window of
+// source id's partition directory.
+func (s *segStores) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+	src := s.cat.find(id, l.Topic, l.Partition)
+	if src == nil || dirOf(src) == "" {
+		return api.RecordPage{}, api.ErrNoRecords
+	}
+	s.mu.Lock()
+	st := s.m[dirOf(src)] // a window exists only once its store is open
+	s.mu.Unlock()
+	if st == nil {
+		return api.RecordPage{}, api.ErrNoRecords
+	}
+	lp, ok, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
+	switch {
+	case !ok:
+		return api.RecordPage{}, api.ErrNoRecords
+	case err != nil:
+		return api.RecordPage{}, err
+	}
+	return api.LoaderPage(lp), nil
+}
+
 // segmentIndex is the index of the segment at base in st.
 func segmentIndex(ctx context.Context, st *segsum.Store, base int64) (int, error) {
 	sums, _, err := st.Summaries(ctx)

@@ -131,12 +131,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a := api.New(apiCatalog{cat}, newLimitedRecords(faultRecords{cat, loaderRecords{cat}}, hard.maxOpenFiles))
-	hard.configure(a)
 	if *maxMemory <= 0 {
 		return usagef("--max-memory must be positive, not %d", *maxMemory)
 	}
 	ro.segs = newSegStores(cat, *maxMemory, *sumCache) // segments.go: the segment routes and the pages' strip
+	a := api.New(apiCatalog{cat}, newLimitedRecords(faultRecords{cat, windowRecords{loaderRecords{cat}, ro.segs}}, hard.maxOpenFiles))
+	hard.configure(a)
 	a.SetSegmented(ro.segs)
 	srv := hard.server(routesWith(cat, a, ro))
 	// Websockets are hijacked: Shutdown does not wait for them, so tell

@@ -43,6 +43,10 @@ type LogOptions struct {
 	// does) and writes the log start to log-start-offset-checkpoint, as
 	// retention does.
 	DeleteSegments int
+	// Keyed gives each data record the key "key-<its offset>", so that
+	// a test comparing decoded records tells one batch's from another's
+	// (the values are the same random bytes in every batch).
+	Keyed bool
 }
 
 // LogStats describe what WriteLog wrote.
@@ -262,10 +266,14 @@ func (lw *logWriter) data(p *logProducer, txn bool) error {
 	// timestamp and offset deltas, key (-1), value, header count.
 	vlen := lw.o.BatchBytes - 61 - 9
 	rec := kmsg.Record{Value: lw.value[:vlen]}
+	if lw.o.Keyed {
+		rec.Key = fmt.Appendf(nil, "key-%d", lw.off)
+	}
 	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
 	if d := 61 + len(rec.AppendTo(nil)) - lw.o.BatchBytes; d != 0 && vlen > d {
 		// The varint lengths took another size: fit the value to it.
 		rec.Value = lw.value[:vlen-d]
+		rec.Length = 0 // a one-byte varint, as above: the length counts what follows it
 		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
 	}
 	var attr int16

@@ -154,7 +154,7 @@
   function xOfTime(off) { const [a, b] = viewTimes(); return (tOf(off) - a) / Math.max(b - a, 1e-9) * S.W; }
   function offAtTime(x) { const [a, b] = viewTimes(); return offOfT(a + x / S.W * (b - a)); }
   // setTimeView shows the times [a, b), converted to the offset view.
-  function setTimeView(a, b) { setView(offOfT(a), offOfT(b)); }
+  function setTimeView(a, b, opts) { setView(offOfT(a), offOfT(b), opts); }
   const TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
   const pad2 = (v, n) => String(v).padStart(n || 2, "0");
   // TICK_CHAR_PX is a generous width of one character of a tick label (the
@@ -221,8 +221,16 @@
     const full = domain.to - domain.from;
     span = Math.min(span, full * 1.02 + 4);
     let f = from;
-    if (f < domain.from - span * 0.1) f = domain.from - span * 0.1;
-    if (f + span > domain.to + span * 0.1) f = domain.to + span * 0.1 - span;
+    const lo = domain.from - span * 0.1, hi = domain.to + span * 0.1 - span;
+    // A pan (opts.pan) past an end the view already touches goes on into
+    // the neighbouring segment, on a segment's page (timeline-segments.js).
+    if (opts && opts.pan && tl.pastEdge) {
+      const eps = span * 1e-3;
+      if (f < lo - eps && view.from <= lo + eps && tl.pastEdge(-1, span)) return;
+      if (f > hi + eps && view.from >= hi - eps && tl.pastEdge(1, span)) return;
+    }
+    if (f < lo) f = lo;
+    if (f + span > domain.to + span * 0.1) f = hi;
     view.from = f; view.to = f + span;
     tl.schedule();
     tl.viewportChanged();
@@ -239,8 +247,8 @@
     setView(o - span * (x / S.W), o - span * (x / S.W) + span);
   }
   function pan(dx) {
-    if (state.axis === "time") { const [a, b] = viewTimes(), d = dx / S.W * (b - a); setTimeView(a + d, b + d); return; }
-    const d = dx / S.W * (view.to - view.from); setView(view.from + d, view.to + d);
+    if (state.axis === "time") { const [a, b] = viewTimes(), d = dx / S.W * (b - a); setTimeView(a + d, b + d, { pan: true }); return; }
+    const d = dx / S.W * (view.to - view.from); setView(view.from + d, view.to + d, { pan: true });
   }
   // centreOn moves the view, keeping its width, so that offset off is in
   // its middle, on either axis.

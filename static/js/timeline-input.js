@@ -48,8 +48,8 @@
       const dx = e.clientX - drag.x;
       if (Math.abs(dx) > 3) drag.moved = true;
       if (drag.moved) {
-        if (state.axis === "time") { const a = tl.tOf(drag.from), b = tl.tOf(drag.to), d = -dx / S.W * (b - a); tl.setTimeView(a + d, b + d); }
-        else { const d = -dx / S.W * (drag.to - drag.from); tl.setView(drag.from + d, drag.to + d); }
+        if (state.axis === "time") { const a = tl.tOf(drag.from), b = tl.tOf(drag.to), d = -dx / S.W * (b - a); tl.setTimeView(a + d, b + d, { pan: true }); }
+        else { const d = -dx / S.W * (drag.to - drag.from); tl.setView(drag.from + d, drag.to + d, { pan: true }); }
         tl.hideTip(); return;
       }
     }

@@ -67,10 +67,28 @@
     variant: ["librdkafka", "franz-go"].includes(q.get("variant")) ? q.get("variant") : "java",
     axis: q.get("axis") === "time" ? "time" : "offset",
   };
+  // The page of one segment's window (a partition too large to load
+  // whole, web/segments.go) is a timeline of that segment: its domain (the
+  // axis, "fit", the minimap) spans the segment's offsets, and panning past
+  // either end opens the neighbouring segment (timeline-segments.js).
+  // tl.segment: the strip's cells and the index of the one shown; null on
+  // every other page.
+  tl.segment = null;
+  const stripEl = document.querySelector('[data-testid="segment-strip"][data-windowed="true"]');
+  if (stripEl) {
+    const cells = Array.from(stripEl.querySelectorAll('[data-testid="segment-cell"]')).map((c) => ({ base: +c.dataset.base, next: +c.dataset.next, current: c.classList.contains("current") }));
+    const k = cells.findIndex((c) => c.current);
+    if (k >= 0) tl.segment = { index: k, cells };
+  }
   // The domain has a margin on both sides so that the log start, LSO and
   // HWM markers at its ends stay visible.
   const domain = tl.domain = {};
   function setDomain() {
+    if (tl.segment) {
+      const c = tl.segment.cells[tl.segment.index], span = Math.max(c.next - c.base, 1), pad = Math.max(span * 0.03, 0.6);
+      domain.from = c.base - pad; domain.to = Math.max(c.next, c.base + 1) + pad;
+      return;
+    }
     const span = Math.max(part.logEnd - part.logStart, 1), pad = Math.max(span * 0.03, 0.6);
     domain.from = part.logStart - pad; domain.to = Math.max(part.logEnd, part.hwm) + pad;
   }
@@ -140,20 +158,25 @@
     const ce = document.querySelector('[data-testid="view-counts"]');
     if (ce) ce.dataset.pending = "1";
     urlTimer = setTimeout(() => {
-      const u = new URL(location.href);
-      // A time view may be a fraction of an offset wide (setView).
-      const tm = state.axis === "time";
-      u.searchParams.set("from", tm ? +view.from.toFixed(6) : Math.floor(view.from));
-      u.searchParams.set("to", tm ? +view.to.toFixed(6) : Math.ceil(view.to));
-      u.searchParams.set("isolation", state.isolation);
-      if (state.position >= 0) u.searchParams.set("position", state.position); else u.searchParams.delete("position");
-      if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
-      if (state.selected !== null) u.searchParams.set("sel", state.selected); else u.searchParams.delete("sel");
-      if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
-      if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
-      try { history.replaceState(null, "", u); } catch (e) { /* file:// may refuse */ }
+      try { history.replaceState(null, "", pageURL(view.from, view.to, state.selected)); } catch (e) { /* file:// may refuse */ }
       updateCounts();
     }, 80);
+  }
+  // pageURL is this page's URL with the view [from, to), the selection sel
+  // (null: none) and the options.
+  function pageURL(from, to, sel) {
+    const u = new URL(location.href);
+    // A time view may be a fraction of an offset wide (setView).
+    const tm = state.axis === "time";
+    u.searchParams.set("from", tm ? +from.toFixed(6) : Math.floor(from));
+    u.searchParams.set("to", tm ? +to.toFixed(6) : Math.ceil(to));
+    u.searchParams.set("isolation", state.isolation);
+    if (state.position >= 0) u.searchParams.set("position", state.position); else u.searchParams.delete("position");
+    if (state.maxBytes !== 1048576) u.searchParams.set("max_bytes", state.maxBytes); else u.searchParams.delete("max_bytes");
+    if (sel !== null) u.searchParams.set("sel", sel); else u.searchParams.delete("sel");
+    if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
+    if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
+    return u;
   }
 
   // --- records in view -----------------------------------------------------
@@ -167,7 +190,9 @@
   function updateCounts() {
     if (!countsEl) return;
     if (embedded || !tl.apiPath) { countsEl.hidden = true; delete countsEl.dataset.pending; return; }
-    const from = Math.max(Math.floor(view.from), part.logStart), to = Math.min(Math.ceil(view.to) - 1, part.logEnd - 1);
+    let from = Math.max(Math.floor(view.from), part.logStart), to = Math.min(Math.ceil(view.to) - 1, part.logEnd - 1);
+    // A segment's window holds that segment's batches only.
+    if (tl.segment) { const c = tl.segment.cells[tl.segment.index]; from = Math.max(from, c.base); to = Math.min(to, c.next - 1); }
     const seq = ++countsSeq;
     countsEl.dataset.pending = "1";
     if (from > to) { countsEl.textContent = "no offsets in view"; countsEl.dataset.from = ""; delete countsEl.dataset.pending; return; }
@@ -190,5 +215,5 @@
     }).catch(() => { if (seq === countsSeq) { countsEl.textContent = "record counts unavailable"; delete countsEl.dataset.pending; } });
   }
 
-  Object.assign(tl, { setDomain, status, optsQuery, updateURL, updateCounts });
+  Object.assign(tl, { setDomain, status, optsQuery, pageURL, updateURL, updateCounts });
 })();

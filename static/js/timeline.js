@@ -20,6 +20,7 @@
 //   timeline-minimap.js  the minimap
 //   timeline-detail.js   tooltip, reasons, the detail panel
 //   timeline-input.js    mouse, keys, controls
+//   timeline-segments.js one segment's window as a stretch of one timeline
 //   timeline.js          (this file, last) window.txnscope and the start
 //
 // Data source: the websocket and the JSON API when the page is served; in a
