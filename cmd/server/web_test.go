@@ -134,7 +134,9 @@ func pollFresh(expr string, timeout time.Duration) chromedp.Action[chromedp.Void
 		var err error
 		for try := 0; try < 4; try++ {
 			_, err = chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout))(ctx, t)
-			if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+			// A poll that starts while a click's navigation is under way
+			// loses its execution context; poll again on the new page.
+			if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") && !strings.Contains(err.Error(), "Inspected target navigated or closed") {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
