@@ -161,9 +161,38 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 			return err
 		})
 	}
+	// The .timeindex and .txnindex are read while the .log is scanned:
+	// they are decoded into fresh memory too (a 1 GiB segment of 1 KiB
+	// batches has 250,000 .timeindex entries), on the core a cut-less
+	// scan leaves idle. Their damage is still reported after the .log's.
+	type read struct {
+		x   any
+		err error // the file's damage (a *FormatError) or a failure
+	}
+	var tr, xr read
+	var side sync.WaitGroup
+	if tim != "" || txn != "" {
+		side.Go(func() {
+			if tim != "" {
+				tr.err = withFile(filepath.Join(dir, tim), func(fh *os.File, size int64) error {
+					x, err := ReadTimeIndex(fh, size, tim, s.base)
+					tr.x = x
+					return err
+				})
+			}
+			if txn != "" {
+				xr.err = withFile(filepath.Join(dir, txn), func(fh *os.File, size int64) error {
+					x, err := ReadTxnIndexFile(fh, size, txn, s.base)
+					xr.x = x
+					return err
+				})
+			}
+		})
+	}
 	path := filepath.Join(dir, logName)
 	fh, size, err := openInside(path)
 	if err != nil {
+		side.Wait()
 		return nil, err
 	}
 	from = min(from, size)
@@ -174,6 +203,7 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	f, grown, err := scanSegmentFrom(ctx, fh, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
 	*shared = grown
 	fh.Close()
+	side.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -191,22 +221,14 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 		}
 	}
 	if tim != "" {
-		err := withFile(filepath.Join(dir, tim), func(fh *os.File, size int64) error {
-			x, err := ReadTimeIndex(fh, size, tim, s.base)
-			out.TimeIndex = x
-			return p.damage(err)
-		})
-		if err != nil {
+		out.TimeIndex, _ = tr.x.(*TimeIndex)
+		if err := p.damage(tr.err); err != nil {
 			return nil, err
 		}
 	}
 	if txn != "" {
-		err := withFile(filepath.Join(dir, txn), func(fh *os.File, size int64) error {
-			x, err := ReadTxnIndexFile(fh, size, txn, s.base)
-			out.TxnIndex = x
-			return p.damage(err)
-		})
-		if err != nil {
+		out.TxnIndex, _ = xr.x.(*TxnIndexFile)
+		if err := p.damage(xr.err); err != nil {
 			return nil, err
 		}
 	}
