@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
@@ -48,15 +49,27 @@ type Store struct {
 	partition int32
 	o         Options
 
-	mu            sync.Mutex
+	// segs, logStart and hwm do not change after Open; sums and bounds
+	// do not once computed (Summaries), so windows read them without mu.
 	segs          []segFile
-	sums          []*Summary // nil until computed
-	bounds        *Bounds
 	logStart, hwm int64 // from the checkpoints; -1 when absent
 	lru           *Cache
+
+	// mu guards sums and bounds while they are computed, the entries
+	// read back into cached summaries, and flights. It is never held
+	// across a window's scan: a pan of a segment the LRU holds must not
+	// wait for another segment's scan (see Window).
+	mu      sync.Mutex
+	sums    []*Summary // nil until computed
+	bounds  *Bounds
+	flights map[int]*flight
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
-	fresh, scans int
+	fresh int
+	scans atomic.Int64
+	// scanHook, when set (tests), is called before each segment scan,
+	// with the segment's index and no lock held.
+	scanHook func(k int)
 }
 
 // Open lists dir's segments and reads its log dir's checkpoints and the
@@ -71,7 +84,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1}
+	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1, flights: map[int]*flight{}}
 	s.lru = o.Cache
 	if s.lru == nil {
 		s.lru = NewCache(o.MaxMemory)
@@ -110,11 +123,7 @@ func (s *Store) Fresh() int {
 }
 
 // Scans is the number of segment scans since Open.
-func (s *Store) Scans() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.scans
-}
+func (s *Store) Scans() int { return int(s.scans.Load()) }
 
 // Summaries returns every segment's summary, computing the missing ones
 // (one scan each, in offset order: each starts from the state the one
@@ -167,21 +176,30 @@ func (s *Store) summarize(ctx context.Context) error {
 
 // aborted is segment j's entries, read back (from its .txnindex, or the
 // cache's encoding of the rebuilt ones) for a summary from the cache
-// file; s.mu is held.
+// file. The file is read without s.mu, which only guards the field: two
+// windows may both read it, and the first to finish keeps its copy.
 func (s *Store) aborted(j int) []txnindex.AbortedTxn {
+	s.mu.Lock()
 	x := s.sums[j]
-	if x.Aborted != nil {
-		return x.Aborted
+	a := x.Aborted
+	s.mu.Unlock()
+	if a != nil {
+		return a
 	}
 	if x.IndexOnDisk {
 		seg := txnindex.Segment{BaseOffset: x.BaseOffset}
 		indexFiles(s.dir, &seg)
-		x.Aborted = seg.TxnIndex
+		a = seg.TxnIndex
 	} else {
-		x.Aborted, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
+		a, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
 	}
+	if a == nil {
+		a = []txnindex.AbortedTxn{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if x.Aborted == nil {
-		x.Aborted = []txnindex.AbortedTxn{}
+		x.Aborted = a
 	}
 	return x.Aborted
 }
@@ -254,9 +272,12 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		// every page it touched resident while mapped (see
 		// loader.OpenPartitionTail), which would put the whole segment in
 		// RSS, past the budget.
+		if s.scanHook != nil {
+			s.scanHook(j)
+		}
 		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
 		fh.Close()
-		s.scans++
+		s.scans.Add(1)
 		if err != nil {
 			return nil, "", err
 		}

@@ -2,6 +2,7 @@ package segsum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"unsafe"
@@ -42,47 +43,112 @@ func (s *Store) Segments(from, to int64) (int, int) {
 
 // Window returns segment k scanned and decided for the consumer o, from
 // the LRU when it holds it.
+//
+// No lock is held while a segment is scanned: a window the LRU holds is
+// returned (or decided again for another consumer) while other segments
+// are being scanned, and a segment two requests want at once is scanned
+// once, by the first (scanLog). Before this, the Store's mutex was held
+// across the scan, so a pan over a segment in memory waited for the
+// whole scan of a segment another request had asked for.
 func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*Window, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if k < 0 || k >= len(s.segs) {
 		return nil, fmt.Errorf("segsum: %s: no segment %d (%d segments)", s.dir, k, len(s.segs))
 	}
 	if w := s.lru.get(s, k); w != nil && w.Options == o {
 		return w, nil
 	}
-	if err := s.summarize(ctx); err != nil {
+	if err := s.summaries(ctx); err != nil {
 		return nil, err
 	}
-	var l *txnindex.Log
-	if w := s.lru.get(s, k); w != nil {
-		l = w.Log // the same segment for another consumer: no rescan
-	} else {
-		var seed []txnindex.OngoingTxn
-		if k > 0 {
-			seed = openSeed(s.sums[k-1])
-		}
-		end := s.bounds.LogEndOffset
-		if k+1 < len(s.segs) {
-			end = s.segs[k+1].base
-		}
-		// Make room first: while the segment is scanned and built, its
-		// batches (in a slice grown by doubling), the log built from them
-		// and the decisions are live beside whatever the cache holds,
-		// about twice what the window keeps. Reserving that keeps what is
-		// live under the budget, so the heap stays under twice it.
-		s.lru.reserve(2 * estimateBytes(s.sums[k]))
-		var err error
-		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
-			LastStableOffset: s.bounds.LastStableOffset})
-		if err != nil {
-			return nil, err
-		}
-		s.closeLater(l, k)
+	l, err := s.scanLog(ctx, k)
+	if err != nil {
+		return nil, err
 	}
 	w := s.decide(l, k, o)
 	s.lru.put(s, k, w)
 	return w, nil
+}
+
+// summaries computes the summaries and bounds if they are missing. Once
+// they are there they never change, so that windows read them unlocked.
+func (s *Store) summaries(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.summarize(ctx)
+}
+
+// flight is one scan of a segment, which the requests that want the same
+// segment meanwhile wait for instead of scanning it again.
+type flight struct {
+	done chan struct{}
+	l    *txnindex.Log
+	err  error
+}
+
+// scanLog returns segment k's window log: the LRU's (a window of the
+// segment for another consumer: no rescan), the one a scan under way
+// makes, or a new scan's. s.mu guards only the flights map.
+func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
+	for {
+		s.mu.Lock()
+		if w := s.lru.get(s, k); w != nil {
+			s.mu.Unlock()
+			return w.Log, nil
+		}
+		f := s.flights[k]
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+			s.flights[k] = f
+			s.mu.Unlock()
+			f.l, f.err = s.scanWindow(ctx, k)
+			s.mu.Lock()
+			delete(s.flights, k)
+			s.mu.Unlock()
+			close(f.done)
+			return f.l, f.err
+		}
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.err == nil {
+			return f.l, nil
+		}
+		// The scan failed because the request that started it went
+		// away: this one is still wanted, so scan again.
+		if ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			continue
+		}
+		return nil, f.err
+	}
+}
+
+// scanWindow scans segment k into its window log, seeded from the
+// summary before it and bounded by the whole log.
+func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
+	var seed []txnindex.OngoingTxn
+	if k > 0 {
+		seed = openSeed(s.sums[k-1])
+	}
+	end := s.bounds.LogEndOffset
+	if k+1 < len(s.segs) {
+		end = s.segs[k+1].base
+	}
+	// Make room first: while the segment is scanned and built, its
+	// batches (in a slice grown by doubling), the log built from them
+	// and the decisions are live beside whatever the cache holds,
+	// about twice what the window keeps. Reserving that keeps what is
+	// live under the budget, so the heap stays under twice it.
+	s.lru.reserve(2 * estimateBytes(s.sums[k]))
+	l, _, err := s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+		LastStableOffset: s.bounds.LastStableOffset})
+	if err != nil {
+		return nil, err
+	}
+	s.closeLater(l, k)
+	return l, nil
 }
 
 // closeLater completes the window's transactions that began before it or

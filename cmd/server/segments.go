@@ -24,14 +24,24 @@ type segStores struct {
 	cache    *segsum.Cache
 	cacheDir string // "" when the user has no cache directory: summaries in memory only
 
+	// mu guards m only; a Store is opened outside it (its listing reads
+	// the directory and scans a .swap segment), so that a request for an
+	// open partition never waits for another partition's open.
 	mu sync.Mutex
-	m  map[string]*segsum.Store
+	m  map[string]*openStore
+}
+
+// openStore is one directory's Store, opened once by the first request.
+type openStore struct {
+	once sync.Once
+	st   *segsum.Store
+	err  error
 }
 
 var _ api.Segmented = (*segStores)(nil)
 
 func newSegStores(cat *catalog, maxMemory int64, cacheDir string) *segStores {
-	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*segsum.Store{}}
+	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*openStore{}}
 }
 
 // defaultSummaryCache is serve --summary-cache-dir's default: txnscope's
@@ -66,18 +76,28 @@ func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, err
 		return nil, nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.m[dir]; st != nil {
-		return st, nil
+	o := s.m[dir]
+	if o == nil {
+		o = &openStore{}
+		s.m[dir] = o
 	}
-	// Headers only, as the tail scans of a log directory read: the
-	// timeline's decisions need nothing else.
-	st, err := segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
-	if err != nil {
-		return nil, err
+	s.mu.Unlock()
+	o.once.Do(func() {
+		// Headers only, as the tail scans of a log directory read: the
+		// timeline's decisions need nothing else.
+		o.st, o.err = segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
+	})
+	if o.err != nil {
+		// Not kept: the next request opens the directory again (it
+		// may have been fixed).
+		s.mu.Lock()
+		if s.m[dir] == o {
+			delete(s.m, dir)
+		}
+		s.mu.Unlock()
+		return nil, o.err
 	}
-	s.m[dir] = st
-	return st, nil
+	return o.st, nil
 }
 
 func (s *segStores) Overview(ctx context.Context, id, topic string, partition int32) (any, bool, error) {
