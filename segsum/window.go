@@ -215,9 +215,7 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
 				t.State = txnindex.TxnAborted
-				if a := l.LookupAbort(t.ProducerID, t.FirstOffset); a != nil && a.Txn == nil {
-					a.Txn, a.MarkerFound, t.Entry = t, true, a
-				}
+				linkEntry(l, t)
 			}
 		}
 		for _, o := range s.sums[j].OpenAtEnd {
@@ -233,6 +231,25 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 		}
 	}
 	l.Open = open
+}
+
+// linkEntry links an aborted transaction closed after the window with
+// its index entries, as a full pass does (txnindex's buildIndexes): by
+// producer and marker offset, the entry's LastOffset, not by first
+// offset, which differs when retention deleted the transaction's first
+// batches and replay saw it begin later than the entry says.
+func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
+	si := l.SegmentOf(t.MarkerOffset)
+	if si < 0 {
+		return
+	}
+	es := l.AbortedEntries(si)
+	for i := range es {
+		a := &es[i]
+		if a.Entry.ProducerID == t.ProducerID && a.Entry.LastOffset == t.MarkerOffset {
+			a.Txn, a.MarkerFound, t.Entry = t, true, a
+		}
+	}
 }
 
 // decide plays the consumer o over segment k's window log. The consumer
