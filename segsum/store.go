@@ -72,15 +72,17 @@ type Store struct {
 	scanHook func(k int)
 }
 
-// Open lists dir's segments and reads its log dir's checkpoints and the
-// cached summaries; it scans nothing.
+// Open lists dir's segments as the loader and the broker's startup do
+// (listSegments) and reads its log dir's checkpoints and the cached
+// summaries; it scans nothing but an interrupted cleaning's .swap segment,
+// for where it ends.
 func Open(dir string, o Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	topic, num, _, err := loader.ParsePartitionDir(filepath.Base(dir))
 	if err != nil {
 		return nil, err
 	}
-	segs, err := listSegments(dir)
+	segs, err := listSegments(context.Background(), dir, o.Scan)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +190,7 @@ func (s *Store) aborted(j int) []txnindex.AbortedTxn {
 	}
 	if x.IndexOnDisk {
 		seg := txnindex.Segment{BaseOffset: x.BaseOffset}
-		indexFiles(s.dir, &seg)
+		indexFiles(s.dir, &s.segs[j], &seg)
 		a = seg.TxnIndex
 	} else {
 		a, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
@@ -256,7 +258,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		seg.Name, seg.BaseOffset, seg.Size = f.name, f.base, f.size
 		switch {
 		case j >= k && j <= m:
-			indexFiles(s.dir, seg)
+			indexFiles(s.dir, &s.segs[j], seg)
 		case j > m && w != nil:
 			seg.TxnIndex, seg.TxnIndexOnDisk = s.aborted(j), true
 		}
