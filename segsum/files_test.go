@@ -132,7 +132,7 @@ func TestSwapAndCleanedAsLoader(t *testing.T) {
 
 // dropBatches returns the batches of a segment's bytes that drop does not
 // match, as the cleaner leaves a segment.
-func dropBatches(t *testing.T, data []byte, drop func(*txnindex.Batch) bool) []byte {
+func dropBatches(t testing.TB, data []byte, drop func(*txnindex.Batch) bool) []byte {
 	t.Helper()
 	f, err := loader.NewSegment(bytes.NewReader(data), int64(len(data)), "x.log")
 	if err != nil || len(f.Damage) > 0 {

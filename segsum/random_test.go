@@ -166,7 +166,68 @@ func randomPartition(t testing.TB, seed uint64) (string, string) {
 			}
 		}
 	}
+	kept := bases[drop:]
+	if len(kept) > 2 && r.IntN(4) == 0 {
+		text += interruptedCleaning(t, r, dir, kept)
+	} else if len(kept) > 2 && r.IntN(3) == 0 {
+		// The cleaner removed a segment's batches without producer id,
+		// or all of them (LogCleaner keeps an emptied segment's files).
+		base := kept[r.IntN(len(kept)-1)]
+		p := filepath.Join(dir, fmt.Sprintf("%020d.log", base))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := r.IntN(2) == 0 // every batch: the segment is left empty
+		if err := os.WriteFile(p, dropBatches(t, data, func(b *txnindex.Batch) bool { return all || !b.HasProducerID() }), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		text += fmt.Sprintf("# segment %d cleaned (all batches: %v)\n", base, all)
+	}
 	return dir, text
+}
+
+// interruptedCleaning leaves dir as a broker stopped in the middle of a
+// cleaning leaves it (LogCleaner's .cleaned then .swap files, which
+// LogLoader.load completes or deletes on startup): a .swap of one or two
+// segments with some batches without producer id removed, and sometimes a
+// .cleaned file after it with a .swap past it, which the broker deletes.
+// It returns a line for the scenario's text saying what it did.
+func interruptedCleaning(t testing.TB, r *rand.Rand, dir string, bases []int64) string {
+	t.Helper()
+	name := func(base int64, ext string) string { return filepath.Join(dir, fmt.Sprintf("%020d%s", base, ext)) }
+	read := func(p string) []byte {
+		data, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return data
+	}
+	write := func(p string, data []byte) {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := r.IntN(len(bases) - 2)
+	n := 1 + r.IntN(2)
+	var log, txn []byte
+	for _, b := range bases[k : k+n] {
+		log = append(log, dropBatches(t, read(name(b, ".log")), func(b *txnindex.Batch) bool { return !b.HasProducerID() && r.IntN(2) == 0 })...)
+		txn = append(txn, read(name(b, ".txnindex"))...)
+	}
+	write(name(bases[k], ".log.swap"), log)
+	write(name(bases[k], ".index.swap"), nil)
+	write(name(bases[k], ".timeindex.swap"), nil)
+	if len(txn) > 0 {
+		write(name(bases[k], ".txnindex.swap"), txn)
+	}
+	note := fmt.Sprintf("# swap of %d segments at %d", n, bases[k])
+	if c := k + n; c+1 < len(bases) && r.IntN(2) == 0 {
+		write(name(bases[c], ".log.cleaned"), read(name(bases[c], ".log")))
+		write(name(bases[c+1], ".log.swap"), nil)
+		note += fmt.Sprintf(", .cleaned at %d, invalid swap at %d", bases[c], bases[c+1])
+	}
+	return note + "\n"
 }
 
 // consumers are the consumers every window is compared for.
@@ -304,7 +365,7 @@ var randomSeeds = func() []uint64 {
 // partitions, every segment window's decisions, the views of random
 // ranges, the bounds and the overview's counts equal one full pass.
 func TestRandomPartitionsEqualFullPass(t *testing.T) {
-	segs, spanning, swept := 0, 0, 0
+	segs, spanning, swept, swapped := 0, 0, 0, 0
 	for _, seed := range randomSeeds {
 		dir, text := randomPartition(t, seed)
 		if d := differ(t, dir, seed); d != "" {
@@ -317,11 +378,14 @@ func TestRandomPartitionsEqualFullPass(t *testing.T) {
 		if l.LogStartOffset > 0 {
 			swept++
 		}
+		if strings.Contains(text, "# swap") {
+			swapped++
+		}
 	}
-	if spanning == 0 || swept == 0 {
-		t.Fatalf("%d aborts spanning segments, %d partitions after retention: the seeds miss the cases this test is for", spanning, swept)
+	if spanning == 0 || swept == 0 || swapped == 0 {
+		t.Fatalf("%d aborts spanning segments, %d partitions after retention, %d mid-cleaning: the seeds miss the cases this test is for", spanning, swept, swapped)
 	}
-	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention", len(randomSeeds), segs, spanning, swept)
+	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention, %d mid-cleaning", len(randomSeeds), segs, spanning, swept, swapped)
 }
 
 // FuzzWindowsEqualFullPass is TestRandomPartitionsEqualFullPass for any

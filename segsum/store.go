@@ -206,6 +206,26 @@ func (s *Store) aborted(j int) []txnindex.AbortedTxn {
 	return x.Aborted
 }
 
+// prevEnd is where the batches before segment k end: the next offset of
+// the last segment before k that holds a batch. A segment the cleaner
+// emptied (LogCleaner keeps a segment whose every batch it removed) ends
+// nothing: a full pass's gap runs from the last batch before it to the
+// next batch, and its consumer's position is there. ok is false when no
+// segment before k holds a batch: segment k's window then starts the log.
+// The summaries of the segments before k are there.
+func (s *Store) prevEnd(k int) (end int64, ok bool) {
+	for j := k - 1; j >= 0; j-- {
+		x := s.sums[j]
+		if x == nil {
+			return s.segs[k].base, true
+		}
+		if x.Batches > 0 {
+			return x.NextOffset, true
+		}
+	}
+	return 0, false
+}
+
 func openSeed(prev *Summary) []txnindex.OngoingTxn {
 	out := make([]txnindex.OngoingTxn, len(prev.OpenAtEnd))
 	for i, t := range prev.OpenAtEnd {
@@ -295,22 +315,22 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 			p.Batches = append(p.Batches, sf.Batches...)
 		}
 	}
-	if k == 0 {
+	if end, ok := s.prevEnd(k); !ok {
+		// No batch before segment k (it is the first, or those
+		// before it were emptied by the cleaner): the window starts
+		// the log, seeded as loader.OpenPartition seeds it.
 		first := int64(math.MaxInt64)
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
 		p.Ongoing = firstSeed(s.dir, first)
 	} else {
-		// The offsets not read start after the previous segment's last
-		// batch: where that segment's tail was cleaned, the hole up to
-		// this segment's first batch is a gap of this window (a full
-		// pass decides it with this segment's first batch).
-		from := s.segs[k].base
-		if prev := s.sums[k-1]; prev != nil {
-			from = min(from, prev.NextOffset)
-		}
-		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: from, SkippedMaxTimestamp: -1,
+		// The offsets not read start after the last batch before
+		// this segment: where a segment's tail was cleaned (or a
+		// whole segment emptied), the hole up to this segment's first
+		// batch is a gap of this window (a full pass decides it with
+		// this segment's first batch).
+		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: min(s.segs[k].base, end), SkippedMaxTimestamp: -1,
 			Segments: len(s.segs), SegmentsRead: m - k + 1, Reason: fmt.Sprintf("timeline window of segments %d to %d", k, m)}
 	}
 	return txnindex.Build(p), damage, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"unsafe"
 
@@ -254,31 +255,36 @@ func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
 
 // decide plays the consumer o over segment k's window log. The consumer
 // enters the segment where a full pass's consumer does: a fetch reads one
-// segment only (LocalLog.read), so its previous fetch ended with the
-// previous segment's last batch, at that segment's next offset.
+// segment only (LocalLog.read), so its previous fetch ended with the last
+// batch before the segment, at that batch's next offset (prevEnd).
 func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Window {
 	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o}
 	if k+1 < len(s.segs) {
 		w.End = s.segs[k+1].base
 	}
+	end, after := s.prevEnd(k)
 	co := o
-	if k > 0 {
-		co.From = max(o.From, s.sums[k-1].NextOffset)
+	if after {
+		co.From = max(o.From, end)
 	}
 	for j := range k {
 		w.FirstBatch += s.sums[j].Batches
 	}
 	lower := w.BaseOffset
-	if k > 0 {
-		lower = min(lower, s.sums[k-1].NextOffset)
+	if after {
+		lower = min(lower, end)
 	}
 	for d := range l.Decisions(co) {
-		if d.From < lower && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
+		if after && d.From < lower || d.From >= w.End && k+1 < len(s.segs) {
 			continue
 		}
-		if k > 0 && d.Cause == txnindex.CauseGapBeforeFirstBatch && d.From == s.sums[k-1].NextOffset {
-			// The window's first gap follows the previous segment's
-			// last batch: what a full pass calls it.
+		if after && d.Cause == txnindex.CauseGapBeforeFirstBatch {
+			// The window's first gap, before its first batch, follows
+			// the last batch of an earlier segment: what a full pass
+			// calls it. It begins at that batch's next offset, or at
+			// the log start when that is higher (DeleteRecords moved
+			// it inside the hole): a full pass labels it by the batch
+			// before it all the same (findGaps).
 			d.Cause, d.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
 		}
 		if d.BatchIndex >= 0 {
@@ -314,15 +320,21 @@ func estimateBytes(x *Summary) int64 {
 }
 
 // lowerOf is the first offset segment k's window decides: its base, or
-// the previous segment's next offset when that is lower.
+// where the batches before it end when that is lower (prevEnd), or the
+// lowest there is when no batch is before it.
 func (s *Store) lowerOf(k int) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.segs[k].base
-	if k > 0 && s.sums[k-1] != nil {
-		b = min(b, s.sums[k-1].NextOffset)
+	for j := range k {
+		if s.sums[j] == nil {
+			return s.segs[k].base
+		}
 	}
-	return b
+	end, after := s.prevEnd(k)
+	if !after {
+		return math.MinInt64
+	}
+	return min(s.segs[k].base, end)
 }
 
 // Decisions calls f with the decisions of consumer o overlapping [from,
@@ -330,10 +342,10 @@ func (s *Store) lowerOf(k int) int64 {
 // not hold.
 func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
 	lo, hi := s.Segments(from, to)
-	// The next segment's window begins at the previous one's last batch
-	// when that segment's tail was cleaned: a view inside the hole is
-	// decided there.
-	for k := lo; k <= hi || k == hi+1 && k < len(s.segs) && s.lowerOf(k) <= to; k++ {
+	// A segment's window begins at the last batch before it when a
+	// segment's tail was cleaned (or a whole segment emptied): a view
+	// inside the hole is decided by the windows after it.
+	for k := lo; k < len(s.segs) && (k <= hi || s.lowerOf(k) <= to); k++ {
 		w, err := s.Window(ctx, k, o)
 		if err != nil {
 			return err
