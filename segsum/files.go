@@ -3,11 +3,8 @@ package segsum
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
@@ -32,24 +29,24 @@ type segFile struct {
 // replaces the segments its offsets cover, read from its .swap files where
 // they are (never renamed: the directory is the user's). Only a valid
 // swap's .log.swap is scanned, for where it ends.
-func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segFile, error) {
+func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segFile, []string, error) {
 	l, err := loader.ListSegments(ctx, dir, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []segFile
 	for _, ls := range l.Segments {
 		st, err := os.Lstat(filepath.Join(dir, ls.Log))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, segFile{name: ls.Log, base: ls.BaseOffset, size: st.Size(), modTime: st.ModTime().UnixNano(),
 			index: ls.Index, time: ls.TimeIndex, txn: ls.TxnIndex})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("segsum: %s: no segment (.log file)", dir)
+		return nil, nil, fmt.Errorf("segsum: %s: no segment (.log file)", dir)
 	}
-	return out, nil
+	return out, l.Snapshots, nil
 }
 
 // indexFiles fills seg with what the segment's index files tell fetches,
@@ -94,34 +91,15 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 }
 
 // firstSeed is the producer state the first segment starts from, as
-// loader.OpenPartition seeds it: the transactions open in the newest
-// producer snapshot that began before the first batch (retention deleted
-// their start, so replay cannot see them open).
-func firstSeed(dir string, first int64) []txnindex.OngoingTxn {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+// loader.OpenPartition seeds it (loader.NewestSnapshot, ProducerSnapshot
+// .Seed): the transactions open in the newest producer snapshot that
+// began before the first batch (retention deleted their start, so replay
+// cannot see them open). A snapshot that cannot be read seeds nothing, as
+// a damaged one does in the loader.
+func firstSeed(dir string, snapshots []string, first int64) []txnindex.OngoingTxn {
+	s, err := loader.NewestSnapshot(dir, snapshots)
+	if err != nil || s == nil {
 		return nil
 	}
-	var names []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".snapshot") && e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names))) // 20-digit names: newest first
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			continue
-		}
-		s, err := loader.ReadProducerSnapshot(data, n)
-		if err != nil || s == nil {
-			continue
-		}
-		if s.Offset >= 0 && s.Offset < first && first != math.MaxInt64 {
-			return nil // older than the first batch: seeds nothing
-		}
-		return s.Ongoing(first)
-	}
-	return nil
+	return s.Seed(first)
 }

@@ -52,7 +52,8 @@ type Store struct {
 	// segs, logStart and hwm do not change after Open; sums and bounds
 	// do not once computed (Summaries), so windows read them without mu.
 	segs          []segFile
-	logStart, hwm int64 // from the checkpoints; -1 when absent
+	snapshots     []string // the .snapshot files' names
+	logStart, hwm int64    // from the checkpoints; -1 when absent
 	lru           *Cache
 
 	// mu guards sums and bounds while they are computed, the entries
@@ -82,11 +83,11 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	segs, err := listSegments(context.Background(), dir, o.Scan)
+	segs, snaps, err := listSegments(context.Background(), dir, o.Scan)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1, flights: map[int]*flight{}}
+	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, snapshots: snaps, logStart: -1, hwm: -1, flights: map[int]*flight{}}
 	s.lru = o.Cache
 	if s.lru == nil {
 		s.lru = NewCache(o.MaxMemory)
@@ -323,7 +324,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		p.Ongoing = firstSeed(s.dir, first)
+		p.Ongoing = firstSeed(s.dir, s.snapshots, first)
 	} else {
 		// The offsets not read start after the last batch before
 		// this segment: where a segment's tail was cleaned (or a
