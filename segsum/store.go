@@ -68,8 +68,9 @@ type Store struct {
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
 	scans atomic.Int64
-	// scanHook, when set (tests), is called before each segment scan,
-	// with the segment's index and no lock held.
+	// scanHook, when set (tests), is called before each segment scan
+	// with the segment's index: for a window's scan with no lock held
+	// (for the summaries' scans, mu is held).
 	scanHook func(k int)
 }
 
