@@ -31,6 +31,9 @@ type segStores struct {
 	m  map[string]*openStore
 }
 
+// openSegsum is segsum.Open; a test replaces it with one that blocks.
+var openSegsum = segsum.Open
+
 // openStore is one directory's Store, opened once by the first request.
 type openStore struct {
 	once sync.Once
@@ -85,7 +88,7 @@ func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, err
 	o.once.Do(func() {
 		// Headers only, as the tail scans of a log directory read: the
 		// timeline's decisions need nothing else.
-		o.st, o.err = segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
+		o.st, o.err = openSegsum(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
 	})
 	if o.err != nil {
 		// Not kept: the next request opens the directory again (it
