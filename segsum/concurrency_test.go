@@ -40,12 +40,17 @@ func TestPanNotBlockedByOtherScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	const slow = 2
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	entered, joined, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once, joinOnce sync.Once
 	st.scanHook = func(k int) {
 		if k == slow {
 			once.Do(func() { close(entered) })
 			<-release
+		}
+	}
+	st.joinHook = func(k int) {
+		if k == slow {
+			joinOnce.Do(func() { close(joined) })
 		}
 	}
 	scansBefore := st.Scans()
@@ -65,6 +70,7 @@ func TestPanNotBlockedByOtherScan(t *testing.T) {
 	select {
 	case <-entered:
 	case <-time.After(hangGuard):
+		close(release)
 		t.Fatal("the scan of the slow segment never started")
 	}
 	for _, o := range []txnindex.ConsumeOptions{rc, ru} {
@@ -82,6 +88,15 @@ func TestPanNotBlockedByOtherScan(t *testing.T) {
 			close(release)
 			t.Fatalf("%+v: the window of a segment in the LRU waited for the scan of segment %d", o, slow)
 		}
+	}
+	// The second request for the slow segment waits for the scan under
+	// way (released only once it has joined it, so that it cannot come
+	// after the scan and find the window in the LRU).
+	select {
+	case <-joined:
+	case <-time.After(hangGuard):
+		close(release)
+		t.Fatalf("the second request for segment %d did not join the scan under way", slow)
 	}
 	close(release)
 	wg.Wait()

@@ -72,6 +72,9 @@ type Store struct {
 	// with the segment's index: for a window's scan with no lock held
 	// (for the summaries' scans, mu is held).
 	scanHook func(k int)
+	// joinHook, when set (tests), is called when a request for segment
+	// k joins another request's scan of it, before it waits.
+	joinHook func(k int)
 }
 
 // Open lists dir's segments as the loader and the broker's startup do

@@ -109,6 +109,9 @@ func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
 			return f.l, f.err
 		}
 		s.mu.Unlock()
+		if s.joinHook != nil {
+			s.joinHook(k)
+		}
 		select {
 		case <-f.done:
 		case <-ctx.Done():
