@@ -11,7 +11,8 @@ import (
 // cacheVersion changes whenever Summary's meaning changes, so that a file
 // written by an older server is recomputed, not misread. 4: a segment
 // after segments the cleaner emptied is summarised (and the bounds' LSO
-// computed) from where the last batch before it ends (Store.prevEnd).
+// computed) from where the last batch before it ends (Store.prevEnd);
+// Summary.FirstOffset.
 const cacheVersion = 4
 
 type cacheFile struct {

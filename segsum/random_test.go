@@ -304,14 +304,21 @@ func differ(t testing.TB, dir string, seed uint64) string {
 					o, i, len(got), len(want), got[i:min(i+2, len(got))], want[i:min(i+2, len(want))])
 			}
 		}
-		// Views of random ranges give the full pass's decisions that
-		// overlap them.
+		// Views of random ranges, and of every single offset of a
+		// small log, give the full pass's decisions that overlap them.
+		var views [][2]int64
 		for range 4 {
 			if full.LogEndOffset <= 0 {
 				break
 			}
 			from := r.Int64N(full.LogEndOffset + 2)
-			to := from + r.Int64N(20)
+			views = append(views, [2]int64{from, from + r.Int64N(20)})
+		}
+		for off := int64(0); off <= full.LogEndOffset && full.LogEndOffset <= 1000; off++ {
+			views = append(views, [2]int64{off, off})
+		}
+		for _, v := range views {
+			from, to := v[0], v[1]
 			var in, exp []canon
 			if err := st.Decisions(ctx, from, to, o, func(_ *Window, d *txnindex.Decision) bool { in = append(in, canonOf(d)); return true }); err != nil {
 				t.Fatal(err)

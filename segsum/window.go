@@ -278,8 +278,15 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 		lower = min(lower, end)
 	}
 	for d := range l.Decisions(co) {
-		if after && d.From < lower || d.From >= w.End && k+1 < len(s.segs) {
+		if after && d.Batch == nil && d.From < lower || d.From >= w.End && k+1 < len(s.segs) {
 			continue
+		}
+		if d.Cause == txnindex.CauseBelowPosition {
+			// Below the consumer's position: a full pass says below
+			// the position it started at, not where it entered the
+			// segment (a batch of this segment below the end of the
+			// one before, which overlaps it, is skipped so).
+			d.Bound = max(o.From, s.bounds.LogStartOffset)
 		}
 		if after && d.Cause == txnindex.CauseGapBeforeFirstBatch {
 			// The window's first gap, before its first batch, follows
@@ -323,8 +330,9 @@ func estimateBytes(x *Summary) int64 {
 }
 
 // lowerOf is the first offset segment k's window decides: its base, or
-// where the batches before it end when that is lower (prevEnd), or the
-// lowest there is when no batch is before it.
+// where the batches before it end when that is lower (prevEnd), or its
+// first batch when that overlaps the segment before, or the lowest there
+// is when no batch is before it.
 func (s *Store) lowerOf(k int) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -337,7 +345,11 @@ func (s *Store) lowerOf(k int) int64 {
 	if !after {
 		return math.MinInt64
 	}
-	return min(s.segs[k].base, end)
+	b := min(s.segs[k].base, end)
+	if x := s.sums[k]; x != nil {
+		b = min(b, x.FirstOffset)
+	}
+	return b
 }
 
 // Decisions calls f with the decisions of consumer o overlapping [from,
