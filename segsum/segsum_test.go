@@ -36,6 +36,7 @@ type canon struct {
 	Abort                        txnindex.AbortedTransaction
 	Batch                        int64 // base offset, -1 for a gap
 	Segment                      int32 // the batch's segment, -1 for a gap
+	BatchIndex                   int32
 	Txn                          string
 	Entry                        string
 	Reason                       string
@@ -43,7 +44,7 @@ type canon struct {
 
 func canonOf(d *txnindex.Decision) canon {
 	c := canon{From: d.From, To: d.To, FetchOffset: d.FetchOffset, Bound: d.Bound, Verdict: d.Verdict, Uncommitted: d.Uncommitted,
-		Cause: d.Cause, Abort: d.Abort, Batch: -1, Segment: -1, Reason: d.Reason()}
+		Cause: d.Cause, Abort: d.Abort, Batch: -1, Segment: -1, BatchIndex: d.BatchIndex, Reason: d.Reason()}
 	if d.Batch != nil {
 		c.Batch, c.Segment = d.Batch.BaseOffset, d.Batch.Segment
 	}
