@@ -80,9 +80,11 @@
 //
 // OpenPartition follows LogLoader: segments are the <20 digits>.log files in
 // base-offset order; .deleted and .cleaned files are ignored; .swap files
-// below the lowest .cleaned offset replace the segments their offset range
-// covers and later ones are ignored (KAFKA-6264); index files without a
-// .log are orphans. A segment with a .index or .timeindex but no .txnindex
+// below the lowest .cleaned offset replace the segments whose base offset
+// lies in [lowest swap base, highest swap next offset) and later ones are
+// ignored (KAFKA-6264); index files without a .log are orphans.
+// ListSegments applies the same rules without scanning the segments (only
+// a valid .swap, for where it ends), for segsum's on-demand scans. A segment with a .index or .timeindex but no .txnindex
 // gets TxnIndexOnDisk with no entries, because Kafka creates .txnindex files
 // lazily; a segment with no index files at all leaves the index to be
 // rebuilt. The newest producer snapshot that decodes cleanly seeds

@@ -205,37 +205,55 @@ func splitSegmentName(name string) (int64, string, bool) {
 	return v, name[20:], true
 }
 
-// applySwaps completes swaps the way LogLoader does on startup: a swap
-// segment replaces every other segment whose base offset lies in
-// [swap base, swap next offset).
+// applySwaps completes swaps the way LogLoader.load does on startup: the
+// valid swaps replace every other segment whose base offset lies in the
+// range swapRange gives (see swapRange).
 func (p *Partition) applySwaps(segs []*SegmentFiles) []*SegmentFiles {
-	var swaps []*SegmentFiles
+	next := map[int64]int64{}
 	for _, s := range segs {
 		if s.Swap {
-			swaps = append(swaps, s)
+			next[s.Log.BaseOffset] = s.nextOffset()
 		}
 	}
-	if len(swaps) == 0 {
+	if len(next) == 0 {
 		return segs
 	}
+	lo, hi := swapRange(next)
 	out := segs[:0:0]
 	for _, s := range segs {
-		replaced := ""
-		if !s.Swap {
-			for _, w := range swaps {
-				if s.Log.BaseOffset >= w.Log.BaseOffset && s.Log.BaseOffset < w.nextOffset() {
-					replaced = w.Log.Name
-					break
-				}
-			}
-		}
-		if replaced != "" {
-			p.Ignored = append(p.Ignored, IgnoredFile{s.Log.Name, "replaced by " + replaced})
+		if !s.Swap && s.Log.BaseOffset >= lo && s.Log.BaseOffset < hi {
+			p.Ignored = append(p.Ignored, IgnoredFile{s.Log.Name, "replaced by " + swapCovering(segs, s.Log.BaseOffset)})
 			continue
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// swapRange is the offsets the valid swaps replace, given each swap
+// segment's next offset (by base offset): LogLoader.load deletes every
+// file, not itself a .swap, whose name's offset lies in [the lowest swap
+// base offset, the highest swap next offset), one range for all the swaps
+// (the cleaner or a split leaves one group of them), then renames the
+// swaps into place.
+func swapRange(next map[int64]int64) (lo, hi int64) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	for b, n := range next {
+		lo, hi = min(lo, b), max(hi, n)
+	}
+	return lo, hi
+}
+
+// swapCovering names the swap segment with the highest base offset at or
+// below base: the one whose cleaning replaced it.
+func swapCovering(segs []*SegmentFiles, base int64) string {
+	name := ""
+	for _, s := range segs {
+		if s.Swap && s.Log.BaseOffset <= base {
+			name = s.Log.Name
+		}
+	}
+	return name
 }
 
 // nextOffset is LogSegment.readNextOffset: after the last batch, or the

@@ -7,7 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // The state files: the log directory's offset checkpoints, and a
@@ -121,20 +124,57 @@ func (p *Partition) readSnapshots(dir string, names []string) error {
 // seedSnapshot seeds Input.Ongoing and Input.Snapshot from Snapshot, given
 // the base offset of the log's first batch (MaxInt64 for none).
 func (p *Partition) seedSnapshot(first int64) {
-	if p.Snapshot == nil {
-		return
-	}
-	// A transaction still open in the snapshot whose first offset lies
-	// before the first batch began in data retention deleted: replay
-	// cannot see it open, so it is seeded. Later ones replay opens
-	// itself. A snapshot older than the first batch describes state the
-	// log no longer continues from (ProducerStateManager deletes
-	// snapshots below the log start offset), so it seeds nothing.
-	if p.Snapshot.Offset >= 0 && p.Snapshot.Offset < first && first != math.MaxInt64 {
+	if p.Snapshot == nil || !p.Snapshot.seeds(first) {
 		return
 	}
 	p.Input.Ongoing = p.Snapshot.Ongoing(first)
 	p.Input.Snapshot = p.Snapshot.Info()
+}
+
+// seeds reports whether the snapshot seeds a log whose first batch is at
+// first (MaxInt64 for none). A transaction still open in the snapshot
+// whose first offset lies before the first batch began in data retention
+// deleted: replay cannot see it open, so it is seeded (Ongoing). Later
+// ones replay opens itself. A snapshot older than the first batch
+// describes state the log no longer continues from (ProducerStateManager
+// deletes snapshots below the log start offset), so it seeds nothing.
+func (s *ProducerSnapshot) seeds(first int64) bool {
+	return s.Offset < 0 || s.Offset >= first || first == math.MaxInt64
+}
+
+// Seed is what OpenPartition seeds a log whose first batch is at first
+// (MaxInt64 for none) with from the snapshot (Input.Ongoing): for a reader
+// of the segments that does not load the partition whole (segsum).
+func (s *ProducerSnapshot) Seed(first int64) []txnindex.OngoingTxn {
+	if !s.seeds(first) {
+		return nil
+	}
+	return s.Ongoing(first)
+}
+
+// NewestSnapshot is the snapshot OpenPartition seeds from among the
+// .snapshot files names of dir (SegmentListing.Snapshots): the newest that
+// decodes cleanly, read as readSnapshots reads them (regular files only,
+// bounded), from the newest down; nil when none does.
+func NewestSnapshot(dir string, names []string) (*ProducerSnapshot, error) {
+	names = slices.Clone(names)
+	sort.Sort(sort.Reverse(sort.StringSlice(names))) // 20-digit names: newest first
+	for _, n := range names {
+		data, err := readFileIfExists(filepath.Join(dir, n))
+		var fe *FormatError
+		if errors.As(err, &fe) || err == nil && data == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s, err := ReadProducerSnapshot(data, n); err == nil {
+			return s, nil
+		} else if !errors.As(err, &fe) {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 func (p *Partition) loadPartitionFiles(dir string) error {

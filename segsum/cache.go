@@ -9,8 +9,11 @@ import (
 )
 
 // cacheVersion changes whenever Summary's meaning changes, so that a file
-// written by an older server is recomputed, not misread.
-const cacheVersion = 3
+// written by an older server is recomputed, not misread. 4: a segment
+// after segments the cleaner emptied is summarised (and the bounds' LSO
+// computed) from where the last batch before it ends (Store.prevEnd);
+// Summary.FirstOffset.
+const cacheVersion = 4
 
 type cacheFile struct {
 	Version int        `json:"version"`

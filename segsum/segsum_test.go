@@ -35,18 +35,21 @@ type canon struct {
 	Cause                        txnindex.Cause
 	Abort                        txnindex.AbortedTransaction
 	Batch                        int64 // base offset, -1 for a gap
+	Segment                      int32 // the batch's segment, -1 for a gap
+	BatchIndex                   int32
 	Txn                          string
 	Entry                        string
+	Reason                       string
 }
 
 func canonOf(d *txnindex.Decision) canon {
 	c := canon{From: d.From, To: d.To, FetchOffset: d.FetchOffset, Bound: d.Bound, Verdict: d.Verdict, Uncommitted: d.Uncommitted,
-		Cause: d.Cause, Abort: d.Abort, Batch: -1}
+		Cause: d.Cause, Abort: d.Abort, Batch: -1, Segment: -1, BatchIndex: d.BatchIndex, Reason: d.Reason()}
 	if d.Batch != nil {
-		c.Batch = d.Batch.BaseOffset
+		c.Batch, c.Segment = d.Batch.BaseOffset, d.Batch.Segment
 	}
 	if t := d.Txn; t != nil {
-		c.Txn = fmt.Sprintf("%d@%d %s marker %d, data to %d, %d batches, %d records", t.ProducerID, t.FirstOffset, t.State, t.MarkerOffset, t.LastDataOffset, t.Batches, t.Records)
+		c.Txn = fmt.Sprintf("%d@%d epoch %d %s marker %d, data to %d, %d batches, %d records", t.ProducerID, t.FirstOffset, t.ProducerEpoch, t.State, t.MarkerOffset, t.LastDataOffset, t.Batches, t.Records)
 	}
 	if a := d.AbortInfo; a != nil {
 		c.Entry = fmt.Sprintf("%+v in %s found %v", a.Entry, a.IndexName, a.MarkerFound)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
@@ -48,33 +49,52 @@ type Store struct {
 	partition int32
 	o         Options
 
-	mu            sync.Mutex
+	// segs, logStart and hwm do not change after Open; sums and bounds
+	// do not once computed (Summaries), so windows read them without mu.
 	segs          []segFile
-	sums          []*Summary // nil until computed
-	bounds        *Bounds
-	logStart, hwm int64 // from the checkpoints; -1 when absent
+	snapshots     []string // the .snapshot files' names
+	logStart, hwm int64    // from the checkpoints; -1 when absent
 	lru           *Cache
 	// windowLogs maps a weak pointer to each window's log to its segment
 	// (records.go): which logs RecordsPage may decode batches of.
 	windowLogs sync.Map
+
+	// mu guards sums and bounds while they are computed, the entries
+	// read back into cached summaries, and flights. It is never held
+	// across a window's scan: a pan of a segment the LRU holds must not
+	// wait for another segment's scan (see Window).
+	mu      sync.Mutex
+	sums    []*Summary // nil until computed
+	bounds  *Bounds
+	flights map[int]*flight
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
-	fresh, scans int
+	fresh int
+	scans atomic.Int64
+	// scanHook, when set (tests), is called before each segment scan
+	// with the segment's index: for a window's scan with no lock held
+	// (for the summaries' scans, mu is held).
+	scanHook func(k int)
+	// joinHook, when set (tests), is called when a request for segment
+	// k joins another request's scan of it, before it waits.
+	joinHook func(k int)
 }
 
-// Open lists dir's segments and reads its log dir's checkpoints and the
-// cached summaries; it scans nothing.
+// Open lists dir's segments as the loader and the broker's startup do
+// (listSegments) and reads its log dir's checkpoints and the cached
+// summaries; it scans nothing but an interrupted cleaning's .swap segment,
+// for where it ends.
 func Open(dir string, o Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	topic, num, _, err := loader.ParsePartitionDir(filepath.Base(dir))
 	if err != nil {
 		return nil, err
 	}
-	segs, err := listSegments(dir)
+	segs, snaps, err := listSegments(context.Background(), dir, o.Scan)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, logStart: -1, hwm: -1}
+	s := &Store{dir: dir, topic: topic, partition: num, o: o, segs: segs, snapshots: snaps, logStart: -1, hwm: -1, flights: map[int]*flight{}}
 	s.lru = o.Cache
 	if s.lru == nil {
 		s.lru = NewCache(o.MaxMemory)
@@ -113,11 +133,7 @@ func (s *Store) Fresh() int {
 }
 
 // Scans is the number of segment scans since Open.
-func (s *Store) Scans() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.scans
-}
+func (s *Store) Scans() int { return int(s.scans.Load()) }
 
 // Summaries returns every segment's summary, computing the missing ones
 // (one scan each, in offset order: each starts from the state the one
@@ -170,23 +186,52 @@ func (s *Store) summarize(ctx context.Context) error {
 
 // aborted is segment j's entries, read back (from its .txnindex, or the
 // cache's encoding of the rebuilt ones) for a summary from the cache
-// file; s.mu is held.
+// file. The file is read without s.mu, which only guards the field: two
+// windows may both read it, and the first to finish keeps its copy.
 func (s *Store) aborted(j int) []txnindex.AbortedTxn {
+	s.mu.Lock()
 	x := s.sums[j]
-	if x.Aborted != nil {
-		return x.Aborted
+	a := x.Aborted
+	s.mu.Unlock()
+	if a != nil {
+		return a
 	}
 	if x.IndexOnDisk {
 		seg := txnindex.Segment{BaseOffset: x.BaseOffset}
-		indexFiles(s.dir, &seg)
-		x.Aborted = seg.TxnIndex
+		indexFiles(s.dir, &s.segs[j], &seg)
+		a = seg.TxnIndex
 	} else {
-		x.Aborted, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
+		a, _ = txnindex.ReadTxnIndex(bytes.NewReader(x.AbortedRebuilt), int64(len(x.AbortedRebuilt)))
 	}
+	if a == nil {
+		a = []txnindex.AbortedTxn{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if x.Aborted == nil {
-		x.Aborted = []txnindex.AbortedTxn{}
+		x.Aborted = a
 	}
 	return x.Aborted
+}
+
+// prevEnd is where the batches before segment k end: the next offset of
+// the last segment before k that holds a batch. A segment the cleaner
+// emptied (LogCleaner keeps a segment whose every batch it removed) ends
+// nothing: a full pass's gap runs from the last batch before it to the
+// next batch, and its consumer's position is there. ok is false when no
+// segment before k holds a batch: segment k's window then starts the log.
+// The summaries of the segments before k are there.
+func (s *Store) prevEnd(k int) (end int64, ok bool) {
+	for j := k - 1; j >= 0; j-- {
+		x := s.sums[j]
+		if x == nil {
+			return s.segs[k].base, true
+		}
+		if x.Batches > 0 {
+			return x.NextOffset, true
+		}
+	}
+	return 0, false
 }
 
 func openSeed(prev *Summary) []txnindex.OngoingTxn {
@@ -241,7 +286,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		seg.Name, seg.BaseOffset, seg.Size = f.name, f.base, f.size
 		switch {
 		case j >= k && j <= m:
-			indexFiles(s.dir, seg)
+			indexFiles(s.dir, &s.segs[j], seg)
 		case j > m && w != nil:
 			seg.TxnIndex, seg.TxnIndexOnDisk = s.aborted(j), true
 		}
@@ -257,9 +302,12 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		// every page it touched resident while mapped (see
 		// loader.OpenPartitionTail), which would put the whole segment in
 		// RSS, past the budget.
+		if s.scanHook != nil {
+			s.scanHook(j)
+		}
 		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
 		fh.Close()
-		s.scans++
+		s.scans.Add(1)
 		if err != nil {
 			return nil, "", err
 		}
@@ -275,22 +323,22 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 			p.Batches = append(p.Batches, sf.Batches...)
 		}
 	}
-	if k == 0 {
+	if end, ok := s.prevEnd(k); !ok {
+		// No batch before segment k (it is the first, or those
+		// before it were emptied by the cleaner): the window starts
+		// the log, seeded as loader.OpenPartition seeds it.
 		first := int64(math.MaxInt64)
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		p.Ongoing = firstSeed(s.dir, first)
+		p.Ongoing = firstSeed(s.dir, s.snapshots, first)
 	} else {
-		// The offsets not read start after the previous segment's last
-		// batch: where that segment's tail was cleaned, the hole up to
-		// this segment's first batch is a gap of this window (a full
-		// pass decides it with this segment's first batch).
-		from := s.segs[k].base
-		if prev := s.sums[k-1]; prev != nil {
-			from = min(from, prev.NextOffset)
-		}
-		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: from, SkippedMaxTimestamp: -1,
+		// The offsets not read start after the last batch before
+		// this segment: where a segment's tail was cleaned (or a
+		// whole segment emptied), the hole up to this segment's first
+		// batch is a gap of this window (a full pass decides it with
+		// this segment's first batch).
+		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: min(s.segs[k].base, end), SkippedMaxTimestamp: -1,
 			Segments: len(s.segs), SegmentsRead: m - k + 1, Reason: fmt.Sprintf("timeline window of segments %d to %d", k, m)}
 	}
 	return txnindex.Build(p), damage, nil

@@ -33,7 +33,12 @@ type Summary struct {
 
 	// NextOffset is the offset after the segment's last batch (BaseOffset
 	// for an empty segment).
-	NextOffset     int64 `json:"next_offset"`
+	NextOffset int64 `json:"next_offset"`
+	// FirstOffset is the base offset of the segment's first batch
+	// (BaseOffset for an empty segment): below the previous segment's
+	// end when its batches overlap that segment's (a hostile or
+	// damaged directory), where its window's decisions then begin.
+	FirstOffset    int64 `json:"first_offset"`
 	FirstTimestamp int64 `json:"first_timestamp"` // -1 when empty
 	MaxTimestamp   int64 `json:"max_timestamp"`   // -1 when empty
 	Batches        int   `json:"batches"`
@@ -117,6 +122,10 @@ type ClosedTxn struct {
 // segment's batches and its start state) and the segment's index files.
 func summarize(s *Summary, l *txnindex.Log, si int) {
 	s.NextOffset, s.FirstTimestamp, s.MaxTimestamp = s.BaseOffset, -1, -1
+	s.FirstOffset = s.BaseOffset
+	if len(l.Batches) > 0 {
+		s.FirstOffset = l.Batches[0].BaseOffset
+	}
 	s.Batches = len(l.Batches)
 	for i := range l.Batches {
 		b := &l.Batches[i]

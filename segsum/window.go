@@ -2,7 +2,9 @@ package segsum
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"unsafe"
 
@@ -42,48 +44,116 @@ func (s *Store) Segments(from, to int64) (int, int) {
 
 // Window returns segment k scanned and decided for the consumer o, from
 // the LRU when it holds it.
+//
+// No lock is held while a segment is scanned: a window the LRU holds is
+// returned (or decided again for another consumer) while other segments
+// are being scanned, and a segment two requests want at once is scanned
+// once, by the first (scanLog). Before this, the Store's mutex was held
+// across the scan, so a pan over a segment in memory waited for the
+// whole scan of a segment another request had asked for.
 func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*Window, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if k < 0 || k >= len(s.segs) {
 		return nil, fmt.Errorf("segsum: %s: no segment %d (%d segments)", s.dir, k, len(s.segs))
 	}
 	if w := s.lru.get(s, k); w != nil && w.Options == o {
 		return w, nil
 	}
-	if err := s.summarize(ctx); err != nil {
+	if err := s.summaries(ctx); err != nil {
 		return nil, err
 	}
-	var l *txnindex.Log
-	if w := s.lru.get(s, k); w != nil {
-		l = w.Log // the same segment for another consumer: no rescan
-	} else {
-		var seed []txnindex.OngoingTxn
-		if k > 0 {
-			seed = openSeed(s.sums[k-1])
-		}
-		end := s.bounds.LogEndOffset
-		if k+1 < len(s.segs) {
-			end = s.segs[k+1].base
-		}
-		// Make room first: while the segment is scanned and built, its
-		// batches (in a slice grown by doubling), the log built from them
-		// and the decisions are live beside whatever the cache holds,
-		// about twice what the window keeps. Reserving that keeps what is
-		// live under the budget, so the heap stays under twice it.
-		s.lru.reserve(2 * estimateBytes(s.sums[k]))
-		var err error
-		l, _, err = s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
-			LastStableOffset: s.bounds.LastStableOffset})
-		if err != nil {
-			return nil, err
-		}
-		s.closeLater(l, k)
-		s.remember(l, k)
+	l, err := s.scanLog(ctx, k)
+	if err != nil {
+		return nil, err
 	}
 	w := s.decide(l, k, o)
 	s.lru.put(s, k, w)
 	return w, nil
+}
+
+// summaries computes the summaries and bounds if they are missing. Once
+// they are there they never change, so that windows read them unlocked.
+func (s *Store) summaries(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.summarize(ctx)
+}
+
+// flight is one scan of a segment, which the requests that want the same
+// segment meanwhile wait for instead of scanning it again.
+type flight struct {
+	done chan struct{}
+	l    *txnindex.Log
+	err  error
+}
+
+// scanLog returns segment k's window log: the LRU's (a window of the
+// segment for another consumer: no rescan), the one a scan under way
+// makes, or a new scan's. s.mu guards only the flights map.
+func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
+	for {
+		s.mu.Lock()
+		if w := s.lru.get(s, k); w != nil {
+			s.mu.Unlock()
+			return w.Log, nil
+		}
+		f := s.flights[k]
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+			s.flights[k] = f
+			s.mu.Unlock()
+			f.l, f.err = s.scanWindow(ctx, k)
+			s.mu.Lock()
+			delete(s.flights, k)
+			s.mu.Unlock()
+			close(f.done)
+			return f.l, f.err
+		}
+		s.mu.Unlock()
+		if s.joinHook != nil {
+			s.joinHook(k)
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.err == nil {
+			return f.l, nil
+		}
+		// The scan failed because the request that started it went
+		// away: this one is still wanted, so scan again.
+		if ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			continue
+		}
+		return nil, f.err
+	}
+}
+
+// scanWindow scans segment k into its window log, seeded from the
+// summary before it and bounded by the whole log.
+func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
+	var seed []txnindex.OngoingTxn
+	if k > 0 {
+		seed = openSeed(s.sums[k-1])
+	}
+	end := s.bounds.LogEndOffset
+	if k+1 < len(s.segs) {
+		end = s.segs[k+1].base
+	}
+	// Make room first: while the segment is scanned and built, its
+	// batches (in a slice grown by doubling), the log built from them
+	// and the decisions are live beside whatever the cache holds,
+	// about twice what the window keeps. Reserving that keeps what is
+	// live under the budget, so the heap stays under twice it.
+	s.lru.reserve(2 * estimateBytes(s.sums[k]))
+	l, _, err := s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+		LastStableOffset: s.bounds.LastStableOffset})
+	if err != nil {
+		return nil, err
+	}
+	s.closeLater(l, k)
+	s.remember(l, k)
+	return l, nil
 }
 
 // closeLater completes the window's transactions that began before it or
@@ -150,9 +220,7 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
 				t.State = txnindex.TxnAborted
-				if a := l.LookupAbort(t.ProducerID, t.FirstOffset); a != nil && a.Txn == nil {
-					a.Txn, a.MarkerFound, t.Entry = t, true, a
-				}
+				linkEntry(l, t)
 			}
 		}
 		for _, o := range s.sums[j].OpenAtEnd {
@@ -170,33 +238,64 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 	l.Open = open
 }
 
+// linkEntry links an aborted transaction closed after the window with
+// its index entries, as a full pass does (txnindex's buildIndexes): by
+// producer and marker offset, the entry's LastOffset, not by first
+// offset, which differs when retention deleted the transaction's first
+// batches and replay saw it begin later than the entry says.
+func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
+	si := l.SegmentOf(t.MarkerOffset)
+	if si < 0 {
+		return
+	}
+	es := l.AbortedEntries(si)
+	for i := range es {
+		a := &es[i]
+		if a.Entry.ProducerID == t.ProducerID && a.Entry.LastOffset == t.MarkerOffset {
+			a.Txn, a.MarkerFound, t.Entry = t, true, a
+		}
+	}
+}
+
 // decide plays the consumer o over segment k's window log. The consumer
 // enters the segment where a full pass's consumer does: a fetch reads one
-// segment only (LocalLog.read), so its previous fetch ended with the
-// previous segment's last batch, at that segment's next offset.
+// segment only (LocalLog.read), so its previous fetch ended with the last
+// batch before the segment, at that batch's next offset (prevEnd).
 func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Window {
 	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o}
 	if k+1 < len(s.segs) {
 		w.End = s.segs[k+1].base
 	}
+	end, after := s.prevEnd(k)
 	co := o
-	if k > 0 {
-		co.From = max(o.From, s.sums[k-1].NextOffset)
+	if after {
+		co.From = max(o.From, end)
 	}
 	for j := range k {
 		w.FirstBatch += s.sums[j].Batches
 	}
 	lower := w.BaseOffset
-	if k > 0 {
-		lower = min(lower, s.sums[k-1].NextOffset)
+	if after {
+		lower = min(lower, end)
 	}
 	for d := range l.Decisions(co) {
-		if d.From < lower && k > 0 || d.From >= w.End && k+1 < len(s.segs) {
+		if after && d.Batch == nil && d.From < lower || d.From >= w.End && k+1 < len(s.segs) {
 			continue
 		}
-		if k > 0 && d.Cause == txnindex.CauseGapBeforeFirstBatch && d.From == s.sums[k-1].NextOffset {
-			// The window's first gap follows the previous segment's
-			// last batch: what a full pass calls it.
+		if d.Cause == txnindex.CauseBelowPosition {
+			// Below the consumer's position: a full pass says below
+			// the position it started at, not where it entered the
+			// segment (a batch of this segment below the end of the
+			// one before, which overlaps it, is skipped so).
+			d.Bound = max(o.From, s.bounds.LogStartOffset)
+		}
+		if after && d.Cause == txnindex.CauseGapBeforeFirstBatch {
+			// The window's first gap, before its first batch, follows
+			// the last batch of an earlier segment: what a full pass
+			// calls it. It begins at that batch's next offset, or at
+			// the log start when that is higher (DeleteRecords moved
+			// it inside the hole): a full pass labels it by the batch
+			// before it all the same (findGaps).
 			d.Cause, d.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
 		}
 		if d.BatchIndex >= 0 {
@@ -232,13 +331,24 @@ func estimateBytes(x *Summary) int64 {
 }
 
 // lowerOf is the first offset segment k's window decides: its base, or
-// the previous segment's next offset when that is lower.
+// where the batches before it end when that is lower (prevEnd), or its
+// first batch when that overlaps the segment before, or the lowest there
+// is when no batch is before it.
 func (s *Store) lowerOf(k int) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.segs[k].base
-	if k > 0 && s.sums[k-1] != nil {
-		b = min(b, s.sums[k-1].NextOffset)
+	for j := range k {
+		if s.sums[j] == nil {
+			return s.segs[k].base
+		}
+	}
+	end, after := s.prevEnd(k)
+	if !after {
+		return math.MinInt64
+	}
+	b := min(s.segs[k].base, end)
+	if x := s.sums[k]; x != nil {
+		b = min(b, x.FirstOffset)
 	}
 	return b
 }
@@ -248,10 +358,10 @@ func (s *Store) lowerOf(k int) int64 {
 // not hold.
 func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
 	lo, hi := s.Segments(from, to)
-	// The next segment's window begins at the previous one's last batch
-	// when that segment's tail was cleaned: a view inside the hole is
-	// decided there.
-	for k := lo; k <= hi || k == hi+1 && k < len(s.segs) && s.lowerOf(k) <= to; k++ {
+	// A segment's window begins at the last batch before it when a
+	// segment's tail was cleaned (or a whole segment emptied): a view
+	// inside the hole is decided by the windows after it.
+	for k := lo; k < len(s.segs) && (k <= hi || s.lowerOf(k) <= to); k++ {
 		w, err := s.Window(ctx, k, o)
 		if err != nil {
 			return err

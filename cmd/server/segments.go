@@ -24,14 +24,27 @@ type segStores struct {
 	cache    *segsum.Cache
 	cacheDir string // "" when the user has no cache directory: summaries in memory only
 
+	// mu guards m only; a Store is opened outside it (its listing reads
+	// the directory and scans a .swap segment), so that a request for an
+	// open partition never waits for another partition's open.
 	mu sync.Mutex
-	m  map[string]*segsum.Store
+	m  map[string]*openStore
+}
+
+// openSegsum is segsum.Open; a test replaces it with one that blocks.
+var openSegsum = segsum.Open
+
+// openStore is one directory's Store, opened once by the first request.
+type openStore struct {
+	once sync.Once
+	st   *segsum.Store
+	err  error
 }
 
 var _ api.Segmented = (*segStores)(nil)
 
 func newSegStores(cat *catalog, maxMemory int64, cacheDir string) *segStores {
-	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*segsum.Store{}}
+	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*openStore{}}
 }
 
 // defaultSummaryCache is serve --summary-cache-dir's default: txnscope's
@@ -66,18 +79,28 @@ func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, err
 		return nil, nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.m[dir]; st != nil {
-		return st, nil
+	o := s.m[dir]
+	if o == nil {
+		o = &openStore{}
+		s.m[dir] = o
 	}
-	// Headers only, as the tail scans of a log directory read: the
-	// timeline's decisions need nothing else.
-	st, err := segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
-	if err != nil {
-		return nil, err
+	s.mu.Unlock()
+	o.once.Do(func() {
+		// Headers only, as the tail scans of a log directory read: the
+		// timeline's decisions need nothing else.
+		o.st, o.err = openSegsum(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
+	})
+	if o.err != nil {
+		// Not kept: the next request opens the directory again (it
+		// may have been fixed).
+		s.mu.Lock()
+		if s.m[dir] == o {
+			delete(s.m, dir)
+		}
+		s.mu.Unlock()
+		return nil, o.err
 	}
-	s.m[dir] = st
-	return st, nil
+	return o.st, nil
 }
 
 func (s *segStores) Overview(ctx context.Context, id, topic string, partition int32) (any, bool, error) {
@@ -126,14 +149,9 @@ func (w windowRecords) RecordPage(ctx context.Context, id string, l *txnindex.Lo
 // (segsum.Store.RecordsPage); api.ErrNoRecords when l is not a window of
 // source id's partition directory.
 func (s *segStores) RecordPage(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
-	src := s.cat.find(id, l.Topic, l.Partition)
-	if src == nil || dirOf(src) == "" {
-		return api.RecordPage{}, api.ErrNoRecords
-	}
-	s.mu.Lock()
-	st := s.m[dirOf(src)] // a window exists only once its store is open
-	s.mu.Unlock()
-	if st == nil {
+	// A window exists only once its store is open: store returns it.
+	st, err := s.store(id, l.Topic, l.Partition)
+	if err != nil || st == nil {
 		return api.RecordPage{}, api.ErrNoRecords
 	}
 	lp, ok, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})

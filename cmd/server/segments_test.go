@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
@@ -98,5 +99,60 @@ func TestSegmentRoutes(t *testing.T) {
 		if resp.StatusCode != code {
 			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
 		}
+	}
+}
+
+// TestSegStoresOpenNotGlobal: while one partition directory's Store is
+// being opened (stopped in a hook), a request for another partition,
+// whose Store is open, is answered: the open does not hold segStores'
+// mutex.
+func TestSegStoresOpenNotGlobal(t *testing.T) {
+	logDir := t.TempDir()
+	sts, err := gen.WriteLogDir(logDir, gen.LogOptions{SegmentBytes: 24 << 10, BatchBytes: 512, TotalBytes: 100 << 10, HangingFrom: -1, Seed: 5}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &catalog{}
+	for i, st := range sts {
+		ld, err := input.Open(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat.add(fmt.Sprintf("p%d", i), st.Dir, ld)
+	}
+	segs := newSegStores(cat, 1<<20, "")
+	if st, err := segs.store("p0", "bench", 0); st == nil || err != nil {
+		t.Fatalf("store of p0: %v %v", st, err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	open := openSegsum
+	t.Cleanup(func() { openSegsum = open })
+	openSegsum = func(dir string, o segsum.Options) (*segsum.Store, error) {
+		if dir == sts[1].Dir {
+			close(entered)
+			<-release
+		}
+		return open(dir, o)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		_, err := segs.store("p1", "bench", 1)
+		opened <- err
+	}()
+	<-entered
+	done := make(chan struct{})
+	go func() {
+		segs.store("p0", "bench", 0)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute): // a hang guard, not a timing
+		close(release)
+		t.Fatal("the store of an open partition waited for another partition's open")
+	}
+	close(release)
+	if err := <-opened; err != nil {
+		t.Fatal(err)
 	}
 }
