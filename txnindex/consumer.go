@@ -216,8 +216,16 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	last := b.LastOffset()
 	pos := c.Position
 	var txn *Txn
-	if c.Log != nil && bi >= 0 {
-		txn = c.txns.resolve(c.Log, bi, b, uint32(cl.is/clTxnCandidate)&1&b2u(b.ProducerID > NoProducerID))
+	if l := c.Log; l != nil && bi >= 0 {
+		// resolve, with its common case inline: a call here would cost
+		// a pass more than the lookup does.
+		cand := uint32(cl.is/clTxnCandidate) & 1 & b2u(b.ProducerID > NoProducerID)
+		if t := &c.txns; t.ready(l, bi) && !t.slotMiss(b, cand) {
+			t.last = bi
+			txn = t.slotTxn(l, bi, b, cand)
+		} else {
+			txn = t.resolve(l, bi, b, cand)
+		}
 	}
 	aborted, inSet := false, false
 	var el AbortedTransaction
