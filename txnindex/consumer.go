@@ -329,8 +329,9 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 }
 
 // pop moves the queue's transactions that start at or before limit into
-// the set, as the Java consumer's CompletedFetch does before it looks at a
-// batch (abortedTransactions.peek().firstOffset <= batch.lastOffset()).
+// the set, as the Java consumer's CompletedFetch.consumeAbortedTransactionsUpTo
+// does with the batch's last offset before it looks at a batch: it polls
+// while the head's first offset is <= that offset.
 func (c *Consumer) pop(limit int64) {
 	for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= limit {
 		c.setPut(c.queue[c.qi])
