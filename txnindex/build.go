@@ -74,6 +74,30 @@ func (l *Log) indexSegments() {
 		}
 	}
 	l.segFirst[len(l.Segments)] = len(l.Batches)
+	l.segDense = make([]bool, len(l.Segments))
+	for si := range l.Segments {
+		l.segDense[si] = dense(l.Batches[l.segFirst[si]:l.segFirst[si+1]])
+	}
+}
+
+// dense reports whether bs lie end to end in their file, as a broker
+// appends them: known positions, each batch starting where the one before
+// ends, and offsets that only grow. A fetch then finds where its bytes end
+// by binary search (FetchInto) instead of adding up sizes batch by batch.
+func dense(bs []Batch) bool {
+	for j := range bs {
+		b := &bs[j]
+		if b.position < 0 || b.Size < 0 {
+			return false
+		}
+		if j > 0 {
+			p := &bs[j-1]
+			if int64(b.position) != int64(p.position)+int64(p.Size) || b.BaseOffset <= p.LastOffset() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (l *Log) offsets(p *Partition) {

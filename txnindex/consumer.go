@@ -77,6 +77,7 @@ type Consumer struct {
 	// and the set of producers whose aborted transaction is under way.
 	queue []AbortedTransaction
 	qi    int
+	qHead int64 // queue[qi].FirstOffset, MaxInt64 when none is left: the test every batch makes
 	set   map[ProducerID]AbortedTransaction
 	// setSlot mirrors set, direct-mapped by producer id, for the lookup
 	// every batch makes (see setGet).
@@ -144,7 +145,7 @@ func (c *Consumer) Process(resp *FetchResponse, fetchOffset int64, yield func(De
 // librdkafka and franz-go all treat a null and an empty list alike: no
 // filtering at all.
 func (c *Consumer) begin(list []AbortedTransaction) {
-	c.queue, c.qi = c.queue[:0], 0
+	c.queue, c.qi, c.qHead = c.queue[:0], 0, math.MaxInt64
 	c.keysUnique = c.Log != nil && c.Log.abortKeysUnique()
 	clear(c.set)
 	c.setSlot, c.setOverflow = [setSlots]setSlot{}, 0
@@ -168,6 +169,7 @@ func (c *Consumer) begin(list []AbortedTransaction) {
 		if c.set == nil {
 			c.set = make(map[ProducerID]AbortedTransaction)
 		}
+		c.qHead = c.queue[0].FirstOffset
 	default:
 		// Both sort each producer's first offsets: Redpanda does not
 		// return them in order (see franz-go's buildAborter).
@@ -214,8 +216,16 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	last := b.LastOffset()
 	pos := c.Position
 	var txn *Txn
-	if c.Log != nil && bi >= 0 {
-		txn = c.txns.resolve(c.Log, bi, b, uint32(cl.is/clTxnCandidate)&1&b2u(b.ProducerID > NoProducerID))
+	if l := c.Log; l != nil && bi >= 0 {
+		// resolve, with its common case inline: a call here would cost
+		// a pass more than the lookup does.
+		cand := uint32(cl.is/clTxnCandidate) & 1 & b2u(b.ProducerID > NoProducerID)
+		if t := &c.txns; t.ready(l, bi) && !t.slotMiss(b, cand) {
+			t.last = bi
+			txn = t.slotTxn(l, bi, b, cand)
+		} else {
+			txn = t.resolve(l, bi, b, cand)
+		}
 	}
 	aborted, inSet := false, false
 	var el AbortedTransaction
@@ -229,25 +239,23 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	if c.Isolation == ReadCommitted && cl.is&clV2 != 0 {
 		switch c.Variant {
 		case VariantJava:
-			if len(c.queue) > 0 {
-				limit := last
-				if !hasPID {
-					limit = math.MinInt64
+			// An empty aborted list leaves the queue and the set empty:
+			// nothing to pop, delete or find.
+			limit := last
+			if !hasPID {
+				limit = math.MinInt64
+			}
+			if c.qHead <= limit {
+				c.pop(limit)
+			}
+			if cl.is&clAbortMarker != 0 {
+				if hasPID && len(c.set) > 0 {
+					c.setDelete(b.ProducerID)
 				}
-				for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= limit {
-					a := c.queue[c.qi]
-					c.setPut(a)
-					c.qi++
-				}
-				if cl.is&clAbortMarker != 0 {
-					if hasPID {
-						c.setDelete(b.ProducerID)
-					}
-				} else if len(c.set) > 0 {
-					el, inSet = c.setGet(b.ProducerID)
-					inSet = b2u(inSet)&b2u(hasPID) != 0
-					aborted = inSet && cl.is&clTransactional != 0
-				}
+			} else if len(c.set) > 0 {
+				el, inSet = c.setGet(b.ProducerID)
+				inSet = b2u(inSet)&b2u(hasPID) != 0
+				aborted = inSet && cl.is&clTransactional != 0
 			}
 		case VariantLibrdkafka:
 			if !hasPID {
@@ -318,6 +326,21 @@ func (c *Consumer) batch(b *Batch, bi int, fetchOffset int64, out *[2]Decision) 
 	}
 	out[1].From = pos
 	return 2
+}
+
+// pop moves the queue's transactions that start at or before limit into
+// the set, as the Java consumer's CompletedFetch.consumeAbortedTransactionsUpTo
+// does with the batch's last offset before it looks at a batch: it polls
+// while the head's first offset is <= that offset.
+func (c *Consumer) pop(limit int64) {
+	for c.qi < len(c.queue) && c.queue[c.qi].FirstOffset <= limit {
+		c.setPut(c.queue[c.qi])
+		c.qi++
+	}
+	c.qHead = math.MaxInt64
+	if c.qi < len(c.queue) {
+		c.qHead = c.queue[c.qi].FirstOffset
+	}
 }
 
 const setSlots = 64

@@ -208,6 +208,7 @@ type Log struct {
 	// timeline costs no more than that).
 	txnsOf     map[ProducerID][]int32
 	segFirst   []int             // per segment: index of its first batch in Batches (len Segments+1)
+	segDense   []bool            // per segment: its batches lie end to end with growing offsets (dense)
 	offIndex   [][]IndexEntry    // per segment: .index entries from disk, nil when rebuilt
 	rebuiltOff []lazyOffsetIndex // per segment: the rebuilt .index, when offIndex is nil
 	effective  [][]AbortInfo     // per segment: the entries fetches use

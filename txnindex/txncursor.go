@@ -68,29 +68,48 @@ func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand uint32) *Txn {
 	if int32(i) >= c.nextFirst {
 		c.walk(l, int32(i))
 	}
-	s := &c.slot[uint64(b.ProducerID)%cursorSlots]
-	hit := b2u(s.pid == b.ProducerID) & b2u(s.ti >= 0)
-	if cand&^hit != 0 {
+	if c.slotMiss(b, cand) {
 		return l.TxnOf(i) // another producer holds the slot
 	}
+	return c.slotTxn(l, i, b, cand)
+}
+
+// ready reports whether resolve(l, i, ...) needs no more than slotTxn:
+// the cursor is started and goes forward, and no transaction starts at
+// batch i. Consumer.batch tests it and calls slotTxn inline, and resolve,
+// a call, only for the batches that start a transaction (a batch in four
+// or five, in a log of short transactions).
+func (c *txnCursor) ready(l *Log, i int) bool {
+	return i >= c.last && int32(i) < c.nextFirst && c.init && !c.random && len(l.Txns) > 0
+}
+
+// slotMiss reports whether batch b, a candidate when cand is 1, must be
+// answered by TxnOf: its producer's slot names another producer (an empty
+// slot names no producer a candidate has).
+func (c *txnCursor) slotMiss(b *Batch, cand uint32) bool {
+	return cand&^b2u(c.slot[uint64(b.ProducerID)%cursorSlots].pid == b.ProducerID) != 0
+}
+
+// slotTxn answers for batch i = b of l from its producer's slot, when
+// slotMiss does not. It is written to inline.
+func (c *txnCursor) slotTxn(l *Log, i int, b *Batch, cand uint32) *Txn {
+	s := &c.slot[uint64(b.ProducerID)%cursorSlots]
 	// A data batch belongs to the transaction while it is open (marker
-	// -1, the largest as uint32) or up to its marker; a marker closes it
-	// only if it is that marker (else it closed an empty transaction, and
-	// nothing). cand implies magic 2, so the attribute bit is IsControl.
-	ctl := uint32(b.flags>>5) & 1 // AttrControl
-	in := (b2u(s.marker == int32(i))&ctl | b2u(uint32(i) <= uint32(s.marker))&^ctl) & cand
-	t := &l.Txns[s.ti&-int32(in)] // index 0 when not in: s.ti may be -1
-	if in == 0 {
-		t = nil
-	}
-	return t
+	// -1) or up to its marker: i <= marker as uint32, that is marker-i
+	// (in 64 bits, wrapping when i passes it) below 1<<32. A marker
+	// closes it only if it is that marker (else it closed an empty
+	// transaction, and nothing): marker-i below 1. cand implies magic 2,
+	// so the attribute bit is IsControl.
+	data := ^b.flags >> 5 & 1 // not AttrControl
+	in := b2u(uint64(uint32(s.marker))-uint64(i) < 1<<(data<<5)) & cand
+	return [2]*Txn{nil, &l.Txns[s.ti]}[in] // a select, not a branch: in is as random as the log
 }
 
 func (c *txnCursor) start(l *Log) {
 	// Slot zero values would claim producer 0's first transaction.
 	c.init = true
 	for k := range c.slot {
-		c.slot[k].ti = -1
+		c.slot[k] = cursorSlot{pid: NoProducerID} // no candidate's: they have an id
 	}
 	c.nextFirst = math.MaxInt32
 	if len(l.Txns) > 0 {

@@ -24,6 +24,20 @@
 // position to the end of the log, and yields one Decision per run of offsets
 // that share a verdict, in offset order, without materialising the offsets.
 //
+// A pass costs a few times what merely handing out one Decision per batch
+// does (BenchmarkDecideFloor; the README's Decide row), and nothing per
+// batch is kept for it beyond the 64-byte Batch. What it pays per batch is
+// only what the consumer does per batch: the Java consumer peeks at the
+// head of its aborted-transaction queue (CompletedFetch's
+// consumeAbortedTransactionsUpTo) and looks the producer up in its aborted
+// set (isBatchAborted), so a pass keeps the queue's head in a field and the
+// set's common producers in direct-mapped slots; a fetch's extent, which the
+// broker computes from the segment's byte positions, is found by binary
+// search over batches that lie end to end (FetchInto), not by adding up
+// every batch's size; and Decision.Txn, which the consumer does not need
+// but the reasons do, comes from a cursor whose common case is inline in
+// the per-batch step.
+//
 // The package uses only the standard library and reads nothing but the
 // io interfaces it is handed; loading files is package loader's job. Its API
 // is internal to txnscope.
