@@ -148,22 +148,14 @@ func (u *UI) Timeline() http.Handler {
 		}
 		// A partition directory: the segment strip, and for one too
 		// large to load whole, one segment's window (segments.go).
-		l, strip, redirect, err := u.segmentWindow(r, id, topic, int32(p), l)
-		switch {
-		case err != nil:
-			http.Error(w, err.Error(), http.StatusNotFound)
-			return
-		case redirect != "":
-			http.Redirect(w, r, redirect, http.StatusFound)
+		l, strip, ok := u.windowOf(w, r, id, topic, int32(p), l)
+		if !ok {
 			return
 		}
 		v := timelineView(id, title, l)
 		v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
 		dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
-		if v.Strip = strip; strip != nil && strip.Windowed {
-			seg := strconv.FormatInt(strip.Shown.BaseOffset, 10)
-			v.WSPath += "?segment=" + seg
-			v.APIPath += "/segments/" + seg
+		if v.Strip = strip; v.streamSegment(strip) {
 			v.Problems = nil // why the tail was shown: the window replaces it
 			dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
 			v.Pinned = timelineView(id, title, dl).Pinned
@@ -212,22 +204,13 @@ func (u *UI) Embed() http.Handler {
 		}
 		// A partition too large to load whole: one segment's window,
 		// as its page shows (segments.go), ?segment=BASE choosing it.
-		l, strip, redirect, err := u.segmentWindow(r, id, topic, int32(p), l)
-		switch {
-		case err != nil:
-			http.Error(w, err.Error(), http.StatusNotFound)
-			return
-		case redirect != "":
-			http.Redirect(w, r, redirect, http.StatusFound)
+		l, strip, ok := u.windowOf(w, r, id, topic, int32(p), l)
+		if !ok {
 			return
 		}
 		v := timelineView(id, "", l)
 		v.Chrome = chromeNone
-		if strip != nil && strip.Windowed {
-			seg := strconv.FormatInt(strip.Shown.BaseOffset, 10)
-			v.WSPath += "?segment=" + seg
-			v.APIPath += "/segments/" + seg
-		}
+		v.streamSegment(strip)
 		render(w, r, TimelinePage(v))
 	})
 }
@@ -297,4 +280,33 @@ func inlineAssets(a *Assets) error {
 func readAsset(name, end string) (string, error) {
 	b, err := static.FS.ReadFile(name)
 	return strings.ReplaceAll(string(b), end, `<\`+end[1:]), err
+}
+
+// windowOf is the log a partition's page or embed shows: for a partition
+// directory too large to load whole, one segment's window (segments.go). It
+// answers the request itself (404, or a redirect to the segment asked for)
+// and returns false when it did.
+func (u *UI) windowOf(w http.ResponseWriter, r *http.Request, id, topic string, p int32, l *txnindex.Log) (*txnindex.Log, *SegmentStrip, bool) {
+	l, strip, redirect, err := u.segmentWindow(r, id, topic, p, l)
+	switch {
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return nil, nil, false
+	case redirect != "":
+		http.Redirect(w, r, redirect, http.StatusFound)
+		return nil, nil, false
+	}
+	return l, strip, true
+}
+
+// streamSegment points v's stream and API at the segment strip shows, when
+// it shows one segment's window; it reports whether.
+func (v *TimelineView) streamSegment(strip *SegmentStrip) bool {
+	if strip == nil || !strip.Windowed {
+		return false
+	}
+	seg := strconv.FormatInt(strip.Shown.BaseOffset, 10)
+	v.WSPath += "?segment=" + seg
+	v.APIPath += "/segments/" + seg
+	return true
 }
