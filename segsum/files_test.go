@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -57,23 +55,7 @@ plain
 // invalid swap out), its windows and overview equal a full pass, and
 // nothing in the directory is written, renamed or deleted.
 func TestSwapAndCleanedAsLoader(t *testing.T) {
-	sc, err := scenario.Parse(strings.NewReader(swapScenario), "swaps.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := t.TempDir()
-	if err := b.WriteDir(logDir); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(logDir, b.Dir)
-	var bases []int64
-	for _, s := range b.Log.Segments {
-		bases = append(bases, s.BaseOffset)
-	}
+	dir, bases := writeScenario(t, swapScenario)
 	if len(bases) != 8 {
 		t.Fatalf("%d segments, the scenario has 8", len(bases))
 	}

@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -375,19 +373,7 @@ plain
 // decided, with its cause, by the next segment's window as a full pass
 // decides it.
 func TestWindowsEqualFullPassGaps(t *testing.T) {
-	sc, err := scenario.Parse(strings.NewReader(gapScenario), "gaps.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := t.TempDir()
-	if err := b.WriteDir(logDir); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(logDir, b.Dir)
+	dir, _ := writeScenario(t, gapScenario)
 	p, err := loader.OpenPartition(dir)
 	if err != nil {
 		t.Fatal(err)
