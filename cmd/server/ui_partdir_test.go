@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -12,10 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/loader"
-	loadinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -34,19 +30,8 @@ func TestUIPartitionDirSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := loadinput.Open(st.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld, _, ov := openSegmented(t, st.Dir)
 	full := ld.Partitions[0].Log
-	store, err := segsum.Open(st.Dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov, err := store.Overview(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(ov.Segments) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(ov.Segments))
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/loader"
 	loadinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
@@ -35,18 +33,7 @@ func segmentedLog(t *testing.T) (*loadinput.Contents, []segsum.SegmentView, *ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := loadinput.Open(st.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := segsum.Open(st.Dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov, err := store.Overview(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld, _, ov := openSegmented(t, st.Dir)
 	if len(ov.Segments) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(ov.Segments))
 	}

@@ -30,19 +30,8 @@ func TestUISegmentWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := loadinput.Open(st.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld, _, ov := openSegmented(t, st.Dir)
 	full := ld.Partitions[0].Log
-	store, err := segsum.Open(st.Dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov, err := store.Overview(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(ov.Segments) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(ov.Segments))
 	}
@@ -50,6 +39,26 @@ func TestUISegmentWindows(t *testing.T) {
 	ctx := startChromium(t, path)
 	checkSegmentWindows(t, ctx, s, full, ov)
 	screenshot(t, ctx, "TestUISegmentWindows")
+}
+
+// openSegmented loads the partition directory dir whole and opens it with
+// segsum: the full load a segment page must agree with, the store and its
+// overview.
+func openSegmented(t *testing.T, dir string) (*loadinput.Contents, *segsum.Store, *segsum.Overview) {
+	t.Helper()
+	ld, err := loadinput.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := segsum.Open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := store.Overview(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ld, store, ov
 }
 
 // checkSegmentWindows opens the page of full's partition (source load1),
@@ -180,19 +189,8 @@ func TestWindowLogStreamEqualsFullPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := loadinput.Open(st.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld, store, ov := openSegmented(t, st.Dir)
 	full := ld.Partitions[0].Log
-	store, err := segsum.Open(st.Dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: segsum.NewCache(1 << 30)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ov, err := store.Overview(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	type dec struct {
 		From, To int64
 		Verdict  txnindex.Verdict
