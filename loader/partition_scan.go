@@ -198,7 +198,7 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	from = min(from, size)
 	var cuts []int64
 	if index != nil {
-		cuts = splitPointsFrom(index.Entries, from, size, parts)
+		cuts = splitPoints(index.Entries, from, size, parts)
 	}
 	f, grown, err := scanSegmentFrom(ctx, fh, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
 	*shared = grown

@@ -27,15 +27,12 @@ import (
 // second core saves.
 const minSplitPart = 16 << 20
 
-// splitPoints returns up to parts-1 cut positions inside (0, size), from
-// the .index entries closest above size*i/parts, strictly increasing. None
-// when the segment is too small to be worth splitting or it has no index.
-func splitPoints(idx []txnindex.IndexEntry, size int64, parts int) []int64 {
-	return splitPointsFrom(idx, 0, size, parts)
-}
-
-// splitPointsFrom is splitPoints for the bytes [from, size) of the file.
-func splitPointsFrom(idx []txnindex.IndexEntry, from, size int64, parts int) []int64 {
+// splitPoints returns up to parts-1 cut positions inside (from, size), from
+// the .index entries closest above from+(size-from)*i/parts, strictly
+// increasing: the bytes [from, size) of the file are scanned (from is 0, or
+// where a seeded load starts inside its first segment). None when they are
+// too few to be worth splitting or there is no index.
+func splitPoints(idx []txnindex.IndexEntry, from, size int64, parts int) []int64 {
 	parts = min(parts, int((size-from)/minSplitPart))
 	if parts < 2 || len(idx) == 0 {
 		return nil

@@ -166,7 +166,7 @@ func TestSplitPoints(t *testing.T) {
 	for p := int64(0); p < size; p += spacing {
 		idx = append(idx, txnindex.IndexEntry{Offset: p, Position: p})
 	}
-	cuts := splitPoints(idx, size, 4)
+	cuts := splitPoints(idx, 0, size, 4)
 	if len(cuts) != 3 {
 		t.Fatalf("cuts %v, want 3", cuts)
 	}
@@ -176,10 +176,10 @@ func TestSplitPoints(t *testing.T) {
 			t.Errorf("cut %d at %d, want the first entry at or above %d", i, c, want)
 		}
 	}
-	if c := splitPoints(idx, minSplitPart, 4); c != nil {
+	if c := splitPoints(idx, 0, minSplitPart, 4); c != nil {
 		t.Errorf("a %d-byte segment cut at %v, want no cut", minSplitPart, c)
 	}
-	if c := splitPoints(nil, size, 4); c != nil {
+	if c := splitPoints(nil, 0, size, 4); c != nil {
 		t.Errorf("no index, cuts %v", c)
 	}
 	// Small batches: an entry every 4 KiB or so, cut too (the parts
@@ -188,16 +188,16 @@ func TestSplitPoints(t *testing.T) {
 	for p := int64(0); p < size; p += 4113 {
 		small = append(small, txnindex.IndexEntry{Offset: p, Position: p})
 	}
-	if c := splitPoints(small, size, 4); len(c) != 3 {
+	if c := splitPoints(small, 0, size, 4); len(c) != 3 {
 		t.Errorf("entries 4 KiB apart (small batches) cut at %v, want 3 cuts", c)
 	}
 	// A damaged index: positions out of order or past the end give no
 	// cut out of order or outside the file.
 	bad := []txnindex.IndexEntry{{Position: size + 5}, {Position: size / 2}, {Position: 3}, {Position: size - 1}}
 	prev := int64(0)
-	for _, c := range splitPoints(bad, size, 4) {
+	for _, c := range splitPoints(bad, 0, size, 4) {
 		if c <= prev || c >= size {
-			t.Fatalf("damaged index: cuts %v", splitPoints(bad, size, 4))
+			t.Fatalf("damaged index: cuts %v", splitPoints(bad, 0, size, 4))
 		}
 		prev = c
 	}
@@ -271,7 +271,7 @@ func TestOpenPartitionSplitEqualsUnsplit(t *testing.T) {
 	k := sort.Search(len(idx), func(i int) bool { return idx[i].Position >= int64(len(data))*6/10 })
 	damaged := bytes.Clone(data)
 	damaged[idx[k].Position+16] = 9
-	if c := splitPoints(idx, int64(len(data)), 2); len(c) != 1 || c[0] >= idx[k].Position {
+	if c := splitPoints(idx, 0, int64(len(data)), 2); len(c) != 1 || c[0] >= idx[k].Position {
 		t.Fatalf("cuts %v: want one, before the damaged batch at %d", c, idx[k].Position)
 	}
 	for _, v := range []struct {
