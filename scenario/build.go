@@ -61,6 +61,10 @@ type segment struct {
 	tidx []byte
 	last int64 // position of the last index entry
 	maxT int64
+	// maxOff is the last offset of the first batch that reached maxT, and
+	// lastT the timestamp of the last .timeindex entry: what the final
+	// entry of a rolled segment needs.
+	maxOff, lastT int64
 	// aborted are the segment's .txnindex entries, in append order.
 	aborted []txnindex.AbortedTxn
 }
@@ -94,7 +98,7 @@ func (s *Scenario) Build() (*Built, error) {
 		order = append(order, st)
 		nextID = max(nextID, p.ID+1)
 	}
-	segs := []*segment{{base: 0, maxT: -1}}
+	segs := []*segment{{base: 0, maxT: -1, lastT: -1}}
 	var batches []txnindex.Batch
 	next := int64(0)
 	ts := int64(1_767_225_600_000) // 2026-01-01T00:00:00Z
@@ -115,8 +119,11 @@ func (s *Scenario) Build() (*Built, error) {
 			seg.tidx = binary.BigEndian.AppendUint64(seg.tidx, uint64(max(seg.maxT, rb.MaxTimestamp)))
 			seg.tidx = binary.BigEndian.AppendUint32(seg.tidx, uint32(last-seg.base))
 			seg.last = pos
+			seg.lastT = max(seg.maxT, rb.MaxTimestamp)
 		}
-		seg.maxT = max(seg.maxT, rb.MaxTimestamp)
+		if rb.MaxTimestamp > seg.maxT {
+			seg.maxT, seg.maxOff = rb.MaxTimestamp, last
+		}
 		batches = append(batches, txnindex.BatchFields{
 			BaseOffset: rb.FirstOffset, LastOffset: last, BaseTimestamp: rb.FirstTimestamp, MaxTimestamp: rb.MaxTimestamp,
 			ProducerID: txnindex.ProducerID(rb.ProducerID), Position: pos, PartitionLeaderEpoch: rb.PartitionLeaderEpoch,
@@ -223,8 +230,18 @@ func (s *Scenario) Build() (*Built, error) {
 				ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(op.N), Records: records(op.N, fmt.Sprintf("plain@%d", next))}
 			emit(rb, txnindex.ControlNone, -1)
 		case OpRoll:
-			if len(segs[len(segs)-1].log) > 0 {
-				segs = append(segs, &segment{base: next, maxT: -1})
+			if seg := segs[len(segs)-1]; len(seg.log) > 0 {
+				// LogSegment.onBecomeInactiveSegment: a rolled segment's
+				// .timeindex ends with its largest timestamp
+				// (TimeIndex.maybeAppend, skipping the full check), appended
+				// when it is above the last entry's. Readers take a skipped
+				// segment's newest timestamp from that entry.
+				if seg.maxT > seg.lastT {
+					seg.tidx = binary.BigEndian.AppendUint64(seg.tidx, uint64(seg.maxT))
+					seg.tidx = binary.BigEndian.AppendUint32(seg.tidx, uint32(seg.maxOff-seg.base))
+					seg.lastT = seg.maxT
+				}
+				segs = append(segs, &segment{base: next, maxT: -1, lastT: -1})
 			}
 		case OpGap:
 			next += op.N

@@ -72,6 +72,21 @@ func TestDemosRoundTrip(t *testing.T) {
 					t.Errorf("from %d: loaded %v\nbuilt %v", from, got, want)
 				}
 			}
+			// A rolled segment's .timeindex ends with its largest
+			// timestamp and the offset of the batch that first had it
+			// (LogSegment.onBecomeInactiveSegment), which a seeded load
+			// reads for the segments it skips.
+			for i, seg := range p.Segments[:len(p.Segments)-1] {
+				want := loader.TimeIndexEntry{Timestamp: -1}
+				for _, bt := range seg.Log.Batches {
+					if bt.MaxTimestamp > want.Timestamp {
+						want = loader.TimeIndexEntry{Timestamp: bt.MaxTimestamp, Offset: bt.LastOffset()}
+					}
+				}
+				if ti := seg.TimeIndex; ti == nil || len(ti.Entries) == 0 || ti.Entries[len(ti.Entries)-1] != want {
+					t.Errorf("segment %d (%s): .timeindex %+v does not end with %+v", i, seg.Log.Name, ti, want)
+				}
+			}
 			for i, seg := range p.Segments {
 				data, err := os.ReadFile(filepath.Join(dir, b.Dir, seg.Log.Name))
 				if err != nil {
