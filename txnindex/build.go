@@ -151,13 +151,17 @@ func (l *Log) replay(seed []OngoingTxn) {
 	// One map lookup per batch: a producer's entry in Producers (-1 until
 	// it is seen in a batch; seeds come from a snapshot) and its open
 	// transaction (the producer state's currentTxnFirstOffset), -1 if none.
-	type pstate struct{ prod, open int32 }
+	// ce and ceBatch are the largest coordinator epoch of the
+	// producer's end-transaction markers and the first marker that
+	// carries it (-1, -1 for none): coordinatorEpochEvidence's answer,
+	// kept here so that it costs no pass over the batches.
+	type pstate struct{ prod, open, ce, ceBatch int32 }
 	var ps []pstate
 	states := make(map[ProducerID]int32)
 	state := func(pid ProducerID) int32 {
 		k, ok := states[pid]
 		if !ok {
-			ps = append(ps, pstate{-1, -1})
+			ps = append(ps, pstate{-1, -1, -1, -1})
 			k = int32(len(ps) - 1)
 			states[pid] = k
 		}
@@ -223,6 +227,9 @@ func (l *Log) replay(seed []OngoingTxn) {
 		}
 
 		if b.IsControl() {
+			if b.IsEndTxnMarker() && b.CoordinatorEpoch() > st.ce {
+				st.ce, st.ceBatch = b.CoordinatorEpoch(), int32(i)
+			}
 			// ProducerAppendInfo.append: a control batch with no records
 			// (emptied by the cleaner) is ignored entirely; otherwise only
 			// its first record is read as an end-transaction marker.
@@ -301,6 +308,14 @@ func (l *Log) replay(seed []OngoingTxn) {
 	for i := range l.Txns {
 		if l.Txns[i].State == TxnOpen {
 			l.Open = append(l.Open, i)
+		}
+	}
+	for pid, k := range states {
+		if st := ps[k]; st.ceBatch >= 0 {
+			if l.markerCE == nil {
+				l.markerCE = make(map[ProducerID][2]int32)
+			}
+			l.markerCE[pid] = [2]int32{st.ce, st.ceBatch}
 		}
 	}
 }

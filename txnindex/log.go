@@ -206,7 +206,12 @@ type Log struct {
 	// search there, which costs 4 bytes per transaction instead of an index
 	// of 4 bytes per batch (a Batch is 64 bytes, and a batch kept for the
 	// timeline costs no more than that).
-	txnsOf     map[ProducerID][]int32
+	txnsOf map[ProducerID][]int32
+	// markerCE is, per producer that wrote an end-transaction marker,
+	// the largest coordinator epoch its markers carry and the index in
+	// Batches of the first marker with it (replay keeps it so that
+	// coordinatorEpochEvidence costs no pass over the batches).
+	markerCE   map[ProducerID][2]int32
 	segFirst   []int             // per segment: index of its first batch in Batches (len Segments+1)
 	segDense   []bool            // per segment: its batches lie end to end with growing offsets (dense)
 	offIndex   [][]IndexEntry    // per segment: .index entries from disk, nil when rebuilt

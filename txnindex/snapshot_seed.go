@@ -81,11 +81,11 @@ func (l *Log) coordinatorEpochEvidence(pid ProducerID) (int32, string) {
 			ce, src = e.CoordinatorEpoch, s.Label()
 		}
 	}
-	for i := range l.Batches {
-		b := &l.Batches[i]
-		if b.ProducerID == pid && b.IsEndTxnMarker() && b.CoordinatorEpoch() > ce {
-			ce, src = b.CoordinatorEpoch(), fmt.Sprintf("%s marker at offset %d", b.Control(), b.BaseOffset)
-		}
+	// The first of the producer's markers with the largest epoch, as
+	// Build's replay found it (a walk of the batches in offset order).
+	if m, ok := l.markerCE[pid]; ok && m[0] > ce {
+		b := &l.Batches[m[1]]
+		ce, src = m[0], fmt.Sprintf("%s marker at offset %d", b.Control(), b.BaseOffset)
 	}
 	if ce < 0 {
 		return 0, "none: no marker of this producer in the log and no snapshot entry; 0, as kafka-transactions.sh uses"
@@ -116,3 +116,4 @@ func (l *Log) LSOHolder() *Txn {
 	}
 	return best
 }
+
