@@ -2,6 +2,8 @@ package txnindex
 
 import (
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -62,5 +64,31 @@ func TestBatchPackingLimits(t *testing.T) {
 	b.SetCoordinatorEpoch(-1)
 	if b.BaseSequence() != 0 || b.CoordinatorEpoch() != -1 {
 		t.Errorf("after clearing the epoch: sequence %d epoch %d, want 0 and -1", b.BaseSequence(), b.CoordinatorEpoch())
+	}
+}
+
+// TestBuildParallelPasses: the passes Build runs beside the replay on a
+// large log (dense segments, gaps) give what they give run in line, and
+// under -race share nothing with the replay: the benchmark log (rolled
+// every 100k batches) with gaps made here.
+func TestBuildParallelPasses(t *testing.T) {
+	l := cachedBenchLog(250_000)
+	// Three offsets missing after every 1,000th batch: what the cleaner
+	// leaves.
+	bs := slices.Clone(l.Batches)
+	for i := range bs {
+		bs[i].BaseOffset += 3 * int64(i/1000)
+	}
+	p := &Partition{Topic: "t", Segments: l.Segments, Batches: bs, LogStartOffset: -1, HighWatermark: -1}
+	defer func(v int) { parallelBuildBatches = v }(parallelBuildBatches)
+	parallelBuildBatches = 1 << 62
+	serial := Build(p)
+	parallelBuildBatches = 1
+	par := Build(p)
+	if !reflect.DeepEqual(serial.Gaps, par.Gaps) || !reflect.DeepEqual(serial.segDense, par.segDense) {
+		t.Fatalf("gaps %d/%d, dense %v/%v", len(serial.Gaps), len(par.Gaps), serial.segDense, par.segDense)
+	}
+	if len(par.Txns) == 0 || len(par.segDense) < 2 || len(par.Gaps) == 0 {
+		t.Fatalf("%d transactions, %d segments, %d gaps: the log does not exercise the passes", len(par.Txns), len(par.segDense), len(par.Gaps))
 	}
 }

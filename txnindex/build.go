@@ -21,7 +21,8 @@ func Build(p *Partition) *Log {
 		Replay:              p.Replay,
 		window:              p.Window,
 	}
-	if i, why := firstUnusable(l.Batches); i >= 0 {
+	i, why, markers := firstUnusable(l.Batches)
+	if i >= 0 {
 		l.Batches, l.Refused, l.RefusedReason = l.Batches[:i:i], len(l.Batches)-i, why
 	}
 	if len(l.Segments) == 0 {
@@ -37,30 +38,56 @@ func Build(p *Partition) *Log {
 	}
 	l.indexSegments()
 	l.offsets(p)
-	l.replay(p.Ongoing)
+	// Which segments are dense and where offsets are missing are passes
+	// over the batches that read nothing the replay writes, and nothing
+	// after it reads what they write: on a large log they run beside the
+	// replay, on the other core (a seeded diagnose of 2M batches used to
+	// wait for Build with that core idle).
+	passes := func() {
+		l.denseSegments()
+		l.findGaps()
+	}
+	if len(l.Batches) >= parallelBuildBatches {
+		done := make(chan struct{})
+		go func() { passes(); close(done) }()
+		defer func() { <-done }()
+	} else {
+		passes()
+	}
+	l.replay(p.Ongoing, markers)
 	l.applySnapshot(p)
 	l.buildIndexes()
 	l.computeLSO()
-	l.findGaps()
 	return l
 }
 
+// parallelBuildBatches is the number of batches from which Build runs
+// its independent passes on a second goroutine: below it, starting one
+// costs more than the pass.
+var parallelBuildBatches = 1 << 16 // a variable for TestBuildParallelPasses
+
 // firstUnusable returns the index of the first batch whose offsets break
-// what the offset arithmetic here relies on, with the reason, or -1.
-func firstUnusable(bs []Batch) (int, string) {
+// what the offset arithmetic here relies on, with the reason, or -1; and
+// the number of end-transaction markers before it, which sizes the
+// replay's transactions (one pass over the batches for both).
+func firstUnusable(bs []Batch) (int, string, int) {
+	markers := 0
 	for i := range bs {
 		b := &bs[i]
 		d := int64(b.LastOffsetDelta())
 		switch {
 		case b.BaseOffset < 0:
-			return i, fmt.Sprintf("batch %d: base offset %d is negative", i, b.BaseOffset)
+			return i, fmt.Sprintf("batch %d: base offset %d is negative", i, b.BaseOffset), markers
 		case d < 0:
-			return i, fmt.Sprintf("batch %d at offset %d: last offset delta %d is negative", i, b.BaseOffset, d)
+			return i, fmt.Sprintf("batch %d at offset %d: last offset delta %d is negative", i, b.BaseOffset, d), markers
 		case b.BaseOffset > math.MaxInt64-1-d:
-			return i, fmt.Sprintf("batch %d: base offset %d + last offset delta %d overflows int64", i, b.BaseOffset, d)
+			return i, fmt.Sprintf("batch %d: base offset %d + last offset delta %d overflows int64", i, b.BaseOffset, d), markers
+		}
+		if b.IsEndTxnMarker() {
+			markers++
 		}
 	}
-	return -1, ""
+	return -1, "", markers
 }
 
 // indexSegments maps each segment to its range of batches.
@@ -74,10 +101,15 @@ func (l *Log) indexSegments() {
 		}
 	}
 	l.segFirst[len(l.Segments)] = len(l.Batches)
-	l.segDense = make([]bool, len(l.Segments))
+}
+
+// denseSegments says which segments are dense (see dense).
+func (l *Log) denseSegments() {
+	segDense := make([]bool, len(l.Segments))
 	for si := range l.Segments {
-		l.segDense[si] = dense(l.Batches[l.segFirst[si]:l.segFirst[si+1]])
+		segDense[si] = dense(l.Batches[l.segFirst[si]:l.segFirst[si+1]])
 	}
+	l.segDense = segDense
 }
 
 // dense reports whether bs lie end to end in their file, as a broker
@@ -133,19 +165,14 @@ func (l *Log) offsets(p *Partition) {
 
 // replay runs ProducerAppendInfo's state machine over every batch and
 // rebuilds each aborted transaction's index entry with the LSO Kafka records.
-func (l *Log) replay(seed []OngoingTxn) {
+func (l *Log) replay(seed []OngoingTxn, markers int) {
 	l.txnsOf = make(map[ProducerID][]int32)
 	l.RebuiltIndex = make([][]AbortedTxn, len(l.Segments))
 
 	// Every transaction but the ones still open at the end is closed by
-	// one end-transaction marker, so counting markers sizes Txns once
-	// (growing it by doubling first-touches twice its memory).
-	markers := 0
-	for i := range l.Batches {
-		if l.Batches[i].IsEndTxnMarker() {
-			markers++
-		}
-	}
+	// one end-transaction marker, so the markers firstUnusable counted
+	// size Txns once (growing it by doubling first-touches twice its
+	// memory).
 	l.Txns = MakeLarge[Txn](0, markers+len(seed)+64)
 
 	// One map lookup per batch: a producer's entry in Producers (-1 until
@@ -155,13 +182,19 @@ func (l *Log) replay(seed []OngoingTxn) {
 	// producer's end-transaction markers and the first marker that
 	// carries it (-1, -1 for none): coordinatorEpochEvidence's answer,
 	// kept here so that it costs no pass over the batches.
-	type pstate struct{ prod, open, ce, ceBatch int32 }
+	// txns is the producer's list for txnsOf, which is filled once at
+	// the end: a map assignment per transaction cost a tenth of the
+	// replay.
+	type pstate struct {
+		prod, open, ce, ceBatch int32
+		txns                    []int32
+	}
 	var ps []pstate
 	states := make(map[ProducerID]int32)
 	state := func(pid ProducerID) int32 {
 		k, ok := states[pid]
 		if !ok {
-			ps = append(ps, pstate{-1, -1, -1, -1})
+			ps = append(ps, pstate{prod: -1, open: -1, ce: -1, ceBatch: -1})
 			k = int32(len(ps) - 1)
 			states[pid] = k
 		}
@@ -200,7 +233,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 		})
 		st.open = int32(len(l.Txns) - 1)
 		ongoing = append(ongoing, st.open)
-		l.txnsOf[s.ProducerID] = append(l.txnsOf[s.ProducerID], st.open)
+		st.txns = append(st.txns, st.open)
 	}
 
 	lastPID, lastState := NoProducerID, int32(-1)
@@ -293,7 +326,7 @@ func (l *Log) replay(seed []OngoingTxn) {
 			ti = int32(len(l.Txns) - 1)
 			st.open = ti
 			ongoing = append(ongoing, ti)
-			l.txnsOf[b.ProducerID] = append(l.txnsOf[b.ProducerID], ti)
+			st.txns = append(st.txns, ti)
 			pr.Txns++
 		}
 		t := &l.Txns[ti]
@@ -311,7 +344,11 @@ func (l *Log) replay(seed []OngoingTxn) {
 		}
 	}
 	for pid, k := range states {
-		if st := ps[k]; st.ceBatch >= 0 {
+		st := &ps[k]
+		if len(st.txns) > 0 {
+			l.txnsOf[pid] = st.txns
+		}
+		if st.ceBatch >= 0 {
 			if l.markerCE == nil {
 				l.markerCE = make(map[ProducerID][2]int32)
 			}

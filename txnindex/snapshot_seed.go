@@ -116,4 +116,3 @@ func (l *Log) LSOHolder() *Txn {
 	}
 	return best
 }
-
