@@ -100,6 +100,13 @@ func OpenPartitionContext(ctx context.Context, dir string, o ScanOptions) (*Part
 	return p, nil
 }
 
+// OpenPartitionIn is OpenPartitionContext with the checkpoint files of the
+// log directory above dir already read (a log directory's partitions read
+// one at a time); their damage is the caller's to report, once.
+func OpenPartitionIn(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partition, error) {
+	return openPartition(ctx, dir, cps, o)
+}
+
 func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions) (*Partition, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

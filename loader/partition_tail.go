@@ -18,6 +18,11 @@ type TailOptions struct {
 	// Position is a consumer position whose offsets must all be decided
 	// (diagnose --position); -1 for none.
 	Position int64
+	// Checkpoints are the checkpoint files of the log directory above
+	// the partition, when the caller read them once for all its
+	// partitions (diagnose of a log directory); nil reads them. Their
+	// damage is then the caller's to report, once.
+	Checkpoints *LogDirCheckpoints
 }
 
 // OpenPartitionTail loads a partition directory for a diagnosis of its end
@@ -55,9 +60,12 @@ type TailOptions struct {
 // partition in full, as OpenPartition does. Either way Input.Replay says
 // what was read and why.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
-	cps, err := ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir)))
-	if err != nil {
-		return nil, err
+	cps := t.Checkpoints
+	if cps == nil {
+		var err error
+		if cps, err = ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, err
+		}
 	}
 	p, why, err := openTail(ctx, dir, cps, o, t)
 	if err != nil {
@@ -77,7 +85,9 @@ func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOpt
 		r.SegmentsRead, r.BytesRead = r.Segments, r.Bytes
 		p.Input.Replay = r
 	}
-	p.Damage = append(p.Damage, cps.Damage...)
+	if t.Checkpoints == nil {
+		p.Damage = append(p.Damage, cps.Damage...)
+	}
 	return p, nil
 }
 

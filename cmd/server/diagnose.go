@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
@@ -66,6 +68,19 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
 	}
+	opts := txnindex.DiagnoseOptions{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
+	keep := func(t string, p int32) bool {
+		return (*topic == "" || t == *topic) && (*partition < 0 || int(p) == *partition)
+	}
+	if *demo == "" && fs.NArg() == 1 {
+		ld, err := input.ListLogDirTail(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if ld != nil {
+			return diagnoseLogDir(ctx, e, ld, opts, *format, *fullReplay, keep)
+		}
+	}
 	src, err := diagnoseSource(ctx, e, fs, *demo, *position, *fullReplay)
 	if err != nil {
 		return err
@@ -75,15 +90,12 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := txnindex.DiagnoseOptions{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
-	out := struct {
-		Partitions []*txnindex.Diagnosis `json:"partitions"`
-	}{}
+	var ds []*txnindex.Diagnosis
 	for _, p := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if (*topic != "" && p.Log.Topic != *topic) || (*partition >= 0 && int(p.Log.Partition) != *partition) {
+		if !keep(p.Log.Topic, p.Log.Partition) {
 			continue
 		}
 		o := opts
@@ -96,13 +108,109 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		d := p.Log.Diagnose(o)
 		p.Log.Join(d, ev)
-		out.Partitions = append(out.Partitions, d)
+		ds = append(ds, d)
 	}
-	if len(out.Partitions) == 0 {
+	if len(ds) == 0 {
 		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
 	}
-	internalLast(out.Partitions)
-	return writeDiagnoses(e, *format, out.Partitions)
+	internalLast(ds)
+	return writeDiagnoses(e, *format, ds)
+}
+
+// diagnoseLogDir diagnoses a log directory one partition at a time, each as
+// `diagnose PARTITIONDIR` would (from its newest producer snapshot, unless
+// --full-replay), joined with the internal topics read first: memory holds
+// one partition's tail and the diagnoses, whatever the directory's size
+// (input.LogDirTail). A partition that cannot be read is said on stderr and
+// the others are still diagnosed; the exit status is then 1 unless one is
+// hanging (3).
+func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txnindex.DiagnoseOptions, format string, full bool, keep func(string, int32) bool) error {
+	for _, p := range ld.Problems {
+		fmt.Fprintf(e.stderr, "warning: %v\n", p)
+	}
+	entries := ld.Partitions()
+	var done, total atomic.Int64
+	var current atomic.Value
+	current.Store("")
+	for _, en := range entries {
+		if keep(en.Topic, en.Partition) || en.Internal {
+			total.Add(1)
+		}
+	}
+	start := time.Now()
+	line := progress.Start(e.stderr, progress.Delay, func() string {
+		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total.Load(), current.Load(), time.Since(start).Round(time.Second))
+	})
+	defer line.Stop("")
+	warn := func(c *input.Contents) {
+		for _, p := range c.Problems {
+			fmt.Fprintf(e.stderr, "warning: %v\n", p)
+		}
+	}
+	internal, err := ld.Internal(ctx)
+	if err != nil {
+		return err
+	}
+	warn(internal)
+	ev, err := internalEvidence(e, internal)
+	if err != nil {
+		return err
+	}
+	// The internal partitions' diagnoses are made now and their logs let
+	// go; every diagnosis is put back in the index's order below.
+	byDir := map[string]*txnindex.Diagnosis{}
+	for i, p := range internal.Partitions {
+		done.Add(1)
+		if keep(p.Log.Topic, p.Log.Partition) {
+			d := p.Log.Diagnose(opts)
+			p.Log.Join(d, ev)
+			byDir[internal.Dirs[i].Dir] = d
+		}
+	}
+	internal = nil
+	var ds []*txnindex.Diagnosis
+	failed := 0
+	for _, en := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if en.Internal {
+			if d := byDir[en.Dir]; d != nil {
+				ds = append(ds, d)
+			}
+			continue
+		}
+		if !keep(en.Topic, en.Partition) {
+			continue
+		}
+		current.Store(en.Name)
+		c, err := ld.Open(ctx, en, opts.Position, full)
+		done.Add(1)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			failed++
+			fmt.Fprintf(e.stderr, "error: %s: %v\n", en.Name, err)
+			continue
+		}
+		warn(c)
+		for _, p := range c.Partitions {
+			d := p.Log.Diagnose(opts)
+			p.Log.Join(d, ev)
+			ds = append(ds, d)
+		}
+	}
+	line.Stop("")
+	if len(ds) == 0 && failed == 0 {
+		return fmt.Errorf("no partition of %s matches the --topic and --partition given", ld.Index.Root)
+	}
+	internalLast(ds)
+	err = writeDiagnoses(e, format, ds)
+	if err == nil && failed > 0 {
+		err = fmt.Errorf("%s of %s could not be read (see above)", txnindex.Plural(failed, "partition", "partitions"), ld.Index.Root)
+	}
+	return err
 }
 
 // diagnoseSource loads diagnose's PATH: a partition directory of a data

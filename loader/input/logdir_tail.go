@@ -1,0 +1,92 @@
+package input
+
+import (
+	"context"
+	"errors"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/logindex"
+)
+
+// LogDirTail is a log directory (a log.dirs entry) read for `server
+// diagnose` one partition at a time, each as diagnose reads a partition
+// directory given alone (OpenTail: from its newest producer snapshot), so
+// that a broker's thousands of partitions and terabytes are diagnosed in
+// the memory of one partition's tail, not of the whole directory. It lists
+// the partitions from their directory names and reads the checkpoint files
+// once (logindex.List); the internal topics' partitions, whose records are
+// the evidence of diagnose's join, are read whole first (Internal).
+type LogDirTail struct {
+	Index *logindex.Index
+	// Problems are the damage of the checkpoint files, said once for
+	// all the partitions.
+	Problems []error
+}
+
+// ListLogDirTail lists dir's partitions. It returns nil, nil when dir is
+// not a log directory (a partition directory, a kfake data directory, a
+// file): the caller reads it as before.
+func ListLogDirTail(dir string) (*LogDirTail, error) {
+	if !logindex.IsLogDir(dir) {
+		return nil, nil
+	}
+	x, err := logindex.List(dir)
+	var none *logindex.NoPartitionsError
+	if errors.As(err, &none) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &LogDirTail{Index: x}
+	for _, e := range x.Checkpoints.Damage {
+		d.Problems = append(d.Problems, e)
+	}
+	return d, nil
+}
+
+// Partitions are the partitions Each reads, in the index's order (topic in
+// natural order, then partition), KRaft metadata logs last.
+func (d *LogDirTail) Partitions() []*logindex.Entry {
+	return append(d.Index.Entries[:len(d.Index.Entries):len(d.Index.Entries)], d.Index.MetadataEntries...)
+}
+
+// Internal reads every partition of __consumer_offsets and
+// __transaction_state whole, as OpenContext reads a partition directory:
+// diagnose joins every data partition's diagnosis with their records.
+func (d *LogDirTail) Internal(ctx context.Context) (*Contents, error) {
+	c := &Contents{Kind: KindLogDir}
+	for _, e := range d.Index.Entries {
+		if !e.Internal {
+			continue
+		}
+		p, err := loader.OpenPartitionIn(ctx, e.Dir, d.Index.Checkpoints, loader.DefaultScanOptions)
+		if err != nil {
+			return nil, err
+		}
+		pc := partitionContents(p)
+		c.Dirs = append(c.Dirs, pc.Dirs...)
+		c.Partitions = append(c.Partitions, pc.Partitions...)
+		c.Problems = append(c.Problems, pc.Problems...)
+	}
+	return c, nil
+}
+
+// Open reads one data partition (or metadata log) of the directory as
+// OpenTail reads a partition directory given alone, from its newest
+// producer snapshot, or whole when full (diagnose --full-replay), with the
+// directory's checkpoints read once.
+func (d *LogDirTail) Open(ctx context.Context, e *logindex.Entry, position int64, full bool) (*Contents, error) {
+	if full || e.Metadata {
+		p, err := loader.OpenPartitionIn(ctx, e.Dir, d.Index.Checkpoints, loader.DefaultScanOptions)
+		if err != nil {
+			return nil, err
+		}
+		return partitionContents(p), nil
+	}
+	p, err := loader.OpenPartitionTail(ctx, e.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: position, Checkpoints: d.Index.Checkpoints})
+	if err != nil {
+		return nil, err
+	}
+	return partitionContents(p), nil
+}
