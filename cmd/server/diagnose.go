@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -142,7 +144,10 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total.Load(), current.Load(), time.Since(start).Round(time.Second))
 	})
 	defer line.Stop("")
+	var warnMu sync.Mutex
 	warn := func(c *input.Contents) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
 		for _, p := range c.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
@@ -168,38 +173,59 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 		}
 	}
 	internal = nil
+	// The data partitions are read by a pool of workers, one partition
+	// each at a time (a large partition's scan uses every core itself; a
+	// log dir of thousands of small ones is read that many at once), and
+	// their diagnoses put back in the index's order.
+	type result struct {
+		ds  []*txnindex.Diagnosis
+		err error
+	}
+	results := make([]result, len(entries))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(entries) || ctx.Err() != nil {
+					return
+				}
+				en := entries[i]
+				if en.Internal || !keep(en.Topic, en.Partition) {
+					continue
+				}
+				current.Store(en.Name)
+				c, err := ld.Open(ctx, en, opts.Position, full)
+				done.Add(1)
+				if err != nil {
+					results[i].err = err
+					continue
+				}
+				warn(c)
+				for _, p := range c.Partitions {
+					d := p.Log.Diagnose(opts)
+					p.Log.Join(d, ev)
+					results[i].ds = append(results[i].ds, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var ds []*txnindex.Diagnosis
 	failed := 0
-	for _, en := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if en.Internal {
-			if d := byDir[en.Dir]; d != nil {
-				ds = append(ds, d)
-			}
-			continue
-		}
-		if !keep(en.Topic, en.Partition) {
-			continue
-		}
-		current.Store(en.Name)
-		c, err := ld.Open(ctx, en, opts.Position, full)
-		done.Add(1)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			failed++
-			fmt.Fprintf(e.stderr, "error: %s: %v\n", en.Name, err)
-			continue
-		}
-		warn(c)
-		for _, p := range c.Partitions {
-			d := p.Log.Diagnose(opts)
-			p.Log.Join(d, ev)
+	for i, en := range entries {
+		if d := byDir[en.Dir]; en.Internal && d != nil {
 			ds = append(ds, d)
 		}
+		if r := results[i]; r.err != nil {
+			failed++
+			fmt.Fprintf(e.stderr, "error: %s: %v\n", en.Name, r.err)
+		}
+		ds = append(ds, results[i].ds...)
 	}
 	line.Stop("")
 	if len(ds) == 0 && failed == 0 {
