@@ -131,7 +131,14 @@
         const t = document.createElement("template");
         t.innerHTML = html.trim();
         const next = t.content.querySelector('[data-testid="summary"]'), now = document.querySelector('[data-testid="summary"]');
-        if (next && now) { now.replaceWith(next); summaries++; }
+        if (!next || !now) return;
+        // A box the reader opened or closed (the embed snippet, the
+        // problems list) stays so.
+        for (const d of now.querySelectorAll("details[data-testid]")) {
+          const n = next.querySelector('details[data-testid="' + d.dataset.testid + '"]');
+          if (n) n.open = d.open;
+        }
+        now.replaceWith(next); summaries++;
       })
       .catch((e) => { if (e.name !== "AbortError") { const now = document.querySelector('[data-testid="summary"]'); if (now) now.dataset.refreshError = String(e); } })
       .finally(() => { if (summaryPending === ctl) summaryPending = null; });

@@ -22,7 +22,7 @@
 
   // open shows segment k with the view [from, to) and the selection sel
   // (null: none); timeSpan, when given, is the time (ms) the view of the
-  // time axis spans there (keptTimeSpan).
+  // time axis spans there (cellOpen).
   function open(k, from, to, sel, timeSpan) {
     if (leaving || k < 0 || k >= cells.length) return false;
     leaving = true;
@@ -73,14 +73,14 @@
   // the time axis, where a segment written faster or slower than this one
   // packs another number of offsets into the same time, the width kept is
   // the time: the new page gets the time span and shows it once its
-  // stream has the segment's times (keptTimeSpan below); until then it
-  // draws the same number of offsets.
+  // stream has the segment's times (the ?time_span= hint below); until
+  // then it draws the same number of offsets.
   function cellOpen(k) {
     const c = cells[k], w = widthIn(k, view.to - view.from), m = w * 0.05;
-    const span = state.axis === "time" ? tl.viewTimes()[1] - tl.viewTimes()[0] : 0;
+    const [t0, t1] = state.axis === "time" ? tl.viewTimes() : [0, 0], span = t1 - t0;
     if (k !== seg.index) return open(k, c.base - m, c.base - m + w, null, span);
     // This segment: moved to its start in place, no new page.
-    if (span > 0) { const t0 = tl.tOf(c.base); tl.setTimeView(t0 - span * 0.05, t0 + span * 0.95); } else tl.setView(c.base - m, c.base - m + w);
+    if (span > 0) { const tb = tl.tOf(c.base); tl.setTimeView(tb - span * 0.05, tb + span * 0.95); } else tl.setView(c.base - m, c.base - m + w);
     return true;
   }
   document.querySelectorAll('[data-testid="segment-strip"] [data-testid="segment-cell"]').forEach((el, k) => {
@@ -89,12 +89,13 @@
       if (cellOpen(k)) e.preventDefault();
     });
   });
-  // keptTimeSpan: a page opened by a cell from the time axis (?time_span=
-  // MS) shows that time from the segment's start once its first stream is
-  // done: only then are the batches' times, which place offsets on the
-  // time axis (timeline-axes.js buildTime), known. A view moved before
-  // then is the reader's and is left alone. The parameter is dropped from
-  // the URL then (pageURL), so that a reload keeps the view's offsets.
+  // A page opened by a cell from the time axis (?time_span=MS) shows that
+  // time from the segment's start once its first stream is done: only
+  // then are the batches' times, which place offsets on the time axis
+  // (timeline-axes.js buildTime), known. A view moved before then is the
+  // reader's and is left alone. The parameter is dropped from the URL
+  // then (pageURL), so that a reload keeps the view's offsets; the
+  // timeline's data-time-span-kept says the hint has been dealt with.
   const keepSpan = new URLSearchParams(location.search).get("time_span");
   if (keepSpan !== null && +keepSpan > 0 && state.axis === "time") {
     const from0 = view.from, to0 = view.to;
