@@ -121,48 +121,73 @@ func (u *UI) Index() http.Handler {
 // timeline and the stuck-LSO diagnosis panel (query as view.ParseDiagnoseQuery).
 func (u *UI) Timeline() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, topic := r.PathValue("id"), r.PathValue("topic")
-		p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
-		if err != nil {
-			http.Error(w, "partition is not a number", http.StatusBadRequest)
-			return
+		if v, ok := u.timelinePage(w, r); ok {
+			render(w, r, TimelinePage(v))
 		}
-		l, ok := u.cat.Log(id, topic, int32(p))
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
-			return
-		}
-		title, path, problems := "", "", []string(nil)
-		for _, s := range u.cat.Sources() {
-			// A log directory's partitions share the source id; each
-			// has its own problems.
-			if s.ID == id && (len(s.Partitions) != 1 || s.Partitions[0].Topic == topic && s.Partitions[0].Partition == int32(p)) {
-				title, path, problems = s.Title, s.Path, s.Problems
-			}
-		}
-		o, bootstrap, clock, err := u.diagnoseOptions(r, id)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		// A partition directory: the segment strip, and for one too
-		// large to load whole, one segment's window (segments.go).
-		l, strip, ok := u.windowOf(w, r, id, topic, int32(p), l)
-		if !ok {
-			return
-		}
-		v := timelineView(id, title, l)
-		v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
-		dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
-		if v.Strip = strip; v.streamSegment(strip) {
-			v.Problems = nil // why the tail was shown: the window replaces it
-			dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
-			v.Pinned = timelineView(id, title, dl).Pinned
-		}
-		v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
-		render(w, r, TimelinePage(v))
 	})
+}
+
+// SummaryFragment serves …/{partition}/summary: the summary above the
+// timeline alone (numbers, pinned sentence, lesson links, the problems
+// list), rendered from the view model the page itself is rendered from and
+// with the page's query. A page drawn from a lazily loaded partition's tail
+// swaps it in when the stream says the whole log has landed ("loaded",
+// static/js/diagnosis.js): the tail's counts and its "the timeline shows
+// its tail" problem are then stale.
+func (u *UI) SummaryFragment() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v, ok := u.timelinePage(w, r); ok {
+			render(w, r, summary(v))
+		}
+	})
+}
+
+// timelinePage builds the view model of a partition's page from the
+// request's path and query. When it cannot (a bad partition, no such
+// partition, a bad query, a segment redirect) it has answered the request
+// itself and returns false.
+func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView, bool) {
+	id, topic := r.PathValue("id"), r.PathValue("topic")
+	p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+	if err != nil {
+		http.Error(w, "partition is not a number", http.StatusBadRequest)
+		return TimelineView{}, false
+	}
+	l, ok := u.cat.Log(id, topic, int32(p))
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
+		return TimelineView{}, false
+	}
+	title, path, problems := "", "", []string(nil)
+	for _, s := range u.cat.Sources() {
+		// A log directory's partitions share the source id; each
+		// has its own problems.
+		if s.ID == id && (len(s.Partitions) != 1 || s.Partitions[0].Topic == topic && s.Partitions[0].Partition == int32(p)) {
+			title, path, problems = s.Title, s.Path, s.Problems
+		}
+	}
+	o, bootstrap, clock, err := u.diagnoseOptions(r, id)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return TimelineView{}, false
+	}
+	// A partition directory: the segment strip, and for one too
+	// large to load whole, one segment's window (segments.go).
+	l, strip, ok := u.windowOf(w, r, id, topic, int32(p), l)
+	if !ok {
+		return TimelineView{}, false
+	}
+	v := timelineView(id, title, l)
+	v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
+	dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
+	if v.Strip = strip; v.streamSegment(strip) {
+		v.Problems = nil // why the tail was shown: the window replaces it
+		dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
+		v.Pinned = timelineView(id, title, dl).Pinned
+	}
+	v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
+	return v, true
 }
 
 // PartitionPath is the timeline URL of a partition.

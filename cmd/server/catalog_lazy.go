@@ -176,7 +176,7 @@ func (lz *lazyPart) problemList() []string {
 		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
 	case lz.tail != nil:
 		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
-			"The timeline switches to the whole partition when its load is done, and the diagnosis with it; reload then for this list.",
+			"The timeline switches to the whole partition when its load is done, and the diagnosis, the numbers above and this list with it.",
 			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
 	}
 	return nil

@@ -82,6 +82,10 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// The diagnosis panel alone, which the page swaps in when the
 		// consumer position changes.
 		r.Get("/sources/{id}/partitions/{topic}/{partition}/diagnosis", ui.DiagnosisPanel().ServeHTTP)
+		// The summary above the timeline alone (its numbers and problems
+		// list), which the page swaps in when a lazily loaded partition's
+		// whole log replaces the tail it was drawn from.
+		r.Get("/sources/{id}/partitions/{topic}/{partition}/summary", ui.SummaryFragment().ServeHTTP)
 		// The timeline alone, for an iframe; ?step=N and ?autoplay=1 add
 		// the lesson panel (web/lesson.go).
 		r.With(a.Prewarm).Get("/embed/{id}/{topic}/{partition}", ui.LessonEmbed().ServeHTTP)

@@ -19,7 +19,10 @@ import (
 // before the roll, so the tail has none of them). When the load lands, the
 // stream switches to the whole log (TestLazyPageStreamRace) and says so
 // ("loaded"), and the page fetches the panel again: chromium sees the
-// whole log's count without a reload. Its lesson, which plays the
+// whole log's count without a reload. The summary above the timeline (its
+// batches and transactions, the problems list saying that the timeline
+// shows the tail) is fetched again too, and reads as a fresh page load's
+// once the load has landed. Its lesson, which plays the
 // partition from its first batch, is not played over the tail: until the
 // load lands its page says why.
 func TestUILazyPanelRefresh(t *testing.T) {
@@ -52,6 +55,10 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	if got := eval[string](t, ctx, count); got != tail {
 		t.Fatalf("the panel drawn from the tail discards %q, the tail's diagnosis %q", got, tail)
 	}
+	tailSummary := eval[string](t, ctx, summaryText)
+	if !strings.Contains(tailSummary, "the timeline shows its tail") || !strings.Contains(tailSummary, fmt.Sprintf("summary-batches: %d\n", len(lz.get().Batches))) {
+		t.Fatalf("the summary drawn from the tail does not say so, or counts other batches than the tail's %d: %q", len(lz.get().Batches), tailSummary)
+	}
 	lz.load() // the full load lands while the page is open
 	full := discards(lz.get())
 	if full == tail {
@@ -63,7 +70,28 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	if n := eval[float64](t, ctx, `window.txnscopeDiagnosis.loads()`); n != 1 {
 		t.Errorf("%v loaded messages, want 1", n)
 	}
+	// The summary and its problems list, swapped in without a reload,
+	// read as a page loaded now does.
+	if err := chromedp.Do(ctx, pollFresh(`window.txnscopeDiagnosis.summaries() === 1`, 20*time.Second)); err != nil {
+		t.Errorf("the summary was not fetched again after the load landed: %v", err)
+	}
+	swapped := eval[string](t, ctx, summaryText)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/sources/load1/partitions/t0/0"), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if fresh := eval[string](t, ctx, summaryText); swapped != fresh {
+		t.Errorf("the summary after the load landed:\n%s\na page loaded now:\n%s", swapped, fresh)
+	} else if swapped == tailSummary || strings.Contains(swapped, "the timeline shows its tail") {
+		t.Errorf("the summary did not change when the load landed: %q", swapped)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(lesson), pollFresh(`!!document.querySelector('[data-testid="lesson"]')`, 20*time.Second)); err != nil {
 		t.Errorf("the lesson after the load: %v", err)
 	}
 }
+
+// summaryText is the text of the summary above the timeline: its heading
+// and then a line per part with a data-testid (its numbers, the pinned
+// sentence, the problems list), white space collapsed.
+const summaryText = `(() => { const s = document.querySelector('[data-testid="summary"]'); if (!s) return "";
+	return [s.querySelector("h1")].concat(Array.from(s.querySelectorAll("[data-testid]")))
+		.map((e) => ((e.dataset.testid || "heading") + ": " + e.textContent).replace(/\s+/g, " ").trim()).join("\n"); })()`

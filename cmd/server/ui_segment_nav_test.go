@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +30,15 @@ import (
 // the partition's page URL.
 func segmentedLog(t *testing.T) (*loadinput.Contents, []segsum.SegmentView, *served, string) {
 	t.Helper()
+	return segmentedLogSteps(t, nil)
+}
+
+// segmentedLogSteps is segmentedLog with segment i's batches written
+// timeSteps[i%len(timeSteps)] ms apart (gen.LogOptions.TimeSteps).
+func segmentedLogSteps(t *testing.T, timeSteps []int64) (*loadinput.Contents, []segsum.SegmentView, *served, string) {
+	t.Helper()
 	logDir := t.TempDir()
-	st, err := gen.WriteLog(logDir, gen.LogOptions{SegmentBytes: 256 << 10, TotalBytes: 6 * 256 << 10, Seed: 11, Keyed: true})
+	st, err := gen.WriteLog(logDir, gen.LogOptions{SegmentBytes: 256 << 10, TotalBytes: 6 * 256 << 10, Seed: 11, Keyed: true, TimeSteps: timeSteps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,27 +68,7 @@ func TestUISegmentPanAcrossSegments(t *testing.T) {
 
 	shown := func(k int) {
 		t.Helper()
-		var err error
-		for try := 0; try < 4; try++ { // chromedp reports a navigation under way as an error: try again in the new page
-			if err = chromedp.Do(ctx, pollFresh(fmt.Sprintf(`new URLSearchParams(location.search).get("segment") === "%d"`, segs[k].BaseOffset), 30*time.Second), waitDone(1)); err == nil ||
-				!strings.Contains(err.Error(), "navigated or closed") {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("segment %d (%s) never shown: %v", k, segs[k].Name, err)
-		}
-		cur := eval[[]bool](t, ctx, `Array.from(document.querySelectorAll('[data-testid="segment-cell"]')).map((c) => c.classList.contains("current"))`)
-		for i, c := range cur {
-			if c != (i == k) {
-				t.Errorf("segment %d shown: cell %d highlighted %v", k, i, c)
-			}
-		}
-		want := fmt.Sprintf("segment %d of %d, offsets %s–%s", k+1, len(segs), txnindex.Count(segs[k].BaseOffset), txnindex.Count(segs[k].NextOffset-1))
-		if got := text(t, ctx, `[data-testid="segment-position"]`); got != want {
-			t.Errorf("segment position %q, want %q", got, want)
-		}
+		segmentShown(t, ctx, segs, k)
 	}
 	// drawnIn checks that the batches of segment k the view covers are
 	// drawn: the first data batch of the segment in the view is under its
@@ -235,6 +224,141 @@ func TestUISegmentPanAcrossSegments(t *testing.T) {
 		t.Errorf("the previous segment opened on the %s axis, not the time axis", ax)
 	}
 	drawnIn(k - 1)
+}
+
+// segmentShown waits for the page of segment k to be drawn and checks that
+// its strip cell is highlighted and the line above the strip names it.
+func segmentShown(t *testing.T, ctx context.Context, segs []segsum.SegmentView, k int) {
+	t.Helper()
+	var err error
+	for try := 0; try < 4; try++ { // chromedp reports a navigation under way as an error: try again in the new page
+		if err = chromedp.Do(ctx, pollFresh(fmt.Sprintf(`new URLSearchParams(location.search).get("segment") === "%d"`, segs[k].BaseOffset), 30*time.Second), waitDone(1)); err == nil ||
+			!strings.Contains(err.Error(), "navigated or closed") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("segment %d (%s) never shown: %v", k, segs[k].Name, err)
+	}
+	cur := eval[[]bool](t, ctx, `Array.from(document.querySelectorAll('[data-testid="segment-cell"]')).map((c) => c.classList.contains("current"))`)
+	for i, c := range cur {
+		if c != (i == k) {
+			t.Errorf("segment %d shown: cell %d highlighted %v", k, i, c)
+		}
+	}
+	want := fmt.Sprintf("segment %d of %d, offsets %s–%s", k+1, len(segs), txnindex.Count(segs[k].BaseOffset), txnindex.Count(segs[k].NextOffset-1))
+	if got := text(t, ctx, `[data-testid="segment-position"]`); got != want {
+		t.Errorf("segment position %q, want %q", got, want)
+	}
+}
+
+// clickCell clicks the strip cell of segment k.
+func clickCell(t *testing.T, ctx context.Context, k int) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="segment-cell"]:nth-child(%d)`, k+1)))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUISegmentCellKeepsWidth (issue 19): on a segment's page, a click on
+// another segment's strip cell opens that segment with the view as many
+// offsets wide as before, at the segment's first offset (not the whole
+// segment, which the cell's link alone opens); the counts line under the
+// minimap then counts from that offset over the view's width. A click on
+// the cell of the segment shown moves the view to its start, in place.
+func TestUISegmentCellKeepsWidth(t *testing.T) {
+	path := testtool.Need(t, "chromium")
+	_, segs, _, page := segmentedLog(t)
+	ctx := startChromium(t, path)
+	k, to := 1, 4
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s?segment=%d&from=%d&to=%d", page, segs[k].BaseOffset, segs[k].BaseOffset+30, segs[k].BaseOffset+110))); err != nil {
+		t.Fatal(err)
+	}
+	segmentShown(t, ctx, segs, k)
+	type span struct{ From, To float64 }
+	before := eval[span](t, ctx, `window.txnscope.state().view`)
+	w0 := before.To - before.From
+	if n := float64(segs[to].NextOffset - segs[to].BaseOffset); w0 > n/2 {
+		t.Fatalf("a view of %.0f offsets is not narrower than segment %d (%.0f offsets): nothing to keep", w0, to, n)
+	}
+	clickCell(t, ctx, to)
+	segmentShown(t, ctx, segs, to)
+	v := eval[span](t, ctx, `window.txnscope.state().view`)
+	base := float64(segs[to].BaseOffset)
+	if w1 := v.To - v.From; w1 < w0-2 || w1 > w0+2 {
+		t.Errorf("the cell opened segment %d %.0f offsets wide (%.0f–%.0f), the view before was %.0f wide", to, w1, v.From, v.To, w0)
+	}
+	if v.From > base || v.From < base-0.1*w0 {
+		t.Errorf("the cell opened segment %d at %.0f–%.0f, not at its first offset %.0f", to, v.From, v.To, base)
+	}
+	// The range in view, as the counts line shows it.
+	if err := chromedp.Do(ctx, pollFresh(`(() => { const e = document.querySelector('[data-testid="view-counts"]'); return e && !e.hidden && e.dataset.pending === undefined && e.dataset.from !== ""; })()`, 20*time.Second)); err != nil {
+		t.Fatalf("counts never shown: %v", err)
+	}
+	c := eval[span](t, ctx, `(() => { const e = document.querySelector('[data-testid="view-counts"]'); return { from: +e.dataset.from, to: +e.dataset.to }; })()`)
+	if c.From != base || c.To != math.Ceil(v.To)-1 {
+		t.Errorf("the counts line is over offsets %.0f–%.0f, want %.0f–%.0f", c.From, c.To, base, math.Ceil(v.To)-1)
+	}
+
+	// The cell of the segment shown: its start, the width kept, no new page.
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { window.txnscope.setView(%v, %v); window.keptPage = 1; return true; })()`, base+100, base+100+w0))
+	clickCell(t, ctx, to)
+	if err := chromedp.Do(ctx, pollFresh(fmt.Sprintf(`window.txnscope.state().view.from <= %v`, base), 10*time.Second)); err != nil {
+		t.Errorf("a click on the current cell did not move the view to the segment's start: %v (view %v)", err, eval[span](t, ctx, `window.txnscope.state().view`))
+	}
+	v = eval[span](t, ctx, `window.txnscope.state().view`)
+	if w1 := v.To - v.From; w1 < w0-0.01 || w1 > w0+0.01 || v.From < base-0.1*w0 || !eval[bool](t, ctx, `window.keptPage === 1`) {
+		t.Errorf("after a click on the current cell: view %.1f–%.1f, want %.0f offsets from %.0f on the same page", v.From, v.To, w0, base)
+	}
+}
+
+// TestUISegmentCellKeepsTimeSpan (issue 19): on the time axis a click on
+// a strip cell keeps the time the view spans, not its offsets: segment 3
+// is written 7 times slower (7 ms between batches, the others 1 ms), so
+// the same time holds a seventh of the offsets there. The new page opens
+// on the time axis at the segment's first offset, and once its stream is
+// done shows as many milliseconds as the view before.
+func TestUISegmentCellKeepsTimeSpan(t *testing.T) {
+	path := testtool.Need(t, "chromium")
+	_, segs, _, page := segmentedLogSteps(t, []int64{1, 1, 1, 7, 1, 1})
+	ctx := startChromium(t, path)
+	k, to := 1, 3
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s?segment=%d&axis=time&from=%d&to=%d", page, segs[k].BaseOffset, segs[k].BaseOffset+30, segs[k].BaseOffset+110))); err != nil {
+		t.Fatal(err)
+	}
+	segmentShown(t, ctx, segs, k)
+	type span struct{ From, To float64 }
+	times := func() float64 { tt := eval[[]float64](t, ctx, `window.txnscope.viewTimes()`); return tt[1] - tt[0] }
+	before := eval[span](t, ctx, `window.txnscope.state().view`)
+	ms0 := times()
+	if ms0 <= 0 {
+		t.Fatalf("the view before spans %v ms", ms0)
+	}
+	clickCell(t, ctx, to)
+	segmentShown(t, ctx, segs, to)
+	if err := chromedp.Do(ctx, pollFresh(`document.querySelector('[data-testid="timeline"]').dataset.timeSpanKept !== undefined`, 20*time.Second)); err != nil {
+		t.Fatalf("the time span was never applied: %v", err)
+	}
+	if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
+		t.Errorf("segment %d opened on the %s axis", to, ax)
+	}
+	ms1 := times()
+	if ms1 < ms0*0.99 || ms1 > ms0*1.01 {
+		t.Errorf("the cell opened segment %d spanning %.1f ms, the view before spanned %.1f ms", to, ms1, ms0)
+	}
+	v := eval[span](t, ctx, `window.txnscope.state().view`)
+	w0, w1 := before.To-before.From, v.To-v.From
+	if w1 > w0/3 {
+		t.Errorf("segment %d is written 7 times slower, yet the view holds %.1f offsets, the view before %.1f", to, w1, w0)
+	}
+	if base := float64(segs[to].BaseOffset); v.From > base || v.To <= base || v.From < base-0.1*w1-1 {
+		t.Errorf("the view %.2f–%.2f is not at segment %d's first offset %.0f", v.From, v.To, to, base)
+	}
+	// The hint is spent: the URL keeps the view in offsets only.
+	if err := chromedp.Do(ctx, pollFresh(`!new URLSearchParams(location.search).has("time_span")`, 10*time.Second)); err != nil {
+		t.Errorf("the URL still has time_span: %v", err)
+	}
 }
 
 // TestUISegmentBatchRecords: the detail panel of a batch on a segment's

@@ -21,8 +21,10 @@ import (
 // 1 MiB) is over --max-source-bytes, so its full load is refused. Its page
 // shows the segment strip, one cell per segment whose counts are segsum's
 // summaries, and the last segment's window; clicking a cell shows that
-// segment, and the counts line of the window ("in view, offsets …")
-// equals what a full load of the same partition counts for that range.
+// segment (the view's width kept, TestUISegmentCellKeepsWidth), and with
+// the view fitted to it ("fit", the 0 key) the counts line of the window
+// ("in view, offsets …") equals what a full load of the same partition
+// counts for that range.
 func TestUISegmentWindows(t *testing.T) {
 	path := testtool.Need(t, "chromium")
 	logDir := t.TempDir()
@@ -73,7 +75,7 @@ func checkSegmentWindows(t *testing.T, ctx context.Context, s *served, full *txn
 	// load's decisions for the same offsets.
 	counted := func(seg segsum.SegmentView) {
 		t.Helper()
-		if err := chromedp.Do(ctx, pollFresh(`(() => { const e = document.querySelector('[data-testid="view-counts"]'); return e && !e.hidden && e.dataset.from !== "" && e.dataset.from !== undefined; })()`, 30*time.Second)); err != nil {
+		if err := chromedp.Do(ctx, pollFresh(`(() => { const e = document.querySelector('[data-testid="view-counts"]'); return e && !e.hidden && e.dataset.pending === undefined && e.dataset.from !== "" && e.dataset.from !== undefined; })()`, 30*time.Second)); err != nil {
 			t.Fatalf("counts never shown: %v", err)
 		}
 		got := eval[map[string]any](t, ctx, `(() => { const e = document.querySelector('[data-testid="view-counts"]'), o = { from: +e.dataset.from, to: +e.dataset.to };
@@ -145,7 +147,8 @@ func checkSegmentWindows(t *testing.T, ctx context.Context, s *served, full *txn
 	counted(ov.Segments[len(ov.Segments)-1])
 	pinned()
 
-	// Clicking the third cell shows its window.
+	// Clicking the third cell shows its window; fitted, the counts line
+	// spans the segment.
 	k := 2
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="segment-cell"]:nth-child(%d)`, k+1))),
 		pollFresh(fmt.Sprintf(`location.search.includes("segment=%d")`, ov.Segments[k].BaseOffset), 20*time.Second), waitDone(1)); err != nil {
@@ -154,8 +157,12 @@ func checkSegmentWindows(t *testing.T, ctx context.Context, s *served, full *txn
 	if c := cells(); !c[k]["current"].(bool) {
 		t.Errorf("after the click, cell %d is not highlighted", k)
 	}
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`[data-testid="timeline"]`)), chromedp.KeyEvent("0")); err != nil {
+		t.Fatal(err)
+	}
 	counted(ov.Segments[k])
 	pinned()
+	eval[bool](t, ctx, `(() => { document.activeElement.blur(); return true; })()`) // the callers' pictures without the focus ring
 }
 
 // TestSegmentStripWhole: a partition directory loaded whole has the strip

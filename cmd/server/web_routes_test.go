@@ -29,6 +29,8 @@ func TestRoutes(t *testing.T) {
 		{"/", `data-testid="partition-link-big-demo-big-0"`, 200},
 		{p, `data-testid="lane-6"`, 200},
 		{"/sources/nope/partitions/t/0", "Not found", 404},
+		{p + "/summary", `data-testid="summary-batches">`, 200},
+		{"/sources/nope/partitions/t/0/summary", "Not found", 404},
 		{"/api/v1/sources", `"id": "interleaved"`, 200},
 		{"/api/v1/sources/spanning/partitions", `"last_stable_offset"`, 200},
 		{"/api/v1" + p + "/decisions?isolation=read_uncommitted", `"decision":"delivered"`, 200},

@@ -47,6 +47,12 @@ type LogOptions struct {
 	// a test comparing decoded records tells one batch's from another's
 	// (the values are the same random bytes in every batch).
 	Keyed bool
+	// TimeSteps are the milliseconds between consecutive batches'
+	// timestamps in each segment, in turn: segment i's batches are
+	// TimeSteps[i%len(TimeSteps)] ms apart, so that segments written at
+	// different rates hold different numbers of offsets per second (the
+	// time axis tests). nil: 1 ms everywhere.
+	TimeSteps []int64
 }
 
 // LogStats describe what WriteLog wrote.
@@ -364,6 +370,9 @@ func (lw *logWriter) batch(p *logProducer, attr int16, rec kmsg.Record) error {
 	p.lastTS = lw.ts
 	lw.off++
 	lw.ts++
+	if n := len(lw.o.TimeSteps); n > 0 {
+		lw.ts += max(lw.o.TimeSteps[(len(lw.st.Segments)-1)%n], 1) - 1
+	}
 	return nil
 }
 

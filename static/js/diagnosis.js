@@ -8,7 +8,9 @@
 // (.../diagnosis?position=N) and swapped in, so the lag split matches what
 // the timeline draws; and when the stream says that a lazily loaded
 // partition's whole log replaced the tail the page was drawn from
-// ("loaded"), the panel is fetched again the same way. The page works
+// ("loaded"), the panel is fetched again the same way, and so is the
+// summary above the timeline (.../summary with the page's query: its
+// counts and problems list were the tail's). The page works
 // without it: the links carry the view in their query, and a reload with
 // ?position= renders the same panel.
 "use strict";
@@ -108,10 +110,39 @@
   // A lazily loaded partition's page was drawn from its tail; when the
   // stream says the whole log has landed ("loaded", docs/protocol.md), the
   // panel is fetched again for it.
-  let loads = 0;
+  let loads = 0, summaries = 0;
   document.addEventListener("txnscope:message", (e) => {
-    if (e.detail && e.detail.type === "loaded") { loads++; setTimeout(() => refresh(currentPosition(), true), 0); }
+    if (e.detail && e.detail.type === "loaded") { loads++; setTimeout(() => { refresh(currentPosition(), true); refreshSummary(); }, 0); }
   });
+  // refreshSummary swaps in the summary the server renders now for this
+  // page's URL (the same view model as the page's own, web.SummaryFragment).
+  let summaryPending = null;
+  function refreshSummary() {
+    const cur = document.querySelector('[data-testid="summary"]');
+    if (!cur) return; // the embed has none
+    const page = new URL(location.href);
+    const u = new URL(page.pathname.replace(/\/$/, "") + "/summary" + page.search, page);
+    if (summaryPending) summaryPending.abort();
+    const ctl = new AbortController();
+    summaryPending = ctl;
+    fetch(u, { signal: ctl.signal, headers: { Accept: "text/html" } })
+      .then((r) => r.ok ? r.text() : Promise.reject(new Error(r.status + " " + r.statusText)))
+      .then((html) => {
+        const t = document.createElement("template");
+        t.innerHTML = html.trim();
+        const next = t.content.querySelector('[data-testid="summary"]'), now = document.querySelector('[data-testid="summary"]');
+        if (!next || !now) return;
+        // A box the reader opened or closed (the embed snippet, the
+        // problems list) stays so.
+        for (const d of now.querySelectorAll("details[data-testid]")) {
+          const n = next.querySelector('details[data-testid="' + d.dataset.testid + '"]');
+          if (n) n.open = d.open;
+        }
+        now.replaceWith(next); summaries++;
+      })
+      .catch((e) => { if (e.name !== "AbortError") { const now = document.querySelector('[data-testid="summary"]'); if (now) now.dataset.refreshError = String(e); } })
+      .finally(() => { if (summaryPending === ctl) summaryPending = null; });
+  }
   const pos = document.querySelector('[data-testid="position"]');
   if (pos) pos.addEventListener("change", later);
   document.addEventListener("click", (e) => {
@@ -177,5 +208,5 @@
   document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
   if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, refresh, setBootstrap };
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap };
 })();

@@ -80,6 +80,9 @@
       return c;
     },
     setView: (f, t) => tl.setView(f, t),
+    // viewTimes() is the times (ms) the view's ends are drawn at on the
+    // time axis (timeline-axes.js), whichever axis is shown.
+    viewTimes: () => tl.viewTimes().slice(),
     // overviewRange(x) is the offsets [from, to) pixel column x of the
     // overview stands for (timeline-overview.js).
     overviewRange: (x) => tl.overviewRange(x),
