@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -309,4 +310,90 @@ func hangingSegment(st *gen.LogStats) string {
 		}
 	}
 	return seg
+}
+
+// TestOpenPartitionTailCompactionScope: the log cleaner's marks in the
+// segments a seeded load skips are not seen (the broker's recovery does not
+// read them either), so the compaction evidence of a seeded diagnosis
+// covers the segments read and says so, and everything else equals the full
+// replay's. Here the partition has a cleaner-offset-checkpoint line and a
+// marker in the second segment carries the cleaner's delete horizon
+// (KIP-534), which only the full replay reads.
+func TestOpenPartitionTailCompactionScope(t *testing.T) {
+	const seg = 64 << 10
+	dir := t.TempDir()
+	st, err := gen.WriteLog(dir, gen.LogOptions{SegmentBytes: seg, BatchBytes: 1024, TotalBytes: 9 * seg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(st.Dir, st.Segments[1])
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := int64(-1)
+	for pos := 0; pos+61 <= len(b); {
+		n := 12 + int(binary.BigEndian.Uint32(b[pos+8:]))
+		if attr := binary.BigEndian.Uint16(b[pos+21:]); attr&0x20 != 0 && marked < 0 {
+			binary.BigEndian.PutUint16(b[pos+21:], attr|0x40)
+			binary.BigEndian.PutUint32(b[pos+17:], crc32.Checksum(b[pos+21:pos+n], crc32.MakeTable(crc32.Castagnoli)))
+			marked = int64(binary.BigEndian.Uint64(b[pos:]))
+		}
+		pos += n
+	}
+	if marked < 0 {
+		t.Fatalf("%s holds no marker", path)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := strconv.ParseInt(st.Segments[2][:20], 10, 64)
+	if err := os.WriteFile(filepath.Join(dir, "cleaner-offset-checkpoint"), fmt.Appendf(nil, "0\n1\nbench 0 %d\n", base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	full, err := loader.OpenPartition(st.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Damage)+len(tail.Damage) > 0 {
+		t.Fatalf("damage: %v %v", full.Damage, tail.Damage)
+	}
+	r := tail.Input.Replay
+	if r == nil || r.Mode != txnindex.ReplaySnapshot || r.FromOffset <= marked {
+		t.Fatalf("replay %+v: want it seeded, reading from above the marked marker at %d", r, marked)
+	}
+	now := time.UnixMilli(gen.Start + 3_600_000*24)
+	fd := full.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
+	td := tail.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
+	if fd.Compaction == nil || td.Compaction == nil {
+		t.Fatalf("compaction: full %+v, seeded %+v", fd.Compaction, td.Compaction)
+	}
+	horizon := func(ev []string) bool {
+		for _, e := range ev {
+			if strings.Contains(e, "delete horizon") {
+				return true
+			}
+		}
+		return false
+	}
+	if !horizon(fd.Compaction.Evidence) || horizon(td.Compaction.Evidence) {
+		t.Errorf("delete-horizon evidence: full %q, seeded %q", fd.Compaction.Evidence, td.Compaction.Evidence)
+	}
+	if fd.Compaction.Scope != "" || !strings.Contains(td.Compaction.Scope, fmt.Sprintf("from offset %d", r.FromOffset)) {
+		t.Errorf("scope: full %q, seeded %q", fd.Compaction.Scope, td.Compaction.Scope)
+	}
+	if !strings.Contains(td.Runbook(), td.Compaction.Scope) || !strings.Contains(r.Line(), "not read") {
+		t.Errorf("the runbook does not say what the evidence covers:\n%s", td.Runbook())
+	}
+	fd.Compaction, td.Compaction, fd.Replay, td.Replay = nil, nil, nil, nil
+	a, _ := json.MarshalIndent(fd, "", " ")
+	c, _ := json.MarshalIndent(td, "", " ")
+	if string(a) != string(c) {
+		t.Errorf("beyond the compaction evidence, the seeded diagnosis differs from the full replay:\nfull:\n%s\nseeded:\n%s", a, c)
+	}
 }

@@ -29,6 +29,13 @@ type CompactionReport struct {
 	CleanedBelow int64 `json:"cleaned_below"`
 	// Evidence says what shows the cleaner's hand, one sentence each.
 	Evidence []string `json:"evidence"`
+	// Scope, for a log seeded from a producer snapshot, says that the
+	// marks counted are those of the segments read: the ones before were
+	// not read (the broker's recovery does not read them either), so a
+	// full replay may count more. It changes no verdict: a transaction the
+	// snapshot has open held the LSO, so the cleaner cannot have worked
+	// past its first offset. "" when every segment was read.
+	Scope string `json:"scope,omitempty"`
 }
 
 // MismatchReport is one difference between a segment's .txnindex on disk
@@ -166,6 +173,10 @@ func (l *Log) compaction() *CompactionReport {
 		return nil
 	}
 	r.Compacted = true
+	if rp := l.Replay; rp.seeded() {
+		r.Scope = fmt.Sprintf("the marks counted are those of the segments read, from offset %d on; %s not read (--full-replay reads every segment)",
+			rp.FromOffset, Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"))
+	}
 	return r
 }
 
@@ -246,6 +257,9 @@ func (d *Diagnosis) runbookCompaction(sb *strings.Builder) {
 		fmt.Fprintf(sb, "\n  compacted: the log cleaner has worked on this partition (cleanup.policy includes compact):\n")
 		for _, e := range c.Evidence {
 			fmt.Fprintf(sb, "    - %s\n", e)
+		}
+		if c.Scope != "" {
+			fmt.Fprintf(sb, "    (%s)\n", c.Scope)
 		}
 	}
 	if len(d.TxnIndexMismatches) > 0 {

@@ -13,8 +13,11 @@ const (
 // replays only the segments after it), a loader may seed the producer state
 // from a .snapshot and read only the segments from the one holding the
 // snapshot's offset, or the first offset of a transaction still open in the
-// snapshot, on. Everything the diagnosis reports is then identical to a
-// full replay: see loader.OpenPartitionTail for why.
+// snapshot, on. The diagnosis is then a full replay's (see
+// loader.OpenPartitionTail for why), but for what only the segments not
+// read could show: the log cleaner's marks on their batches
+// (CompactionReport.Scope says so) and differences between their .txnindex
+// and their batches, which broker recovery does not check either.
 type ReplayReport struct {
 	Mode     string `json:"mode"`
 	Snapshot string `json:"snapshot,omitempty"` // the .snapshot seeded from
@@ -50,8 +53,8 @@ func (r *ReplayReport) Line() string {
 		if r.CRCFrom > 0 {
 			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
 		}
-		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s",
-			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason)
+		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; the batches and .txnindex files before offset %d were not read (--full-replay reads them)",
+			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason, r.FromOffset)
 	}
 	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, Bytes(r.Bytes), r.Reason)
 }
