@@ -157,6 +157,14 @@ func New(in *input.Contents, o Options) Report {
 			ip.Producers = []txnindex.Producer{}
 		}
 		d := in.Dir(l.Topic, l.Partition)
+		// Batches per segment in one pass over the batches: a production
+		// partition has hundreds of segments and 10^8 batches.
+		perSeg := make([]int, len(l.Segments))
+		for bi := range l.Batches {
+			if s := int(l.Batches[bi].Segment); s >= 0 && s < len(perSeg) {
+				perSeg[s]++
+			}
+		}
 		for si, s := range l.Segments {
 			if d != nil && si >= len(d.Segments) {
 				// A directory without a .log (a KRaft metadata log
@@ -168,11 +176,7 @@ func New(in *input.Contents, o Options) Report {
 			for _, e := range s.TxnIndex {
 				is.TxnIndexEntries = append(is.TxnIndexEntries, e.String())
 			}
-			for bi := range l.Batches {
-				if int(l.Batches[bi].Segment) == si {
-					is.Batches++
-				}
-			}
+			is.Batches = perSeg[si]
 			if d != nil && si < len(d.Segments) {
 				sf := d.Segments[si]
 				is.ValidBytes, is.Swap = sf.Log.ValidBytes, sf.Swap
