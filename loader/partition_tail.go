@@ -118,9 +118,6 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			return nil, "a .swap segment, which the broker completes on startup", nil
 		}
 	}
-	if t.Position >= 0 {
-		return nil, fmt.Sprintf("the lag split decides every offset from the position %d", t.Position), nil
-	}
 	if err := p.readSnapshots(dir, l.snapshots); err != nil {
 		return nil, "", err
 	}
@@ -156,6 +153,14 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		case g < first && e.LastOffset >= first && first < from:
 			from, why = first, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d before the log start and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
 		}
+	}
+	// The lag split (diagnose --position) decides every offset from the
+	// position on, as a read_committed consumer fetching from there: the
+	// batches from the one holding it, and the aborted transactions the
+	// broker collects for such a fetch, from the .txnindex of the segment
+	// holding it and the later ones (UnifiedLog.collectAbortedTransactions).
+	if p := t.Position; p >= 0 && p < from {
+		from, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)
 	}
 	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
 	if k <= 0 {

@@ -397,3 +397,79 @@ func TestOpenPartitionTailCompactionScope(t *testing.T) {
 		t.Errorf("beyond the compaction evidence, the seeded diagnosis differs from the full replay:\nfull:\n%s\nseeded:\n%s", a, c)
 	}
 }
+
+// TestOpenPartitionTailPositionEqualsFullReplay: with a consumer position
+// (diagnose --position), the seeded load reads from the position too when
+// it lies before where the snapshot's reading starts, and the diagnosis,
+// lag split included, equals the full replay's, for positions anywhere in
+// the segments after the first: a fetch from the position reads the
+// segments from the one holding it on, and their .txnindex for the aborted
+// list. A position in the first segment reads the whole log.
+func TestOpenPartitionTailPositionEqualsFullReplay(t *testing.T) {
+	const seg = 64 << 10
+	withAborts := 0
+	for _, o := range []gen.LogOptions{
+		{},
+		{HangingFrom: seg * 7 / 2, Seed: 11},
+		{HangingFrom: -1, Seed: 3},
+		{OldTxn: true, DeleteSegments: 2, Seed: 5},
+	} {
+		o.SegmentBytes, o.BatchBytes, o.TotalBytes = seg, 1024, 9*seg
+		st, err := gen.WriteLog(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := loader.OpenPartition(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := full.Build()
+		second, _ := strconv.ParseInt(st.Segments[1][:20], 10, 64)
+		positions := []int64{st.LogStartOffset, second - 1, second, fl.LastStableOffset, fl.HighWatermark, fl.HighWatermark + 3}
+		if st.HangingFirstOffset >= 0 {
+			positions = append(positions, st.HangingFirstOffset-1, st.HangingFirstOffset, st.HangingFirstOffset+1)
+		}
+		for i := range 12 {
+			positions = append(positions, second+(fl.HighWatermark-second)*int64(i)/12+int64(i%3))
+		}
+		seeded := 0
+		for _, pos := range positions {
+			tail, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: pos})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tail.Input.Replay
+			if r.Mode == txnindex.ReplaySnapshot {
+				seeded++
+				if r.FromOffset > pos && pos < fl.LogEndOffset {
+					t.Errorf("seed %d, position %d: reading starts at %d, after the position", o.Seed, pos, r.FromOffset)
+				}
+			} else if pos >= second {
+				t.Errorf("seed %d, position %d: %s", o.Seed, pos, r.Line())
+			}
+			do := txnindex.DiagnoseOptions{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: pos}
+			fd, td := fl.Diagnose(do), tail.Build().Diagnose(do)
+			fd.Replay, td.Replay = nil, nil
+			if td.Compaction != nil {
+				td.Compaction.Scope = ""
+			}
+			a, _ := json.MarshalIndent(fd, "", " ")
+			b, _ := json.MarshalIndent(td, "", " ")
+			if string(a) != string(b) {
+				t.Fatalf("seed %d, position %d (%s): the seeded diagnosis differs from the full replay:\nfull:\n%s\nseeded:\n%s", o.Seed, pos, r.Line(), a, b)
+			}
+			if fd.Lag == nil {
+				t.Fatalf("position %d: no lag split", pos)
+			}
+			if r.Mode == txnindex.ReplaySnapshot && fd.Lag.Aborted > 0 && fd.Lag.ControlMarkers > 0 {
+				withAborts++
+			}
+		}
+		if seeded < len(positions)/2 {
+			t.Errorf("seed %d: %d of %d positions read from the snapshot", o.Seed, seeded, len(positions))
+		}
+	}
+	if withAborts == 0 {
+		t.Error("no seeded lag split had aborted records to skip")
+	}
+}

@@ -1,0 +1,68 @@
+package segsum
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// TestRandomTailEqualsFullReplay: on the random partitions (transactions
+// spanning rolls, transactions v2 markers, the cleaner's holes, retention
+// leaving transactions open in the .snapshot only, a high watermark below
+// the log end), the diagnosis of `diagnose` read from the producer snapshot
+// (loader.OpenPartitionTail), with no position and with consumer positions
+// for the lag split, equals the full replay's, but for what only the
+// segments not read show: the cleaner's marks (CompactionReport.Scope) and
+// their .txnindex differences (the read: line says they were not read).
+func TestRandomTailEqualsFullReplay(t *testing.T) {
+	seeded, positions := 0, 0
+	n := 0
+	for i, seed := range randomSeeds {
+		if i%2 == 1 {
+			continue // half of them: 3 loads each keep it to seconds under -race
+		}
+		n++
+		dir, text := randomPartition(t, seed)
+		full, err := loader.OpenPartition(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := full.Build()
+		r := rand.New(rand.NewPCG(seed, 7))
+		pos := []int64{-1, fl.LastStableOffset, fl.LogStartOffset + r.Int64N(max(fl.LogEndOffset-fl.LogStartOffset, 0)+2)}
+		for _, p := range pos {
+			tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := tail.Build()
+			if tl.Replay.Mode == txnindex.ReplaySnapshot {
+				seeded++
+				if p >= 0 {
+					positions++
+				}
+			}
+			o := txnindex.DiagnoseOptions{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
+			fd, td := fl.Diagnose(o), tl.Diagnose(o)
+			fd.Replay, td.Replay = nil, nil
+			if tl.Replay.Mode == txnindex.ReplaySnapshot {
+				fd.Compaction, td.Compaction = nil, nil
+				fd.TxnIndexMismatches, td.TxnIndexMismatches = nil, nil
+			}
+			a, _ := json.MarshalIndent(fd, "", " ")
+			b, _ := json.MarshalIndent(td, "", " ")
+			if string(a) != string(b) {
+				t.Fatalf("seed %d, position %d (%s):\nfull:\n%s\nseeded:\n%s\nscenario:\n%s", seed, p, tl.Replay.Line(), a, b, text)
+			}
+		}
+	}
+	t.Logf("%d partitions, %d seeded loads (%d with a position)", n, seeded, positions)
+	if seeded < n/2 || positions == 0 {
+		t.Errorf("%d seeded loads, %d with a position: the random partitions do not exercise the seeded load", seeded, positions)
+	}
+}
