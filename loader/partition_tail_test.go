@@ -150,7 +150,7 @@ func TestOpenPartitionTailEqualsFullReplay(t *testing.T) {
 
 // TestOpenPartitionTailFallbacks: a damaged newest snapshot is passed over
 // for the next clean one (as the broker does); a snapshot past the high
-// watermark, a consumer position and a segment with no .timeindex read the
+// watermark, a consumer position in the first segment and a segment with no .timeindex read the
 // whole log and say why.
 func TestOpenPartitionTailFallbacks(t *testing.T) {
 	const seg = 64 << 10
@@ -257,7 +257,7 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 			t.Errorf("recovery point at segment %s: replay %+v, damage %v; want the bad CRC found", seg, r, p.Damage)
 		}
 	})
-	t.Run("position", func(t *testing.T) {
+	t.Run("position in the first segment", func(t *testing.T) {
 		p := open(t, write(t), 10)
 		if r := p.Input.Replay; r.Mode != txnindex.ReplayFull || !strings.Contains(r.Reason, "position 10") {
 			t.Errorf("replay %+v", r)
