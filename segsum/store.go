@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -67,6 +66,7 @@ type Store struct {
 	sums    []*Summary // nil until computed
 	bounds  *Bounds
 	flights map[int]*flight
+	spanOf  [][2]int64 // spans, once the summaries are there
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
@@ -221,17 +221,63 @@ func (s *Store) aborted(j int) []txnindex.AbortedTxn {
 // next batch, and its consumer's position is there. ok is false when no
 // segment before k holds a batch: segment k's window then starts the log.
 // The summaries of the segments before k are there.
+//
+// Where segments overlap, it is the highest next offset of any batch
+// before k (Summary.HighOffset), not the last segment's: a full pass's
+// gaps and its consumer's position both run from the furthest offset the
+// batches so far reach (txnindex's findGaps).
 func (s *Store) prevEnd(k int) (end int64, ok bool) {
+	end = math.MinInt64
 	for j := k - 1; j >= 0; j-- {
 		x := s.sums[j]
 		if x == nil {
 			return s.segs[k].base, true
 		}
 		if x.Batches > 0 {
-			return x.NextOffset, true
+			end, ok = max(end, x.HighOffset), true
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, false
+	}
+	return end, true
+}
+
+// overlapsBefore reports whether segment k overlaps the segments before
+// it: its base offset, or one of its batches, lies below where their
+// batches reach (prevEnd). A fetch from an offset in the overlap reads the
+// segment its base offset floors to (LogSegments.floorSegment), so which
+// of the overlapping batches a consumer reads depends on both segments.
+// The summaries up to k are there.
+func (s *Store) overlapsBefore(k int) bool {
+	if k <= 0 || k >= len(s.segs) {
+		return false
+	}
+	end, ok := s.prevEnd(k)
+	if !ok {
+		return false
+	}
+	x := s.sums[k]
+	return s.segs[k].base < end || x != nil && x.Batches > 0 && x.LowOffset < end
+}
+
+// cluster is the run of segments j..m around k that overlap one another
+// (overlapsBefore): k's window replays and plays them together, from the
+// state before j, and keeps the decisions of k's batches. At j and after m
+// the batches before end at or below the next segment's base offset and
+// first batch, so a consumer there has read (or skipped) every batch
+// before, as it does between any two segments of a log written by one
+// leader. In such a log every segment is its own cluster. The summaries
+// are there.
+func (s *Store) cluster(k int) (j, m int) {
+	j, m = k, k
+	for j > 0 && s.overlapsBefore(j) {
+		j--
+	}
+	for m+1 < len(s.segs) && s.overlapsBefore(m+1) {
+		m++
+	}
+	return j, m
 }
 
 func openSeed(prev *Summary) []txnindex.OngoingTxn {
@@ -250,16 +296,38 @@ func openSeed(prev *Summary) []txnindex.OngoingTxn {
 // txnindex.Build's computeLSO finds the first unstable one.
 func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 	n := len(s.segs)
-	b := &Bounds{LogStartOffset: s.segs[0].base, LogEndOffset: max(s.sums[n-1].NextOffset, s.segs[n-1].base)}
+	b := &Bounds{LogStartOffset: s.segs[0].base}
 	if s.logStart > b.LogStartOffset {
 		b.LogStartOffset = s.logStart
+	}
+	// The log end is the last batch's next offset (the last in segment
+	// order, which where segments overlap need not be the highest), or
+	// the last segment's base offset when that is higher (an empty
+	// active segment), as txnindex.Build's offsets says.
+	b.LogEndOffset = max(b.LogStartOffset, s.segs[n-1].base)
+	for k := n - 1; k >= 0; k-- {
+		if s.sums[k].Batches > 0 {
+			b.LogEndOffset = max(b.LogEndOffset, s.sums[k].LastNextOffset)
+			break
+		}
 	}
 	b.HighWatermark = b.LogEndOffset
 	if s.hwm >= 0 && s.hwm < b.LogEndOffset {
 		b.HighWatermark = s.hwm
 	}
-	h := sort.Search(n, func(i int) bool { return s.segs[i].base > b.HighWatermark }) - 1
-	h = max(h, 0)
+	// The LSO is found from the first segment whose batches reach past
+	// the high watermark: every transaction closed before it has its
+	// marker below the high watermark, so it is stable. In a log written
+	// by one leader that is the segment holding the high watermark;
+	// where segments overlap, an earlier segment's batches may reach
+	// past a later segment's base offset.
+	h := n - 1
+	for k := range n {
+		if s.sums[k].Batches > 0 && s.sums[k].HighOffset > b.HighWatermark {
+			h = k
+			break
+		}
+	}
 	var seed []txnindex.OngoingTxn
 	if h > 0 {
 		seed = openSeed(s.sums[h-1])
