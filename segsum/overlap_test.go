@@ -148,6 +148,23 @@ commit x
 plain
 `
 
+// rekeyScenario has three segments: x's first transaction committed in
+// the first, its second begun at its end and committed in the third.
+const rekeyScenario = `topic rk
+producer x transactional
+begin x
+send x
+commit x
+begin x
+send x
+roll
+plain
+roll
+send x
+commit x
+plain
+`
+
 // TestOverlapAcrossSegmentsEqualFullPass: for each shape of overlap, the
 // windows, views, bounds and overview counts equal one full pass (differ).
 func TestOverlapAcrossSegmentsEqualFullPass(t *testing.T) {
@@ -182,6 +199,13 @@ func TestOverlapAcrossSegmentsEqualFullPass(t *testing.T) {
 		// ProducerStateManager.lastStableOffset walks ongoingTxns (a
 		// TreeMap by first offset), in the window seeded with both as
 		// in the full pass.
+		// The repeated COMMIT closes x's second transaction (begun at
+		// 2) in the second segment, and the repeated data reopens one
+		// at 2 there: the third segment's window adds to it what the
+		// second segment holds of it, not the first's (the same
+		// producer and first offset, another transaction). Found by
+		// TestRandomPartitionsEqualFullPass (seed 4414828).
+		{"a repeated marker closes what a repeated batch reopens", rekeyScenario, []overlapCopy{{src: 0, dst: 1, from: -2}}, nil, nil},
 		{"transaction reopened below an open one", reopenScenario, []overlapCopy{{src: 0, dst: 1, from: 0, to: 1}}, nil, []int{2}},
 	}
 	for _, tc := range cases {

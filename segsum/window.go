@@ -206,6 +206,13 @@ func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 			if !found {
 				break
 			}
+			// A marker in segment j closed a transaction of the same
+			// producer and first offset, so the one open at its end
+			// began in it (a batch repeated where segments overlap
+			// reopens it): the segments before hold another one.
+			if closes(s.sums[j], t.ProducerID, t.FirstOffset) {
+				break
+			}
 		}
 	}
 	if len(l.Open) == 0 {
@@ -251,6 +258,17 @@ func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 		}
 	}
 	l.Open = open
+}
+
+// closes reports whether a marker in x's segment closed a transaction of
+// pid begun at first before it.
+func closes(x *Summary, pid txnindex.ProducerID, first int64) bool {
+	for _, c := range x.Closed {
+		if c.ProducerID == pid && c.FirstOffset == first {
+			return true
+		}
+	}
+	return false
 }
 
 // linkEntry links an aborted transaction closed after the window with
