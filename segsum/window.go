@@ -242,7 +242,7 @@ func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
 				t.State = txnindex.TxnAborted
-				linkEntry(l, t)
+				linkEntry(l, t, j)
 			}
 		}
 		for _, o := range s.sums[j].OpenAtEnd {
@@ -276,11 +276,11 @@ func closes(x *Summary, pid txnindex.ProducerID, first int64) bool {
 // producer and marker offset, the entry's LastOffset, not by first
 // offset, which differs when retention deleted the transaction's first
 // batches and replay saw it begin later than the entry says.
-func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
-	si := l.SegmentOf(t.MarkerOffset)
-	if si < 0 {
-		return
-	}
+//
+// si is the segment holding the marker, whose summary closed t: where
+// segments overlap, the segment the marker's offset floors to may be
+// another (a later segment's base offset inside the one before).
+func linkEntry(l *txnindex.Log, t *txnindex.Txn, si int) {
 	es := l.AbortedEntries(si)
 	for i := range es {
 		a := &es[i]
