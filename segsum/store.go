@@ -399,7 +399,11 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		p.Ongoing = firstSeed(s.dir, s.snapshots, first)
+		seed, err := s.firstSeed(ctx, first)
+		if err != nil {
+			return nil, "", err
+		}
+		p.Ongoing = seed
 	} else {
 		// The offsets not read start after the last batch before
 		// this segment: where a segment's tail was cleaned (or a
