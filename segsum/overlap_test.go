@@ -30,6 +30,8 @@ import (
 type overlapCopy struct {
 	src, dst, from, to int
 	rebase             bool
+	// replace: dst holds only the copy (its own batches gone).
+	replace bool
 }
 
 // applyOverlaps rewrites dir's segments (bases) with the copies, in
@@ -72,6 +74,9 @@ func applyOverlaps(t *testing.T, dir string, bases []int64, copies []overlapCopy
 		dst, err := os.ReadFile(name(c.dst, ".log"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.replace {
+			dst = nil
 		}
 		if err := os.WriteFile(name(c.dst, ".log"), append(append([]byte{}, src[pos[0]:pos[1]]...), dst...), 0o644); err != nil {
 			t.Fatal(err)
@@ -206,6 +211,13 @@ func TestOverlapAcrossSegmentsEqualFullPass(t *testing.T) {
 		// producer and first offset, another transaction). Found by
 		// TestRandomPartitionsEqualFullPass (seed 4414828).
 		{"a repeated marker closes what a repeated batch reopens", rekeyScenario, []overlapCopy{{src: 0, dst: 1, from: -2}}, nil, nil},
+		// The second segment is only a copy of a batch from the
+		// middle of the first, its base at that batch: a fetch that
+		// read the first segment past it (200 bytes) continues from a
+		// position the second segment floors to and holds nothing at
+		// or after, so the broker reads on in the third segment and
+		// the first segment's tail is never read.
+		{"a segment inside the one before", overlapScenario, []overlapCopy{{src: 0, dst: 1, from: 2, to: 3, rebase: true, replace: true}}, nil, nil},
 		{"transaction reopened below an open one", reopenScenario, []overlapCopy{{src: 0, dst: 1, from: 0, to: 1}}, nil, []int{2}},
 	}
 	for _, tc := range cases {

@@ -67,6 +67,7 @@ type Store struct {
 	bounds  *Bounds
 	flights map[int]*flight
 	spanOf  [][2]int64 // spans, once the summaries are there
+	runOf   [][2]int   // runs, once the summaries are there
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
@@ -243,41 +244,63 @@ func (s *Store) prevEnd(k int) (end int64, ok bool) {
 	return end, true
 }
 
-// overlapsBefore reports whether segment k overlaps the segments before
-// it: its base offset, or one of its batches, lies below where their
-// batches reach (prevEnd). A fetch from an offset in the overlap reads the
-// segment its base offset floors to (LogSegments.floorSegment), so which
-// of the overlapping batches a consumer reads depends on both segments.
-// The summaries up to k are there.
-func (s *Store) overlapsBefore(k int) bool {
-	if k <= 0 || k >= len(s.segs) {
-		return false
-	}
-	end, ok := s.prevEnd(k)
-	if !ok {
-		return false
-	}
-	x := s.sums[k]
-	return s.segs[k].base < end || x != nil && x.Batches > 0 && x.LowOffset < end
+// cluster is the run of segments j..m around k whose windows are played
+// together (runs): k's window replays and plays them from the state
+// before j and keeps the decisions of k's batches. The summaries are
+// there.
+func (s *Store) cluster(k int) (j, m int) {
+	r := s.runs()
+	return r[k][0], r[k][1]
 }
 
-// cluster is the run of segments j..m around k that overlap one another
-// (overlapsBefore): k's window replays and plays them together, from the
-// state before j, and keeps the decisions of k's batches. At j and after m
-// the batches before end at or below the next segment's base offset and
-// first batch, so a consumer there has read (or skipped) every batch
-// before, as it does between any two segments of a log written by one
-// leader. In such a log every segment is its own cluster. The summaries
-// are there.
-func (s *Store) cluster(k int) (j, m int) {
-	j, m = k, k
-	for j > 0 && s.overlapsBefore(j) {
-		j--
+// runs cuts the segments into the runs windows are played by, [j, m] for
+// each segment. A run ends where the next segment begins at or above
+// where every batch before it reaches (prevEnd), its base offset and its
+// batches both: a consumer there has read or skipped every batch before
+// (a fetch reads the segment its offset floors to by base offset,
+// LogSegments.floorSegment, so it cannot have left one behind), as
+// between any two segments of a log written by one leader, where every
+// segment is its own run. Where a segment overlaps the ones before (its
+// base offset or a batch below where they reach) the run goes on. And a
+// run holding a segment whose base offset lies inside the ones before goes
+// on to the next segment with batches: a fetch from an offset that floors
+// to that segment and finds nothing at or after it there reads on in the
+// next segment, leaving the tail of the earlier segment unread, and the
+// consumer enters the next segment below where the batches before reach.
+// The summaries are there.
+func (s *Store) runs() [][2]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runOf != nil {
+		return s.runOf
 	}
-	for m+1 < len(s.segs) && s.overlapsBefore(m+1) {
-		m++
+	n := len(s.segs)
+	out := make([][2]int, n)
+	start, inside := 0, false
+	end, any := int64(math.MinInt64), false // where the batches so far reach
+	for k := range n {
+		x := s.sums[k]
+		overlaps := any && (s.segs[k].base < end || x.Batches > 0 && x.LowOffset < end)
+		if k > 0 && !overlaps && !inside {
+			for i := start; i < k; i++ {
+				out[i] = [2]int{start, k - 1}
+			}
+			start = k
+		}
+		if any && s.segs[k].base < end {
+			inside = true
+		} else if inside && !overlaps && x.Batches > 0 {
+			inside = false
+		}
+		if x.Batches > 0 {
+			end, any = max(end, x.HighOffset), true
+		}
 	}
-	return j, m
+	for i := start; i < n; i++ {
+		out[i] = [2]int{start, n - 1}
+	}
+	s.runOf = out
+	return out
 }
 
 func openSeed(prev *Summary) []txnindex.OngoingTxn {

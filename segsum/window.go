@@ -140,9 +140,7 @@ func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
 // k's cluster (Store.cluster), seeded from the summary before the
 // cluster: decide keeps the decisions of k's batches.
 func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
-	s.mu.Lock()
 	j, m := s.cluster(k)
-	s.mu.Unlock()
 	var seed []txnindex.OngoingTxn
 	if j > 0 {
 		seed = openSeed(s.sums[j-1])
@@ -302,9 +300,7 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 	if k+1 < len(s.segs) {
 		w.End = s.segs[k+1].base
 	}
-	s.mu.Lock()
 	j, _ := s.cluster(k)
-	s.mu.Unlock()
 	end, after := s.prevEnd(j)
 	co := o
 	if after {
