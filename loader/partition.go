@@ -130,10 +130,11 @@ func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o Sc
 	if err != nil {
 		return nil, err
 	}
+	lo, hi := swapRangeOf(loaded)
 	p.Segments = p.applySwaps(loaded)
 	p.assemble()
 
-	if err := p.loadSnapshots(dir, l.snapshots); err != nil {
+	if err := p.loadSnapshots(dir, p.keptSnapshots(l.snapshots, lo, hi)); err != nil {
 		return nil, err
 	}
 	if err := p.loadPartitionFiles(dir); err != nil {

@@ -209,16 +209,10 @@ func splitSegmentName(name string) (int64, string, bool) {
 // valid swaps replace every other segment whose base offset lies in the
 // range swapRange gives (see swapRange).
 func (p *Partition) applySwaps(segs []*SegmentFiles) []*SegmentFiles {
-	next := map[int64]int64{}
-	for _, s := range segs {
-		if s.Swap {
-			next[s.Log.BaseOffset] = s.nextOffset()
-		}
-	}
-	if len(next) == 0 {
+	lo, hi := swapRangeOf(segs)
+	if lo >= hi {
 		return segs
 	}
-	lo, hi := swapRange(next)
 	out := segs[:0:0]
 	for _, s := range segs {
 		if !s.Swap && s.Log.BaseOffset >= lo && s.Log.BaseOffset < hi {
@@ -228,6 +222,21 @@ func (p *Partition) applySwaps(segs []*SegmentFiles) []*SegmentFiles {
 		out = append(out, s)
 	}
 	return out
+}
+
+// swapRangeOf is swapRange of the scanned segments' valid swaps; lo >= hi
+// when there is none.
+func swapRangeOf(segs []*SegmentFiles) (lo, hi int64) {
+	next := map[int64]int64{}
+	for _, s := range segs {
+		if s.Swap {
+			next[s.Log.BaseOffset] = s.nextOffset()
+		}
+	}
+	if len(next) == 0 {
+		return 0, 0
+	}
+	return swapRange(next)
 }
 
 // swapRange is the offsets the valid swaps replace, given each swap
@@ -263,4 +272,68 @@ func (s *SegmentFiles) nextOffset() int64 {
 		return s.Log.Batches[n-1].NextOffset()
 	}
 	return s.Log.BaseOffset
+}
+
+// SnapshotsKept splits a partition directory's .snapshot files (names) into
+// those the broker keeps on startup, oldest first, and those it deletes
+// before it loads producer state from the newest kept one, each with why
+// (LogLoader.load, in its order):
+//
+//   - completing an interrupted cleaning deletes every file, not itself a
+//     .swap, whose name's offset lies in the range the valid swaps replace
+//     ([swapLo, swapHi), see swapRange; swapLo >= swapHi for none), the
+//     snapshots there included;
+//   - ProducerStateManager.removeStraySnapshots(the segments' base offsets)
+//     deletes every snapshot whose offset is no segment's base offset, but
+//     the newest of them when it is at or past the last segment's base (the
+//     one a clean shutdown writes at the log end);
+//   - ProducerStateManager.truncateAndReload(log start, log end), from
+//     UnifiedLog.rebuildProducerState, deletes those past the log end
+//     offset and those at or below the log start offset (the larger of the
+//     log-start-offset checkpoint and the first segment's base).
+//
+// bases are the segments' base offsets after the swaps, ascending. A
+// negative logStart or logEnd leaves that rule out (not known yet). Seeding
+// from a snapshot the broker deletes would start the replay from a state
+// the broker never loads.
+func SnapshotsKept(names []string, bases []int64, swapLo, swapHi, logStart, logEnd int64) (kept []string, deleted []IgnoredFile) {
+	names = append([]string(nil), names...)
+	sort.Strings(names) // 20-digit names sort by offset
+	isBase := make(map[int64]bool, len(bases))
+	for _, b := range bases {
+		isBase[b] = true
+	}
+	lastBase := int64(math.MinInt64)
+	if len(bases) > 0 {
+		lastBase = bases[len(bases)-1]
+	}
+	newestStray := ""
+	for i := len(names) - 1; i >= 0; i-- {
+		if off, _, _ := splitSegmentName(names[i]); !isBase[off] && !(off >= swapLo && off < swapHi) {
+			newestStray = names[i]
+			break
+		}
+	}
+	for _, n := range names {
+		off, _, ok := splitSegmentName(n)
+		why := ""
+		switch {
+		case !ok:
+			why = "not a producer snapshot name (<20-digit offset>.snapshot)"
+		case off >= swapLo && off < swapHi:
+			why = fmt.Sprintf("deleted by the broker on startup: its offset lies in [%d, %d), which the interrupted cleaning's .swap replaces (LogLoader.load)", swapLo, swapHi)
+		case !isBase[off] && (n != newestStray || off < lastBase):
+			why = fmt.Sprintf("deleted by the broker on startup: a stray snapshot, no segment begins at offset %d and it is not the newest past the last segment's base %d (ProducerStateManager.removeStraySnapshots)", off, lastBase)
+		case logEnd >= 0 && off > logEnd:
+			why = fmt.Sprintf("deleted by the broker on startup: offset %d is past the log end offset %d (ProducerStateManager.truncateAndReload)", off, logEnd)
+		case logStart >= 0 && off <= logStart:
+			why = fmt.Sprintf("deleted by the broker on startup: offset %d is at or below the log start offset %d (ProducerStateManager.truncateAndReload)", off, logStart)
+		}
+		if why != "" {
+			deleted = append(deleted, IgnoredFile{n, why})
+			continue
+		}
+		kept = append(kept, n)
+	}
+	return kept, deleted
 }

@@ -22,7 +22,8 @@ type ListedSegment struct {
 
 // SegmentListing is a partition directory's log as LogLoader.load leaves
 // it, without its writes: the segments in offset order, the producer
-// snapshots, and every file it would delete or not load, with why.
+// snapshots it keeps (but for the log start and end rules of
+// SnapshotsKept), and every file it would delete or not load, with why.
 type SegmentListing struct {
 	Segments  []ListedSegment
 	Snapshots []string
@@ -76,7 +77,17 @@ func ListSegments(ctx context.Context, dir string, o ScanOptions) (*SegmentListi
 		}
 		out.Segments = append(out.Segments, ListedSegment{BaseOffset: b, Log: s.log, Index: s.index, TimeIndex: s.time, TxnIndex: s.txn})
 	}
-	out.Ignored = p.Ignored
+	// The snapshots the broker deletes on startup for the swap and as
+	// strays (SnapshotsKept); those it deletes for the log start and end
+	// are the reader's to leave out (SnapshotsKept with them), who
+	// knows them once the segments are scanned.
+	bases := make([]int64, len(out.Segments))
+	for i, s := range out.Segments {
+		bases[i] = s.BaseOffset
+	}
+	kept, deleted := SnapshotsKept(l.snapshots, bases, lo, hi, -1, -1)
+	out.Snapshots = kept
+	out.Ignored = append(p.Ignored, deleted...)
 	return out, nil
 }
 

@@ -83,6 +83,35 @@ func readFileIfExists(path string) ([]byte, error) {
 	return data, err
 }
 
+// keptSnapshots is SnapshotsKept of the loaded (assembled) partition, the
+// ones the broker deletes added to p.Ignored with why: the log start is
+// the larger of its checkpoint line and the first segment's base, the log
+// end the one txnindex.Build computes (the last batch's next offset, or
+// the last segment's base when higher).
+func (p *Partition) keptSnapshots(names []string, swapLo, swapHi int64) []string {
+	if len(names) == 0 {
+		return names
+	}
+	bases := make([]int64, len(p.Segments))
+	for i, s := range p.Segments {
+		bases[i] = s.Log.BaseOffset
+	}
+	start, end := int64(-1), int64(-1)
+	if len(bases) > 0 {
+		start = bases[0]
+		if v, ok := p.Checkpoints.logStart(p.Input.Topic, p.Input.Partition); ok && v > start {
+			start = v
+		}
+		end = max(start, bases[len(bases)-1])
+		if n := len(p.Input.Batches); n > 0 {
+			end = max(end, p.Input.Batches[n-1].NextOffset())
+		}
+	}
+	kept, deleted := SnapshotsKept(names, bases, swapLo, swapHi, start, end)
+	p.Ignored = append(p.Ignored, deleted...)
+	return kept
+}
+
 // loadSnapshots decodes every .snapshot and seeds Input.Ongoing from the
 // newest clean one.
 func (p *Partition) loadSnapshots(dir string, names []string) error {
@@ -225,4 +254,12 @@ func (p *Partition) applyCheckpoints() {
 		p.CleanerOffset = v
 		p.Input.CleanerOffset, p.Input.CleanerOffsetKnown = v, true
 	}
+}
+
+// logStart is the partition's line of the log-start-offset checkpoint.
+func (c *LogDirCheckpoints) logStart(topic string, partition int32) (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	return c.LogStartOffset.Lookup(topic, partition)
 }

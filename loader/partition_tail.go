@@ -118,13 +118,24 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			return nil, "a .swap segment, which the broker completes on startup", nil
 		}
 	}
-	if err := p.readSnapshots(dir, l.snapshots); err != nil {
+	// The snapshots the broker deletes on startup (SnapshotsKept) seed
+	// nothing. The log end is not known before the scan: the newest stray
+	// snapshot past it is found below.
+	logStart := l.bases[0]
+	if v, ok := cps.logStart(topic, num); ok && v > logStart {
+		logStart = v
+	}
+	kept, deleted := SnapshotsKept(l.snapshots, l.bases, 0, 0, logStart, -1)
+	p.Ignored = append(p.Ignored, deleted...)
+	if err := p.readSnapshots(dir, kept); err != nil {
 		return nil, "", err
 	}
 	s := p.Snapshot
 	switch {
 	case s == nil && len(p.Snapshots) > 0:
 		return nil, fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil
+	case s == nil && len(deleted) > 0:
+		return nil, fmt.Sprintf("every producer snapshot is one the broker deletes on startup (%s: %s)", deleted[len(deleted)-1].Name, deleted[len(deleted)-1].Reason), nil
 	case s == nil:
 		return nil, "no producer snapshot (.snapshot file) in the partition directory", nil
 	case s.Offset < 0:
@@ -227,7 +238,9 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		leo = max(leo, p.Input.Batches[n-1].NextOffset())
 	}
 	if s.Offset > leo {
-		return nil, fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d", s.Name, leo), nil
+		// The broker deletes it (truncateAndReload) and loads the one
+		// before: the full load does the same.
+		return nil, fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo), nil
 	}
 	p.Input.Replay = r
 	return p, "", nil

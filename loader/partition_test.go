@@ -83,8 +83,10 @@ func TestOpenPartitionLayout(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "00000000000000000120.log.cleaned"), dataBatch(t, 120, -1, false, 1))
 	writeFile(t, filepath.Join(dir, "00000000000000000130.log.swap"), dataBatch(t, 130, -1, false, 1))
 	writeFile(t, filepath.Join(dir, "00000000000000000200.index"), indexFile(200))
-	// Snapshots: 111 is good, 113 (newest) is corrupt.
-	writeFile(t, filepath.Join(dir, "00000000000000000111.snapshot"), snapshotFile(
+	// Snapshots: 106 is good, 113 (newest, at the log end) is corrupt.
+	// (One at 111 would lie in the range the swap replaces, which the
+	// broker deletes: TestSnapshotsBrokerDeletes.)
+	writeFile(t, filepath.Join(dir, "00000000000000000106.snapshot"), snapshotFile(
 		SnapshotEntry{ProducerID: 5, Epoch: 3, LastOffset: 95, CoordinatorEpoch: 1, CurrentTxnFirstOffset: 90},
 		SnapshotEntry{ProducerID: 6, Epoch: 0, LastOffset: 99, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1},
 		SnapshotEntry{ProducerID: 7, Epoch: 1, LastOffset: 102, CoordinatorEpoch: 1, CurrentTxnFirstOffset: 100},
@@ -151,7 +153,7 @@ func TestOpenPartitionLayout(t *testing.T) {
 	if tp.LogStartOffset != 102 || tp.HighWatermark != 113 || tp.HighWatermarkSource != ReplicationOffsetCheckpoint || p.RecoveryPoint != 106 || p.CleanerOffset != -1 {
 		t.Errorf("checkpoints: LSO %d HWM %d (%s) recovery %d cleaner %d", tp.LogStartOffset, tp.HighWatermark, tp.HighWatermarkSource, p.RecoveryPoint, p.CleanerOffset)
 	}
-	if p.Snapshot == nil || p.Snapshot.Name != "00000000000000000111.snapshot" || len(p.Snapshots) != 2 {
+	if p.Snapshot == nil || p.Snapshot.Name != "00000000000000000106.snapshot" || len(p.Snapshots) != 2 {
 		t.Fatalf("snapshot %+v of %d", p.Snapshot, len(p.Snapshots))
 	}
 	// The seed keeps the entry's coordinator epoch and timestamp, which
@@ -159,7 +161,7 @@ func TestOpenPartitionLayout(t *testing.T) {
 	if want := []txnindex.OngoingTxn{{ProducerID: 5, ProducerEpoch: 3, FirstOffset: 90, CoordinatorEpoch: 1}}; !slices.Equal(tp.Ongoing, want) {
 		t.Errorf("Ongoing %v, want %v", tp.Ongoing, want)
 	}
-	if tp.Snapshot == nil || tp.Snapshot.Name != "00000000000000000111.snapshot" || tp.Snapshot.Producers[5].CoordinatorEpoch != 1 {
+	if tp.Snapshot == nil || tp.Snapshot.Name != "00000000000000000106.snapshot" || tp.Snapshot.Producers[5].CoordinatorEpoch != 1 {
 		t.Errorf("Input.Snapshot %+v", tp.Snapshot)
 	}
 	if len(p.Damage) != 1 || p.Damage[0].File != "00000000000000000113.snapshot" || !strings.Contains(p.Damage[0].Msg, "bad CRC") {

@@ -2,6 +2,7 @@ package logindex
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -158,5 +160,48 @@ func TestJoinWithinBound(t *testing.T) {
 	}
 	if j.Evidence.Coordinators == nil || j.Evidence.Coordinators.Complete || j.Evidence.Note != j.Partial {
 		t.Errorf("a partial join's coordinators: %+v", j.Evidence)
+	}
+}
+
+// TestScanTailSkipsSnapshotsBrokerDeletes: a stray snapshot (no segment
+// begins at its offset, below the last segment's base) newer than the
+// ones the broker keeps, holding a transaction open before the log start,
+// is one the broker deletes on startup (loader.SnapshotsKept): the tail
+// scan does not seed from it, and its LSO is the full load's.
+func TestScanTailSkipsSnapshotsBrokerDeletes(t *testing.T) {
+	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 32 << 10, BatchBytes: 512, TotalBytes: 9 * 32 << 10, HangingFrom: -1, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := loader.OpenPartition(st.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(p.Segments)
+	stray := fmt.Sprintf("%020d.snapshot", p.Segments[n-1].Log.BaseOffset-1)
+	for _, s := range []string{fmt.Sprintf("%020d.snapshot", p.Segments[n-1].Log.BaseOffset)} {
+		if err := os.Remove(filepath.Join(st.Dir, s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := p.Input.Batches[0].BaseOffset
+	fake := loader.AppendProducerSnapshot(nil, []loader.SnapshotEntry{{ProducerID: 4242, LastOffset: first, CurrentTxnFirstOffset: first}})
+	if err := os.WriteFile(filepath.Join(st.Dir, stray), fake, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := loader.OpenPartition(st.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := full.Build()
+	l, info, _, err := ScanTail(context.Background(), st.Dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Snapshot == stray {
+		t.Errorf("the tail scan seeded from %s, which the broker deletes", stray)
+	}
+	if l.LastStableOffset != want.LastStableOffset {
+		t.Errorf("tail LSO %d (%s), full load %d", l.LastStableOffset, info, want.LastStableOffset)
 	}
 }

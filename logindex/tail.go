@@ -87,8 +87,28 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 	from, first := int64(-1), 0
 	if len(bases) > 0 {
 		last := bases[len(bases)-1]
+		// A snapshot the broker deletes on startup (a stray one, one at
+		// or below the log start: loader.SnapshotsKept) seeds nothing,
+		// as in the full load the ranking is checked against.
+		logStart := bases[0]
+		if cps != nil {
+			if v, ok := cps.LogStartOffset.Lookup(topic, num); ok && v > logStart {
+				logStart = v
+			}
+		}
+		names := make([]string, len(snaps))
+		for i, o := range snaps {
+			names[i] = fmt.Sprintf("%020d.snapshot", o)
+		}
+		kept, _ := loader.SnapshotsKept(names, bases, 0, 0, logStart, -1)
+		keep := make(map[int64]bool, len(kept))
+		for _, n := range kept {
+			if o, ok := offsetName(n, ".snapshot"); ok {
+				keep[o] = true
+			}
+		}
 		for i := len(snaps) - 1; i >= 0 && from < 0; i-- {
-			if snaps[i] > last || snaps[i] < bases[0] {
+			if snaps[i] > last || snaps[i] < bases[0] || !keep[snaps[i]] {
 				continue
 			}
 			s, err := readSnapshot(dir, snaps[i])

@@ -12,8 +12,9 @@ import (
 // written by an older server is recomputed, not misread. 4: a segment
 // after segments the cleaner emptied is summarised (and the bounds' LSO
 // computed) from where the last batch before it ends (Store.prevEnd);
-// Summary.FirstOffset.
-const cacheVersion = 4
+// Summary.FirstOffset. 5: Summary.LowOffset, HighOffset and
+// LastNextOffset, for segments that overlap the ones before them.
+const cacheVersion = 5
 
 type cacheFile struct {
 	Version int        `json:"version"`

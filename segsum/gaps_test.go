@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/scenario"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // writeScenario builds a scenario into a new log dir and returns the
@@ -108,36 +107,6 @@ plain
 retain 5
 `)
 	if d := differ(t, dir, 5); d != "" {
-		t.Fatal(d)
-	}
-}
-
-// TestOverlapAcrossSegmentsEqualFullPass: a segment whose first batch
-// repeats the offsets of the last batch of the segment before (a
-// directory copied together from two replicas, or damaged): a full pass
-// decides the repeated batch below the consumer's position (the position
-// it started at), and so does the window, for views of the overlapping
-// offsets too. Before, the window dropped it as below its first offset.
-func TestOverlapAcrossSegmentsEqualFullPass(t *testing.T) {
-	dir, bases := writeScenario(t, emptiedScenario)
-	name := func(k int) string { return filepath.Join(dir, fmt.Sprintf("%020d.log", bases[k])) }
-	prev, err := os.ReadFile(name(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := os.ReadFile(name(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, last := 0, 0
-	dropBatches(t, prev, func(b *txnindex.Batch) bool { n++; last = int(b.Size); return false })
-	if n == 0 {
-		t.Fatal("segment 1 has no batch")
-	}
-	if err := os.WriteFile(name(2), append(append([]byte{}, prev[len(prev)-last:]...), cur...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if d := differ(t, dir, 3); d != "" {
 		t.Fatal(d)
 	}
 }

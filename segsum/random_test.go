@@ -112,9 +112,22 @@ func randomScenario(r *rand.Rand) string {
 	return b.String()
 }
 
-// randomPartition writes the partition of seed into a new log dir and
-// returns its directory and the scenario it was built from.
-func randomPartition(t testing.TB, seed uint64) (string, string) {
+// randomOptions choose the shapes randomPartition may add beyond the
+// scenario's.
+type randomOptions struct {
+	// overlapSegments: in about a third of the partitions, one or two
+	// segments begin with a copy of the last batches of the segment
+	// before, and sometimes take the copy's first offset as their base
+	// offset (the chain of overlapping segments the broker loads as it
+	// finds it, see overlap_test.go). Drawn from its own generator, so
+	// the partitions are otherwise those of the seed without it.
+	overlapSegments bool
+}
+
+// randomPartitionWith writes the partition of seed, with the shapes o
+// adds, into a new log dir and returns its directory and the scenario it
+// was built from.
+func randomPartitionWith(t testing.TB, seed uint64, o randomOptions) (string, string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	text := randomScenario(r)
@@ -184,7 +197,71 @@ func randomPartition(t testing.TB, seed uint64) (string, string) {
 		}
 		text += fmt.Sprintf("# segment %d cleaned (all batches: %v)\n", base, all)
 	}
+	if o.overlapSegments && !strings.Contains(text, "# swap") {
+		text += overlapRandom(t, rand.New(rand.NewPCG(seed, 0x0e71a9)), dir, kept)
+	}
 	return dir, text
+}
+
+// overlapRandom, one time in three, puts at the head of one or two of
+// dir's segments (bases) a copy of the last one to three batches of the
+// segment before, and sometimes renames the segment's files to the copy's
+// first offset. It returns a line for the scenario's text saying what it
+// did.
+func overlapRandom(t testing.TB, r *rand.Rand, dir string, bases []int64) string {
+	t.Helper()
+	if len(bases) < 2 || r.IntN(3) != 0 {
+		return ""
+	}
+	name := func(base int64, ext string) string { return filepath.Join(dir, fmt.Sprintf("%020d%s", base, ext)) }
+	bases = append([]int64(nil), bases...)
+	note := ""
+	for range 1 + r.IntN(2) {
+		k := 1 + r.IntN(len(bases)-1)
+		src, err := os.ReadFile(name(bases[k-1], ".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		var offs []int64
+		dropBatches(t, src, func(b *txnindex.Batch) bool {
+			sizes, offs = append(sizes, int(b.Size)), append(offs, b.BaseOffset)
+			return false
+		})
+		if len(sizes) == 0 {
+			continue
+		}
+		n := min(1+r.IntN(3), len(sizes))
+		tail := 0
+		for _, z := range sizes[len(sizes)-n:] {
+			tail += z
+		}
+		dst, err := os.ReadFile(name(bases[k], ".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name(bases[k], ".log"), append(append([]byte{}, src[len(src)-tail:]...), dst...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		note += fmt.Sprintf(" %d batches of %d copied to %d", n, bases[k-1], bases[k])
+		if first := offs[len(offs)-n]; r.IntN(2) == 0 && first > bases[k-1] {
+			// The base offsets still ascend: the segment's base lies
+			// inside the one before.
+			for _, ext := range []string{".log", ".index", ".timeindex", ".txnindex"} {
+				if _, err := os.Stat(name(bases[k], ext)); err == nil {
+					if err := os.Rename(name(bases[k], ext), name(first, ext)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			note += fmt.Sprintf(", renamed to %d", first)
+			bases[k] = first
+		}
+	}
+	if note == "" {
+		return ""
+	}
+	return "# overlap:" + note + "\n"
 }
 
 // interruptedCleaning leaves dir as a broker stopped in the middle of a
@@ -372,9 +449,9 @@ var randomSeeds = func() []uint64 {
 // partitions, every segment window's decisions, the views of random
 // ranges, the bounds and the overview's counts equal one full pass.
 func TestRandomPartitionsEqualFullPass(t *testing.T) {
-	segs, spanning, swept, swapped := 0, 0, 0, 0
+	segs, spanning, swept, swapped, overlapped := 0, 0, 0, 0, 0
 	for _, seed := range randomSeeds {
-		dir, text := randomPartition(t, seed)
+		dir, text := randomPartitionWith(t, seed, randomOptions{overlapSegments: true})
 		if d := differ(t, dir, seed); d != "" {
 			t.Fatalf("seed %d: %s\nscenario:\n%s", seed, d, text)
 		}
@@ -388,11 +465,14 @@ func TestRandomPartitionsEqualFullPass(t *testing.T) {
 		if strings.Contains(text, "# swap") {
 			swapped++
 		}
+		if strings.Contains(text, "# overlap") {
+			overlapped++
+		}
 	}
-	if spanning == 0 || swept == 0 || swapped == 0 {
-		t.Fatalf("%d aborts spanning segments, %d partitions after retention, %d mid-cleaning: the seeds miss the cases this test is for", spanning, swept, swapped)
+	if spanning == 0 || swept == 0 || swapped == 0 || overlapped == 0 {
+		t.Fatalf("%d aborts spanning segments, %d partitions after retention, %d mid-cleaning, %d with overlapping segments: the seeds miss the cases this test is for", spanning, swept, swapped, overlapped)
 	}
-	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention, %d mid-cleaning", len(randomSeeds), segs, spanning, swept, swapped)
+	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention, %d mid-cleaning, %d with overlapping segments", len(randomSeeds), segs, spanning, swept, swapped, overlapped)
 }
 
 // FuzzWindowsEqualFullPass is TestRandomPartitionsEqualFullPass for any
@@ -402,7 +482,7 @@ func FuzzWindowsEqualFullPass(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
-		dir, text := randomPartition(t, seed)
+		dir, text := randomPartitionWith(t, seed, randomOptions{overlapSegments: true})
 		if d := differ(t, dir, seed); d != "" {
 			t.Fatalf("seed %d: %s\nscenario:\n%s", seed, d, text)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -67,6 +66,8 @@ type Store struct {
 	sums    []*Summary // nil until computed
 	bounds  *Bounds
 	flights map[int]*flight
+	spanOf  [][2]int64 // spans, once the summaries are there
+	runOf   [][2]int   // runs, once the summaries are there
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
@@ -221,17 +222,85 @@ func (s *Store) aborted(j int) []txnindex.AbortedTxn {
 // next batch, and its consumer's position is there. ok is false when no
 // segment before k holds a batch: segment k's window then starts the log.
 // The summaries of the segments before k are there.
+//
+// Where segments overlap, it is the highest next offset of any batch
+// before k (Summary.HighOffset), not the last segment's: a full pass's
+// gaps and its consumer's position both run from the furthest offset the
+// batches so far reach (txnindex's findGaps).
 func (s *Store) prevEnd(k int) (end int64, ok bool) {
+	end = math.MinInt64
 	for j := k - 1; j >= 0; j-- {
 		x := s.sums[j]
 		if x == nil {
 			return s.segs[k].base, true
 		}
 		if x.Batches > 0 {
-			return x.NextOffset, true
+			end, ok = max(end, x.HighOffset), true
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, false
+	}
+	return end, true
+}
+
+// cluster is the run of segments j..m around k whose windows are played
+// together (runs): k's window replays and plays them from the state
+// before j and keeps the decisions of k's batches. The summaries are
+// there.
+func (s *Store) cluster(k int) (j, m int) {
+	r := s.runs()
+	return r[k][0], r[k][1]
+}
+
+// runs cuts the segments into the runs windows are played by, [j, m] for
+// each segment. A run ends where the next segment begins at or above
+// where every batch before it reaches (prevEnd), its base offset and its
+// batches both: a consumer there has read or skipped every batch before
+// (a fetch reads the segment its offset floors to by base offset,
+// LogSegments.floorSegment, so it cannot have left one behind), as
+// between any two segments of a log written by one leader, where every
+// segment is its own run. Where a segment overlaps the ones before (its
+// base offset or a batch below where they reach) the run goes on. And a
+// run holding a segment whose base offset lies inside the ones before goes
+// on to the next segment with batches: a fetch from an offset that floors
+// to that segment and finds nothing at or after it there reads on in the
+// next segment, leaving the tail of the earlier segment unread, and the
+// consumer enters the next segment below where the batches before reach.
+// The summaries are there.
+func (s *Store) runs() [][2]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runOf != nil {
+		return s.runOf
+	}
+	n := len(s.segs)
+	out := make([][2]int, n)
+	start, inside := 0, false
+	end, any := int64(math.MinInt64), false // where the batches so far reach
+	for k := range n {
+		x := s.sums[k]
+		overlaps := any && (s.segs[k].base < end || x.Batches > 0 && x.LowOffset < end)
+		if k > 0 && !overlaps && !inside {
+			for i := start; i < k; i++ {
+				out[i] = [2]int{start, k - 1}
+			}
+			start = k
+		}
+		if any && s.segs[k].base < end {
+			inside = true
+		} else if inside && !overlaps && x.Batches > 0 {
+			inside = false
+		}
+		if x.Batches > 0 {
+			end, any = max(end, x.HighOffset), true
+		}
+	}
+	for i := start; i < n; i++ {
+		out[i] = [2]int{start, n - 1}
+	}
+	s.runOf = out
+	return out
 }
 
 func openSeed(prev *Summary) []txnindex.OngoingTxn {
@@ -250,16 +319,38 @@ func openSeed(prev *Summary) []txnindex.OngoingTxn {
 // txnindex.Build's computeLSO finds the first unstable one.
 func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 	n := len(s.segs)
-	b := &Bounds{LogStartOffset: s.segs[0].base, LogEndOffset: max(s.sums[n-1].NextOffset, s.segs[n-1].base)}
+	b := &Bounds{LogStartOffset: s.segs[0].base}
 	if s.logStart > b.LogStartOffset {
 		b.LogStartOffset = s.logStart
+	}
+	// The log end is the last batch's next offset (the last in segment
+	// order, which where segments overlap need not be the highest), or
+	// the last segment's base offset when that is higher (an empty
+	// active segment), as txnindex.Build's offsets says.
+	b.LogEndOffset = max(b.LogStartOffset, s.segs[n-1].base)
+	for k := n - 1; k >= 0; k-- {
+		if s.sums[k].Batches > 0 {
+			b.LogEndOffset = max(b.LogEndOffset, s.sums[k].LastNextOffset)
+			break
+		}
 	}
 	b.HighWatermark = b.LogEndOffset
 	if s.hwm >= 0 && s.hwm < b.LogEndOffset {
 		b.HighWatermark = s.hwm
 	}
-	h := sort.Search(n, func(i int) bool { return s.segs[i].base > b.HighWatermark }) - 1
-	h = max(h, 0)
+	// The LSO is found from the first segment whose batches reach past
+	// the high watermark: every transaction closed before it has its
+	// marker below the high watermark, so it is stable. In a log written
+	// by one leader that is the segment holding the high watermark;
+	// where segments overlap, an earlier segment's batches may reach
+	// past a later segment's base offset.
+	h := n - 1
+	for k := range n {
+		if s.sums[k].Batches > 0 && s.sums[k].HighOffset > b.HighWatermark {
+			h = k
+			break
+		}
+	}
 	var seed []txnindex.OngoingTxn
 	if h > 0 {
 		seed = openSeed(s.sums[h-1])
@@ -331,7 +422,11 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		p.Ongoing = firstSeed(s.dir, s.snapshots, first)
+		seed, err := s.firstSeed(ctx, first)
+		if err != nil {
+			return nil, "", err
+		}
+		p.Ongoing = seed
 	} else {
 		// The offsets not read start after the last batch before
 		// this segment: where a segment's tail was cleaned (or a

@@ -38,7 +38,20 @@ type Summary struct {
 	// (BaseOffset for an empty segment): below the previous segment's
 	// end when its batches overlap that segment's (a hostile or
 	// damaged directory), where its window's decisions then begin.
-	FirstOffset    int64 `json:"first_offset"`
+	FirstOffset int64 `json:"first_offset"`
+	// LowOffset and HighOffset are the lowest base offset and the highest
+	// next offset of the segment's batches, LastNextOffset the next
+	// offset of its last batch (-1, -1 and -1 for an empty segment). In a
+	// log written by one leader they are FirstOffset and NextOffset; where
+	// segments overlap (a segment's batches below the end of the segments
+	// before it, or its base offset inside them: the broker loads such a
+	// chain as it finds it, LogLoader.loadSegmentFiles) they say which
+	// segments a window must replay and play together to decide as a
+	// full pass does (Store.cluster), and where the log ends (a full
+	// pass's log end is its last batch's next offset).
+	LowOffset      int64 `json:"low_offset"`
+	HighOffset     int64 `json:"high_offset"`
+	LastNextOffset int64 `json:"last_next_offset"`
 	FirstTimestamp int64 `json:"first_timestamp"` // -1 when empty
 	MaxTimestamp   int64 `json:"max_timestamp"`   // -1 when empty
 	Batches        int   `json:"batches"`
@@ -123,14 +136,17 @@ type ClosedTxn struct {
 func summarize(s *Summary, l *txnindex.Log, si int) {
 	s.NextOffset, s.FirstTimestamp, s.MaxTimestamp = s.BaseOffset, -1, -1
 	s.FirstOffset = s.BaseOffset
-	if len(l.Batches) > 0 {
+	s.LowOffset, s.HighOffset, s.LastNextOffset = -1, -1, -1
+	if n := len(l.Batches); n > 0 {
 		s.FirstOffset = l.Batches[0].BaseOffset
+		s.LowOffset, s.LastNextOffset = l.Batches[0].BaseOffset, l.Batches[n-1].NextOffset()
 	}
 	s.Batches = len(l.Batches)
 	for i := range l.Batches {
 		b := &l.Batches[i]
 		s.Records += int64(b.Records)
 		s.NextOffset = max(s.NextOffset, b.NextOffset())
+		s.LowOffset, s.HighOffset = min(s.LowOffset, b.BaseOffset), max(s.HighOffset, b.NextOffset())
 		if s.FirstTimestamp < 0 {
 			s.FirstTimestamp = b.BaseTimestamp
 		}

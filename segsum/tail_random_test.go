@@ -12,9 +12,9 @@ import (
 )
 
 // TestRandomTailEqualsFullReplay: on the random partitions (transactions
-// spanning rolls, transactions v2 markers, the cleaner's holes, retention
-// leaving transactions open in the .snapshot only, a high watermark below
-// the log end), the diagnosis of `diagnose` read from the producer snapshot
+// spanning rolls, transactions v2 markers, the cleaner's holes, overlapping
+// segments, retention leaving transactions open in the .snapshot only, a
+// high watermark below the log end), the diagnosis of `diagnose` read from the producer snapshot
 // (loader.OpenPartitionTail), with no position and with consumer positions
 // for the lag split, equals the full replay's, but for what only the
 // segments not read show: the cleaner's marks (CompactionReport.Scope) and
@@ -27,7 +27,7 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 			continue // half of them: 3 loads each keep it to seconds under -race
 		}
 		n++
-		dir, text := randomPartition(t, seed)
+		dir, text := randomPartitionWith(t, seed, randomOptions{overlapSegments: true})
 		full, err := loader.OpenPartition(dir)
 		if err != nil {
 			t.Fatal(err)

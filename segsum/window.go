@@ -29,6 +29,10 @@ type Window struct {
 	FirstBatch int
 	bytes      int64
 	store      *Store
+	// sorted is false when Decisions are not in offset order: segments
+	// that overlap (a full pass yields a batch's decisions in the order
+	// of the batches).
+	sorted bool
 }
 
 // Bytes is the memory the window holds, as the LRU counts it.
@@ -131,27 +135,36 @@ func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
 
 // scanWindow scans segment k into its window log, seeded from the
 // summary before it and bounded by the whole log.
+//
+// Where segments overlap, the log holds the batches of every segment of
+// k's cluster (Store.cluster), seeded from the summary before the
+// cluster: decide keeps the decisions of k's batches.
 func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
+	j, m := s.cluster(k)
 	var seed []txnindex.OngoingTxn
-	if k > 0 {
-		seed = openSeed(s.sums[k-1])
+	if j > 0 {
+		seed = openSeed(s.sums[j-1])
 	}
 	end := s.bounds.LogEndOffset
-	if k+1 < len(s.segs) {
-		end = s.segs[k+1].base
+	if m+1 < len(s.segs) {
+		end = s.segs[m+1].base
 	}
 	// Make room first: while the segment is scanned and built, its
 	// batches (in a slice grown by doubling), the log built from them
 	// and the decisions are live beside whatever the cache holds,
 	// about twice what the window keeps. Reserving that keeps what is
 	// live under the budget, so the heap stays under twice it.
-	s.lru.reserve(2 * estimateBytes(s.sums[k]))
-	l, _, err := s.build(ctx, k, k, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+	var est int64
+	for i := j; i <= m; i++ {
+		est += estimateBytes(s.sums[i])
+	}
+	s.lru.reserve(2 * est)
+	l, _, err := s.build(ctx, j, m, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 		LastStableOffset: s.bounds.LastStableOffset})
 	if err != nil {
 		return nil, err
 	}
-	s.closeLater(l, k)
+	s.closeLater(l, j, m)
 	s.remember(l, k)
 	return l, nil
 }
@@ -161,7 +174,7 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 // records, times and last data they have there, and the marker that
 // closes them, so that a batch's transaction reads as it does in a full
 // pass.
-func (s *Store) closeLater(l *txnindex.Log, k int) {
+func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 	type key struct {
 		pid   txnindex.ProducerID
 		first int64
@@ -191,6 +204,13 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 			if !found {
 				break
 			}
+			// A marker in segment j closed a transaction of the same
+			// producer and first offset, so the one open at its end
+			// began in it (a batch repeated where segments overlap
+			// reopens it): the segments before hold another one.
+			if closes(s.sums[j], t.ProducerID, t.FirstOffset) {
+				break
+			}
 		}
 	}
 	if len(l.Open) == 0 {
@@ -209,7 +229,7 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 			t.LastDataOffset, t.LastTimestamp = p.LastDataOffset, p.LastTimestamp
 		}
 	}
-	for j := k + 1; j < len(s.sums) && len(want) > 0; j++ {
+	for j := m + 1; j < len(s.sums) && len(want) > 0; j++ {
 		for _, c := range s.sums[j].Closed {
 			t := want[key{c.ProducerID, c.FirstOffset}]
 			if t == nil {
@@ -220,7 +240,7 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
 				t.State = txnindex.TxnAborted
-				linkEntry(l, t)
+				linkEntry(l, t, j)
 			}
 		}
 		for _, o := range s.sums[j].OpenAtEnd {
@@ -238,16 +258,27 @@ func (s *Store) closeLater(l *txnindex.Log, k int) {
 	l.Open = open
 }
 
+// closes reports whether a marker in x's segment closed a transaction of
+// pid begun at first before it.
+func closes(x *Summary, pid txnindex.ProducerID, first int64) bool {
+	for _, c := range x.Closed {
+		if c.ProducerID == pid && c.FirstOffset == first {
+			return true
+		}
+	}
+	return false
+}
+
 // linkEntry links an aborted transaction closed after the window with
 // its index entries, as a full pass does (txnindex's buildIndexes): by
 // producer and marker offset, the entry's LastOffset, not by first
 // offset, which differs when retention deleted the transaction's first
 // batches and replay saw it begin later than the entry says.
-func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
-	si := l.SegmentOf(t.MarkerOffset)
-	if si < 0 {
-		return
-	}
+//
+// si is the segment holding the marker, whose summary closed t: where
+// segments overlap, the segment the marker's offset floors to may be
+// another (a later segment's base offset inside the one before).
+func linkEntry(l *txnindex.Log, t *txnindex.Txn, si int) {
 	es := l.AbortedEntries(si)
 	for i := range es {
 		a := &es[i]
@@ -260,28 +291,63 @@ func linkEntry(l *txnindex.Log, t *txnindex.Txn) {
 // decide plays the consumer o over segment k's window log. The consumer
 // enters the segment where a full pass's consumer does: a fetch reads one
 // segment only (LocalLog.read), so its previous fetch ended with the last
-// batch before the segment, at that batch's next offset (prevEnd).
+// batch before the segment, at that batch's next offset (prevEnd). Where
+// segments overlap, the log is k's cluster's, and the consumer enters at
+// the cluster's first segment: the decisions kept are those of k's
+// batches, and the gaps a full pass yields before them.
 func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Window {
-	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o}
+	w := &Window{Segment: k, BaseOffset: s.segs[k].base, End: s.bounds.LogEndOffset, Log: l, Options: o, sorted: true}
 	if k+1 < len(s.segs) {
 		w.End = s.segs[k+1].base
 	}
-	end, after := s.prevEnd(k)
+	j, _ := s.cluster(k)
+	end, after := s.prevEnd(j)
 	co := o
 	if after {
 		co.From = max(o.From, end)
 	}
-	for j := range k {
-		w.FirstBatch += s.sums[j].Batches
+	first := 0 // the index of the cluster's first batch in the partition
+	for i := range j {
+		first += s.sums[i].Batches
 	}
-	lower := w.BaseOffset
+	for i := j; i < k; i++ {
+		w.FirstBatch += s.sums[i].Batches
+	}
+	w.FirstBatch += first
+	lower := s.segs[j].base
 	if after {
 		lower = min(lower, end)
 	}
+	// A gap is yielded just before the batch that follows it (findGaps
+	// ends each gap below a batch, at the furthest offset the batches
+	// before reach): it goes with that batch's segment.
+	var gaps []txnindex.Decision
 	for d := range l.Decisions(co) {
-		if after && d.Batch == nil && d.From < lower || d.From >= w.End && k+1 < len(s.segs) {
+		if d.Batch == nil {
+			if after && d.From < lower {
+				continue
+			}
+			gaps = append(gaps, d)
 			continue
 		}
+		if int(d.Batch.Segment) != k {
+			gaps = gaps[:0]
+			continue
+		}
+		for _, g := range gaps {
+			if after && g.Cause == txnindex.CauseGapBeforeFirstBatch {
+				// The window's first gap, before its first batch,
+				// follows the last batch of an earlier segment: what
+				// a full pass calls it. It begins at that batch's
+				// next offset, or at the log start when that is
+				// higher (DeleteRecords moved it inside the hole): a
+				// full pass labels it by the batch before it all the
+				// same (findGaps).
+				g.Cause, g.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
+			}
+			w.add(g)
+		}
+		gaps = gaps[:0]
 		if d.Cause == txnindex.CauseBelowPosition {
 			// Below the consumer's position: a full pass says below
 			// the position it started at, not where it entered the
@@ -289,22 +355,33 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 			// one before, which overlaps it, is skipped so).
 			d.Bound = max(o.From, s.bounds.LogStartOffset)
 		}
-		if after && d.Cause == txnindex.CauseGapBeforeFirstBatch {
-			// The window's first gap, before its first batch, follows
-			// the last batch of an earlier segment: what a full pass
-			// calls it. It begins at that batch's next offset, or at
-			// the log start when that is higher (DeleteRecords moved
-			// it inside the hole): a full pass labels it by the batch
-			// before it all the same (findGaps).
-			d.Cause, d.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
-		}
 		if d.BatchIndex >= 0 {
-			d.BatchIndex += int32(w.FirstBatch)
+			d.BatchIndex += int32(first)
 		}
-		w.Decisions = append(w.Decisions, d)
+		w.add(d)
+	}
+	// Gaps after the last batch: yielded at the end of a full pass, so
+	// by the window of the last segment holding a batch.
+	last := true
+	for i := k + 1; i < len(s.sums); i++ {
+		last = last && s.sums[i].Batches == 0
+	}
+	if last {
+		for _, g := range gaps {
+			w.add(g)
+		}
 	}
 	w.bytes = windowBytes(l, len(w.Decisions))
 	return w
+}
+
+// add appends d to the window's decisions, noting when they stop being in
+// offset order (batches of overlapping segments).
+func (w *Window) add(d txnindex.Decision) {
+	if n := len(w.Decisions); n > 0 && d.From < w.Decisions[n-1].From {
+		w.sorted = false
+	}
+	w.Decisions = append(w.Decisions, d)
 }
 
 // windowBytes estimates what a window holds: its batches, transactions,
@@ -330,46 +407,65 @@ func estimateBytes(x *Summary) int64 {
 	return n + n/4
 }
 
-// lowerOf is the first offset segment k's window decides: its base, or
-// where the batches before it end when that is lower (prevEnd), or its
-// first batch when that overlaps the segment before, or the lowest there
-// is when no batch is before it.
-func (s *Store) lowerOf(k int) int64 {
+// spans are the offsets each segment's window decides, [lo, hi] (lo > hi
+// for none): its batches' offsets, and the gaps before them, which run
+// from where the batches before reach (prevEnd; the log's lowest offset
+// when no batch is before). A segment without batches decides nothing (the
+// hole it leaves is the next batch's window's gap). Where segments
+// overlap, these spans overlap too. The summaries are there.
+func (s *Store) spans() [][2]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for j := range k {
-		if s.sums[j] == nil {
-			return s.segs[k].base
+	if s.spanOf != nil {
+		return s.spanOf
+	}
+	out := make([][2]int64, len(s.segs))
+	end, after := int64(math.MinInt64), false
+	for k, x := range s.sums {
+		if x.Batches == 0 {
+			out[k] = [2]int64{1, 0}
+			continue
 		}
+		lo := int64(math.MinInt64)
+		if after {
+			lo = min(x.LowOffset, end)
+		}
+		out[k] = [2]int64{lo, x.HighOffset - 1}
+		end, after = max(end, x.HighOffset), true
 	}
-	end, after := s.prevEnd(k)
-	if !after {
-		return math.MinInt64
-	}
-	b := min(s.segs[k].base, end)
-	if x := s.sums[k]; x != nil {
-		b = min(b, x.FirstOffset)
-	}
-	return b
+	s.spanOf = out
+	return out
 }
 
 // Decisions calls f with the decisions of consumer o overlapping [from,
 // to], in offset order, scanning the segments in view that the LRU does
 // not hold.
 func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.ConsumeOptions, f func(w *Window, d *txnindex.Decision) bool) error {
-	lo, hi := s.Segments(from, to)
-	// A segment's window begins at the last batch before it when a
-	// segment's tail was cleaned (or a whole segment emptied): a view
-	// inside the hole is decided by the windows after it.
-	for k := lo; k < len(s.segs) && (k <= hi || s.lowerOf(k) <= to); k++ {
+	if err := s.summaries(ctx); err != nil {
+		return err
+	}
+	// Every window whose span meets the view, in segment order: the
+	// order of a full pass's decisions. A segment's tail cleaned (or a
+	// whole segment emptied) puts the hole in the next batch's window,
+	// and overlapping segments put a view's offsets in several windows.
+	for k, sp := range s.spans() {
+		if sp[0] > to || sp[1] < from {
+			continue
+		}
 		w, err := s.Window(ctx, k, o)
 		if err != nil {
 			return err
 		}
 		ds := w.Decisions
-		i := max(sort.Search(len(ds), func(i int) bool { return ds[i].From > from })-1, 0)
-		for ; i < len(ds) && ds[i].From <= to; i++ {
-			if ds[i].To < from {
+		i := 0
+		if w.sorted {
+			i = max(sort.Search(len(ds), func(i int) bool { return ds[i].From > from })-1, 0)
+		}
+		for ; i < len(ds); i++ {
+			if ds[i].To < from || ds[i].From > to {
+				if w.sorted && ds[i].From > to {
+					break
+				}
 				continue
 			}
 			if !f(w, &ds[i]) {

@@ -202,10 +202,27 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	}
 
 	// ongoing is ProducerStateManager.ongoingTxns: undecided transactions
-	// ordered by first offset. Transactions open in offset order, so
-	// appending keeps it sorted; decided ones are skipped lazily from head.
+	// ordered by first offset (a TreeMap keyed by it), which
+	// lastStableOffset(completedTxn) walks for the first of another
+	// producer. Transactions open in offset order, so appending keeps it
+	// sorted; decided ones are skipped lazily from head. Where segments
+	// overlap (a segment's first batches below the end of the one
+	// before) a transaction can open below one opened earlier: open
+	// inserts it in its place, as the TreeMap does, and a window seeded
+	// with the transactions open at its start (sorted below) then finds
+	// the same one a full pass does.
 	ongoing := make([]int32, 0, cap(l.Txns))
 	head := 0
+	open := func(ti int32) {
+		first := l.Txns[ti].FirstOffset
+		i := len(ongoing)
+		for i > head && l.Txns[ongoing[i-1]].FirstOffset > first {
+			i--
+		}
+		ongoing = append(ongoing, 0)
+		copy(ongoing[i+1:], ongoing[i:])
+		ongoing[i] = ti
+	}
 	firstUndecided := func(except ProducerID) (int64, bool) {
 		for head < len(ongoing) && l.Txns[ongoing[head]].State != TxnOpen {
 			head++
@@ -232,7 +249,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 			FirstTimestamp: -1, LastTimestamp: -1, FirstBatch: -1, MarkerBatch: -1,
 		})
 		st.open = int32(len(l.Txns) - 1)
-		ongoing = append(ongoing, st.open)
+		open(st.open)
 		st.txns = append(st.txns, st.open)
 	}
 
@@ -325,7 +342,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 			})
 			ti = int32(len(l.Txns) - 1)
 			st.open = ti
-			ongoing = append(ongoing, ti)
+			open(ti)
 			st.txns = append(st.txns, ti)
 			pr.Txns++
 		}

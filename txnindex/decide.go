@@ -93,7 +93,18 @@ func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
 		}
 		pos = c.Position
 	}
-	if !skipped(l.batchAtOrAfter(pos)) {
+	// The batches from next below the position were passed over. Found
+	// walking from next, not by binary search: where segments overlap
+	// (a segment's batches below the end of the one before) the offsets
+	// do not only grow, and the walk stops where a consumer at pos would
+	// start, the first batch from next that reaches pos, however the
+	// batches are split into segments (segsum decides a segment's window
+	// with the same walk). The skipped loop visits those batches anyway.
+	upto := next
+	for upto < len(l.Batches) && l.Batches[upto].LastOffset() < pos {
+		upto++
+	}
+	if !skipped(upto) {
 		return
 	}
 	// What the consumer never reached.

@@ -66,10 +66,36 @@ func (l *Log) buildIndexes() {
 		}
 	}
 	byMarker := make(map[abortKey]*Txn, aborted) // (pid, marker offset) -> txn
+	// dups holds every transaction of a key held by more than one: a
+	// marker repeated where segments overlap (a segment's first batches
+	// below the end of the one before) closes a second transaction at
+	// the same offset. An entry then goes with the one whose marker is
+	// in the entry's segment, the .txnindex the broker appended it to
+	// with the marker (LogSegment.updateTxnIndex).
+	var dups map[abortKey][]*Txn
 	for i := range l.Txns {
 		if t := &l.Txns[i]; t.State == TxnAborted {
-			byMarker[abortKey{t.ProducerID, t.MarkerOffset}] = t
+			k := abortKey{t.ProducerID, t.MarkerOffset}
+			if prev := byMarker[k]; prev != nil {
+				if dups == nil {
+					dups = map[abortKey][]*Txn{}
+				}
+				if len(dups[k]) == 0 {
+					dups[k] = append(dups[k], prev)
+				}
+				dups[k] = append(dups[k], t)
+			}
+			byMarker[k] = t
 		}
+	}
+	markerTxn := func(k abortKey, si int) *Txn {
+		t := byMarker[k]
+		for _, d := range dups[k] {
+			if d.MarkerBatch >= 0 && int(l.Batches[d.MarkerBatch].Segment) == si {
+				t = d
+			}
+		}
+		return t
 	}
 	l.offIndex = make([][]IndexEntry, len(l.Segments))
 	l.rebuiltOff = make([]lazyOffsetIndex, len(l.Segments))
@@ -95,7 +121,7 @@ func (l *Log) buildIndexes() {
 		}
 		for k, e := range entries {
 			eff[k] = AbortInfo{Entry: e, Segment: int32(si), IndexName: name, FromDisk: s.TxnIndexOnDisk}
-			if t := byMarker[abortKey{e.ProducerID, e.LastOffset}]; t != nil {
+			if t := markerTxn(abortKey{e.ProducerID, e.LastOffset}, si); t != nil {
 				eff[k].Txn, eff[k].MarkerFound = t, true
 			}
 		}
