@@ -119,11 +119,11 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	return writeDiagnoses(e, *format, ds)
 }
 
-// diagnoseLogDir diagnoses a log directory one partition at a time, each as
-// `diagnose PARTITIONDIR` would (from its newest producer snapshot, unless
-// --full-replay), joined with the internal topics read first: memory holds
-// one partition's tail and the diagnoses, whatever the directory's size
-// (input.LogDirTail). A partition that cannot be read is said on stderr and
+// diagnoseLogDir diagnoses a log directory a partition per core at a time,
+// each as `diagnose PARTITIONDIR` would (from its newest producer snapshot,
+// unless --full-replay), joined with what the internal topics say, read
+// first one partition at a time: memory holds a partition per core and the
+// diagnoses, whatever the directory's size (input.LogDirTail). A partition that cannot be read is said on stderr and
 // the others are still diagnosed; the exit status is then 1 unless one is
 // hanging (3).
 func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txnindex.DiagnoseOptions, format string, full bool, keep func(string, int32) bool) error {
@@ -135,7 +135,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	var current atomic.Value
 	current.Store("")
 	for _, en := range entries {
-		if keep(en.Topic, en.Partition) || en.Internal {
+		if keep(en.Topic, en.Partition) {
 			total.Add(1)
 		}
 	}
@@ -152,31 +152,20 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 	}
-	internal, err := ld.Internal(ctx)
+	current.Store("the internal topics, for the join")
+	in, err := ld.Evidence(ctx)
 	if err != nil {
 		return err
 	}
-	warn(internal)
-	ev, err := internalEvidence(e, internal)
-	if err != nil {
-		return err
+	for _, d := range in.Damage() {
+		fmt.Fprintf(e.stderr, "warning: %v\n", d)
 	}
-	// The internal partitions' diagnoses are made now and their logs let
-	// go; every diagnosis is put back in the index's order below.
-	byDir := map[string]*txnindex.Diagnosis{}
-	for i, p := range internal.Partitions {
-		done.Add(1)
-		if keep(p.Log.Topic, p.Log.Partition) {
-			d := p.Log.Diagnose(opts)
-			p.Log.Join(d, ev)
-			byDir[internal.Dirs[i].Dir] = d
-		}
-	}
-	internal = nil
-	// The data partitions are read by a pool of workers, one partition
-	// each at a time (a large partition's scan uses every core itself; a
-	// log dir of thousands of small ones is read that many at once), and
-	// their diagnoses put back in the index's order.
+	ev := in.Evidence()
+	in = nil
+	// The partitions are read by a pool of workers, one partition each at
+	// a time (a large partition's scan uses every core itself; a log dir
+	// of thousands of small ones is read that many at once), and their
+	// diagnoses put back in the index's order.
 	type result struct {
 		ds  []*txnindex.Diagnosis
 		err error
@@ -192,7 +181,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 					return
 				}
 				en := entries[i]
-				if en.Internal || !keep(en.Topic, en.Partition) {
+				if !keep(en.Topic, en.Partition) {
 					continue
 				}
 				current.Store(en.Name)
@@ -218,9 +207,6 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	var ds []*txnindex.Diagnosis
 	failed := 0
 	for i, en := range entries {
-		if d := byDir[en.Dir]; en.Internal && d != nil {
-			ds = append(ds, d)
-		}
 		if r := results[i]; r.err != nil {
 			failed++
 			fmt.Fprintf(e.stderr, "error: %s: %v\n", en.Name, r.err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
 )
 
@@ -15,7 +16,8 @@ import (
 // the memory of one partition's tail, not of the whole directory. It lists
 // the partitions from their directory names and reads the checkpoint files
 // once (logindex.List); the internal topics' partitions, whose records are
-// the evidence of diagnose's join, are read whole first (Internal).
+// the evidence of diagnose's join, are read first for that (Evidence), one
+// at a time, and again for their own diagnoses.
 type LogDirTail struct {
 	Index *logindex.Index
 	// Problems are the damage of the checkpoint files, said once for
@@ -51,11 +53,13 @@ func (d *LogDirTail) Partitions() []*logindex.Entry {
 	return append(d.Index.Entries[:len(d.Index.Entries):len(d.Index.Entries)], d.Index.MetadataEntries...)
 }
 
-// Internal reads every partition of __consumer_offsets and
-// __transaction_state whole, as OpenContext reads a partition directory:
-// diagnose joins every data partition's diagnosis with their records.
-func (d *LogDirTail) Internal(ctx context.Context) (*Contents, error) {
-	c := &Contents{Kind: KindLogDir}
+// Evidence reads every partition of __consumer_offsets and
+// __transaction_state, one at a time, for what diagnose joins every
+// diagnosis with (the coordinators' transaction states, the groups'
+// committed offsets): only that is kept. Their damage is not said here:
+// Open reads them again for their own diagnoses and says it then.
+func (d *LogDirTail) Evidence(ctx context.Context) (*internaltopic.Internal, error) {
+	in := &internaltopic.Internal{}
 	for _, e := range d.Index.Entries {
 		if !e.Internal {
 			continue
@@ -64,20 +68,20 @@ func (d *LogDirTail) Internal(ctx context.Context) (*Contents, error) {
 		if err != nil {
 			return nil, err
 		}
-		pc := partitionContents(p)
-		c.Dirs = append(c.Dirs, pc.Dirs...)
-		c.Partitions = append(c.Partitions, pc.Partitions...)
-		c.Problems = append(c.Problems, pc.Problems...)
+		if err := in.Read(p); err != nil {
+			return nil, err
+		}
 	}
-	return c, nil
+	return in, nil
 }
 
-// Open reads one data partition (or metadata log) of the directory as
-// OpenTail reads a partition directory given alone, from its newest
-// producer snapshot, or whole when full (diagnose --full-replay), with the
-// directory's checkpoints read once.
+// Open reads one partition of the directory as OpenTail reads a partition
+// directory given alone: a data partition from its newest producer
+// snapshot, or whole when full (diagnose --full-replay); an internal topic's
+// partition or a metadata log whole. The directory's checkpoints are read
+// once.
 func (d *LogDirTail) Open(ctx context.Context, e *logindex.Entry, position int64, full bool) (*Contents, error) {
-	if full || e.Metadata {
+	if full || e.Metadata || e.Internal {
 		p, err := loader.OpenPartitionIn(ctx, e.Dir, d.Index.Checkpoints, loader.DefaultScanOptions)
 		if err != nil {
 			return nil, err

@@ -118,33 +118,43 @@ type Internal struct {
 func ReadLogDir(d *loader.LogDir) (*Internal, error) {
 	in := &Internal{}
 	for _, p := range d.Partitions {
-		if p.DirKind != "" {
-			continue // set aside (-delete, -future, -stray): not what the coordinator serves
-		}
-		switch p.Input.Topic {
-		case ConsumerOffsetsTopic:
-			g, err := ReadConsumerOffsets(p, nil)
-			if err != nil {
-				return nil, err
-			}
-			if in.Offsets == nil {
-				in.Offsets = g
-			} else {
-				in.Offsets.Merge(g)
-			}
-		case TransactionStateTopic:
-			t, err := ReadTransactionState(p, nil)
-			if err != nil {
-				return nil, err
-			}
-			if in.Txns == nil {
-				in.Txns = t
-			} else {
-				in.Txns.Merge(t)
-			}
+		if err := in.Read(p); err != nil {
+			return nil, err
 		}
 	}
 	return in, nil
+}
+
+// Read adds what p says when it is a partition of __consumer_offsets or
+// __transaction_state; other partitions add nothing. A log directory's
+// internal partitions can be read one at a time this way, none kept.
+func (in *Internal) Read(p *loader.Partition) error {
+	if p.DirKind != "" {
+		return nil // set aside (-delete, -future, -stray): not what the coordinator serves
+	}
+	switch p.Input.Topic {
+	case ConsumerOffsetsTopic:
+		g, err := ReadConsumerOffsets(p, nil)
+		if err != nil {
+			return err
+		}
+		if in.Offsets == nil {
+			in.Offsets = g
+		} else {
+			in.Offsets.Merge(g)
+		}
+	case TransactionStateTopic:
+		t, err := ReadTransactionState(p, nil)
+		if err != nil {
+			return err
+		}
+		if in.Txns == nil {
+			in.Txns = t
+		} else {
+			in.Txns.Merge(t)
+		}
+	}
+	return nil
 }
 
 // Evidence is what diagnose joins a data partition's diagnosis with
