@@ -43,6 +43,17 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	case fs.NArg() != 1:
 		return usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	default:
+		dir, derr := input.ListLogDirTail(fs.Arg(0))
+		if derr != nil {
+			return derr
+		}
+		if dir != nil {
+			v, err := inspectLogDir(ctx, dir, inspect.Options{Batches: *batches, Records: *records})
+			if err != nil {
+				return err
+			}
+			return writeInspect(ctx, e, *format, v)
+		}
 		ld, err = input.OpenContext(ctx, fs.Arg(0))
 	}
 	if err != nil {
@@ -61,11 +72,36 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 			v.Problems[i] = strings.ReplaceAll(p, root+string(filepath.Separator), "")
 		}
 	}
-	if *format == "json" {
+	return writeInspect(ctx, e, *format, v)
+}
+
+func writeInspect(ctx context.Context, e *env, format string, v inspect.Report) error {
+	if format == "json" {
 		return jsonid.WriteIndent(e.stdout, v)
 	}
 	inspect.WriteText(e.stdout, v)
 	return ctx.Err()
+}
+
+// inspectLogDir reports a log directory a partition at a time, each read
+// whole and let go once reported (a broker's log.dirs entry does not fit in
+// memory at once): the report is what inspect of the directory loaded whole
+// gives, the partitions in the index's order.
+func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options) (inspect.Report, error) {
+	v := inspect.Report{Kind: input.KindLogDir, Problems: []string{}}
+	for _, p := range dir.Problems {
+		v.Problems = append(v.Problems, p.Error())
+	}
+	for _, en := range dir.Partitions() {
+		c, err := dir.Open(ctx, en, -1, true)
+		if err != nil {
+			return v, err
+		}
+		r := inspect.New(c, o)
+		v.Partitions = append(v.Partitions, r.Partitions...)
+		v.Problems = append(v.Problems, r.Problems...)
+	}
+	return v, nil
 }
 
 // writeDemoDir builds demo name's scenario into a new temporary log
