@@ -54,7 +54,11 @@ func NeedDir(t testing.TB, dir string) {
 func StartCapture(t testing.TB, port int, path string) (stop func()) {
 	t.Helper()
 	tshark := Need(t, "tshark")
-	cmd := exec.Command(tshark, "-i", "lo", "-f", "tcp port "+strconv.Itoa(port), "-w", path)
+	// -B 64: a 64 MiB capture buffer instead of dumpcap's 2 MiB. A Fetch
+	// response of 1 MB crosses loopback in 64 KB segments at once, and on a
+	// loaded machine dumpcap, descheduled, found its buffer full and lost
+	// segments the tests did not mean to lose.
+	cmd := exec.Command(tshark, "-i", "lo", "-B", "64", "-f", "tcp port "+strconv.Itoa(port), "-w", path)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
