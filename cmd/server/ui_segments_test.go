@@ -167,7 +167,8 @@ func checkSegmentWindows(t *testing.T, ctx context.Context, s *served, full *txn
 
 // TestSegmentStripWhole: a partition directory loaded whole has the strip
 // too, a cell per segment whose link zooms the full timeline to the
-// segment's offsets (?from=&to=), and no window.
+// segment's offsets (?from=&to=, the page without script; with it a click
+// zooms in place, TestUIWholeStripCellZooms), and no window.
 func TestSegmentStripWhole(t *testing.T) {
 	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 64 << 10, TotalBytes: 256 << 10, Seed: 3})
 	if err != nil {

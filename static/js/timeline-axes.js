@@ -258,5 +258,5 @@
     setTimeView(tm - (b - a) / 2, tm + (b - a) / 2);
   }
 
-  Object.assign(tl, { BAND, END_OFF, centreOn, colOf, drawAxis, laneH, offAt, pan, resize, setTimeView, setView, tOf, timeBounds, timeCursor, timeDomain, viewBounds, viewTimes, xEnd, xOf, zoom });
+  Object.assign(tl, { BAND, END_OFF, centreOn, colOf, drawAxis, laneH, offAt, offOfT, pan, resize, setTimeView, setView, tOf, timeBounds, timeCursor, timeDomain, viewBounds, viewTimes, xEnd, xOf, zoom });
 })();

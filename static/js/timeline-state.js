@@ -177,9 +177,11 @@
     if (state.variant !== "java") u.searchParams.set("variant", state.variant); else u.searchParams.delete("variant");
     if (state.axis === "time") u.searchParams.set("axis", "time"); else u.searchParams.delete("axis");
     // A time span to show once the stream has the times (a segment page
-    // opened by a strip cell, timeline-segments.js) is a one-time hint:
-    // the view is in from and to from the first update on.
+    // opened by a strip cell or a step from the time axis,
+    // timeline-segments.js) is a one-time hint: the view is in from and
+    // to from the first update on.
     u.searchParams.delete("time_span");
+    u.searchParams.delete("time_anchor");
     return u;
   }
 
