@@ -321,6 +321,35 @@ func fmtDur(ms int64) string {
 	return fmt.Sprintf("%dd %dh", d/(24*time.Hour), (d%(24*time.Hour))/time.Hour)
 }
 
+// Status is the runbook's one sentence on the partition's LSO: STUCK and
+// what pins it, or clear.
+func (d *Diagnosis) Status() string {
+	switch p := d.PinnedBy; {
+	case p == nil && d.Note != "":
+		return fmt.Sprintf("not a data partition: %s", d.Note)
+	case p == nil && d.LastStableOffset < d.HighWatermark:
+		// Never "clear" while consumers are held below the HWM.
+		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", Plural(d.LSOLagOffsets, "offset", "offsets"))
+	case p == nil && len(d.OpenTransactions) == 0:
+		return "clear: no open transaction; read_committed consumers can read to the high watermark"
+	case p == nil:
+		return "clear: open transactions exist but none holds the LSO below the high watermark"
+	case p.Unseen:
+		return fmt.Sprintf("STUCK: the LSO is %s (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
+	case p.State == StateDecidedUnreplicated:
+		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
+	default:
+		atLeast := ""
+		if d.LSOLagAtLeast {
+			atLeast = "at least "
+		}
+		return fmt.Sprintf("STUCK: the LSO is %s (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)",
+			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+	}
+}
+
 // Runbook renders the diagnosis as a short runbook.
 func (d *Diagnosis) Runbook() string {
 	var sb strings.Builder
@@ -330,30 +359,7 @@ func (d *Diagnosis) Runbook() string {
 	if r := d.Replay; r != nil {
 		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
 	}
-	switch p := d.PinnedBy; {
-	case p == nil && d.Note != "":
-		fmt.Fprintf(&sb, "  not a data partition: %s\n", d.Note)
-	case p == nil && d.LastStableOffset < d.HighWatermark:
-		// Never "clear" while consumers are held below the HWM.
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it\n", Plural(d.LSOLagOffsets, "offset", "offsets"))
-	case p == nil && len(d.OpenTransactions) == 0:
-		sb.WriteString("  clear: no open transaction; read_committed consumers can read to the high watermark\n")
-	case p == nil:
-		sb.WriteString("  clear: open transactions exist but none holds the LSO below the high watermark\n")
-	case p.Unseen:
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)\n",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
-	case p.State == StateDecidedUnreplicated:
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)\n",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
-	default:
-		atLeast := ""
-		if d.LSOLagAtLeast {
-			atLeast = "at least "
-		}
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
-	}
+	fmt.Fprintf(&sb, "  %s\n", d.Status())
 	d.runbookPinned(&sb)
 	if d.usesBootstrapVar() {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)

@@ -56,13 +56,25 @@ func internalRank(d *txnindex.Diagnosis) int {
 }
 
 // writeRunbooks prints each diagnosis' runbook, and the clear internal
-// partitions in one line.
+// partitions in one line. Several partitions (a log directory) first get a
+// summary, the stuck ones by LSO lag, so that the answer to "which
+// partition, whose transaction" is on the first lines of thousands; the
+// data partitions with nothing to say (clear, no open transaction) are then
+// named in one line instead of a runbook each.
 func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
-	var clear []string
+	var clear, quiet []string
 	n := 0
+	if len(ds) > 1 {
+		writeSummary(w, ds)
+		n++
+	}
 	for _, d := range ds {
 		if internalRank(d) == 1 {
 			clear = append(clear, fmt.Sprintf("%s-%d", d.Topic, d.Partition))
+			continue
+		}
+		if len(ds) > 1 && nothingToSay(d) {
+			quiet = append(quiet, fmt.Sprintf("%s-%d", d.Topic, d.Partition))
 			continue
 		}
 		if n > 0 {
@@ -71,11 +83,46 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 		n++
 		fmt.Fprint(w, d.Runbook())
 	}
+	if len(quiet) > 0 {
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		n++
+		fmt.Fprintf(w, "clear, no open transaction (read_committed consumers read to the high watermark): %s\n", strings.Join(quiet, " "))
+	}
 	if len(clear) > 0 {
 		if n > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "internal partitions read for the join, LSO clear: %s\n", strings.Join(clear, " "))
+	}
+}
+
+// nothingToSay: a clear data partition with no open transaction, no
+// compaction, .txnindex difference or lag split to report.
+func nothingToSay(d *txnindex.Diagnosis) bool {
+	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
+		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == ""
+}
+
+// writeSummary is the first lines of a diagnosis of several partitions:
+// how many are stuck and why, most offsets behind first.
+func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
+	var stuck []*txnindex.Diagnosis
+	hanging := 0
+	for _, d := range ds {
+		if d.LastStableOffset < d.HighWatermark {
+			stuck = append(stuck, d)
+		}
+		if d.Hanging() {
+			hanging++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s stuck (LSO below the high watermark), %s pinned by a hanging transaction, %s clear\n",
+		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), txnindex.Count(int64(len(ds)-len(stuck))))
+	slices.SortStableFunc(stuck, func(a, b *txnindex.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
+	for _, d := range stuck {
+		fmt.Fprintf(w, "  %s-%d: %s\n", d.Topic, d.Partition, d.Status())
 	}
 }
 

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -85,4 +88,60 @@ func TestDiagnoseLogDirOneAtATime(t *testing.T) {
 		t.Errorf("--partition 1: %d diagnoses", len(one))
 	}
 
+}
+
+// TestDiagnoseLogDirSummary: the text diagnosis of several partitions
+// begins with how many are stuck and, most offsets behind first, each stuck
+// one's sentence; a data partition with nothing to say (clear, no open
+// transaction) gets one name in a line instead of a runbook. The JSON keeps
+// every partition whole.
+func TestDiagnoseLogDirSummary(t *testing.T) {
+	story := func(topic string, p int, body string) *scenario.Built {
+		s, err := scenario.Parse(strings.NewReader(fmt.Sprintf("topic %s partition %d\nproducer a transactional id 7\nproducer b transactional id 8\n%s", topic, p, body)), topic+".txn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dir := t.TempDir()
+	if err := scenario.WriteLogDir(dir,
+		story("quiet", 0, "begin a\nsend a 2\ncommit a\nplain 3\n"),
+		story("orders", 1, "plain 2\nbegin a\nsend a 2\nplain 4\n"),
+		story("orders", 2, "begin b\nsend b 1\nplain 9\n"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	const now = "2026-01-02T00:00:00Z"
+	code, text, errOut := runArgs(t, "diagnose", "--now", now, dir)
+	if code != exitHanging {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(text, "\n")
+	want := []string{
+		"3 partitions: 2 stuck (LSO below the high watermark), 2 pinned by a hanging transaction, 1 clear",
+		"  orders-2: STUCK: the LSO is 10 offsets",
+		"  orders-1: STUCK: the LSO is 6 offsets",
+	}
+	for i, w := range want {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], w) {
+			t.Fatalf("line %d: want %q\n%s", i, w, text)
+		}
+	}
+	if !strings.Contains(text, "\nclear, no open transaction (read_committed consumers read to the high watermark): quiet-0\n") || strings.Contains(text, "\nquiet-0\n") {
+		t.Errorf("quiet-0 is not named in one line:\n%s", text)
+	}
+	for _, p := range []string{"\norders-1\n  log start", "\norders-2\n  log start"} {
+		if !strings.Contains(text, p) {
+			t.Errorf("no runbook for %q:\n%s", p, text)
+		}
+	}
+	_, js, _ := runArgs(t, "diagnose", "--format", "json", "--now", now, dir)
+	var d struct{ Partitions []*txnindex.Diagnosis }
+	if err := json.Unmarshal([]byte(js), &d); err != nil || len(d.Partitions) != 3 {
+		t.Fatalf("JSON: %d partitions, %v", len(d.Partitions), err)
+	}
 }
