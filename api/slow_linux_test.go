@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,11 +22,34 @@ var smallBufDialer = websocket.Dialer{NetDialContext: (&net.Dialer{Control: func
 	return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 }}).DialContext}
 
+// smallSendListener gives each accepted connection a 4 KiB send buffer.
+type smallSendListener struct{ net.Listener }
+
+func (l smallSendListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
 // TestStreamViewportReprioritises: a viewport message in mid-stream sends
 // the chunks under it next, ahead of the ones in offset order.
+//
+// The server's side of the socket gets a small send buffer too: with the
+// kernel's autotuned one (megabytes on loopback) thousands of chunks were
+// already in flight when the viewport arrived on a loaded machine, and
+// which came first said more about the scheduler than about the stream.
 func TestStreamViewportReprioritises(t *testing.T) {
 	l := large(100_000)
-	srv, _ := server(t, fakeCatalog{"large": l}, nil, func(a *API) { a.ChunkSize = 16 })
+	a := New(fakeCatalog{"large": l}, nil)
+	a.ChunkSize = 16
+	mux := http.NewServeMux()
+	mux.Handle("GET /ws/v1/sources/{id}/partitions/{topic}/{partition}", a.Stream())
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener = smallSendListener{srv.Listener}
+	srv.Start()
+	t.Cleanup(func() { a.Shutdown(); srv.Close() })
 	c, _, err := smallBufDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/ws/v1/sources/large/partitions/big/0?from=0&to=10", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +73,7 @@ func TestStreamViewportReprioritises(t *testing.T) {
 		seen++
 		if last := m.recs[len(m.recs)-1]; last.To >= end-20 {
 			t.Logf("the last chunk, under the new viewport, arrived %d of %d", seen, nChunks)
-			if seen > nChunks/2 {
+			if seen > nChunks/10 {
 				t.Errorf("the viewport's chunk came %d of %d: not reprioritised", seen, nChunks)
 			}
 			return
