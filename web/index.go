@@ -163,7 +163,7 @@ func (v IndexView) ProgressText() string {
 func (g TopicGroup) Summary() string {
 	s := plural(len(g.Rows), "partition", "partitions")
 	if g.Held > 0 {
-		s += " · " + strconv.Itoa(g.Held) + " held back (largest lag " + i64(g.MaxLag) + ")"
+		s += " · " + thousands(g.Held) + " held back (largest lag " + count(g.MaxLag) + ")"
 	}
 	if g.Pending > 0 {
 		s += " · " + strconv.Itoa(g.Pending) + " not scanned yet"
@@ -179,7 +179,7 @@ func (g TopicGroup) Summary() string {
 
 // DirSummary is a lazily loaded log directory's line.
 func (d *LogDirView) DirSummary() string {
-	s := thousands(d.Total) + " partitions listed"
+	s := plural(d.Total, "partition", "partitions") + " listed"
 	if d.Scanned == d.Total {
 		s += ", all ranked in " + d.Took.Round(10*time.Millisecond).String()
 	}

@@ -142,6 +142,9 @@ func plural(n int, one, many string) string {
 // written (txnindex.Count): 1,000,004.
 func thousands(n int) string { return txnindex.Count(int64(n)) }
 
+// count is a count in the one number format: thousands separated.
+func count(n int64) string { return txnindex.Count(n) }
+
 func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	p := strconv.Itoa(int(l.Partition))
 	base := "/sources/" + id + "/partitions/" + l.Topic + "/" + p

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -107,5 +108,28 @@ func TestFormatBytes(t *testing.T) {
 		if got := FormatBytes(c.n); got != c.want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
 		}
+	}
+}
+
+// TestIndexNumbers: the index writes a lag, a count, in the one number
+// format (thousands separated, as the timeline's "LSO lag 2,029,449
+// offsets"), keeps the raw number for sorting, and says "1 partition".
+func TestIndexNumbers(t *testing.T) {
+	var b strings.Builder
+	r := PartitionRow{Label: "orders-3", Href: "/x", Built: true, LSO: 8051570, HWM: 10081019, LagOffsets: 2029449, State: "hanging"}
+	if err := partitionTR(r, false).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`data-lag="2029449"`, `>2,029,449</td>`, `>8051570</td>`} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("row lacks %s:\n%s", w, b.String())
+		}
+	}
+	if s := (&LogDirView{Total: 1, Scanned: 0}).DirSummary(); !strings.HasPrefix(s, "1 partition listed") {
+		t.Errorf("DirSummary %q", s)
+	}
+	g := TopicGroup{Rows: []PartitionRow{r}, Held: 1, MaxLag: 2029449}
+	if s := g.Summary(); !strings.Contains(s, "largest lag 2,029,449") {
+		t.Errorf("topic summary %q", s)
 	}
 }
