@@ -323,7 +323,7 @@ func SnapshotsKept(names []string, bases []int64, swapLo, swapHi, logStart, logE
 		case off >= swapLo && off < swapHi:
 			why = fmt.Sprintf("deleted by the broker on startup: its offset lies in [%d, %d), which the interrupted cleaning's .swap replaces (LogLoader.load)", swapLo, swapHi)
 		case !isBase[off] && (n != newestStray || off < lastBase):
-			why = fmt.Sprintf("deleted by the broker on startup: a stray snapshot, no segment begins at offset %d and it is not the newest past the last segment's base %d (ProducerStateManager.removeStraySnapshots)", off, lastBase)
+			why = fmt.Sprintf("deleted by the broker on startup: a stray snapshot, no segment begins at offset %d and it is not the newest at or past the last segment's base %d (ProducerStateManager.removeStraySnapshots)", off, lastBase)
 		case logEnd >= 0 && off > logEnd:
 			why = fmt.Sprintf("deleted by the broker on startup: offset %d is past the log end offset %d (ProducerStateManager.truncateAndReload)", off, logEnd)
 		case logStart >= 0 && off <= logStart:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
@@ -99,11 +98,14 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 // a damaged one does in the loader, and neither does one the broker
 // deletes on startup (loader.SnapshotsKept: the listing left out those
 // of the swap and the strays; here those at or below the log start and
-// past the log end).
-func (s *Store) firstSeed(ctx context.Context, first int64) ([]txnindex.OngoingTxn, error) {
+// past the log end). Before the bounds are computed the log end is not
+// known: only the newest snapshot can lie past it (the others are at
+// segments' base offsets), and when the one taken does, summarize
+// computes the summaries again (seedEnd).
+func (s *Store) firstSeed(first int64) []txnindex.OngoingTxn {
 	names := s.snapshots
 	if len(names) == 0 {
-		return nil, nil
+		return nil
 	}
 	bases := make([]int64, len(s.segs))
 	for i, f := range s.segs {
@@ -111,61 +113,16 @@ func (s *Store) firstSeed(ctx context.Context, first int64) ([]txnindex.OngoingT
 	}
 	logStart := max(s.logStart, bases[0])
 	logEnd := int64(-1)
-	// Only the newest snapshot can lie past the log end: the others are
-	// at segments' base offsets. The log end is then needed.
-	if off, ok := snapshotOffset(names[len(names)-1]); ok && off > bases[len(bases)-1] {
-		var err error
-		if logEnd, err = s.logEnd(ctx, logStart); err != nil {
-			return nil, err
-		}
+	if s.bounds != nil {
+		logEnd = s.bounds.LogEndOffset
 	}
 	kept, _ := loader.SnapshotsKept(names, bases, 0, 0, logStart, logEnd)
 	sn, err := loader.NewestSnapshot(s.dir, kept)
 	if err != nil || sn == nil {
-		return nil, nil
+		return nil
 	}
-	return sn.Seed(first), nil
-}
-
-// logEnd is the log end offset (Bounds.LogEndOffset) before the bounds
-// are computed: the last batch's next offset, read from the summaries or
-// by scanning the last segments that have batches, or the last segment's
-// base offset (or logStart) when higher.
-func (s *Store) logEnd(ctx context.Context, logStart int64) (int64, error) {
-	if s.bounds != nil {
-		return s.bounds.LogEndOffset, nil
+	if logEnd < 0 && sn.Offset > bases[len(bases)-1] {
+		s.seedEnd = sn.Offset
 	}
-	n := len(s.segs)
-	end := max(logStart, s.segs[n-1].base)
-	for k := n - 1; k >= 0; k-- {
-		if x := s.sums[k]; x != nil {
-			if x.Batches > 0 {
-				return max(end, x.LastNextOffset), nil
-			}
-			continue
-		}
-		f := s.segs[k]
-		fh, size, err := loader.OpenRegular(filepath.Join(s.dir, f.name))
-		if err != nil {
-			return 0, err
-		}
-		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
-		fh.Close()
-		if err != nil {
-			return 0, err
-		}
-		if b := sf.Batches; len(b) > 0 {
-			return max(end, b[len(b)-1].NextOffset()), nil
-		}
-	}
-	return end, nil
-}
-
-// snapshotOffset is the offset a .snapshot file's name gives.
-func snapshotOffset(name string) (int64, bool) {
-	if len(name) < 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(name[:20], 10, 64)
-	return v, err == nil
+	return sn.Seed(first)
 }

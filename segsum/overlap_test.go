@@ -1,6 +1,7 @@
 package segsum
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -276,4 +277,60 @@ func hasOverlap(l *txnindex.Log) bool {
 		}
 	}
 	return false
+}
+
+// TestOverlapWindowRecords: the log of a window of overlapping segments
+// holds its run's batches, its neighbours' included (the page of the
+// segment streams them all): each decodes from its own segment file to the
+// records a full load decodes.
+func TestOverlapWindowRecords(t *testing.T) {
+	dir, bases := writeScenario(t, overlapScenario)
+	applyOverlaps(t, dir, bases, []overlapCopy{{src: 0, dst: 1, from: -2, rebase: true}})
+	full, err := loader.OpenPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		seg int32
+		off int64
+	}
+	at := map[key]int{}
+	for i, b := range full.Input.Batches {
+		at[key{b.Segment, b.BaseOffset}] = i
+	}
+	s, err := Open(dir, Options{Scan: loader.DefaultScanOptions, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, err := s.Window(ctx, 1, txnindex.ConsumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for i := range w.Log.Batches {
+		b := &w.Log.Batches[i]
+		if b.Segment != 1 {
+			others++
+		}
+		fi, ok := at[key{b.Segment, b.BaseOffset}]
+		if !ok {
+			t.Fatalf("batch at %d of segment %d is not in the full load", b.BaseOffset, b.Segment)
+		}
+		fb := full.Input.Batches[fi]
+		want, err := full.Segments[fb.Segment].Log.Records(fb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.RecordsPage(ctx, w.Log, b, loader.PageLimits{})
+		if !ok || err != nil {
+			t.Fatalf("batch at %d of segment %d: ok %v, %v", b.BaseOffset, b.Segment, ok, err)
+		}
+		if fmt.Sprint(recs(got.Records)) != fmt.Sprint(recs(want)) {
+			t.Fatalf("batch at %d of segment %d: %v, the full load %v", b.BaseOffset, b.Segment, recs(got.Records), recs(want))
+		}
+	}
+	if others == 0 {
+		t.Fatal("the window of segment 1 holds no batch of another segment: the segments do not overlap")
+	}
 }

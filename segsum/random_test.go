@@ -206,7 +206,8 @@ func randomPartitionWith(t testing.TB, seed uint64, o randomOptions) (string, st
 // overlapRandom, one time in three, puts at the head of one or two of
 // dir's segments (bases) a copy of the last one to three batches of the
 // segment before, and sometimes renames the segment's files to the copy's
-// first offset. It returns a line for the scenario's text saying what it
+// first offset; or makes the segment a copy of batches from the middle of
+// the one before, renamed so. It returns a line for the scenario's text saying what it
 // did.
 func overlapRandom(t testing.TB, r *rand.Rand, dir string, bases []int64) string {
 	t.Helper()
@@ -231,20 +232,37 @@ func overlapRandom(t testing.TB, r *rand.Rand, dir string, bases []int64) string
 		if len(sizes) == 0 {
 			continue
 		}
+		// The copy: the last n batches, or (one time in four) n
+		// batches from the middle that then make up the whole
+		// segment, whose base becomes the copy's (a segment inside
+		// the one before, see overlap_test.go).
 		n := min(1+r.IntN(3), len(sizes))
-		tail := 0
-		for _, z := range sizes[len(sizes)-n:] {
-			tail += z
+		hi := len(sizes)
+		inside := r.IntN(4) == 0 && len(sizes) > n
+		if inside {
+			hi = n + r.IntN(len(sizes)-n)
+		}
+		lo := hi - n
+		var at, tail int
+		for i, z := range sizes {
+			if i < lo {
+				at += z
+			} else if i < hi {
+				tail += z
+			}
 		}
 		dst, err := os.ReadFile(name(bases[k], ".log"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(name(bases[k], ".log"), append(append([]byte{}, src[len(src)-tail:]...), dst...), 0o644); err != nil {
+		if inside {
+			dst = nil
+		}
+		if err := os.WriteFile(name(bases[k], ".log"), append(append([]byte{}, src[at:at+tail]...), dst...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		note += fmt.Sprintf(" %d batches of %d copied to %d", n, bases[k-1], bases[k])
-		if first := offs[len(offs)-n]; r.IntN(2) == 0 && first > bases[k-1] {
+		note += fmt.Sprintf(" %d batches of %d copied to %d (inside: %v)", n, bases[k-1], bases[k], inside)
+		if first := offs[lo]; (inside || r.IntN(2) == 0) && first > bases[k-1] {
 			// The base offsets still ascend: the segment's base lies
 			// inside the one before.
 			for _, ext := range []string{".log", ".index", ".timeindex", ".txnindex"} {
@@ -449,7 +467,7 @@ var randomSeeds = func() []uint64 {
 // partitions, every segment window's decisions, the views of random
 // ranges, the bounds and the overview's counts equal one full pass.
 func TestRandomPartitionsEqualFullPass(t *testing.T) {
-	segs, spanning, swept, swapped, overlapped := 0, 0, 0, 0, 0
+	segs, spanning, swept, swapped, overlapped, inside := 0, 0, 0, 0, 0, 0
 	for _, seed := range randomSeeds {
 		dir, text := randomPartitionWith(t, seed, randomOptions{overlapSegments: true})
 		if d := differ(t, dir, seed); d != "" {
@@ -468,11 +486,14 @@ func TestRandomPartitionsEqualFullPass(t *testing.T) {
 		if strings.Contains(text, "# overlap") {
 			overlapped++
 		}
+		if strings.Contains(text, "(inside: true), renamed") {
+			inside++
+		}
 	}
-	if spanning == 0 || swept == 0 || swapped == 0 || overlapped == 0 {
-		t.Fatalf("%d aborts spanning segments, %d partitions after retention, %d mid-cleaning, %d with overlapping segments: the seeds miss the cases this test is for", spanning, swept, swapped, overlapped)
+	if spanning == 0 || swept == 0 || swapped == 0 || overlapped == 0 || inside == 0 {
+		t.Fatalf("%d aborts spanning segments, %d partitions after retention, %d mid-cleaning, %d with overlapping segments (%d with a segment inside the one before): the seeds miss the cases this test is for", spanning, swept, swapped, overlapped, inside)
 	}
-	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention, %d mid-cleaning, %d with overlapping segments", len(randomSeeds), segs, spanning, swept, swapped, overlapped)
+	t.Logf("%d partitions, %d segments, %d aborts spanning segments, %d after retention, %d mid-cleaning, %d with overlapping segments (%d with a segment inside the one before)", len(randomSeeds), segs, spanning, swept, swapped, overlapped, inside)
 }
 
 // FuzzWindowsEqualFullPass is TestRandomPartitionsEqualFullPass for any

@@ -37,10 +37,12 @@ func (s *Store) RecordsPage(ctx context.Context, l *txnindex.Log, b *txnindex.Ba
 		return loader.RecordPage{}, false, nil
 	}
 	k := v.(int)
-	if int(b.Segment) != k {
+	// A window's log holds the batches of its run (Store.runs): its own
+	// segment's, and where segments overlap, its neighbours' too.
+	if j, m := s.cluster(k); int(b.Segment) < j || int(b.Segment) > m {
 		return loader.RecordPage{}, true, fmt.Errorf("segsum: %s: batch at offset %d is of segment %d, not of the window of segment %d", s.dir, b.BaseOffset, b.Segment, k)
 	}
-	f := s.segs[k] // the list is fixed at Open
+	f := s.segs[b.Segment] // the list is fixed at Open
 	fh, size, err := loader.OpenRegular(filepath.Join(s.dir, f.name))
 	if err != nil {
 		return loader.RecordPage{}, true, err

@@ -68,6 +68,10 @@ type Store struct {
 	flights map[int]*flight
 	spanOf  [][2]int64 // spans, once the summaries are there
 	runOf   [][2]int   // runs, once the summaries are there
+	// seedEnd is the offset of the snapshot firstSeed took past the last
+	// segment's base before the log end was known, 0 for none
+	// (summarize checks it against the log end).
+	seedEnd int64
 	// fresh counts summaries computed (not read from the cache) since
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
@@ -154,6 +158,32 @@ func (s *Store) Summaries(ctx context.Context) ([]Summary, Bounds, error) {
 
 // summarize computes the missing summaries and the bounds; s.mu is held.
 func (s *Store) summarize(ctx context.Context) error {
+	if err := s.summarizeOnce(ctx); err != nil {
+		return err
+	}
+	// The first window's seed was chosen before the log end was known
+	// (firstSeed): when the newest snapshot it took lies past the log
+	// end, the broker deletes it (truncateAndReload) and seeds from the
+	// one before, and so must every summary, each starting from the
+	// state the one before ends in. Only a log truncated below its
+	// clean-shutdown snapshot (damage, a copy cut short) pays this
+	// second pass; the usual one at the log end costs nothing.
+	past := s.seedEnd > 0 && s.seedEnd > s.bounds.LogEndOffset
+	s.seedEnd = 0
+	if past {
+		for k := range s.sums {
+			s.sums[k] = nil
+		}
+		// The bounds are kept until recomputed: firstSeed reads the log
+		// end from them.
+		s.spanOf, s.runOf = nil, nil
+		return s.summarizeOnce(ctx)
+	}
+	return nil
+}
+
+// summarizeOnce is summarize's pass over the missing summaries.
+func (s *Store) summarizeOnce(ctx context.Context) error {
 	changed := false
 	for k := range s.segs {
 		if s.sums[k] != nil {
@@ -422,11 +452,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		seed, err := s.firstSeed(ctx, first)
-		if err != nil {
-			return nil, "", err
-		}
-		p.Ongoing = seed
+		p.Ongoing = s.firstSeed(first)
 	} else {
 		// The offsets not read start after the last batch before
 		// this segment: where a segment's tail was cleaned (or a

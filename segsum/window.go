@@ -278,12 +278,32 @@ func closes(x *Summary, pid txnindex.ProducerID, first int64) bool {
 // si is the segment holding the marker, whose summary closed t: where
 // segments overlap, the segment the marker's offset floors to may be
 // another (a later segment's base offset inside the one before).
+//
+// An entry of another segment with t's producer and marker offset (the
+// marker's segment rewritten where segments overlap: the entry stayed in
+// the .txnindex it was appended to) goes with t too, when no transaction
+// of the window holds it, as a full pass links an entry to the last
+// transaction its marker closed wherever it is (txnindex's buildIndexes).
+// It is looked for only when si has none.
 func linkEntry(l *txnindex.Log, t *txnindex.Txn, si int) {
-	es := l.AbortedEntries(si)
-	for i := range es {
-		a := &es[i]
-		if a.Entry.ProducerID == t.ProducerID && a.Entry.LastOffset == t.MarkerOffset {
-			a.Txn, a.MarkerFound, t.Entry = t, true, a
+	link := func(si int, free bool) bool {
+		found := false
+		es := l.AbortedEntries(si)
+		for i := range es {
+			a := &es[i]
+			if a.Entry.ProducerID == t.ProducerID && a.Entry.LastOffset == t.MarkerOffset && (!free || a.Txn == nil) {
+				a.Txn, a.MarkerFound, t.Entry = t, true, a
+				found = true
+			}
+		}
+		return found
+	}
+	if link(si, false) {
+		return
+	}
+	for sj := range l.Segments {
+		if sj != si {
+			link(sj, true)
 		}
 	}
 }
