@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 // high watermark below the log end), the diagnosis of `diagnose` read from the producer snapshot
 // (loader.OpenPartitionTail), with no position and with consumer positions
 // for the lag split, equals the full replay's, but for what only the
-// segments not read show: the cleaner's marks (CompactionReport.Scope) and
-// their .txnindex differences (the read: line says they were not read).
+// segments not read show: the cleaner's marks (CompactionReport.Scope),
+// their .txnindex differences (the read: line says they were not read) and
+// their transactions whose marker the cleaner removed (decided, holding
+// nothing: compacted_transactions).
 func TestRandomTailEqualsFullReplay(t *testing.T) {
 	seeded, positions := 0, 0
 	n := 0
@@ -53,6 +56,12 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 			if tl.Replay.Mode == txnindex.ReplaySnapshot {
 				fd.Compaction, td.Compaction = nil, nil
 				fd.TxnIndexMismatches, td.TxnIndexMismatches = nil, nil
+				// A transaction of the segments not read whose marker
+				// the cleaner removed: the full replay leaves it open
+				// and lists it as decided by the broker; the snapshot
+				// the seeded load starts from (the broker's state) has
+				// it closed, so it is not there at all.
+				fd.MarkerRemoved = slices.DeleteFunc(fd.MarkerRemoved, func(r txnindex.OpenTxnReport) bool { return r.FirstOffset < tl.Replay.FromOffset })
 			}
 			a, _ := json.MarshalIndent(fd, "", " ")
 			b, _ := json.MarshalIndent(td, "", " ")

@@ -16,8 +16,10 @@ const (
 // snapshot, on. The diagnosis is then a full replay's (see
 // loader.OpenPartitionTail for why), but for what only the segments not
 // read could show: the log cleaner's marks on their batches
-// (CompactionReport.Scope says so) and differences between their .txnindex
-// and their batches, which broker recovery does not check either.
+// (CompactionReport.Scope says so), differences between their .txnindex
+// and their batches, which broker recovery does not check either, and
+// their transactions whose marker the cleaner removed (a full replay lists
+// them as decided, the snapshot has them closed).
 type ReplayReport struct {
 	Mode     string `json:"mode"`
 	Snapshot string `json:"snapshot,omitempty"` // the .snapshot seeded from
