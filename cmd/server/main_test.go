@@ -5,10 +5,19 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain stops the Chromium the browser tests share (startChromium) after
+// the last test.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopSharedChromium()
+	os.Exit(code)
+}
 
 func runArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
