@@ -60,12 +60,15 @@ FUZZGO ?= env GOTOOLCHAIN=go1.27.3 $(GO)
 # `go test -list`, which built every package's tests once more only to list
 # them: about a minute and a half of CI). Each package's fuzz-instrumented
 # test binary is built once (`go test -c -fuzz`) and run once per target, in
-# the package's directory (its testdata/fuzz corpus) with the cache directory
-# `go test -fuzz` gives it: `go test -fuzz` per target linked the binary
-# again each time, 20 links for 11 packages.
+# the package's directory (its testdata/fuzz corpus): `go test -fuzz` per
+# target linked the binary again each time, 20 links for 11 packages.
+# The cache directory is a fresh one per run, as on CI, not GOCACHE/fuzz: on
+# a developer's machine that one keeps every interesting input of earlier runs
+# (FuzzWindowsEqualFullPass: 473), and a short run only replayed them. What
+# a run must keep, a failing input, go test writes to testdata/fuzz.
 FUZZBIN := $(or $(TMPDIR),/tmp)/txnscope-fuzz-bin
 fuzz:
-	@: > $(FUZZLOG); set -e; rm -rf $(FUZZBIN); mkdir -p $(FUZZBIN); fuzzcache=$$($(FUZZGO) env GOCACHE)/fuzz; \
+	@: > $(FUZZLOG); set -e; rm -rf $(FUZZBIN); mkdir -p $(FUZZBIN); fuzzcache=$(FUZZBIN)/cache; \
 	$(GO) list -f '{{.ImportPath}} {{.Dir}}' $(PKGS) | while read pkg dir; do \
 		targets=$$(cat $$dir/*_test.go 2>/dev/null | grep -o '^func Fuzz[A-Za-z0-9_]*(' | sed 's/^func //; s/($$//'); \
 		[ -n "$$targets" ] || continue; \
