@@ -14,6 +14,40 @@ import (
 	"github.com/txnscope/txnscope/scenario/gen"
 )
 
+// span is the timeline's view, in offsets (window.txnscope.state().view).
+type span struct{ From, To float64 }
+
+// viewMs is how many milliseconds the timeline's view spans.
+func viewMs(t *testing.T, ctx context.Context) float64 {
+	tt := eval[[]float64](t, ctx, `window.txnscope.viewTimes()`)
+	return tt[1] - tt[0]
+}
+
+// timeSpanKept waits (up to wait) for the page of segment k to apply the
+// time span it was opened with, and checks that it is on the time axis
+// showing ms0 milliseconds (within 1%) over at most a third of the w0
+// offsets of the view before: segment k is written 7 times slower. It
+// returns the view.
+func timeSpanKept(t *testing.T, ctx context.Context, k int, ms0, w0 float64, wait time.Duration) span {
+	t.Helper()
+	if err := chromedp.Do(ctx, pollFresh(`document.querySelector('[data-testid="timeline"]').dataset.timeSpanKept !== undefined`, wait)); err != nil {
+		t.Fatalf("segment %d's page (%s) never applied a time span: %v", k, eval[string](t, ctx, `location.search`), err)
+	}
+	if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
+		t.Errorf("segment %d opened on the %s axis", k, ax)
+	}
+	ms1 := viewMs(t, ctx)
+	if ms1 < ms0*0.99 || ms1 > ms0*1.01 {
+		t.Errorf("segment %d opened spanning %.2f ms, the view before spanned %.2f ms", k, ms1, ms0)
+	}
+	v := eval[span](t, ctx, `window.txnscope.state().view`)
+	t.Logf("segment %d: %.3f ms over %.2f offsets (before: %.3f ms over %.2f)", k, ms1, v.To-v.From, ms0, w0)
+	if w1 := v.To - v.From; w1 > w0/3 {
+		t.Errorf("segment %d is written 7 times slower, yet the view holds %.1f offsets, the view before %.1f", k, w1, w0)
+	}
+	return v
+}
+
 // clickCell clicks the strip cell of segment k.
 func clickCell(t *testing.T, ctx context.Context, k int) {
 	t.Helper()
@@ -37,7 +71,6 @@ func TestUISegmentCellKeepsWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	segmentShown(t, ctx, segs, k)
-	type span struct{ From, To float64 }
 	before := eval[span](t, ctx, `window.txnscope.state().view`)
 	w0 := before.To - before.From
 	if n := float64(segs[to].NextOffset - segs[to].BaseOffset); w0 > n/2 {
@@ -89,30 +122,15 @@ func TestUISegmentCellKeepsTimeSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	segmentShown(t, ctx, segs, k)
-	type span struct{ From, To float64 }
-	times := func() float64 { tt := eval[[]float64](t, ctx, `window.txnscope.viewTimes()`); return tt[1] - tt[0] }
 	before := eval[span](t, ctx, `window.txnscope.state().view`)
-	ms0 := times()
+	ms0 := viewMs(t, ctx)
 	if ms0 <= 0 {
 		t.Fatalf("the view before spans %v ms", ms0)
 	}
 	clickCell(t, ctx, to)
 	segmentShown(t, ctx, segs, to)
-	if err := chromedp.Do(ctx, pollFresh(`document.querySelector('[data-testid="timeline"]').dataset.timeSpanKept !== undefined`, 20*time.Second)); err != nil {
-		t.Fatalf("the time span was never applied: %v", err)
-	}
-	if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
-		t.Errorf("segment %d opened on the %s axis", to, ax)
-	}
-	ms1 := times()
-	if ms1 < ms0*0.99 || ms1 > ms0*1.01 {
-		t.Errorf("the cell opened segment %d spanning %.1f ms, the view before spanned %.1f ms", to, ms1, ms0)
-	}
-	v := eval[span](t, ctx, `window.txnscope.state().view`)
-	w0, w1 := before.To-before.From, v.To-v.From
-	if w1 > w0/3 {
-		t.Errorf("segment %d is written 7 times slower, yet the view holds %.1f offsets, the view before %.1f", to, w1, w0)
-	}
+	v := timeSpanKept(t, ctx, to, ms0, before.To-before.From, 20*time.Second)
+	w1 := v.To - v.From
 	if base := float64(segs[to].BaseOffset); v.From > base || v.To <= base || v.From < base-0.1*w1-1 {
 		t.Errorf("the view %.2f–%.2f is not at segment %d's first offset %.0f", v.From, v.To, to, base)
 	}
@@ -133,8 +151,6 @@ func TestUISegmentPanKeepsTimeSpan(t *testing.T) {
 	path := testtool.Need(t, "chromium")
 	_, segs, _, page := segmentedLogSteps(t, []int64{1, 1, 1, 7, 1, 1})
 	ctx := startChromium(t, path)
-	type span struct{ From, To float64 }
-	times := func() float64 { tt := eval[[]float64](t, ctx, `window.txnscope.viewTimes()`); return tt[1] - tt[0] }
 	// panOut opens segment k on the time axis with the view [from, to),
 	// presses key until the page leaves it, and returns the view's offsets
 	// and milliseconds before the press that left: the view the step into
@@ -149,7 +165,7 @@ func TestUISegmentPanKeepsTimeSpan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for press := 0; press < 40; press++ {
-			v, ms := eval[span](t, ctx, `window.txnscope.state().view`), times()
+			v, ms := eval[span](t, ctx, `window.txnscope.state().view`), viewMs(t, ctx)
 			if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
 				t.Fatal(err)
 			}
@@ -169,21 +185,7 @@ func TestUISegmentPanKeepsTimeSpan(t *testing.T) {
 		segmentShown(t, ctx, segs, k)
 		// The hint is applied just after the stream is done, which
 		// segmentShown waited for.
-		if err := chromedp.Do(ctx, pollFresh(`document.querySelector('[data-testid="timeline"]').dataset.timeSpanKept !== undefined`, 5*time.Second)); err != nil {
-			t.Errorf("segment %d's page (%s) never applied a time span: %v", k, eval[string](t, ctx, `location.search`), err)
-		}
-		if ax := eval[string](t, ctx, `window.txnscope.state().axis`); ax != "time" {
-			t.Errorf("segment %d opened on the %s axis", k, ax)
-		}
-		ms1 := times()
-		if ms1 < ms0*0.99 || ms1 > ms0*1.01 {
-			t.Errorf("the pan opened segment %d spanning %.2f ms, the view before spanned %.2f ms", k, ms1, ms0)
-		}
-		v := eval[span](t, ctx, `window.txnscope.state().view`)
-		t.Logf("segment %d: %.3f ms over %.2f offsets (before: %.3f ms over %.2f)", k, ms1, v.To-v.From, ms0, w0)
-		if w1 := v.To - v.From; w1 > w0/3 {
-			t.Errorf("segment %d is written 7 times slower, yet the view holds %.1f offsets, the view before %.1f", k, w1, w0)
-		}
+		v := timeSpanKept(t, ctx, k, ms0, w0, 5*time.Second)
 		if e := float64(edge); v.From > e || v.To < e {
 			t.Errorf("the view %.2f–%.2f of segment %d does not show its boundary at %.0f", v.From, v.To, k, e)
 		}
@@ -236,9 +238,7 @@ func TestUIWholeStripCellZooms(t *testing.T) {
 	full := ld.Partitions[0].Log
 	page := s.url("/sources/load1/partitions/" + full.Topic + "/" + fmt.Sprint(full.Partition))
 	ctx := startChromium(t, path)
-	type span struct{ From, To float64 }
 	view := func() span { return eval[span](t, ctx, `window.txnscope.state().view`) }
-	times := func() float64 { tt := eval[[]float64](t, ctx, `window.txnscope.viewTimes()`); return tt[1] - tt[0] }
 	// open shows the whole partition with the view [from, to) and marks
 	// the window, so that a navigation shows.
 	open := func(q string, from, to int64) {
@@ -299,12 +299,12 @@ func TestUIWholeStripCellZooms(t *testing.T) {
 	// Time: into segment 3, written 7 times slower.
 	k, to = 1, 3
 	open("&axis=time", segs[k].BaseOffset+30, segs[k].BaseOffset+110)
-	ms0 := times()
+	ms0 := viewMs(t, ctx)
 	if ms0 <= 0 {
 		t.Fatalf("the view before spans %v ms", ms0)
 	}
 	v = zoomed(to)
-	ms1 := times()
+	ms1 := viewMs(t, ctx)
 	if ms1 < ms0*0.99 || ms1 > ms0*1.01 {
 		t.Errorf("the cell zoomed to segment %d spanning %.2f ms, the view before spanned %.2f ms", to, ms1, ms0)
 	}
