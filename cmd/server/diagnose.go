@@ -123,25 +123,26 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 // each as `diagnose PARTITIONDIR` would (from its newest producer snapshot,
 // unless --full-replay), joined with what the internal topics say, read
 // first one partition at a time: memory holds a partition per core and the
-// diagnoses, whatever the directory's size (input.LogDirTail). A partition that cannot be read is said on stderr and
-// the others are still diagnosed; the exit status is then 1 unless one is
-// hanging (3).
+// diagnoses, whatever the directory's size (input.LogDirTail). A partition
+// that cannot be read is said on stderr and the others are still diagnosed;
+// the exit status is then 1 unless one is hanging (3).
 func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txnindex.DiagnoseOptions, format string, full bool, keep func(string, int32) bool) error {
 	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)
 	}
 	entries := ld.Partitions()
-	var done, total atomic.Int64
-	var current atomic.Value
-	current.Store("")
+	total := 0
 	for _, en := range entries {
 		if keep(en.Topic, en.Partition) {
-			total.Add(1)
+			total++
 		}
 	}
+	var done atomic.Int64
+	var current atomic.Value
+	current.Store("the internal topics, for the join")
 	start := time.Now()
 	line := progress.Start(e.stderr, progress.Delay, func() string {
-		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total.Load(), current.Load(), time.Since(start).Round(time.Second))
+		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total, current.Load(), time.Since(start).Round(time.Second))
 	})
 	defer line.Stop("")
 	var warnMu sync.Mutex
@@ -152,7 +153,6 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 	}
-	current.Store("the internal topics, for the join")
 	in, err := ld.Evidence(ctx)
 	if err != nil {
 		return err
@@ -161,7 +161,6 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 		fmt.Fprintf(e.stderr, "warning: %v\n", d)
 	}
 	ev := in.Evidence()
-	in = nil
 	// The partitions are read by a pool of workers, one partition each at
 	// a time (a large partition's scan uses every core itself; a log dir
 	// of thousands of small ones is read that many at once), and their
