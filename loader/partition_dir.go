@@ -65,11 +65,24 @@ type dirListing struct {
 	// checks only the segments from the recovery point on
 	// (LogLoader.recoverLog).
 	flushed int64
+
+	// span, when set, is the read of the transactions open in the
+	// producer snapshot (spanScan): in the segments below fullBase, and
+	// in fullBase's before byte fullPos, only its batches are kept.
+	span              *spanScan
+	fullBase, fullPos int64
 }
 
 // options is o for the segment at base: without VerifyCRC when the segment
 // lies below l.flushed.
 func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
+	switch {
+	case l.span == nil || base > l.fullBase:
+	case base < l.fullBase:
+		o.span, o.spanUntil = l.span, math.MaxInt64
+	case l.fullPos > 0:
+		o.span, o.spanUntil = l.span, l.fullPos
+	}
 	if l.flushed <= 0 || !o.VerifyCRC {
 		return o
 	}

@@ -3,10 +3,12 @@ package loader
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -152,26 +154,39 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		return nil, fmt.Sprintf("the newest producer snapshot %s is past the high watermark %d", s.Name, v), nil
 	}
 
-	from, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
+	// full is where every batch is read: the snapshot's offset, or a
+	// consumer position below it. The lag split (diagnose --position)
+	// decides every offset from the position on, as a read_committed
+	// consumer fetching from there: the batches from the one holding it,
+	// and the aborted transactions the broker collects for such a fetch,
+	// from the .txnindex of the segment holding it and the later ones
+	// (UnifiedLog.collectAbortedTransactions).
+	full, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
+	if p := t.Position; p >= 0 && p < full {
+		full, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)
+	}
+	// Before full, only the transactions open in the snapshot that began
+	// before it are read (spanScan): from the first offset of each, or
+	// from the log start for one that began before it and has data after.
+	from := full
+	keep := map[txnindex.ProducerID]int64{}
 	for _, e := range s.Entries {
 		g := e.CurrentTxnFirstOffset
-		if g < 0 || g >= s.Offset {
+		if g < 0 || g >= full {
 			continue
 		}
 		switch {
-		case g >= first && g < from:
-			from, why = g, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d", e.ProducerID, s.Name, g)
-		case g < first && e.LastOffset >= first && first < from:
-			from, why = first, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d before the log start and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
+		case g >= first:
+			keep[e.ProducerID] = g
+			if g < from {
+				from, why = g, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d", e.ProducerID, s.Name, g)
+			}
+		case e.LastOffset >= first:
+			keep[e.ProducerID] = first
+			if first < from {
+				from, why = first, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d before the log start and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
+			}
 		}
-	}
-	// The lag split (diagnose --position) decides every offset from the
-	// position on, as a read_committed consumer fetching from there: the
-	// batches from the one holding it, and the aborted transactions the
-	// broker collects for such a fetch, from the .txnindex of the segment
-	// holding it and the later ones (UnifiedLog.collectAbortedTransactions).
-	if p := t.Position; p >= 0 && p < from {
-		from, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)
 	}
 	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
 	if k <= 0 {
@@ -198,6 +213,25 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			}
 		}
 	}
+	// Every batch is read from the .index entry at or below full (or the
+	// start of the segment holding it); the span before it only for the
+	// transactions in keep.
+	rl := dirListing{segs: l.segs, bases: l.bases[k:], from: start}
+	if from < full {
+		kf := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > full }) - 1
+		fullBase, fullPos := l.bases[kf], int64(0)
+		if full > fullBase {
+			fullPos, fullBase = indexFloor(dir, l.segs[l.bases[kf]], full)
+		}
+		if kf > k || fullPos > start {
+			rl.span, rl.fullBase, rl.fullPos = newSpanScan(keep), l.bases[kf], fullPos
+			r.EveryBatchFrom = fullBase
+			for pid := range keep {
+				r.SpanProducers = append(r.SpanProducers, pid)
+			}
+			slices.Sort(r.SpanProducers)
+		}
+	}
 	var skipped []*SegmentFiles
 	for _, b := range l.bases[:k] {
 		sf, why, err := p.skipSegment(dir, l.segs[b], r)
@@ -209,7 +243,6 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// As broker recovery does, CRCs are checked only in the segments
 	// from the recovery point on: the flushed ones are trusted, like
 	// the snapshot.
-	rl := dirListing{segs: l.segs, bases: l.bases[k:], from: start}
 	if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
 		rl.flushed = rp
 		for _, b := range rl.bases {
@@ -218,13 +251,25 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			}
 		}
 	}
+	ndamage, nignored := len(p.Damage), len(p.Ignored)
 	loaded, err := p.scanSegments(ctx, dir, rl, o)
+	if errors.Is(err, errSpanWhole) {
+		// The span holds what a full replay counts and keeping the open
+		// transactions' batches alone would lose (the cleaner's marks):
+		// it is read whole, as the segments from its start always are.
+		p.Damage, p.Ignored = p.Damage[:ndamage], p.Ignored[:nignored]
+		rl.span, r.EveryBatchFrom, r.SpanProducers = nil, 0, nil
+		loaded, err = p.scanSegments(ctx, dir, rl, o)
+	}
 	if err != nil {
 		return nil, "", err
 	}
 	for _, sf := range loaded {
 		r.Bytes += sf.Log.Size
 		r.BytesRead += sf.Log.Size - sf.Log.Start
+	}
+	if rl.span != nil {
+		r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, rl.span.maxTS)
 	}
 	p.Segments = append(skipped, loaded...)
 	p.assemble()

@@ -72,6 +72,12 @@ type ScanOptions struct {
 	// MaxDecompressedSize bounds the decompressed size of one batch, for
 	// ExpandLegacy and for Records. Zero means DefaultMaxDecompressedSize.
 	MaxDecompressedSize int64
+
+	// span and spanUntil: in a segment OpenPartitionTail reads for the
+	// transactions open in its producer snapshot, the batches before byte
+	// spanUntil are kept only when span keeps them (spanScan).
+	span      *spanScan
+	spanUntil int64
 }
 
 // DefaultScanOptions is what NewSegment, OpenSegment and OpenPartition use:

@@ -47,6 +47,27 @@ type scanner struct {
 	// already) and still to come. They size the slice for the whole
 	// partition.
 	before, after int64
+
+	// spanMaxTS is the largest timestamp of the batches passed over in a
+	// span (spanScan), when spanPassed; prevInSpan says the batch walked
+	// last was in it.
+	spanMaxTS              int64
+	spanPassed, prevInSpan bool
+
+	// nwalked counts the batches walked, kept or passed over; firstBase
+	// and firstMagic are the first's (a split segment's join checks a
+	// part's first batch against the part before).
+	nwalked    int
+	firstBase  int64
+	firstMagic int8
+}
+
+// walked notes a batch walked, kept or not.
+func (s *scanner) walked(base int64, magic int8) {
+	if s.nwalked == 0 {
+		s.firstBase, s.firstMagic = base, magic
+	}
+	s.nwalked++
 }
 
 // minBatchBytes is the least any entry takes (LOG_OVERHEAD +
@@ -126,6 +147,9 @@ func (s *scanner) scan() error {
 		if s.zstd != nil {
 			s.zstd.Close()
 			s.zstd = nil
+		}
+		if s.spanPassed {
+			s.opts.span.passed(s.spanMaxTS)
 		}
 	}()
 	size := s.w.size
@@ -257,6 +281,11 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		s.damaged("bad records count: want >= 0, found %d", records)
 		return false, nil
 	}
+	s.walked(baseOffset, 2)
+	if drop, err := s.spanned(txnindex.ProducerID(be.Uint64(h[43:])), baseOffset, delta, records, int16(be.Uint16(h[21:])), int64(be.Uint64(h[35:]))); err != nil || drop {
+		s.lastOffset, s.haveLast = baseOffset+int64(delta), true
+		return drop, err
+	}
 	// The batch is written in place, in the slot after the last one: a
 	// 64-byte Batch built and then copied cost a tenth of the scan of 1 KiB
 	// batches. It counts only when add commits it.
@@ -357,6 +386,10 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 	if magic == 1 {
 		b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
 		b.BaseTimestamp = b.MaxTimestamp
+	}
+	s.walked(offset, magic)
+	if s.opts.span != nil && (s.pos < s.opts.spanUntil || s.prevInSpan) {
+		return false, s.spanWhole("a magic %d entry", magic)
 	}
 	if expand {
 		if err := s.cancelled(true); err != nil {

@@ -3,6 +3,8 @@ package loader
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"sync"
@@ -111,10 +113,19 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 		// The part starts at a batch start (the file's start, or the
 		// previous part ended on it) and its first batch continues the
 		// offsets; it ends on the next cut, undamaged.
+		if errors.Is(errs[i], errSpanWhole) {
+			return into, errs[i]
+		}
 		ok := errs[i] == nil
 		if ok && i > 0 {
-			b := s.batches
-			ok = len(b) > 0 && b[0].Magic() == 2 && (!haveLast || b[0].BaseOffset > last)
+			// The part's first batch walked, kept or passed over in
+			// a span (spanScan).
+			ok = s.nwalked > 0 && s.firstMagic == 2 && (!haveLast || s.firstBase > last)
+			if ok && haveLast && parts[i-1].prevInSpan && s.firstBase > last+1 {
+				// Offsets missing at the cut, after a batch of a
+				// span: the cleaner's mark spanned checks inside a part.
+				return into, fmt.Errorf("%s: byte %#x: offsets %d-%d are missing between two batches: %w", f.Name, starts[i], last+1, s.firstBase-1, errSpanWhole)
+			}
 		}
 		if ok && i < len(parts)-1 {
 			ok = s.pos == ends[i]

@@ -28,7 +28,9 @@ import (
 
 // randomScenario writes a scenario file drawn from r. The high watermark
 // and the log start are chosen once the log end is known (randomPartition).
-func randomScenario(r *rand.Rand) string {
+// With noGaps, a step that would leave offsets missing (the cleaner's
+// gaps) writes a plain batch instead: a log no cleaner touched.
+func randomScenario(r *rand.Rand, noGaps bool) string {
 	var b strings.Builder
 	b.WriteString("topic rnd\n")
 	type prod struct {
@@ -56,6 +58,8 @@ func randomScenario(r *rand.Rand) string {
 		switch x := r.IntN(100); {
 		case x < 8:
 			b.WriteString("roll\n")
+		case x < 20 && noGaps:
+			fmt.Fprintf(&b, "plain %d\n", 1+r.IntN(4))
 		case x < 14:
 			fmt.Fprintf(&b, "gap %d\n", 1+r.IntN(4))
 		case x < 17:
@@ -122,6 +126,8 @@ type randomOptions struct {
 	// finds it, see overlap_test.go). Drawn from its own generator, so
 	// the partitions are otherwise those of the seed without it.
 	overlapSegments bool
+	// noGaps: no step leaves offsets missing (randomScenario).
+	noGaps bool
 }
 
 // randomPartitionWith writes the partition of seed, with the shapes o
@@ -130,7 +136,7 @@ type randomOptions struct {
 func randomPartitionWith(t testing.TB, seed uint64, o randomOptions) (string, string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	text := randomScenario(r)
+	text := randomScenario(r, o.noGaps)
 	build := func(text string) *scenario.Built {
 		sc, err := scenario.Parse(strings.NewReader(text), fmt.Sprintf("seed%d.txn", seed))
 		if err != nil {

@@ -412,8 +412,10 @@ func (l *Log) findGaps() {
 	// log start is not an overlap, just a batch retention will delete).
 	next, end := l.LogStartOffset, int64(math.MinInt64)
 	if l.Replay.seeded() {
-		// The segments before FromOffset were not read, not missing.
-		next = max(next, l.Replay.FromOffset)
+		// The segments before FromOffset were not read, not missing,
+		// and before EveryBatchFrom only the batches of the
+		// transactions open in the snapshot were kept.
+		next = max(next, l.Replay.everyFrom())
 	}
 	for i := range l.Batches {
 		b := &l.Batches[i]

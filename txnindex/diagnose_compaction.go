@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -57,11 +58,12 @@ func (l *Log) MismatchReports() []MismatchReport {
 	out := make([]MismatchReport, 0, len(l.Mismatches))
 	for _, m := range l.Mismatches {
 		// A replay seeded from a producer snapshot (Replay) did not read
-		// the batches before FromOffset: an entry whose transaction or LSO
-		// lies before them cannot be rebuilt whole, so a difference there
-		// says nothing about the files (a full replay finds none).
+		// the batches before FromOffset, nor keep every batch before
+		// EveryBatchFrom: an entry whose transaction or LSO lies before
+		// them cannot be rebuilt whole, so a difference there says
+		// nothing about the files (a full replay finds none).
 		if l.Replay.seeded() && m.Kind != MissingOnDisk &&
-			(m.Disk.FirstOffset < l.Replay.FromOffset || m.Disk.LastStableOffset < l.Replay.FromOffset) {
+			(m.Disk.FirstOffset < l.Replay.everyFrom() || m.Disk.LastStableOffset < l.Replay.everyFrom()) {
 			continue
 		}
 		r := MismatchReport{Kind: m.Kind.String(), Explanation: m.Explanation.String(), Note: m.Note}
@@ -103,6 +105,15 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// CleanerMarked reports whether a v2 batch header carries one of the marks
+// compaction counts as the cleaner's: no records left, fewer records than
+// offsets in a data batch, or the KIP-534 delete horizon. (Offsets missing
+// between two batches of a segment are the fourth, a property of the pair.)
+func CleanerMarked(attributes int16, lastOffsetDelta, records int32) bool {
+	data := attributes&AttrControl == 0
+	return records == 0 || data && int64(records) < int64(lastOffsetDelta)+1 || attributes&AttrDeleteHorizon != 0
+}
+
 // compaction gathers the cleaner's evidence: the cleaner-offset-checkpoint
 // line and its marks on the batches. Each mark is the cleaner's alone:
 // producers write every offset of a batch (the broker assigns them
@@ -113,9 +124,16 @@ func count(n int, one, many string) string {
 // delete.retention.ms has passed. nil when nothing shows the cleaner.
 func (l *Log) compaction() *CompactionReport {
 	var inside, emptied, emptiedMarkers, horizon, gaps cleanerMark
+	// A seeded replay kept only the batches of the transactions open in
+	// its snapshot before EveryBatchFrom: the marks counted are those of
+	// the batches from there on, as Scope says.
+	from := int64(math.MinInt64)
+	if l.Replay.seeded() {
+		from = l.Replay.everyFrom()
+	}
 	for i := range l.Batches {
 		b := &l.Batches[i]
-		if b.Magic() < 2 {
+		if b.Magic() < 2 || b.BaseOffset < from {
 			continue
 		}
 		span := b.LastOffset() - b.BaseOffset + 1
@@ -173,7 +191,10 @@ func (l *Log) compaction() *CompactionReport {
 		return nil
 	}
 	r.Compacted = true
-	if rp := l.Replay; rp.seeded() {
+	if rp := l.Replay; rp.seeded() && rp.EveryBatchFrom > 0 {
+		r.Scope = fmt.Sprintf("the marks counted are those of the batches from offset %d on; before it only the open transactions' batches were kept, from offset %d, and %s not read (--full-replay reads every segment)",
+			rp.EveryBatchFrom, rp.FromOffset, Plural(rp.Segments-rp.SegmentsRead, "segment before that was", "segments before that were"))
+	} else if rp.seeded() {
 		r.Scope = fmt.Sprintf("the marks counted are those of the segments read, from offset %d on; %s not read (--full-replay reads every segment)",
 			rp.FromOffset, Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"))
 	}

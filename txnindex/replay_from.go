@@ -1,6 +1,9 @@
 package txnindex
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Replay modes of a ReplayReport.
 const (
@@ -27,16 +30,26 @@ type ReplayReport struct {
 	// segment read, or, when the reading began inside it at the .index
 	// entry at or below the first offset needed, the base offset of the
 	// batch there.
-	FromOffset   int64  `json:"from_offset"`
-	SegmentsRead int    `json:"segments_read"`
-	Segments     int    `json:"segments"`
-	BytesRead    int64  `json:"bytes_read"`
-	Bytes        int64  `json:"bytes"`
-	Reason       string `json:"reason"`
+	FromOffset int64 `json:"from_offset"`
+	// EveryBatchFrom, when above 0, is where every batch was kept: from
+	// FromOffset up to it only the batches of SpanProducers were, the
+	// producers whose transaction is open in the snapshot and began
+	// before it (their transactions' batches, counts and discard ranges
+	// are a full replay's); the other batches there were read over, not
+	// replayed (every transaction of theirs closed before the snapshot's
+	// offset), and no .txnindex entry before it is compared.
+	EveryBatchFrom int64        `json:"every_batch_from,omitempty"`
+	SpanProducers  []ProducerID `json:"span_producers,omitempty"`
+	SegmentsRead   int          `json:"segments_read"`
+	Segments       int          `json:"segments"`
+	BytesRead      int64        `json:"bytes_read"`
+	Bytes          int64        `json:"bytes"`
+	Reason         string       `json:"reason"`
 	// SkippedMaxTimestamp is the largest batch timestamp of the segments
 	// not read, from the last entry of their .timeindex (the broker appends
 	// the segment's largest timestamp when it rolls it,
-	// LogSegment.onBecomeInactiveSegment); -1 when every segment was read.
+	// LogSegment.onBecomeInactiveSegment), and of the batches read over
+	// from SpanFrom; -1 when every segment was read.
 	SkippedMaxTimestamp int64 `json:"skipped_max_timestamp"`
 	// CRCFrom, when above 0, is the recovery point: the segments read that
 	// end at or below it were read without checking CRCs, as broker
@@ -48,12 +61,34 @@ type ReplayReport struct {
 // seeded reports whether batches before FromOffset were left unread.
 func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
 
+// everyFrom is, for a seeded replay, where every batch was kept:
+// EveryBatchFrom, or FromOffset when the whole of what was read was kept.
+func (r *ReplayReport) everyFrom() int64 {
+	if r.EveryBatchFrom > 0 {
+		return r.EveryBatchFrom
+	}
+	return r.FromOffset
+}
+
 // Line is the one-line account the runbook prints.
 func (r *ReplayReport) Line() string {
 	if r.Mode == ReplaySnapshot {
 		crc := ""
 		if r.CRCFrom > 0 {
 			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
+		}
+		if r.EveryBatchFrom > 0 {
+			ps := make([]string, len(r.SpanProducers))
+			for i, p := range r.SpanProducers {
+				ps[i] = fmt.Sprint(p)
+			}
+			who := "producer"
+			if len(ps) > 1 {
+				who = "producers"
+			}
+			return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; up to offset %d only the batches of %s %s, whose transaction is open in it, were kept, every batch from offset %d on; the batches before offset %d were not read, nor the other batches before offset %d replayed (--full-replay reads them)",
+				r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason, r.EveryBatchFrom,
+				who, strings.Join(ps, ", "), r.EveryBatchFrom, r.FromOffset, r.EveryBatchFrom)
 		}
 		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; the batches and .txnindex files before offset %d were not read (--full-replay reads them)",
 			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason, r.FromOffset)

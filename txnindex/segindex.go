@@ -180,7 +180,21 @@ func (l *Log) compareIndex(si int32) {
 		seen[k{r.ProducerID, r.LastOffset}] = i
 	}
 	matched := make([]bool, len(rebuilt))
+	// A seeded replay that kept only the open transactions' batches
+	// before EveryBatchFrom rebuilds no entry whose marker is there:
+	// the entries on disk are not compared (MismatchReports would drop
+	// every difference), which on a span of a million batches is tens of
+	// thousands of explanations. The span held no mark of the cleaner
+	// (the loader reads it whole otherwise), so none of them is a marker
+	// it removed, the evidence markerRemovedEvidence looks for.
+	spanEnd := int64(-1)
+	if r := l.Replay; r.seeded() && r.EveryBatchFrom > 0 {
+		spanEnd = r.EveryBatchFrom
+	}
 	for _, d := range disk {
+		if d.LastOffset < spanEnd {
+			continue
+		}
 		i, ok := seen[k{d.ProducerID, d.LastOffset}]
 		if !ok {
 			m := IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d}
