@@ -53,6 +53,10 @@ type Partition struct {
 	Damage []*FormatError
 
 	shared []txnindex.Batch // what the segments were scanned into
+	// keepSpare: assemble keeps the shared slice's spare capacity
+	// (OpenPartitionTail: the partition lives for one diagnosis, and
+	// trimming copies every batch into fresh memory).
+	keepSpare bool
 }
 
 // SegmentFiles is one segment and its sibling index files.

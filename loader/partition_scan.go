@@ -255,12 +255,15 @@ func (p *Partition) assemble() {
 	batches := p.contiguous(total)
 	if batches == nil {
 		batches = makeBatches(0, total)
-	} else if cap(p.shared)-total > total/16 {
+	} else if cap(p.shared)-total > total/16 && !p.keepSpare {
 		// The estimate left much spare capacity: keep exactly the
 		// batches. The few percent scanner.add's estimate leaves
 		// (est/32) cost at most 4 bytes a batch; copying every batch
 		// to drop them cost a tenth of a snapshot-seeded diagnose's
-		// CPU (1 KiB batches, scripts/bench-diagnose.sh).
+		// CPU (1 KiB batches, scripts/bench-diagnose.sh). A span's
+		// estimate (partRegions) leaves more, which a diagnosis, done
+		// with the partition at once, keeps: the spare capacity was
+		// never touched in a fresh process.
 		batches = trimBatches(p.shared[:total])
 	}
 	p.shared = nil

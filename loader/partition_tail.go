@@ -251,6 +251,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			}
 		}
 	}
+	p.keepSpare = true
 	ndamage, nignored := len(p.Damage), len(p.Ignored)
 	loaded, err := p.scanSegments(ctx, dir, rl, o)
 	if errors.Is(err, errSpanWhole) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"sync"
 	"unsafe"
@@ -77,7 +78,7 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 	starts := append([]int64{f.Start}, cuts...)
 	ends := append(cuts[:len(cuts):len(cuts)], size)
 	start := len(into)
-	out, offs := partRegions(r, into, starts, ends, after)
+	out, offs := partRegions(r, into, starts, ends, after, f.Options)
 	parts := make([]scanner, len(starts))
 	errs := make([]error, len(starts))
 	var wg sync.WaitGroup
@@ -194,21 +195,33 @@ func totalLen(parts []scanner) int {
 // Otherwise the slack is 3% and 64 slots a part, as scanner.slot gives. It
 // returns a nil slice, and the parts then fill slices of their own, when a
 // sample finds no batches.
-func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, after int64) ([]txnindex.Batch, []int) {
+//
+// In a span (ScanOptions.span), where only the open transactions' batches
+// are kept, a part's bytes before the span's end count at the share of the
+// sample's batches kept: sized for every batch, the slice of a 1 GiB span
+// segment was 100 MB that the Go heap zeroes when it reuses memory
+// (diagnose of a log dir, serve), for the tenth of it used.
+func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, after int64, o ScanOptions) ([]txnindex.Batch, []int) {
 	est := make([]int, len(starts))
-	var bytes, sum int64
+	var bytes, all, sum int64
 	for i := range starts {
-		m := sampleMean(r, starts[i], ends[i])
+		m, count, kept := sampleBatches(r, starts[i], ends[i], o)
 		if m <= 0 {
 			return nil, nil
 		}
-		est[i] = int((ends[i] - starts[i]) / m)
+		n := (ends[i] - starts[i]) / m
+		if o.span != nil {
+			spanned := max(min(ends[i], o.spanUntil)-starts[i], 0)
+			n -= spanned / m * (count - kept) / count
+		}
+		est[i] = int(n)
 		bytes += ends[i] - starts[i]
+		all += (ends[i] - starts[i]) / m
 		sum += int64(est[i])
 	}
 	var later int
 	if after > 0 {
-		later = int(after / max(bytes/max(sum, 1), minBatchBytes))
+		later = int(after / max(bytes/max(all, 1), minBatchBytes))
 	}
 	need := len(into) + int(sum) + later
 	out := into
@@ -238,22 +251,38 @@ const sampleBytes = 64 << 10
 // there is none (a damaged header, a batch larger than the sample: the
 // parts then grow their own slices).
 func sampleMean(r io.ReaderAt, start, end int64) int64 {
+	m, _, _ := sampleBatches(r, start, end, ScanOptions{})
+	return m
+}
+
+// sampleBatches is sampleMean with the number of whole batches sampled
+// and, in a span (o.span), how many of them are of the producers the span
+// keeps (all when the sample is past it or a header is cut by the sample's
+// end). A producer is kept only from its open transaction's first offset
+// on, so this is the share at the span's end, where it is largest: a
+// region sized from the share at the part's start was outgrown, and the
+// join then copied every batch of the part again.
+func sampleBatches(r io.ReaderAt, start, end int64, o ScanOptions) (mean, count, kept int64) {
 	buf := make([]byte, min(end-start, sampleBytes))
 	n, _ := r.ReadAt(buf, start)
 	buf = buf[:n]
-	var pos, count int64
+	var pos int64
 	for pos+logOverhead <= int64(len(buf)) {
 		length := int64(int32(binary.BigEndian.Uint32(buf[pos+8:])))
 		if length < recordOverheadV0 || pos+logOverhead+length > int64(len(buf)) {
 			break
 		}
+		if sp := o.span; sp == nil || start+pos >= o.spanUntil || pos+batchHeaderSize > int64(len(buf)) ||
+			sp.keeps(txnindex.ProducerID(binary.BigEndian.Uint64(buf[pos+43:])), math.MinInt64) {
+			kept++
+		}
 		pos += logOverhead + length
 		count++
 	}
 	if count == 0 {
-		return 0
+		return 0, 0, 0
 	}
-	return pos / count
+	return pos / count, count, kept
 }
 
 // appendBatches is append that grows dst, when it must, to exactly what it

@@ -3,6 +3,8 @@ package loader
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -301,5 +303,73 @@ func TestOpenPartitionSplitEqualsUnsplit(t *testing.T) {
 				t.Fatalf("%s: %d batches, damage %v; want %d batches and the damage at %d", v.name, len(f.Batches), f.Damage, k, idx[k].Position)
 			}
 		}
+	}
+}
+
+// TestSplitScanSpanEqualsSequential: in a span (spanScan) a segment cut in
+// parts keeps what one walk keeps, the batches of the kept producer from
+// its first offset up to the span's end and every batch after, with the
+// same largest timestamp passed over; offsets missing in the span, inside a
+// part or exactly at a cut (which only the join sees), stop both walks with
+// errSpanWhole.
+func TestSplitScanSpanEqualsSequential(t *testing.T) {
+	clean, starts := splitFixture(t)
+	at := func(i int) int64 { return starts[i] }
+	scan := func(data []byte, cuts []int64) (*SegmentFile, int64, error) {
+		sp := newSpanScan(map[txnindex.ProducerID]int64{7: 20})
+		o := ScanOptions{span: sp, spanUntil: at(70)}
+		f, _, err := scanSegmentContext(context.Background(), bytes.NewReader(data), int64(len(data)), "00000000000000000000.log", o, nil, 0, 0, cuts)
+		return f, sp.maxTS, err
+	}
+	cutsList := [][]int64{{at(40)}, {at(30), at(60)}, {at(30), at(60), at(90)}, {at(69)}, {at(70)}, {at(71)}}
+	seq, seqTS, err := scan(clean, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := 0
+	for _, b := range seq.Batches {
+		if int64(b.Position()) < at(70) && (b.ProducerID != 7 || b.BaseOffset < 20) {
+			t.Fatalf("batch at offset %d of producer %d kept in the span", b.BaseOffset, b.ProducerID)
+		}
+	}
+	passed = 120 - len(seq.Batches)
+	if passed < 20 || seqTS < 0 {
+		t.Fatalf("%d batches passed over, largest timestamp %d: the fixture does not exercise the span", passed, seqTS)
+	}
+	for _, cuts := range cutsList {
+		split, ts, err := scan(clean, cuts)
+		if err != nil {
+			t.Fatalf("cuts %v: %v", cuts, err)
+		}
+		sameScan(t, fmt.Sprintf("span, cuts %v", cuts), seq, split)
+		if ts != seqTS {
+			t.Fatalf("cuts %v: largest timestamp passed over %d, the sequential scan %d", cuts, ts, seqTS)
+		}
+	}
+
+	// Five offsets missing from batch k on: every base offset after it
+	// moved up (the CRC does not cover the base offset).
+	gapAt := func(k int) []byte {
+		d := bytes.Clone(clean)
+		for i := k; i < len(starts); i++ {
+			p := starts[i]
+			binary.BigEndian.PutUint64(d[p:], binary.BigEndian.Uint64(d[p:])+5)
+		}
+		return d
+	}
+	for _, k := range []int{35, 40, 70} {
+		d := gapAt(k)
+		if _, _, err := scan(d, nil); !errors.Is(err, errSpanWhole) {
+			t.Fatalf("gap at batch %d: sequential scan error %v, want errSpanWhole", k, err)
+		}
+		for _, cuts := range cutsList {
+			if _, _, err := scan(d, cuts); !errors.Is(err, errSpanWhole) {
+				t.Fatalf("gap at batch %d, cuts %v: error %v, want errSpanWhole", k, cuts, err)
+			}
+		}
+	}
+	// After the span, a gap is the full read's to count: no error.
+	if _, _, err := scan(gapAt(90), []int64{at(40), at(80)}); err != nil {
+		t.Fatalf("gap after the span: %v", err)
 	}
 }
