@@ -9,7 +9,9 @@
 # segments of 1 KiB kmsg-encoded batches (transactional producers,
 # COMMIT/ABORT markers, idempotent batches), .index/.timeindex/.txnindex,
 # the producer .snapshot at each roll and a hanging transaction in the last
-# two segments. Then, each as a whole process, median of RUNS:
+# two segments. Then, each as a whole process, RUNS rounds of cat,
+# diagnose and diagnose-base in turn (FULL_RUNS of the two full replays
+# after), the median and quartiles of each:
 #
 #   cat             cat DIR/*.log > /dev/null
 #   diagnose        server diagnose DIR: from the newest snapshot (loader.OpenPartitionTail)
@@ -38,35 +40,50 @@ DIR=$WORK/logdir/bench-0
 LOGS=$(ls "$DIR"/*.log | tr '\n' ' ')
 NOW=2027-01-01T00:00:00Z
 
-# run NAME CMD...: RUNS timed runs; prints the median wall time and the
-# largest peak RSS.
-declare -A WALL CPU RSS
-run() {
+# once NAME CMD...: one timed run, its wall and CPU time appended to
+# TS[NAME] and CS[NAME], its peak RSS kept in RSS[NAME] when larger.
+declare -A WALL CPU RSS TS CS Q
+once() {
 	local name=$1
 	shift
-	local ts=() cs=() m=0 runs=$RUNS
-	case $name in full-replay | no-snapshots) runs=$FULL_RUNS ;; esac
-	for _ in $(seq "$runs"); do
-		/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" >/dev/null 2>"$WORK/err" || [ $? = 3 ]
-		read -r t u s k < <(tail -1 "$WORK/time")
-		ts+=("$t")
-		cs+=("$(echo "$u + $s" | bc -l)")
-		((k > m)) && m=$k
-	done
-	WALL[$name]=$(printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
-	CPU[$name]=$(printf '%s\n' "${cs[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
-	RSS[$name]=$((m / 1024))
-	printf '%-13s %7.2f s wall %7.2f s cpu  peak RSS %5d MB   (wall: %s)\n' "$name" "${WALL[$name]}" "${CPU[$name]}" "${RSS[$name]}" "${ts[*]}"
+	/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" >/dev/null 2>"$WORK/err" || [ $? = 3 ]
+	read -r t u s k < <(tail -1 "$WORK/time")
+	TS[$name]+="$t "
+	CS[$name]+="$(echo "$u + $s" | bc -l) "
+	((k / 1024 > ${RSS[$name]:-0})) && RSS[$name]=$((k / 1024))
+	return 0
+}
+# summary NAME: the median wall and CPU time and the wall quartiles of
+# NAME's runs.
+summary() {
+	local name=$1 n
+	sorted() { tr ' ' '\n' | grep . | sort -n; }
+	n=$(echo "${TS[$name]}" | sorted | wc -l)
+	WALL[$name]=$(echo "${TS[$name]}" | sorted | sed -n "$(((n + 1) / 2))p")
+	CPU[$name]=$(echo "${CS[$name]}" | sorted | sed -n "$(((n + 1) / 2))p")
+	Q[$name]="$(echo "${TS[$name]}" | sorted | sed -n "$((n / 4 + 1))p")-$(echo "${TS[$name]}" | sorted | sed -n "$((3 * n / 4 + 1))p")"
+	printf '%-13s %7.2f s wall (quartiles %s) %7.2f s cpu  peak RSS %5d MB   (wall: %s)\n' "$name" "${WALL[$name]}" "${Q[$name]}" "${CPU[$name]}" "${RSS[$name]}" "${TS[$name]}"
 }
 cat $LOGS >/dev/null # warm the page cache
-run cat cat $LOGS
-run diagnose "$WORK/server" diagnose --now $NOW "$DIR"
-# BASE=BINARY times an older build's seeded diagnose in the same run.
-[ -z "${BASE:-}" ] || run diagnose-base "$BASE" diagnose --now $NOW "$DIR"
-run full-replay "$WORK/server" diagnose --now $NOW --full-replay "$DIR"
+# RUNS rounds, each running cat, the seeded diagnose and BASE's in turn, so
+# that what else the VM does (its page faults come and go) hits all alike.
+for _ in $(seq "$RUNS"); do
+	once cat cat $LOGS
+	once diagnose "$WORK/server" diagnose --now $NOW "$DIR"
+	# BASE=BINARY times an older build's seeded diagnose in the same run.
+	[ -z "${BASE:-}" ] || once diagnose-base "$BASE" diagnose --now $NOW "$DIR"
+done
+for _ in $(seq "$FULL_RUNS"); do
+	once full-replay "$WORK/server" diagnose --now $NOW --full-replay "$DIR"
+done
 mkdir -p "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
-run no-snapshots "$WORK/server" diagnose --now $NOW "$DIR"
+for _ in $(seq "$FULL_RUNS"); do
+	once no-snapshots "$WORK/server" diagnose --now $NOW "$DIR"
+done
 mv "$WORK/snapshots/"*.snapshot "$DIR/"
+for n in cat diagnose ${BASE:+diagnose-base} full-replay no-snapshots; do
+	summary "$n"
+done
 "$WORK/server" diagnose --now $NOW "$DIR" | sed -n 2,4p || true
 for n in diagnose ${BASE:+diagnose-base} full-replay no-snapshots; do
 	printf '%-13s %.2fx cat (wall), %.2fx cat (cpu)\n' "$n" "$(echo "${WALL[$n]} / ${WALL[cat]}" | bc -l)" "$(echo "${CPU[$n]} / ${CPU[cat]}" | bc -l)"
