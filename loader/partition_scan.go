@@ -200,7 +200,9 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	if index != nil {
 		cuts = splitPoints(index.Entries, from, size, parts)
 	}
-	f, grown, err := scanSegmentFrom(ctx, fh, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
+	r, unmap := scanReader(fh, size, from, o)
+	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
+	unmap()
 	*shared = grown
 	fh.Close()
 	side.Wait()

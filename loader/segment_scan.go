@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"runtime/debug"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -142,7 +143,20 @@ func (s *scanner) note(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
 }
 
-func (s *scanner) scan() error {
+func (s *scanner) scan() (err error) {
+	if s.w.mappedFile {
+		// A mapped file (mmap.go) truncated meanwhile faults past its
+		// new end: a short read, as pread would give.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+					panic(r)
+				}
+				err = s.readFailed(io.ErrUnexpectedEOF)
+			}
+		}()
+	}
 	defer func() {
 		if s.zstd != nil {
 			s.zstd.Close()

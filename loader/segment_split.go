@@ -84,7 +84,7 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 	var wg sync.WaitGroup
 	for i := range parts {
 		s := &parts[i]
-		*s = scanner{name: f.Name, w: window{r: r, size: ends[i], fill: scanFill}, opts: f.Options, ctx: ctx, pos: starts[i]}
+		*s = scanner{name: f.Name, w: scanWindow(r, ends[i]), opts: f.Options, ctx: ctx, pos: starts[i]}
 		// slot sizes an outgrown region from the bytes walked so far
 		// (before + pos): here only this part's.
 		s.before = -starts[i]
@@ -136,7 +136,7 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 			// cut inside a batch, damage found just before a cut
 			// (or real), offsets going backwards at the cut, an
 			// error reading: the single walk decides what they are.
-			t := scanner{name: f.Name, w: window{r: r, size: size, fill: scanFill}, opts: f.Options, ctx: ctx,
+			t := scanner{name: f.Name, w: scanWindow(r, size), opts: f.Options, ctx: ctx,
 				pos: starts[i], batches: out[:cur], before: before, after: after, lastOffset: last, haveLast: haveLast}
 			if err := t.scan(); err != nil {
 				return into, err

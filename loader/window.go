@@ -21,6 +21,10 @@ type window struct {
 	// large batches then touches a page per batch, not the whole file.
 	spacing int64
 
+	// mappedFile: data is a mapping of a file (mmap.go), which faults
+	// where the file was truncated since.
+	mappedFile bool
+
 	buf   []byte
 	start int64
 	n     int
