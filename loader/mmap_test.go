@@ -37,30 +37,37 @@ func bigBatchSegment(t *testing.T, n int) (string, []int64) {
 	return path, starts
 }
 
-func lowerMmapMin(t *testing.T) {
+// mappedSegment is bigBatchSegment(t, 600) opened and mapped for a
+// header scan (the least size to map lowered for it): its path, batch
+// starts, file, size and mapping, all closed when the test ends.
+func mappedSegment(t *testing.T) (string, []int64, *os.File, int64, io.ReaderAt) {
+	t.Helper()
 	old := mmapMinBytes
 	mmapMinBytes = 1 << 20
 	t.Cleanup(func() { mmapMinBytes = old })
+	path, starts := bigBatchSegment(t, 600)
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fh.Close() })
+	st, err := fh.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, done := scanReader(fh, st.Size(), 0, HeaderScanOptions)
+	t.Cleanup(done)
+	if mapped(r) == nil {
+		t.Fatalf("a header scan of %d bytes of 4 KiB batches is not mapped", st.Size())
+	}
+	return path, starts, fh, st.Size(), r
 }
 
 // TestMappedScanEqualsPread: a header scan of a segment of 4 KiB batches
 // maps it, and finds what the pread scan finds, walked whole or cut in
 // parts; a CRC scan and a segment of small batches are read with pread.
 func TestMappedScanEqualsPread(t *testing.T) {
-	lowerMmapMin(t)
-	path, starts := bigBatchSegment(t, 600)
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	st, _ := fh.Stat()
-	size := st.Size()
-	r, done := scanReader(fh, size, 0, HeaderScanOptions)
-	defer done()
-	if mapped(r) == nil {
-		t.Fatalf("a header scan of %d bytes of 4 KiB batches is not mapped", size)
-	}
+	_, starts, fh, size, r := mappedSegment(t)
 	if r, done := scanReader(fh, size, 0, DefaultScanOptions); mapped(r) != nil {
 		done()
 		t.Fatal("a CRC scan is mapped")
@@ -104,20 +111,7 @@ func TestMappedScanEqualsPread(t *testing.T) {
 // end; the scan reports the file changed, keeps the batches before, and
 // does not crash. So does a read of the mapping there.
 func TestMappedScanTruncated(t *testing.T) {
-	lowerMmapMin(t)
-	path, starts := bigBatchSegment(t, 600)
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	st, _ := fh.Stat()
-	size := st.Size()
-	r, done := scanReader(fh, size, 0, HeaderScanOptions)
-	defer done()
-	if mapped(r) == nil {
-		t.Fatal("not mapped")
-	}
+	path, starts, _, size, r := mappedSegment(t)
 	cut := starts[300] + 100
 	if err := os.Truncate(path, cut); err != nil {
 		t.Fatal(err)
