@@ -41,19 +41,24 @@ func (m *mappedReaderAt) ReadAt(p []byte, off int64) (n int, err error) {
 		return 0, io.EOF
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			n, err = 0, io.ErrUnexpectedEOF
-		}
-	}()
+	defer onFault(func() { n, err = 0, io.ErrUnexpectedEOF })
 	n = copy(p, m.b[off:])
 	if n < len(p) {
 		err = io.EOF
 	}
 	return n, err
+}
+
+// onFault, deferred by a goroutine reading a mapping with
+// debug.SetPanicOnFault set, runs then on a memory fault (the file shrank
+// under the mapping) instead of the panic; any other panic goes on.
+func onFault(then func()) {
+	if r := recover(); r != nil {
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		then()
+	}
 }
 
 // scanReader is what a header scan of fh's [from, size) reads: a mapping

@@ -219,13 +219,14 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	rl := dirListing{segs: l.segs, bases: l.bases[k:], from: start}
 	if from < full {
 		kf := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > full }) - 1
-		fullBase, fullPos := l.bases[kf], int64(0)
-		if full > fullBase {
-			fullPos, fullBase = indexFloor(dir, l.segs[l.bases[kf]], full)
+		// everyFrom is the base offset of the batch at fullPos.
+		fullPos, everyFrom := int64(0), l.bases[kf]
+		if full > everyFrom {
+			fullPos, everyFrom = indexFloor(dir, l.segs[l.bases[kf]], full)
 		}
 		if kf > k || fullPos > start {
 			rl.span, rl.fullBase, rl.fullPos = newSpanScan(keep), l.bases[kf], fullPos
-			r.EveryBatchFrom = fullBase
+			r.EveryBatchFrom = everyFrom
 			for pid := range keep {
 				r.SpanProducers = append(r.SpanProducers, pid)
 			}

@@ -148,14 +148,7 @@ func (s *scanner) scan() (err error) {
 		// A mapped file (mmap.go) truncated meanwhile faults past its
 		// new end: a short read, as pread would give.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if r := recover(); r != nil {
-				if _, fault := r.(interface{ Addr() uintptr }); !fault {
-					panic(r)
-				}
-				err = s.readFailed(io.ErrUnexpectedEOF)
-			}
-		}()
+		defer onFault(func() { err = s.readFailed(io.ErrUnexpectedEOF) })
 	}
 	defer func() {
 		if s.zstd != nil {
