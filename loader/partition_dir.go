@@ -93,6 +93,14 @@ func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 	return o
 }
 
+// numbered is options for the i-th listed segment, whose batches are
+// numbered i (assemble renumbers them only when a swap moved it).
+func (l dirListing) numbered(i int, o ScanOptions) ScanOptions {
+	o = l.options(l.bases[i], o)
+	o.segment = int32(i)
+	return o
+}
+
 // startAt is where the scan of the segment at base begins.
 func (l dirListing) startAt(base int64) int64 {
 	if len(l.bases) > 0 && base == l.bases[0] {

@@ -43,8 +43,8 @@ func (p *Partition) scanSegments(ctx context.Context, dir string, l dirListing, 
 	// the later segments (scanner.add), bounded by what they can hold.
 	var shared []txnindex.Batch
 	loaded := make([]*SegmentFiles, 0, len(bases))
-	for _, b := range bases {
-		sf, err := p.loadSegment(ctx, dir, segs[b], l.options(b, o), &shared, done, remaining, cores, l.startAt(b))
+	for i, b := range bases {
+		sf, err := p.loadSegment(ctx, dir, segs[b], l.numbered(i, o), &shared, done, remaining, cores, l.startAt(b))
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (p *Partition) loadSegmentsParallel(ctx context.Context, dir string, l dirL
 				r := &results[i]
 				var own []txnindex.Batch
 				parts := int(min((sizes[i]+share-1)/share, int64(workers)))
-				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], l.options(bases[i], o), &own, 0, sizes[i], parts, l.startAt(bases[i]))
+				r.sf, r.err = r.part.loadSegment(ctx, dir, segs[bases[i]], l.numbered(i, o), &own, 0, sizes[i], parts, l.startAt(bases[i]))
 			}
 		}()
 	}
@@ -150,62 +150,70 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 			p.Ignored = append(p.Ignored, IgnoredFile{s.log, "replaced by " + s.swapLog})
 		}
 	}
-	// The .index is read first: its entries are where the scan may cut
-	// the segment. Its damage is reported after the .log's, as before.
-	var index *OffsetIndex
-	var indexErr error
+	path := filepath.Join(dir, logName)
+	fh, size, err := openInside(path)
+	if err != nil {
+		return nil, err
+	}
+	from = min(from, size)
+	// Where the scan may cut the segment: a few entries of its .index,
+	// read in place (indexCuts), so that no core waits for the whole
+	// index to be decoded first.
+	var cuts []int64
 	if idx != "" {
-		indexErr = withFile(filepath.Join(dir, idx), func(fh *os.File, size int64) error {
-			var err error
-			index, err = ReadOffsetIndex(fh, size, idx, s.base)
-			return err
+		_ = withFile(filepath.Join(dir, idx), func(ih *os.File, isize int64) error {
+			cuts = indexCuts(ih, isize, from, size, parts)
+			return nil
 		})
 	}
-	// The .timeindex and .txnindex are read while the .log is scanned:
-	// they are decoded into fresh memory too (a 1 GiB segment of 1 KiB
-	// batches has 250,000 .timeindex entries), on the core a cut-less
-	// scan leaves idle. Their damage is still reported after the .log's.
+	// The index files are decoded while the .log is scanned, into fresh
+	// memory (a 1 GiB segment of 1 KiB batches has 250,000 entries in each
+	// of .index and .timeindex): by a goroutine of their own beside a
+	// cut-less scan, which leaves a core idle; by the parts' goroutines as
+	// they finish when the segment is cut (sideReads). Their damage is
+	// still reported after the .log's.
 	type read struct {
 		x   any
 		err error // the file's damage (a *FormatError) or a failure
 	}
-	var tr, xr read
-	var side sync.WaitGroup
-	if tim != "" || txn != "" {
-		side.Go(func() {
-			if tim != "" {
-				tr.err = withFile(filepath.Join(dir, tim), func(fh *os.File, size int64) error {
-					x, err := ReadTimeIndex(fh, size, tim, s.base)
-					tr.x = x
-					return err
-				})
-			}
-			if txn != "" {
-				xr.err = withFile(filepath.Join(dir, txn), func(fh *os.File, size int64) error {
-					x, err := ReadTxnIndexFile(fh, size, txn, s.base)
-					xr.x = x
-					return err
-				})
-			}
+	var ir, tr, xr read
+	var side sideReads
+	if idx != "" {
+		side.add(func() {
+			ir.err = withFile(filepath.Join(dir, idx), func(fh *os.File, size int64) error {
+				x, err := ReadOffsetIndex(fh, size, idx, s.base)
+				ir.x = x
+				return err
+			})
 		})
 	}
-	path := filepath.Join(dir, logName)
-	fh, size, err := openInside(path)
-	if err != nil {
-		side.Wait()
-		return nil, err
+	if tim != "" {
+		side.add(func() {
+			tr.err = withFile(filepath.Join(dir, tim), func(fh *os.File, size int64) error {
+				x, err := ReadTimeIndex(fh, size, tim, s.base)
+				tr.x = x
+				return err
+			})
+		})
 	}
-	from = min(from, size)
-	var cuts []int64
-	if index != nil {
-		cuts = splitPoints(index.Entries, from, size, parts)
+	if txn != "" {
+		side.add(func() {
+			xr.err = withFile(filepath.Join(dir, txn), func(fh *os.File, size int64) error {
+				x, err := ReadTxnIndexFile(fh, size, txn, s.base)
+				xr.x = x
+				return err
+			})
+		})
+	}
+	if len(cuts) == 0 {
+		go side.drain()
 	}
 	r, unmap := scanReader(fh, size, from, o)
-	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts)
+	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts, side.drain)
 	unmap()
 	*shared = grown
 	fh.Close()
-	side.Wait()
+	side.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -217,8 +225,8 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	p.Damage = append(p.Damage, f.Damage...)
 
 	if idx != "" {
-		out.Index = index
-		if err := p.damage(indexErr); err != nil {
+		out.Index, _ = ir.x.(*OffsetIndex)
+		if err := p.damage(ir.err); err != nil {
 			return nil, err
 		}
 	}
@@ -279,8 +287,13 @@ func (p *Partition) assemble() {
 		}
 		hi := lo + len(s.Log.Batches)
 		next = hi
-		for i := lo; i < hi; i++ {
-			batches[i].Segment = int32(si)
+		if s.Log.Options.segment != int32(si) {
+			// A swap dropped a segment before this one (or the
+			// batches came from elsewhere): the scan numbered them
+			// by their place in the listing.
+			for i := lo; i < hi; i++ {
+				batches[i].Segment = int32(si)
+			}
 		}
 		s.Log.Batches = batches[lo:hi:hi]
 
