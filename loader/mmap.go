@@ -19,6 +19,15 @@ import (
 // batch size at its start is at least mmapMinMean; otherwise it is read
 // with pread (scanFileContext says why that is the default).
 //
+// Nor is it mapped when the batches are so large that pread reads only
+// their headers (window.spacing: a mean of more than an eighth of the
+// read-ahead, mmapMaxMean): what a fault costs depends on how the page
+// cache holds the file. Filled by large writes, it holds 2 MiB folios and a
+// fault maps one whole (64 KiB batches: 0.009 s a GiB); read back through
+// readahead after an eviction, it holds small ones, the kernel maps 64-200
+// KiB a fault and a mapped walk of 64 KiB batches cost 0.030 s a GiB, where
+// a pread per header costs 0.013 s either way.
+//
 // A file truncated while it is mapped raises SIGBUS on the pages past its
 // new end: every goroutine reading the mapping does so with
 // debug.SetPanicOnFault, and a fault is reported as the short read pread
@@ -32,6 +41,10 @@ var (
 	mmapMinMean  int64 = 2 << 10
 	mmapMinBytes int64 = 16 << 20
 )
+
+// mmapMaxMean is the mean batch size from which the window reads headers
+// only (window.at: fewer than 8 of them in a fill).
+const mmapMaxMean = scanFill / 8
 
 // mappedReaderAt is a read-only mapping of a file's first len(b) bytes.
 type mappedReaderAt struct{ b []byte }
@@ -68,7 +81,7 @@ func scanReader(fh *os.File, size, from int64, o ScanOptions) (r io.ReaderAt, do
 	if o.VerifyCRC || size-from < mmapMinBytes || size > 1<<31 {
 		return fh, func() {}
 	}
-	if m, _, _ := sampleBatches(fh, from, size, ScanOptions{}); m < mmapMinMean {
+	if m, _, _ := sampleBatches(fh, from, size, ScanOptions{}); m < mmapMinMean || m > mmapMaxMean {
 		return fh, func() {}
 	}
 	b, err := mapFile(fh, size)

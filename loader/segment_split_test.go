@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -372,4 +373,42 @@ func TestSplitScanSpanEqualsSequential(t *testing.T) {
 	if _, _, err := scan(gapAt(90), []int64{at(40), at(80)}); err != nil {
 		t.Fatalf("gap after the span: %v", err)
 	}
+}
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r    io.ReaderAt
+	read int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.read += int64(n)
+	return n, err
+}
+
+// TestHeaderScanOfLargeBatchesReadsHeaders: a header scan of batches of
+// 100 KB, each followed by its transaction's marker, reads their headers
+// (and the markers' records), not the file: the read-ahead follows the
+// mean batch size, so a marker of 78 bytes does not make the next header's
+// read a fill of 256 KiB.
+func TestHeaderScanOfLargeBatchesReadsHeaders(t *testing.T) {
+	var data []byte
+	off := int64(0)
+	for i := range 400 {
+		rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: 7, ProducerEpoch: 4, FirstSequence: int32(4 * i), Attributes: 0x10}
+		data = append(data, batch(t, rb, codecNone, records(4, 25000))...)
+		off += 4
+		data = append(data, marker(t, off, 7, i%2 == 0, 4)...)
+		off++
+	}
+	c := &countingReaderAt{r: bytes.NewReader(data)}
+	f, err := NewSegmentWith(c, int64(len(data)), "00000000000000000000.log", HeaderScanOptions)
+	if err != nil || len(f.Damage) != 0 || len(f.Batches) != 800 {
+		t.Fatalf("scan: %v, damage %v, %d batches, want 800", err, f.Damage, len(f.Batches))
+	}
+	if c.read > int64(len(data))/4 {
+		t.Fatalf("the header scan read %d bytes of a %d-byte file of 100 KB batches, want under a quarter", c.read, len(data))
+	}
+	t.Logf("read %d of %d bytes", c.read, len(data))
 }

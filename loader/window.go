@@ -16,7 +16,7 @@ type window struct {
 	fill int // read-ahead per refill
 
 	// spacing is the caller's estimate of the distance to the next read
-	// (the last batch's size). When fewer than 8 reads would share a
+	// (a moving mean of the batch sizes). When fewer than 8 reads would share a
 	// fill, a read takes only the bytes asked for: a header-only scan of
 	// large batches then touches a page per batch, not the whole file.
 	spacing int64
