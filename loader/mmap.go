@@ -76,19 +76,22 @@ func onFault(then func()) {
 
 // scanReader is what a header scan of fh's [from, size) reads: a mapping
 // of the file when o and the batches there make it worth one (see above),
-// else fh itself. done removes the mapping.
+// else fh itself. done removes the mapping, in the background.
 func scanReader(fh *os.File, size, from int64, o ScanOptions) (r io.ReaderAt, done func()) {
 	if o.VerifyCRC || size-from < mmapMinBytes || size > 1<<31 {
 		return fh, func() {}
 	}
-	if m, _, _ := sampleBatches(fh, from, size, ScanOptions{}); m < mmapMinMean || m > mmapMaxMean {
+	if m := sampleMean(fh, from, size); m < mmapMinMean || m > mmapMaxMean {
 		return fh, func() {}
 	}
 	b, err := mapFile(fh, size)
 	if err != nil {
 		return fh, func() {}
 	}
-	return &mappedReaderAt{b}, func() { unmapFile(b) }
+	// Removing the mapping tears down a page table entry for every page
+	// faulted in (a 1 GiB segment of 4 KiB batches: 15 ms), which nothing
+	// waits for: nothing reads the mapping once the scan is done.
+	return &mappedReaderAt{b}, func() { go unmapFile(b) }
 }
 
 // mapped is the mapping r reads, nil if r is not one.

@@ -73,11 +73,11 @@ func TestMappedScanEqualsPread(t *testing.T) {
 		t.Fatal("a CRC scan is mapped")
 	}
 	for _, cuts := range [][]int64{nil, {starts[300]}, {starts[200], starts[400]}, {starts[200] + 7}} {
-		want, _, err := scanSegmentFrom(context.Background(), fh, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, cuts, nil)
+		want, _, err := scanSegmentFrom(context.Background(), fh, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, split{cuts: cuts}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := scanSegmentFrom(context.Background(), r, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, cuts, nil)
+		got, _, err := scanSegmentFrom(context.Background(), r, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, split{cuts: cuts}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestMappedScanTruncated(t *testing.T) {
 		t.Fatalf("read of the mapping past the truncation: %v, want io.ErrUnexpectedEOF", err)
 	}
 	for _, cuts := range [][]int64{nil, {starts[150]}, {starts[150], starts[450]}} {
-		f, _, err := scanSegmentFrom(context.Background(), r, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, cuts, nil)
+		f, _, err := scanSegmentFrom(context.Background(), r, size, 0, "00000000000000000000.log", HeaderScanOptions, nil, 0, 0, split{cuts: cuts}, nil)
 		if err != nil {
 			t.Fatalf("cuts %v: %v", cuts, err)
 		}

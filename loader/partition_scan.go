@@ -156,13 +156,17 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 		return nil, err
 	}
 	from = min(from, size)
-	// Where the scan may cut the segment: a few entries of its .index,
-	// read in place (indexCuts), so that no core waits for the whole
-	// index to be decoded first.
-	var cuts []int64
+	// Where the scan may cut the segment, and where it samples the parts
+	// for their batch counts: a few dozen entries of its .index, read in
+	// place (rawIndex), so that no core waits for the whole index to be
+	// decoded first.
+	var sp split
 	if idx != "" {
 		_ = withFile(filepath.Join(dir, idx), func(ih *os.File, isize int64) error {
-			cuts = indexCuts(ih, isize, from, size, parts)
+			x := newRawIndex(ih, isize)
+			if sp.cuts = x.cuts(from, size, parts); len(sp.cuts) > 0 {
+				sp.spots = x.sampleSpots(append([]int64{from}, sp.cuts...), append(sp.cuts[:len(sp.cuts):len(sp.cuts)], size))
+			}
 			return nil
 		})
 	}
@@ -205,11 +209,11 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 			})
 		})
 	}
-	if len(cuts) == 0 {
+	if len(sp.cuts) == 0 {
 		go side.drain()
 	}
 	r, unmap := scanReader(fh, size, from, o)
-	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), cuts, side.drain)
+	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), sp, side.drain)
 	unmap()
 	*shared = grown
 	fh.Close()

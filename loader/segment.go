@@ -208,7 +208,7 @@ const scanFill = 256 << 10
 // the parts of the file between cuts (batch start positions from its .index)
 // on as many goroutines (scanParts).
 func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64) (*SegmentFile, []txnindex.Batch, error) {
-	return scanSegmentFrom(ctx, r, size, 0, name, o, into, before, after, cuts, nil)
+	return scanSegmentFrom(ctx, r, size, 0, name, o, into, before, after, split{cuts: cuts}, nil)
 }
 
 // scanSegmentFrom is scanSegmentContext starting at byte from, a batch
@@ -216,7 +216,7 @@ func scanSegmentContext(ctx context.Context, r io.ReaderAt, size int64, name str
 //
 // idle, when not nil, is called by each part's goroutine of a cut segment
 // when its walk is done (loadSegment decodes the index files then).
-func scanSegmentFrom(ctx context.Context, r io.ReaderAt, size, from int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, cuts []int64, idle func()) (*SegmentFile, []txnindex.Batch, error) {
+func scanSegmentFrom(ctx context.Context, r io.ReaderAt, size, from int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64, sp split, idle func()) (*SegmentFile, []txnindex.Batch, error) {
 	if size < 0 || from < 0 || from > size {
 		return nil, into, fmt.Errorf("loader: %s: negative size %d or start %d outside it", name, size, from)
 	}
@@ -225,8 +225,8 @@ func scanSegmentFrom(ctx context.Context, r io.ReaderAt, size, from int64, name 
 		f.BaseOffset = base
 	}
 	br, inMemory := r.(*bytesReaderAt)
-	if len(cuts) > 0 && !inMemory {
-		grown, err := scanParts(ctx, r, f, into, before, after, cuts, idle)
+	if len(sp.cuts) > 0 && !inMemory {
+		grown, err := scanParts(ctx, r, f, into, before, after, sp, idle)
 		if err != nil {
 			return nil, into, err
 		}

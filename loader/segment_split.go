@@ -65,37 +65,121 @@ func splitPointsAt(n int, pos func(int) int64, from, size int64, parts int) []in
 	return cuts
 }
 
-// indexCuts is splitPoints over the .index file r of isize bytes, for the
-// bytes [from, size) of its segment, read in place: two dozen 8-byte reads
-// a cut, where decoding the index first (ReadOffsetIndex: 250,000 entries
-// for 1 GiB of 1 KiB batches) kept both cores waiting 3 ms. The entries end
-// where ReadOffsetIndex stops, at the zero-filled preallocated tail (the
-// first entry after the first whose relative offset is 0). A damaged index
-// gives cuts the join refuses, like splitPoints over a damaged one; one
-// that cannot be read gives none.
-func indexCuts(r io.ReaderAt, isize, from, size int64, parts int) []int64 {
+// rawIndex is a .index file read in place, an entry at a time: the scan
+// plans its parts (cuts, sampleSpots) from a few dozen entries, where
+// decoding the index first (ReadOffsetIndex: 250,000 entries for 1 GiB of
+// 1 KiB batches) kept both cores waiting 3 ms. The entries end where
+// ReadOffsetIndex stops, at the zero-filled preallocated tail (the first
+// entry after the first whose relative offset is 0). A damaged index gives
+// cuts the join refuses and sample spots that misjudge the parts, as a
+// decoded damaged one would; one that cannot be read gives none.
+type rawIndex struct {
+	r      io.ReaderAt
+	n      int
+	failed bool
+}
+
+func newRawIndex(r io.ReaderAt, isize int64) *rawIndex {
+	x := &rawIndex{r: r}
+	if slots := int(min(isize/offsetIndexEntrySize, math.MaxInt32)); slots > 0 {
+		x.n = 1 + sort.Search(slots-1, func(i int) bool { rel, _ := x.entry(i + 1); return rel == 0 })
+	}
+	return x
+}
+
+func (x *rawIndex) entry(i int) (rel int32, pos int64) {
+	var b [offsetIndexEntrySize]byte
+	if _, err := x.r.ReadAt(b[:], int64(i)*offsetIndexEntrySize); err != nil {
+		x.failed = true
+		return 0, 0
+	}
+	return int32(binary.BigEndian.Uint32(b[:])), int64(int32(binary.BigEndian.Uint32(b[4:])))
+}
+
+func (x *rawIndex) pos(i int) int64 {
+	_, p := x.entry(i)
+	return p
+}
+
+// cuts is splitPoints over the entries: where the bytes [from, size) of the
+// segment are cut for parts goroutines.
+func (x *rawIndex) cuts(from, size int64, parts int) []int64 {
 	if min(parts, int((size-from)/minSplitPart)) < 2 {
 		return nil
 	}
-	slots := int(min(isize/offsetIndexEntrySize, math.MaxInt32))
-	failed := false
-	entry := func(i int) (rel int32, pos int64) {
-		var b [offsetIndexEntrySize]byte
-		if _, err := r.ReadAt(b[:], int64(i)*offsetIndexEntrySize); err != nil {
-			failed = true
-			return 0, 0
+	if c := splitPointsAt(x.n, x.pos, from, size, parts); !x.failed {
+		return c
+	}
+	return nil
+}
+
+// sampleSpots returns, for each part [starts[i], ends[i]), the batch starts
+// partRegions samples it at: the part's start and the first entries at or
+// past even steps of its bytes, one for every spotBytes of the part, up to
+// maxSpots. A part's batches are counted from samples spread over its
+// bytes: from its start alone, the count was misjudged by more than the
+// slack (1 GiB of 4 KiB batches and markers: every part outgrew its
+// region, and the join copied every batch into fresh memory); spread over
+// its entries, the bytes of batches larger than the index interval (an
+// entry each) were undersampled.
+func (x *rawIndex) sampleSpots(starts, ends []int64) [][]int64 {
+	spots := make([][]int64, len(starts))
+	for i, start := range starts {
+		end := ends[i]
+		spots[i] = []int64{start}
+		k := int(spotSteps(end - start))
+		if x.n == 0 || k < 2 {
+			continue
 		}
-		return int32(binary.BigEndian.Uint32(b[:])), int64(int32(binary.BigEndian.Uint32(b[4:])))
+		// The part's entries' positions, read at once when they are
+		// few enough (4 MiB: the whole .index of a 2 GiB segment at
+		// the default interval), else entry by entry.
+		lo := sort.Search(x.n, func(j int) bool { return x.pos(j) > start })
+		hi := sort.Search(x.n, func(j int) bool { return x.pos(j) >= end })
+		pos := x.pos
+		if n := hi - lo; n > 0 && n <= 1<<19 {
+			b := make([]byte, n*offsetIndexEntrySize)
+			if _, err := x.r.ReadAt(b, int64(lo)*offsetIndexEntrySize); err != nil {
+				x.failed = true
+			}
+			pos = func(j int) int64 {
+				return int64(int32(binary.BigEndian.Uint32(b[(j-lo)*offsetIndexEntrySize+4:])))
+			}
+		}
+		at := lo
+		for j := 1; j < k; j++ {
+			want := start + (end-start)*int64(j)/int64(k)
+			at += sort.Search(hi-at, func(m int) bool { return pos(at+m) >= want })
+			if at == hi {
+				break
+			}
+			if p := pos(at); p > spots[i][len(spots[i])-1] && p < end {
+				spots[i] = append(spots[i], p)
+			}
+		}
 	}
-	n := 0
-	if slots > 0 {
-		n = 1 + sort.Search(slots-1, func(i int) bool { rel, _ := entry(i + 1); return rel == 0 })
-	}
-	cuts := splitPointsAt(n, func(i int) int64 { _, p := entry(i); return p }, from, size, parts)
-	if failed {
+	if x.failed {
 		return nil
 	}
-	return cuts
+	return spots
+}
+
+// spotBytes and maxSpots: a part is sampled once for every spotBytes of
+// it, at most maxSpots times (sampleBytes each: 2 MiB of a 512 MiB part).
+// A variable for the tests.
+var spotBytes int64 = 8 << 20
+
+const maxSpots = 32
+
+// spotSteps is how many spots a part of n bytes is sampled at.
+func spotSteps(n int64) int64 { return min(max(n/spotBytes, 1), maxSpots) }
+
+// split is how scanSegmentFrom cuts a segment: at cuts (strictly
+// increasing, inside the file), each part sampled at its spots (nil: at
+// its start).
+type split struct {
+	cuts  []int64
+	spots [][]int64
 }
 
 // scanParts is scanSegmentContext's walk of the file f describes, cut at
@@ -112,12 +196,20 @@ func indexCuts(r io.ReaderAt, isize, from, size int64, parts int) []int64 {
 // zeroing of fresh pages costs as much as the copy from the page cache).
 // A part that outgrows its region moves to a slice of its own (scanner.slot)
 // and the join copies everything once into an exact slice.
-func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnindex.Batch, before, after int64, cuts []int64, idle func()) ([]txnindex.Batch, error) {
+func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnindex.Batch, before, after int64, sp split, idle func()) ([]txnindex.Batch, error) {
 	size := f.Size
+	cuts := sp.cuts
 	starts := append([]int64{f.Start}, cuts...)
 	ends := append(cuts[:len(cuts):len(cuts)], size)
 	start := len(into)
-	out, offs := partRegions(r, into, starts, ends, after, f.Options)
+	spots := sp.spots
+	if len(spots) != len(starts) {
+		spots = make([][]int64, len(starts))
+		for i := range starts {
+			spots[i] = []int64{starts[i]}
+		}
+	}
+	out, offs := partRegions(r, into, starts, ends, spots, after, f.Options)
 	parts := make([]scanner, len(starts))
 	errs := make([]error, len(starts))
 	var wg sync.WaitGroup
@@ -236,24 +328,32 @@ func totalLen(parts []scanner) int {
 // segment: into's batches, then a region per part for its estimated batch
 // count plus slack, then room for the after bytes of later segments at the
 // mean size. offs[i] is part i's first slot and offs[i+1] its end. A part's
-// estimate is its bytes over the mean batch size of the first 64 KiB at its
-// start (sampleMean). When into's capacity holds the estimates (an earlier
-// segment sized it for this one), the slack is what it has left, shared in
-// proportion: a new slice would hold the batches twice at the copy.
-// Otherwise the slack is 3% and 64 slots a part, as scanner.slot gives. It
-// returns a nil slice, and the parts then fill slices of their own, when a
-// sample finds no batches.
+// estimate is its bytes over the mean batch size of samples of sampleBytes
+// at its spots (sampleBatches). When into's capacity holds the estimates
+// (an earlier segment sized it for this one), the slack is what it has
+// left, shared in proportion: a new slice would hold the batches twice at
+// the copy. Otherwise a part's slack is three standard errors of its
+// estimate (the spread of the sampled sizes over the square root of their
+// number), between 1/32 and 1/24, plus 64 slots: a part that outgrows its
+// region costs a copy of every batch, and more than 1/16 left over costs
+// assemble one. It returns a nil slice, and the parts then fill slices of
+// their own, when a sample finds no batches.
 //
 // In a span (ScanOptions.span), where only the open transactions' batches
 // are kept, a part's bytes before the span's end count at the share of the
 // sample's batches kept: sized for every batch, the slice of a 1 GiB span
 // segment was 100 MB that the Go heap zeroes when it reuses memory
 // (diagnose of a log dir, serve), for the tenth of it used.
-func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, after int64, o ScanOptions) ([]txnindex.Batch, []int) {
+func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, spots [][]int64, after int64, o ScanOptions) ([]txnindex.Batch, []int) {
 	est := make([]int, len(starts))
-	var bytes, all, sum int64
+	slack := make([]int64, len(starts))
+	var bytes, all, sum, slacks int64
 	for i := range starts {
-		m, count, kept := sampleBatches(r, starts[i], ends[i], o)
+		// Samples no longer than the steps between the spots: the
+		// bytes of a part sampled twice would weigh twice.
+		window := min(sampleBytes, (ends[i]-starts[i])/spotSteps(ends[i]-starts[i]))
+		sm := sampleBatches(r, spots[i], ends[i], window, o)
+		m, count, kept := sm.mean(), sm.count, sm.kept
 		if m <= 0 {
 			return nil, nil
 		}
@@ -263,9 +363,11 @@ func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, aft
 			n -= spanned / m * (count - kept) / count
 		}
 		est[i] = int(n)
+		slack[i] = int64(float64(n)*min(max(3*sm.relErr(), 1.0/32), 1.0/24)) + 64
 		bytes += ends[i] - starts[i]
 		all += (ends[i] - starts[i]) / m
 		sum += int64(est[i])
+		slacks += slack[i]
 	}
 	var later int
 	if after > 0 {
@@ -273,64 +375,98 @@ func partRegions(r io.ReaderAt, into []txnindex.Batch, starts, ends []int64, aft
 	}
 	need := len(into) + int(sum) + later
 	out := into
+	var laterSlack int64
+	if later > 0 {
+		laterSlack = int64(later/32 + 64)
+	}
 	if cap(into) < need {
-		want := need + int(sum)/32 + 64*len(starts)
-		if later > 0 {
-			want += later/32 + 64
-		}
-		out = makeBatches(len(into), want)
+		out = makeBatches(len(into), need+int(slacks+laterSlack))
 		copy(out, into)
 	}
-	spare := cap(out) - need
+	// The spare room, shared in proportion to the slack each was given.
+	spare := int64(cap(out) - need)
 	offs := make([]int, len(starts)+1)
 	offs[0] = len(into)
 	for i := range starts {
-		offs[i+1] = offs[i] + est[i] + int(int64(spare)*int64(est[i])/(sum+int64(later)+1))
+		offs[i+1] = offs[i] + est[i] + int(spare*slack[i]/(slacks+laterSlack))
 	}
 	return out[:cap(out)], offs
 }
 
-// sampleBytes is how much of a part sampleMean reads: a few dozen batches
-// of even 1 KiB, one read.
+// sampleBytes is how much of a part a sample reads at each spot: a few
+// dozen batches of even 1 KiB, one read.
 const sampleBytes = 64 << 10
 
-// sampleMean is the mean size of the whole batches in the first
+// sampleMean is the mean size of the batches that start in the first
 // sampleBytes of [start, end), following the size fields only; 0 when
-// there is none (a damaged header, a batch larger than the sample: the
-// parts then grow their own slices).
+// there is none (a damaged header: the parts then grow their own slices).
 func sampleMean(r io.ReaderAt, start, end int64) int64 {
-	m, _, _ := sampleBatches(r, start, end, ScanOptions{})
-	return m
+	return sampleBatches(r, []int64{start}, end, sampleBytes, ScanOptions{}).mean()
 }
 
-// sampleBatches is sampleMean with the number of whole batches sampled
-// and, in a span (o.span), how many of them are of the producers the span
-// keeps (all when the sample is past it or a header is cut by the sample's
-// end). A producer is kept only from its open transaction's first offset
+// sample is what sampleBatches found: the whole batches, their bytes and
+// the sum of their squared sizes, and how many a span keeps.
+type sample struct {
+	count, bytes, kept int64
+	squares            float64
+}
+
+// mean is the mean batch size, 0 when no batch was sampled.
+func (s sample) mean() int64 {
+	if s.count == 0 {
+		return 0
+	}
+	return s.bytes / s.count
+}
+
+// relErr is the relative standard error of the mean size: the batches'
+// coefficient of variation over the square root of their number.
+func (s sample) relErr() float64 {
+	if s.count < 2 {
+		return 1
+	}
+	n, m := float64(s.count), float64(s.bytes)/float64(s.count)
+	return math.Sqrt(max(s.squares/n-m*m, 0)) / m / math.Sqrt(n)
+}
+
+// sampleBatches reads window bytes at each of spots (batch starts below
+// end) and counts the batches that start there, following the size fields
+// only (a damaged header ends a spot's count), each with its whole size,
+// even when it runs past the sample: counting only the batches whole in
+// the sample left out the large ones, and a part of 40 KB batches among
+// 100-byte ones was counted at 1.4 times its batches. In a span (o.span),
+// it counts how many of them are of the producers the span keeps (all when
+// the sample is past it or a header is cut by the sample's end). A producer is kept only from its open transaction's first offset
 // on, so this is the share at the span's end, where it is largest: a
 // region sized from the share at the part's start was outgrown, and the
 // join then copied every batch of the part again.
-func sampleBatches(r io.ReaderAt, start, end int64, o ScanOptions) (mean, count, kept int64) {
-	buf := make([]byte, min(end-start, sampleBytes))
-	n, _ := r.ReadAt(buf, start)
-	buf = buf[:n]
-	var pos int64
-	for pos+logOverhead <= int64(len(buf)) {
-		length := int64(int32(binary.BigEndian.Uint32(buf[pos+8:])))
-		if length < recordOverheadV0 || pos+logOverhead+length > int64(len(buf)) {
-			break
+func sampleBatches(r io.ReaderAt, spots []int64, end, window int64, o ScanOptions) sample {
+	var s sample
+	buf := make([]byte, max(window, logOverhead))
+	for _, start := range spots {
+		if start >= end {
+			continue
 		}
-		if sp := o.span; sp == nil || start+pos >= o.spanUntil || pos+batchHeaderSize > int64(len(buf)) ||
-			sp.keeps(txnindex.ProducerID(binary.BigEndian.Uint64(buf[pos+43:])), math.MinInt64) {
-			kept++
+		n, _ := r.ReadAt(buf[:min(end-start, int64(len(buf)))], start)
+		b := buf[:n]
+		var pos int64
+		for pos+logOverhead <= int64(len(b)) {
+			length := int64(int32(binary.BigEndian.Uint32(b[pos+8:])))
+			if length < recordOverheadV0 || start+pos+logOverhead+length > end {
+				break
+			}
+			if sp := o.span; sp == nil || start+pos >= o.spanUntil || pos+batchHeaderSize > int64(len(b)) ||
+				sp.keeps(txnindex.ProducerID(binary.BigEndian.Uint64(b[pos+43:])), math.MinInt64) {
+				s.kept++
+			}
+			size := logOverhead + length
+			pos += size
+			s.count++
+			s.bytes += size
+			s.squares += float64(size) * float64(size)
 		}
-		pos += logOverhead + length
-		count++
 	}
-	if count == 0 {
-		return 0, 0, 0
-	}
-	return pos / count, count, kept
+	return s
 }
 
 // appendBatches is append that grows dst, when it must, to exactly what it

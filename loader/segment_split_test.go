@@ -412,3 +412,76 @@ func TestHeaderScanOfLargeBatchesReadsHeaders(t *testing.T) {
 	}
 	t.Logf("read %d of %d bytes", c.read, len(data))
 }
+
+// TestPartRegionsFromSpreadSpots: parts that start with a few large
+// batches and go on with small ones are misjudged by a sample at their
+// start (TestSplitScanRegionOutgrown), not by samples at spots spread over
+// them from their .index (an entry every 4 KiB, as the broker appends
+// them): each part's region holds its batches, and what is left over
+// (beside 64 slots a part) stays under the 1/16 that makes assemble copy
+// the batches into an exact slice.
+func TestPartRegionsFromSpreadSpots(t *testing.T) {
+	defer func(b int64) { spotBytes = b }(spotBytes)
+	spotBytes = 16 << 10
+	off := int64(0)
+	var data, idx []byte
+	var starts, ends []int64
+	var counts []int
+	sinceEntry := 0
+	add := func(b []byte) {
+		if sinceEntry >= 4096 || len(data) == 0 {
+			idx = binary.BigEndian.AppendUint32(idx, uint32(off))
+			idx = binary.BigEndian.AppendUint32(idx, uint32(len(data)))
+			sinceEntry = 0
+		}
+		data = append(data, b...)
+		sinceEntry += len(b)
+	}
+	for range 2 {
+		starts = append(starts, int64(len(data)))
+		n := 0
+		for range 3 {
+			rb := kmsg.RecordBatch{FirstOffset: off, PartitionLeaderEpoch: 3, FirstTimestamp: 1000, MaxTimestamp: 1003, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1}
+			add(batch(t, rb, codecNone, records(4, 10000)))
+			off += 4
+			n++
+		}
+		for i := range 3000 {
+			add(dataBatch(t, off, int64(7+i%2), false, 1+i%3))
+			off += int64(1 + i%3)
+			n++
+		}
+		ends = append(ends, int64(len(data)))
+		counts = append(counts, n)
+	}
+	x := newRawIndex(bytes.NewReader(idx), int64(len(idx)))
+	spread := x.sampleSpots(starts, ends)
+	if len(spread) != 2 || len(spread[0]) < 8 || len(spread[1]) < 8 {
+		t.Fatalf("spots %v: want a dozen in each part", spread)
+	}
+	r := bytes.NewReader(data)
+	for _, c := range []struct {
+		name  string
+		spots [][]int64
+		fits  bool
+	}{
+		{"at the starts", [][]int64{{starts[0]}, {starts[1]}}, false},
+		{"spread", spread, true},
+	} {
+		out, offs := partRegions(r, nil, starts, ends, c.spots, 0, HeaderScanOptions)
+		fits := true
+		for i := range starts {
+			if offs[i+1]-offs[i] < counts[i] {
+				fits = false
+			}
+		}
+		if fits != c.fits {
+			t.Fatalf("%s: regions %v for %v batches: fit %v, want %v", c.name, offs, counts, fits, c.fits)
+		}
+		// The 64 slots each part gets beside its share are 2% of a part
+		// here; nothing of a part of 1 GiB of batches.
+		if total := counts[0] + counts[1]; c.fits && len(out)-total-64*len(starts) > total/16 {
+			t.Fatalf("%s: %d slots for %d batches: more than 1/16 and 64 a part left over", c.name, len(out), total)
+		}
+	}
+}
