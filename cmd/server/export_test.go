@@ -143,6 +143,13 @@ func TestExportFileURL(t *testing.T) {
 	if before["aborted"] == 0 || after["aborted"] != 0 || after["delivered"] <= before["delivered"] {
 		t.Errorf("drawn before %v, after %v: want the aborted batches delivered", before, after)
 	}
+	// The tooltip over the batch hovered before says what it is now.
+	hoverOffset(t, ctx, 3)
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(() => { const t = document.querySelector('[data-testid="tooltip"]'); return !t.hidden && t.dataset.decision === "delivered" && !t.textContent.includes("aborted ·"); })()`,
+		chromedp.WithPollingTimeout(5*time.Second)))
+	if err != nil {
+		t.Errorf("tooltip after the switch: %v (%q, decision %q)", err, text(t, ctx, `[data-testid="tooltip"]`), eval[string](t, ctx, `document.querySelector('[data-testid="tooltip"]').dataset.decision`))
+	}
 	screenshot(t, ctx, "TestExportFileURL-read_uncommitted")
 
 	if n := eval[int](t, ctx, `performance.getEntriesByType("resource").length`); n != 0 {

@@ -224,6 +224,10 @@
   // generation.
   function restart() {
     tl.updateURL();
+    // A tooltip open over a batch describes the old options' decision
+    // (read_committed's "aborted" over a batch read_uncommitted delivers):
+    // hidden, it is rebuilt from the new one at the next move.
+    tl.hideTip();
     if (ws && ws.readyState === 1) {
       streamStart = performance.now(); S.done = false;
       send({ type: "options", isolation: state.isolation, position: state.position, max_bytes: state.maxBytes, variant: state.variant });
