@@ -22,8 +22,11 @@
 #
 # and prints the medians (wall and CPU) and their ratios to cat's. Then, once
 # per size, scripts/scanmodes: the CPU of reaching every header by pread
-# blocks, a pread per header, a faulted mapping and a populated one (why the
-# loader reads with pread). The data is deleted at the end (KEEP=1 keeps it).
+# blocks (on one goroutine, and on two: the floor of a scan on two cores,
+# which decodes and keeps nothing), a pread per header, a faulted mapping,
+# a populated one and a mapping walked 16 chains at a time (why the loader
+# reads small batches with pread). The data is deleted at the end (KEEP=1
+# keeps it).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -36,6 +39,10 @@ WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/bench-scan-batches.XXXXXX")}
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 go build -o "$WORK/scanonly" ./scripts/scanonly
 go build -o "$WORK/scanmodes" ./scripts/scanmodes
+
+# now is the time in nanoseconds: wall times are taken around the command
+# (/usr/bin/time's %e has 10 ms steps, a fifth of a scan).
+now() { date +%s%N; }
 
 # median of the numbers on stdin
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
@@ -59,9 +66,11 @@ for B in $SIZES; do
 			scan) cmd=("$WORK/scanonly" -build=false "$DIR") ;;
 			scan-1cpu) cmd=(env GOMAXPROCS=1 "$WORK/scanonly" -build=false "$DIR") ;;
 			esac
-			/usr/bin/time -f "%e %U %S" -o "$WORK/time" "${cmd[@]}" >/dev/null 2>&1
-			read -r e u s <"$WORK/time"
-			wall[$name]+="$e "
+			t0=$(now)
+			/usr/bin/time -f "%U %S" -o "$WORK/time" "${cmd[@]}" >/dev/null 2>&1
+			t1=$(now)
+			read -r u s <"$WORK/time"
+			wall[$name]+="$(echo "($t1 - $t0) / 1000000000" | bc -l | xargs printf '%.4f') "
 			cpu[$name]+="$(echo "$u + $s" | bc -l) "
 		done
 	done
@@ -70,7 +79,7 @@ for B in $SIZES; do
 		c=$(echo "${cpu[$name]}" | tr ' ' '\n' | grep . | median)
 		wall[m$name]=$w
 		cpu[m$name]=$c
-		printf '  %-10s median %6.3f s wall %6.3f s cpu   (wall: %s)\n' "$name" "$w" "$c" "${wall[$name]}"
+		printf '  %-10s median %7.4f s wall %6.3f s cpu   (wall: %s)\n' "$name" "$w" "$c" "${wall[$name]}"
 	done
 	for name in scan scan-1cpu; do
 		printf '  %-10s %.2fx cat wall, %.2fx cat cpu\n' "$name" "$(echo "${wall[m$name]} / ${wall[mcat]}" | bc -l)" "$(echo "${cpu[m$name]} / ${cpu[mcat]}" | bc -l)"
@@ -81,14 +90,17 @@ for B in $SIZES; do
 	half=$(($(stat -c %s "$LOG") / 2 / 262144 + 1))
 	one=() two=()
 	for r in $(seq "$RUNS"); do
-		/usr/bin/time -f "%e" -o "$WORK/time" dd if="$LOG" of=/dev/null bs=256K status=none
-		one+=("$(cat "$WORK/time")")
-		/usr/bin/time -f "%e" -o "$WORK/time" bash -c "dd if='$LOG' of=/dev/null bs=256K count=$half status=none & dd if='$LOG' of=/dev/null bs=256K skip=$half status=none; wait"
-		two+=("$(cat "$WORK/time")")
+		t0=$(now)
+		dd if="$LOG" of=/dev/null bs=256K status=none
+		t1=$(now)
+		bash -c "dd if='$LOG' of=/dev/null bs=256K count=$half status=none & dd if='$LOG' of=/dev/null bs=256K skip=$half status=none; wait"
+		t2=$(now)
+		one+=("$(echo "($t1 - $t0) / 1000000000" | bc -l)")
+		two+=("$(echo "($t2 - $t1) / 1000000000" | bc -l)")
 	done
-	printf '  copy scaling: dd whole %s s, two halves at once %s s (medians)\n' "$(printf '%s\n' "${one[@]}" | median)" "$(printf '%s\n' "${two[@]}" | median)"
+	printf '  copy scaling: dd whole %.4f s, two halves at once %.4f s (medians)\n' "$(printf '%s\n' "${one[@]}" | median)" "$(printf '%s\n' "${two[@]}" | median)"
 	echo "  reaching every header (scanmodes, one run each):"
-	for m in "pread -bs 262144" "pread -bs 1048576" hdr mmap populate "chunk -bs 67108864"; do
+	for m in "pread -bs 262144" "pread -bs 1048576" pread2 hdr mmap populate "mmapk -k 16" "chunk -bs 67108864"; do
 		# shellcheck disable=SC2086
 		printf '    %-18s %s\n' "$m" "$("$WORK/scanmodes" -mode $m "$LOG")"
 	done

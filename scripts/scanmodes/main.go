@@ -5,10 +5,16 @@
 // scripts/bench-scan-batches.sh:
 //
 //	pread     pread blocks of -bs bytes (what the loader does)
+//	pread2    the same on two goroutines, each a half of the file cut at
+//	          the .index entry past its middle (a segment cut in two
+//	          parts): the least a scan on two cores pays, decoding nothing
 //	hdr       one pread of 61 bytes per header
 //	mmap      a read-only mapping faulted in as the walk touches it
 //	          (MADV_WILLNEED; what the loader did before)
 //	populate  the mapping populated up front (MADV_POPULATE_READ)
+//	mmapk     the faulted mapping walked -k chains at a time (one per
+//	          .index entry, a header of each per round), so that k header
+//	          loads are in flight instead of one
 //	chunk     mappings of -bs bytes at a time, MAP_POPULATE, unmapped after
 //
 // It only follows offsets and sizes: the cost of reaching the headers, not of
@@ -21,6 +27,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -42,8 +50,63 @@ func walk(d []byte, sum *int64) int64 {
 	return pos
 }
 
+// walkK follows the batch chains between consecutive starts, k chains at a
+// time, one header of each per round.
+func walkK(d []byte, starts []int64, k int, sum *int64) {
+	pos := make([]int64, k)
+	end := make([]int64, k)
+	for c := 0; c+1 < len(starts); c += k {
+		n := min(k, len(starts)-1-c)
+		for i := 0; i < n; i++ {
+			pos[i], end[i] = starts[c+i], starts[c+i+1]
+		}
+		for live := n; live > 0; {
+			live = 0
+			for i := 0; i < n; i++ {
+				p := pos[i]
+				if p+17 > end[i] {
+					continue
+				}
+				live++
+				*sum += int64(binary.BigEndian.Uint64(d[p:])) + int64(d[p+16])
+				pos[i] = p + 12 + int64(binary.BigEndian.Uint32(d[p+8:]))
+			}
+		}
+	}
+}
+
+// indexPositions returns the positions of the .index beside the .log at
+// path, in file order up to its zero-filled tail.
+func indexPositions(path string) []int64 {
+	idx, err := os.ReadFile(strings.TrimSuffix(path, ".log") + ".index")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var ps []int64
+	for i := 0; i+8 <= len(idx); i += 8 {
+		if i > 0 && binary.BigEndian.Uint32(idx[i:]) == 0 {
+			break
+		}
+		ps = append(ps, int64(binary.BigEndian.Uint32(idx[i+4:])))
+	}
+	return ps
+}
+
+// preadWalk walks [from, to) of f with pread blocks of buf's size.
+func preadWalk(f *os.File, from, to int64, buf []byte, sum *int64) {
+	for pos := from; pos < to; {
+		k, _ := f.ReadAt(buf[:min(int64(len(buf)), to-pos)], pos)
+		used := walk(buf[:k], sum)
+		if used == 0 {
+			break
+		}
+		pos += used
+	}
+}
+
 func main() {
-	mode := flag.String("mode", "pread", "pread|hdr|mmap|populate|chunk")
+	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|chunk")
+	k := flag.Int("k", 16, "chains walked at once (mmapk)")
 	bs := flag.Int("bs", 256<<10, "block (pread) or mapping (chunk) size")
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -62,15 +125,22 @@ func main() {
 	var sum int64
 	switch *mode {
 	case "pread":
-		buf := make([]byte, *bs)
-		for pos := int64(0); pos < size; {
-			k, _ := f.ReadAt(buf[:min(int64(*bs), size-pos)], pos)
-			used := walk(buf[:k], &sum)
-			if used == 0 {
+		preadWalk(f, 0, size, make([]byte, *bs), &sum)
+	case "pread2":
+		cut := size
+		for _, p := range indexPositions(flag.Arg(0)) {
+			if p >= size/2 {
+				cut = p
 				break
 			}
-			pos += used
 		}
+		var sums [2]int64
+		var wg sync.WaitGroup
+		for h, r := range [][2]int64{{0, cut}, {cut, size}} {
+			wg.Go(func() { preadWalk(f, r[0], r[1], make([]byte, *bs), &sums[h]) })
+		}
+		wg.Wait()
+		sum = sums[0] + sums[1]
 	case "hdr":
 		buf := make([]byte, 61)
 		for pos := int64(0); pos+61 <= size; {
@@ -93,6 +163,22 @@ func main() {
 			log.Fatal(err)
 		}
 		walk(d, &sum)
+		_ = syscall.Munmap(d)
+	case "mmapk":
+		d, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := syscall.Madvise(d, syscall.MADV_WILLNEED); err != nil {
+			log.Fatal(err)
+		}
+		starts := []int64{0}
+		for _, p := range indexPositions(flag.Arg(0)) {
+			if p > starts[len(starts)-1] && p < size {
+				starts = append(starts, p)
+			}
+		}
+		walkK(d, append(starts, size), *k, &sum)
 		_ = syscall.Munmap(d)
 	case "chunk":
 		for pos := int64(0); pos < size; {
