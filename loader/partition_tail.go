@@ -56,22 +56,45 @@ type TailOptions struct {
 // marker carried: the broker fences lower ones). Like the broker, it trusts
 // the snapshot: damage in the segments not read is not seen.
 //
-// Where no snapshot is usable (none, none clean, older than the first
-// batch, past the high watermark or the log end), or the question needs
+// When the newest snapshot is past the high watermark or the log end (the
+// broker deletes one past the log end on startup and loads the one before,
+// ProducerStateManager.truncateAndReload), the newest one at or below both
+// seeds the load (ReplayReport.SnapshotPassed says why the newer was
+// passed over). Where no snapshot is usable (none, none clean, older than
+// the first batch, none at or below the high watermark), or the question needs
 // the whole log (a consumer position, a .swap to complete), it loads the
 // partition in full, as OpenPartition does. Either way Input.Replay says
 // what was read and why.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
 	cps := t.Checkpoints
+	var err error
 	if cps == nil {
-		var err error
 		if cps, err = ReadLogDirCheckpoints(filepath.Dir(filepath.Clean(dir))); err != nil {
 			return nil, err
 		}
 	}
-	p, why, err := openTail(ctx, dir, cps, o, t)
-	if err != nil {
-		return nil, err
+	// While the newest snapshot is past the high watermark or the log
+	// end, an older one seeds the load, as the broker, which deletes one
+	// past the log end, loads the one before: three tries bound both.
+	var p *Partition
+	var why string
+	next := &snapshotBound{logEnd: -1, hwm: -1}
+	for try := 0; next != nil; try++ {
+		var w string
+		if p, w, next, err = openTail(ctx, dir, cps, o, t, *next); err != nil {
+			return nil, err
+		}
+		switch {
+		case why == "":
+			why = w
+		case w != "":
+			why += ", and " + w
+		default:
+			why = ""
+		}
+		if try == 2 {
+			break
+		}
 	}
 	if why != "" {
 		if p, err = openPartition(ctx, dir, cps, o); err != nil {
@@ -93,19 +116,37 @@ func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOpt
 	return p, nil
 }
 
+// snapshotBound is which producer snapshots openTail may seed from: none
+// past logEnd (they are the broker's to delete on startup) or hwm (-1:
+// any). passed says why the newest was passed over.
+type snapshotBound struct {
+	logEnd, hwm int64
+	passed      string
+}
+
 // openTail is OpenPartitionTail's seeded load; a non-empty reason instead
-// of a partition says why it cannot be used.
-func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions) (*Partition, string, error) {
+// of a partition says why it cannot be used, and next, when not nil, which
+// older snapshots another attempt may seed from (the newest was past the
+// high watermark or the log end).
+func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (p *Partition, why string, next *snapshotBound, err error) {
+	p, why, next, err = openTailFrom(ctx, dir, cps, o, t, b)
+	if p != nil && b.passed != "" {
+		p.Input.Replay.SnapshotPassed = b.passed
+	}
+	return p, why, next, err
+}
+
+func openTailFrom(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (*Partition, string, *snapshotBound, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	topic, num, kind, err := ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	p := &Partition{
 		Dir: dir, DirKind: kind, Checkpoints: cps, RecoveryPoint: -1, CleanerOffset: -1,
@@ -113,11 +154,11 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	}
 	l := p.list(ents)
 	if len(l.bases) == 0 {
-		return nil, "no segment", nil
+		return nil, "no segment", nil, nil
 	}
 	for _, b := range l.bases {
 		if l.segs[b].hasSwap {
-			return nil, "a .swap segment, which the broker completes on startup", nil
+			return nil, "a .swap segment, which the broker completes on startup", nil, nil
 		}
 	}
 	// The snapshots the broker deletes on startup (SnapshotsKept) seed
@@ -127,31 +168,50 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	if v, ok := cps.logStart(topic, num); ok && v > logStart {
 		logStart = v
 	}
-	kept, deleted := SnapshotsKept(l.snapshots, l.bases, 0, 0, logStart, -1)
+	kept, deleted := SnapshotsKept(l.snapshots, l.bases, 0, 0, logStart, b.logEnd)
 	p.Ignored = append(p.Ignored, deleted...)
 	if err := p.readSnapshots(dir, kept); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	s := p.Snapshot
+	if b.hwm >= 0 {
+		// One past the high watermark is not the broker's to delete,
+		// only not this load's to start from: the newest at or below
+		// it is. The newest (p.Snapshot) still gives the coordinator
+		// epochs and the transactions open before the log start, as in
+		// the full load.
+		below := slices.DeleteFunc(slices.Clone(kept), func(n string) bool {
+			off, _, ok := splitSegmentName(n)
+			return !ok || off > b.hwm
+		})
+		var err error
+		if s, err = NewestSnapshot(dir, below); err != nil {
+			return nil, "", nil, err
+		}
+		if s == nil {
+			return nil, "no older snapshot at or below it decodes cleanly", nil, nil
+		}
+	}
 	switch {
 	case s == nil && len(p.Snapshots) > 0:
-		return nil, fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil
+		return nil, fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil, nil
 	case s == nil && len(deleted) > 0:
-		return nil, fmt.Sprintf("every producer snapshot is one the broker deletes on startup (%s: %s)", deleted[len(deleted)-1].Name, deleted[len(deleted)-1].Reason), nil
+		return nil, fmt.Sprintf("every producer snapshot is one the broker deletes on startup (%s: %s)", deleted[len(deleted)-1].Name, deleted[len(deleted)-1].Reason), nil, nil
 	case s == nil:
-		return nil, "no producer snapshot (.snapshot file) in the partition directory", nil
+		return nil, "no producer snapshot (.snapshot file) in the partition directory", nil, nil
 	case s.Offset < 0:
-		return nil, fmt.Sprintf("the producer snapshot %s has no offset in its name", s.Name), nil
+		return nil, fmt.Sprintf("the producer snapshot %s has no offset in its name", s.Name), nil, nil
 	}
 	first, why, err := firstBatchOffset(dir, l)
 	if err != nil || why != "" {
-		return nil, why, err
+		return nil, why, nil, err
 	}
 	if s.Offset < first {
-		return nil, fmt.Sprintf("the newest producer snapshot %s is older than the first batch, at offset %d", s.Name, first), nil
+		return nil, fmt.Sprintf("the newest producer snapshot %s is older than the first batch, at offset %d", s.Name, first), nil, nil
 	}
 	if v, ok := cps.ReplicationOffset.Lookup(topic, num); ok && s.Offset > v {
-		return nil, fmt.Sprintf("the newest producer snapshot %s is past the high watermark %d", s.Name, v), nil
+		why := fmt.Sprintf("the newest producer snapshot %s is past the high watermark %d", s.Name, v)
+		return nil, why, &snapshotBound{logEnd: b.logEnd, hwm: v, passed: fmt.Sprintf("the newer %s is past the high watermark %d", s.Name, v)}, nil
 	}
 
 	// full is where every batch is read: the snapshot's offset, or a
@@ -190,7 +250,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	}
 	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
 	if k <= 0 {
-		return nil, why + ": the first segment is needed", nil
+		return nil, why + ": the first segment is needed", nil, nil
 	}
 
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
@@ -205,7 +265,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		if pos, base := indexFloor(dir, l.segs[l.bases[k]], from); pos > 0 {
 			ts, why, err := segmentMaxTimestamp(dir, l.segs[l.bases[k]])
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			if why == "" {
 				start, r.FromOffset = pos, base
@@ -237,7 +297,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	for _, b := range l.bases[:k] {
 		sf, why, err := p.skipSegment(dir, l.segs[b], r)
 		if err != nil || why != "" {
-			return nil, why, err
+			return nil, why, nil, err
 		}
 		skipped = append(skipped, sf)
 	}
@@ -264,7 +324,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		loaded, err = p.scanSegments(ctx, dir, rl, o)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	for _, sf := range loaded {
 		r.Bytes += sf.Log.Size
@@ -277,20 +337,27 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	p.assemble()
 	p.seedSnapshot(first)
 	if err := p.loadPartitionFiles(dir); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	p.applyCheckpoints()
 	leo := l.bases[len(l.bases)-1]
 	if n := len(p.Input.Batches); n > 0 {
 		leo = max(leo, p.Input.Batches[n-1].NextOffset())
 	}
+	if n := p.Snapshot; n != s && n.Offset > leo {
+		// The newest, which gives the coordinator epochs, is one the
+		// broker deletes (past the high watermark and the log end).
+		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", n.Name, leo)
+		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: b.passed}, nil
+	}
 	if s.Offset > leo {
 		// The broker deletes it (truncateAndReload) and loads the one
 		// before: the full load does the same.
-		return nil, fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo), nil
+		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)
+		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: fmt.Sprintf("the newer %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)}, nil
 	}
 	p.Input.Replay = r
-	return p, "", nil
+	return p, "", nil, nil
 }
 
 // skipSegment is a segment left unread: its size, and its largest

@@ -274,6 +274,61 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 			t.Errorf("replay %+v", r)
 		}
 	})
+	// A newer snapshot than the high watermark (a follower's roll, a
+	// copied log dir whose checkpoint lags) is passed over, not the load:
+	// the one before it seeds it.
+	t.Run("newest snapshot past the high watermark", func(t *testing.T) {
+		st := write(t)
+		newest := st.Snapshots[len(st.Snapshots)-1]
+		// High watermarks just below each of the last snapshots and
+		// inside the segment before: each load equals the full one.
+		for k := len(st.Snapshots) - 1; k >= len(st.Snapshots)-3; k-- {
+			off, _ := strconv.ParseInt(st.Snapshots[k][:20], 10, 64)
+			for _, hwm := range []int64{off - 1, off - 9} {
+				cp := fmt.Sprintf("0\n1\nbench 0 %d\n", hwm)
+				if err := os.WriteFile(filepath.Join(filepath.Dir(st.Dir), "replication-offset-checkpoint"), []byte(cp), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p := open(t, st, -1)
+				r := p.Input.Replay
+				if r.Mode != txnindex.ReplaySnapshot || r.Snapshot != st.Snapshots[k-1] || !strings.Contains(r.SnapshotPassed, fmt.Sprintf("is past the high watermark %d", hwm)) {
+					t.Errorf("high watermark %d: replay %+v, want seeded from %s, %s passed over", hwm, r, st.Snapshots[k-1], newest)
+				}
+				if !strings.Contains(r.Line(), "past the high watermark") {
+					t.Errorf("the replay line does not say why %s was passed over: %s", newest, r.Line())
+				}
+			}
+		}
+	})
+	// A snapshot past the log end (left by a log truncated after it) is
+	// deleted by the broker on startup, which loads the one before: so
+	// does the seeded load.
+	t.Run("newest snapshot past the log end", func(t *testing.T) {
+		st := write(t)
+		if err := os.Remove(filepath.Join(filepath.Dir(st.Dir), "replication-offset-checkpoint")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(st.Dir, st.Snapshots[len(st.Snapshots)-1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stray := fmt.Sprintf("%020d.snapshot", st.NextOffset+100)
+		if err := os.WriteFile(filepath.Join(st.Dir, stray), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := open(t, st, -1)
+		r := p.Input.Replay
+		if r.Mode != txnindex.ReplaySnapshot || r.Snapshot != st.Snapshots[len(st.Snapshots)-1] || !strings.Contains(r.SnapshotPassed, "past the log end") {
+			t.Errorf("replay %+v, want seeded from %s, %s passed over", r, st.Snapshots[len(st.Snapshots)-1], stray)
+		}
+		ignored := false
+		for _, f := range p.Ignored {
+			ignored = ignored || f.Name == stray && strings.Contains(f.Reason, "past the log end")
+		}
+		if !ignored {
+			t.Errorf("ignored %v: want %s, which the broker deletes", p.Ignored, stray)
+		}
+	})
 	t.Run("no timeindex", func(t *testing.T) {
 		st := write(t)
 		if err := os.Remove(filepath.Join(st.Dir, st.Segments[1][:20]+".timeindex")); err != nil {

@@ -23,7 +23,7 @@ import (
 // their transactions whose marker the cleaner removed (decided, holding
 // nothing: compacted_transactions).
 func TestRandomTailEqualsFullReplay(t *testing.T) {
-	seeded, positions, spans := 0, 0, 0
+	seeded, positions, spans, passed := 0, 0, 0, 0
 	n := 0
 	for i, seed := range randomSeeds {
 		// Half of them (3 loads each keep it to seconds under -race),
@@ -55,6 +55,9 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 				if tl.Replay.EveryBatchFrom > 0 {
 					spans++
 				}
+				if tl.Replay.SnapshotPassed != "" {
+					passed++
+				}
 			}
 			o := txnindex.DiagnoseOptions{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
 			fd, td := fl.Diagnose(o), tl.Diagnose(o)
@@ -76,7 +79,7 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d partitions, %d seeded loads (%d with a position, %d keeping only the open transactions' batches before some offset)", n, seeded, positions, spans)
+	t.Logf("%d partitions, %d seeded loads (%d with a position, %d keeping only the open transactions' batches before some offset, %d from a snapshot older than the newest, which is past the high watermark or the log end)", n, seeded, positions, spans, passed)
 	if seeded < n/2 || positions == 0 || spans == 0 {
 		t.Errorf("%d seeded loads, %d with a position, %d with a span: the random partitions do not exercise the seeded load", seeded, positions, spans)
 	}

@@ -56,6 +56,11 @@ type ReplayReport struct {
 	// recovery checks only the segments from the recovery point on
 	// (LogLoader.recoverLog); 0 when every batch read was checked.
 	CRCFrom int64 `json:"crc_checked_from,omitempty"`
+	// SnapshotPassed, when not empty, says why a newer snapshot than
+	// Snapshot was passed over (past the high watermark, or past the log
+	// end: the broker deletes that one on startup and loads the one
+	// before, ProducerStateManager.truncateAndReload).
+	SnapshotPassed string `json:"snapshot_passed,omitempty"`
 }
 
 // seeded reports whether batches before FromOffset were left unread.
@@ -73,6 +78,10 @@ func (r *ReplayReport) everyFrom() int64 {
 // Line is the one-line account the runbook prints.
 func (r *ReplayReport) Line() string {
 	if r.Mode == ReplaySnapshot {
+		snap := r.Snapshot
+		if r.SnapshotPassed != "" {
+			snap += " (" + r.SnapshotPassed + ")"
+		}
 		crc := ""
 		if r.CRCFrom > 0 {
 			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
@@ -87,11 +96,11 @@ func (r *ReplayReport) Line() string {
 				who = "producers"
 			}
 			return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; up to offset %d only the batches of %s %s, whose transaction is open in it, were kept, every batch from offset %d on; the batches before offset %d were not read, nor the other batches before offset %d replayed (--full-replay reads them)",
-				r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason, r.EveryBatchFrom,
+				r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, snap, r.Reason, r.EveryBatchFrom,
 				who, strings.Join(ps, ", "), r.EveryBatchFrom, r.FromOffset, r.EveryBatchFrom)
 		}
 		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; the batches and .txnindex files before offset %d were not read (--full-replay reads them)",
-			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, r.Snapshot, r.Reason, r.FromOffset)
+			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, snap, r.Reason, r.FromOffset)
 	}
 	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, Bytes(r.Bytes), r.Reason)
 }
