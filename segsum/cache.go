@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // cacheVersion changes whenever Summary's meaning changes, so that a file
@@ -13,8 +16,9 @@ import (
 // after segments the cleaner emptied is summarised (and the bounds' LSO
 // computed) from where the last batch before it ends (Store.prevEnd);
 // Summary.FirstOffset. 5: Summary.LowOffset, HighOffset and
-// LastNextOffset, for segments that overlap the ones before them.
-const cacheVersion = 5
+// LastNextOffset, for segments that overlap the ones before them. 6: the
+// seed (seedPrint).
+const cacheVersion = 6
 
 type cacheFile struct {
 	Version int        `json:"version"`
@@ -27,6 +31,9 @@ type cacheFile struct {
 	Bounds   *Bounds `json:"bounds"`
 	HWM      int64   `json:"hwm"`
 	LogStart int64   `json:"log_start"`
+	// Seed is what the summaries took from the producer snapshots
+	// (seedPrint): they hold while it is what the snapshots give now.
+	Seed string `json:"seed"`
 }
 
 // cachePath is the summaries' file for the partition: in the cache
@@ -80,6 +87,44 @@ func (s *Store) loadCache() {
 	if len(c.Sums) == len(s.segs) && c.Bounds != nil && c.HWM == s.hwm && c.LogStart == s.logStart {
 		s.bounds = c.Bounds
 	}
+	// A producer snapshot written, replaced or deleted since may seed the
+	// first segment otherwise (a transaction open since before the log
+	// start), and every summary after it starts from that one's end. A
+	// snapshot of a roll that seeds the same (nothing, in a log with no
+	// such transaction) keeps them all.
+	// (firstSeed's note of a snapshot past the log end is summarize's to
+	// take when it seeds a summary: not kept from here.)
+	seedEnd := s.seedEnd
+	if s.seedPrint(s.sums) != c.Seed {
+		for k := range s.sums {
+			s.sums[k] = nil
+		}
+		s.bounds = nil
+	}
+	s.seedEnd = seedEnd
+}
+
+// seedPrint is what summaries starting with sums took from the producer
+// snapshots, as JSON: the transactions firstSeed seeds the first segment
+// holding batches with, and every emptied one before it (firstSeed of no
+// batch).
+func (s *Store) seedPrint(sums []*Summary) string {
+	var seeds [][]txnindex.OngoingTxn
+	for _, x := range sums {
+		if x == nil {
+			break
+		}
+		first := int64(math.MaxInt64)
+		if x.Batches > 0 {
+			first = x.FirstOffset
+		}
+		seeds = append(seeds, s.firstSeed(first))
+		if x.Batches > 0 {
+			break
+		}
+	}
+	b, _ := json.Marshal(seeds)
+	return string(b)
 }
 
 // saveCache writes the summaries, through a temporary file and a rename so
@@ -93,7 +138,7 @@ func (s *Store) saveCache() {
 	if err := os.MkdirAll(s.o.CacheDir, 0o700); err != nil {
 		return
 	}
-	data, err := json.Marshal(cacheFile{Version: cacheVersion, Dir: s.dir, Scan: s.scanKey(), Sums: s.sums, Bounds: s.bounds, HWM: s.hwm, LogStart: s.logStart})
+	data, err := json.Marshal(cacheFile{Version: cacheVersion, Dir: s.dir, Scan: s.scanKey(), Sums: s.sums, Bounds: s.bounds, HWM: s.hwm, LogStart: s.logStart, Seed: s.seedPrint(s.sums)})
 	if err != nil {
 		return
 	}

@@ -235,3 +235,54 @@ func TestSnapshotsBrokerDeletesListed(t *testing.T) {
 		t.Errorf("ListSegments: snapshots %v, ignored %+v: want %s ignored as stray", l.Snapshots, l.Ignored, stray)
 	}
 }
+
+// TestSummariesCachedSeed: the cached summaries hold while the producer
+// snapshots seed the log as they did. A newest snapshot rewritten with a
+// transaction open since before the log start (which every summary then
+// starts from) makes a new Store summarise every segment again, as one
+// without the cache does; one rewritten with the same state (its time
+// moved) keeps the cache whole.
+func TestSummariesCachedSeed(t *testing.T) {
+	dir, _, start, _ := strayPartition(t)
+	cache := t.TempDir()
+	summaries := func(o Options) ([]Summary, int) {
+		t.Helper()
+		st, err := Open(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums, _, err := st.Summaries(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sums {
+			sums[i].Aborted = nil // read back from the .txnindex when needed
+		}
+		return sums, st.Fresh()
+	}
+	sums, fresh := summaries(Options{CacheDir: cache})
+	if fresh != len(sums) {
+		t.Fatalf("first open computed %d of %d summaries", fresh, len(sums))
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+	slices.Sort(names)
+	newest := names[len(names)-1]
+	when := time.Now().Add(time.Hour)
+	if err := os.Chtimes(newest, when, when); err != nil {
+		t.Fatal(err)
+	}
+	if again, fresh := summaries(Options{CacheDir: cache}); fresh != 0 || fmt.Sprint(again) != fmt.Sprint(sums) {
+		t.Fatalf("a snapshot touched, seeding the same: %d summaries computed again", fresh)
+	}
+	if err := os.WriteFile(newest, fakeSnapshot(start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := summaries(Options{})
+	got, fresh := summaries(Options{CacheDir: cache})
+	if fresh != len(sums) || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the newest snapshot seeding a transaction open since before the log start: %d of %d summaries computed again, equal to the uncached ones: %v", fresh, len(sums), fmt.Sprint(got) == fmt.Sprint(want))
+	}
+	if fmt.Sprint(want) == fmt.Sprint(sums) {
+		t.Fatal("the fake snapshot changes no summary: the test shows nothing")
+	}
+}
