@@ -19,6 +19,15 @@ import (
 // batch size at its start is at least mmapMinMean; otherwise it is read
 // with pread (scanFileContext says why that is the default).
 //
+// And only where a fault maps a large run of the file (largeFaults,
+// probed at a quarter, half and three quarters of it): the page cache
+// holds a file in folios of 1-2 MiB when it was written in large writes or
+// read with a growing readahead, and a fault maps a whole folio; read back
+// in pieces after an eviction, it holds small ones, and a fault maps 64
+// KiB. 1 GiB of 4 KiB batches, 15 alternating runs: with 1 MiB faults the
+// mapped scan took 0.030 s against pread's 0.043 s (cat 0.043 s); with
+// 64 KiB faults 0.079 s against 0.055 s (cat 0.066 s).
+//
 // Nor is it mapped when the batches are so large that pread reads only
 // their headers (window.spacing: a mean of more than an eighth of the
 // read-ahead, mmapMaxMean): what a fault costs depends on how the page
@@ -41,6 +50,14 @@ var (
 	mmapMinMean  int64 = 2 << 10
 	mmapMinBytes int64 = 16 << 20
 )
+
+// mapsLarge is largeFaults, a variable for the tests (which map whatever
+// the page cache holds).
+var mapsLarge = largeFaults
+
+// largeFault is the least a fault must map for a mapped scan: 512 KiB, a
+// 32nd of the faults of fault_around_bytes.
+const largeFault = 512 << 10
 
 // mmapMaxMean is the mean batch size from which the window reads headers
 // only (window.at: fewer than 8 of them in a fill).
@@ -86,6 +103,12 @@ func scanReader(fh *os.File, size, from int64, o ScanOptions) (r io.ReaderAt, do
 	}
 	b, err := mapFile(fh, size)
 	if err != nil {
+		return fh, func() {}
+	}
+	// Probed inside: the file's last folio is a smaller one.
+	n := size - from
+	if !mapsLarge(b, []int64{from + n/4, from + n/2, from + n*3/4}) {
+		unmapFile(b)
 		return fh, func() {}
 	}
 	// Removing the mapping tears down a page table entry for every page

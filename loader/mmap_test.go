@@ -38,13 +38,14 @@ func bigBatchSegment(t *testing.T, n int) (string, []int64) {
 }
 
 // mappedSegment is bigBatchSegment(t, 600) opened and mapped for a
-// header scan (the least size to map lowered for it): its path, batch
+// header scan (the least size to map lowered for it, mapped in whatever
+// pages the page cache gives): its path, batch
 // starts, file, size and mapping, all closed when the test ends.
 func mappedSegment(t *testing.T) (string, []int64, *os.File, int64, io.ReaderAt) {
 	t.Helper()
-	old := mmapMinBytes
-	mmapMinBytes = 1 << 20
-	t.Cleanup(func() { mmapMinBytes = old })
+	old, oldLarge := mmapMinBytes, mapsLarge
+	mmapMinBytes, mapsLarge = 1<<20, func([]byte, []int64) bool { return true }
+	t.Cleanup(func() { mmapMinBytes, mapsLarge = old, oldLarge })
 	path, starts := bigBatchSegment(t, 600)
 	fh, err := os.Open(path)
 	if err != nil {
