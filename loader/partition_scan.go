@@ -182,33 +182,20 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	}
 	var ir, tr, xr read
 	var side sideReads
-	if idx != "" {
+	decode := func(r *read, name string, fn func(*os.File, int64) (any, error)) {
+		if name == "" {
+			return
+		}
 		side.add(func() {
-			ir.err = withFile(filepath.Join(dir, idx), func(fh *os.File, size int64) error {
-				x, err := ReadOffsetIndex(fh, size, idx, s.base)
-				ir.x = x
+			r.err = withFile(filepath.Join(dir, name), func(fh *os.File, size int64) (err error) {
+				r.x, err = fn(fh, size)
 				return err
 			})
 		})
 	}
-	if tim != "" {
-		side.add(func() {
-			tr.err = withFile(filepath.Join(dir, tim), func(fh *os.File, size int64) error {
-				x, err := ReadTimeIndex(fh, size, tim, s.base)
-				tr.x = x
-				return err
-			})
-		})
-	}
-	if txn != "" {
-		side.add(func() {
-			xr.err = withFile(filepath.Join(dir, txn), func(fh *os.File, size int64) error {
-				x, err := ReadTxnIndexFile(fh, size, txn, s.base)
-				xr.x = x
-				return err
-			})
-		})
-	}
+	decode(&ir, idx, func(fh *os.File, size int64) (any, error) { return ReadOffsetIndex(fh, size, idx, s.base) })
+	decode(&tr, tim, func(fh *os.File, size int64) (any, error) { return ReadTimeIndex(fh, size, tim, s.base) })
+	decode(&xr, txn, func(fh *os.File, size int64) (any, error) { return ReadTxnIndexFile(fh, size, txn, s.base) })
 	if len(sp.cuts) == 0 {
 		go side.drain()
 	}
