@@ -3,6 +3,7 @@ package loader
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -196,11 +197,38 @@ func FuzzSegment(f *testing.F) {
 					if c[0] <= 0 || c[len(c)-1] >= int64(len(data)) {
 						continue
 					}
-					split, _, err := scanSegmentContext(context.Background(), bytes.NewReader(data), int64(len(data)), "f.log", o, nil, 0, 0, c)
+					parts, _, err := scanSegmentContext(context.Background(), bytes.NewReader(data), int64(len(data)), "f.log", o, nil, 0, 0, c)
 					if err != nil {
 						t.Fatal(err)
 					}
-					sameScan(t, fmt.Sprintf("cuts %v", c), seq, split)
+					sameScan(t, fmt.Sprintf("cuts %v", c), seq, parts)
+					// Each part sampled at every other batch start in
+					// it and at a byte that is none: the regions are
+					// sized otherwise, the walk finds the same.
+					spots := make([][]int64, len(c)+1)
+					for i := range spots {
+						lo, hi := int64(0), int64(len(data))
+						if i > 0 {
+							lo = c[i-1]
+						}
+						if i < len(c) {
+							hi = c[i]
+						}
+						spots[i] = []int64{lo}
+						for k := 0; k < n; k += 2 {
+							if p := head.Batches[k].Position(); p > spots[i][len(spots[i])-1] && p < hi {
+								spots[i] = append(spots[i], p)
+							}
+						}
+						if p := lo + 5; p > spots[i][len(spots[i])-1] && p < hi {
+							spots[i] = append(spots[i], p)
+						}
+					}
+					spotted, _, err := scanSegmentFrom(context.Background(), bytes.NewReader(data), int64(len(data)), 0, "f.log", o, nil, 0, 0, split{cuts: c, spots: spots}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameScan(t, fmt.Sprintf("cuts %v, spots %v", c, spots), seq, spotted)
 				}
 			}
 		}
@@ -245,6 +273,14 @@ func FuzzRecordSet(f *testing.F) {
 // FuzzTxnIndex: any .txnindex decodes without panicking into at most
 // bytes/34 entries, each a whole valid entry.
 func FuzzTxnIndex(f *testing.F) {
+	// An .index as the broker writes it (an entry every 4 KiB of log)
+	// with its zero-filled preallocated tail.
+	var idx []byte
+	for i := range 4096 {
+		idx = binary.BigEndian.AppendUint32(idx, uint32(4*i))
+		idx = binary.BigEndian.AppendUint32(idx, uint32(4096*i*4))
+	}
+	f.Add(append(idx, make([]byte, 800)...))
 	f.Add(txnindex.EncodeTxnIndex([]txnindex.AbortedTxn{{ProducerID: 1, FirstOffset: 5, LastOffset: 9, LastStableOffset: 10}, {ProducerID: 2, FirstOffset: 6, LastOffset: 12, LastStableOffset: 13}}))
 	f.Add([]byte{1, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -260,6 +296,40 @@ func FuzzTxnIndex(f *testing.F) {
 		ti, _ := ReadTimeIndex(bytes.NewReader(data), int64(len(data)), "i.timeindex", 0)
 		if len(oi.Entries) > len(data)/8 || len(ti.Entries) > len(data)/12 {
 			t.Fatalf("index entries %d/%d from %d bytes", len(oi.Entries), len(ti.Entries), len(data))
+		}
+		for i := 1; i < len(oi.Entries); i++ {
+			if a, b := oi.Entries[i-1], oi.Entries[i]; b.Offset <= a.Offset || b.Position < a.Position {
+				t.Fatalf(".index entries %d and %d out of order: %+v %+v", i-1, i, a, b)
+			}
+		}
+		// The scan's plan read in place (rawIndex): cuts and sample
+		// spots strictly increasing inside the bytes planned for, each
+		// part's spots starting at its start, however the bytes lie.
+		defer func(b int64) { spotBytes = b }(spotBytes)
+		spotBytes = 1 << 20
+		ri := newRawIndex(bytes.NewReader(data), int64(len(data)))
+		if ri.n < 0 || ri.n > len(data)/8 {
+			t.Fatalf("%d raw entries from %d bytes", ri.n, len(data))
+		}
+		const logSize = 64 << 20
+		cuts := ri.cuts(3, logSize, 4)
+		starts := append([]int64{3}, cuts...)
+		ends := append(append([]int64(nil), cuts...), logSize)
+		for i, c := range cuts {
+			if c <= starts[i] || c >= logSize {
+				t.Fatalf("cuts %v for (3, %d)", cuts, int64(logSize))
+			}
+		}
+		spots := ri.sampleSpots(starts, ends)
+		if spots != nil && len(spots) != len(starts) {
+			t.Fatalf("spots for %d parts: %v", len(starts), spots)
+		}
+		for i, sp := range spots {
+			for j, p := range sp {
+				if j == 0 && p != starts[i] || j > 0 && (p <= sp[j-1] || p >= ends[i]) || len(sp) > maxSpots {
+					t.Fatalf("part %d [%d, %d): spots %v", i, starts[i], ends[i], sp)
+				}
+			}
 		}
 	})
 }
