@@ -5,6 +5,7 @@ package loader
 import (
 	"encoding/binary"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"unsafe"
 )
@@ -30,11 +31,13 @@ func largeFaults(b []byte, offs []int64) (large bool) {
 	defer onFault(func() { large = false })
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	entries := make([]byte, region/page*8)
+	var touched byte
+	defer runtime.KeepAlive(&touched) // the touches are not optimised away
 	for _, off := range offs {
 		if off < 0 || off >= int64(len(b)) {
 			return false
 		}
-		probeSink += b[off]
+		touched += b[off]
 		lo := max((base+uintptr(off))&^(region-1), base)
 		hi := min(lo&^(region-1)+region, base+uintptr(len(b)))
 		n := int((hi - lo + page - 1) / page)
@@ -51,6 +54,3 @@ func largeFaults(b []byte, offs []int64) (large bool) {
 	}
 	return true
 }
-
-// probeSink keeps largeFaults' touches from being optimised away.
-var probeSink byte
