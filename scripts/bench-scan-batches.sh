@@ -24,8 +24,8 @@
 # per size, scripts/scanmodes: the CPU of reaching every header by pread
 # blocks (on one goroutine, and on two: the floor of a scan on two cores,
 # which decodes and keeps nothing), a pread per header, a faulted mapping,
-# a populated one and a mapping walked 16 chains at a time (why the loader
-# reads small batches with pread). The data is deleted at the end (KEEP=1
+# a populated one and a mapping walked 16 chains at a time, on one
+# goroutine and on two (why the loader reads small batches with pread). The data is deleted at the end (KEEP=1
 # keeps it).
 set -euo pipefail
 
@@ -100,7 +100,7 @@ for B in $SIZES; do
 	done
 	printf '  copy scaling: dd whole %.4f s, two halves at once %.4f s (medians)\n' "$(printf '%s\n' "${one[@]}" | median)" "$(printf '%s\n' "${two[@]}" | median)"
 	echo "  reaching every header (scanmodes, one run each):"
-	for m in "pread -bs 262144" "pread -bs 1048576" pread2 hdr mmap populate "mmapk -k 16" "chunk -bs 67108864"; do
+	for m in "pread -bs 262144" "pread -bs 1048576" pread2 hdr mmap populate "mmapk -k 16" "mmapk2 -k 16" "chunk -bs 67108864"; do
 		# shellcheck disable=SC2086
 		printf '    %-18s %s\n' "$m" "$("$WORK/scanmodes" -mode $m "$LOG")"
 	done

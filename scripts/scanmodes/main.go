@@ -12,9 +12,10 @@
 //	mmap      a read-only mapping faulted in as the walk touches it
 //	          (MADV_WILLNEED; what the loader did before)
 //	populate  the mapping populated up front (MADV_POPULATE_READ)
-//	mmapk     the faulted mapping walked -k chains at a time (one per
-//	          .index entry, a header of each per round), so that k header
-//	          loads are in flight instead of one
+//	mmapk     the mapping (faulted in, no advice) walked -k chains at a
+//	          time (one per .index entry, a header of each per round), so
+//	          that k header loads are in flight instead of one
+//	mmapk2    the same on two goroutines, each a half of the chains
 //	chunk     mappings of -bs bytes at a time, MAP_POPULATE, unmapped after
 //
 // It only follows offsets and sizes: the cost of reaching the headers, not of
@@ -105,7 +106,7 @@ func preadWalk(f *os.File, from, to int64, buf []byte, sum *int64) {
 }
 
 func main() {
-	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|chunk")
+	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|mmapk2|chunk")
 	k := flag.Int("k", 16, "chains walked at once (mmapk)")
 	bs := flag.Int("bs", 256<<10, "block (pread) or mapping (chunk) size")
 	flag.Parse()
@@ -164,12 +165,9 @@ func main() {
 		}
 		walk(d, &sum)
 		_ = syscall.Munmap(d)
-	case "mmapk":
+	case "mmapk", "mmapk2":
 		d, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 		if err != nil {
-			log.Fatal(err)
-		}
-		if err := syscall.Madvise(d, syscall.MADV_WILLNEED); err != nil {
 			log.Fatal(err)
 		}
 		starts := []int64{0}
@@ -178,7 +176,19 @@ func main() {
 				starts = append(starts, p)
 			}
 		}
-		walkK(d, append(starts, size), *k, &sum)
+		starts = append(starts, size)
+		if *mode == "mmapk" {
+			walkK(d, starts, *k, &sum)
+		} else {
+			h := len(starts) / 2
+			var sums [2]int64
+			var wg sync.WaitGroup
+			for i, ss := range [][]int64{starts[:h+1], starts[h:]} {
+				wg.Go(func() { walkK(d, ss, *k, &sums[i]) })
+			}
+			wg.Wait()
+			sum = sums[0] + sums[1]
+		}
 		_ = syscall.Munmap(d)
 	case "chunk":
 		for pos := int64(0); pos < size; {
