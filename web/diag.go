@@ -205,8 +205,13 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 		// Its reason and "To end it" (EndsWhen) say it all.
 	case t.StartEvidence != "":
 		v.SkewedOrFromSnp = t.StartEvidence
-	case t.Seeded:
+	case t.Seeded && t.BeganBeforeLogStart:
 		v.SkewedOrFromSnp = "begun before the log start (from the producer snapshot)"
+	case t.Seeded:
+		// A load that read only the log's tail (a partition page's first
+		// view, diagnose from a snapshot) seeds the transactions open
+		// before its first offset read: the log start may be far below.
+		v.SkewedOrFromSnp = "begun before the offsets read (from the producer snapshot)"
 	case t.ClockSkew:
 		v.SkewedOrFromSnp = "timestamps ahead of the clock"
 	}

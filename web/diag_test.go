@@ -342,3 +342,31 @@ func TestSeededLagNotZero(t *testing.T) {
 		t.Errorf("panel of a transaction with no known time:\n%s", s)
 	}
 }
+
+// TestSeededStartWords: a transaction seeded from a producer snapshot
+// began before the log start only when its first offset is below it; one
+// seeded because only the log's tail was read (a partition page's first
+// view) began before the offsets read, which the panel says instead.
+func TestSeededStartWords(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		before       bool
+		want, absent string
+	}{
+		{"below the log start", true, "begun before the log start", "offsets read"},
+		{"read from the tail", false, "begun before the offsets read", "log start"},
+	} {
+		p := txnindex.OpenTxnReport{ProducerID: 7, FirstOffset: 8051570, LastOffset: 8051570, LastTimestamp: 1_767_225_600_000, Seeded: true,
+			BeganBeforeLogStart: tt.before, PinsLSO: true, State: txnindex.StateHanging}
+		d := &txnindex.Diagnosis{Topic: "t0", HighWatermark: 10081019, LastStableOffset: 8051570, LSOLagOffsets: 2029449, Now: 1_767_225_700_000,
+			OpenTransactions: []txnindex.OpenTxnReport{p}}
+		d.PinnedBy = &d.OpenTransactions[0]
+		var b strings.Builder
+		if err := diagnosisPanel(diagnosisView(d, "", clockServer)).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.String(); !strings.Contains(s, tt.want) || strings.Contains(s, "begun before the "+tt.absent) {
+			t.Errorf("%s: want %q, not %q, in the panel:\n%s", tt.name, tt.want, "begun before the "+tt.absent, s)
+		}
+	}
+}

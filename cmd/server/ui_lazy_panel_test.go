@@ -56,7 +56,7 @@ func TestUILazyPanelRefresh(t *testing.T) {
 		t.Fatalf("the panel drawn from the tail discards %q, the tail's diagnosis %q", got, tail)
 	}
 	tailSummary := eval[string](t, ctx, summaryText)
-	if !strings.Contains(tailSummary, "the timeline shows its tail") || !strings.Contains(tailSummary, fmt.Sprintf("summary-batches: %d\n", len(lz.get().Batches))) {
+	if !strings.Contains(tailSummary, "the timeline shows its tail") || !strings.Contains(tailSummary, fmt.Sprintf("summary-batches: %s\n", txnindex.Count(int64(len(lz.get().Batches))))) {
 		t.Fatalf("the summary drawn from the tail does not say so, or counts other batches than the tail's %d: %q", len(lz.get().Batches), tailSummary)
 	}
 	lz.load() // the full load lands while the page is open
