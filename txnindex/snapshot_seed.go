@@ -76,8 +76,17 @@ func (l *Log) applySnapshot(p *Partition) {
 // producer in the log. With neither, kafka-transactions.sh's 0.
 func (l *Log) coordinatorEpochEvidence(pid ProducerID) (int32, string) {
 	ce, src := int32(-1), ""
+	snap := "no producer snapshot was read"
 	if s := l.Snapshot; s != nil {
-		if e, ok := s.Producers[pid]; ok && e.CoordinatorEpoch >= 0 {
+		e, ok := s.Producers[pid]
+		switch {
+		case !ok:
+			snap = "no entry for it in " + s.Label()
+		case e.CoordinatorEpoch < 0:
+			// -1 until a marker of the producer's lands: the
+			// broker's entry starts so (ProducerStateEntry.empty).
+			snap = "its entry in " + s.Label() + " has none (-1: no marker of it yet)"
+		default:
 			ce, src = e.CoordinatorEpoch, s.Label()
 		}
 	}
@@ -88,7 +97,7 @@ func (l *Log) coordinatorEpochEvidence(pid ProducerID) (int32, string) {
 		ce, src = m[0], fmt.Sprintf("%s marker at offset %d", b.Control(), b.BaseOffset)
 	}
 	if ce < 0 {
-		return 0, "none: no marker of this producer in the log and no snapshot entry; 0, as kafka-transactions.sh uses"
+		return 0, "none: no marker of this producer in the log, and " + snap + "; 0, as kafka-transactions.sh uses"
 	}
 	return ce, src
 }
