@@ -208,9 +208,20 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	case len(t.Discards.Ranges) == 0:
 		fmt.Fprintf(sb, "    aborting discards no record that survives here")
 	default:
-		fmt.Fprintf(sb, "    aborting discards %s at offsets", Plural(t.Discards.Records, "record", "records"))
-		for _, r := range t.Discards.Ranges {
-			fmt.Fprintf(sb, " %d-%d", r.From, r.To)
+		at := "offsets"
+		if t.Discards.Records == 1 {
+			at = "offset"
+		}
+		fmt.Fprintf(sb, "    aborting discards %s at %s ", Plural(t.Discards.Records, "record", "records"), at)
+		for i, r := range t.Discards.Ranges {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			if r.From == r.To {
+				fmt.Fprintf(sb, "%d", r.From)
+			} else {
+				fmt.Fprintf(sb, "%d-%d", r.From, r.To)
+			}
 		}
 	}
 	fmt.Fprintf(sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)

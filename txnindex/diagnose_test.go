@@ -108,7 +108,7 @@ func TestDiagnoseCommandAndDiscards(t *testing.T) {
 		t.Errorf("lag %+v", lag)
 	}
 	rb := d.Runbook()
-	for _, s := range []string{"STUCK", "--start-offset 2", "discards 5 records at offsets 2-4 7-8"} {
+	for _, s := range []string{"STUCK", "--start-offset 2", "discards 5 records at offsets 2-4, 7-8"} {
 		if !strings.Contains(rb, s) {
 			t.Errorf("runbook lacks %q:\n%s", s, rb)
 		}
