@@ -19,12 +19,16 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		batches = fs.Bool("batches", false, "list every batch header")
 		records = fs.Bool("records", false, "decode and list every record (implies --batches)")
 		demo    = fs.String("demo", "", "inspect a built-in demo scenario's files instead of PATH")
+		entries = fs.Int("entries", 20, "text: list at most this many .txnindex and producer snapshot entries a file, counting the rest (-1: all; --batches lists all)")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("--format must be text or json, not %q", *format)
+	}
+	if *batches || *records {
+		*entries = -1 // the dump lists everything
 	}
 	var (
 		ld   *input.Contents
@@ -52,7 +56,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			return writeInspect(ctx, e, *format, v)
+			return writeInspect(ctx, e, *format, v, *entries)
 		}
 		ld, err = input.OpenContext(ctx, fs.Arg(0))
 	}
@@ -72,14 +76,14 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 			v.Problems[i] = strings.ReplaceAll(p, root+string(filepath.Separator), "")
 		}
 	}
-	return writeInspect(ctx, e, *format, v)
+	return writeInspect(ctx, e, *format, v, *entries)
 }
 
-func writeInspect(ctx context.Context, e *env, format string, v inspect.Report) error {
+func writeInspect(ctx context.Context, e *env, format string, v inspect.Report, entries int) error {
 	if format == "json" {
 		return jsonid.WriteIndent(e.stdout, v)
 	}
-	inspect.WriteText(e.stdout, v)
+	inspect.WriteTextEntries(e.stdout, v, entries)
 	return ctx.Err()
 }
 

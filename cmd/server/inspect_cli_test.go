@@ -5,8 +5,11 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // TestInspectDemo: inspect --demo works as decide's and diagnose's do, and
@@ -46,5 +49,42 @@ func TestInspectDemo(t *testing.T) {
 		if code := run(context.Background(), args, &env{stdout: &so, stderr: &se}); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, se.String())
 		}
+	}
+}
+
+// TestInspectEntriesBounded: inspect of a broker-shaped partition lists at
+// most --entries (20) .txnindex entries a segment in text and counts the
+// rest, so that a production log's tens of thousands of aborted
+// transactions do not bury the summary; --entries -1 lists them all, as
+// the JSON always does.
+func TestInspectEntriesBounded(t *testing.T) {
+	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 1 << 20, BatchBytes: 512, TotalBytes: 3 << 20, HangingFrom: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspectOut := func(args ...string) string {
+		t.Helper()
+		var so, se bytes.Buffer
+		if code := run(context.Background(), append([]string{"inspect"}, append(args, st.Dir)...), &env{stdout: &so, stderr: &se}); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, se.String())
+		}
+		return so.String()
+	}
+	entry := regexp.MustCompile(`(?m)^    version: \d+ producerId: `)
+	all := len(entry.FindAllString(inspectOut("--entries", "-1"), -1))
+	segs := len(st.Segments)
+	if all <= 20*segs {
+		t.Fatalf("%d .txnindex entries in %d segments: the fixture does not need bounding", all, segs)
+	}
+	out := inspectOut()
+	listed := len(entry.FindAllString(out, -1))
+	more := regexp.MustCompile(`(?m)^    … and ([0-9,]+) more entr(?:y|ies) \(--entries -1 lists them\)$`).FindAllStringSubmatch(out, -1)
+	counted := 0
+	for _, m := range more {
+		n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+		counted += n
+	}
+	if listed > 20*segs || len(more) == 0 || listed+counted != all {
+		t.Fatalf("default: %d entries listed, %d counted in %d lines, of %d", listed, counted, len(more), all)
 	}
 }
