@@ -16,18 +16,44 @@ import (
 
 // WriteDecisionsText writes one line per decision: the offsets, the
 // verdict and the reason.
+//
+// The decisions below the consumer's position come as one line: they are
+// all before_position for the same reason, and a position near the end of
+// a production partition had millions of them (one per batch).
 func WriteDecisionsText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.Decision]) error {
+	var below *txnindex.Decision // the run of before_position decisions not yet written
+	line := func(d *txnindex.Decision, from int64) error {
+		rng := strconv.FormatInt(from, 10)
+		if d.To != from {
+			rng += "-" + strconv.FormatInt(d.To, 10)
+		}
+		_, err := fmt.Fprintf(w, "%-15s %-15s %s\n", rng, d.Verdict, d.Reason())
+		return err
+	}
+	var belowFrom int64
 	for d := range seq {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rng := strconv.FormatInt(d.From, 10)
-		if d.To != d.From {
-			rng += "-" + strconv.FormatInt(d.To, 10)
+		if d.Verdict == txnindex.BeforePosition {
+			if below == nil {
+				belowFrom = d.From
+			}
+			below = &d
+			continue
 		}
-		if _, err := fmt.Fprintf(w, "%-15s %-15s %s\n", rng, d.Verdict, d.Reason()); err != nil {
+		if below != nil {
+			if err := line(below, belowFrom); err != nil {
+				return err
+			}
+			below = nil
+		}
+		if err := line(&d, d.From); err != nil {
 			return err
 		}
+	}
+	if below != nil {
+		return line(below, belowFrom)
 	}
 	return nil
 }
