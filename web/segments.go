@@ -255,8 +255,20 @@ func (s *SegmentStrip) windowedText() string { return strconv.FormatBool(s.Windo
 // scope qualifies the summary's counts of a page that shows one
 // segment's window: they are that segment's.
 func (v TimelineView) scope() string {
-	if v.Strip != nil && v.Strip.Windowed {
+	switch {
+	case v.Strip != nil && v.Strip.Windowed:
 		return " in segment " + strconv.Itoa(v.Strip.Shown.Index+1)
+	case v.tail:
+		return " in the tail"
 	}
 	return ""
+}
+
+// segmentsText is the summary's segment count: "1 of 8 read" in a tail
+// view.
+func (v TimelineView) segmentsText() string {
+	if v.SegmentsOf > 0 {
+		return thousands(v.Segments) + " of " + thousands(v.SegmentsOf) + " read"
+	}
+	return thousands(v.Segments)
 }

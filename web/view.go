@@ -75,15 +75,19 @@ type TimelineView struct {
 	Batches, Txns, Open  int
 	Segments             int
 	Gaps                 int
-	Pinned               string // sentence about the LSO
-	Diag                 *DiagnosisView
-	WSPath, APIPath      string
-	Assets               Assets
-	Chrome               chromeKind
-	Data                 string        // the export's embedded data (HTML-safe JSON), or ""
-	Problems             []string      // what the loader could not read (Source.Problems)
-	Origin               string        // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
-	Strip                *SegmentStrip // a partition directory's segments (segments.go); nil for other sources
+	// SegmentsOf, when above 0, is how many segments the partition has
+	// while Segments were read (a tail view: TailRead).
+	SegmentsOf      int
+	tail            bool
+	Pinned          string // sentence about the LSO
+	Diag            *DiagnosisView
+	WSPath, APIPath string
+	Assets          Assets
+	Chrome          chromeKind
+	Data            string        // the export's embedded data (HTML-safe JSON), or ""
+	Problems        []string      // what the loader could not read (Source.Problems)
+	Origin          string        // the server's scheme://host, for the embed snippet (lessonLinks); "" in an export
+	Strip           *SegmentStrip // a partition directory's segments (segments.go); nil for other sources
 }
 
 // LaneView is one row of the timeline: a transactional producer's lane, the
@@ -216,3 +220,17 @@ func Summary(l *txnindex.Log) string {
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 func itoa(n int) string  { return strconv.Itoa(n) }
+
+// readTail makes the summary of a tail view say what it counts: the
+// segments read of all, and the gaps among them (the offsets below the
+// tail were not read, not missing; the tail's log stands them as one empty
+// segment, which is not counted either).
+func (v *TimelineView) readTail(t *TailRead, l *txnindex.Log) {
+	v.tail, v.Segments, v.SegmentsOf = true, t.Read, t.Total
+	v.Gaps = 0
+	for _, g := range l.Gaps {
+		if g.To >= t.From {
+			v.Gaps++
+		}
+	}
+}

@@ -48,6 +48,16 @@ type Source struct {
 	// Path is the full path a loaded source was read from, shown only as
 	// the title's tooltip ("" for demos, uploads and live sources).
 	Path string
+	// Tail, while a partition too large to wait for is shown from its
+	// tail (its whole load under way), says what was read.
+	Tail *TailRead
+}
+
+// TailRead is the part of a partition a tail view read: the segments from
+// offset From on, Read of Total.
+type TailRead struct {
+	From        int64
+	Read, Total int
 }
 
 // Partition names one partition of a source. Summary, when set, is a
@@ -160,11 +170,12 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 		return TimelineView{}, false
 	}
 	title, path, problems := "", "", []string(nil)
+	var tail *TailRead
 	for _, s := range u.cat.Sources() {
 		// A log directory's partitions share the source id; each
 		// has its own problems.
 		if s.ID == id && (len(s.Partitions) != 1 || s.Partitions[0].Topic == topic && s.Partitions[0].Partition == int32(p)) {
-			title, path, problems = s.Title, s.Path, s.Problems
+			title, path, problems, tail = s.Title, s.Path, s.Problems, s.Tail
 		}
 	}
 	o, bootstrap, clock, err := u.diagnoseOptions(r, id)
@@ -180,6 +191,9 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 	}
 	v := timelineView(id, title, l)
 	v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
+	if tail != nil && strip == nil {
+		v.readTail(tail, l)
+	}
 	dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
 	if v.Strip = strip; v.streamSegment(strip) {
 		v.Problems = nil // why the tail was shown: the window replaces it

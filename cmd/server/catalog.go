@@ -204,6 +204,7 @@ func (c webCatalog) Sources() []web.Source {
 		}
 		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo, Path: s.path}
 		if s.lazy != nil {
+			ws.Tail = s.lazy.tailRead()
 			ws.Partitions[0].Scan = s.lazy.scanView()
 			if _, ok := dirs[s.id]; !ok {
 				dirs[s.id] = c.indexView(s.id)

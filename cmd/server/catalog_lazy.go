@@ -182,6 +182,17 @@ func (lz *lazyPart) problemList() []string {
 	return nil
 }
 
+// tailRead is what the partition's tail view read, nil when the page shows
+// the whole log (loaded, or every segment replayed for the tail).
+func (lz *lazyPart) tailRead() *web.TailRead {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil || lz.tail == nil || lz.tailInfo.Full {
+		return nil
+	}
+	return &web.TailRead{From: lz.tailInfo.From, Read: lz.tailInfo.Segments, Total: lz.tailInfo.Total}
+}
+
 // scanView is the index's view of the partition's tail scan.
 func (lz *lazyPart) scanView() *web.Scan {
 	st, sum, err := lz.e.State()

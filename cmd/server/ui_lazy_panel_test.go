@@ -59,6 +59,11 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	if !strings.Contains(tailSummary, "the timeline shows its tail") || !strings.Contains(tailSummary, fmt.Sprintf("summary-batches: %s\n", txnindex.Count(int64(len(lz.get().Batches))))) {
 		t.Fatalf("the summary drawn from the tail does not say so, or counts other batches than the tail's %d: %q", len(lz.get().Batches), tailSummary)
 	}
+	// Its segments are those read of all, and the offsets below the tail,
+	// not read, are no gap.
+	if !strings.Contains(tailSummary, "summary-segments: 1 of 2 read\n") || !strings.Contains(tailSummary, "summary-gaps: 0") {
+		t.Fatalf("the tail's summary counts segments and gaps as a whole log's: %q", tailSummary)
+	}
 	lz.load() // the full load lands while the page is open
 	full := discards(lz.get())
 	if full == tail {
