@@ -191,14 +191,13 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 	}
 	v := timelineView(id, title, l)
 	v.Problems, v.Origin, v.Path = problems, requestOrigin(r), path
-	if tail != nil && strip == nil {
-		v.readTail(tail, l)
-	}
 	dl := l // the log diagnosed: for a segment's window, the LSO's (segments.go)
 	if v.Strip = strip; v.streamSegment(strip) {
 		v.Problems = nil // why the tail was shown: the window replaces it
 		dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
 		v.Pinned = timelineView(id, title, dl).Pinned
+	} else if tail != nil {
+		v.readTail(tail, l)
 	}
 	v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
 	return v, true
