@@ -205,3 +205,35 @@ func TestScanTailSkipsSnapshotsBrokerDeletes(t *testing.T) {
 		t.Errorf("tail LSO %d (%s), full load %d", l.LastStableOffset, info, want.LastStableOffset)
 	}
 }
+
+// TestTailIsASeededReplay: a tail seeded from a snapshot says so
+// (Log.Replay: from the snapshot's offset, the segments read of all), so
+// that the offsets below it, not read, are no gap of the log (a partition
+// page's first view drew them as one); without a snapshot every segment is
+// replayed and there is nothing to say.
+func TestTailIsASeededReplay(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 1, Stuck: []string{"t0-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	l, info, _, err := ScanTail(context.Background(), filepath.Join(dir, "t0-0"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Replay
+	if info.Full || r == nil || r.Mode != txnindex.ReplaySnapshot || r.FromOffset != info.From || r.SegmentsRead != info.Segments || r.Segments != info.Total || r.Snapshot != info.Snapshot || r.BytesRead <= 0 || r.Bytes <= r.BytesRead {
+		t.Fatalf("info %+v, replay %+v", info, r)
+	}
+	for _, g := range l.Gaps {
+		if g.From < info.From {
+			t.Errorf("gap %+v below the tail's first offset %d", g, info.From)
+		}
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "t0-0", "*.snapshot"))
+	for _, s := range snaps {
+		os.Remove(s)
+	}
+	if l, _, _, err := ScanTail(context.Background(), filepath.Join(dir, "t0-0"), nil); err != nil || l.Replay != nil {
+		t.Fatalf("every segment replayed: replay %+v, %v", l.Replay, err)
+	}
+}

@@ -49,7 +49,8 @@ func (t TailInfo) String() string {
 // every segment is replayed (Info.Full).
 //
 // Offsets below Info.From were not read: the log is for the LSO, the high
-// watermark and the open transactions, not for drawing. Batch headers only, no CRC (the
+// watermark and the open transactions, not for drawing (its Replay says
+// so, and a partition page's first view draws nothing there). Batch headers only, no CRC (the
 // index wants speed; the partition page opens the whole directory with
 // every check). The segment files are closed before it returns; damage
 // met on the way is returned beside the log. cps is the log directory's
@@ -65,12 +66,16 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 		return nil, info, nil, err
 	}
 	var bases, snaps []int64
+	var bytes int64
 	for _, de := range ents {
 		if !de.Type().IsRegular() {
 			continue
 		}
 		if b, ok := offsetName(de.Name(), ".log"); ok {
 			bases = append(bases, b)
+			if fi, err := de.Info(); err == nil {
+				bytes += fi.Size()
+			}
 		} else if b, ok := offsetName(de.Name(), ".snapshot"); ok {
 			snaps = append(snaps, b)
 		}
@@ -136,6 +141,7 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 		// LSO where it began.
 		in.Segments = append(in.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", bases[0]), BaseOffset: bases[0]})
 	}
+	var read int64
 	for _, b := range bases[first:] {
 		if err := ctx.Err(); err != nil {
 			return nil, info, nil, err
@@ -144,6 +150,7 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 		if err != nil {
 			return nil, info, nil, err
 		}
+		read += f.Size
 		damage = append(damage, f.Damage...)
 		si := int32(len(in.Segments))
 		in.Segments = append(in.Segments, f.Segment())
@@ -161,6 +168,12 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 	}
 	if from >= 0 {
 		info.From = from
+		// A replay seeded from the snapshot, which is what it is: the
+		// offsets below it were not read, not missing (no gap of the
+		// log), and what the cleaner left there is not seen.
+		in.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: info.Snapshot, FromOffset: from,
+			Segments: len(bases), SegmentsRead: info.Segments, Bytes: bytes, BytesRead: read, SkippedMaxTimestamp: -1,
+			Reason: "the partition index's tail scan: the LSO, the high watermark and the open transactions depend on nothing before the snapshot's offset"}
 	}
 	if cps != nil {
 		if v, ok := cps.LogStartOffset.Lookup(topic, num); ok && v > in.LogStartOffset {
