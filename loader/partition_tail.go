@@ -128,15 +128,7 @@ type snapshotBound struct {
 // of a partition says why it cannot be used, and next, when not nil, which
 // older snapshots another attempt may seed from (the newest was past the
 // high watermark or the log end).
-func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (p *Partition, why string, next *snapshotBound, err error) {
-	p, why, next, err = openTailFrom(ctx, dir, cps, o, t, b)
-	if p != nil && b.passed != "" {
-		p.Input.Replay.SnapshotPassed = b.passed
-	}
-	return p, why, next, err
-}
-
-func openTailFrom(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (*Partition, string, *snapshotBound, error) {
+func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (*Partition, string, *snapshotBound, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", nil, err
 	}
@@ -254,7 +246,7 @@ func openTailFrom(ctx context.Context, dir string, cps *LogDirCheckpoints, o Sca
 	}
 
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
-		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why}
+		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why, SnapshotPassed: b.passed}
 	// Inside the segment holding from, the scan begins at its .index
 	// entry at or below from, as a fetch from that offset would
 	// (OffsetIndex.lookup, then a walk forward): the batches before it

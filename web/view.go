@@ -222,15 +222,10 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 func itoa(n int) string  { return strconv.Itoa(n) }
 
 // readTail makes the summary of a tail view say what it counts: the
-// segments read of all, and the gaps among them (the offsets below the
-// tail were not read, not missing; the tail's log stands them as one empty
-// segment, which is not counted either).
-func (v *TimelineView) readTail(t *TailRead, l *txnindex.Log) {
+// segments read of all (the tail's log stands the others as one empty
+// segment, not counted). Its gaps are already the tail's: the offsets below
+// it were not read, and its log, a seeded replay, has no gap there
+// (logindex.ScanTail).
+func (v *TimelineView) readTail(t *TailRead) {
 	v.tail, v.Segments, v.SegmentsOf = true, t.Read, t.Total
-	v.Gaps = 0
-	for _, g := range l.Gaps {
-		if g.To >= t.From {
-			v.Gaps++
-		}
-	}
 }

@@ -53,10 +53,9 @@ type Source struct {
 	Tail *TailRead
 }
 
-// TailRead is the part of a partition a tail view read: the segments from
-// offset From on, Read of Total.
+// TailRead is the part of a partition a tail view read: Read of its
+// Total segments.
 type TailRead struct {
-	From        int64
 	Read, Total int
 }
 
@@ -197,7 +196,7 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 		dl = u.lsoWindow(r, id, topic, int32(p), strip, l)
 		v.Pinned = timelineView(id, title, dl).Pinned
 	} else if tail != nil {
-		v.readTail(tail, l)
+		v.readTail(tail)
 	}
 	v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
 	return v, true

@@ -190,7 +190,7 @@ func (lz *lazyPart) tailRead() *web.TailRead {
 	if lz.full != nil || lz.tail == nil || lz.tailInfo.Full {
 		return nil
 	}
-	return &web.TailRead{From: lz.tailInfo.From, Read: lz.tailInfo.Segments, Total: lz.tailInfo.Total}
+	return &web.TailRead{Read: lz.tailInfo.Segments, Total: lz.tailInfo.Total}
 }
 
 // scanView is the index's view of the partition's tail scan.
