@@ -16,6 +16,13 @@
 //	          time (one per .index entry, a header of each per round), so
 //	          that k header loads are in flight instead of one
 //	mmapk2    the same on two goroutines, each a half of the chains
+//	mmappf    the mapping walked as one chain that loads, as it passes each
+//	          .index entry, the header -k entries ahead (a prefetch from
+//	          the index: the page walk and that header's miss in flight)
+//	mmappf2   the same on two goroutines
+//	mix       -frac of the file by pread on one goroutine, the rest
+//	          walked in the mapping -k chains at a time on another (the
+//	          copy is bound by memory bandwidth, the walk by misses)
 //	chunk     mappings of -bs bytes at a time, MAP_POPULATE, unmapped after
 //
 // It only follows offsets and sizes: the cost of reaching the headers, not of
@@ -76,6 +83,27 @@ func walkK(d []byte, starts []int64, k int, sum *int64) {
 	}
 }
 
+// walkAhead follows the chain from starts[0] to the last start, touching
+// the header at the .index position ahead entries past the chain's, so the
+// page walk and the cache miss of that header are in flight while the chain
+// waits on its own.
+func walkAhead(d []byte, starts []int64, ahead int, sum *int64) {
+	var touch int64
+	pos, end := starts[0], starts[len(starts)-1]
+	j := 0
+	for pos+17 <= end {
+		for j+1 < len(starts) && starts[j] <= pos {
+			j++
+			if t := j + ahead; t < len(starts)-1 {
+				touch += int64(d[starts[t]+16])
+			}
+		}
+		*sum += int64(binary.BigEndian.Uint64(d[pos:])) + int64(d[pos+16])
+		pos += 12 + int64(binary.BigEndian.Uint32(d[pos+8:]))
+	}
+	*sum += touch & 1
+}
+
 // indexPositions returns the positions of the .index beside the .log at
 // path, in file order up to its zero-filled tail.
 func indexPositions(path string) []int64 {
@@ -106,8 +134,9 @@ func preadWalk(f *os.File, from, to int64, buf []byte, sum *int64) {
 }
 
 func main() {
-	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|mmapk2|chunk")
+	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|mmapk2|mix|chunk")
 	k := flag.Int("k", 16, "chains walked at once (mmapk)")
+	frac := flag.Float64("frac", 0.5, "share of the file read by pread (mix)")
 	bs := flag.Int("bs", 256<<10, "block (pread) or mapping (chunk) size")
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -185,6 +214,57 @@ func main() {
 			var wg sync.WaitGroup
 			for i, ss := range [][]int64{starts[:h+1], starts[h:]} {
 				wg.Go(func() { walkK(d, ss, *k, &sums[i]) })
+			}
+			wg.Wait()
+			sum = sums[0] + sums[1]
+		}
+		_ = syscall.Munmap(d)
+	case "mix":
+		// one half read by pread, the other walked in a mapping, at once:
+		// the copy is bound by memory bandwidth, the walk by page walks.
+		d, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil {
+			log.Fatal(err)
+		}
+		cutAt := int64(float64(size) * *frac)
+		starts := []int64{}
+		cut := size
+		for _, p := range indexPositions(flag.Arg(0)) {
+			if p >= cutAt && cut == size {
+				cut = p
+			}
+			if p >= cut && p < size && (len(starts) == 0 || p > starts[len(starts)-1]) {
+				starts = append(starts, p)
+			}
+		}
+		starts = append(starts, size)
+		var sums [2]int64
+		var wg sync.WaitGroup
+		wg.Go(func() { preadWalk(f, 0, cut, make([]byte, *bs), &sums[0]) })
+		wg.Go(func() { walkK(d, starts, *k, &sums[1]) })
+		wg.Wait()
+		sum = sums[0] + sums[1]
+		_ = syscall.Munmap(d)
+	case "mmappf", "mmappf2":
+		d, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil {
+			log.Fatal(err)
+		}
+		starts := []int64{0}
+		for _, p := range indexPositions(flag.Arg(0)) {
+			if p > starts[len(starts)-1] && p < size {
+				starts = append(starts, p)
+			}
+		}
+		starts = append(starts, size)
+		if *mode == "mmappf" {
+			walkAhead(d, starts, *k, &sum)
+		} else {
+			h := len(starts) / 2
+			var sums [2]int64
+			var wg sync.WaitGroup
+			for i, ss := range [][]int64{starts[:h+1], starts[h:]} {
+				wg.Go(func() { walkAhead(d, ss, *k, &sums[i]) })
 			}
 			wg.Wait()
 			sum = sums[0] + sums[1]
