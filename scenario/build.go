@@ -88,6 +88,7 @@ func (s *Scenario) Build() (*Built, error) {
 	// retired are the states of producer ids a transactions v2 producer
 	// left when its epoch ran out: the broker's snapshot keeps them.
 	var retired []*prodState
+	var rolled []File  // the .snapshot files of "roll snapshot"
 	nextID := int64(0) // producer ids handed out on epoch overflow: above every declared one
 	for _, p := range s.Producers {
 		// A copy: bump, tv2 markers and overflow change the producer's
@@ -242,6 +243,12 @@ func (s *Scenario) Build() (*Built, error) {
 					seg.lastT = seg.maxT
 				}
 				segs = append(segs, &segment{base: next, maxT: -1, lastT: -1})
+				if op.Mode == "snapshot" {
+					// UnifiedLog.roll → ProducerStateManager.takeSnapshot:
+					// the producers' state up to the new segment's base,
+					// named for it.
+					rolled = append(rolled, File{Path: fmt.Sprintf("%020d.snapshot", next), Data: snapshot(append(order, retired...))})
+				}
 			}
 		case OpGap:
 			next += op.N
@@ -274,6 +281,11 @@ func (s *Scenario) Build() (*Built, error) {
 		// Kafka creates a .txnindex lazily, on the first abort.
 		if len(sg.aborted) > 0 {
 			add(base+".txnindex", encodeTxnIndex(sg.aborted))
+		}
+	}
+	for _, f := range rolled {
+		if f.Path != fmt.Sprintf("%020d.snapshot", l.LogEndOffset) {
+			add(f.Path, f.Data)
 		}
 	}
 	add(fmt.Sprintf("%020d.snapshot", l.LogEndOffset), snapshot(append(order, retired...)))

@@ -254,7 +254,9 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 				}
 			}
 		case "roll":
-			if err := want(1, "roll"); err != nil {
+			if len(fields) == 2 && fields[1] == "snapshot" {
+				op.Mode = "snapshot"
+			} else if err := want(1, "roll [snapshot]"); err != nil {
 				return nil, err
 			}
 			op.Kind = OpRoll
