@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -137,6 +138,15 @@ func randomPartitionWith(t testing.TB, seed uint64, o randomOptions) (string, st
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	text := randomScenario(r, o.noGaps)
+	// The broker takes a producer snapshot at every roll: most rolls
+	// here write one (drawn apart from r, which drew the scenario).
+	snaps := rand.New(rand.NewPCG(seed, 0x5a9))
+	text = regexp.MustCompile(`(?m)^roll$`).ReplaceAllStringFunc(text, func(string) string {
+		if snaps.IntN(4) == 0 {
+			return "roll"
+		}
+		return "roll snapshot"
+	})
 	build := func(text string) *scenario.Built {
 		sc, err := scenario.Parse(strings.NewReader(text), fmt.Sprintf("seed%d.txn", seed))
 		if err != nil {
@@ -179,7 +189,9 @@ func randomPartitionWith(t testing.TB, seed uint64, o randomOptions) (string, st
 	}
 	dir := filepath.Join(logDir, b.Dir)
 	for _, base := range bases[:drop] {
-		for _, ext := range []string{".log", ".index", ".timeindex", ".txnindex"} {
+		// The snapshots of the deleted segments go with them
+		// (ProducerStateManager.deleteSnapshotsBefore the first kept).
+		for _, ext := range []string{".log", ".index", ".timeindex", ".txnindex", ".snapshot"} {
 			if err := os.Remove(filepath.Join(dir, fmt.Sprintf("%020d%s", base, ext))); err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
