@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -20,6 +21,15 @@ type TailOptions struct {
 	// Position is a consumer position whose offsets must all be decided
 	// (diagnose --position); -1 for none.
 	Position int64
+	// Reasons says that the decisions from Position on are explained
+	// (decide --from), not only counted (diagnose --position's lag
+	// split): each names its transaction's first offset, which for one
+	// open at the position may be below it. The load is then seeded from
+	// the newest snapshot at or below Position (the transactions open
+	// there are in it, those begun after it are read) instead of reading
+	// from Position with the newest one's state, which knows only the
+	// transactions still open at its own offset.
+	Reasons bool
 	// Checkpoints are the checkpoint files of the log directory above
 	// the partition, when the caller read them once for all its
 	// partitions (diagnose of a log directory); nil reads them. Their
@@ -58,13 +68,14 @@ type TailOptions struct {
 //
 // When the newest snapshot is past the high watermark or the log end (the
 // broker deletes one past the log end on startup and loads the one before,
-// ProducerStateManager.truncateAndReload), the newest one at or below both
-// seeds the load (ReplayReport.SnapshotPassed says why the newer was
-// passed over). Where no snapshot is usable (none, none clean, older than
-// the first batch, none at or below the high watermark), or the question needs
-// the whole log (a consumer position, a .swap to complete), it loads the
-// partition in full, as OpenPartition does. Either way Input.Replay says
-// what was read and why.
+// ProducerStateManager.truncateAndReload), or past a consumer position
+// whose decisions are explained (TailOptions.Reasons), the newest one
+// at or below them seeds the load (ReplayReport.SnapshotPassed says why the
+// newer was passed over). Where no snapshot is usable (none, none clean,
+// older than the first batch, none at or below the high watermark or the
+// position), or the question needs the whole log (a .swap to complete), it
+// loads the partition in full, as OpenPartition does. Either way
+// Input.Replay says what was read and why.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
 	cps := t.Checkpoints
 	var err error
@@ -166,22 +177,36 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		return nil, "", nil, err
 	}
 	s := p.Snapshot
-	if b.hwm >= 0 {
-		// One past the high watermark is not the broker's to delete,
-		// only not this load's to start from: the newest at or below
-		// it is. The newest (p.Snapshot) still gives the coordinator
-		// epochs and the transactions open before the log start, as in
-		// the full load.
+	// A snapshot past the high watermark is not the broker's to delete,
+	// only not this load's to start from; nor is one past a consumer
+	// position whose decisions are explained (Reasons: decide --from),
+	// which name each transaction open there with its first offset: the
+	// transactions open at the snapshot's offset are in it, those begun
+	// between it and the position are read. The newest at or below both
+	// seeds the load. The newest (p.Snapshot) still gives the coordinator
+	// epochs and the transactions open before the log start, as in the
+	// full load.
+	limit, none, passed := b.hwm, "no older snapshot at or below it decodes cleanly", b.passed
+	if q := t.Position; q >= 0 && t.Reasons && (limit < 0 || q < limit) {
+		limit, none = q, fmt.Sprintf("no producer snapshot at or below the position %d decodes cleanly", q)
+		if s != nil && s.Offset > q {
+			passed = fmt.Sprintf("the newer %s is past the position %d", s.Name, q)
+		}
+	}
+	if limit >= 0 && s != nil && s.Offset > limit {
 		below := slices.DeleteFunc(slices.Clone(kept), func(n string) bool {
 			off, _, ok := splitSegmentName(n)
-			return !ok || off > b.hwm
+			return !ok || off > limit
 		})
 		var err error
 		if s, err = NewestSnapshot(dir, below); err != nil {
 			return nil, "", nil, err
 		}
+		if s == nil && len(below) == 0 {
+			return nil, strings.TrimSuffix(none, " decodes cleanly"), nil, nil
+		}
 		if s == nil {
-			return nil, "no older snapshot at or below it decodes cleanly", nil, nil
+			return nil, none, nil, nil
 		}
 	}
 	switch {
@@ -212,7 +237,8 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// consumer fetching from there: the batches from the one holding it,
 	// and the aborted transactions the broker collects for such a fetch,
 	// from the .txnindex of the segment holding it and the later ones
-	// (UnifiedLog.collectAbortedTransactions).
+	// (UnifiedLog.collectAbortedTransactions). With Reasons the snapshot
+	// is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
 	if p := t.Position; p >= 0 && p < full {
 		full, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)
@@ -246,7 +272,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	}
 
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
-		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why, SnapshotPassed: b.passed}
+		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why, SnapshotPassed: passed}
 	// Inside the segment holding from, the scan begins at its .index
 	// entry at or below from, as a fetch from that offset would
 	// (OffsetIndex.lookup, then a walk forward): the batches before it

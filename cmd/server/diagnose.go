@@ -10,6 +10,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -83,7 +84,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			return diagnoseLogDir(ctx, e, ld, opts, *format, *fullReplay, keep)
 		}
 	}
-	src, err := diagnoseSource(ctx, e, fs, *demo, *position, *fullReplay)
+	src, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: *position}, *fullReplay)
 	if err != nil {
 		return err
 	}
@@ -224,13 +225,13 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	return err
 }
 
-// diagnoseSource loads diagnose's PATH: a partition directory of a data
-// topic from its newest producer snapshot (input.OpenTail, with the same
-// answer as reading it all); with --full-replay, and for a demo, as the
-// other commands load.
-func diagnoseSource(ctx context.Context, e *env, fs argLister, demo string, position int64, full bool) (*input.Contents, error) {
+// tailSource loads the PATH of diagnose and of decide --from: a partition
+// directory of a data topic from a producer snapshot (input.OpenTail, with
+// the same answer as reading it all, for what t asks); with --full-replay,
+// and for a demo, as the other commands load.
+func tailSource(ctx context.Context, e *env, fs argLister, demo string, t loader.TailOptions, full bool) (*input.Contents, error) {
 	open := func(ctx context.Context, path string) (*input.Contents, error) {
-		return input.OpenTail(ctx, path, position)
+		return input.OpenTail(ctx, path, t)
 	}
 	if full {
 		open = input.OpenContext

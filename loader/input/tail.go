@@ -13,14 +13,15 @@ import (
 // segments is read the way broker recovery reads it, from its newest
 // producer snapshot and only the segments after it
 // (loader.OpenPartitionTail, whose diagnosis equals a full replay's; its
-// Input.Replay says which segments were read, or why all were). position is
-// a consumer position whose offsets must all be decided, -1 for none.
+// Input.Replay says which segments were read, or why all were). t says
+// what else the question needs: a consumer position whose offsets must all
+// be decided (Position, -1 for none), explained or only counted (Reasons).
 //
 // Every other input is read by OpenContext, and so are the partitions of
 // __consumer_offsets and __transaction_state: their records are the
 // evidence of diagnose's join (package internaltopic), not only their
 // transactions.
-func OpenTail(ctx context.Context, path string, position int64) (*Contents, error) {
+func OpenTail(ctx context.Context, path string, t loader.TailOptions) (*Contents, error) {
 	topic, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
 	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
 		return OpenContext(ctx, path)
@@ -28,7 +29,7 @@ func OpenTail(ctx context.Context, path string, position int64) (*Contents, erro
 	if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) == 0 {
 		return OpenContext(ctx, path) // a file, or a directory without segments (KRaft snapshots only)
 	}
-	p, err := loader.OpenPartitionTail(ctx, path, loader.DefaultScanOptions, loader.TailOptions{Position: position})
+	p, err := loader.OpenPartitionTail(ctx, path, loader.DefaultScanOptions, t)
 	if err != nil {
 		return nil, err
 	}

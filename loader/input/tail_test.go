@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/txnscope/txnscope/loader"
 )
 
 // TestOpenTail: a data partition's directory is read from its producer
@@ -12,7 +14,7 @@ import (
 // OpenContext reads them (no Replay).
 func TestOpenTail(t *testing.T) {
 	ctx := context.Background()
-	tail, err := OpenTail(ctx, ksqlDir, -1)
+	tail, err := OpenTail(ctx, ksqlDir, loader.TailOptions{Position: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestOpenTail(t *testing.T) {
 		t.Errorf("tail LSO %d HWM %d, full read %d %d", tl.LastStableOffset, tl.HighWatermark, fl.LastStableOffset, fl.HighWatermark)
 	}
 	for _, path := range []string{filepath.Join(ksqlLogDir, "__transaction_state-44"), lsxSegment} {
-		c, err := OpenTail(ctx, path, -1)
+		c, err := OpenTail(ctx, path, loader.TailOptions{Position: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
