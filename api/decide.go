@@ -58,6 +58,45 @@ func WriteDecisionsText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.
 	return nil
 }
 
+// FromPosition is seq as `server decide --from pos` writes it: one
+// before_position range for the offsets from the log start to pos-1, then
+// the decisions of the offsets from pos on. A consumer at pos never sees
+// what lies below it, and a partition read for it from a producer snapshot
+// (loader.OpenPartitionTail with the position) holds only part of that:
+// the output is the same whichever load it came from. The engine splits a
+// batch across pos; a gap across it is cut there too (where such a gap
+// begins depends on what was read: the offsets below a seeded replay's
+// start are not a gap). A pos at or below the log start leaves seq as it
+// is.
+func FromPosition(l *txnindex.Log, seq iter.Seq[txnindex.Decision], pos int64) iter.Seq[txnindex.Decision] {
+	if pos <= l.LogStartOffset {
+		return seq
+	}
+	below := txnindex.Decision{From: l.LogStartOffset, To: min(pos, l.LogEndOffset) - 1, Verdict: txnindex.BeforePosition,
+		Uncommitted: txnindex.BeforePosition, Cause: txnindex.CauseBelowPosition, Bound: pos}
+	return func(yield func(txnindex.Decision) bool) {
+		started := false
+		for d := range seq {
+			if d.To < pos {
+				continue
+			}
+			if !started {
+				started = true
+				if !yield(below) {
+					return
+				}
+			}
+			d.From = max(d.From, pos)
+			if !yield(d) {
+				return
+			}
+		}
+		if !started && below.To >= below.From {
+			yield(below)
+		}
+	}
+}
+
 // WriteCounts writes the record counts of the offsets [from, to] of l (the
 // whole log when from is -1), as NDJSON or as text: the answer to "how many
 // real records are in this range" that HWM - LWM arithmetic gets wrong on

@@ -312,7 +312,12 @@ func (l *Log) SegmentOf(off int64) int {
 
 // String summarises the log in one line.
 func (l *Log) String() string {
-	return fmt.Sprintf("%s-%d: %s, %s, log start %d, end %d, HWM %d, LSO %d, %s (%s open)",
-		l.Topic, l.Partition, Plural(len(l.Segments), "segment", "segments"), Plural(len(l.Batches), "batch", "batches"), l.LogStartOffset, l.LogEndOffset,
-		l.HighWatermark, l.LastStableOffset, Plural(len(l.Txns), "transaction", "transactions"), Count(int64(len(l.Open))))
+	// A seeded replay's batches and transactions are those it read.
+	batches, txns := "", ""
+	if r := l.Replay; r != nil && r.Mode == ReplaySnapshot {
+		batches, txns = fmt.Sprintf(" read (from offset %d)", r.FromOffset), " read"
+	}
+	return fmt.Sprintf("%s-%d: %s, %s%s, log start %d, end %d, HWM %d, LSO %d, %s%s (%s open)",
+		l.Topic, l.Partition, Plural(len(l.Segments), "segment", "segments"), Plural(len(l.Batches), "batch", "batches"), batches, l.LogStartOffset, l.LogEndOffset,
+		l.HighWatermark, l.LastStableOffset, Plural(len(l.Txns), "transaction", "transactions"), txns, Count(int64(len(l.Open))))
 }

@@ -17,7 +17,7 @@ import (
 
 func runDecide(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "decide", "[flags] PATH | --demo NAME",
-		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.")
+		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.\nWith --from N, the offsets below N are one before_position object with a from/to range, and a partition directory is read from the newest producer snapshot the answer allows (the segment holding N on), as diagnose reads it; --full-replay reads every segment.")
 	var (
 		topic     = fs.String("topic", "", "only this topic")
 		partition = fs.Int("partition", -1, "only this partition")
@@ -29,6 +29,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
+		full      = fs.Bool("full-replay", false, "with --from: read every segment of a partition directory instead of starting at a producer snapshot")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -54,7 +55,11 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *rangeFlag != "" && !*counts {
 		return usagef("--range needs --counts")
 	}
-	ld, err := sourceContentsContext(ctx, e, fs, *demo)
+	// A consumer at --from needs the segments from the one holding it,
+	// and the producer state there, as diagnose --position does (the
+	// counts count every offset, so they read every segment).
+	tail := *from >= 0 && !*counts && !*full
+	ld, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: *from, Reasons: true}, !tail)
 	if err != nil {
 		return err
 	}
@@ -68,13 +73,17 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		matched = true
-		if *counts {
+		switch {
+		case *counts:
 			err = api.WriteCounts(w, l, p.Decisions(opts), *format == "ndjson", cFrom, cTo)
-		} else if *format == "ndjson" {
-			err = api.WriteOffsetsNDJSON(ctx, w, l, p.Decisions(opts), recordPages(ld, l))
-		} else {
+		case *format == "ndjson":
+			err = api.WriteOffsetsNDJSON(ctx, w, l, api.FromPosition(l, p.Decisions(opts), *from), recordPages(ld, l))
+		default:
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.Describe(opts))
-			err = api.WriteDecisionsText(ctx, w, p.Decisions(opts))
+			if l.Replay != nil {
+				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())
+			}
+			err = api.WriteDecisionsText(ctx, w, api.FromPosition(l, p.Decisions(opts), *from))
 		}
 		if err != nil {
 			return err
@@ -114,13 +123,6 @@ func partitionFiles(ld *input.Contents, l *txnindex.Log) *loader.Partition {
 type argLister interface {
 	NArg() int
 	Arg(int) string
-}
-
-// sourceContentsContext builds what a subcommand works on: a demo, or a
-// PATH, with everything input.Open found (the partition directories, for
-// decoding records and for diagnose's internal-topic join).
-func sourceContentsContext(ctx context.Context, e *env, fs argLister, demo string) (*input.Contents, error) {
-	return loadSource(ctx, e, fs, demo, input.OpenContext)
 }
 
 // loadSource builds a demo, or reads PATH with open (input.OpenContext, or

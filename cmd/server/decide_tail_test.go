@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/txnscope/txnscope/scenario/gen"
+)
+
+// TestDecideFromSnapshot: `server decide --from N` of a partition directory
+// reads it from a producer snapshot (the segment holding N on, and the
+// spans of the transactions open in the snapshot), says so, and writes, in
+// text and NDJSON, under every isolation and consumer's rules, exactly
+// what --full-replay writes: the logs of loader's tail tests (a hanging
+// transaction, one begun before the log start, retention-deleted
+// segments), positions across every segment, at the LSO, past the end.
+func TestDecideFromSnapshot(t *testing.T) {
+	const seg = 64 << 10
+	decide := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runArgs(t, append([]string{"decide"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("decide %v: exit %d\n%s", args, code, errOut)
+		}
+		return out
+	}
+	// body leaves out the text's # lines: the header counts what was read.
+	body := func(out string) string {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(out, "\n") {
+			if !strings.HasPrefix(l, "#") {
+				b.WriteString(l)
+			}
+		}
+		return b.String()
+	}
+	options := [][]string{
+		{},
+		{"--isolation", "read_uncommitted"},
+		{"--variant", "librdkafka"},
+		{"--variant", "franz-go", "--max-bytes", "3000"},
+	}
+	seeded, runs := 0, 0
+	for _, o := range []gen.LogOptions{
+		{Seed: 1, HangingFrom: seg / 2},
+		{Seed: 2, HangingFrom: -1},
+		{Seed: 3, HangingFrom: 3 * seg},
+		{Seed: 4, OldTxn: true, OldTxnLateWrite: true, DeleteSegments: 2},
+	} {
+		o.SegmentBytes, o.BatchBytes, o.TotalBytes, o.Keyed = seg, 1024, 7*seg, true
+		st, err := gen.WriteLog(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, _ := strconv.ParseInt(st.Segments[1][:20], 10, 64)
+		positions := []int64{st.LogStartOffset + 1, second - 1, second, st.NextOffset - 1, st.NextOffset, st.NextOffset + 5}
+		if st.HangingFirstOffset >= 0 {
+			positions = append(positions, st.HangingFirstOffset, st.HangingFirstOffset+1)
+		}
+		for i := range 6 {
+			positions = append(positions, second+(st.NextOffset-second)*int64(i)/6+int64(i%3))
+		}
+		for i, pos := range positions {
+			args := append([]string{"--from", fmt.Sprint(pos)}, options[i%len(options)]...)
+			what := fmt.Sprintf("seed %d, %v", o.Seed, args)
+			text := decide(append(args, st.Dir)...)
+			full := decide(append(args, "--full-replay", st.Dir)...)
+			if body(text) != body(full) {
+				t.Fatalf("%s: text differs from --full-replay:\n%s\nfull replay:\n%s", what, text, full)
+			}
+			if !strings.Contains(body(text), "before_position: below the fetch position "+fmt.Sprint(pos)) {
+				t.Errorf("%s: no before_position line:\n%s", what, text)
+			}
+			nd := decide(append(args, "--format", "ndjson", st.Dir)...)
+			ndFull := decide(append(args, "--format", "ndjson", "--full-replay", st.Dir)...)
+			if nd != ndFull {
+				t.Fatalf("%s: NDJSON differs from --full-replay:\n%s\nfull replay:\n%s", what, nd, ndFull)
+			}
+			if first, _, _ := strings.Cut(nd, "\n"); !strings.Contains(first, fmt.Sprintf(`"from":%d,"to":%d,"decision":"before_position"`, st.LogStartOffset, min(pos, st.NextOffset)-1)) {
+				t.Errorf("%s: first NDJSON line %s", what, first)
+			}
+			runs++
+			read := regexp.MustCompile(`# read: (.*)`).FindStringSubmatch(text)
+			if read == nil {
+				t.Fatalf("%s: no read: line:\n%s", what, text)
+			}
+			if m := regexp.MustCompile(`seeded from (\d{20})\.snapshot`).FindStringSubmatch(read[1]); m != nil {
+				seeded++
+				// The transactions open at the position are named
+				// with their first offsets: the seed is at or below it.
+				if off, _ := strconv.ParseInt(m[1], 10, 64); off > pos {
+					t.Errorf("%s: seeded from %s.snapshot, past the position", what, m[1])
+				}
+				if !strings.Contains(text, "batches read (from offset") {
+					t.Errorf("%s: the header does not say the batches counted are those read:\n%s", what, text)
+				}
+			} else if !strings.Contains(read[1], "the first segment is needed") && !strings.HasSuffix(read[1], fmt.Sprintf("no producer snapshot at or below the position %d", pos)) {
+				// Only a position below every snapshot, or a transaction
+				// open at the snapshot that began in the first segment,
+				// makes it read everything.
+				t.Errorf("%s: read every segment: %s", what, read[1])
+			}
+		}
+	}
+	if seeded < runs/2 {
+		t.Errorf("%d of %d runs read from a snapshot", seeded, runs)
+	}
+	t.Logf("%d of %d runs read from a snapshot", seeded, runs)
+}
