@@ -18,6 +18,9 @@
 #   diagnose-base   the same with BASE=BINARY, an older build, when given
 #   full-replay     server diagnose --full-replay DIR: every segment, as before
 #   no-snapshots    server diagnose DIR with the .snapshot files moved away: the fallback
+#   decide-from     with DECIDE_FROM=N: server decide --format ndjson --from N DIR,
+#                   from the newest snapshot at or below N (in the RUNS rounds)
+#   decide-full     the same with --full-replay (FULL_RUNS runs)
 #
 # with wall time and peak RSS from /usr/bin/time. The data is deleted at
 # the end (KEEP=1 keeps it).
@@ -72,20 +75,23 @@ for _ in $(seq "$RUNS"); do
 	once diagnose "$WORK/server" diagnose --now $NOW "$DIR"
 	# BASE=BINARY times an older build's seeded diagnose in the same run.
 	[ -z "${BASE:-}" ] || once diagnose-base "$BASE" diagnose --now $NOW "$DIR"
+	[ -z "${DECIDE_FROM:-}" ] || once decide-from "$WORK/server" decide --format ndjson --from "$DECIDE_FROM" "$DIR"
 done
 for _ in $(seq "$FULL_RUNS"); do
 	once full-replay "$WORK/server" diagnose --now $NOW --full-replay "$DIR"
+	[ -z "${DECIDE_FROM:-}" ] || once decide-full "$WORK/server" decide --format ndjson --from "$DECIDE_FROM" --full-replay "$DIR"
 done
 mkdir -p "$WORK/snapshots" && mv "$DIR"/*.snapshot "$WORK/snapshots/"
 for _ in $(seq "$FULL_RUNS"); do
 	once no-snapshots "$WORK/server" diagnose --now $NOW "$DIR"
 done
 mv "$WORK/snapshots/"*.snapshot "$DIR/"
-for n in cat diagnose ${BASE:+diagnose-base} full-replay no-snapshots; do
+DECIDE=${DECIDE_FROM:+decide-from decide-full}
+for n in cat diagnose ${BASE:+diagnose-base} full-replay no-snapshots $DECIDE; do
 	summary "$n"
 done
 "$WORK/server" diagnose --now $NOW "$DIR" | sed -n 2,4p || true
-for n in diagnose ${BASE:+diagnose-base} full-replay no-snapshots; do
+for n in diagnose ${BASE:+diagnose-base} full-replay no-snapshots $DECIDE; do
 	printf '%-13s %.2fx cat (wall), %.2fx cat (cpu)\n' "$n" "$(echo "${WALL[$n]} / ${WALL[cat]}" | bc -l)" "$(echo "${CPU[$n]} / ${CPU[cat]}" | bc -l)"
 done
 echo "== done $(date -u +%FT%TZ), load $(cut -d" " -f1-3 /proc/loadavg)"
