@@ -123,10 +123,16 @@ func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], 
 		return err
 	}
 	n := txnindex.Count
+	// No offset of the range reached: every one is pending, below the
+	// position or without a record.
+	reached := "none"
+	if c.LastReached >= 0 {
+		reached = fmt.Sprint(c.LastReached)
+	}
 	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %s in %s\n"+
 		"  delivered        %s\n  aborted          %s\n  control markers  %s\n  pending          %s\n  before position  %s\n"+
-		"  offsets without a record  %s\n  last offset the consumer passes  %d\n",
+		"  offsets without a record  %s\n  last offset the consumer passes  %s\n",
 		l.Topic, l.Partition, c.From, c.To, txnindex.Plural(c.Records(), "record", "records"), txnindex.Plural(c.Batches, "batch", "batches"),
-		n(c.Delivered), n(c.Aborted), n(c.ControlMarkers), n(c.Pending), n(c.BeforePosition), n(c.Missing), c.LastReached)
+		n(c.Delivered), n(c.Aborted), n(c.ControlMarkers), n(c.Pending), n(c.BeforePosition), n(c.Missing), reached)
 	return err
 }

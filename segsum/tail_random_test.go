@@ -174,3 +174,75 @@ func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 		t.Errorf("%d of %d loads seeded: the random partitions do not exercise the seeded load", seeded, loads)
 	}
 }
+
+// TestRandomCountsRangeEqualsFullReplay: decide --counts --range F-T reads
+// a partition from a producer snapshot at or below F (loader.TailOptions
+// Position F, with Reasons) and counts the decisions of a consumer at
+// max(position, F). Below the range the position cannot change a verdict
+// in it: every fetch's aborted list holds each aborted transaction its
+// offsets overlap (the broker's collectAbortedTxns), whatever offset the
+// consumer fetched from before, so a consumer at the log start and one at
+// F see the same records of [F, T]. The oracle is the full load's counts
+// for the consumer at the position itself, under every isolation, rule set
+// and fetch size.
+func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
+	variants := []txnindex.Variant{txnindex.VariantJava, txnindex.VariantLibrdkafka, txnindex.VariantFranzGo}
+	loads, seeded, damaged, nonzero := 0, 0, 0, 0
+	for i, seed := range randomSeeds {
+		if i%2 != 0 {
+			continue
+		}
+		dir, text := randomPartitionWith(t, seed, randomOptions{overlapSegments: true, noGaps: i%4 == 2})
+		full, err := loader.OpenPartition(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := full.Build()
+		r := rand.New(rand.NewPCG(seed, 13))
+		span := max(fl.LogEndOffset-fl.LogStartOffset, 0) + 2
+		for range 3 {
+			from := fl.LogStartOffset + r.Int64N(span)
+			to := from + r.Int64N(span)
+			pos := []int64{-1, fl.LogStartOffset + r.Int64N(span), from, from + r.Int64N(to-from+1)}[r.IntN(4)]
+			o := txnindex.ConsumeOptions{From: pos, Isolation: txnindex.Isolation(r.IntN(2)), Variant: variants[r.IntN(len(variants))], MaxBytes: []int32{txnindex.DefaultMaxBytes, 2000}[r.IntN(2)]}
+			want := txnindex.NewCounts(from, to)
+			for d := range fl.Decisions(o) {
+				want.Add(&d)
+			}
+			tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: from, Reasons: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := tail.Build()
+			loads++
+			if tl.Replay.Mode == txnindex.ReplaySnapshot {
+				seeded++
+				// As in TestRandomDecideFromEqualsFullReplay: damage
+				// below the seed is the snapshot's to know.
+				if slices.ContainsFunc(full.Damage, func(e *loader.FormatError) bool {
+					base, err := strconv.ParseInt(strings.TrimSuffix(e.File, ".log"), 10, 64)
+					return err == nil && base < tl.Replay.FromOffset
+				}) {
+					damaged++
+					continue
+				}
+			}
+			to2 := o
+			to2.From = max(pos, from)
+			got := txnindex.NewCounts(from, to)
+			for d := range tl.Decisions(to2) {
+				got.Add(&d)
+			}
+			if got != want {
+				t.Fatalf("seed %d, [%d,%d] %+v (%s):\ntail %+v\nfull %+v\nscenario:\n%s", seed, from, to, o, tl.Replay.Line(), got, want, text)
+			}
+			if want.Records() > 0 {
+				nonzero++
+			}
+		}
+	}
+	t.Logf("%d loads, %d seeded (%d not compared: damage below the seed), %d ranges holding records", loads, seeded, damaged, nonzero)
+	if seeded < loads/4 || nonzero < loads/2 {
+		t.Errorf("%d of %d loads seeded, %d ranges holding records: the random ranges miss the case", seeded, loads, nonzero)
+	}
+}

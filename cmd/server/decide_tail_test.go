@@ -27,16 +27,6 @@ func TestDecideFromSnapshot(t *testing.T) {
 		}
 		return out
 	}
-	// body leaves out the text's # lines: the header counts what was read.
-	body := func(out string) string {
-		var b strings.Builder
-		for _, l := range strings.SplitAfter(out, "\n") {
-			if !strings.HasPrefix(l, "#") {
-				b.WriteString(l)
-			}
-		}
-		return b.String()
-	}
 	options := [][]string{
 		{},
 		{"--isolation", "read_uncommitted"},
@@ -68,10 +58,10 @@ func TestDecideFromSnapshot(t *testing.T) {
 			what := fmt.Sprintf("seed %d, %v", o.Seed, args)
 			text := decide(append(args, st.Dir)...)
 			full := decide(append(args, "--full-replay", st.Dir)...)
-			if body(text) != body(full) {
+			if uncommented(text) != uncommented(full) {
 				t.Fatalf("%s: text differs from --full-replay:\n%s\nfull replay:\n%s", what, text, full)
 			}
-			if !strings.Contains(body(text), "before_position: below the fetch position "+fmt.Sprint(pos)) {
+			if !strings.Contains(uncommented(text), "before_position: below the fetch position "+fmt.Sprint(pos)) {
 				t.Errorf("%s: no before_position line:\n%s", what, text)
 			}
 			nd := decide(append(args, "--format", "ndjson", st.Dir)...)
@@ -109,4 +99,96 @@ func TestDecideFromSnapshot(t *testing.T) {
 		t.Errorf("%d of %d runs read from a snapshot", seeded, runs)
 	}
 	t.Logf("%d of %d runs read from a snapshot", seeded, runs)
+}
+
+// TestDecideCountsRangeFromSnapshot: `server decide --counts --range F-T`
+// of a partition directory reads it from a producer snapshot at or below F
+// and prints, in text and NDJSON, exactly what --full-replay prints, for
+// consumers at the log start, inside the range and past it, under each
+// isolation and consumer's rules; --counts of the whole partition reads
+// every segment as before.
+func TestDecideCountsRangeFromSnapshot(t *testing.T) {
+	const seg = 64 << 10
+	decide := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runArgs(t, append([]string{"decide"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("decide %v: exit %d\n%s", args, code, errOut)
+		}
+		return out
+	}
+	options := [][]string{
+		{},
+		{"--isolation", "read_uncommitted"},
+		{"--variant", "librdkafka"},
+		{"--variant", "franz-go", "--max-bytes", "3000"},
+	}
+	runs, nonzero, seeded := 0, 0, 0
+	for _, o := range []gen.LogOptions{
+		{Seed: 5, HangingFrom: seg / 2},
+		{Seed: 6, HangingFrom: 3 * seg},
+		{Seed: 7, OldTxn: true, OldTxnLateWrite: true, DeleteSegments: 2},
+	} {
+		o.SegmentBytes, o.BatchBytes, o.TotalBytes, o.Keyed = seg, 1024, 6*seg, true
+		st, err := gen.WriteLog(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fourth, _ := strconv.ParseInt(st.Segments[3][:20], 10, 64)
+		ranges := [][2]int64{
+			{st.LogStartOffset, st.NextOffset - 1},
+			{fourth - 3, fourth + 40},
+			{st.NextOffset - 70, st.NextOffset + 10},
+			{st.NextOffset + 1, st.NextOffset + 5},
+		}
+		if st.HangingFirstOffset >= 0 {
+			ranges = append(ranges, [2]int64{st.HangingFirstOffset - 2, st.HangingFirstOffset + 30})
+		}
+		for i, r := range ranges {
+			for j, from := range []string{"-1", fmt.Sprint(r[0] + 5), fmt.Sprint(r[1] + 3)} {
+				args := append([]string{"--counts", "--range", fmt.Sprintf("%d-%d", r[0], r[1]), "--from", from}, options[(i+j)%len(options)]...)
+				for _, format := range []string{"text", "ndjson"} {
+					a := append(args, "--format", format)
+					got, want := decide(append(a, st.Dir)...), decide(append(a, "--full-replay", st.Dir)...)
+					if uncommented(got) != want {
+						t.Fatalf("seed %d, %v: differs from --full-replay:\n%s\nfull replay:\n%s", o.Seed, a, got, want)
+					}
+					runs++
+					// The text says what was read: from a snapshot at
+					// or below the range, when one is.
+					if format == "text" {
+						read := regexp.MustCompile(`# read: (.*)`).FindStringSubmatch(got)
+						if read == nil {
+							t.Fatalf("seed %d, %v: no read: line:\n%s", o.Seed, a, got)
+						}
+						if m := regexp.MustCompile(`seeded from (\d{20})\.snapshot`).FindStringSubmatch(read[1]); m != nil {
+							seeded++
+							if off, _ := strconv.ParseInt(m[1], 10, 64); off > r[0] {
+								t.Errorf("seed %d, %v: seeded from %s.snapshot, past the range", o.Seed, a, m[1])
+							}
+						}
+					}
+					if format == "ndjson" && !strings.Contains(got, `"records":0}`) {
+						nonzero++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d runs, %d counting records, %d text runs from a snapshot", runs, nonzero, seeded)
+	if nonzero < runs/4 || seeded < runs/6 {
+		t.Errorf("%d of %d NDJSON runs count a record, %d of %d text runs read from a snapshot", nonzero, runs/2, seeded, runs/2)
+	}
+}
+
+// uncommented leaves out the text's # lines: the header counts what was
+// read, and the read: line says what.
+func uncommented(out string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }

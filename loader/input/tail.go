@@ -22,16 +22,27 @@ import (
 // evidence of diagnose's join (package internaltopic), not only their
 // transactions.
 func OpenTail(ctx context.Context, path string, t loader.TailOptions) (*Contents, error) {
-	topic, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
-	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
+	if !DataPartition(path) {
 		return OpenContext(ctx, path)
-	}
-	if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) == 0 {
-		return OpenContext(ctx, path) // a file, or a directory without segments (KRaft snapshots only)
 	}
 	p, err := loader.OpenPartitionTail(ctx, path, loader.DefaultScanOptions, t)
 	if err != nil {
 		return nil, err
 	}
 	return partitionContents(p), nil
+}
+
+// DataPartition reports whether path is a <topic>-<partition> directory
+// of a data topic holding segments: what OpenTail reads from a producer
+// snapshot and package segsum reads a segment at a time. Not a file, a log
+// dir, a directory without segments (KRaft snapshots only), nor
+// __consumer_offsets or __transaction_state, whose records are diagnose's
+// evidence and are read whole.
+func DataPartition(path string) bool {
+	topic, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
+	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
+		return false
+	}
+	logs, _ := filepath.Glob(filepath.Join(path, "*.log"))
+	return len(logs) > 0
 }
