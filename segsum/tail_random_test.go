@@ -95,7 +95,6 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 // word, under both isolations and every consumer's rules.
 func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 	seeded, loads := 0, 0
-	variants := []txnindex.Variant{txnindex.VariantJava, txnindex.VariantLibrdkafka, txnindex.VariantFranzGo}
 	words := func(l *txnindex.Log, o txnindex.ConsumeOptions, reasons bool) []string {
 		var out []string
 		for d := range api.FromPosition(l, l.Decisions(o), o.From) {
@@ -124,30 +123,16 @@ func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 			if p <= fl.LogStartOffset {
 				continue
 			}
-			tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: p, Reasons: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl := tail.Build()
+			tl := seededAt(t, dir, p)
 			loads++
 			if tl.Replay.Mode == txnindex.ReplaySnapshot {
 				seeded++
-				// Damage in a segment the seeded load does not read
-				// (a copy of batches renamed so that the offsets go
-				// backwards: the full load reads that segment only up
-				// to it) is the snapshot's to know. Like the broker,
-				// the seeded load trusts it; the full replay of what
-				// survives can run a producer's transactions together
-				// across the markers it did not read.
-				if slices.ContainsFunc(full.Damage, func(e *loader.FormatError) bool {
-					base, err := strconv.ParseInt(strings.TrimSuffix(e.File, ".log"), 10, 64)
-					return err == nil && base < tl.Replay.FromOffset
-				}) {
+				if damagedBelow(full, tl) {
 					damaged++
 					continue
 				}
 			}
-			o := txnindex.ConsumeOptions{From: p, Isolation: txnindex.Isolation(r.IntN(2)), Variant: variants[r.IntN(len(variants))], MaxBytes: []int32{txnindex.DefaultMaxBytes, 2000}[r.IntN(2)]}
+			o := randomConsumer(r, p)
 			// A segment the cleaner emptied lost its markers with its
 			// batches: the full replay of what survives can run a
 			// producer's transactions together (from the first one's
@@ -186,7 +171,6 @@ func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 // for the consumer at the position itself, under every isolation, rule set
 // and fetch size.
 func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
-	variants := []txnindex.Variant{txnindex.VariantJava, txnindex.VariantLibrdkafka, txnindex.VariantFranzGo}
 	loads, seeded, damaged, nonzero := 0, 0, 0, 0
 	for i, seed := range randomSeeds {
 		if i%2 != 0 {
@@ -204,25 +188,16 @@ func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
 			from := fl.LogStartOffset + r.Int64N(span)
 			to := from + r.Int64N(span)
 			pos := []int64{-1, fl.LogStartOffset + r.Int64N(span), from, from + r.Int64N(to-from+1)}[r.IntN(4)]
-			o := txnindex.ConsumeOptions{From: pos, Isolation: txnindex.Isolation(r.IntN(2)), Variant: variants[r.IntN(len(variants))], MaxBytes: []int32{txnindex.DefaultMaxBytes, 2000}[r.IntN(2)]}
+			o := randomConsumer(r, pos)
 			want := txnindex.NewCounts(from, to)
 			for d := range fl.Decisions(o) {
 				want.Add(&d)
 			}
-			tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: from, Reasons: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl := tail.Build()
+			tl := seededAt(t, dir, from)
 			loads++
 			if tl.Replay.Mode == txnindex.ReplaySnapshot {
 				seeded++
-				// As in TestRandomDecideFromEqualsFullReplay: damage
-				// below the seed is the snapshot's to know.
-				if slices.ContainsFunc(full.Damage, func(e *loader.FormatError) bool {
-					base, err := strconv.ParseInt(strings.TrimSuffix(e.File, ".log"), 10, 64)
-					return err == nil && base < tl.Replay.FromOffset
-				}) {
+				if damagedBelow(full, tl) {
 					damaged++
 					continue
 				}
@@ -245,4 +220,35 @@ func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
 	if seeded < loads/4 || nonzero < loads/2 {
 		t.Errorf("%d of %d loads seeded, %d ranges holding records: the random ranges miss the case", seeded, loads, nonzero)
 	}
+}
+
+// seededAt is the log decide --from p reads of dir: from a producer
+// snapshot at or below p, every transaction open at p named.
+func seededAt(t *testing.T, dir string, p int64) *txnindex.Log {
+	t.Helper()
+	tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: p, Reasons: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tail.Build()
+}
+
+// damagedBelow reports damage in a segment the seeded load tl did not
+// read (a copy of batches renamed so that the offsets go backwards: the
+// full load reads that segment only up to it). That is the snapshot's to
+// know: like the broker, the seeded load trusts it, and the full replay of
+// what survives can run a producer's transactions together across the
+// markers it did not read, so the two are not compared.
+func damagedBelow(full *loader.Partition, tl *txnindex.Log) bool {
+	return slices.ContainsFunc(full.Damage, func(e *loader.FormatError) bool {
+		base, err := strconv.ParseInt(strings.TrimSuffix(e.File, ".log"), 10, 64)
+		return err == nil && base < tl.Replay.FromOffset
+	})
+}
+
+// randomConsumer is a consumer at from drawn from r: either isolation,
+// the Java, librdkafka or franz-go rules, 1 MiB or 2,000-byte fetches.
+func randomConsumer(r *rand.Rand, from int64) txnindex.ConsumeOptions {
+	variants := []txnindex.Variant{txnindex.VariantJava, txnindex.VariantLibrdkafka, txnindex.VariantFranzGo}
+	return txnindex.ConsumeOptions{From: from, Isolation: txnindex.Isolation(r.IntN(2)), Variant: variants[r.IntN(len(variants))], MaxBytes: []int32{txnindex.DefaultMaxBytes, 2000}[r.IntN(2)]}
 }

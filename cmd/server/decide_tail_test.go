@@ -19,20 +19,6 @@ import (
 // segments), positions across every segment, at the LSO, past the end.
 func TestDecideFromSnapshot(t *testing.T) {
 	const seg = 64 << 10
-	decide := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := runArgs(t, append([]string{"decide"}, args...)...)
-		if code != exitOK {
-			t.Fatalf("decide %v: exit %d\n%s", args, code, errOut)
-		}
-		return out
-	}
-	options := [][]string{
-		{},
-		{"--isolation", "read_uncommitted"},
-		{"--variant", "librdkafka"},
-		{"--variant", "franz-go", "--max-bytes", "3000"},
-	}
 	seeded, runs := 0, 0
 	for _, o := range []gen.LogOptions{
 		{Seed: 1, HangingFrom: seg / 2},
@@ -54,18 +40,18 @@ func TestDecideFromSnapshot(t *testing.T) {
 			positions = append(positions, second+(st.NextOffset-second)*int64(i)/6+int64(i%3))
 		}
 		for i, pos := range positions {
-			args := append([]string{"--from", fmt.Sprint(pos)}, options[i%len(options)]...)
+			args := append([]string{"--from", fmt.Sprint(pos)}, decideOptions[i%len(decideOptions)]...)
 			what := fmt.Sprintf("seed %d, %v", o.Seed, args)
-			text := decide(append(args, st.Dir)...)
-			full := decide(append(args, "--full-replay", st.Dir)...)
+			text := decideOK(t, append(args, st.Dir)...)
+			full := decideOK(t, append(args, "--full-replay", st.Dir)...)
 			if uncommented(text) != uncommented(full) {
 				t.Fatalf("%s: text differs from --full-replay:\n%s\nfull replay:\n%s", what, text, full)
 			}
 			if !strings.Contains(uncommented(text), "before_position: below the fetch position "+fmt.Sprint(pos)) {
 				t.Errorf("%s: no before_position line:\n%s", what, text)
 			}
-			nd := decide(append(args, "--format", "ndjson", st.Dir)...)
-			ndFull := decide(append(args, "--format", "ndjson", "--full-replay", st.Dir)...)
+			nd := decideOK(t, append(args, "--format", "ndjson", st.Dir)...)
+			ndFull := decideOK(t, append(args, "--format", "ndjson", "--full-replay", st.Dir)...)
 			if nd != ndFull {
 				t.Fatalf("%s: NDJSON differs from --full-replay:\n%s\nfull replay:\n%s", what, nd, ndFull)
 			}
@@ -109,20 +95,6 @@ func TestDecideFromSnapshot(t *testing.T) {
 // every segment as before.
 func TestDecideCountsRangeFromSnapshot(t *testing.T) {
 	const seg = 64 << 10
-	decide := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := runArgs(t, append([]string{"decide"}, args...)...)
-		if code != exitOK {
-			t.Fatalf("decide %v: exit %d\n%s", args, code, errOut)
-		}
-		return out
-	}
-	options := [][]string{
-		{},
-		{"--isolation", "read_uncommitted"},
-		{"--variant", "librdkafka"},
-		{"--variant", "franz-go", "--max-bytes", "3000"},
-	}
 	runs, nonzero, seeded := 0, 0, 0
 	for _, o := range []gen.LogOptions{
 		{Seed: 5, HangingFrom: seg / 2},
@@ -146,10 +118,10 @@ func TestDecideCountsRangeFromSnapshot(t *testing.T) {
 		}
 		for i, r := range ranges {
 			for j, from := range []string{"-1", fmt.Sprint(r[0] + 5), fmt.Sprint(r[1] + 3)} {
-				args := append([]string{"--counts", "--range", fmt.Sprintf("%d-%d", r[0], r[1]), "--from", from}, options[(i+j)%len(options)]...)
+				args := append([]string{"--counts", "--range", fmt.Sprintf("%d-%d", r[0], r[1]), "--from", from}, decideOptions[(i+j)%len(decideOptions)]...)
 				for _, format := range []string{"text", "ndjson"} {
 					a := append(args, "--format", format)
-					got, want := decide(append(a, st.Dir)...), decide(append(a, "--full-replay", st.Dir)...)
+					got, want := decideOK(t, append(a, st.Dir)...), decideOK(t, append(a, "--full-replay", st.Dir)...)
 					if uncommented(got) != want {
 						t.Fatalf("seed %d, %v: differs from --full-replay:\n%s\nfull replay:\n%s", o.Seed, a, got, want)
 					}
@@ -191,4 +163,25 @@ func uncommented(out string) string {
 		}
 	}
 	return b.String()
+}
+
+// decideOptions are the consumers the decide tests rotate through: the
+// Java rules at both isolation levels, librdkafka's, franz-go's with small
+// fetches.
+var decideOptions = [][]string{
+	{},
+	{"--isolation", "read_uncommitted"},
+	{"--variant", "librdkafka"},
+	{"--variant", "franz-go", "--max-bytes", "3000"},
+}
+
+// decideOK runs `server decide args...` and returns its stdout, failing
+// the test on any other exit than success.
+func decideOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := runArgs(t, append([]string{"decide"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("decide %v: exit %d\n%s", args, code, errOut)
+	}
+	return out
 }
