@@ -167,14 +167,11 @@ func durText(ms int64) string {
 }
 
 func rangeView(r txnindex.OffsetRange) RangeView {
-	span := r.To - r.From + 1
-	pad := max(span/2, 4)
+	n := r.To - r.From + 1
+	pad := max(n/2, 4)
 	v := RangeView{From: r.From, To: r.To, ViewFrom: r.From - pad, ViewTo: r.To + 1 + pad,
 		TestID: "discard-range-" + i64(r.From) + "-" + i64(r.To)}
-	v.Label = i64(r.From)
-	if r.To != r.From {
-		v.Label += "–" + i64(r.To)
-	}
+	v.Label = span(r.From, r.To)
 	q := url.Values{}
 	q.Set("from", i64(v.ViewFrom))
 	q.Set("to", i64(v.ViewTo))

@@ -11,7 +11,11 @@ import (
 )
 
 // stuckLog: producer 9's transaction at 2-3 stays open past offset 5.
-func stuckLog() *txnindex.Log {
+func stuckLog() *txnindex.Log { return stuckLogWith() }
+
+// stuckLogWith is stuckLog with more batches after it (base, last,
+// producer, transactional), each of one record per offset.
+func stuckLogWith(more ...[3]int64) *txnindex.Log {
 	p := &txnindex.Partition{Topic: "s", LogStartOffset: -1, HighWatermark: -1}
 	add := func(base, last int64, pid txnindex.ProducerID, attrs int16, ct txnindex.ControlType, ts int64) {
 		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: base, LastOffset: last, ProducerID: pid, Magic: 2, Attributes: attrs,
@@ -20,7 +24,24 @@ func stuckLog() *txnindex.Log {
 	add(0, 1, -1, 0, txnindex.ControlNone, 1000)
 	add(2, 3, 9, txnindex.AttrTransactional, txnindex.ControlNone, 2000)
 	add(4, 5, -1, 0, txnindex.ControlNone, 2000+20*60*1000)
+	for _, b := range more {
+		add(b[0], b[1], txnindex.ProducerID(b[2]), txnindex.AttrTransactional, txnindex.ControlNone, 2000+21*60*1000)
+	}
 	return txnindex.Build(p)
+}
+
+// TestOpenTxnOneOffset: an open transaction of one record is listed at
+// its offset, "6", not as the range "6–6" (seen on a broker-shaped
+// partition's panel: a producer's last transaction of one batch).
+func TestOpenTxnOneOffset(t *testing.T) {
+	ui := New(builtCatalog{stuck: stuckLogWith([3]int64{6, 6, 11}), clear: testLog()})
+	body := serve(t, ui.Timeline(), "/sources/b/partitions/s/0?now=log", 200)
+	if !strings.Contains(body, `data-testid="diag-txn-11-6"`) || !strings.Contains(body, `<td class="num">6</td>`) || strings.Contains(body, "6–6") {
+		t.Errorf("the open transaction at offset 6 is not listed as 6:\n%s", body)
+	}
+	if !strings.Contains(body, `<td class="num">2–3</td>`) {
+		t.Errorf("the open transaction 2-3 is not listed as 2–3")
+	}
 }
 
 // builtCatalog has two sources, one not built yet.

@@ -19,6 +19,8 @@ func offsets(from, to int64) string {
 	return "offsets " + span(from, to)
 }
 
+// span is the offsets from to to for people: "5" for one, "5–7" for a
+// range (the open-transactions table, a discard range, a capture run).
 func span(from, to int64) string {
 	if from == to {
 		return strconv.FormatInt(from, 10)

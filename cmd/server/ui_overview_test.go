@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,6 +223,15 @@ func TestUIOverviewProportional(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // the frame after the counts
+	// Offsets are plain digits, as the header and the LSO marker write
+	// them (the big demo's pass a million): the view's range and the
+	// axis ticks; counts are separated.
+	if text := eval[string](t, ctx, `document.querySelector('[data-testid="view-counts"]').textContent`); !strings.Contains(text, fmt.Sprintf("offsets %d–%d:", l.LogStartOffset, l.LogEndOffset-1)) {
+		t.Errorf("view counts %q: want the offsets %d–%d in plain digits", text, l.LogStartOffset, l.LogEndOffset-1)
+	}
+	if ticks := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('[data-testid="offset-tick"]')).map((e) => e.textContent)`); len(ticks) < 2 || slices.ContainsFunc(ticks, func(s string) bool { _, err := strconv.ParseInt(s, 10, 64); return err != nil }) {
+		t.Errorf("offset ticks %q: want plain digits", ticks)
+	}
 	shown := eval[map[string]float64](t, ctx, `(() => { const o = {}; document.querySelectorAll('[data-testid="view-counts"] [data-kind]').forEach((b) => { o[b.dataset.kind] = +b.textContent.replace(/[^0-9]/g, ""); }); return o; })()`)
 	w := eval[int](t, ctx, `window.txnscope.state().width`)
 	var xs []int

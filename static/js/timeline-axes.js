@@ -199,7 +199,8 @@
     for (let o = Math.ceil(view.from / step) * step, n = 0; o <= view.to && n < 60; o += step, n++) {
       if (o < part.logStart) continue;
       o += 0; // no "-0"
-      html += '<div class="tick" style="left:' + xOf(o).toFixed(1) + 'px">' + o.toLocaleString("en-US") + "</div>";
+      // Plain digits, as the LSO marker and the header write offsets.
+      html += '<div class="tick" data-testid="offset-tick" style="left:' + xOf(o).toFixed(1) + 'px">' + o + "</div>";
     }
     axisEl.innerHTML = html;
   }

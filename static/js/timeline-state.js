@@ -208,7 +208,9 @@
       const kinds = [["delivered", c.delivered_records, "delivered"], ["aborted", c.aborted_records, "aborted"], ["control", c.control_markers, "markers"],
         ["pending", c.pending_records, "pending behind the LSO"], ["before_position", c.before_position_records, "below the position"],
         ["gap", c.missing_offsets, "offsets without a record"]];
-      let h = "in view, offsets " + n(c.from) + "–" + n(c.to) + ': <b data-kind="records">' + n(c.records) + "</b> record" + (c.records === 1 ? "" : "s");
+      // Offsets are identifiers, plain digits as everywhere (the LSO
+      // marker, the header, kcat); counts are separated.
+      let h = "in view, offsets " + c.from + "–" + c.to + ': <b data-kind="records">' + n(c.records) + "</b> record" + (c.records === 1 ? "" : "s");
       kinds.forEach(([k, v, label], j) => {
         if (j > 0 && v === 0) return; // delivered is always shown; the rest when present
         if (v === 1) label = label.replace("markers", "marker").replace("offsets", "offset");
