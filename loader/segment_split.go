@@ -131,20 +131,27 @@ func (x *rawIndex) sampleSpots(starts, ends []int64) [][]int64 {
 		if x.n == 0 || k < 2 {
 			continue
 		}
-		// The part's entries' positions, read at once when they are
-		// few enough (4 MiB: the whole .index of a 2 GiB segment at
-		// the default interval), else entry by entry.
+		// The part's entries are searched a 4 KiB block at a time, the
+		// last block read kept: reading the part's entries at once
+		// (2 MB for 1 GiB of 1 KiB batches) first-touched a fresh
+		// buffer page by page, some 500 faults of a header scan's
+		// 1,700 on the development VM, for a few dozen spots.
 		lo := sort.Search(x.n, func(j int) bool { return x.pos(j) > start })
 		hi := sort.Search(x.n, func(j int) bool { return x.pos(j) >= end })
-		pos := x.pos
-		if n := hi - lo; n > 0 && n <= 1<<19 {
-			b := make([]byte, n*offsetIndexEntrySize)
-			if _, err := x.r.ReadAt(b, int64(lo)*offsetIndexEntrySize); err != nil {
-				x.failed = true
+		var blk [indexBlock * offsetIndexEntrySize]byte
+		from, got := -1, 0
+		pos := func(j int) int64 {
+			if j < from || j >= from+got {
+				from = j &^ (indexBlock - 1)
+				// A block past the file's end comes back short
+				// (io.EOF); the entry asked for must be in it.
+				n, _ := x.r.ReadAt(blk[:], int64(from)*offsetIndexEntrySize)
+				if got = n / offsetIndexEntrySize; j >= from+got {
+					x.failed, got = true, 0
+					return 0
+				}
 			}
-			pos = func(j int) int64 {
-				return int64(int32(binary.BigEndian.Uint32(b[(j-lo)*offsetIndexEntrySize+4:])))
-			}
+			return int64(int32(binary.BigEndian.Uint32(blk[(j-from)*offsetIndexEntrySize+4:])))
 		}
 		at := lo
 		for j := 1; j < k; j++ {
@@ -163,6 +170,9 @@ func (x *rawIndex) sampleSpots(starts, ends []int64) [][]int64 {
 	}
 	return spots
 }
+
+// indexBlock is the entries sampleSpots reads at once: 4 KiB of them.
+const indexBlock = 512
 
 // spotBytes and maxSpots: a part is sampled once for every spotBytes of
 // it, at most maxSpots times (sampleBytes each: 2 MiB of a 512 MiB part).

@@ -5,4 +5,4 @@ package txnindex
 import "unsafe"
 
 // adviseHugePages is a no-op where madvise(MADV_HUGEPAGE) does not exist.
-func adviseHugePages(unsafe.Pointer, uintptr) {}
+func adviseHugePages(unsafe.Pointer, uintptr, uintptr) {}

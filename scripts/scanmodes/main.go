@@ -24,6 +24,11 @@
 //	          walked in the mapping -k chains at a time on another (the
 //	          copy is bound by memory bandwidth, the walk by misses)
 //	chunk     mappings of -bs bytes at a time, MAP_POPULATE, unmapped after
+//	fresh     no walk: the first write to each page of 64 bytes per batch
+//	          (the .index's batches are estimated from the file size and
+//	          the first 8 MiB) of fresh memory advised MADV_HUGEPAGE, as
+//	          the loader's batch array (txnindex.adviseHugePages): the
+//	          memory a scan keeps and cat does not
 //
 // It only follows offsets and sizes: the cost of reaching the headers, not of
 // decoding them.
@@ -134,7 +139,7 @@ func preadWalk(f *os.File, from, to int64, buf []byte, sum *int64) {
 }
 
 func main() {
-	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|mmapk2|mix|chunk")
+	mode := flag.String("mode", "pread", "pread|pread2|hdr|mmap|populate|mmapk|mmapk2|mix|chunk|fresh")
 	k := flag.Int("k", 16, "chains walked at once (mmapk)")
 	frac := flag.Float64("frac", 0.5, "share of the file read by pread (mix)")
 	bs := flag.Int("bs", 256<<10, "block (pread) or mapping (chunk) size")
@@ -269,6 +274,27 @@ func main() {
 			wg.Wait()
 			sum = sums[0] + sums[1]
 		}
+		_ = syscall.Munmap(d)
+	case "fresh":
+		// The batches a scan keeps: 64 bytes each, counted in the
+		// file's first 8 MiB and scaled to its size.
+		head := make([]byte, min(size, 8<<20))
+		k, _ := f.ReadAt(head, 0)
+		var n int64
+		for pos := int64(0); pos+12 <= int64(k); n++ {
+			pos += 12 + int64(binary.BigEndian.Uint32(head[pos+8:]))
+		}
+		bytes := int((n*size/max(int64(k), 1))*64) + 2<<20
+		t0 = time.Now()
+		d, err := syscall.Mmap(-1, 0, bytes, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+		if err != nil {
+			log.Fatal(err)
+		}
+		_ = syscall.Madvise(d, 14) // MADV_HUGEPAGE
+		for i := 0; i < len(d); i += 4096 {
+			d[i] = 1
+		}
+		sum = int64(len(d) >> 20) // MiB touched
 		_ = syscall.Munmap(d)
 	case "chunk":
 		for pos := int64(0); pos < size; {
