@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -108,4 +110,72 @@ func smapsRss(addr uintptr) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no mapping at %#x in /proc/self/smaps", addr)
+}
+
+// TestTouchesCheapAgreesWithAWholeWalk: touchesCheap's one timing of 2 MiB
+// decides as a walk of a whole fresh mapping (a byte of every page) against
+// pread of the whole file in scanFill blocks does, where those two differ
+// by 2x or more (on hardware paging the walk is several times cheaper;
+// under shadow paging, as on the development VM, several times dearer).
+// And it says no, without a fault, for a file truncated under the mapping.
+func TestTouchesCheapAgreesWithAWholeWalk(t *testing.T) {
+	const size = 32 << 20
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	probe, err := mapFile(fh, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := touchesCheap(fh, probe, size/2)
+	// One walk, of a mapping at a fresh address (the probe's is kept
+	// until then): under shadow paging a mapping placed where one was
+	// just removed can find its pages' translations still there.
+	b, err := mapFile(fh, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum byte
+	t0 := time.Now()
+	for pos := 0; pos < size; pos += 4096 {
+		sum += b[pos]
+	}
+	walk := time.Since(t0)
+	runtime.KeepAlive(sum)
+	unmapFile(b)
+	unmapFile(probe)
+	read := time.Duration(1 << 62)
+	buf := make([]byte, scanFill)
+	fh.ReadAt(buf, 0)
+	for range 3 {
+		t0 := time.Now()
+		for pos := int64(0); pos < size; pos += scanFill {
+			fh.ReadAt(buf, pos)
+		}
+		read = min(read, time.Since(t0))
+	}
+	t.Logf("touchesCheap %v; whole file: mapped walk %v, pread %v", got, walk, read)
+	if walk*2 <= read || read*2 <= walk {
+		if want := walk < read; got != want {
+			t.Errorf("touchesCheap %v, but the whole walk took %v against pread's %v", got, walk, read)
+		}
+	}
+
+	b, err = mapFile(fh, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmapFile(b)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if touchesCheap(fh, b, size/2) {
+		t.Error("a truncated file's mapping is said cheap to touch")
+	}
 }

@@ -44,7 +44,7 @@ func bigBatchSegment(t *testing.T, n int) (string, []int64) {
 func mappedSegment(t *testing.T) (string, []int64, *os.File, int64, io.ReaderAt) {
 	t.Helper()
 	old, oldLarge := mmapMinBytes, mapsLarge
-	mmapMinBytes, mapsLarge = 1<<20, func([]byte, []int64) bool { return true }
+	mmapMinBytes, mapsLarge = 1<<20, func(*os.File, []byte, []int64) bool { return true }
 	t.Cleanup(func() { mmapMinBytes, mapsLarge = old, oldLarge })
 	path, starts := bigBatchSegment(t, 600)
 	fh, err := os.Open(path)
