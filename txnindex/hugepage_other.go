@@ -2,7 +2,5 @@
 
 package txnindex
 
-import "unsafe"
-
 // adviseHugePages is a no-op where madvise(MADV_HUGEPAGE) does not exist.
-func adviseHugePages(unsafe.Pointer, uintptr, uintptr) {}
+func adviseHugePages(addr, n uintptr) {}

@@ -2,8 +2,7 @@ package txnindex
 
 import "unsafe"
 
-// largeBytes is the size from which a slice is worth huge pages: a slice
-// of 2 MiB starting on a boundary fills one.
+// largeBytes is the size from which a slice is worth huge pages.
 const largeBytes = 2 << 20
 
 // hugePage is the size of a transparent huge page on x86-64 and arm64 with
@@ -19,37 +18,22 @@ const hugePage = 2 << 20
 // about a third less CPU with every page huge (THP "always", as an
 // experiment) than with only the batches advised.
 //
-// The slice starts at the first element of a larger array at or past a
-// 2 MiB boundary: the Go heap aligns a large object to 8 KiB only, and
-// advice for the aligned interior alone left a 4 MiB slice half in 4 KiB
-// pages. The advice reaches the boundary past the slice's end when the huge
-// page there is mostly the slice's (at most an eighth of the slice spare),
-// else the boundary before it: the spare part of a huge page is memory
-// kept. The spare elements outside the advice are never touched, so they
-// cost address space, not memory. (A 1 GiB segment of 1 KiB batches has
-// 4 MB of .index and of .timeindex entries: in 4 KiB pages they were some
-// 2,000 of the header scan's 3,500 faults.)
+// The advice covers the 2 MiB pages the array touches, from the boundary
+// at or below its start to the one at or above its end: the Go heap aligns
+// a large object to 8 KiB only, and advice for the aligned interior alone
+// left a 4 MB slice (a 1 GiB segment's .index entries) half in 4 KiB pages,
+// some 2,000 of the 3,500 faults of that segment's header scan. The heap's
+// memory beside the array in those pages is then backed by the same huge
+// pages when it is still untouched (at most 2 MiB at each end, which the
+// heap hands out next), as with transparent_hugepage=always.
 func MakeLarge[T any](n, c int) []T {
+	s := make([]T, n, c)
 	var z T
-	sz := unsafe.Sizeof(z)
-	size := uintptr(c) * sz
-	if size < largeBytes || sz == 0 || sz > hugePage {
-		return make([]T, n, c)
+	if size := uintptr(c) * unsafe.Sizeof(z); size >= largeBytes {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		lo := start &^ (hugePage - 1)
+		hi := (start + size + hugePage - 1) &^ (hugePage - 1)
+		adviseHugePages(lo, hi-lo)
 	}
-	pad := int(2 * (hugePage/sz + 1))
-	raw := make([]T, c+pad)
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
-	lo := (base + hugePage - 1) &^ (hugePage - 1)
-	k := int((lo - base + sz - 1) / sz)
-	start := base + uintptr(k)*sz
-	end := start + size
-	hi := (end + hugePage - 1) &^ (hugePage - 1)
-	if hi-end > size/8 {
-		hi = end &^ (hugePage - 1)
-	}
-	if hi <= lo {
-		return raw[k : k+n : k+c]
-	}
-	adviseHugePages(unsafe.Pointer(&raw[0]), lo-base, hi-lo)
-	return raw[k : k+n : k+c]
+	return s
 }

@@ -114,7 +114,7 @@ func (l *Log) buildIndexes() {
 				l.compareIndex(int32(si))
 			}
 		}
-		eff := make([]AbortInfo, len(entries))
+		eff := MakeLarge[AbortInfo](len(entries), len(entries))
 		name := ""
 		if len(entries) > 0 {
 			name = s.TxnIndexName()
