@@ -82,7 +82,7 @@ func trimEntries[E any](e []E) []E {
 	if cap(e)-len(e) <= len(e)/8+64 {
 		return e
 	}
-	return append(make([]E, 0, len(e)), e...)
+	return append(txnindex.MakeLarge[E](0, len(e)), e...)
 }
 
 // walkSlots calls fn for the whole slots of size es in r, in order, a chunk
