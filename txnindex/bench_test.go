@@ -12,7 +12,8 @@ import (
 // segment roll every 100,000 batches.
 func benchLog(n int) *Log {
 	b := newLog()
-	b.p.Batches = make([]Batch, 0, n+8)
+	// As the loader allocates them (makeBatches): huge-page advised.
+	b.p.Batches = MakeLarge[Batch](0, n+8)
 	r := rand.New(rand.NewPCG(3, 5))
 	inTxn := [5]int{}
 	for len(b.p.Batches) < n {
