@@ -220,7 +220,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// inserts it in its place, as the TreeMap does, and a window seeded
 	// with the transactions open at its start (sorted below) then finds
 	// the same one a full pass does.
-	ongoing := make([]int32, 0, cap(l.Txns))
+	ongoing := MakeLarge[int32](0, cap(l.Txns))
 	head := 0
 	open := func(ti int32) {
 		first := l.Txns[ti].FirstOffset
@@ -259,7 +259,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		})
 		st.open = int32(len(l.Txns) - 1)
 		open(st.open)
-		st.txns = append(st.txns, st.open)
+		st.txns = appendLarge(st.txns, st.open)
 	}
 
 	lastPID, lastState := NoProducerID, int32(-1)
@@ -352,7 +352,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 			ti = int32(len(l.Txns) - 1)
 			st.open = ti
 			open(ti)
-			st.txns = append(st.txns, ti)
+			st.txns = appendLarge(st.txns, ti)
 			pr.Txns++
 		}
 		t := &l.Txns[ti]

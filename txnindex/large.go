@@ -2,8 +2,11 @@ package txnindex
 
 import "unsafe"
 
-// largeBytes is the size from which a slice is worth huge pages.
-const largeBytes = 2 << 20
+// largeBytes is the size from which a slice is worth huge pages: the
+// advice reaches the 2 MiB pages on either side, so a slice of 1 MiB takes
+// one or two huge page faults instead of 256 small ones, and the rest of
+// those pages is the heap's next memory.
+const largeBytes = 1 << 20
 
 // hugePage is the size of a transparent huge page on x86-64 and arm64 with
 // 4 KiB base pages.
@@ -36,4 +39,17 @@ func MakeLarge[T any](n, c int) []T {
 		adviseHugePages(lo, hi-lo)
 	}
 	return s
+}
+
+// appendLarge is append(s, v) that, when s must grow, grows it (doubling)
+// into MakeLarge memory: a list that reaches megabytes (a producer's
+// transactions over a few GiB of log) is then first-touched in huge pages,
+// where append's new arrays are first-touched 4 KiB at a time.
+func appendLarge[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		n := MakeLarge[T](len(s), max(2*cap(s), 16))
+		copy(n, s)
+		s = n
+	}
+	return append(s, v)
 }

@@ -73,7 +73,7 @@ func TestMakeLargeAdvisesEveryHugePageItTouches(t *testing.T) {
 			}
 		}
 	}
-	// Below 2 MiB: a plain slice.
+	// Below 1 MiB: a plain slice.
 	if s := MakeLarge[IndexEntry](0, 1000); cap(s) != 1000 {
 		t.Errorf("small: cap %d", cap(s))
 	}
