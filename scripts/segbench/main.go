@@ -57,6 +57,7 @@ type result struct {
 	PanMax     float64 `json:"pan_max_ms,omitempty"`
 	HTTPMedian float64 `json:"http_median_ms,omitempty"` // the same pans as GET …/window over loopback
 	HTTPMax    float64 `json:"http_max_ms,omitempty"`
+	HTTPMaxAt  int     `json:"http_max_at,omitempty"` // which pan (1-based) took HTTPMax: the first opens the connection
 	HTTPLines  int     `json:"http_lines,omitempty"`
 	SweepMS    float64 `json:"sweep_ms,omitempty"`
 	LRUPeak    int64   `json:"lru_peak,omitempty"`
@@ -130,8 +131,8 @@ func main() {
 		warm.OpenMS, warm.OpenMS/full.OpenMS, warm.TailMS, warm.TailMS/full.OpenMS)
 	fmt.Printf("  first visit of a segment %.0f ms = %.3f × full; pan across a boundary after it: median %.2f ms, max %.2f ms = %.5f × full\n",
 		warm.FirstVisit, warm.FirstVisit/full.OpenMS, warm.PanMedian, warm.PanMax, warm.PanMax/full.OpenMS)
-	fmt.Printf("  the same pans as GET …/window over loopback (NDJSON of %d decisions each): median %.2f ms, max %.2f ms = %.5f × full\n",
-		warm.HTTPLines, warm.HTTPMedian, warm.HTTPMax, warm.HTTPMax/full.OpenMS)
+	fmt.Printf("  the same pans as GET …/window over loopback (NDJSON of %d decisions each): median %.2f ms, max %.2f ms (the %d. request) = %.5f × full\n",
+		warm.HTTPLines, warm.HTTPMedian, warm.HTTPMax, warm.HTTPMaxAt, warm.HTTPMax/full.OpenMS)
 	fmt.Printf("  sweep across all %d boundaries: %.0f ms; windows held at most %.2f GiB; peak RSS %.2f GiB = %.2f × --max-memory (full load: %.2f ×)\n",
 		warm.Segments-1, warm.SweepMS, gib(warm.LRUPeak), gib(warm.MaxRSS), float64(warm.MaxRSS)/float64(*maxMem), float64(full.MaxRSS)/float64(*maxMem))
 }
@@ -203,7 +204,7 @@ func child(mode, part, cache string, maxMem int64) (result, error) {
 		}
 		slices.Sort(pans)
 		r.PanMedian, r.PanMax = pans[len(pans)/2], pans[len(pans)-1]
-		if r.HTTPMedian, r.HTTPMax, r.HTTPLines, err = httpPans(st, b, o); err != nil {
+		if r.HTTPMedian, r.HTTPMax, r.HTTPMaxAt, r.HTTPLines, err = httpPans(st, b, o); err != nil {
 			return r, err
 		}
 		t = time.Now()
@@ -240,14 +241,14 @@ func (noCatalog) Log(string, string, int32) (*txnindex.Log, bool) { return nil, 
 // httpPans times the pans across the boundary at b as GET …/window
 // requests to a server on loopback: the route, its NDJSON encoding and
 // the client reading it all.
-func httpPans(st *segsum.Store, b int64, o txnindex.ConsumeOptions) (median, worst float64, lines int, err error) {
+func httpPans(st *segsum.Store, b int64, o txnindex.ConsumeOptions) (median, worst float64, worstAt, lines int, err error) {
 	a := api.New(noCatalog{}, nil)
 	a.SetSegmented(segmented{st})
 	mux := http.NewServeMux()
 	mux.Handle("GET /w/{id}/{topic}/{partition}", a.SegmentWindow())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer ln.Close()
 	go http.Serve(ln, mux)
@@ -257,17 +258,18 @@ func httpPans(st *segsum.Store, b int64, o txnindex.ConsumeOptions) (median, wor
 			t := time.Now()
 			resp, err := http.Get(fmt.Sprintf("http://%s/w/s/bench/0?from=%d&to=%d&isolation=%s", ln.Addr(), b+d-1000, b+d+1000, o.Isolation))
 			if err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != 200 {
-				return 0, 0, 0, fmt.Errorf("GET window: %d %v %.200s", resp.StatusCode, err, body)
+				return 0, 0, 0, 0, fmt.Errorf("GET window: %d %v %.200s", resp.StatusCode, err, body)
 			}
 			pans = append(pans, ms(time.Since(t)))
 			lines = bytes.Count(body, []byte("\n"))
 		}
 	}
+	worstAt = 1 + slices.Index(pans, slices.Max(pans))
 	slices.Sort(pans)
-	return pans[len(pans)/2], pans[len(pans)-1], lines, nil
+	return pans[len(pans)/2], pans[len(pans)-1], worstAt, lines, nil
 }
