@@ -66,6 +66,11 @@ type dirListing struct {
 	// (LogLoader.recoverLog).
 	flushed int64
 
+	// clean: every segment is read without checking CRCs, as the
+	// broker's start after a clean shutdown recovers none
+	// (LogDirCheckpoints.CleanShutdown).
+	clean bool
+
 	// span, when set, is the read of the transactions open in the
 	// producer snapshot (spanScan): in the segments below fullBase, and
 	// in fullBase's before byte fullPos, only its batches are kept.
@@ -82,6 +87,9 @@ func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 		o.span, o.spanUntil = l.span, math.MaxInt64
 	case l.fullPos > 0:
 		o.span, o.spanUntil = l.span, l.fullPos
+	}
+	if l.clean {
+		o.VerifyCRC = false
 	}
 	if l.flushed <= 0 || !o.VerifyCRC {
 		return o

@@ -25,14 +25,28 @@ type LogDirCheckpoints struct {
 	RecoveryPoint     *OffsetCheckpoint
 	LogStartOffset    *OffsetCheckpoint
 	CleanerOffset     *OffsetCheckpoint
-	Damage            []*FormatError
+	// CleanShutdown: the directory holds CleanShutdownFile, which the
+	// broker writes when it shuts down cleanly and deletes when it starts
+	// loading; while it is there, the broker's next start skips recovery
+	// of every log in the directory (LogManager.loadLogs, LogLoader).
+	CleanShutdown bool
+	Damage        []*FormatError
 }
+
+// CleanShutdownFile is the marker a broker leaves in each log directory on
+// a clean shutdown.
+const CleanShutdownFile = ".kafka_cleanshutdown"
 
 // ReadLogDirCheckpoints reads the four offset checkpoints of a log
 // directory. A damaged file is recorded in Damage with the entries read
 // before the damage; only an I/O error fails.
 func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
 	c := &LogDirCheckpoints{Dir: dir}
+	// Only a regular file counts (its contents, a broker epoch in KRaft
+	// mode, do not matter here).
+	if st, err := os.Lstat(filepath.Join(dir, CleanShutdownFile)); err == nil && st.Mode().IsRegular() {
+		c.CleanShutdown = true
+	}
 	for _, f := range []struct {
 		name string
 		dst  **OffsetCheckpoint

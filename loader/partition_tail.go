@@ -322,7 +322,11 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// As broker recovery does, CRCs are checked only in the segments
 	// from the recovery point on: the flushed ones are trusted, like
 	// the snapshot.
-	if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
+	// After a clean shutdown (the marker still in the log directory)
+	// the broker recovers no segment at all.
+	if cps != nil && cps.CleanShutdown && o.VerifyCRC {
+		rl.clean, r.CleanShutdown = true, true
+	} else if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
 		rl.flushed = rp
 		for _, b := range rl.bases {
 			if !rl.options(b, o).VerifyCRC {

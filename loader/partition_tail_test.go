@@ -256,6 +256,29 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 		if r := p.Input.Replay; r.CRCFrom != 0 || len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Error(), "bad CRC") {
 			t.Errorf("recovery point at segment %s: replay %+v, damage %v; want the bad CRC found", seg, r, p.Damage)
 		}
+		// The broker's clean shutdown marker: its next start recovers
+		// no segment (LogLoader skips recoverLog), so none is checked,
+		// and the line says why. A directory of that name is no marker.
+		marker := filepath.Join(filepath.Dir(st.Dir), loader.CleanShutdownFile)
+		if err := os.Mkdir(marker, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if p := tail(); p.Input.Replay.CleanShutdown || len(p.Damage) != 1 {
+			t.Errorf("a directory named %s: replay %+v, damage %v; want it ignored", loader.CleanShutdownFile, p.Input.Replay, p.Damage)
+		}
+		if err := os.Remove(marker); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(marker, []byte(`{"version":0,"brokerEpoch":7}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p = tail()
+		if r := p.Input.Replay; !r.CleanShutdown || r.CRCFrom != 0 || len(p.Damage) != 0 {
+			t.Errorf("clean shutdown marker: replay %+v, damage %v; want every segment trusted", r, p.Damage)
+		}
+		if line := p.Input.Replay.Line(); !strings.Contains(line, "CRCs not checked: the log directory has .kafka_cleanshutdown") {
+			t.Errorf("the replay line does not say why no CRC was checked: %s", line)
+		}
 	})
 	t.Run("position in the first segment", func(t *testing.T) {
 		p := open(t, write(t), 10)

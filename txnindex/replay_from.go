@@ -56,6 +56,10 @@ type ReplayReport struct {
 	// recovery checks only the segments from the recovery point on
 	// (LogLoader.recoverLog); 0 when every batch read was checked.
 	CRCFrom int64 `json:"crc_checked_from,omitempty"`
+	// CleanShutdown: the log directory holds the broker's clean shutdown
+	// marker (.kafka_cleanshutdown), so no CRC was checked, as the
+	// broker's start after a clean shutdown recovers no segment.
+	CleanShutdown bool `json:"clean_shutdown,omitempty"`
 	// SnapshotPassed, when not empty, says why a newer snapshot than
 	// Snapshot was passed over (past the high watermark, or past the log
 	// end: the broker deletes that one on startup and loads the one
@@ -83,7 +87,10 @@ func (r *ReplayReport) Line() string {
 			snap += " (" + r.SnapshotPassed + ")"
 		}
 		crc := ""
-		if r.CRCFrom > 0 {
+		switch {
+		case r.CleanShutdown:
+			crc = ", CRCs not checked: the log directory has .kafka_cleanshutdown, and a broker that shut down cleanly recovers no segment"
+		case r.CRCFrom > 0:
 			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
 		}
 		if r.EveryBatchFrom > 0 {
