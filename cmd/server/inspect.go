@@ -104,6 +104,7 @@ func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options
 		r := inspect.New(c, o)
 		v.Partitions = append(v.Partitions, r.Partitions...)
 		v.Problems = append(v.Problems, r.Problems...)
+		v.CleanShutdown = v.CleanShutdown || r.CleanShutdown
 	}
 	return v, nil
 }

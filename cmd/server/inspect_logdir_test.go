@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
@@ -56,4 +58,44 @@ func TestInspectLogDirOneAtATime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInspectCleanShutdownMarker: inspect of a log directory, and of a
+// partition directory in it, says when the directory holds the broker's
+// clean shutdown marker (its next start recovers no segment, and diagnose
+// checks no CRC), in text and in JSON, and says nothing without it.
+func TestInspectCleanShutdownMarker(t *testing.T) {
+	gd := t.TempDir()
+	if _, err := gen.WriteLogDir(gd, gen.LogOptions{SegmentBytes: 32 << 10, TotalBytes: 2 * 32 << 10}, 1); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := filepath.Glob(filepath.Join(gd, "*-0"))
+	if err != nil || len(parts) == 0 {
+		t.Fatalf("no partition directory in %s: %v", gd, err)
+	}
+	check := func(want bool) {
+		t.Helper()
+		for _, dir := range []string{gd, parts[0]} {
+			code, text, errOut := runArgs(t, "inspect", dir)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", dir, code, errOut)
+			}
+			if got := strings.Contains(text, "clean shutdown marker .kafka_cleanshutdown"); got != want {
+				t.Errorf("%s: text says the marker %v, want %v:\n%.300s", dir, got, want, text)
+			}
+			code, js, errOut := runArgs(t, "inspect", "--format", "json", dir)
+			var r inspect.Report
+			if code != 0 || json.Unmarshal([]byte(js), &r) != nil {
+				t.Fatalf("%s: exit %d: %s", dir, code, errOut)
+			}
+			if r.CleanShutdown != want {
+				t.Errorf("%s: JSON clean_shutdown %v, want %v", dir, r.CleanShutdown, want)
+			}
+		}
+	}
+	check(false)
+	if err := os.WriteFile(filepath.Join(gd, ".kafka_cleanshutdown"), []byte(`{"version":0,"brokerEpoch":3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
 }

@@ -24,6 +24,9 @@ type Report struct {
 	Partitions []Partition `json:"partitions"`
 	Fetches    []Fetch     `json:"fetches,omitempty"`
 	Problems   []string    `json:"problems"`
+	// CleanShutdown: a log directory read holds the broker's clean
+	// shutdown marker (loader.CleanShutdownFile).
+	CleanShutdown bool `json:"clean_shutdown,omitempty"`
 }
 
 // Partition is one partition: its offsets, files, transactions and,
@@ -157,6 +160,9 @@ func New(in *input.Contents, o Options) Report {
 			ip.Producers = []txnindex.Producer{}
 		}
 		d := in.Dir(l.Topic, l.Partition)
+		if d != nil && d.Checkpoints != nil && d.Checkpoints.CleanShutdown {
+			out.CleanShutdown = true
+		}
 		// Batches per segment in one pass over the batches: a production
 		// partition has hundreds of segments and 10^8 batches.
 		perSeg := make([]int, len(l.Segments))

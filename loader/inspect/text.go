@@ -53,6 +53,9 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 		return true
 	}
 	fmt.Fprintf(w, "%s\n", v.Kind)
+	if v.CleanShutdown {
+		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then checks no CRC)\n", loader.CleanShutdownFile)
+	}
 	for _, p := range v.Partitions {
 		fmt.Fprintf(w, "\n%s-%d %s\n", p.Topic, p.Partition, p.Dir)
 		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %s (%s open), %s\n",
