@@ -71,10 +71,10 @@ var mapsLarge = func(fh *os.File, b []byte, offs []int64) bool {
 // same bytes of fh with pread in scanFill blocks (what the scan does
 // instead). largeFaults counts what a fault maps, which is what a page
 // costs where the processor walks the guest's page tables itself; under a
-// hypervisor that shadows them (PVM, as on the CI and development VMs of
-// 2026-12), the first touch of each 4 KiB page of a mapping exits to the
-// host whatever the guest mapped: 1 GiB of 4 KiB batches took 0.42 s
-// mapped against 0.06 s by pread (scanmodes), and the scan 3.4x cat. The
+// hypervisor that shadows them (PVM, as on the development VM of session
+// 17), the first touch of each 4 KiB page of a mapping exits to the host
+// whatever the guest mapped: a walk of 1 GiB of 4 KiB batches took 0.42 s
+// mapped against 0.06 s by pread (scanmodes), and the scan 4.3x cat. The
 // two costs differ by 5x or more either way (a touch of a mapped page
 // costs tens of ns on hardware paging, 1-2 µs shadowed; pread 2 MiB some
 // 100 µs), so one timing of each decides. The pread buffer is touched
