@@ -266,36 +266,73 @@ const offsetPage = 1 << 16
 // without pages such a batch is one range object (from, to and "records",
 // the count the header declares) with the batch's fields and verdict.
 func WriteOffsetsNDJSON(ctx context.Context, w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], pages BatchPages) error {
-	e := offsetsWriter{ctx: ctx, w: w, v: newDecisionValue(l), pages: pages, offset: -1}
+	e := newOffsetsWriter(ctx, w, l, pages)
+	for d := range seq {
+		if err := e.decision(&d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WindowPages pages the records of a batch of l, one segment window's log.
+type WindowPages func(ctx context.Context, l *txnindex.Log, b *txnindex.Batch, req RecordPageRequest) (RecordPage, error)
+
+// WriteWindowsOffsetsNDJSON is WriteOffsetsNDJSON over decisions that each
+// come with the log of the segment window they were decided in (a
+// partition decided a segment at a time: segsum.Store.Decisions). The
+// windows' decisions are a full pass's (segsum's TestWindowsEqualFullPass),
+// so the lines are those of the whole log's.
+func WriteWindowsOffsetsNDJSON(ctx context.Context, w io.Writer, seq iter.Seq2[*txnindex.Log, *txnindex.Decision], pages WindowPages) error {
+	var e *offsetsWriter
+	var cur *txnindex.Log
+	for l, d := range seq {
+		if e == nil {
+			e = newOffsetsWriter(ctx, w, l, nil)
+		}
+		if l != cur {
+			cur = l
+			e.v.l = l
+			e.pages = func(ctx context.Context, b *txnindex.Batch, req RecordPageRequest) (RecordPage, error) {
+				return pages(ctx, l, b, req)
+			}
+		}
+		if err := e.decision(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newOffsetsWriter(ctx context.Context, w io.Writer, l *txnindex.Log, pages BatchPages) *offsetsWriter {
+	e := &offsetsWriter{ctx: ctx, w: w, v: newDecisionValue(l), pages: pages, offset: -1}
 	for i := range offsetFields {
 		if offsetFields[i].name == "offset" {
 			e.offset = i
 		}
 	}
-	for d := range seq {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var err error
-		switch b := d.Batch; {
-		case b == nil || d.Verdict == txnindex.Missing:
-			err = e.gap(&d)
-		case int64(b.Records) >= b.LastOffset()-b.BaseOffset+1:
-			// A record per offset: the header alone says where they are.
-			err = e.offsets(&d, func(yield func(int64) bool) {
-				for off := d.From; off <= d.To && yield(off); off++ {
-				}
-			})
-		case pages == nil:
-			err = e.unknown(&d)
-		default:
-			err = e.sparse(&d)
-		}
-		if err != nil {
-			return err
-		}
+	return e
+}
+
+// decision writes the lines of d.
+func (e *offsetsWriter) decision(d *txnindex.Decision) error {
+	if err := e.ctx.Err(); err != nil {
+		return err
 	}
-	return nil
+	switch b := d.Batch; {
+	case b == nil || d.Verdict == txnindex.Missing:
+		return e.gap(d)
+	case int64(b.Records) >= b.LastOffset()-b.BaseOffset+1:
+		// A record per offset: the header alone says where they are.
+		return e.offsets(d, func(yield func(int64) bool) {
+			for off := d.From; off <= d.To && yield(off); off++ {
+			}
+		})
+	case e.pages == nil:
+		return e.unknown(d)
+	default:
+		return e.sparse(d)
+	}
 }
 
 // offsetsWriter writes the lines of WriteOffsetsNDJSON.

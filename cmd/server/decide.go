@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -30,6 +35,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
 		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time")
+		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size")
+		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "with --by-segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -56,6 +63,17 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		return usagef("--range needs --counts")
 	}
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
+	if *bySegment {
+		switch {
+		case *demo != "" || fs.NArg() != 1 || !input.DataPartition(fs.Arg(0)):
+			return usagef("--by-segment decides one partition directory (<topic>-<partition>, with segments): PATH")
+		case *from >= 0 || *counts || *full:
+			return usagef("--by-segment decides every offset from the log start: not with --from, --counts or --full-replay")
+		case *maxMemory <= 0:
+			return usagef("--max-memory must be positive, not %d", *maxMemory)
+		}
+		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory)
+	}
 	// A consumer at --from needs the segments from the one holding it,
 	// and the producer state there, as diagnose --position does; so do
 	// the counts of a range, from its first offset: no verdict in it
@@ -189,4 +207,54 @@ func parseRange(s string) (from, to int64, err error) {
 		return 0, 0, usagef("--range %q: want FROM-TO, such as 100-200", s)
 	}
 	return from, to, nil
+}
+
+// decideBySegment writes the decisions of the partition directory dir a
+// segment window at a time (segsum.Store.Decisions), the windows least
+// recently used first out under maxMemory, with the collector held to it
+// too: the output is the whole load's (TestDecideBySegmentEqualsWholeLoad).
+func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson bool, maxMemory int64) error {
+	st, err := segsum.Open(dir, segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: maxMemory})
+	if err != nil {
+		return err
+	}
+	// The windows let go are garbage: the collector at its default pace
+	// and held to maxMemory keeps them from piling up to the one-shot
+	// commands' laxer limit (oneShotGC). Restored after, for run's callers.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(100))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(maxMemory))
+	}
+	var serr error
+	seq := func(yield func(*txnindex.Log, *txnindex.Decision) bool) {
+		serr = st.Decisions(ctx, math.MinInt64, math.MaxInt64, opts, func(w *segsum.Window, d *txnindex.Decision) bool {
+			return yield(w.Log, d)
+		})
+	}
+	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	defer w.Flush()
+	if ndjson {
+		err = api.WriteWindowsOffsetsNDJSON(ctx, w, seq, func(ctx context.Context, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+			lp, _, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
+			return api.LoaderPage(lp), err
+		})
+	} else {
+		fmt.Fprintf(w, "# %s: decided a segment at a time (--by-segment)\n", filepath.Base(dir))
+		err = api.WriteDecisionsText(ctx, w, func(yield func(txnindex.Decision) bool) {
+			for _, d := range seq {
+				if !yield(*d) {
+					return
+				}
+			}
+		})
+	}
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	return w.Flush()
 }

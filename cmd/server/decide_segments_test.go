@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/scenario/gen"
+)
+
+// TestDecideBySegmentEqualsWholeLoad: `decide --by-segment` of a partition
+// directory, a segment window at a time under a --max-memory that holds
+// about one window, writes exactly what the whole load writes: every NDJSON
+// byte, and every decision line of the text (its header differs), for every
+// consumer of decideOptions. The partitions: the generator's logs
+// (transactions spanning segments, a hanging one, one begun before the log
+// start, retention-deleted segments, keyed records), the production shapes
+// of diagnose's tests (compaction's holes and emptied batches, so records
+// paged from the segment files, markers without their data, stray
+// snapshots), and the real partition directories of testdata.
+func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
+	var dirs []string
+	const seg = 64 << 10
+	for _, o := range []gen.LogOptions{
+		{Seed: 1, HangingFrom: seg / 2},
+		{Seed: 2, HangingFrom: -1},
+		{Seed: 4, OldTxn: true, OldTxnLateWrite: true, DeleteSegments: 2},
+	} {
+		o.SegmentBytes, o.BatchBytes, o.TotalBytes, o.Keyed = seg, 1024, 6*seg, true
+		st, err := gen.WriteLog(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, st.Dir)
+	}
+	now := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for _, sc := range append(compactedShapes(now), exitStatusShapes(now-60_000)...) {
+		dirs = append(dirs, sc.dir(t))
+	}
+	real, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "realdata", "*", "*", "*-[0-9]*"))
+	for _, d := range real {
+		if st, err := os.Stat(d); err == nil && st.IsDir() && !strings.HasPrefix(filepath.Base(d), "__") {
+			dirs = append(dirs, d)
+		}
+	}
+	// A shape written as a log directory: its partition directories.
+	var parts []string
+	for _, d := range dirs {
+		if input.DataPartition(d) {
+			parts = append(parts, d)
+			continue
+		}
+		kids, _ := filepath.Glob(filepath.Join(d, "*-[0-9]*"))
+		for _, k := range kids {
+			if input.DataPartition(k) {
+				parts = append(parts, k)
+			}
+		}
+	}
+	dirs = parts
+	compared := 0
+	for i, dir := range dirs {
+		args := decideOptions[i%len(decideOptions)]
+		what := fmt.Sprintf("%s %v", dir, args)
+		code, whole, errOut := runArgs(t, append(append([]string{"decide", "--format", "ndjson"}, args...), dir)...)
+		if code != exitOK || errOut != "" {
+			continue // damaged on purpose: the whole load's own tests cover it
+		}
+		compared++
+		seg := decideOK(t, append(append([]string{"--format", "ndjson", "--by-segment", "--max-memory", "4000000"}, args...), dir)...)
+		if seg != whole {
+			t.Fatalf("%s: NDJSON by segment differs from the whole load:\n%.2000s\nwhole load:\n%.2000s", what, seg, whole)
+		}
+		text := decideOK(t, append(append([]string{"--by-segment", "--max-memory", "4000000"}, args...), dir)...)
+		wholeText := decideOK(t, append(args, dir)...)
+		if uncommented(text) != uncommented(wholeText) {
+			t.Fatalf("%s: text by segment differs from the whole load:\n%.2000s\nwhole load:\n%.2000s", what, text, wholeText)
+		}
+		if !strings.HasPrefix(text, "# ") || !strings.Contains(text, "--by-segment") {
+			t.Errorf("%s: the text does not say it was decided by segment:\n%.300s", what, text)
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("only %d of %d partitions compared", compared, len(dirs))
+	}
+	t.Logf("%d of %d partitions compared", compared, len(dirs))
+	for _, bad := range [][]string{
+		{"--by-segment", filepath.Dir(dirs[0])},
+		{"--by-segment", "--from", "5", dirs[0]},
+		{"--by-segment", "--counts", dirs[0]},
+		{"--by-segment", "--demo", "stuck-lso"},
+		{"--by-segment", "--max-memory", "0", dirs[0]},
+	} {
+		if code, _, errOut := runArgs(t, append([]string{"decide"}, bad...)...); code != exitUsage || errOut == "" {
+			t.Errorf("decide %v: exit %d, %q; want a usage error", bad, code, errOut)
+		}
+	}
+}
