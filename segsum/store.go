@@ -122,6 +122,15 @@ func Open(dir string, o Options) (*Store, error) {
 // Dir is the partition directory.
 func (s *Store) Dir() string { return s.dir }
 
+// Bytes is the size of the partition's segments (.log files).
+func (s *Store) Bytes() int64 {
+	var n int64
+	for _, f := range s.segs {
+		n += f.size
+	}
+	return n
+}
+
 // Budget is the bytes the LRU's windows may hold (half of MaxMemory).
 func (s *Store) Budget() int64 { return s.lru.Budget() }
 

@@ -35,8 +35,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
 		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time")
-		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size")
-		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "with --by-segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
+		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size; the default for a partition directory whose segments are larger than --max-memory (--full-replay loads it whole)")
+		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -72,7 +72,17 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		case *maxMemory <= 0:
 			return usagef("--max-memory must be positive, not %d", *maxMemory)
 		}
-		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory)
+		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory, nil)
+	}
+	// Every offset of a partition directory larger than the memory the
+	// command may take: by segment, as its whole load might not fit
+	// (some 110 bytes per batch kept, at any batch size).
+	if *demo == "" && fs.NArg() == 1 && *from < 0 && !*counts && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
+		if st, err := segsum.Open(fs.Arg(0), segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: *maxMemory}); err == nil && st.Bytes() > *maxMemory {
+			fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, more than --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
+				fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(*maxMemory))
+			return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory, st)
+		}
 	}
 	// A consumer at --from needs the segments from the one holding it,
 	// and the producer state there, as diagnose --position does; so do
@@ -213,10 +223,12 @@ func parseRange(s string) (from, to int64, err error) {
 // segment window at a time (segsum.Store.Decisions), the windows least
 // recently used first out under maxMemory, with the collector held to it
 // too: the output is the whole load's (TestDecideBySegmentEqualsWholeLoad).
-func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson bool, maxMemory int64) error {
-	st, err := segsum.Open(dir, segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: maxMemory})
-	if err != nil {
-		return err
+func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson bool, maxMemory int64, st *segsum.Store) error {
+	var err error
+	if st == nil {
+		if st, err = segsum.Open(dir, segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: maxMemory}); err != nil {
+			return err
+		}
 	}
 	// The windows let go are garbage: the collector at its default pace
 	// and held to maxMemory keeps them from piling up to the one-shot

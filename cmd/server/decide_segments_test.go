@@ -21,7 +21,8 @@ import (
 // start, retention-deleted segments, keyed records), the production shapes
 // of diagnose's tests (compaction's holes and emptied batches, so records
 // paged from the segment files, markers without their data, stray
-// snapshots), and the real partition directories of testdata.
+// snapshots), and the real partition directories of testdata. A partition
+// larger than --max-memory is decided so by default.
 func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 	var dirs []string
 	const seg = 64 << 10
@@ -88,6 +89,18 @@ func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 		t.Fatalf("only %d of %d partitions compared", compared, len(dirs))
 	}
 	t.Logf("%d of %d partitions compared", compared, len(dirs))
+	// A partition directory larger than --max-memory is decided by
+	// segment without being asked, and says so on stderr; --full-replay
+	// loads it whole.
+	whole := decideOK(t, "--format", "ndjson", dirs[0])
+	code, auto, errOut := runArgs(t, "decide", "--format", "ndjson", "--max-memory", "100000", dirs[0])
+	if code != exitOK || auto != whole || !strings.Contains(errOut, "more than --max-memory 97.7 KiB: decided a segment at a time (--full-replay loads it whole)") {
+		t.Errorf("a partition larger than --max-memory: exit %d, same output %v, stderr %q", code, auto == whole, errOut)
+	}
+	code, forced, errOut := runArgs(t, "decide", "--format", "ndjson", "--max-memory", "100000", "--full-replay", dirs[0])
+	if code != exitOK || forced != whole || errOut != "" {
+		t.Errorf("--full-replay: exit %d, same output %v, stderr %q", code, forced == whole, errOut)
+	}
 	for _, bad := range [][]string{
 		{"--by-segment", filepath.Dir(dirs[0])},
 		{"--by-segment", "--from", "5", dirs[0]},
