@@ -34,7 +34,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
-		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time")
+		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time; otherwise whole even when its segments are larger than --max-memory")
 		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size; the default for a partition directory whose segments are larger than --max-memory (--full-replay loads it whole)")
 		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
