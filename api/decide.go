@@ -102,8 +102,15 @@ func FromPosition(l *txnindex.Log, seq iter.Seq[txnindex.Decision], pos int64) i
 // real records are in this range" that HWM - LWM arithmetic gets wrong on
 // transactional topics.
 func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], ndjson bool, from, to int64) error {
+	return WriteCountsOf(w, l.Topic, l.Partition, l.LogStartOffset, l.LogEndOffset, seq, ndjson, from, to)
+}
+
+// WriteCountsOf is WriteCounts for the decisions of a partition known by
+// its name and offsets (logStart to logEnd-1), not one log: a partition
+// decided a segment at a time.
+func WriteCountsOf(w io.Writer, topic string, partition int32, logStart, logEnd int64, seq iter.Seq[txnindex.Decision], ndjson bool, from, to int64) error {
 	if from < 0 {
-		from, to = l.LogStartOffset, l.LogEndOffset-1
+		from, to = logStart, logEnd-1
 	}
 	c := txnindex.NewCounts(from, to)
 	for d := range seq {
@@ -115,7 +122,7 @@ func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], 
 			Partition int32  `json:"partition"`
 			txnindex.Counts
 			Records int64 `json:"records"`
-		}{l.Topic, l.Partition, c, c.Records()})
+		}{topic, partition, c, c.Records()})
 		if err != nil {
 			return err
 		}
@@ -132,7 +139,7 @@ func WriteCounts(w io.Writer, l *txnindex.Log, seq iter.Seq[txnindex.Decision], 
 	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %s in %s\n"+
 		"  delivered        %s\n  aborted          %s\n  control markers  %s\n  pending          %s\n  before position  %s\n"+
 		"  offsets without a record  %s\n  last offset the consumer passes  %s\n",
-		l.Topic, l.Partition, c.From, c.To, txnindex.Plural(c.Records(), "record", "records"), txnindex.Plural(c.Batches, "batch", "batches"),
+		topic, partition, c.From, c.To, txnindex.Plural(c.Records(), "record", "records"), txnindex.Plural(c.Batches, "batch", "batches"),
 		n(c.Delivered), n(c.Aborted), n(c.ControlMarkers), n(c.Pending), n(c.BeforePosition), n(c.Missing), reached)
 	return err
 }

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"os"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -412,6 +413,22 @@ const sampleBytes = 64 << 10
 // there is none (a damaged header: the parts then grow their own slices).
 func sampleMean(r io.ReaderAt, start, end int64) int64 {
 	return sampleBatches(r, []int64{start}, end, sampleBytes, ScanOptions{}).mean()
+}
+
+// MeanBatchSize is the mean size of the batches that start in the first
+// 64 KiB of the segment file at path, following the size fields only; 0
+// when there is none.
+func MeanBatchSize(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return sampleMean(f, 0, st.Size()), nil
 }
 
 // sample is what sampleBatches found: the whole batches, their bytes and

@@ -34,8 +34,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
-		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time; otherwise whole even when its segments are larger than --max-memory")
-		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size; the default for a partition directory whose segments are larger than --max-memory (--full-replay loads it whole)")
+		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time; otherwise whole even when that takes more than half of --max-memory")
+		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size; the default for a partition directory whose whole load would take more than half of --max-memory (--full-replay loads it whole)")
 		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
@@ -67,21 +67,22 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		switch {
 		case *demo != "" || fs.NArg() != 1 || !input.DataPartition(fs.Arg(0)):
 			return usagef("--by-segment decides one partition directory (<topic>-<partition>, with segments): PATH")
-		case *from >= 0 || *counts || *full:
-			return usagef("--by-segment decides every offset from the log start: not with --from, --counts or --full-replay")
+		case *from >= 0 || *rangeFlag != "" || *full:
+			return usagef("--by-segment decides every offset from the log start: not with --from, --range or --full-replay")
 		case *maxMemory <= 0:
 			return usagef("--max-memory must be positive, not %d", *maxMemory)
 		}
-		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory, nil)
+		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, nil)
 	}
-	// Every offset of a partition directory larger than the memory the
-	// command may take: by segment, as its whole load might not fit
-	// (some 110 bytes per batch kept, at any batch size).
-	if *demo == "" && fs.NArg() == 1 && *from < 0 && !*counts && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
-		if st, err := segsum.Open(fs.Arg(0), segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: *maxMemory}); err == nil && st.Bytes() > *maxMemory {
-			fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, more than --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
-				fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(*maxMemory))
-			return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *maxMemory, st)
+	// Every offset of a partition directory whose whole load would take
+	// more than half the memory the command may take (the rest is the
+	// collector's): by segment. The whole load is faster where it fits
+	// (--counts of 7.6 GiB of 1 KiB batches: 2.8 s against 8.7 s).
+	if *demo == "" && fs.NArg() == 1 && *from < 0 && *rangeFlag == "" && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
+		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil && st.WholeLoadBytes() > *maxMemory/2 {
+			fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
+				fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(st.WholeLoadBytes()), txnindex.Bytes(*maxMemory))
+			return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, st)
 		}
 	}
 	// A consumer at --from needs the segments from the one holding it,
@@ -219,14 +220,27 @@ func parseRange(s string) (from, to int64, err error) {
 	return from, to, nil
 }
 
+// bySegmentCache is the most the windows of a one-pass decide by segment
+// keep: each is used once, in order, so a larger cache only holds garbage
+// the collector must mark and memory that must be touched (on the 7.6 GiB
+// partition, --counts took 8.7 s with 1 GiB of --max-memory, 18.8 s with
+// 4 GiB; with 256 MiB, less than a window and its scan, the collector ran
+// without end: 17.6 s).
+const bySegmentCache = 1 << 30
+
+// bySegmentOptions opens a partition directory for decideBySegment.
+func bySegmentOptions(maxMemory int64) segsum.Options {
+	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache)}
+}
+
 // decideBySegment writes the decisions of the partition directory dir a
 // segment window at a time (segsum.Store.Decisions), the windows least
 // recently used first out under maxMemory, with the collector held to it
 // too: the output is the whole load's (TestDecideBySegmentEqualsWholeLoad).
-func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson bool, maxMemory int64, st *segsum.Store) error {
+func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson, counts bool, maxMemory int64, st *segsum.Store) error {
 	var err error
 	if st == nil {
-		if st, err = segsum.Open(dir, segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: maxMemory}); err != nil {
+		if st, err = segsum.Open(dir, bySegmentOptions(maxMemory)); err != nil {
 			return err
 		}
 	}
@@ -247,20 +261,28 @@ func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.Cons
 	}
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer w.Flush()
-	if ndjson {
+	values := func(yield func(txnindex.Decision) bool) {
+		for _, d := range seq {
+			if !yield(*d) {
+				return
+			}
+		}
+	}
+	switch {
+	case counts:
+		var ov *segsum.Overview
+		if ov, err = st.Overview(ctx); err != nil {
+			return err
+		}
+		err = api.WriteCountsOf(w, ov.Topic, ov.Partition, ov.LogStartOffset, ov.LogEndOffset, values, ndjson, -1, -1)
+	case ndjson:
 		err = api.WriteWindowsOffsetsNDJSON(ctx, w, seq, func(ctx context.Context, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
 			lp, _, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
 			return api.LoaderPage(lp), err
 		})
-	} else {
+	default:
 		fmt.Fprintf(w, "# %s: decided a segment at a time (--by-segment)\n", filepath.Base(dir))
-		err = api.WriteDecisionsText(ctx, w, func(yield func(txnindex.Decision) bool) {
-			for _, d := range seq {
-				if !yield(*d) {
-					return
-				}
-			}
-		})
+		err = api.WriteDecisionsText(ctx, w, values)
 	}
 	if err == nil {
 		err = serr

@@ -22,7 +22,9 @@ import (
 // of diagnose's tests (compaction's holes and emptied batches, so records
 // paged from the segment files, markers without their data, stray
 // snapshots), and the real partition directories of testdata. A partition
-// larger than --max-memory is decided so by default.
+// whose whole load would take more than half of --max-memory is decided so
+// by default. So are the record
+// counts of the whole partition (--counts), which equal the whole load's.
 func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 	var dirs []string
 	const seg = 64 << 10
@@ -84,27 +86,36 @@ func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 		if !strings.HasPrefix(text, "# ") || !strings.Contains(text, "--by-segment") {
 			t.Errorf("%s: the text does not say it was decided by segment:\n%.300s", what, text)
 		}
+		for _, f := range []string{"text", "ndjson"} {
+			c := decideOK(t, append(append([]string{"--counts", "--format", f, "--by-segment", "--max-memory", "4000000"}, args...), dir)...)
+			if want := decideOK(t, append(append([]string{"--counts", "--format", f}, args...), dir)...); c != want {
+				t.Fatalf("%s: --counts (%s) by segment:\n%s\nwhole load:\n%s", what, f, c, want)
+			}
+		}
 	}
 	if compared < 10 {
 		t.Fatalf("only %d of %d partitions compared", compared, len(dirs))
 	}
 	t.Logf("%d of %d partitions compared", compared, len(dirs))
-	// A partition directory larger than --max-memory is decided by
-	// segment without being asked, and says so on stderr; --full-replay
-	// loads it whole.
+	// A partition directory whose whole load would take more than half
+	// of --max-memory (384 KiB of 1 KiB batches: some 48 KB) is decided
+	// by segment without being asked, and says so on stderr; under a
+	// larger --max-memory, or with --full-replay, it is loaded whole.
 	whole := decideOK(t, "--format", "ndjson", dirs[0])
-	code, auto, errOut := runArgs(t, "decide", "--format", "ndjson", "--max-memory", "100000", dirs[0])
-	if code != exitOK || auto != whole || !strings.Contains(errOut, "more than --max-memory 97.7 KiB: decided a segment at a time (--full-replay loads it whole)") {
-		t.Errorf("a partition larger than --max-memory: exit %d, same output %v, stderr %q", code, auto == whole, errOut)
+	code, auto, errOut := runArgs(t, "decide", "--format", "ndjson", "--max-memory", "20000", dirs[0])
+	if code != exitOK || auto != whole || !strings.Contains(errOut, "more than half of --max-memory 19.5 KiB: decided a segment at a time (--full-replay loads it whole)") {
+		t.Errorf("a partition too large for --max-memory: exit %d, same output %v, stderr %q", code, auto == whole, errOut)
 	}
-	code, forced, errOut := runArgs(t, "decide", "--format", "ndjson", "--max-memory", "100000", "--full-replay", dirs[0])
-	if code != exitOK || forced != whole || errOut != "" {
-		t.Errorf("--full-replay: exit %d, same output %v, stderr %q", code, forced == whole, errOut)
+	for _, args := range [][]string{{"--max-memory", "200000"}, {"--max-memory", "20000", "--full-replay"}} {
+		code, out, errOut := runArgs(t, append(append([]string{"decide", "--format", "ndjson"}, args...), dirs[0])...)
+		if code != exitOK || out != whole || errOut != "" {
+			t.Errorf("%v: exit %d, same output %v, stderr %q; want the whole load", args, code, out == whole, errOut)
+		}
 	}
 	for _, bad := range [][]string{
 		{"--by-segment", filepath.Dir(dirs[0])},
 		{"--by-segment", "--from", "5", dirs[0]},
-		{"--by-segment", "--counts", dirs[0]},
+		{"--by-segment", "--counts", "--range", "1-5", dirs[0]},
 		{"--by-segment", "--demo", "stuck-lso"},
 		{"--by-segment", "--max-memory", "0", dirs[0]},
 	} {
