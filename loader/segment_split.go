@@ -1,13 +1,13 @@
 package loader
 
 import (
-	"os"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
