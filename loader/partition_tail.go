@@ -324,7 +324,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// the snapshot.
 	// After a clean shutdown (the marker still in the log directory)
 	// the broker recovers no segment at all.
-	if cps != nil && cps.CleanShutdown && o.VerifyCRC {
+	if cps.CleanShutdown && o.VerifyCRC {
 		rl.clean, r.CleanShutdown = true, true
 	} else if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
 		rl.flushed = rp

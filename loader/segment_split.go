@@ -418,17 +418,12 @@ func sampleMean(r io.ReaderAt, start, end int64) int64 {
 // MeanBatchSize is the mean size of the batches that start in the first
 // 64 KiB of the segment file at path, following the size fields only; 0
 // when there is none.
-func MeanBatchSize(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return sampleMean(f, 0, st.Size()), nil
+func MeanBatchSize(path string) (mean int64, err error) {
+	err = withFile(path, func(fh *os.File, size int64) error {
+		mean = sampleMean(fh, 0, size)
+		return nil
+	})
+	return mean, err
 }
 
 // sample is what sampleBatches found: the whole batches, their bytes and

@@ -79,10 +79,12 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	// collector's): by segment. The whole load is faster where it fits
 	// (--counts of 7.6 GiB of 1 KiB batches: 2.8 s against 8.7 s).
 	if *demo == "" && fs.NArg() == 1 && *from < 0 && *rangeFlag == "" && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
-		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil && st.WholeLoadBytes() > *maxMemory/2 {
-			fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
-				fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(st.WholeLoadBytes()), txnindex.Bytes(*maxMemory))
-			return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, st)
+		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil {
+			if need := st.WholeLoadBytes(); need > *maxMemory/2 {
+				fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
+					fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(*maxMemory))
+				return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, st)
+			}
 		}
 	}
 	// A consumer at --from needs the segments from the one holding it,
