@@ -407,8 +407,8 @@ func differ(t testing.TB, dir string, seed uint64) string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range w.Decisions {
-				got = append(got, canonOf(&w.Decisions[i]))
+			for i := range w.Len() {
+				got = append(got, canonOf(ptr(w.Decision(i))))
 			}
 		}
 		for i := range max(len(got), len(want)) {

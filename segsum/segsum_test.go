@@ -113,8 +113,8 @@ func TestWindowsEqualFullPass(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for i := range w.Decisions {
-						got = append(got, canonOf(&w.Decisions[i]))
+					for i := range w.Len() {
+						got = append(got, canonOf(ptr(w.Decision(i))))
 					}
 				}
 				if len(got) != len(want) {
@@ -192,11 +192,11 @@ func TestSummariesCached(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if len(w1.Decisions) != len(w2.Decisions) {
-			t.Fatalf("segment %d: %d decisions, %d from the cache", k, len(w1.Decisions), len(w2.Decisions))
+		if w1.Len() != w2.Len() {
+			t.Fatalf("segment %d: %d decisions, %d from the cache", k, w1.Len(), w2.Len())
 		}
-		for i := range w1.Decisions {
-			if a, b := canonOf(&w1.Decisions[i]), canonOf(&w2.Decisions[i]); a != b {
+		for i := range w1.Len() {
+			if a, b := canonOf(ptr(w1.Decision(i))), canonOf(ptr(w2.Decision(i))); a != b {
 				t.Fatalf("segment %d decision %d:\n %+v\n %+v from the cache", k, i, a, b)
 			}
 		}
@@ -406,8 +406,8 @@ func TestWindowsEqualFullPassGaps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range w.Decisions {
-				got = append(got, canonOf(&w.Decisions[i]))
+			for i := range w.Len() {
+				got = append(got, canonOf(ptr(w.Decision(i))))
 			}
 		}
 		for i := range max(len(got), len(want)) {
@@ -428,3 +428,5 @@ func TestWindowsEqualFullPassGaps(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

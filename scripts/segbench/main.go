@@ -110,7 +110,9 @@ func main() {
 	defer os.RemoveAll(cacheDir)
 	var rs []result
 	for _, m := range []string{"full", "cold", "warm"} {
-		out, err := exec.Command(os.Args[0], "-mode", m, "-part", p, "-cache", cacheDir, "-max-memory", fmt.Sprint(*maxMem)).Output()
+		cmd := exec.Command(os.Args[0], "-mode", m, "-part", p, "-cache", cacheDir, "-max-memory", fmt.Sprint(*maxMem))
+		cmd.Stderr = os.Stderr // GODEBUG=gctrace=1 and the like reach the terminal
+		out, err := cmd.Output()
 		if err != nil {
 			log.Fatalf("%s: %v", m, err)
 		}
@@ -183,7 +185,7 @@ func child(mode, part, cache string, maxMem int64) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.TailMS, r.Segments, r.Decisions = ms(time.Since(start)), n, len(w.Decisions)
+	r.TailMS, r.Segments, r.Decisions = ms(time.Since(start)), n, w.Len()
 	if mode == "warm" && n > 1 {
 		b := ov.Segments[n-1].BaseOffset
 		t := time.Now()
