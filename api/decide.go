@@ -69,30 +69,71 @@ func WriteDecisionsText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.
 // start are not a gap). A pos at or below the log start leaves seq as it
 // is.
 func FromPosition(l *txnindex.Log, seq iter.Seq[txnindex.Decision], pos int64) iter.Seq[txnindex.Decision] {
-	if pos <= l.LogStartOffset {
+	return FromPositionOf(l.LogStartOffset, l.LogEndOffset, seq, pos)
+}
+
+// FromPositionOf is FromPosition for the decisions of a partition known by
+// its offsets (logStart to logEnd-1), not one log: a partition decided a
+// segment at a time.
+func FromPositionOf(logStart, logEnd int64, seq iter.Seq[txnindex.Decision], pos int64) iter.Seq[txnindex.Decision] {
+	if pos <= logStart {
 		return seq
 	}
-	below := txnindex.Decision{From: l.LogStartOffset, To: min(pos, l.LogEndOffset) - 1, Verdict: txnindex.BeforePosition,
-		Uncommitted: txnindex.BeforePosition, Cause: txnindex.CauseBelowPosition, Bound: pos}
 	return func(yield func(txnindex.Decision) bool) {
+		for _, d := range fromPosition(logStart, logEnd, pos, func(yield func(*txnindex.Log, *txnindex.Decision) bool) {
+			for d := range seq {
+				if !yield(nil, &d) {
+					return
+				}
+			}
+		}, nil) {
+			if !yield(*d) {
+				return
+			}
+		}
+	}
+}
+
+// FromPositionWindows is FromPositionOf over decisions that each come with
+// the log of the segment window they were decided in (see
+// WriteWindowsOffsetsNDJSON). The before_position range goes with the log
+// of the first decision at or past pos; where there is none (pos at or
+// past the log end), with last's.
+func FromPositionWindows(logStart, logEnd int64, seq iter.Seq2[*txnindex.Log, *txnindex.Decision], pos int64, last func() *txnindex.Log) iter.Seq2[*txnindex.Log, *txnindex.Decision] {
+	if pos <= logStart {
+		return seq
+	}
+	return fromPosition(logStart, logEnd, pos, seq, last)
+}
+
+func fromPosition(logStart, logEnd, pos int64, seq iter.Seq2[*txnindex.Log, *txnindex.Decision], last func() *txnindex.Log) iter.Seq2[*txnindex.Log, *txnindex.Decision] {
+	below := txnindex.Decision{From: logStart, To: min(pos, logEnd) - 1, Verdict: txnindex.BeforePosition,
+		Uncommitted: txnindex.BeforePosition, Cause: txnindex.CauseBelowPosition, Bound: pos}
+	return func(yield func(*txnindex.Log, *txnindex.Decision) bool) {
 		started := false
-		for d := range seq {
+		for l, d := range seq {
 			if d.To < pos {
 				continue
 			}
 			if !started {
 				started = true
-				if !yield(below) {
+				b := below
+				if !yield(l, &b) {
 					return
 				}
 			}
-			d.From = max(d.From, pos)
-			if !yield(d) {
+			c := *d
+			c.From = max(c.From, pos)
+			if !yield(l, &c) {
 				return
 			}
 		}
 		if !started && below.To >= below.From {
-			yield(below)
+			var l *txnindex.Log
+			if last != nil {
+				l = last()
+			}
+			yield(l, &below)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -141,9 +142,19 @@ const wholeLoadBytesPerBatch = 128
 // its batches, from the mean size of the first and the last segment's
 // first batches, at wholeLoadBytesPerBatch each; 0 when no batch could be
 // sampled.
-func (s *Store) WholeLoadBytes() int64 {
-	var mean, n int64
-	for _, f := range []segFile{s.segs[0], s.segs[len(s.segs)-1]} {
+func (s *Store) WholeLoadBytes() int64 { return s.LoadBytesFrom(math.MinInt64) }
+
+// LoadBytesFrom is WholeLoadBytes for a load of the segments from the one
+// holding offset pos to the end (loader.OpenPartitionTail at a position:
+// decide --from, --counts --range), the mean batch size sampled from that
+// segment and the last.
+func (s *Store) LoadBytesFrom(pos int64) int64 {
+	k := max(sort.Search(len(s.segs), func(i int) bool { return s.segs[i].base > pos })-1, 0)
+	var bytes, mean, n int64
+	for _, f := range s.segs[k:] {
+		bytes += f.size
+	}
+	for _, f := range []segFile{s.segs[k], s.segs[len(s.segs)-1]} {
 		if m, err := loader.MeanBatchSize(filepath.Join(s.dir, f.name)); err == nil && m > 0 {
 			mean, n = mean+m, n+1
 		}
@@ -151,7 +162,7 @@ func (s *Store) WholeLoadBytes() int64 {
 	if n == 0 {
 		return 0
 	}
-	return s.Bytes() / (mean / n) * wholeLoadBytesPerBatch
+	return bytes / (mean / n) * wholeLoadBytesPerBatch
 }
 
 // Budget is the bytes the LRU's windows may hold (half of MaxMemory).

@@ -22,7 +22,7 @@ import (
 
 func runDecide(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "decide", "[flags] PATH | --demo NAME",
-		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.\nWith --from N, the offsets below N are one before_position object with a from/to range, and a partition directory is read from the newest producer snapshot the answer allows (the segment holding N on), as diagnose reads it; so is one for --counts --range FROM-TO, from the segment holding FROM; --full-replay reads every segment.")
+		"Print, for every offset, what a consumer receives and why.\nNDJSON has one object per offset that holds a record, in offset order; offsets without a record (gaps, compaction's holes) are objects with \"decision\":\"gap\" and a from/to range.\nWith --from N, the offsets below N are one before_position object with a from/to range, and a partition directory is read from the newest producer snapshot the answer allows (the segment holding N on), as diagnose reads it; so is one for --counts --range FROM-TO, from the segment holding FROM; --full-replay reads every segment.\nA partition directory whose load would take more than half of --max-memory is decided a segment at a time (--by-segment).")
 	var (
 		topic     = fs.String("topic", "", "only this topic")
 		partition = fs.Int("partition", -1, "only this partition")
@@ -35,7 +35,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
 		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time; otherwise whole even when that takes more than half of --max-memory")
-		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size; the default for a partition directory whose whole load would take more than half of --max-memory (--full-replay loads it whole)")
+		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size, only the segments from --from on (or those of --range) decided; the default for a partition directory whose load (whole, or from the segment holding --from or the range's start) would take more than half of --max-memory (--full-replay loads it whole)")
 		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
@@ -63,27 +63,41 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		return usagef("--range needs --counts")
 	}
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
+	// What a partition directory is read for: every offset from --from on
+	// (the log start when -1), or the counts of --range (the whole
+	// partition when none).
+	q := segQuery{from: *from, countFrom: cFrom, countTo: cTo}
+	pos := *from
+	if *counts {
+		pos = cFrom
+		opts.From = max(*from, cFrom)
+	}
 	if *bySegment {
 		switch {
 		case *demo != "" || fs.NArg() != 1 || !input.DataPartition(fs.Arg(0)):
 			return usagef("--by-segment decides one partition directory (<topic>-<partition>, with segments): PATH")
-		case *from >= 0 || *rangeFlag != "" || *full:
-			return usagef("--by-segment decides every offset from the log start: not with --from, --range or --full-replay")
+		case *full:
+			return usagef("--by-segment and --full-replay: give one")
 		case *maxMemory <= 0:
 			return usagef("--max-memory must be positive, not %d", *maxMemory)
 		}
-		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, nil)
+		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, q, *maxMemory, nil)
 	}
-	// Every offset of a partition directory whose whole load would take
-	// more than half the memory the command may take (the rest is the
-	// collector's): by segment. The whole load is faster where it fits
-	// (--counts of 7.6 GiB of 1 KiB batches: 2.8 s against 8.7 s).
-	if *demo == "" && fs.NArg() == 1 && *from < 0 && *rangeFlag == "" && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
+	// A partition directory whose load (whole, or from the segment
+	// holding --from or the range's start) would take more than half the
+	// memory the command may take (the rest is the collector's): by
+	// segment. The load is faster where it fits (--counts of 7.6 GiB of
+	// 1 KiB batches: 2.8 s whole against 8.7 s by segment).
+	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
 		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil {
-			if need := st.WholeLoadBytes(); need > *maxMemory/2 {
-				fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
-					fs.Arg(0), txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(*maxMemory))
-				return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, *maxMemory, st)
+			if need := st.LoadBytesFrom(pos); need > *maxMemory/2 {
+				what := "whole load"
+				if pos >= 0 {
+					what = fmt.Sprintf("load from offset %d on", pos)
+				}
+				fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose %s would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
+					fs.Arg(0), txnindex.Bytes(st.Bytes()), what, txnindex.Bytes(need), txnindex.Bytes(*maxMemory))
+				return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, q, *maxMemory, st)
 			}
 		}
 	}
@@ -95,11 +109,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	// collectAbortedTxns), so they count what a consumer at the range's
 	// start is given (TestRandomCountsRangeEqualsFullReplay). The counts
 	// of the whole partition read every segment.
-	tail, pos := *from >= 0 && !*counts, *from
-	if *counts {
-		tail, pos = cFrom >= 0, cFrom
-		opts.From = max(*from, cFrom)
-	}
+	tail := pos >= 0
 	ld, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: pos, Reasons: true}, !tail || *full)
 	if err != nil {
 		return err
@@ -235,11 +245,19 @@ func bySegmentOptions(maxMemory int64) segsum.Options {
 	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache)}
 }
 
+// segQuery is what decide asks of a partition directory: every offset,
+// those below from folded into one before_position range (from -1: none),
+// or the counts of [countFrom, countTo] (-1, -1: the whole partition).
+type segQuery struct{ from, countFrom, countTo int64 }
+
 // decideBySegment writes the decisions of the partition directory dir a
 // segment window at a time (segsum.Store.Decisions), the windows least
 // recently used first out under maxMemory, with the collector held to it
 // too: the output is the whole load's (TestDecideBySegmentEqualsWholeLoad).
-func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson, counts bool, maxMemory int64, st *segsum.Store) error {
+// Only the windows of the segments q needs are scanned (the offsets from
+// q.from on, or the counted range), after a header scan of every segment
+// for their summaries.
+func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson, counts bool, q segQuery, maxMemory int64, st *segsum.Store) error {
 	var err error
 	if st == nil {
 		if st, err = segsum.Open(dir, bySegmentOptions(maxMemory)); err != nil {
@@ -255,9 +273,20 @@ func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.Cons
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(maxMemory))
 	}
+	ov, err := st.Overview(ctx)
+	if err != nil {
+		return err
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	switch {
+	case counts && q.countFrom >= 0:
+		lo, hi = q.countFrom, q.countTo
+	case !counts && q.from >= 0:
+		lo = q.from
+	}
 	var serr error
 	seq := func(yield func(*txnindex.Log, *txnindex.Decision) bool) {
-		serr = st.Decisions(ctx, math.MinInt64, math.MaxInt64, opts, func(w *segsum.Window, d *txnindex.Decision) bool {
+		serr = st.Decisions(ctx, lo, hi, opts, func(w *segsum.Window, d *txnindex.Decision) bool {
 			return yield(w.Log, d)
 		})
 	}
@@ -272,19 +301,22 @@ func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.Cons
 	}
 	switch {
 	case counts:
-		var ov *segsum.Overview
-		if ov, err = st.Overview(ctx); err != nil {
-			return err
-		}
-		err = api.WriteCountsOf(w, ov.Topic, ov.Partition, ov.LogStartOffset, ov.LogEndOffset, values, ndjson, -1, -1)
+		err = api.WriteCountsOf(w, ov.Topic, ov.Partition, ov.LogStartOffset, ov.LogEndOffset, values, ndjson, q.countFrom, q.countTo)
 	case ndjson:
-		err = api.WriteWindowsOffsetsNDJSON(ctx, w, seq, func(ctx context.Context, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
-			lp, _, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
-			return api.LoaderPage(lp), err
-		})
+		// The before_position range of a --from at or past the log end
+		// has no window's log to go with: the partition's name is all
+		// its line needs.
+		named := func() *txnindex.Log {
+			return &txnindex.Log{Topic: ov.Topic, Partition: ov.Partition, LogStartOffset: ov.LogStartOffset, LogEndOffset: ov.LogEndOffset}
+		}
+		err = api.WriteWindowsOffsetsNDJSON(ctx, w, api.FromPositionWindows(ov.LogStartOffset, ov.LogEndOffset, seq, q.from, named),
+			func(ctx context.Context, l *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+				lp, _, err := st.RecordsPage(ctx, l, b, loader.PageLimits{From: p.From, Limit: p.Limit, MaxBytes: p.MaxBytes})
+				return api.LoaderPage(lp), err
+			})
 	default:
 		fmt.Fprintf(w, "# %s: decided a segment at a time (--by-segment)\n", filepath.Base(dir))
-		err = api.WriteDecisionsText(ctx, w, values)
+		err = api.WriteDecisionsText(ctx, w, api.FromPositionOf(ov.LogStartOffset, ov.LogEndOffset, values, q.from))
 	}
 	if err == nil {
 		err = serr

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/segsum"
 )
 
 // TestDecideBySegmentEqualsWholeLoad: `decide --by-segment` of a partition
@@ -92,6 +94,38 @@ func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 				t.Fatalf("%s: --counts (%s) by segment:\n%s\nwhole load:\n%s", what, f, c, want)
 			}
 		}
+		// A consumer at a position, and the counts of a range: by
+		// segment, only the windows from there on (or of the range)
+		// are decided; read from a producer snapshot otherwise.
+		st, err := segsum.Open(dir, segsum.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov, err := st.Overview(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, end := ov.LogStartOffset, ov.LogEndOffset
+		n := end - start
+		positions := []int64{start + n/2, start + n/3, end + 5, 0}
+		if k := len(ov.Segments); k > 1 {
+			positions[3] = ov.Segments[k-1].BaseOffset
+		}
+		p := positions[i%len(positions)]
+		for _, pa := range [][]string{
+			{"--from", fmt.Sprint(p), "--format", "ndjson"},
+			{"--from", fmt.Sprint(p)},
+			{"--counts", "--range", fmt.Sprintf("%d-%d", start+n/3, start+2*n/3)},
+			{"--counts", "--format", "ndjson", "--range", fmt.Sprintf("%d-%d", p, p+n/4)},
+			{"--counts", "--from", fmt.Sprint(p)},
+		} {
+			pa := append(pa, args...)
+			got := decideOK(t, append(append([]string{"--by-segment", "--max-memory", "4000000"}, pa...), dir)...)
+			want := decideOK(t, append(pa, dir)...)
+			if uncommented(got) != uncommented(want) {
+				t.Fatalf("%s %v: by segment:\n%.2000s\nread from a snapshot:\n%.2000s", dir, pa, got, want)
+			}
+		}
 	}
 	if compared < 10 {
 		t.Fatalf("only %d of %d partitions compared", compared, len(dirs))
@@ -106,6 +140,12 @@ func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 	if code != exitOK || auto != whole || !strings.Contains(errOut, "more than half of --max-memory 19.5 KiB: decided a segment at a time (--full-replay loads it whole)") {
 		t.Errorf("a partition too large for --max-memory: exit %d, same output %v, stderr %q", code, auto == whole, errOut)
 	}
+	// So is a consumer's position whose load from there on would.
+	wantFrom := decideOK(t, "--format", "ndjson", "--from", "100", dirs[0])
+	code, auto, errOut = runArgs(t, "decide", "--format", "ndjson", "--from", "100", "--max-memory", "20000", dirs[0])
+	if code != exitOK || auto != wantFrom || !strings.Contains(errOut, "whose load from offset 100 on would take about") {
+		t.Errorf("--from 100 too large for --max-memory: exit %d, same output %v, stderr %q", code, auto == wantFrom, errOut)
+	}
 	for _, args := range [][]string{{"--max-memory", "200000"}, {"--max-memory", "20000", "--full-replay"}} {
 		code, out, errOut := runArgs(t, append(append([]string{"decide", "--format", "ndjson"}, args...), dirs[0])...)
 		if code != exitOK || out != whole || errOut != "" {
@@ -114,8 +154,7 @@ func TestDecideBySegmentEqualsWholeLoad(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--by-segment", filepath.Dir(dirs[0])},
-		{"--by-segment", "--from", "5", dirs[0]},
-		{"--by-segment", "--counts", "--range", "1-5", dirs[0]},
+		{"--by-segment", "--from", "5", "--full-replay", dirs[0]},
 		{"--by-segment", "--demo", "stuck-lso"},
 		{"--by-segment", "--max-memory", "0", dirs[0]},
 	} {
