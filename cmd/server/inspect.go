@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
+	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 func runInspect(ctx context.Context, e *env, args []string) error {
@@ -20,6 +24,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		records = fs.Bool("records", false, "decode and list every record (implies --batches)")
 		demo    = fs.String("demo", "", "inspect a built-in demo scenario's files instead of PATH")
 		entries = fs.Int("entries", 20, "text: list at most this many .txnindex and producer snapshot entries a file, counting the rest (-1: all; --batches lists all)")
+		maxMem  = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "a partition directory whose whole load would take more than half of this is not inspected (inspect its segments one at a time); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -29,6 +34,9 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	}
 	if *batches || *records {
 		*entries = -1 // the dump lists everything
+	}
+	if *maxMem <= 0 {
+		return usagef("--max-memory must be positive, not %d", *maxMem)
 	}
 	var (
 		ld   *input.Contents
@@ -52,11 +60,14 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 			return derr
 		}
 		if dir != nil {
-			v, err := inspectLogDir(ctx, dir, inspect.Options{Batches: *batches, Records: *records})
+			v, err := inspectLogDir(ctx, dir, inspect.Options{Batches: *batches, Records: *records}, *maxMem)
 			if err != nil {
 				return err
 			}
 			return writeInspect(ctx, e, *format, v, *entries)
+		}
+		if why := tooLargeToInspect(fs.Arg(0), *maxMem); why != "" {
+			return errors.New(why)
 		}
 		ld, err = input.OpenContext(ctx, fs.Arg(0))
 	}
@@ -91,12 +102,17 @@ func writeInspect(ctx context.Context, e *env, format string, v inspect.Report, 
 // whole and let go once reported (a broker's log.dirs entry does not fit in
 // memory at once): the report is what inspect of the directory loaded whole
 // gives, the partitions in the index's order.
-func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options) (inspect.Report, error) {
+// A partition too large for maxMemory is left out, a problem saying so.
+func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options, maxMemory int64) (inspect.Report, error) {
 	v := inspect.Report{Kind: input.KindLogDir, Problems: []string{}}
 	for _, p := range dir.Problems {
 		v.Problems = append(v.Problems, p.Error())
 	}
 	for _, en := range dir.Partitions() {
+		if why := tooLargeToInspect(en.Dir, maxMemory); why != "" {
+			v.Problems = append(v.Problems, why)
+			continue
+		}
 		c, err := dir.Open(ctx, en, -1, true)
 		if err != nil {
 			return v, err
@@ -107,6 +123,34 @@ func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options
 		v.CleanShutdown = v.CleanShutdown || r.CleanShutdown
 	}
 	return v, nil
+}
+
+// tooLargeToInspect says why the partition directory dir is not inspected:
+// its whole load (inspect reads every batch, for the counts per segment,
+// the transactions, the .txnindex mismatches and the gaps) would take more
+// than half of maxMemory. On a broker's host that load could take the
+// memory the broker needs, so it is refused before it begins; a segment
+// file alone is inspected within a segment's memory, and diagnose and
+// decide read the directory within maxMemory. "" when it fits, or dir is
+// no partition directory.
+func tooLargeToInspect(dir string, maxMemory int64) string {
+	if !input.DataPartition(dir) {
+		return ""
+	}
+	st, err := segsum.Open(dir, segsum.Options{MaxMemory: maxMemory})
+	if err != nil {
+		return ""
+	}
+	need := st.WholeLoadBytes()
+	if need <= maxMemory/2 {
+		return ""
+	}
+	first := ""
+	if segs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(segs) > 0 {
+		first = " " + segs[len(segs)-1]
+	}
+	return fmt.Sprintf("%s: not inspected: it holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s; inspect a segment file at a time (inspect%s), raise --max-memory, or read it with diagnose or decide, which stay within it",
+		dir, txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(maxMemory), first)
 }
 
 // writeDemoDir builds demo name's scenario into a new temporary log

@@ -99,3 +99,58 @@ func TestInspectCleanShutdownMarker(t *testing.T) {
 	}
 	check(true)
 }
+
+// TestInspectRefusesWhatWouldNotFit: a partition directory whose whole
+// load would take more than half of --max-memory is not loaded (on a
+// broker's host that memory may be the broker's): inspect of it fails
+// saying so and naming a segment file to inspect instead, which is
+// inspected within the same --max-memory; in a log dir, such partitions
+// are problems and the others are inspected.
+func TestInspectRefusesWhatWouldNotFit(t *testing.T) {
+	gd := t.TempDir()
+	if _, err := gen.WriteLogDir(gd, gen.LogOptions{SegmentBytes: 32 << 10, TotalBytes: 4 * 32 << 10}, 2); err != nil {
+		t.Fatal(err)
+	}
+	parts, _ := filepath.Glob(filepath.Join(gd, "*-[0-9]*"))
+	if len(parts) != 2 {
+		t.Fatalf("partitions %v", parts)
+	}
+	// 131 KiB of batches: some 20 KB of whole load.
+	const small = "20000"
+	code, out, errOut := runArgs(t, "inspect", "--max-memory", small, parts[0])
+	if code != exitFailure || out != "" || !strings.Contains(errOut, parts[0]+": not inspected: it holds ") || !strings.Contains(errOut, "KiB of segments, whose whole load would take about") ||
+		!strings.Contains(errOut, "more than half of --max-memory 19.5 KiB") {
+		t.Fatalf("inspect of a partition too large: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	i := strings.Index(errOut, "(inspect ")
+	j := strings.Index(errOut[max(i, 0):], ")")
+	if i < 0 || j < 0 || !strings.HasSuffix(errOut[i+len("(inspect "):i+j], ".log") {
+		t.Fatalf("no segment file named in %q", errOut)
+	}
+	seg := errOut[i+len("(inspect ") : i+j]
+	if code, out, errOut := runArgs(t, "inspect", "--max-memory", small, seg); code != exitOK || !strings.Contains(out, filepath.Base(seg)) {
+		t.Errorf("inspect of the segment file it names: exit %d, %q, %q", code, out, errOut)
+	}
+	// The log dir: both partitions too large, each a problem.
+	code, out, errOut = runArgs(t, "inspect", "--format", "json", "--max-memory", small, gd)
+	var r inspect.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK {
+		t.Fatalf("inspect of the log dir: exit %d, %v, %q", code, err, errOut)
+	}
+	refused := 0
+	for _, p := range r.Problems {
+		if strings.Contains(p, ": not inspected: it holds ") {
+			refused++
+		}
+	}
+	if refused != 2 || len(r.Partitions) != 0 {
+		t.Errorf("log dir under --max-memory %s: %d partitions, problems %q", small, len(r.Partitions), r.Problems)
+	}
+	// A --max-memory they fit in: inspected.
+	if code, out, errOut := runArgs(t, "inspect", "--max-memory", "200000", parts[0]); code != exitOK || !strings.Contains(out, "segment ") {
+		t.Errorf("inspect under a larger --max-memory: exit %d, %q, %q", code, out, errOut)
+	}
+	if code, _, errOut := runArgs(t, "inspect", "--max-memory", "0", parts[0]); code != exitUsage || errOut == "" {
+		t.Errorf("--max-memory 0: exit %d, %q", code, errOut)
+	}
+}
