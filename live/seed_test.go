@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ import (
 // "last write unknown"), the producer-id abort carries coordinator epoch 3
 // with DescribeProducers as its evidence, and where it began is said as
 // the window or the retention cut it.
+// sentinel matches a -1 standing for an unknown value (an offset, an epoch)
+// in a runbook, not the "-1" inside a date such as 2026-01-10, which the
+// last write eleven months back makes on some days.
+var sentinel = regexp.MustCompile(`(^|[^0-9A-Za-z-])-1\b`)
+
 func TestLiveSeedsFromProducerState(t *testing.T) {
 	t.Parallel()
 	c, addr := cluster(t, "seed", 1)
@@ -80,7 +86,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		if !r.BeganBeforeLogStart || !strings.HasPrefix(r.StartEvidence, want) {
 			t.Errorf("start evidence %q, want %q...", r.StartEvidence, want)
 		}
-		if rb := d.Runbook(); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || strings.Contains(rb, "-1") {
+		if rb := d.Runbook(); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || sentinel.MatchString(rb) {
 			t.Errorf("runbook:\n%s", rb)
 		}
 	}
