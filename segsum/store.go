@@ -123,6 +123,9 @@ func Open(dir string, o Options) (*Store, error) {
 // Dir is the partition directory.
 func (s *Store) Dir() string { return s.dir }
 
+// LastSegment is the path of the partition's last segment (.log file).
+func (s *Store) LastSegment() string { return filepath.Join(s.dir, s.segs[len(s.segs)-1].name) }
+
 // Bytes is the size of the partition's segments (.log files).
 func (s *Store) Bytes() int64 {
 	var n int64

@@ -145,12 +145,8 @@ func tooLargeToInspect(dir string, maxMemory int64) string {
 	if need <= maxMemory/2 {
 		return ""
 	}
-	first := ""
-	if segs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(segs) > 0 {
-		first = " " + segs[len(segs)-1]
-	}
-	return fmt.Sprintf("%s: not inspected: it holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s; inspect a segment file at a time (inspect%s), raise --max-memory, or read it with diagnose or decide, which stay within it",
-		dir, txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(maxMemory), first)
+	return fmt.Sprintf("%s: not inspected: it holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s; inspect a segment file at a time (inspect %s), raise --max-memory, or read it with diagnose or decide, which stay within it",
+		dir, txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(maxMemory), st.LastSegment())
 }
 
 // writeDemoDir builds demo name's scenario into a new temporary log
