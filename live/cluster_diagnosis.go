@@ -86,8 +86,7 @@ func (s *ClusterScan) openReport(p *PartitionLag, t *ClusterTxn) txnindex.OpenTx
 		LastTimestamp: t.LastTimestamp, AgeMs: t.AgeMs, State: t.State, Reason: t.Reason, AbortCommand: t.AbortCommand,
 		PinsLSO: t.PinsLSO, Discards: txnindex.Discards{Records: -1, Ranges: []txnindex.OffsetRange{}}}
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = producerCoordinatorEpoch(t.CoordinatorEpoch, p.Leader)
-	r.AbortByProducerCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
-		s.Bootstrap, p.Topic, p.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+	r.AbortByProducerCommand = txnindex.NewTopicCommands(s.Bootstrap, p.Topic, p.Partition).AbortProducer(t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
 	judgeCoordinator(&r, p, t, time.Duration(s.MaxTxnTimeoutMs)*time.Millisecond)
 	return r
 }

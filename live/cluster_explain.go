@@ -351,8 +351,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 				t.Reason += "; " + unknown
 			}
 		}
-		t.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-			s.o.Bootstrap, p.Topic, p.Partition, t.FirstOffset)
+		t.AbortCommand = txnindex.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
 		p.Hanging = p.Hanging || t.Hanging
 		p.Open = append(p.Open, t)
 	}

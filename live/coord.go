@@ -176,8 +176,7 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		} else {
 			o.Reason = "open in the log; DescribeProducers did not list it (it may have just ended)"
 		}
-		o.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-			w.Bootstrap(), w.cfg.Topic, p.id, o.FirstOffset)
+		o.AbortCommand = txnindex.NewTopicCommands(w.Bootstrap(), w.cfg.Topic, p.id).AbortStart(o.FirstOffset)
 		v.Open = append(v.Open, o)
 	}
 	if d := v.Diagnosis; d != nil {

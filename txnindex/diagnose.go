@@ -132,7 +132,11 @@ type Diagnosis struct {
 	Topic string `json:"topic"`
 	// Note says what a partition that is not a data partition is
 	// (MetadataLogNote: the KRaft metadata log), "" for the others.
-	Note                string `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// TopicNameProblem says why Kafka would reject Topic as a topic name
+	// (TopicNameProblem), "" for a legal name; the commands of such a
+	// topic are a comment that says so (TopicCommands).
+	TopicNameProblem    string `json:"topic_name_problem,omitempty"`
 	Partition           int32  `json:"partition"`
 	LogStartOffset      int64  `json:"log_start_offset"`
 	LogEndOffset        int64  `json:"log_end_offset"`
@@ -210,7 +214,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			now = cr.LastMs
 		}
 	}
-	bootstrap := bootstrapWord(o.Bootstrap)
+	bootstrap := o.Bootstrap
 	// On a compacted log, a transaction the replay leaves open may be one
 	// the broker decided long ago, its marker removed by the cleaner: it
 	// is reported apart and the LSO is the broker's without it.
@@ -233,7 +237,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
-		LSOLagOffsets: hwm - lso, Now: now, Note: MetadataLogNote(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
+		LSOLagOffsets: hwm - lso, Now: now, Note: MetadataLogNote(l.Topic), TopicNameProblem: TopicNameProblem(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 		Replay: l.Replay,
 	}
@@ -353,7 +357,10 @@ func (d *Diagnosis) Status() string {
 // Runbook renders the diagnosis as a short runbook.
 func (d *Diagnosis) Runbook() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
+	fmt.Fprintf(&sb, "%s\n", PartitionName(d.Topic, d.Partition))
+	if d.TopicNameProblem != "" {
+		fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", TextWord(d.Topic), d.TopicNameProblem)
+	}
 	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
 		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
 	if r := d.Replay; r != nil {

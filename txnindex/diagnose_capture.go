@@ -201,8 +201,8 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,
 	// through DescribeProducers' currentTxnStartOffset.
-	r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-		bootstrap, l.Topic, l.Partition, lso)
+	cmds := NewTopicCommands(bootstrap, l.Topic, l.Partition)
+	r.AbortCommand = cmds.AbortStart(lso)
 	if cr.BrokerLogStart > 0 && lso == cr.BrokerLogStart {
 		// The LSO sits on the log start: the broker clamps a first
 		// unstable offset below the log start up to it, so the
@@ -212,16 +212,11 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("the LSO %d equals the log start offset the broker reported: the broker raises the first unstable offset to the log start, so this transaction may have begun before it (retention deleted the start); describe-producers shows its CurrentTransactionStartOffset", lso)
 		// Two commands that run as copied: START is set by hand
-		// from the first one's answer (a placeholder in angle brackets
-		// would be a shell redirection).
-		r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d\n"+
-			"START=  # its CurrentTransactionStartOffset, from the line above\n"+
-			"kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset \"${START:?set START first}\"",
-			bootstrap, l.Topic, l.Partition, bootstrap, l.Topic, l.Partition)
+		// from the first one's answer.
+		r.AbortCommand = cmds.AbortStartAfterDescribe()
 	}
 	r.Discards = Discards{Records: -1, Ranges: []OffsetRange{},
-		PrintCommand: fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d; kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
-			bootstrap, l.Topic, l.Partition, bootstrap, l.Topic, l.Partition, lso, max(hwm-lso, 1))}
+		PrintCommand: cmds.DescribeAndKcatPrint(lso, max(hwm-lso, 1))}
 	return r
 }
 

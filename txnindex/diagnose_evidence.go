@@ -87,23 +87,20 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	// DescribeProducers, whose currentTxnStartOffset is the producer
 	// state's currentTxnFirstOffset: the first offset even after retention
 	// deleted it, and the broker fills in the epochs itself.
-	r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-		bootstrap, l.Topic, l.Partition, t.FirstOffset)
+	cmds := NewTopicCommands(bootstrap, l.Topic, l.Partition)
+	r.AbortCommand = cmds.AbortStart(t.FirstOffset)
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
-	r.AbortByProducerCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
-		bootstrap, l.Topic, l.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+	r.AbortByProducerCommand = cmds.AbortProducer(int64(t.ProducerID), t.ProducerEpoch, r.CoordinatorEpoch)
 	r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
 	if r.Discards.Ranges == nil {
 		r.Discards.Ranges = []OffsetRange{}
 	}
 	// Only what survives can be printed: from the log start on.
 	from := max(t.FirstOffset, l.LogStartOffset)
-	r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
-		bootstrap, l.Topic, l.Partition, from, max(t.LastDataOffset-from+1, 1))
+	r.Discards.PrintCommand = cmds.KcatPrint(from, max(t.LastDataOffset-from+1, 1))
 	if t.LastDataOffset < 0 {
 		// Nothing of it survives to print; the broker still describes it.
-		r.Discards.PrintCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d",
-			bootstrap, l.Topic, l.Partition)
+		r.Discards.PrintCommand = cmds.DescribeProducers()
 	}
 	return r
 }
@@ -157,7 +154,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
 		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
 			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
-		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", bootstrap, l.Topic)
+		r.CheckCommand = NewTopicCommands(bootstrap, l.Topic, l.Partition).DescribeTopic()
 		out = append(out, r)
 	}
 	return out

@@ -1,6 +1,9 @@
 package txnindex
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // BootstrapVar is what the printed commands carry for the bootstrap
 // address when none was given: a quoted shell variable, so that a copied
@@ -14,21 +17,116 @@ const BootstrapGuard = `: "${BOOTSTRAP:?set BOOTSTRAP to your brokers, e.g. BOOT
 
 // ShellWord quotes s for a POSIX shell: as it is when it holds only
 // characters no shell treats specially (every legal Kafka topic name and
-// host:port), else in single quotes. "" becomes BootstrapVar's
-// counterpart, ” (an empty word).
+// host:port), else in single quotes, inside which a POSIX shell takes
+// every byte as it is but the quote itself, written '\”. "" becomes ”
+// (an empty word). It is the one quoting function of the printed and
+// copied commands: the CLI's, the JSON's and the web page's (whose
+// script never quotes, it shows what the server sent). A NUL cannot be
+// passed in an argument at all; no legal topic holds one, and the
+// commands of an illegal topic are not printed (TopicCommands).
+//
+// The bare set leaves out the glob characters (*, ?, [ and ]), which a
+// shell expands against the files of the current directory, '=' (zsh
+// expands a word that begins with it), '~' and '{'.
 func ShellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:,/@%+=[]") == "" {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:,/@%+") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// bootstrapWord is the bootstrap address as the commands print it.
+// bootstrapWord is the bootstrap address as the commands print it:
+// BootstrapVar when none was given (or when it is BootstrapVar already,
+// as live's scans pass it).
 func bootstrapWord(addr string) string {
-	if addr == "" {
+	if addr == "" || addr == BootstrapVar {
 		return BootstrapVar
 	}
 	return ShellWord(addr)
+}
+
+// TopicCommands builds the commands printed for one partition, every
+// value through ShellWord. For a topic Kafka would reject
+// (TopicNameProblem) each command is instead a shell comment that says
+// so: a real broker has no such topic, and the name, even quoted, would
+// put into a copied line whatever a forged name holds (a comment cannot
+// carry it either: a newline in it would end the comment). The comment
+// names the topic through TextWord, so it is one line.
+type TopicCommands struct {
+	boot, topic string
+	partition   int32
+	refused     string
+}
+
+// NewTopicCommands: bootstrap is the address as given ("" for
+// BootstrapVar), topic the name as read.
+func NewTopicCommands(bootstrap, topic string, partition int32) TopicCommands {
+	c := TopicCommands{boot: bootstrapWord(bootstrap), topic: ShellWord(topic), partition: partition}
+	if p := TopicNameProblem(topic); p != "" {
+		c.refused = "# no command: topic name Kafka would reject: " + TextWord(topic) + ": " + p
+	}
+	return c
+}
+
+// Refused is the comment that replaces the commands of a topic Kafka
+// would reject, or "".
+func (c TopicCommands) Refused() string { return c.refused }
+
+func (c TopicCommands) guard(cmd string) string {
+	if c.refused != "" {
+		return c.refused
+	}
+	return cmd
+}
+
+func (c TopicCommands) txns(verb string) string {
+	return fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s %s --topic %s --partition %d", c.boot, verb, c.topic, c.partition)
+}
+
+// AbortStart is kafka-transactions.sh abort --start-offset: the tool asks
+// DescribeProducers for the producer whose transaction starts there and
+// fills in its epochs itself.
+func (c TopicCommands) AbortStart(start int64) string {
+	return c.guard(fmt.Sprintf("%s --start-offset %d", c.txns("abort"), start))
+}
+
+// AbortStartAfterDescribe is describe-producers, then the abort with a
+// START the reader sets from its answer (a placeholder in angle brackets
+// would be a shell redirection).
+func (c TopicCommands) AbortStartAfterDescribe() string {
+	return c.guard(c.txns("describe-producers") + "\n" +
+		"START=  # its CurrentTransactionStartOffset, from the line above\n" +
+		c.txns("abort") + ` --start-offset "${START:?set START first}"`)
+}
+
+// AbortProducer is the abort that names the producer, its epoch and the
+// coordinator epoch (the broker fences a lower one).
+func (c TopicCommands) AbortProducer(pid int64, epoch int16, coordinatorEpoch int32) string {
+	return c.guard(fmt.Sprintf("%s --producer-id %d --producer-epoch %d --coordinator-epoch %d", c.txns("abort"), pid, epoch, coordinatorEpoch))
+}
+
+// DescribeProducers lists the partition's producers and their open
+// transactions' start offsets.
+func (c TopicCommands) DescribeProducers() string { return c.guard(c.txns("describe-producers")) }
+
+// KcatPrint prints count records from offset from, read_uncommitted (the
+// records of open transactions too).
+func (c TopicCommands) KcatPrint(from, count int64) string {
+	return c.guard(c.kcat(from, count))
+}
+
+func (c TopicCommands) kcat(from, count int64) string {
+	return fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'", c.boot, c.topic, c.partition, from, count)
+}
+
+// DescribeAndKcatPrint is DescribeProducers, then KcatPrint, on one line.
+func (c TopicCommands) DescribeAndKcatPrint(from, count int64) string {
+	return c.guard(c.txns("describe-producers") + "; " + c.kcat(from, count))
+}
+
+// DescribeTopic shows the topic's replicas and in-sync replicas.
+func (c TopicCommands) DescribeTopic() string {
+	return c.guard(fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", c.boot, c.topic))
 }
 
 // UsesBootstrapVar reports whether a printed command needs BOOTSTRAP set.
