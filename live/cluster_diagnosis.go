@@ -130,7 +130,7 @@ func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn,
 // DescribeProducers and the coordinators said.
 func Runbook(d *txnindex.Diagnosis) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s-%d (read from the cluster)\n", d.Topic, d.Partition)
+	fmt.Fprintf(&sb, "%s (read from the cluster)\n", txnindex.PartitionName(d.Topic, d.Partition))
 	fmt.Fprintf(&sb, "  high watermark %d, last stable offset %d (ListOffsets)\n", d.HighWatermark, d.LastStableOffset)
 	if p := d.PinnedBy; p != nil {
 		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",

@@ -34,7 +34,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 		if p.Hanging {
 			word = "HANGING"
 		}
-		fmt.Fprintf(&sb, "\n%s %s-%d (leader %d): LSO %d is %s behind the high watermark %d", word, p.Topic, p.Partition, p.Leader,
+		fmt.Fprintf(&sb, "\n%s %s (leader %d): LSO %d is %s behind the high watermark %d", word, txnindex.PartitionName(p.Topic, p.Partition), p.Leader,
 			p.LastStableOffset, txnindex.Plural(p.LSOLagOffsets, "offset", "offsets"), p.HighWatermark)
 		if p.LSOLagSource != "" {
 			fmt.Fprintf(&sb, ", held for %s since the %s", fmtAge(p.LSOLagMs), p.LSOLagSource)
@@ -71,7 +71,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 	}
 	for i := range s.Partitions {
 		if p := &s.Partitions[i]; p.Err != "" {
-			fmt.Fprintf(&sb, "\nUNKNOWN %s-%d (leader %d): %s", p.Topic, p.Partition, p.Leader, p.Err)
+			fmt.Fprintf(&sb, "\nUNKNOWN %s (leader %d): %s", txnindex.PartitionName(p.Topic, p.Partition), p.Leader, p.Err)
 		}
 	}
 	if s.Unknown > 0 {

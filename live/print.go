@@ -41,7 +41,7 @@ func (pr *Printer) Print(u Update) error {
 	}
 	for _, p := range u.Partitions {
 		var ps strings.Builder
-		fmt.Fprintf(&ps, "  %s-%d  leader %d  HWM %d  LSO %d", u.Topic, p.Partition, p.Leader, p.HighWatermark, p.EngineLSO)
+		fmt.Fprintf(&ps, "  %s  leader %d  HWM %d  LSO %d", txnindex.PartitionName(u.Topic, p.Partition), p.Leader, p.HighWatermark, p.EngineLSO)
 		if p.BrokerLSO != p.EngineLSO || p.ListedLSO != p.EngineLSO {
 			fmt.Fprintf(&ps, " (broker: Fetch %d, ListOffsets %d)", p.BrokerLSO, p.ListedLSO)
 		}

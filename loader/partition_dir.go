@@ -3,6 +3,7 @@ package loader
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"math"
 	"regexp"
 	"sort"
@@ -365,4 +366,21 @@ func SnapshotsKept(names []string, bases []int64, swapLo, swapHi, logStart, logE
 		kept = append(kept, n)
 	}
 	return kept, deleted
+}
+
+// HasLogFile reports whether dir holds a file named *.log. It lists the
+// directory rather than calling filepath.Glob, whose pattern would be the
+// directory's path too: a partition directory named "x[1]-0" or "a*-0"
+// (any name a file system holds) would match other names or none.
+func HasLogFile(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".log") {
+			return true
+		}
+	}
+	return false
 }

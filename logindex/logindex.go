@@ -236,7 +236,7 @@ func (e *NoPartitionsError) Error() string {
 // and at least one entry is a partition directory.
 func IsLogDir(dir string) bool {
 	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(dir))); err == nil {
-		if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) > 0 {
+		if loader.HasLogFile(dir) {
 			return false
 		}
 	}

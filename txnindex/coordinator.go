@@ -295,7 +295,7 @@ func (c *TxnCoordinators) Match(topic string, partition int32, pid ProducerID, e
 	s := c.pick(idx)
 	m := CoordinatorMatch{TransactionalID: s.TransactionalID, Coordinator: s, Known: true,
 		EpochBehind: s.ProducerEpoch > epoch, Ambiguous: c.others(idx, s)}
-	where := fmt.Sprintf("%s-%d", topic, partition)
+	where := PartitionName(topic, partition)
 	switch {
 	case s.State == TxnStatusDead:
 		m.Hanging, m.Rule = true, RuleCoordinatorDead

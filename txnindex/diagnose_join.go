@@ -199,7 +199,10 @@ func (t *OpenTxnReport) runbookCoordinator(sb *strings.Builder) {
 	}
 	fmt.Fprintf(sb, "    coordinator: transactional id %q, state %s", t.TransactionalID, t.CoordinatorState)
 	if len(t.CoordinatorPartitions) > 0 {
-		fmt.Fprintf(sb, ", partitions %s", strings.Join(t.CoordinatorPartitions, " "))
+		sb.WriteString(", partitions")
+		for _, p := range t.CoordinatorPartitions {
+			fmt.Fprintf(sb, " %s", TextWord(p))
+		}
 	}
 	if t.HangingRule != "" {
 		fmt.Fprintf(sb, "; decided by rule %s", t.HangingRule)

@@ -317,7 +317,7 @@ func (l *Log) String() string {
 	if r := l.Replay; r != nil && r.Mode == ReplaySnapshot {
 		batches, txns = fmt.Sprintf(" read (from offset %d)", r.FromOffset), " read"
 	}
-	return fmt.Sprintf("%s-%d: %s, %s%s, log start %d, end %d, HWM %d, LSO %d, %s%s (%s open)",
-		l.Topic, l.Partition, Plural(len(l.Segments), "segment", "segments"), Plural(len(l.Batches), "batch", "batches"), batches, l.LogStartOffset, l.LogEndOffset,
+	return fmt.Sprintf("%s: %s, %s%s, log start %d, end %d, HWM %d, LSO %d, %s%s (%s open)",
+		PartitionName(l.Topic, l.Partition), Plural(len(l.Segments), "segment", "segments"), Plural(len(l.Batches), "batch", "batches"), batches, l.LogStartOffset, l.LogEndOffset,
 		l.HighWatermark, l.LastStableOffset, Plural(len(l.Txns), "transaction", "transactions"), txns, Count(int64(len(l.Open))))
 }

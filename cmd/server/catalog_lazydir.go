@@ -19,8 +19,7 @@ func isPartitionDir(path string) bool {
 	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err != nil {
 		return false
 	}
-	logs, _ := filepath.Glob(filepath.Join(path, "*.log"))
-	return len(logs) > 0 && !loader.IsKfakeDir(path)
+	return loader.HasLogFile(path) && !loader.IsKfakeDir(path)
 }
 
 // limits are what one partition may hold to be opened in full

@@ -70,11 +70,11 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 	}
 	for _, d := range ds {
 		if internalRank(d) == 1 {
-			clear = append(clear, fmt.Sprintf("%s-%d", d.Topic, d.Partition))
+			clear = append(clear, txnindex.PartitionName(d.Topic, d.Partition))
 			continue
 		}
 		if len(ds) > 1 && nothingToSay(d) {
-			quiet = append(quiet, fmt.Sprintf("%s-%d", d.Topic, d.Partition))
+			quiet = append(quiet, txnindex.PartitionName(d.Topic, d.Partition))
 			continue
 		}
 		if n > 0 {
@@ -122,7 +122,7 @@ func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
 		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), txnindex.Count(int64(len(ds)-len(stuck))))
 	slices.SortStableFunc(stuck, func(a, b *txnindex.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
-		fmt.Fprintf(w, "  %s-%d: %s\n", d.Topic, d.Partition, d.Status())
+		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), d.Status())
 	}
 }
 

@@ -106,7 +106,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s-%d of %s, %s\n", *out, s.topic, s.partition, s.id, txnindex.Plural(buf.Len(), "byte", "bytes"))
+	fmt.Fprintf(e.stdout, "wrote %s: %s of %s, %s\n", *out, txnindex.PartitionName(s.topic, s.partition), s.id, txnindex.Plural(buf.Len(), "byte", "bytes"))
 	if buf.Len() > exportWarnBytes {
 		fmt.Fprintf(e.stderr, "warning: %s is %d MiB; a browser may be slow to open it, or fail\n", *out, buf.Len()>>20)
 	}

@@ -31,6 +31,7 @@ import (
 	"syscall"
 
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Exit codes.
@@ -99,23 +100,31 @@ func run(ctx context.Context, args []string, e *env) int {
 		if c.name != name {
 			continue
 		}
-		err := c.run(ctx, e, args)
+		// Every command's stdout goes out with its control characters
+		// escaped (termsafe.go); stderr carries the progress line, whose
+		// own escape sequences must pass, so its messages are escaped
+		// where they are written.
+		out := &controlEscaper{w: e.stdout}
+		escaped := *e
+		escaped.stdout = out
+		err := c.run(ctx, &escaped, args)
+		out.flush()
 		var ue *usageError
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return exitOK
 		case errors.As(err, &ue):
-			fmt.Fprintf(e.stderr, "server %s: %s (see 'server %s --help')\n", name, ue.msg, name)
+			fmt.Fprintf(e.stderr, "server %s: %s (see 'server %s --help')\n", name, txnindex.EscapeControls(ue.msg), name)
 			return exitUsage
 		default:
 			var ce *codeError
 			if errors.As(err, &ce) {
 				if ce.err != nil {
-					fmt.Fprintf(e.stderr, "server %s: %v\n", name, ce.err)
+					fmt.Fprintf(e.stderr, "server %s: %s\n", name, txnindex.EscapeControls(fmt.Sprint(ce.err)))
 				}
 				return ce.code
 			}
-			fmt.Fprintf(e.stderr, "server %s: %v\n", name, err)
+			fmt.Fprintf(e.stderr, "server %s: %s\n", name, txnindex.EscapeControls(err.Error()))
 			return exitFailure
 		}
 	}

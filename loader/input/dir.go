@@ -12,7 +12,7 @@ import (
 // log directory, else what kfake.DataDir writes.
 func openDir(ctx context.Context, path string) (*Contents, error) {
 	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err == nil {
-		if logs, _ := filepath.Glob(filepath.Join(path, "*.log")); len(logs) > 0 || loader.IsKRaftMetadataDir(path) {
+		if loader.HasLogFile(path) || loader.IsKRaftMetadataDir(path) {
 			p, err := loader.OpenPartitionContext(ctx, path, loader.DefaultScanOptions)
 			if err != nil {
 				return nil, err

@@ -43,6 +43,5 @@ func DataPartition(path string) bool {
 	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
 		return false
 	}
-	logs, _ := filepath.Glob(filepath.Join(path, "*.log"))
-	return len(logs) > 0
+	return loader.HasLogFile(path)
 }

@@ -57,7 +57,7 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then checks no CRC)\n", loader.CleanShutdownFile)
 	}
 	for _, p := range v.Partitions {
-		fmt.Fprintf(w, "\n%s-%d %s\n", p.Topic, p.Partition, p.Dir)
+		fmt.Fprintf(w, "\n%s %s\n", txnindex.PartitionName(p.Topic, p.Partition), txnindex.TextWord(p.Dir))
 		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %s (%s open), %s\n",
 			p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.HighWatermarkSource, p.LastStableOffset,
 			txnindex.Plural(p.Transactions, "transaction", "transactions"), txnindex.Count(int64(p.Open)), txnindex.Plural(len(p.Producers), "producer", "producers"))
