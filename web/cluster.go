@@ -9,11 +9,11 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
@@ -65,7 +65,7 @@ type ClusterRowView struct {
 // ClusterPartitionPath is the route that opens the live timeline of a
 // partition's tail.
 func ClusterPartitionPath(topic string, partition int32) string {
-	return "/cluster/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+	return "/cluster/" + pathname.Segment(topic) + "/" + strconv.Itoa(int(partition))
 }
 
 // ClusterIndex serves the cluster view of the latest scan. latest returns

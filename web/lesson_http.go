@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 
+	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -219,7 +219,7 @@ func lessonConsumerLabel(v LessonView) string {
 
 // LessonPath is the lesson URL of a partition.
 func LessonPath(id, topic string, partition int32) string {
-	return "/lessons/" + url.PathEscape(id) + "/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+	return "/lessons/" + pathname.Segment(id) + "/" + pathname.Segment(topic) + "/" + strconv.Itoa(int(partition))
 }
 
 func lessonPath(v LessonView) string {
@@ -234,7 +234,7 @@ func embedSnippet(v TimelineView) string {
 
 // EmbedPath is the embed URL of a partition.
 func EmbedPath(id, topic string, partition int32) string {
-	return "/embed/" + url.PathEscape(id) + "/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+	return "/embed/" + pathname.Segment(id) + "/" + pathname.Segment(topic) + "/" + strconv.Itoa(int(partition))
 }
 
 // requestOrigin is the scheme://host the browser reached the server at.

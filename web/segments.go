@@ -213,7 +213,9 @@ func (u *UI) segmentWindow(r *http.Request, id, topic string, p int32, l *txnind
 			q.Set("from", strconv.FormatInt(shown.BaseOffset, 10))
 			q.Set("to", strconv.FormatInt(max(shown.NextOffset, shown.BaseOffset+1), 10))
 		}
-		return nil, nil, r.URL.Path + "?" + q.Encode(), nil
+		// The path as it came, escaped: a topic's '?' or '#' stays in
+		// the path.
+		return nil, nil, r.URL.EscapedPath() + "?" + q.Encode(), nil
 	}
 	wl, err := sg.WindowLog(r.Context(), id, topic, p, shown.BaseOffset)
 	if err != nil {

@@ -151,7 +151,7 @@ func count(n int64) string { return txnindex.Count(n) }
 
 func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	p := strconv.Itoa(int(l.Partition))
-	base := "/sources/" + id + "/partitions/" + l.Topic + "/" + p
+	base := PartitionPath(id, l.Topic, l.Partition)
 	v := TimelineView{Source: id, Title: title, Topic: l.Topic, Partition: l.Partition, Name: l.Topic + "-" + p,
 		LogStart: l.LogStartOffset, LogEnd: l.LogEndOffset, HWM: l.HighWatermark, LSO: l.LastStableOffset,
 		Batches: len(l.Batches), Txns: len(l.Txns), Open: len(l.Open), Segments: len(l.Segments), Gaps: len(l.Gaps),

@@ -20,12 +20,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -204,7 +204,7 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 
 // PartitionPath is the timeline URL of a partition.
 func PartitionPath(id, topic string, partition int32) string {
-	return "/sources/" + url.PathEscape(id) + "/partitions/" + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+	return "/sources/" + pathname.Segment(id) + "/partitions/" + pathname.Segment(topic) + "/" + strconv.Itoa(int(partition))
 }
 
 // render renders c fully before sending it, so a template error becomes a

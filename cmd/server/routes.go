@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
+	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/live/metrics"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/web"
@@ -49,6 +50,9 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	ui.Now = o.now
 	r := chi.NewRouter()
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: package guard
+	// Routes on the names themselves: a topic "a;b", ".." or "~x"
+	// (package pathname, which web's paths are written by).
+	r.Use(pathname.Routing)
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	if o.metrics != nil {
