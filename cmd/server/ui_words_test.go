@@ -82,7 +82,9 @@ func TestUICopyButtonsRunInBash(t *testing.T) {
 	s := cat.find("stuck-lso", "demo-stuck-lso", 0)
 	const boot = `k1:9092, k2:9092 $(touch pwned) 'x'`
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="bootstrap"]`)), waitDone(1),
-		js(fmt.Sprintf(`(() => { const f = document.querySelector('[data-testid="bootstrap"]'); f.value = %q; f.dispatchEvent(new Event("input", {bubbles: true})); })()`, boot))); err != nil {
+		js(fmt.Sprintf(`(() => { const f = document.querySelector('[data-testid="bootstrap"]'); f.value = %q; f.dispatchEvent(new Event("input", {bubbles: true})); })()`, boot)),
+		// The commands come from the server, quoted there.
+		chromedp.Poll[chromedp.Void](`window.txnscopeDiagnosis.commandUpdates() === 1`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	texts := eval[[]string](t, ctx, copyTexts)

@@ -149,33 +149,20 @@
     if (e.target.closest && e.target.closest('[data-testid="consume-from-here"]')) later();
   });
 
-  // The bootstrap field: the address goes into every command (each .cmd
-  // keeps its template with "$BOOTSTRAP", web.Cmd), into the link
-  // (?bootstrap=, so that a shared link and the panel's refresh carry it)
-  // and into this browser's storage (so that the next partition opened has
-  // it). Empty, the commands keep "$BOOTSTRAP" after the guard line that
-  // stops them until BOOTSTRAP is set: what a button copies always runs.
-  const BOOT_VAR = '"$BOOTSTRAP"';
-  const BOOT_GUARD = ': "${BOOTSTRAP:?set BOOTSTRAP to your brokers, e.g. BOOTSTRAP=kafka:9092}"';
+  // The bootstrap field: the address goes into every command, into the
+  // link (?bootstrap=, so that a shared link and the panel's refresh carry
+  // it) and into this browser's storage (so that the next partition opened
+  // has it). The commands are the server's (web.Cmd, quoted by
+  // txnindex.ShellWord): this script never builds or quotes one. A change
+  // of the field fetches the panel for the new link and takes its
+  // commands' text; until they arrive the copy buttons wait. Empty, the
+  // commands keep "$BOOTSTRAP" after the guard line that stops them until
+  // BOOTSTRAP is set: what a button copies always runs.
   const STORE = "txnscope.bootstrap";
-  // As txnindex.ShellWord: bare when no shell would treat a character
-  // specially, else single-quoted.
-  function shellWord(s) {
-    return s !== "" && /^[A-Za-z0-9._\-:,\/@%+=\[\]]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
-  }
-  function commandText(tpl, boot) {
-    if (!tpl.includes(BOOT_VAR)) return tpl;
-    return boot ? tpl.split(BOOT_VAR).join(shellWord(boot)) : BOOT_GUARD + "\n" + tpl;
-  }
+  let commandUpdates = 0, commandsPending = null, commandsTimer = 0;
   function applyBootstrap(boot) {
     const p = panel();
     if (!p) return;
-    for (const c of p.querySelectorAll(".cmd[data-template]")) {
-      const text = commandText(c.dataset.template, boot);
-      const code = c.querySelector("code"), b = c.querySelector("button.copy");
-      if (code) code.textContent = text;
-      if (b) b.dataset.copy = text;
-    }
     const f = p.querySelector('[data-testid="bootstrap"]');
     if (f && document.activeElement !== f) f.value = boot;
     const hint = p.querySelector('[data-testid="bootstrap-hint"]');
@@ -183,6 +170,47 @@
       hint.textContent = boot ? "Put into the commands below; remembered in the link and this browser."
         : 'Until it is set, the commands below use "$BOOTSTRAP" and begin with a line that stops them until BOOTSTRAP is set in your shell.';
     }
+  }
+  // updateCommands fetches the panel for the page's link and copies its
+  // commands' text into this panel's, which keeps the field being typed in.
+  function updateCommands() {
+    const p = panel();
+    if (!p) return;
+    const cmds = p.querySelectorAll(".cmd");
+    for (const b of p.querySelectorAll(".cmd button.copy")) b.disabled = true;
+    const page = new URL(location.href);
+    const u = new URL(page.pathname.replace(/\/$/, "") + "/diagnosis", page);
+    for (const k of ["now", "bootstrap", "transaction_timeout", "max_transaction_timeout"]) {
+      if (page.searchParams.has(k)) u.searchParams.set(k, page.searchParams.get(k));
+    }
+    if (p.dataset.position !== undefined && +p.dataset.position >= 0) u.searchParams.set("position", p.dataset.position);
+    if (commandsPending) commandsPending.abort();
+    const ctl = new AbortController();
+    commandsPending = ctl;
+    fetch(u, { signal: ctl.signal, headers: { Accept: "text/html" } })
+      .then((r) => r.ok ? r.text() : Promise.reject(new Error(r.status + " " + r.statusText)))
+      .then((html) => {
+        const t = document.createElement("template");
+        t.innerHTML = html.trim();
+        const next = t.content.querySelectorAll('[data-testid="diagnosis"] .cmd');
+        // A panel swapped in meanwhile was fetched with the link's
+        // bootstrap already; one of another shape is fetched whole.
+        if (panel() !== p) return;
+        if (next.length !== cmds.length) { refresh(currentPosition(), true); return; }
+        cmds.forEach((c, i) => {
+          const code = c.querySelector("code"), b = c.querySelector("button.copy");
+          const nc = next[i].querySelector("code"), nb = next[i].querySelector("button.copy");
+          if (code && nc) code.textContent = nc.textContent;
+          if (b && nb) b.dataset.copy = nb.dataset.copy;
+        });
+        commandUpdates++;
+      })
+      .catch((e) => { if (e.name !== "AbortError") p.dataset.refreshError = String(e); })
+      .finally(() => {
+        if (commandsPending !== ctl) return;
+        commandsPending = null;
+        for (const b of p.querySelectorAll(".cmd button.copy")) b.disabled = false;
+      });
   }
   function storedBootstrap() { try { return localStorage.getItem(STORE) || ""; } catch (e) { return ""; } }
   function setBootstrap(boot) {
@@ -192,6 +220,9 @@
     if (boot) u.searchParams.set("bootstrap", boot); else u.searchParams.delete("bootstrap");
     history.replaceState(history.state, "", u);
     applyBootstrap(boot);
+    // One fetch when the typing pauses, not one per key.
+    clearTimeout(commandsTimer);
+    commandsTimer = setTimeout(updateCommands, 150);
   }
   const bootNow = () => new URL(location.href).searchParams.get("bootstrap") || "";
   document.addEventListener("input", (e) => {
@@ -208,5 +239,5 @@
   document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
   if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap };
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap, commandUpdates: () => commandUpdates };
 })();
