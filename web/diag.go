@@ -35,13 +35,17 @@ type DiagnosisView struct {
 	Commands  bool // some command is shown (the bootstrap field is)
 	// Note says what a partition that is not a data partition is (the
 	// KRaft metadata log): shown instead of "clear".
-	Note     string
-	Stuck    bool   // something pins the LSO below the HWM
-	Clear    string // the sentence shown when nothing pins it
-	Pinned   *TxnView
-	Txns     []TxnView
-	Lag      *txnindex.LagReport // nil without a consumer position
-	Position int64               // the consumer position the lag split is for; -1 for none
+	Note string
+	// TopicProblem says that Kafka would reject the topic's name
+	// (txnindex.TopicNameProblem), whose commands are then a comment
+	// that says so; "" for a legal name.
+	TopicProblem string
+	Stuck        bool   // something pins the LSO below the HWM
+	Clear        string // the sentence shown when nothing pins it
+	Pinned       *TxnView
+	Txns         []TxnView
+	Lag          *txnindex.LagReport // nil without a consumer position
+	Position     int64               // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -247,6 +251,9 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	}
 	v.Commands = v.Pinned != nil || len(v.Txns) > 0
 	v.Note = d.Note
+	if d.TopicNameProblem != "" {
+		v.TopicProblem = "Topic name Kafka would reject: " + txnindex.TextWord(d.Topic) + ": " + d.TopicNameProblem + ". No command is given for it: a real broker has no such topic."
+	}
 	v.Groups = groupViews(d.ConsumerGroups)
 	v.GroupsSource, v.JoinNote = d.GroupsSource, d.JoinNote
 	if c := d.Compaction; c != nil {
