@@ -40,6 +40,11 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&sb, ", held for %s since the %s", fmtAge(p.LSOLagMs), p.LSOLagSource)
 		}
 		sb.WriteString("\n")
+		if why := txnindex.TopicNameProblem(p.Topic); why != "" {
+			// The broker named a topic Kafka would not create
+			// (Topic.validate): its commands are comments that say so.
+			fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", txnindex.TextWord(p.Topic), why)
+		}
 		for _, t := range p.Open {
 			id := "no transactional id (no coordinator lists the producer)"
 			if t.TransactionalID != "" {
@@ -52,7 +57,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			if t.TimeoutMs > 0 {
 				fmt.Fprintf(&sb, ", timeout %s", time.Duration(t.TimeoutMs)*time.Millisecond)
 			}
-			fmt.Fprintf(&sb, "\n    %s: %s\n    to end it: %s\n", t.State, t.Reason, t.AbortCommand)
+			fmt.Fprintf(&sb, "\n    %s: %s\n    to end it: %s\n", t.State, txnindex.OneLine(t.Reason), t.AbortCommand)
 		}
 		for _, g := range p.Groups {
 			where := "behind it"
@@ -66,12 +71,12 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&sb, "  group %q%s committed %d, %s, %s behind the high watermark\n", g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"))
 		}
 		for _, n := range p.Notes {
-			fmt.Fprintf(&sb, "  note: %s\n", n)
+			fmt.Fprintf(&sb, "  note: %s\n", txnindex.OneLine(n))
 		}
 	}
 	for i := range s.Partitions {
 		if p := &s.Partitions[i]; p.Err != "" {
-			fmt.Fprintf(&sb, "\nUNKNOWN %s (leader %d): %s", txnindex.PartitionName(p.Topic, p.Partition), p.Leader, p.Err)
+			fmt.Fprintf(&sb, "\nUNKNOWN %s (leader %d): %s", txnindex.PartitionName(p.Topic, p.Partition), p.Leader, txnindex.OneLine(p.Err))
 		}
 	}
 	if s.Unknown > 0 {
@@ -79,7 +84,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 	}
 	for _, b := range s.Brokers {
 		if b.Err != "" {
-			fmt.Fprintf(&sb, "\nbroker %d (%s:%d): %s\n", b.ID, b.Host, b.Port, b.Err)
+			fmt.Fprintf(&sb, "\nbroker %d (%s:%d): %s\n", b.ID, txnindex.TextWord(b.Host), b.Port, txnindex.OneLine(b.Err))
 		}
 	}
 	if s.Clear > 0 {
@@ -88,7 +93,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 		sb.WriteString("\n")
 	}
 	for _, n := range s.Notes {
-		fmt.Fprintf(&sb, "note: %s\n", n)
+		fmt.Fprintf(&sb, "note: %s\n", txnindex.OneLine(n))
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
@@ -124,7 +129,7 @@ func writeClear(sb *strings.Builder, ps []PartitionLag) {
 	for _, t := range topics {
 		parts := byTopic[t]
 		slices.Sort(parts)
-		fmt.Fprintf(sb, "\n  %s", t)
+		fmt.Fprintf(sb, "\n  %s", txnindex.TextWord(t))
 		for i := 0; i < len(parts); {
 			j := i
 			for j+1 < len(parts) && parts[j+1] == parts[j]+1 {

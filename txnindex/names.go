@@ -113,6 +113,17 @@ func EscapeControls(s string) string {
 	return b.String()
 }
 
+// OneLine is EscapeControls that escapes newlines and tabs too, as \n
+// and \t: for a sentence that may quote what a file or a broker said
+// (an error message) and must stay on its line.
+func OneLine(s string) string {
+	s = EscapeControls(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+	}
+	return s
+}
+
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]

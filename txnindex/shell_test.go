@@ -196,6 +196,22 @@ func TestEscapeControls(t *testing.T) {
 	}
 }
 
+// TestOneLine: a sentence quoting an error stays on its line.
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct{ name, s, want string }{
+		{"plain", "NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER"},
+		{"newline forges a line", "x\nHANGING orders-0", `x\nHANGING orders-0`},
+		{"tab", "a\tb", `a\tb`},
+		{"escape", "\x1b[8m", `\u001b[8m`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OneLine(tc.s); got != tc.want {
+				t.Errorf("OneLine(%q) = %q; want %q", tc.s, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestTopicCommandsInBash runs every command of TopicCommands under bash
 // with the tools replaced by functions that print their arguments: a
 // legal topic's commands pass the topic as one argument after --topic or

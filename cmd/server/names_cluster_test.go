@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestClusterHostileTopicNames: a broker whose Metadata names topics Kafka
+// would reject (kfake creates any name it is given), each with an open
+// transaction behind records: `diagnose --bootstrap` text carries no raw
+// control character, keeps one verdict line per stuck partition, says
+// each name is one Kafka would reject and prints no runnable command; the
+// JSON names each topic exactly.
+func TestClusterHostileTopicNames(t *testing.T) {
+	topics := []string{"orders;touch X;#", "a`id`b", "x\n\x1b[8mclear", "\x1b]0;title\x07"}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	plain := kfakeClient(t, addrs)
+	var open []openTxn
+	for i, topic := range topics {
+		open = append(open, openTxn{topic: topic, txnID: "tx-" + string(rune('a'+i))})
+	}
+	leaveOpen(t, addrs, plain, open, func(int) int { return 2 })
+	if err := plain.ProduceSync(context.Background(), &kgo.Record{Topic: topics[0], Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	bootstrap := strings.Join(addrs, ",")
+	later := time.Now().Add(time.Hour).Format(time.RFC3339)
+
+	code, text, errOut := runArgs(t, "diagnose", "--bootstrap", bootstrap, "--now", later)
+	if code != 0 && code != exitHanging {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	if i := rawControl(text + errOut); i >= 0 {
+		t.Errorf("raw control at byte %d: %q", i, (text + errOut)[max(i-30, 0):min(i+30, len(text+errOut))])
+	}
+	verdicts, rejected := 0, 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "STUCK ") || strings.HasPrefix(l, "HANGING ") {
+			verdicts++
+		}
+		if strings.HasPrefix(l, "  topic name Kafka would reject: ") {
+			rejected++
+		}
+		if strings.Contains(l, "kafka-transactions.sh --") || strings.HasPrefix(strings.TrimSpace(l), "clear ") {
+			t.Errorf("line %q", l)
+		}
+	}
+	if verdicts != len(topics) || rejected != len(topics) {
+		t.Errorf("%d verdict lines, %d rejections; want %d of each:\n%s", verdicts, rejected, len(topics), text)
+	}
+
+	_, js, _ := runArgs(t, "diagnose", "--bootstrap", bootstrap, "--now", later, "--format", "json")
+	var v struct {
+		Partitions []struct {
+			Topic string `json:"topic"`
+			Open  []struct {
+				AbortCommand string `json:"abort_command"`
+			} `json:"open_transactions"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	seen := map[string]bool{}
+	for _, p := range v.Partitions {
+		seen[p.Topic] = true
+		for _, o := range p.Open {
+			if !strings.HasPrefix(o.AbortCommand, "# no command: topic name Kafka would reject") {
+				t.Errorf("%q: abort command %q", p.Topic, o.AbortCommand)
+			}
+		}
+	}
+	for _, topic := range topics {
+		if !seen[topic] {
+			t.Errorf("JSON lacks topic %q", topic)
+		}
+	}
+}
