@@ -3,8 +3,8 @@ package loader
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
