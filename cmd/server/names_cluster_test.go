@@ -87,3 +87,28 @@ func TestClusterHostileTopicNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchHostileTopicName: `watch --once` of a topic named to hide and
+// forge lines (a broker that has it: kfake creates any name) prints no
+// raw control character and, for the open transaction, the comment that
+// Kafka would reject the name instead of an abort command.
+func TestWatchHostileTopicName(t *testing.T) {
+	topic := "w;touch X\n\x1b[8m"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	leaveOpen(t, addrs, kfakeClient(t, addrs), []openTxn{{topic: topic, txnID: "w-open"}}, func(int) int { return 2 })
+	code, out, errOut := runArgs(t, "watch", "--bootstrap", addrs[0], "--topic", topic, "--once")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if i := rawControl(out + errOut); i >= 0 {
+		t.Errorf("raw control at byte %d: %q", i, (out + errOut)[max(i-30, 0):min(i+30, len(out+errOut))])
+	}
+	if !strings.Contains(out, `"w;touch X\n\x1b[8m"-0`) || !strings.Contains(out, "# no command: topic name Kafka would reject") || strings.Contains(out, "kafka-transactions.sh --") {
+		t.Errorf("want the partition named quoted and no abort command:\n%s", out)
+	}
+}
