@@ -3,12 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/txnscope/txnscope/internal/pathname"
 )
 
 // TestClusterHostileTopicNames: a broker whose Metadata names topics Kafka
@@ -110,5 +117,63 @@ func TestWatchHostileTopicName(t *testing.T) {
 	}
 	if !strings.Contains(out, `"w;touch X\n\x1b[8m"-0`) || !strings.Contains(out, "# no command: topic name Kafka would reject") || strings.Contains(out, "kafka-transactions.sh --") {
 		t.Errorf("want the partition named quoted and no abort command:\n%s", out)
+	}
+}
+
+// TestClusterServeHostileTopicLinks: serve --bootstrap of a broker whose
+// Metadata names topics a`id`b, a;b and "..": the cluster page links
+// each, and each link opens that partition's live timeline.
+func TestClusterServeHostileTopicLinks(t *testing.T) {
+	topics := []string{"a`id`b", "a;b", ".."}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	plain := kfakeClient(t, addrs)
+	for _, topic := range topics {
+		if err := plain.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr, _ := startLiveServe(t, "--bootstrap", addrs[0], "--poll", "300ms")
+	base, _ := url.Parse("http://" + addr + "/")
+	get := func(u *url.URL) (int, string) {
+		t.Helper()
+		resp, err := http.Get(u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var links [][]string
+	for deadline := time.Now().Add(20 * time.Second); len(links) < len(topics) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		_, index := get(base)
+		links = regexp.MustCompile(`href="(/cluster/[^"]*)"`).FindAllStringSubmatch(index, -1)
+	}
+	opened := map[string]bool{}
+	for _, m := range links {
+		ref, _ := url.Parse(html.UnescapeString(m[1]))
+		segs := strings.Split(ref.EscapedPath(), "/")
+		topic, err := pathname.Name(segs[2])
+		if err != nil {
+			t.Errorf("link %s: %v", m[1], err)
+			continue
+		}
+		code, page := get(base.ResolveReference(ref)) // redirected to the timeline
+		api := regexp.MustCompile(`data-api="([^"]*)"`).FindStringSubmatch(page)
+		if code != 200 || api == nil || !strings.Contains(page, html.EscapeString(topic+"-0")) {
+			t.Errorf("link %s: %d, page does not name %q:\n%.300s", m[1], code, topic, page)
+			continue
+		}
+		opened[topic] = true
+	}
+	for _, topic := range topics {
+		if !opened[topic] {
+			t.Errorf("no link of the cluster page opens %q-0 (%d links)", topic, len(links))
+		}
 	}
 }
