@@ -8,10 +8,9 @@ import (
 )
 
 // MaxTopicNameLength is the longest topic name Kafka accepts
-// (org.apache.kafka.common.internals.Topic.MAX_NAME_LENGTH): a partition
-// directory is named topic-partition, and with the ".deleted" or
-// "-delete" suffixes a longer name would pass the 255-byte file name
-// limit of most file systems.
+// (org.apache.kafka.common.internals.Topic.MAX_NAME_LENGTH), which keeps a
+// partition directory's name, topic-partition, within the 255-byte file
+// name limit of most file systems.
 const MaxTopicNameLength = 249
 
 // TopicNameProblem says why Kafka would reject topic as a topic name, or
