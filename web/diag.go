@@ -109,24 +109,24 @@ type TxnView struct {
 	HangingRuleText string // the rule in words
 }
 
-// Cmd is a command a copy button copies. Template carries
-// txnindex.BootstrapVar for the bootstrap address; Text is what is shown
-// and copied: the template with the page's bootstrap, or, while none is
-// set, the template after txnindex.BootstrapGuard's line, so that what is
-// copied always runs (static/js/diagnosis.js redoes this when the
-// bootstrap field changes).
+// Cmd is a command a copy button copies. Text is what is shown and
+// copied: the command txnindex wrote (with txnindex.BootstrapVar for the
+// address) with the page's bootstrap put in through txnindex.ShellWord,
+// or, while none is set, after txnindex.BootstrapGuard's line, so that
+// what is copied always runs. The page's script never rebuilds it: when
+// the bootstrap field changes it fetches the panel again and takes Text.
 type Cmd struct {
-	Template, Text string
+	Text string
 }
 
 func command(template, bootstrap string) Cmd {
 	if !txnindex.UsesBootstrapVar(template) {
-		return Cmd{Template: template, Text: template}
+		return Cmd{Text: template}
 	}
 	if bootstrap == "" {
-		return Cmd{Template: template, Text: txnindex.BootstrapGuard + "\n" + template}
+		return Cmd{Text: txnindex.BootstrapGuard + "\n" + template}
 	}
-	return Cmd{Template: template, Text: strings.ReplaceAll(template, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))}
+	return Cmd{Text: strings.ReplaceAll(template, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))}
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
