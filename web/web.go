@@ -2,7 +2,7 @@
 // sources (sorted by LSO lag), the timeline of one partition with its
 // stuck-LSO diagnosis panel (diag.go), the panel alone, the embed, the
 // lesson step-through and quiz (lesson.go), and the self-contained pages of
-// `server export`. Handlers build view models (view.go) and templ
+// `txnscope export`. Handlers build view models (view.go) and templ
 // components render them. The timeline's canvas is drawn in the browser by
 // the scripts of static.TimelineScripts (static/js/timeline*.js) from the
 // websocket stream that package api serves; a page only carries the
@@ -252,7 +252,7 @@ func (u *UI) Embed() http.Handler {
 	})
 }
 
-// StaticPage renders the self-contained timeline of l for `server export`:
+// StaticPage renders the self-contained timeline of l for `txnscope export`:
 // the CSS and scripts inlined, data (HTML-safe JSON, see timeline.js's
 // embedded data source) in the page, no URL of a server. d may be nil.
 func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) error {

@@ -1,4 +1,4 @@
-// Package inspect describes what an input holds, for `server inspect`:
+// Package inspect describes what an input holds, for `txnscope inspect`:
 // per partition its offsets, segments with their index files, producer
 // snapshots, checkpoints, .txnindex mismatches against the log and gaps,
 // optionally every batch and record, and for a capture its fetches. The
@@ -16,7 +16,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Report is what inspect shows of an input; its JSON is `server inspect
+// Report is what inspect shows of an input; its JSON is `txnscope inspect
 // --format json`.
 type Report struct {
 	Path       string      `json:"path,omitempty"`

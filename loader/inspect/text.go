@@ -29,7 +29,7 @@ func clip(b []byte) string {
 	return s
 }
 
-// WriteText writes the report as `server inspect` prints it: a summary
+// WriteText writes the report as `txnscope inspect` prints it: a summary
 // line per partition, segment, snapshot, mismatch and gap, then the
 // batches and records in kafka-dump-log.sh's format. Every .txnindex and
 // snapshot entry is listed.
