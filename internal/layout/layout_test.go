@@ -152,4 +152,3 @@ func TestHTTPTestOnlyInTests(t *testing.T) {
 		}
 	}
 }
-
