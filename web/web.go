@@ -107,19 +107,21 @@ func (u *UI) now() time.Time {
 // are diagnosed; the query takes the options of view.ParseDiagnoseQuery.
 func (u *UI) Index() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), u.now())
-		if err != nil {
+		if _, err := view.ParseDiagnoseQuery(r.URL.Query(), u.now()); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		v := indexRows(u.cat.Sources(), func(s Source, p Partition) PartitionRow {
+			// Each row on its source's clock, as its page measures it
+			// (view.DiagnoseClock: a demo by its own time).
+			o, _, _ := view.DiagnoseClock(r.URL.Query(), u.now(), s.Demo)
 			var d *txnindex.Diagnosis
 			if l := u.builtLog(s, p); l != nil {
 				d = u.diags.diagnose(l, o)
 			} else if p.Scan != nil {
 				d = p.Scan.Diagnosis // a lazy partition's tail, nil until scanned
 			}
-			return partitionRow(s, p, d)
+			return partitionRow(s, p, d, clockMs(o, d))
 		})
 		v.Upload = uploadView(u.UploadLimit)
 		render(w, r, IndexPage(v))

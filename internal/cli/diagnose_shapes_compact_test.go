@@ -205,7 +205,7 @@ func exitStatusShapes(recent int64) []shapeCase {
 					t.Errorf("pinned by %+v", b)
 				}
 			},
-			text: []string{"STUCK: the LSO is 3 offsets", "(open)"},
+			text: []string{"STUCK: the LSO has been held for", "3 offsets behind", "(open)"},
 		},
 		{
 			name: "UnreadableInputExitsOne",

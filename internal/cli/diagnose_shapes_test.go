@@ -92,6 +92,13 @@ type shapeCase struct {
 // would do.
 func TestDiagnoseProductionShapes(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range productionShapes(now) {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, now) })
+	}
+}
+
+// productionShapes are the shapes, aged at now.
+func productionShapes(now time.Time) []shapeCase {
 	nowMs := now.UnixMilli()
 	elevenMonths := int64(335 * 24 * time.Hour / time.Millisecond)
 	old := nowMs - elevenMonths // the zombie's last write
@@ -290,46 +297,47 @@ func TestDiagnoseProductionShapes(t *testing.T) {
 	}
 	cases = append(cases, compactedShapes(nowMs)...)
 	cases = append(cases, exitStatusShapes(recent)...)
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			path := tc.dir(t)
-			at := now.Format(time.RFC3339)
-			args := append([]string{"diagnose", "--format", "json", "--now", at}, tc.args...)
-			code, out, errOut := runArgs(t, append(args, path)...)
-			if code != tc.code {
-				t.Errorf("json: exit %d, want %d; stderr %s", code, tc.code, errOut)
-			}
-			if errOut != "" && !tc.stderr {
-				t.Errorf("json: stderr %s", errOut)
-			}
-			if tc.check == nil {
-				// A failure: the error, on stderr, names the input.
-				if out != "" || !strings.Contains(errOut, filepath.Base(path)) {
-					t.Errorf("json: stdout %q, stderr %q", out, errOut)
-				}
-				return
-			}
-			var d diagJSON
-			if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Partitions) != 1 {
-				t.Fatalf("json %v:\n%s", err, out)
-			}
-			tc.check(t, d)
-			args = append([]string{"diagnose", "--now", at}, tc.args...)
-			code, text, _ := runArgs(t, append(args, path)...)
-			if code != tc.code {
-				t.Errorf("text: exit %d, want %d", code, tc.code)
-			}
-			for _, s := range tc.text {
-				if !strings.Contains(text, s) {
-					t.Errorf("runbook lacks %q:\n%s", s, text)
-				}
-			}
-			for _, s := range tc.never {
-				if strings.Contains(text, s) {
-					t.Errorf("runbook has %q:\n%s", s, text)
-				}
-			}
-		})
+	return cases
+}
+
+// run diagnoses the shape at now in both formats and checks them.
+func (tc shapeCase) run(t *testing.T, now time.Time) {
+	path := tc.dir(t)
+	at := now.Format(time.RFC3339)
+	args := append([]string{"diagnose", "--format", "json", "--now", at}, tc.args...)
+	code, out, errOut := runArgs(t, append(args, path)...)
+	if code != tc.code {
+		t.Errorf("json: exit %d, want %d; stderr %s", code, tc.code, errOut)
+	}
+	if errOut != "" && !tc.stderr {
+		t.Errorf("json: stderr %s", errOut)
+	}
+	if tc.check == nil {
+		// A failure: the error, on stderr, names the input.
+		if out != "" || !strings.Contains(errOut, filepath.Base(path)) {
+			t.Errorf("json: stdout %q, stderr %q", out, errOut)
+		}
+		return
+	}
+	var d diagJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Partitions) != 1 {
+		t.Fatalf("json %v:\n%s", err, out)
+	}
+	tc.check(t, d)
+	args = append([]string{"diagnose", "--now", at}, tc.args...)
+	code, text, _ := runArgs(t, append(args, path)...)
+	if code != tc.code {
+		t.Errorf("text: exit %d, want %d", code, tc.code)
+	}
+	for _, s := range tc.text {
+		if !strings.Contains(text, s) {
+			t.Errorf("runbook lacks %q:\n%s", s, text)
+		}
+	}
+	for _, s := range tc.never {
+		if strings.Contains(text, s) {
+			t.Errorf("runbook has %q:\n%s", s, text)
+		}
 	}
 }
 

@@ -33,8 +33,16 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	partition := fs.Int("partition", -1, "the partition to export, when PATH holds several")
 	out := fs.String("out", "", "the HTML file to write (required)")
 	title := fs.String("title", "", "the page's subtitle; default: the demo's or scenario's title, or the input's name (never its full path)")
+	nowFlag := fs.String("now", "", "the clock the diagnosis ages transactions against (RFC 3339 or Unix ms); default: now (for a demo or scenario, its own time), as the served page")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	clock := url.Values{}
+	if *nowFlag != "" {
+		if _, err := parseTime(*nowFlag); err != nil {
+			return usagef("--now: %v", err)
+		}
+		clock.Set("now", *nowFlag)
 	}
 	if *out == "" {
 		return usagef("--out is required")
@@ -96,11 +104,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A scenario file tells a story in its own time, as a demo does: its
+	// page ages it by its newest write, not by the day it is exported.
+	s.demo = s.demo || *scen != ""
 	if t := cmp.Or(*title, scenTitle); t != "" {
 		s.title = t
 	}
 	var buf bytes.Buffer
-	if err := exportPage(ctx, &buf, cat, s); err != nil {
+	if err := exportPage(ctx, &buf, cat, s, clock); err != nil {
 		return err
 	}
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
@@ -143,7 +154,7 @@ func exportPick(cat *catalog, demo, topic string, partition int) (*source, error
 
 // exportPage writes the static page of s: the data the stream and the API
 // would have sent (api.Export), inlined into the timeline and lesson page.
-func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) error {
+func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, clock url.Values) error {
 	l := s.get()
 	d, err := api.Export(ctx, s.id, l, loaderRecords{cat})
 	if err != nil {
@@ -153,7 +164,10 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source) e
 	if err != nil {
 		return err
 	}
-	o, err := view.ParseDiagnoseQuery(url.Values{}, time.Now())
+	// The served page's one clock rule (view.DiagnoseClock): a demo or
+	// scenario aged by its own time, a partition read from disk by now,
+	// unless --now (clock's now=) says otherwise.
+	o, _, err := view.DiagnoseClock(clock, time.Now(), s.demo)
 	if err != nil {
 		return err
 	}
