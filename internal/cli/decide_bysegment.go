@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
@@ -46,15 +44,6 @@ func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.Cons
 		if st, err = segsum.Open(dir, bySegmentOptions(maxMemory)); err != nil {
 			return err
 		}
-	}
-	// The windows let go are garbage: the collector at its default pace
-	// and held to maxMemory keeps them from piling up to the one-shot
-	// commands' laxer limit (oneShotGC). Restored after, for run's callers.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(100))
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(maxMemory))
 	}
 	ov, err := st.Overview(ctx)
 	if err != nil {
