@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -203,7 +204,25 @@ func stopSharedChromium() {
 	}
 }
 
-// screenshot writes docs/screenshots/<name>.png.
+// updateScreenshots asks the browser tests to rewrite the committed
+// pictures in docs/screenshots (`make screenshots`), as
+// TXNSCOPE_UPDATE_SCREENSHOTS=1 does. Without either they go to a directory
+// under the system's temp dir, so that `go test` and `make test` leave a clean checkout clean:
+// the pictures differ by a few pixels from machine to machine, and a diff
+// of 48 PNGs after every run hid the ones that meant something.
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/screenshots (else screenshots go to $TMPDIR/txnscope-screenshots)")
+
+// screenshotDir is where screenshot writes: docs/screenshots when asked to
+// update them, else $TMPDIR/txnscope-screenshots (one directory, rewritten
+// by every run, so that a developer can still look at what the tests saw).
+func screenshotDir() string {
+	if *updateScreenshots || os.Getenv("TXNSCOPE_UPDATE_SCREENSHOTS") == "1" {
+		return filepath.Join("..", "..", "docs", "screenshots")
+	}
+	return filepath.Join(os.TempDir(), "txnscope-screenshots")
+}
+
+// screenshot writes <name>.png into screenshotDir.
 func screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	// A page that fits the window is captured as it is: the full-page
@@ -225,12 +244,30 @@ func screenshot(t testing.TB, ctx context.Context, name string) {
 		t.Errorf("screenshot: %v", err)
 		return
 	}
-	dir := filepath.Join("..", "..", "docs", "screenshots")
+	dir := screenshotDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+	// Written beside and renamed into place: several go test processes on
+	// one machine share the temp directory, and a reader never sees half a
+	// picture.
+	tmp, err := os.CreateTemp(dir, name+".*.tmp")
+	if err != nil {
 		t.Fatal(err)
+	}
+	_, werr := tmp.Write(png)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, name+".png"))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		t.Fatal(werr)
 	}
 }
 
