@@ -155,19 +155,34 @@ func TestHTTPTestOnlyInTests(t *testing.T) {
 	}
 }
 
-// TestREADMELayout checks README's Layout table against the tree: every
-// directory holding Go files is named in it (as `dir/`, `dir`, or by its
-// last element in its parent's row), and every path the table's first
-// column names exists.
+// layoutDocs are the files that may hold the Layout table, in the order
+// they are looked in: the architecture notes for contributors, else the
+// README.
+var layoutDocs = []string{"docs/architecture.md", "README.md"}
+
+// TestREADMELayout checks the Layout table (a "## Layout" section of
+// docs/architecture.md, or of README.md) against the tree: every directory
+// holding Go files is named in it (as `dir/`, `dir`, or by its last element
+// in its parent's row), and every path the table's first column names
+// exists.
 func TestREADMELayout(t *testing.T) {
 	dir := root(t)
-	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var rest, doc string
+	for _, d := range layoutDocs {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(d)))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, r, ok := strings.Cut(string(b), "\n## Layout\n"); ok {
+			rest, doc = r, d
+			break
+		}
 	}
-	_, rest, ok := strings.Cut(string(b), "\n## Layout\n")
-	if !ok {
-		t.Fatal("README.md has no \"## Layout\" section")
+	if doc == "" {
+		t.Fatalf("no \"## Layout\" section in %v", layoutDocs)
 	}
 	table, _, _ := strings.Cut(rest, "\n## ")
 	var rows []string
@@ -177,14 +192,14 @@ func TestREADMELayout(t *testing.T) {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md's Layout section has no table rows")
+		t.Fatalf("%s's Layout section has no table rows", doc)
 	}
 	for _, r := range rows {
 		first, _, _ := strings.Cut(strings.TrimPrefix(r, "| `"), "`")
 		// A glob names files by pattern (static/js/timeline*.js): its
 		// directory must exist and the pattern match something.
 		if m, err := filepath.Glob(filepath.Join(dir, filepath.FromSlash(strings.Fields(first)[0]))); err != nil || len(m) == 0 {
-			t.Errorf("README Layout names %q, which is not in the tree", first)
+			t.Errorf("%s Layout names %q, which is not in the tree", doc, first)
 		}
 	}
 	pkgs := map[string]bool{}
@@ -212,7 +227,7 @@ func TestREADMELayout(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("README Layout does not name the package directory %s/", p)
+			t.Errorf("%s Layout does not name the package directory %s/", doc, p)
 		}
 	}
 	// Every script of static/js is named: by its name, or a timeline
@@ -232,7 +247,7 @@ func TestREADMELayout(t *testing.T) {
 		suffix, isPart := strings.CutPrefix(strings.TrimSuffix(name, ".js"), "timeline-")
 		if !strings.Contains(table, "`"+name+"`") && !strings.Contains(table, "`static/js/"+name+"`") &&
 			!(isPart && strings.Contains(timelineRow, "`-"+suffix+"`")) {
-			t.Errorf("README Layout does not name static/js/%s", name)
+			t.Errorf("%s Layout does not name static/js/%s", doc, name)
 		}
 	}
 }
