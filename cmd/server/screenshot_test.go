@@ -13,25 +13,35 @@ import (
 
 // updateScreenshots asks the browser tests to rewrite the committed
 // pictures in docs/screenshots (`make screenshots`), as
-// TXNSCOPE_UPDATE_SCREENSHOTS=1 does. Without either they go to a directory
-// under the system's temp dir, so that `go test` and `make test` leave a clean checkout clean:
-// the pictures differ by a few pixels from machine to machine, and a diff
-// of 48 PNGs after every run hid the ones that meant something.
+// TXNSCOPE_UPDATE_SCREENSHOTS=1 does. Without either they go to a
+// directory under the system's temp dir, so that `go test` and `make test`
+// leave a clean checkout clean: another machine's Chromium and fonts can
+// change pixels, and a diff of dozens of PNGs after every run hid the ones
+// that meant something.
 var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/screenshots (else screenshots go to $TMPDIR/txnscope-screenshots)")
+
+// committedScreenshots is where the pictures the docs show are kept.
+var committedScreenshots = filepath.Join("..", "..", "docs", "screenshots")
 
 // screenshotDir is where screenshot writes: docs/screenshots when asked to
 // update them, else $TMPDIR/txnscope-screenshots (one directory, rewritten
 // by every run, so that a developer can still look at what the tests saw).
 func screenshotDir() string {
 	if *updateScreenshots || os.Getenv("TXNSCOPE_UPDATE_SCREENSHOTS") == "1" {
-		return filepath.Join("..", "..", "docs", "screenshots")
+		return committedScreenshots
 	}
 	return filepath.Join(os.TempDir(), "txnscope-screenshots")
 }
 
-// screenshot writes <name>.png into screenshotDir.
+// screenshot writes <name>.png into screenshotDir. A picture that
+// docs/screenshots does not hold yet fails the test: a new browser test's
+// picture is committed (`make screenshots`) and shown in a doc
+// (TestDocsShowEveryScreenshot), as every other test's is.
 func screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(committedScreenshots, name+".png")); err != nil && screenshotDir() != committedScreenshots {
+		t.Errorf("screenshot %s: docs/screenshots has no %s.png: run `make screenshots`, commit it and show it in docs/ui.md", name, name)
+	}
 	// A page that fits the window is captured as it is: the full-page
 	// capture resizes the viewport, and Chromium's resize moves the
 	// pointer state, which hid the hover tooltip from the picture of the
