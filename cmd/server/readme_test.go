@@ -224,49 +224,61 @@ func TestREADMEFrontDoor(t *testing.T) {
 	}
 }
 
-// commandLines returns the command lines of a Markdown text's fenced code
-// blocks that run txnscope (`txnscope …`, `go run ./cmd/server …`, after
-// any VAR=value prefixes), continuation lines joined, each as its
-// arguments up to the first pipe into another program, redirection, `&`,
-// `;` or comment.
+// commandLines returns the txnscope command lines of a Markdown text: the
+// lines of its fenced code blocks (continuation lines joined) and its
+// inline code spans that run txnscope, each as its arguments (see
+// commandArgs).
 func commandLines(md string) [][]string {
 	var out [][]string
 	for _, block := range fencedBlock.FindAllStringSubmatch(md, -1) {
 		if lang := strings.TrimSpace(block[1]); lang != "" && lang != "sh" && lang != "bash" && lang != "console" && lang != "text" {
 			continue
 		}
-		body := strings.ReplaceAll(block[2], "\\\n", " ")
-		for _, line := range strings.Split(body, "\n") {
-			fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
-			for len(fields) > 0 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(fields[0]) {
-				fields = fields[1:]
+		for _, line := range strings.Split(strings.ReplaceAll(block[2], "\\\n", " "), "\n") {
+			if args, ok := commandArgs(line); ok {
+				out = append(out, args)
 			}
-			var args []string
-			switch {
-			case len(fields) > 0 && fields[0] == "txnscope":
-				args = fields[1:]
-			case len(fields) > 2 && fields[0] == "go" && fields[1] == "run" && fields[2] == "./cmd/server":
-				args = fields[3:]
-			default:
-				continue
-			}
-			var kept []string
-		words:
-			for i, a := range args {
-				switch {
-				case strings.HasPrefix(a, "#"), a == "&&", a == ";", a == "&", strings.HasPrefix(a, ">"), strings.HasPrefix(a, "2>"):
-					break words
-				case a == "|" && (i+1 == len(args) || !strings.HasPrefix(args[i+1], "-")):
-					// A pipe into another program; `PATH | --demo NAME`
-					// in a synopsis is an alternative and reads on.
-					break words
-				}
-				kept = append(kept, a)
-			}
-			out = append(out, kept)
+		}
+	}
+	for _, m := range regexp.MustCompile("`([^`\\n]+)`").FindAllStringSubmatch(fencedBlock.ReplaceAllString(md, ""), -1) {
+		if args, ok := commandArgs(m[1]); ok {
+			out = append(out, args)
 		}
 	}
 	return out
+}
+
+// commandArgs returns the arguments of a command line that runs txnscope
+// (`txnscope …` or `go run ./cmd/server …`, after any VAR=value prefixes),
+// up to the first pipe into another program, redirection, `&`, `;` or
+// comment; ok is false for any other line.
+func commandArgs(line string) (args []string, ok bool) {
+	fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
+	for len(fields) > 0 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(fields[0]) {
+		fields = fields[1:]
+	}
+	switch {
+	case len(fields) > 0 && fields[0] == "txnscope":
+		fields = fields[1:]
+	case len(fields) > 2 && fields[0] == "go" && fields[1] == "run" && fields[2] == "./cmd/server":
+		fields = fields[3:]
+	default:
+		return nil, false
+	}
+	args = []string{}
+	for i, a := range fields {
+		switch {
+		case strings.HasPrefix(a, "#"), a == "&&", a == ";", a == "&", strings.HasPrefix(a, ">"), strings.HasPrefix(a, "2>"):
+			return args, true
+		case (a == "|" || a == `\|`) && (i+1 == len(fields) || !strings.HasPrefix(fields[i+1], "-")):
+			// A pipe into another program (`\|` inside a table);
+			// `PATH | --demo NAME` in a synopsis is an alternative and
+			// reads on.
+			return args, true
+		}
+		args = append(args, a)
+	}
+	return args, true
 }
 
 // flagsOf returns the flags a subcommand's --help lists, through the same
@@ -287,10 +299,10 @@ func flagsOf(t *testing.T, sub string) map[string]bool {
 	return flags
 }
 
-// TestDocCommands: every txnscope command line in a code block of the
-// README or a doc names a subcommand txnscope has and flags that
-// subcommand takes, so that a recipe never fails on a renamed flag. A line
-// whose first word is a flag runs serve, the default.
+// TestDocCommands: every txnscope command line in a code block or an
+// inline code span of the README or a doc names a subcommand txnscope has
+// and flags that subcommand takes, so that a recipe never fails on a
+// renamed flag. A line whose first word is a flag runs serve, the default.
 func TestDocCommands(t *testing.T) {
 	subs := map[string]bool{}
 	for _, c := range commands() {
@@ -306,6 +318,9 @@ func TestDocCommands(t *testing.T) {
 			}
 			if len(args) > 0 && (args[0] == "--version" || args[0] == "--help") && sub == "serve" {
 				continue // the program's own flags
+			}
+			if sub == strings.ToUpper(sub) {
+				continue // a placeholder: `txnscope COMMAND --help`
 			}
 			if !subs[sub] {
 				t.Errorf("%s: txnscope %s: no such subcommand", doc, sub)
@@ -365,9 +380,10 @@ func TestCommandLinesParse(t *testing.T) {
 		"TXNSCOPE_SASL_PASSWORD=x txnscope serve --bootstrap kafka:9092 \\\n    --topic orders\n" +
 		"go run ./cmd/server diagnose (PATH | --demo NAME) [--position N]\n" +
 		"echo txnscope inspect\n" +
-		"```\n"
+		"```\n" +
+		"| `txnscope decide --counts DIR \\| md5sum` | and `txnscope watch --record` |\n"
 	got := fmt.Sprint(commandLines(md))
-	want := "[[decide --format ndjson consumer.pcapng] [serve --bootstrap kafka:9092 --topic orders] [diagnose (PATH | --demo NAME) [--position N]]]"
+	want := "[[decide --format ndjson consumer.pcapng] [serve --bootstrap kafka:9092 --topic orders] [diagnose (PATH | --demo NAME) [--position N]] [decide --counts DIR] [watch --record]]"
 	if got != want {
 		t.Errorf("commandLines:\n got %s\nwant %s", got, want)
 	}
