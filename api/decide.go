@@ -11,7 +11,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// The text outputs of `txnscope decide` (README, "decide"); its NDJSON is
+// The text outputs of `txnscope decide` (docs/cli.md, "decide"); its NDJSON is
 // WriteOffsetsNDJSON (ndjson.go).
 
 // WriteDecisionsText writes one line per decision: the offsets, the

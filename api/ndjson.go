@@ -20,7 +20,7 @@ import (
 //     .../decisions and the "decision" of GET .../batches/{offset}
 //     (docs/protocol.md), DecisionJSON in Go;
 //   - one object per offset, a gap being one object with from and to: the
-//     output of `txnscope decide --format ndjson` (README, "decide").
+//     output of `txnscope decide --format ndjson` (docs/cli.md, "decide").
 //
 // decisionFields is the one list of fields: each field's key and how its
 // value is written, so what "control" or "producer_id" look like is

@@ -98,13 +98,13 @@ func TestBigProducerID(t *testing.T) {
 	}
 }
 
-// TestREADMEJqRecipes runs every `go run ./cmd/server … | jq …` line of
-// the README with jq 1.6 (/usr/bin/jq here) over the output of the command
-// for bigPIDDir plus a compacted partition: each exits 0, prints something,
+// TestREADMEJqRecipes runs every `txnscope … | jq …` line of docs/cli.md
+// (its JSON output section) with jq 1.6 (/usr/bin/jq here) over the output
+// of the command for bigPIDDir plus a compacted partition: each exits 0, prints something,
 // and never prints a producer id rounded to a double.
 func TestREADMEJqRecipes(t *testing.T) {
 	jq := testtool.Need(t, "jq")
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +118,9 @@ func TestREADMEJqRecipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const twinOf = `"producer_id_str":"8070450532247928875"`
-	recipes := regexp.MustCompile(`(?m)^go run \./cmd/server ([^|\n]+) \| (jq .*)$`).FindAllStringSubmatch(string(readme), -1)
+	recipes := regexp.MustCompile(`(?m)^txnscope ([^|\n]+) \| (jq .*)$`).FindAllStringSubmatch(string(readme), -1)
 	if len(recipes) < 4 {
-		t.Fatalf("%d jq recipes in the README", len(recipes))
+		t.Fatalf("%d jq recipes in docs/cli.md", len(recipes))
 	}
 	for _, r := range recipes {
 		args := strings.Fields(r[1])

@@ -93,7 +93,7 @@ func TestServeLogDirScale(t *testing.T) {
 	t.Logf("2,000 partitions: index listed %s after start, ranking complete %s after start", listed.Round(time.Millisecond), ranked.Round(time.Millisecond))
 	// No bound on these times here: a timed test fails on a busy machine,
 	// not on a slow server. The figures (< 5 s, < 30 s) are measured by
-	// scripts/loadbench and stated in the README.
+	// scripts/loadbench and stated in docs/benchmarks.md.
 	// A page of a stuck partition opens, whole (it is small), pinned by
 	// the transaction the snapshot seeded.
 	body := getPage(t, s.url("/sources/load1/partitions/t0/5"))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -200,37 +199,6 @@ func stopSharedChromium() {
 	if shared.browser != nil {
 		shared.stop()
 		shared.browser = nil
-	}
-}
-
-// screenshot writes docs/screenshots/<name>.png.
-func screenshot(t testing.TB, ctx context.Context, name string) {
-	t.Helper()
-	// A page that fits the window is captured as it is: the full-page
-	// capture resizes the viewport, and Chromium's resize moves the
-	// pointer state, which hid the hover tooltip from the picture of the
-	// hover test.
-	// The counts under the minimap follow the view after a debounce and a
-	// request (data-pending, timeline-state.js): a picture taken before
-	// they arrive shows the previous view's.
-	if err := chromedp.Do(ctx, pollFresh(`!document.querySelector('[data-testid="view-counts"][data-pending]')`, 20*time.Second)); err != nil {
-		t.Errorf("screenshot %s: the record counts of the view never arrived: %v", name, err)
-	}
-	shot := chromedp.FullScreenshot(100)
-	if fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth`)); err == nil && fits {
-		shot = chromedp.CaptureScreenshot()
-	}
-	png, err := chromedp.Run(ctx, shot)
-	if err != nil {
-		t.Errorf("screenshot: %v", err)
-		return
-	}
-	dir := filepath.Join("..", "..", "docs", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

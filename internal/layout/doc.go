@@ -10,8 +10,8 @@
 //   - Imports follow docs/architecture.md's table (imports_test.go).
 //   - net/http/httptest is imported by _test.go files only (export uses the
 //     api stream encoder, not a server over an in-memory pipe).
-//   - README's Layout table names every package directory, and every path
-//     it names exists.
+//   - The Layout table (docs/architecture.md, else README.md) names every
+//     package directory, and every path it names exists.
 //   - testdata/realdata/README.md lists every real file the tests read,
 //     with its size, source repository, licence and what it is, and the
 //     directory stays under 5 MB.
