@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
 	"github.com/txnscope/txnscope/segsum"
@@ -65,6 +66,13 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			return writeInspect(ctx, e, *format, v, *entries)
+		}
+		if loader.IsIndexFile(fs.Arg(0)) {
+			f, err := loader.OpenIndexFile(fs.Arg(0))
+			if f == nil {
+				return err
+			}
+			return writeInspect(ctx, e, *format, inspect.NewFile(f, err), *entries)
 		}
 		if why := tooLargeToInspect(fs.Arg(0), *maxMem); why != "" {
 			return errors.New(why)

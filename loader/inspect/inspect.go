@@ -23,6 +23,8 @@ type Report struct {
 	Kind       string      `json:"kind"`
 	Partitions []Partition `json:"partitions"`
 	Fetches    []Fetch     `json:"fetches,omitempty"`
+	// Files is the side file of a segment inspected alone (NewFile).
+	Files []File `json:"files,omitempty"`
 	Problems   []string    `json:"problems"`
 	// CleanShutdown: a log directory read holds the broker's clean
 	// shutdown marker (loader.CleanShutdownFile).

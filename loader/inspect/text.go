@@ -56,6 +56,23 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 	if v.CleanShutdown {
 		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then checks no CRC)\n", loader.CleanShutdownFile)
 	}
+	for _, f := range v.Files {
+		// As kafka-dump-log.sh --files prints it, the lines indented.
+		where := "of the segment from offset"
+		if f.Kind == "producer snapshot" {
+			where = "at offset"
+		}
+		fmt.Fprintf(w, "\nDumping %s (%s %s %d, %s)\n", f.Path, f.Kind, where, f.BaseOffset, txnindex.Plural(f.Bytes, "byte", "bytes"))
+		if len(f.Entries) == 0 {
+			fmt.Fprintf(w, "  %s is empty.\n", f.Path)
+		}
+		for i, e := range f.Entries {
+			if more(i, len(f.Entries)) {
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
 	for _, p := range v.Partitions {
 		fmt.Fprintf(w, "\n%s-%d %s\n", p.Topic, p.Partition, p.Dir)
 		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %s (%s open), %s\n",
