@@ -24,8 +24,8 @@ type Report struct {
 	Partitions []Partition `json:"partitions"`
 	Fetches    []Fetch     `json:"fetches,omitempty"`
 	// Files is the side file of a segment inspected alone (NewFile).
-	Files []File `json:"files,omitempty"`
-	Problems   []string    `json:"problems"`
+	Files    []File   `json:"files,omitempty"`
+	Problems []string `json:"problems"`
 	// CleanShutdown: a log directory read holds the broker's clean
 	// shutdown marker (loader.CleanShutdownFile).
 	CleanShutdown bool `json:"clean_shutdown,omitempty"`
