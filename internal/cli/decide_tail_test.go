@@ -73,7 +73,7 @@ func TestDecideFromSnapshot(t *testing.T) {
 				if !strings.Contains(text, "batches read (from offset") {
 					t.Errorf("%s: the header does not say the batches counted are those read:\n%s", what, text)
 				}
-			} else if !strings.Contains(read[1], "the first segment is needed") && !strings.HasSuffix(read[1], fmt.Sprintf("no producer snapshot at or below the position %d", pos)) {
+			} else if !strings.Contains(read[1], "is in the first segment, so every segment is read") && !strings.HasSuffix(read[1], fmt.Sprintf("no producer snapshot at or below the position %d", pos)) {
 				// Only a position below every snapshot, or a transaction
 				// open at the snapshot that began in the first segment,
 				// makes it read everything.
