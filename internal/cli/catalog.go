@@ -96,6 +96,18 @@ type catalog struct {
 	uploads int // upload ids handed out; ids are never reused
 	// indexes are the lazy log directories (--load DIR), by source id.
 	indexes map[string]*logindex.Index
+	// names are the headings of the --load paths (loadNames), by the
+	// path as given; set before the loads are added.
+	names map[string]string
+}
+
+// shownAs is the heading of what was loaded from path: the name serve
+// gave it among the other loads (loadNames), else its base name.
+func (c *catalog) shownAs(path string) string {
+	if n, ok := c.names[path]; ok {
+		return n
+	}
+	return filepath.Base(filepath.Clean(path))
 }
 
 // list returns the sources as they are now. The slice must not be changed.
@@ -123,15 +135,15 @@ func (c *catalog) add(id, path string, ld *input.Contents) {
 	setEvidence(ld) // diagnose_join.go
 	srcs := sourcesOf(id, path, ld)
 	for _, s := range srcs {
-		s.title, s.path = loadTitle(path, s.files, ld.Kind)
+		s.title, s.path = loadTitle(path, c.shownAs(path), s.files, ld.Kind)
 	}
 	c.put(srcs...)
 }
 
-// loadTitle is "<root's name>/<partition dir relative to it> (kind)" and
+// loadTitle is "<root shown as>/<partition dir relative to it> (kind)" and
 // the absolute path of what was read (the partition directory, else root).
-func loadTitle(root string, f *loader.Partition, kind string) (title, full string) {
-	shown, full := filepath.Base(filepath.Clean(root)), root
+func loadTitle(root, shown string, f *loader.Partition, kind string) (title, full string) {
+	full = root
 	if f != nil && f.Dir != "" {
 		full = f.Dir
 		if rel, err := filepath.Rel(root, f.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {

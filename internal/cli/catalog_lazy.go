@@ -214,7 +214,7 @@ func (lz *lazyPart) scanView() *web.Scan {
 // ranking is started by the caller (x.Start).
 func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
 	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
-	title := x.Root + " (" + "log directory" + ")"
+	title := c.shownAs(x.Root) + " (log directory)"
 	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
 		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
 	}

@@ -53,7 +53,7 @@ func loadPartitionDir(ctx context.Context, cat *catalog, hard *hardening, id, pa
 		lz.refuse(refusal)
 	}
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
-	src.title, src.path = loadTitle(path, nil, input.KindPartitionDir)
+	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
 	cat.put(src)
 	if err := hard.checkSources(cat, path); err != nil {
 		return err

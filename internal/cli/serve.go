@@ -58,6 +58,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ro.sec = sec
 	ro.upload = hard.uploads()
 	cat := demoCatalog(*big)
+	cat.names = map[string]string{}
+	for i, n := range loadNames(loads) {
+		cat.names[loads[i]] = n
+	}
 	for i, path := range loads {
 		id := fmt.Sprintf("load%d", i+1)
 		if logindex.IsLogDir(path) && !loader.IsKfakeDir(path) {
