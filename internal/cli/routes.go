@@ -30,6 +30,9 @@ type routeOptions struct {
 	// Live modes (serve --bootstrap): the Prometheus collector behind
 	// /metrics, and without --topic the cluster view (cluster_serve.go).
 	metrics *metrics.Collector
+	// loaded: /metrics is the --load partitions' (metrics_load.go),
+	// observed at each scrape.
+	loaded  bool
 	cluster *clusterServe
 	// now is the pages' clock (web.UI.Now); nil is time.Now. Only the
 	// browser tests set it.
@@ -51,9 +54,14 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	r.Use(o.middlewares()...) // recover, strict headers, token, timeout: package guard
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	if o.metrics != nil {
-		// Prometheus text (live/metrics), behind the token like every route.
+	// Prometheus text (live/metrics), behind the token like every route.
+	switch {
+	case o.metrics != nil && o.loaded:
+		r.Get("/metrics", loadedMetrics(cat, o.metrics).ServeHTTP)
+	case o.metrics != nil:
 		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
+	default:
+		r.Get("/metrics", noMetrics)
 	}
 
 	// Pages (package web). Only the server itself and the allowed origins

@@ -129,6 +129,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer stop()
+	} else if len(loads) > 0 {
+		ro.metrics, ro.loaded = metrics.New(metrics.Options{}), true
 	}
 	// Listen first so a port error surfaces now, not in a goroutine.
 	ln, err := net.Listen("tcp", *addr)
