@@ -5,7 +5,7 @@ FUZZTIME ?= 5s
 PKGS := ./...
 TOOLS := chromium kcat tshark
 
-.PHONY: test deps vet templ-check contract-check staticcheck unit fuzz fuzz-long bench run summary
+.PHONY: test deps vet templ-check contract-check staticcheck unit fuzz fuzz-long bench run summary screenshots
 UNITLOG := $(or $(TMPDIR),/tmp)/txnscope-unit.log
 FUZZLOG := $(or $(TMPDIR),/tmp)/txnscope-fuzz-count.log
 
@@ -94,3 +94,14 @@ bench:
 
 run:
 	$(GO) run ./cmd/server
+
+# Rewrite the committed pictures in docs/screenshots from the browser tests
+# and the timeline benchmark (a plain `go test` writes them to
+# $TMPDIR/txnscope-screenshots instead, so that a test run leaves the
+# checkout clean). CI=true: a missing Chromium fails rather than skipping
+# and leaving old pictures in place. Review the PNGs' diff with the code's.
+SCREENSHOT_PKG := ./internal/cli
+screenshots: deps
+	CI=true TXNSCOPE_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -timeout 30m $(SCREENSHOT_PKG)
+	CI=true TXNSCOPE_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -run '^$$' -bench 'WebTimeline1M' -benchtime 1x -timeout 30m $(SCREENSHOT_PKG)
+	git status --short -- docs/screenshots

@@ -3,14 +3,14 @@
 // at /ws/v1/ (ws.go the connection, messages.go its JSON messages,
 // stream.go the binary frames and the encodings every connection shares),
 // which follows live partitions (live.go). The wire protocol is described in
-// docs/protocol.md; the routes themselves are mounted by cmd/server
+// docs/protocol.md; the routes themselves are mounted by internal/cli
 // (routes.go), which owns the URL table.
 //
 // The handlers see partitions only as *txnindex.Log values handed to them
 // by a Catalog. Three files reach past it: upload.go reads a dropped file
 // with loader/input (OpenBytes, as a file on disk is read); loaderrecords.go
 // decodes a batch's records from a loader.Partition's segment; livefeed.go
-// keeps the latest live.Update of `serve --bootstrap`. `server export`'s
+// keeps the latest live.Update of `serve --bootstrap`. `txnscope export`'s
 // page data comes from the same stream encoder (export.go). The diagnosis
 // query and its cache come from package view, which the web pages share, so
 // that a page and its API agree without web importing api. Its API is
@@ -89,7 +89,7 @@ type Header struct {
 var ErrNoRecords = errors.New("api: records are not available for this source")
 
 // RecordSource decodes the records of a batch on demand, for the batch API.
-// cmd/server supplies one (web_records.go) that reads the batch from the
+// internal/cli supplies one (web_records.go) that reads the batch from the
 // segment file its source keeps open, or from the bytes an uploaded segment
 // keeps; without one, or for a source that keeps no bytes (ErrNoRecords),
 // the batch API answers with the header, an empty record list and a note.

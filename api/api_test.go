@@ -116,7 +116,7 @@ func (f fakeCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
 	return l, true
 }
 
-// server mounts the handlers as cmd/server/routes.go does (with the
+// server mounts the handlers as internal/cli/routes.go does (with the
 // standard mux, which sets the same path values).
 func server(t *testing.T, cat fakeCatalog, rs RecordSource, tune func(*API)) (*httptest.Server, *API) {
 	t.Helper()

@@ -16,7 +16,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// segmentRecords serves one scanned segment's records, as cmd/server's
+// segmentRecords serves one scanned segment's records, as internal/cli's
 // source does over the loader.
 type segmentRecords struct{ f *loader.SegmentFile }
 

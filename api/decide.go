@@ -11,7 +11,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// The text outputs of `server decide` (README, "decide"); its NDJSON is
+// The text outputs of `txnscope decide` (docs/cli.md, "decide"); its NDJSON is
 // WriteOffsetsNDJSON (ndjson.go).
 
 // WriteDecisionsText writes one line per decision: the offsets, the
@@ -58,7 +58,7 @@ func WriteDecisionsText(ctx context.Context, w io.Writer, seq iter.Seq[txnindex.
 	return nil
 }
 
-// FromPosition is seq as `server decide --from pos` writes it: one
+// FromPosition is seq as `txnscope decide --from pos` writes it: one
 // before_position range for the offsets from the log start to pos-1, then
 // the decisions of the offsets from pos on. A consumer at pos never sees
 // what lies below it, and a partition read for it from a producer snapshot

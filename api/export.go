@@ -25,7 +25,7 @@ const exportRecordLimit = 50
 // isolation level.
 var ExportIsolations = []string{"read_committed", "read_uncommitted"}
 
-// ExportData is what a static export (`server export`) embeds for
+// ExportData is what a static export (`txnscope export`) embeds for
 // timeline.js to read in place of the server (see the comment at the top
 // of static/js/timeline.js), per isolation level: the messages the
 // decision stream sends (a text message as its JSON object, a binary frame
@@ -51,7 +51,7 @@ func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSourc
 		d.Reasons = map[string][][4]any{}
 		d.Batches = map[string][]json.RawMessage{}
 	} else {
-		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `server serve` for them",
+		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `txnscope serve` for them",
 			len(l.Batches), ExportDetailLimit)
 	}
 	for _, iso := range ExportIsolations {

@@ -20,7 +20,7 @@ import (
 //     .../decisions and the "decision" of GET .../batches/{offset}
 //     (docs/protocol.md), DecisionJSON in Go;
 //   - one object per offset, a gap being one object with from and to: the
-//     output of `server decide --format ndjson` (README, "decide").
+//     output of `txnscope decide --format ndjson` (docs/cli.md, "decide").
 //
 // decisionFields is the one list of fields: each field's key and how its
 // value is written, so what "control" or "producer_id" look like is
@@ -178,7 +178,7 @@ func format(names ...string) []field {
 }
 
 // The formats. rangeFields is DecisionJSON's order and omissions;
-// offsetFields and gapFields are the lines of `server decide`.
+// offsetFields and gapFields are the lines of `txnscope decide`.
 var (
 	rangeFields = format("from", "to", "decision", "cause", "read_uncommitted", "reason", "batch_index",
 		"batch_base_offset,omitempty", "batch_last_offset,omitempty", "producer_id,omitempty", "producer_epoch,omitempty",
@@ -248,7 +248,7 @@ type BatchPages func(ctx context.Context, b *txnindex.Batch, req RecordPageReque
 // per record.
 const offsetPage = 1 << 16
 
-// WriteOffsetsNDJSON writes the decisions of l from seq as `server decide
+// WriteOffsetsNDJSON writes the decisions of l from seq as `txnscope decide
 // --format ndjson` prints them: one object per offset that holds a record,
 // in offset order; offsets without a record are one gap object with from
 // and to per run (issue 17 defect 13: a 309-byte batch claiming 2^31

@@ -49,7 +49,7 @@ func v2Batch(base int64, lastDelta int32, pid int64, attrs int16, deltas ...int3
 }
 
 // segmentLog scans data as one segment and builds its log, with the pages
-// of its records as `server decide` reads them.
+// of its records as `txnscope decide` reads them.
 func segmentLog(t *testing.T, data []byte) (*txnindex.Log, BatchPages) {
 	t.Helper()
 	seg := loader.NewSegmentBytes(data, "00000000000000000000.log", loader.DefaultScanOptions)

@@ -61,7 +61,7 @@ func TestDecisionJSONTags(t *testing.T) {
 	}
 }
 
-// TestOffsetsNDJSON: `server decide --format ndjson` has one line per
+// TestOffsetsNDJSON: `txnscope decide --format ndjson` has one line per
 // offset of each batch and one per gap, and every line holds the same
 // values as the decision's DecisionJSON.
 func TestOffsetsNDJSON(t *testing.T) {

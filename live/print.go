@@ -10,7 +10,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Printer prints updates as `server watch` does: one JSON object per
+// Printer prints updates as `txnscope watch` does: one JSON object per
 // update and line, or text. In text it prints a partition only when
 // something about it changed, so a quiet topic stays quiet; mismatches and
 // errors are always printed.

@@ -2,10 +2,9 @@ package loader
 
 import "github.com/txnscope/txnscope/txnindex"
 
-// makeBatches returns a slice of length n and capacity c, with huge-page
-// advice when it is large (txnindex.MakeLarge).
+// makeBatches returns a slice of length n and capacity c.
 func makeBatches(n, c int) []txnindex.Batch {
-	return txnindex.MakeLarge[txnindex.Batch](n, c)
+	return make([]txnindex.Batch, n, c)
 }
 
 // trimBatches returns b in an array of exactly its length, so that a loaded

@@ -61,14 +61,12 @@ type TxnIndexFile struct {
 
 // makeEntries returns an empty slice with room for the slots of an index
 // file: a rolled segment's index is trimmed to its entries
-// (AbstractIndex.trimToValidSize), so this is one allocation, touched once,
-// where growing by append copied and first-touched about twice the entries
-// (on the development VM a first-touch page fault costs about 15 µs: a 1 GiB
-// segment of 1 KiB batches has 240k entries in each index, and growing them
-// cost more CPU than reading the index files). Large slices get huge-page
-// advice (makeBatches). The slots are bounded by the file's own size.
+// (AbstractIndex.trimToValidSize), so this is one allocation, where growing
+// by append would copy about twice the entries (a 1 GiB segment of 1 KiB
+// batches has 240k entries in each index). The slots are bounded by the
+// file's own size.
 func makeEntries[E any](slots int64) []E {
-	return txnindex.MakeLarge[E](0, int(max(slots, 0)))
+	return make([]E, 0, int(max(slots, 0)))
 }
 
 // trimEntries drops the spare room makeEntries left when the index held far
@@ -82,7 +80,7 @@ func trimEntries[E any](e []E) []E {
 	if cap(e)-len(e) <= len(e)/8+64 {
 		return e
 	}
-	return append(txnindex.MakeLarge[E](0, len(e)), e...)
+	return append(make([]E, 0, len(e)), e...)
 }
 
 // walkSlots calls fn for the whole slots of size es in r, in order, a chunk

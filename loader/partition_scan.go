@@ -199,9 +199,7 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	if len(sp.cuts) == 0 {
 		go side.drain()
 	}
-	r, unmap := scanReader(fh, size, from, o)
-	f, grown, err := scanSegmentFrom(ctx, r, size, from, logName, o, *shared, before, max(remaining-before-size, 0), sp, side.drain)
-	unmap()
+	f, grown, err := scanSegmentFrom(ctx, fh, size, from, logName, o, *shared, before, max(remaining-before-size, 0), sp, side.drain)
 	*shared = grown
 	fh.Close()
 	side.wait()

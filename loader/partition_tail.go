@@ -239,9 +239,9 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// from the .txnindex of the segment holding it and the later ones
 	// (UnifiedLog.collectAbortedTransactions). With Reasons the snapshot
 	// is at or below the position already.
-	full, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
+	full, why := s.Offset, fmt.Sprintf("the producer snapshot %s has no transaction open from before its offset %d", s.Name, s.Offset)
 	if p := t.Position; p >= 0 && p < full {
-		full, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)
+		full, why = p, fmt.Sprintf("every offset from the position %d on is decided", p)
 	}
 	// Before full, only the transactions open in the snapshot that began
 	// before it are read (spanScan): from the first offset of each, or
@@ -257,18 +257,18 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		case g >= first:
 			keep[e.ProducerID] = g
 			if g < from {
-				from, why = g, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d", e.ProducerID, s.Name, g)
+				from, why = g, fmt.Sprintf("producer %d's transaction, open in the producer snapshot %s, began at offset %d", e.ProducerID, s.Name, g)
 			}
 		case e.LastOffset >= first:
 			keep[e.ProducerID] = first
 			if first < from {
-				from, why = first, fmt.Sprintf("producer %d's transaction, open in %s, began at offset %d before the log start and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
+				from, why = first, fmt.Sprintf("producer %d's transaction, open in the producer snapshot %s, began at offset %d, before the log start, and has data up to offset %d", e.ProducerID, s.Name, g, e.LastOffset)
 			}
 		}
 	}
 	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
 	if k <= 0 {
-		return nil, why + ": the first segment is needed", nil, nil
+		return nil, fmt.Sprintf("%s; offset %d is in the first segment, so every segment is read", why, from), nil, nil
 	}
 
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),

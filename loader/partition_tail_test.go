@@ -56,8 +56,8 @@ func TestOpenPartitionTailEqualsFullReplay(t *testing.T) {
 		{"began before log start", gen.LogOptions{OldTxn: true, DeleteSegments: 2, Seed: 5}, txnindex.ReplaySnapshot, true, "producer 9000"},
 		// Some of it survives: its data from the log start on is needed.
 		{"began before log start, data survives", gen.LogOptions{OldTxn: true, OldTxnLateWrite: true, DeleteSegments: 2, Seed: 7},
-			txnindex.ReplayFull, false, "began at offset 0 before the log start"},
-		{"open since the first segment", gen.LogOptions{OldTxn: true, Seed: 9}, txnindex.ReplayFull, false, "the first segment is needed"},
+			txnindex.ReplayFull, false, "began at offset 0, before the log start"},
+		{"open since the first segment", gen.LogOptions{OldTxn: true, Seed: 9}, txnindex.ReplayFull, false, "is in the first segment, so every segment is read"},
 		{"no snapshots", gen.LogOptions{NoSnapshots: true}, txnindex.ReplayFull, false, "no producer snapshot"},
 	}
 	for _, tc := range cases {

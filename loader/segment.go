@@ -182,21 +182,13 @@ func scanFile(fh *os.File, size int64, name string, o ScanOptions, into []txnind
 
 // scanFileContext is scanFile that stops when ctx ends.
 //
-// Why pread and not mmap: the scan reads each batch's header, and with
-// batches of 1 to 64 KiB that touches every page or every 16th. On the
-// development VM (a Firecracker guest) walking the headers of a warm,
-// mapped 1 GiB segment cost 1.5 to 4.5 times the CPU of copying it out of
-// the page cache in 256 KiB pread blocks, at 1, 4 and 64 KiB batches,
-// faulted in or populated up front (MADV_POPULATE_READ); the copy costs
-// about what cat's does (scripts/bench-scan-batches.sh, the scanmodes
-// lines). A read(2) keeps no page of the file resident in the process (a
-// mapped scan of 1 KiB batches kept the whole segment in its RSS), and a
-// file truncated meanwhile reads short instead of raising SIGBUS. So a
-// segment is read with pread; batches larger than an eighth of the block
-// are read header by header (window.spacing). The exception, measured
-// since on a faster host: a header scan of batches of 2 KiB or more reads
-// a mapping (mmap.go), where pread's copy of every byte costs more than
-// the faults on the headers' pages.
+// Why pread and not mmap: the scan reads each batch's header, and a
+// read(2) into a reused block streams the bytes through the page cache at
+// about what cat costs, keeps no page of the file resident in the process,
+// and reads short, instead of raising SIGBUS, when the file is truncated
+// meanwhile. Batches larger than an eighth of the block are read header by
+// header (window.spacing), so a scan of large batches touches a page per
+// batch, not the whole file.
 func scanFileContext(ctx context.Context, fh *os.File, size int64, name string, o ScanOptions, into []txnindex.Batch, before, after int64) (*SegmentFile, []txnindex.Batch, error) {
 	return scanSegmentContext(ctx, fh, size, name, o, into, before, after, nil)
 }

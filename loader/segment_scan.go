@@ -11,7 +11,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"runtime/debug"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -143,12 +142,6 @@ func (s *scanner) note(format string, args ...any) {
 }
 
 func (s *scanner) scan() (err error) {
-	if s.w.mappedFile {
-		// A mapped file (mmap.go) truncated meanwhile faults past its
-		// new end: a short read, as pread would give.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer onFault(func() { err = s.readFailed(io.ErrUnexpectedEOF) })
-	}
 	defer func() {
 		if s.zstd != nil {
 			s.zstd.Close()

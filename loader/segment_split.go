@@ -134,9 +134,8 @@ func (x *rawIndex) sampleSpots(starts, ends []int64) [][]int64 {
 		}
 		// The part's entries are searched a 4 KiB block at a time, the
 		// last block read kept: reading the part's entries at once
-		// (2 MB for 1 GiB of 1 KiB batches) first-touched a fresh
-		// buffer page by page, some 500 faults of a header scan's
-		// 1,700 on the development VM, for a few dozen spots.
+		// would fill a fresh 2 MB buffer (1 GiB of 1 KiB batches) for
+		// a few dozen spots.
 		lo := sort.Search(x.n, func(j int) bool { return x.pos(j) > start })
 		hi := sort.Search(x.n, func(j int) bool { return x.pos(j) >= end })
 		var blk [indexBlock * offsetIndexEntrySize]byte

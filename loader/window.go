@@ -21,14 +21,16 @@ type window struct {
 	// large batches then touches a page per batch, not the whole file.
 	spacing int64
 
-	// mappedFile: data is a mapping of a file (mmap.go), which faults
-	// where the file was truncated since.
-	mappedFile bool
-
 	buf   []byte
 	start int64
 	n     int
 	big   []byte // reused for ranges larger than fill
+}
+
+// scanWindow is a scan's window over the first size bytes of r, read in
+// scanFill blocks.
+func scanWindow(r io.ReaderAt, size int64) window {
+	return window{r: r, size: size, fill: scanFill}
 }
 
 func (w *window) at(pos int64, n int) ([]byte, error) {

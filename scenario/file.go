@@ -4,8 +4,8 @@ import (
 	"os"
 )
 
-// ParseFile reads and parses the scenario file name (`server scenario
-// build FILE`, `server export --scenario FILE.txn`).
+// ParseFile reads and parses the scenario file name (`txnscope scenario
+// build FILE`, `txnscope export --scenario FILE.txn`).
 func ParseFile(name string) (*Scenario, error) {
 	f, err := os.Open(name)
 	if err != nil {

@@ -137,7 +137,7 @@ func (s *Store) Bytes() int64 {
 
 // wholeLoadBytesPerBatch is about what loading the partition whole keeps
 // per batch: its 64-byte txnindex.Batch, its share of the transactions and
-// aborted entries, and the index entries (the README's Memory paragraph;
+// aborted entries, and the index entries (docs/benchmarks.md, the engine's memory;
 // 105 bytes a batch measured on 10M batches of 1 KiB), with some margin.
 const wholeLoadBytesPerBatch = 128
 

@@ -13,7 +13,7 @@ import (
 func benchLog(n int) *Log {
 	b := newLog()
 	// As the loader allocates them (makeBatches): huge-page advised.
-	b.p.Batches = MakeLarge[Batch](0, n+8)
+	b.p.Batches = make([]Batch, 0, n+8)
 	r := rand.New(rand.NewPCG(3, 5))
 	inTxn := [5]int{}
 	for len(b.p.Batches) < n {

@@ -174,7 +174,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// segment of 1 KiB batches, some 750 page faults of the replay).
 	for si := range l.Segments {
 		if s := &l.Segments[si]; s.TxnIndexOnDisk && len(s.TxnIndex) > 0 {
-			l.RebuiltIndex[si] = MakeLarge[AbortedTxn](0, len(s.TxnIndex))
+			l.RebuiltIndex[si] = make([]AbortedTxn, 0, len(s.TxnIndex))
 		}
 	}
 
@@ -182,7 +182,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// one end-transaction marker, so the markers firstUnusable counted
 	// size Txns once (growing it by doubling first-touches twice its
 	// memory).
-	l.Txns = MakeLarge[Txn](0, markers+len(seed)+64)
+	l.Txns = make([]Txn, 0, markers+len(seed)+64)
 
 	// One map lookup per batch: a producer's entry in Producers (-1 until
 	// it is seen in a batch; seeds come from a snapshot) and its open
@@ -220,7 +220,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// inserts it in its place, as the TreeMap does, and a window seeded
 	// with the transactions open at its start (sorted below) then finds
 	// the same one a full pass does.
-	ongoing := MakeLarge[int32](0, cap(l.Txns))
+	ongoing := make([]int32, 0, cap(l.Txns))
 	head := 0
 	open := func(ti int32) {
 		first := l.Txns[ti].FirstOffset
@@ -259,7 +259,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		})
 		st.open = int32(len(l.Txns) - 1)
 		open(st.open)
-		st.txns = appendLarge(st.txns, st.open)
+		st.txns = append(st.txns, st.open)
 	}
 
 	lastPID, lastState := NoProducerID, int32(-1)
@@ -352,7 +352,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 			ti = int32(len(l.Txns) - 1)
 			st.open = ti
 			open(ti)
-			st.txns = appendLarge(st.txns, ti)
+			st.txns = append(st.txns, ti)
 			pr.Txns++
 		}
 		t := &l.Txns[ti]

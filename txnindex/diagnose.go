@@ -148,10 +148,21 @@ type Diagnosis struct {
 	// one the broker reported in the captured responses.
 	LastStableOffsetSource string `json:"last_stable_offset_source"`
 	LSOLagOffsets          int64  `json:"lso_lag_offsets"`
-	LSOLagMs               int64  `json:"lso_lag_ms"`
+	// LSOLagMs is the time the offsets behind the LSO span: from the
+	// pinning transaction's first write to the newest write of the
+	// partition. It says how much of the log consumers wait for, not how
+	// long they have waited (LSOHeldMs).
+	LSOLagMs int64 `json:"lso_lag_ms"`
 	// LSOLagAtLeast: LSOLagMs is a lower bound (the holder's first write
 	// was deleted; it is measured from its last one).
-	LSOLagAtLeast    bool            `json:"lso_lag_at_least,omitempty"`
+	LSOLagAtLeast bool `json:"lso_lag_at_least,omitempty"`
+	// LSOHeldMs is how long the LSO has been held at Now: since the
+	// pinning transaction's first write (HeldAt). -1 when nothing pins
+	// it or no write time of the pinner is known.
+	LSOHeldMs int64 `json:"lso_held_ms"`
+	// LSOHeldAtLeast: LSOHeldMs is a lower bound (measured from a later
+	// write than the first, or the time a capture saw that LSO).
+	LSOHeldAtLeast   bool            `json:"lso_held_at_least,omitempty"`
 	PinnedBy         *OpenTxnReport  `json:"pinned_by"`
 	OpenTransactions []OpenTxnReport `json:"open_transactions"`
 	// Unreplicated are the decided transactions whose marker is at or
@@ -281,10 +292,52 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			}
 		}
 	}
+	d.LSOHeldMs, d.LSOHeldAtLeast = d.HeldAt(now)
 	if o.Position >= 0 {
 		d.Lag = l.lag(o.Position)
 	}
 	return d
+}
+
+// HeldAt is how long the LSO has been held at nowMs: since the pinning
+// transaction's first write; from its first surviving write, or its last
+// write, when its first is not known (a lower bound); a pinner known only
+// from a capture keeps the capture's measure (how long the broker reported
+// that LSO), a lower bound too. -1 when nothing pins the LSO or no write
+// time of the pinner is known. Every view asks this one function with its
+// one clock, so that an index row, a page and the CLI cannot disagree.
+func (d *Diagnosis) HeldAt(nowMs int64) (ms int64, atLeast bool) {
+	p := d.PinnedBy
+	switch {
+	case p == nil:
+		return -1, false
+	case p.Unseen:
+		return d.LSOLagMs, true
+	case p.FirstTimestamp >= 0:
+		return max(nowMs-p.FirstTimestamp, 0), p.BeganBeforeLogStart
+	case p.LastTimestamp >= 0:
+		return max(nowMs-p.LastTimestamp, 0), true
+	}
+	return -1, false
+}
+
+// heldText is LSOHeldMs in words: "422d 17h", "at least 5s", "an unknown time".
+func (d *Diagnosis) heldText() string {
+	switch {
+	case d.LSOHeldMs < 0:
+		return "an unknown time"
+	case d.LSOHeldAtLeast:
+		return "at least " + fmtDur(d.LSOHeldMs)
+	}
+	return fmtDur(d.LSOHeldMs)
+}
+
+// spanText is what the offsets behind the LSO span, as the status says it.
+func (d *Diagnosis) spanText() string {
+	if d.LSOLagAtLeast {
+		return "at least " + fmtDur(d.LSOLagMs)
+	}
+	return fmtDur(d.LSOLagMs)
 }
 
 func slicesContainsPin(ts []OpenTxnReport) bool {
@@ -339,18 +392,14 @@ func (d *Diagnosis) Status() string {
 	case p == nil:
 		return "clear: open transactions exist but none holds the LSO below the high watermark"
 	case p.Unseen:
-		return fmt.Sprintf("STUCK: the LSO is %s (at least %s) behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), fmtDur(d.LSOLagMs), p.FirstOffset, p.State)
+		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)",
+			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), p.FirstOffset, p.State)
 	case p.State == StateDecidedUnreplicated:
 		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)",
 			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
 	default:
-		atLeast := ""
-		if d.LSOLagAtLeast {
-			atLeast = "at least "
-		}
-		return fmt.Sprintf("STUCK: the LSO is %s (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark (their writes span %s), pinned by producer %d epoch %d's transaction from offset %d (%s)",
+			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	}
 }
 

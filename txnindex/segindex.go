@@ -106,7 +106,7 @@ func (l *Log) buildIndexes() {
 	// backed by huge pages where a few of 2-3 MB each, among the heap's
 	// small objects, were first-touched page by page (some 740 faults of
 	// a seeded diagnose of two 1 GiB segments).
-	all := MakeLarge[AbortInfo](entries, entries)
+	all := make([]AbortInfo, entries)
 	for si := range l.Segments {
 		s := &l.Segments[si]
 		// A segment without a usable .index gets the sparse one

@@ -25,7 +25,7 @@
 // that share a verdict, in offset order, without materialising the offsets.
 //
 // A pass costs a few times what merely handing out one Decision per batch
-// does (BenchmarkDecideFloor; the README's Decide row), and nothing per
+// does (BenchmarkDecideFloor; the Decide row of docs/benchmarks.md), and nothing per
 // batch is kept for it beyond the 64-byte Batch. What it pays per batch is
 // only what the consumer does per batch: the Java consumer peeks at the
 // head of its aborted-transaction queue (CompletedFetch's

@@ -47,24 +47,17 @@ func (u *UI) isDemo(id string) bool {
 	return false
 }
 
-// pageLag is how long the LSO has been held, on the page's one clock
-// (d.Now): since the pinning transaction's first write that survives (or,
-// with none, its last one, a lower bound), so that it agrees with the ages
-// beside it. A pinner known only from a capture keeps the capture's
-// measure (how long the broker reported that LSO).
-func pageLag(d *txnindex.Diagnosis) (ms int64, atLeast bool) {
-	p := d.PinnedBy
+// clockMs is the time, in Unix milliseconds, that o measures ages against:
+// o.Now, or with none (a demo's own time, now=log) the diagnosis's own
+// clock, its newest write.
+func clockMs(o txnindex.DiagnoseOptions, d *txnindex.Diagnosis) int64 {
 	switch {
-	case p == nil:
-		return 0, false
-	case p.Unseen || d.Now <= 0:
-		return d.LSOLagMs, d.LSOLagAtLeast || p.Unseen
-	case p.FirstTimestamp >= 0:
-		return max(d.Now-p.FirstTimestamp, 0), p.BeganBeforeLogStart
-	case p.LastTimestamp >= 0:
-		return max(d.Now-p.LastTimestamp, 0), true
+	case !o.Now.IsZero():
+		return o.Now.UnixMilli()
+	case d != nil:
+		return d.Now
 	}
-	return d.LSOLagMs, d.LSOLagAtLeast
+	return -1
 }
 
 // newestWrite is the newest batch timestamp of l, the clock a diagnosis

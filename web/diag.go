@@ -233,9 +233,9 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	if d.Now > 0 {
 		v.Clock = utcText(d.Now)
 	}
-	v.LagMs, v.LagAtLeast = pageLag(d)
+	v.LagMs, v.LagAtLeast = d.LSOHeldMs, d.LSOHeldAtLeast
 	v.LagTime = durText(v.LagMs)
-	if p := d.PinnedBy; p != nil && !p.Unseen && p.FirstTimestamp < 0 && p.LastTimestamp < 0 {
+	if p := d.PinnedBy; p != nil && d.LSOHeldMs < 0 {
 		v.LagTime, v.LagAtLeast = "unknown", false
 		v.LagUnknown = "no write of the pinning transaction was read, and the producer snapshot gives no time for it"
 	}

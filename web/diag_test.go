@@ -105,7 +105,7 @@ func TestIndexGroups(t *testing.T) {
 		srcs = append(srcs, Source{ID: "load1", Title: "/data (log directory)", Partitions: []Partition{p}, Index: d})
 	}
 	srcs = append(srcs, Source{ID: "demo", Title: "a demo", Demo: true, Partitions: []Partition{{Topic: "demo-x", Partition: 0}}})
-	v := indexRows(srcs, func(s Source, p Partition) PartitionRow { return partitionRow(s, p, nil) })
+	v := indexRows(srcs, func(s Source, p Partition) PartitionRow { return partitionRow(s, p, nil, -1) })
 	if len(v.Loads) != 1 || len(v.Demos) != 1 || v.Total != 4 || v.Scanned != 1 || !v.Scanning {
 		t.Fatalf("loads %d demos %d progress %d/%d", len(v.Loads), len(v.Demos), v.Scanned, v.Total)
 	}
@@ -337,6 +337,7 @@ func TestSeededLagNotZero(t *testing.T) {
 		d := &txnindex.Diagnosis{Topic: "t0", HighWatermark: 54, LSOLagOffsets: 54, LSOLagMs: lagMs, LSOLagAtLeast: true, Now: 1_767_225_700_000,
 			OpenTransactions: []txnindex.OpenTxnReport{p}}
 		d.PinnedBy = &d.OpenTransactions[0]
+		d.LSOHeldMs, d.LSOHeldAtLeast = d.HeldAt(d.Now)
 		return d
 	}
 	src, part := Source{ID: "load1"}, Partition{Topic: "t0"}
@@ -344,12 +345,14 @@ func TestSeededLagNotZero(t *testing.T) {
 		d    *txnindex.Diagnosis
 		want string
 	}{
-		{seeded(1_767_225_600_000, 5000), "at least 5s"},
-		{seeded(1_767_225_650_000, 0), "unknown"}, // the snapshot's time is not before the newest write
+		// Held at least since the last write the snapshot gives, measured
+		// on the row's clock (the diagnosis's Now here).
+		{seeded(1_767_225_600_000, 5000), "at least " + durText(100_000)},
+		{seeded(1_767_225_650_000, 0), "at least " + durText(50_000)},
 		{seeded(-1, 0), "unknown"},
 	} {
-		r := partitionRow(src, part, tt.d)
-		if r.LagTime != tt.want || tt.want != durText(tt.d.LSOLagMs) && r.LagNote == "" {
+		r := partitionRow(src, part, tt.d, tt.d.Now)
+		if r.LagTime != tt.want || r.LagNote == "" {
 			t.Errorf("row lag %q (%q), want %q", r.LagTime, r.LagNote, tt.want)
 		}
 	}

@@ -207,8 +207,8 @@ type PartitionRow struct {
 	Note        string // what the tail scan read, or why it failed
 	LSO, HWM    int64
 	LagOffsets  int64
-	LagMs       int64
-	LagTime     string // "20m0s", "at least 5s", "unknown"
+	LagMs       int64  // how long the LSO has been held (Diagnosis.HeldAt), -1 unknown
+	LagTime     string // LagMs in words: "20m0s", "at least 5s", "unknown"
 	LagNote     string // why LagTime is a bound or unknown ("" when exact)
 	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
 	State       string // state of the pinning transaction, "clear" when none
@@ -226,7 +226,7 @@ func (r PartitionRow) LagString() string { return i64(r.LagOffsets) }
 // Name is what the filter box matches: topic-partition, lower case.
 func (r PartitionRow) Name() string { return strings.ToLower(r.Label) }
 
-func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
+func partitionRow(s Source, p Partition, d *txnindex.Diagnosis, nowMs int64) PartitionRow {
 	n := itoa(int(p.Partition))
 	r := PartitionRow{TestID: "partition-row-" + s.ID + "-" + p.Topic + "-" + n, LinkTestID: "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
 		Source: s.ID, SourceTitle: s.Title, Topic: p.Topic, Partition: p.Partition, Label: p.Topic + "-" + n,
@@ -237,9 +237,9 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
 	if d == nil {
 		return r
 	}
-	r.Built, r.LSO, r.HWM, r.LagOffsets, r.LagMs, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets,
-		d.LSOLagMs, len(d.OpenTransactions)
-	r.LagTime, r.LagNote = rowLag(d)
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets, len(d.OpenTransactions)
+	r.LagMs, _ = d.HeldAt(nowMs)
+	r.LagTime, r.LagNote = rowLag(d, nowMs)
 	r.State = "clear"
 	if d.Note != "" {
 		r.State, r.NotData = stateNotData, d.Note
@@ -255,26 +255,27 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis) PartitionRow {
 	return r
 }
 
-// rowLag is a row's lag time: d.LSOLagMs, how long before the newest write
-// the pinning transaction began. A transaction seeded from a producer
-// snapshot (its first batches not read: a lazy index's tail scan, a replay
-// from the snapshot) has no first write time; its last write, from the
-// snapshot, bounds the lag from below, and when that bound is not above
-// zero (the snapshot's time is not before the newest write read) the lag
-// is not known from what was read: "unknown", not "0ms".
-func rowLag(d *txnindex.Diagnosis) (text, note string) {
+// rowLag is a row's "LSO held for": Diagnosis.HeldAt on the row's clock
+// (nowMs), the one measure the partition page, its diagnosis panel and the
+// CLI give. A lazy partition's tail was diagnosed when it was scanned; its
+// pinner's write times are measured again against the clock of now.
+func rowLag(d *txnindex.Diagnosis, nowMs int64) (text, note string) {
 	p := d.PinnedBy
-	switch {
-	case p == nil || p.Unseen || p.FirstTimestamp >= 0 && !d.LSOLagAtLeast:
-		return durText(d.LSOLagMs), ""
-	case p.FirstTimestamp >= 0:
-		return "at least " + durText(d.LSOLagMs), "the pinning transaction began before the log start: its first write that survives is later than its first"
-	case p.LastTimestamp < 0:
-		return "unknown", "no write of the pinning transaction was read, and the producer snapshot gives no time for it"
-	case d.LSOLagMs <= 0:
-		return "unknown", "the pinning transaction's first write was not read (it began before the segments read; the producer snapshot says where), and its last write, by the snapshot, is not before the newest write read"
+	if p == nil {
+		return "—", ""
 	}
-	return "at least " + durText(d.LSOLagMs), "since the pinning transaction's last write, by the producer snapshot: its first write was not read"
+	ms, atLeast := d.HeldAt(nowMs)
+	switch {
+	case ms < 0:
+		return "unknown", "no write of the pinning transaction was read, and the producer snapshot gives no time for it"
+	case p.Unseen:
+		return "at least " + durText(ms), "how long the captured responses reported this LSO: the capture did not see the pinning transaction's writes"
+	case atLeast && p.FirstTimestamp >= 0:
+		return "at least " + durText(ms), "the pinning transaction began before the log start: its first write that survives is later than its first"
+	case atLeast:
+		return "at least " + durText(ms), "since the pinning transaction's last write, by the producer snapshot: its first write was not read"
+	}
+	return durText(ms), ""
 }
 
 // stateNotData is a row's state for a partition that is not a data

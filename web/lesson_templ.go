@@ -209,7 +209,7 @@ func LessonEmbedPage(v LessonView) templ.Component {
 	})
 }
 
-// LessonStaticPage is `server export`'s page: the timeline, its diagnosis
+// LessonStaticPage is `txnscope export`'s page: the timeline, its diagnosis
 // and the step-through, every asset and the data inlined.
 func LessonStaticPage(v LessonView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

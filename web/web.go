@@ -2,7 +2,7 @@
 // sources (sorted by LSO lag), the timeline of one partition with its
 // stuck-LSO diagnosis panel (diag.go), the panel alone, the embed, the
 // lesson step-through and quiz (lesson.go), and the self-contained pages of
-// `server export`. Handlers build view models (view.go) and templ
+// `txnscope export`. Handlers build view models (view.go) and templ
 // components render them. The timeline's canvas is drawn in the browser by
 // the scripts of static.TimelineScripts (static/js/timeline*.js) from the
 // websocket stream that package api serves; a page only carries the
@@ -107,19 +107,21 @@ func (u *UI) now() time.Time {
 // are diagnosed; the query takes the options of view.ParseDiagnoseQuery.
 func (u *UI) Index() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, err := view.ParseDiagnoseQuery(r.URL.Query(), u.now())
-		if err != nil {
+		if _, err := view.ParseDiagnoseQuery(r.URL.Query(), u.now()); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		v := indexRows(u.cat.Sources(), func(s Source, p Partition) PartitionRow {
+			// Each row on its source's clock, as its page measures it
+			// (view.DiagnoseClock: a demo by its own time).
+			o, _, _ := view.DiagnoseClock(r.URL.Query(), u.now(), s.Demo)
 			var d *txnindex.Diagnosis
 			if l := u.builtLog(s, p); l != nil {
 				d = u.diags.diagnose(l, o)
 			} else if p.Scan != nil {
 				d = p.Scan.Diagnosis // a lazy partition's tail, nil until scanned
 			}
-			return partitionRow(s, p, d)
+			return partitionRow(s, p, d, clockMs(o, d))
 		})
 		v.Upload = uploadView(u.UploadLimit)
 		render(w, r, IndexPage(v))
@@ -252,7 +254,7 @@ func (u *UI) Embed() http.Handler {
 	})
 }
 
-// StaticPage renders the self-contained timeline of l for `server export`:
+// StaticPage renders the self-contained timeline of l for `txnscope export`:
 // the CSS and scripts inlined, data (HTML-safe JSON, see timeline.js's
 // embedded data source) in the page, no URL of a server. d may be nil.
 func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) error {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// maxRealData is issue 16's bound on the real files the tests read: a
+// maxRealData is the bound on the real files the tests read: a
 // clone stays small.
 const maxRealData = 5 << 20
 

@@ -1,4 +1,4 @@
-// Package inspect describes what an input holds, for `server inspect`:
+// Package inspect describes what an input holds, for `txnscope inspect`:
 // per partition its offsets, segments with their index files, producer
 // snapshots, checkpoints, .txnindex mismatches against the log and gaps,
 // optionally every batch and record, and for a capture its fetches. The
@@ -16,14 +16,16 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Report is what inspect shows of an input; its JSON is `server inspect
+// Report is what inspect shows of an input; its JSON is `txnscope inspect
 // --format json`.
 type Report struct {
 	Path       string      `json:"path,omitempty"`
 	Kind       string      `json:"kind"`
 	Partitions []Partition `json:"partitions"`
 	Fetches    []Fetch     `json:"fetches,omitempty"`
-	Problems   []string    `json:"problems"`
+	// Files is the side file of a segment inspected alone (NewFile).
+	Files    []File   `json:"files,omitempty"`
+	Problems []string `json:"problems"`
 	// CleanShutdown: a log directory read holds the broker's clean
 	// shutdown marker (loader.CleanShutdownFile).
 	CleanShutdown bool `json:"clean_shutdown,omitempty"`

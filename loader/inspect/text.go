@@ -29,7 +29,7 @@ func clip(b []byte) string {
 	return s
 }
 
-// WriteText writes the report as `server inspect` prints it: a summary
+// WriteText writes the report as `txnscope inspect` prints it: a summary
 // line per partition, segment, snapshot, mismatch and gap, then the
 // batches and records in kafka-dump-log.sh's format. Every .txnindex and
 // snapshot entry is listed.
@@ -55,6 +55,23 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 	fmt.Fprintf(w, "%s\n", v.Kind)
 	if v.CleanShutdown {
 		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then checks no CRC)\n", loader.CleanShutdownFile)
+	}
+	for _, f := range v.Files {
+		// As kafka-dump-log.sh --files prints it, the lines indented.
+		where := "of the segment from offset"
+		if f.Kind == "producer snapshot" {
+			where = "at offset"
+		}
+		fmt.Fprintf(w, "\nDumping %s (%s %s %d, %s)\n", f.Path, f.Kind, where, f.BaseOffset, txnindex.Plural(f.Bytes, "byte", "bytes"))
+		if len(f.Entries) == 0 {
+			fmt.Fprintf(w, "  %s is empty.\n", f.Path)
+		}
+		for i, e := range f.Entries {
+			if more(i, len(f.Entries)) {
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", e)
+		}
 	}
 	for _, p := range v.Partitions {
 		fmt.Fprintf(w, "\n%s %s\n", txnindex.PartitionName(p.Topic, p.Partition), txnindex.TextWord(p.Dir))
@@ -124,12 +141,12 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 		}
 	}
 	for _, f := range v.Fetches {
-		fmt.Fprintf(w, "fetch %s %s corr %d v%d %s %s-%d offset %d: HWM %d LSO %d aborted %s, %s, %s\n",
-			f.Time, f.Connection, f.Correlation, f.Version, f.Isolation, f.Topic, f.Partition, f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.Aborted,
+		fmt.Fprintf(w, "fetch %s %s corr %d v%d %s %s offset %d: HWM %d LSO %d aborted %s, %s, %s\n",
+			f.Time, f.Connection, f.Correlation, f.Version, f.Isolation, txnindex.PartitionName(f.Topic, f.Partition), f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.Aborted,
 			txnindex.Plural(f.Batches, "batch", "batches"), txnindex.Plural(f.Bytes, "byte", "bytes"))
 	}
 	for _, p := range v.Problems {
-		fmt.Fprintf(w, "problem: %s\n", p)
+		fmt.Fprintf(w, "problem: %s\n", txnindex.OneLine(p))
 	}
 }
 

@@ -1,4 +1,4 @@
-// Command diagnosephases times the phases of a seeded `server diagnose` of
+// Command diagnosephases times the phases of a seeded `txnscope diagnose` of
 // a partition directory in one process: the load from the newest producer
 // snapshot (loader.OpenPartitionTail, with the CPU it took on all cores),
 // txnindex.Build and Log.Diagnose. -n repeats it (the first run of a

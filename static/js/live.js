@@ -50,7 +50,7 @@
   // timeline-lanes.js lays the rows of each new generation out from its
   // meta message, rebuilding them only when the set of rows changes.
   // pid is an object's exact producer id: the string twin past 2^53
-  // (README, "JSON output").
+  // (docs/cli.md, "JSON output").
   function pid(o) { return o.producer_id_str || String(o.producer_id); }
   const count = (n) => Number(n).toLocaleString("en-US"); // as txnindex.Count
   function plural(n, one, many) { return n === 1 ? "1 " + one : count(n) + " " + many; }

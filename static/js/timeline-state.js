@@ -17,7 +17,7 @@
   const $ = (sel, el) => (el || document).querySelector(sel);
   const tl = window.txnscopeTimeline = { root, $ };
   // pid is the exact producer id of an API object: its string twin when the
-  // id is past 2^53, where JSON.parse rounds the number (README, "JSON
+  // id is past 2^53, where JSON.parse rounds the number (docs/cli.md, "JSON
   // output").
   tl.pid = (o) => o.producer_id_str || String(o.producer_id);
 

@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/progress"
+	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// exitHanging is diagnose's exit status when a partition is pinned by a
+// hanging transaction, so monitors can alert on it.
+const exitHanging = 3
+
+func runDiagnose(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "diagnose", "[flags] PATH | --demo NAME | --bootstrap HOST:PORT",
+		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, hanging), the command that ends it and what that discards.\nWith --bootstrap and no PATH, --demo or --topic: scan every partition of the cluster, stuck ones first.\nExit status 3 when a partition is pinned by a hanging transaction.")
+	var (
+		format     = fs.String("format", "text", "text or json")
+		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
+		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now (for --demo, the demo's own time)")
+		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
+		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
+		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
+		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
+		topic      = fs.String("topic", "", "only this topic")
+		partition  = fs.Int("partition", -1, "only this partition")
+		scanF      = addScanFlags(fs) // cluster mode: cluster.go
+		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (input.OpenTail)")
+	)
+	if err := refusePasswordFlag(args); err != nil {
+		return err
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format must be text or json, not %q", *format)
+	}
+	now := time.Now()
+	if *nowFlag != "" {
+		t, err := parseTime(*nowFlag)
+		if err != nil {
+			return usagef("--now: %v", err)
+		}
+		now = t
+	}
+	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" && *topic == "" {
+		return diagnoseCluster(ctx, e, fs, scanF, *bootstrap, *format, now, *maxTimeout)
+	} else if err := scanF.unused(fs); err != nil {
+		return err
+	}
+	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
+		if err != nil {
+			return err
+		}
+		if *format == "text" {
+			fmt.Fprint(e.stdout, live.Runbook(d))
+			if d.Hanging() {
+				return &codeError{code: exitHanging}
+			}
+			return nil
+		}
+		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
+	}
+	opts := txnindex.DiagnoseOptions{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
+	keep := func(t string, p int32) bool {
+		return (*topic == "" || t == *topic) && (*partition < 0 || int(p) == *partition)
+	}
+	if *demo == "" && fs.NArg() == 1 {
+		ld, err := input.ListLogDirTail(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if ld != nil {
+			return diagnoseLogDir(ctx, e, ld, opts, *format, *fullReplay, keep)
+		}
+	}
+	src, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: *position}, *fullReplay)
+	if err != nil {
+		return err
+	}
+	parts := src.Partitions
+	ev, err := internalEvidence(e, src)
+	if err != nil {
+		return err
+	}
+	var ds []*txnindex.Diagnosis
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !keep(p.Log.Topic, p.Log.Partition) {
+			continue
+		}
+		o := opts
+		if (p.Fetches != nil || *demo != "") && *nowFlag == "" {
+			// A capture is aged at its own end (Diagnose clamps a later
+			// clock to it), a demo by its own time ("20 minutes later"),
+			// not by how long ago its fixed timestamps were: zero lets
+			// Diagnose take the newest write.
+			o.Now = time.Time{}
+		}
+		d := p.Log.Diagnose(o)
+		p.Log.Join(d, ev)
+		ds = append(ds, d)
+	}
+	if len(ds) == 0 {
+		return fmt.Errorf("no partition matches --topic %q --partition %d", *topic, *partition)
+	}
+	internalLast(ds)
+	return writeDiagnoses(e, *format, ds)
+}
+
+// diagnoseLogDir diagnoses a log directory a partition per core at a time,
+// each as `diagnose PARTITIONDIR` would (from its newest producer snapshot,
+// unless --full-replay), joined with what the internal topics say, read
+// first one partition at a time: memory holds a partition per core and the
+// diagnoses, whatever the directory's size (input.LogDirTail). A partition
+// that cannot be read is said on stderr and the others are still diagnosed;
+// the exit status is then 1 unless one is hanging (3).
+func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txnindex.DiagnoseOptions, format string, full bool, keep func(string, int32) bool) error {
+	for _, p := range ld.Problems {
+		fmt.Fprintf(e.stderr, "warning: %v\n", p)
+	}
+	entries := ld.Partitions()
+	total := 0
+	for _, en := range entries {
+		if keep(en.Topic, en.Partition) {
+			total++
+		}
+	}
+	var done atomic.Int64
+	var current atomic.Value
+	current.Store("the internal topics, for the join")
+	start := time.Now()
+	line := progress.Start(e.stderr, progress.Delay, func() string {
+		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total, current.Load(), time.Since(start).Round(time.Second))
+	})
+	defer line.Stop("")
+	var warnMu sync.Mutex
+	warn := func(c *input.Contents) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		for _, p := range c.Problems {
+			fmt.Fprintf(e.stderr, "warning: %v\n", p)
+		}
+	}
+	in, err := ld.Evidence(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range in.Damage() {
+		fmt.Fprintf(e.stderr, "warning: %v\n", d)
+	}
+	ev := in.Evidence()
+	// The partitions are read by a pool of workers, one partition each at
+	// a time (a large partition's scan uses every core itself; a log dir
+	// of thousands of small ones is read that many at once), and their
+	// diagnoses put back in the index's order.
+	type result struct {
+		ds  []*txnindex.Diagnosis
+		err error
+	}
+	results := make([]result, len(entries))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(entries) || ctx.Err() != nil {
+					return
+				}
+				en := entries[i]
+				if !keep(en.Topic, en.Partition) {
+					continue
+				}
+				current.Store(en.Name)
+				c, err := ld.Open(ctx, en, opts.Position, full)
+				done.Add(1)
+				if err != nil {
+					results[i].err = err
+					continue
+				}
+				warn(c)
+				for _, p := range c.Partitions {
+					d := p.Log.Diagnose(opts)
+					p.Log.Join(d, ev)
+					results[i].ds = append(results[i].ds, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var ds []*txnindex.Diagnosis
+	failed := 0
+	for i, en := range entries {
+		if r := results[i]; r.err != nil {
+			failed++
+			fmt.Fprintf(e.stderr, "error: %s: %v\n", en.Name, r.err)
+		}
+		ds = append(ds, results[i].ds...)
+	}
+	line.Stop("")
+	if len(ds) == 0 && failed == 0 {
+		return fmt.Errorf("no partition of %s matches the --topic and --partition given", ld.Index.Root)
+	}
+	internalLast(ds)
+	err = writeDiagnoses(e, format, ds)
+	if err == nil && failed > 0 {
+		err = fmt.Errorf("%s of %s could not be read (see above)", txnindex.Plural(failed, "partition", "partitions"), ld.Index.Root)
+	}
+	return err
+}
+
+// tailSource loads the PATH of diagnose and of decide --from: a partition
+// directory of a data topic from a producer snapshot (input.OpenTail, with
+// the same answer as reading it all, for what t asks); with --full-replay,
+// and for a demo, as the other commands load.
+func tailSource(ctx context.Context, e *env, fs argLister, demo string, t loader.TailOptions, full bool) (*input.Contents, error) {
+	open := func(ctx context.Context, path string) (*input.Contents, error) {
+		return input.OpenTail(ctx, path, t)
+	}
+	if full {
+		open = input.OpenContext
+	}
+	return loadSource(ctx, e, fs, demo, open)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	var ms int64
+	if _, err := fmt.Sscanf(s, "%d", &ms); err == nil && fmt.Sprint(ms) == s {
+		return time.UnixMilli(ms), nil
+	}
+	return time.Time{}, fmt.Errorf("want RFC 3339 (2026-12-02T15:04:05Z) or Unix milliseconds, got %q", s)
+}

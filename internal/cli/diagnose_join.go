@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/txnscope/txnscope/internal/jsonid"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
+)
+
+// internalEvidence reads the __transaction_state and __consumer_offsets
+// partitions among the directories c holds, the way their coordinators load
+// them, for diagnose's join (internaltopic.Internal.Evidence); records that
+// do not decode are warnings. No such partition gives empty evidence.
+func internalEvidence(e *env, c *input.Contents) (txnindex.InternalEvidence, error) {
+	if len(c.Dirs) == 0 {
+		return txnindex.InternalEvidence{}, nil
+	}
+	in, err := internaltopic.ReadLogDir(&loader.LogDir{Partitions: c.Dirs})
+	if err != nil {
+		return txnindex.InternalEvidence{}, err
+	}
+	for _, d := range in.Damage() {
+		fmt.Fprintf(e.stderr, "warning: %v\n", d)
+	}
+	return in.Evidence(), nil
+}
+
+// isInternalTopic reports the broker's own topics, whose partitions are
+// evidence for the others' diagnosis rather than the answer.
+func isInternalTopic(topic string) bool {
+	return topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic
+}
+
+// internalLast orders the diagnoses so the internal topics' partitions
+// come after the data partitions (stable otherwise): with 50 + 50 of them
+// in a log dir, the answer must not be buried under them.
+func internalLast(ds []*txnindex.Diagnosis) {
+	slices.SortStableFunc(ds, func(a, b *txnindex.Diagnosis) int {
+		return cmp.Compare(internalRank(a), internalRank(b))
+	})
+}
+
+func internalRank(d *txnindex.Diagnosis) int {
+	if isInternalTopic(d.Topic) && d.PinnedBy == nil {
+		return 1
+	}
+	return 0
+}
+
+// writeRunbooks prints each diagnosis' runbook, and the clear internal
+// partitions in one line. Several partitions (a log directory) first get a
+// summary, the stuck ones by LSO lag, so that the answer to "which
+// partition, whose transaction" is on the first lines of thousands; the
+// data partitions with nothing to say (clear, no open transaction) are then
+// named in one line instead of a runbook each.
+func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
+	var clear, quiet []string
+	n := 0
+	if len(ds) > 1 {
+		writeSummary(w, ds)
+		n++
+	}
+	for _, d := range ds {
+		if internalRank(d) == 1 {
+			clear = append(clear, txnindex.PartitionName(d.Topic, d.Partition))
+			continue
+		}
+		if len(ds) > 1 && nothingToSay(d) {
+			quiet = append(quiet, txnindex.PartitionName(d.Topic, d.Partition))
+			continue
+		}
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		n++
+		fmt.Fprint(w, d.Runbook())
+	}
+	if len(quiet) > 0 {
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		n++
+		fmt.Fprintf(w, "clear, no open transaction (read_committed consumers read to the high watermark): %s\n", strings.Join(quiet, " "))
+	}
+	if len(clear) > 0 {
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "internal partitions read for the join, LSO clear: %s\n", strings.Join(clear, " "))
+	}
+}
+
+// nothingToSay: a clear data partition with no open transaction, no
+// compaction, .txnindex difference or lag split to report.
+func nothingToSay(d *txnindex.Diagnosis) bool {
+	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
+		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == ""
+}
+
+// writeSummary is the first lines of a diagnosis of several partitions:
+// how many are stuck and why, most offsets behind first.
+func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
+	var stuck []*txnindex.Diagnosis
+	hanging := 0
+	for _, d := range ds {
+		if d.LastStableOffset < d.HighWatermark {
+			stuck = append(stuck, d)
+		}
+		if d.Hanging() {
+			hanging++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s stuck (LSO below the high watermark), %s pinned by a hanging transaction, %s clear\n",
+		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), txnindex.Count(int64(len(ds)-len(stuck))))
+	slices.SortStableFunc(stuck, func(a, b *txnindex.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
+	for _, d := range stuck {
+		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), d.Status())
+	}
+}
+
+// writeDiagnoses prints the diagnoses as JSON or runbooks, and returns
+// exit status 3 when one is pinned by a hanging transaction.
+func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
+	if format == "json" {
+		if err := jsonid.WriteIndent(e.stdout, struct {
+			Partitions []*txnindex.Diagnosis `json:"partitions"`
+		}{ds}); err != nil {
+			return err
+		}
+	} else {
+		writeRunbooks(e.stdout, ds)
+	}
+	for _, d := range ds {
+		if d.Hanging() {
+			return &codeError{code: exitHanging}
+		}
+	}
+	return nil
+}
+
+// setEvidence records the internal topics of a loaded log dir for the
+// diagnoses the pages and the API serve (view.Diagnose joins them). An
+// unreadable internal partition leaves the diagnosis unjoined; its damage
+// is the loader's to report.
+func setEvidence(ld *input.Contents) {
+	ev, err := internalEvidence(&env{stderr: io.Discard}, ld)
+	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets {
+		return
+	}
+	for _, p := range ld.Partitions {
+		if p.Fetches == nil {
+			view.SetEvidence(p.Log, ev)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// diagnoseLive answers `diagnose --bootstrap HOST --topic T --partition P`
+// without a PATH from the cluster itself, strictly read-only
+// (live.Cluster.DiagnosePartition), reached with the connection flags
+// (--dial-timeout, SASL, TLS) as cluster mode is.
+func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, partition int, now time.Time, maxTxn time.Duration) (*txnindex.Diagnosis, error) {
+	if topic == "" || partition < 0 {
+		return nil, usagef("diagnose --bootstrap without PATH needs --topic and --partition")
+	}
+	cfg := live.Config{Brokers: splitBootstrap(bootstrap)}
+	if err := f.connect(&cfg); err != nil {
+		return nil, err
+	}
+	c, err := live.NewCluster(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.DiagnosePartition(ctx, topic, int32(partition), live.ScanOptions{MaxTxnTimeout: maxTxn, Now: func() time.Time { return now }, Bootstrap: bootstrap})
+}

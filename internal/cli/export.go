@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
+	"github.com/txnscope/txnscope/web"
+)
+
+// exportWarnBytes is the page size above which export warns (the 1M-batch
+// demo makes about 100 MB).
+const exportWarnBytes = 32 << 20
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "export", "[--scenario NAME | --scenario FILE.txn | --demo NAME | PATH] [--topic T --partition P] --out FILE",
+		"Write one self-contained HTML file: the timeline of a partition and its step-through lesson, with scripts, styles and data inlined, "+
+			"for read_committed and read_uncommitted. It opens from file:// with no server and no network.")
+	scen := fs.String("scenario", "", "an embedded demo scenario by name (e.g. interleaved), or a scenario file (docs/scenarios.md)")
+	demo := fs.String("demo", "", "an embedded demo scenario (the same as --scenario NAME)")
+	topic := fs.String("topic", "", "the topic to export, when PATH holds several partitions")
+	partition := fs.Int("partition", -1, "the partition to export, when PATH holds several")
+	out := fs.String("out", "", "the HTML file to write (required)")
+	title := fs.String("title", "", "the page's subtitle; default: the demo's or scenario's title, or the input's name (never its full path)")
+	nowFlag := fs.String("now", "", "the clock the diagnosis ages transactions against (RFC 3339 or Unix ms); default: now (for a demo or scenario, its own time), as the served page")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	clock := url.Values{}
+	if *nowFlag != "" {
+		if _, err := parseTime(*nowFlag); err != nil {
+			return usagef("--now: %v", err)
+		}
+		clock.Set("now", *nowFlag)
+	}
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	if *scen != "" && *demo != "" {
+		return usagef("give --scenario or --demo, not both")
+	}
+	var path, scenTitle string
+	if *scen != "" {
+		if _, err := findDemo(*scen); err == nil {
+			*demo = *scen
+		} else if _, err := os.Stat(*scen); err != nil {
+			return usagef("--scenario %q is neither an embedded demo nor a file: %v", *scen, err)
+		} else {
+			dir, t, err := buildScenarioFile(*scen)
+			if err != nil {
+				return err
+			}
+			// The scenario is built in a temporary directory: its name
+			// is no one's business, the scenario's title is.
+			scenTitle = cmp.Or(t, strings.TrimSuffix(filepath.Base(*scen), filepath.Ext(*scen)))
+			defer os.RemoveAll(filepath.Dir(dir))
+			path = dir
+		}
+	}
+	switch {
+	case (*demo != "" || path != "") && fs.NArg() > 0:
+		return usagef("give --scenario, --demo or a PATH, not two")
+	case *demo == "" && path == "" && fs.NArg() == 0:
+		return usagef("give --scenario NAME|FILE, --demo NAME or a PATH")
+	case fs.NArg() > 1:
+		return usagef("unexpected argument %q", fs.Arg(1))
+	case fs.NArg() == 1:
+		path = fs.Arg(0)
+	}
+	var cat *catalog
+	if *demo != "" {
+		if *demo == "big" {
+			cat = &catalog{}
+			cat.put(bigDemo())
+		} else {
+			if _, err := findDemo(*demo); err != nil {
+				return err
+			}
+			cat = demoCatalog(false)
+		}
+	} else {
+		ld, err := input.OpenContext(ctx, path)
+		if err != nil {
+			return err
+		}
+		for _, p := range ld.Problems {
+			fmt.Fprintf(e.stderr, "warning: %v\n", p)
+		}
+		cat = &catalog{}
+		cat.add("export", path, ld)
+	}
+	s, err := exportPick(cat, *demo, *topic, *partition)
+	if err != nil {
+		return err
+	}
+	// A scenario file tells a story in its own time, as a demo does: its
+	// page ages it by its newest write, not by the day it is exported.
+	s.demo = s.demo || *scen != ""
+	if t := cmp.Or(*title, scenTitle); t != "" {
+		s.title = t
+	}
+	var buf bytes.Buffer
+	if err := exportPage(ctx, &buf, cat, s, clock); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %s of %s, %s\n", *out, txnindex.PartitionName(s.topic, s.partition), s.id, txnindex.Plural(buf.Len(), "byte", "bytes"))
+	if buf.Len() > exportWarnBytes {
+		fmt.Fprintf(e.stderr, "warning: %s is %d MiB; a browser may be slow to open it, or fail\n", *out, buf.Len()>>20)
+	}
+	return nil
+}
+
+// exportPick chooses the one partition to export.
+func exportPick(cat *catalog, demo, topic string, partition int) (*source, error) {
+	var hits []*source
+	for _, s := range cat.list() {
+		if demo != "" && s.id != demo {
+			continue
+		}
+		if topic != "" && s.topic != topic {
+			continue
+		}
+		if partition >= 0 && int(s.partition) != partition {
+			continue
+		}
+		hits = append(hits, s)
+	}
+	switch len(hits) {
+	case 1:
+		return hits[0], nil
+	case 0:
+		return nil, usagef("no partition matches --topic %q --partition %d", topic, partition)
+	}
+	var names []string
+	for _, s := range hits {
+		names = append(names, fmt.Sprintf("%s-%d", s.topic, s.partition))
+	}
+	return nil, usagef("several partitions (%s): choose one with --topic and --partition", strings.Join(names, ", "))
+}
+
+// exportPage writes the static page of s: the data the stream and the API
+// would have sent (api.Export), inlined into the timeline and lesson page.
+func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, clock url.Values) error {
+	l := s.get()
+	d, err := api.Export(ctx, s.id, l, loaderRecords{cat})
+	if err != nil {
+		return err
+	}
+	data, err := d.Script()
+	if err != nil {
+		return err
+	}
+	// The served page's one clock rule (view.DiagnoseClock): a demo or
+	// scenario aged by its own time, a partition read from disk by now,
+	// unless --now (clock's now=) says otherwise.
+	o, _, err := view.DiagnoseClock(clock, time.Now(), s.demo)
+	if err != nil {
+		return err
+	}
+	return web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, web.NewLesson(s.id, l, -1))
+}
+
+// buildScenarioFile builds a scenario file into a fresh temporary log
+// directory and returns the partition directory: the export then reads it
+// back through the loader, as serve does the demos. The caller removes
+// the parent directory.
+func buildScenarioFile(name string) (dir, title string, err error) {
+	sc, err := scenario.ParseFile(name)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := sc.Build()
+	if err != nil {
+		return "", "", err
+	}
+	tmp, err := b.WriteTemp("txnscope-export-")
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(tmp, b.Dir), sc.Title, nil
+}
