@@ -83,7 +83,7 @@ func PartitionName(topic string, partition int32) string {
 // act on instead of showing, except newline and tab: C0 controls, DEL
 // and C1 controls (U+0080-U+009F, which some terminals read as CSI and
 // OSC), each as \u00NN, and bytes that are not UTF-8, each as \xNN. It
-// is the last line of defence of the CLI's output (cmd/server wraps
+// is the last line of defence of the CLI's output (internal/cli wraps
 // stdout in it); names are escaped where they are printed (TextWord), so
 // that a newline in one cannot forge a line either.
 //
