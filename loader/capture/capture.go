@@ -15,6 +15,14 @@
 // (stream.go), and a Fetch response cut by one keeps its batches before
 // the gap (fetchprefix.go), as Wireshark keeps what arrived.
 //
+// The capture is decoded as it is read: each connection's bytes are framed
+// as they arrive, and a response is decoded as soon as its last byte is
+// captured, against its request, then its bytes are dropped; of a Fetch
+// only the batch headers, the aborted list and the partition's fields
+// stay. Memory follows what is decided and the messages in flight (at
+// most maxFrame per direction, the frame in progress), not the capture's
+// size.
+//
 // Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
 // does not know, are unwrapped here: the 20-byte header is skipped and the
 // payload decoded by its protocol type. Kafka messages are decoded with
@@ -114,6 +122,7 @@ func (c *Capture) NoFetch() error {
 type Conn struct {
 	Client, Server string // "ip:port"
 	c2s, s2c       *direction
+	dec            *connDecoder // nil until the client side is known
 }
 
 // FormatError is a problem at a byte position of a stream or file.
@@ -342,37 +351,93 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 	} else {
 		c.s2c = d
 	}
-	return &stream{d}
+	return &stream{d: d, f: f, c: c}
 }
 
-// finish decides each connection's client side and decodes its exchanges.
-func (f *factory) finish() {
-	// A broker's address is shared by its connections, a client's port
-	// is not: the endpoint seen in more connections is the server's.
+// maxUnoriented bounds the bytes a connection holds before its client
+// side is known. The handshake tells at once; without it, the first frames
+// of both directions do (orient). A connection seen one way only past the
+// bound is not decoded (its requests or responses would go unanswered);
+// one seen both ways is oriented by the connections seen so far.
+const maxUnoriented = 16 << 20
+
+// advance decodes what c's bytes so far complete, once c's client side is
+// known.
+func (f *factory) advance(c *Conn) {
+	if c.dec == nil && !f.orientEarly(c) {
+		return
+	}
+	c.dec.advance(false)
+}
+
+// orientEarly orients c if its bytes so far allow, and starts its decoder.
+func (f *factory) orientEarly(c *Conn) bool {
+	if c.c2s == nil || c.s2c == nil {
+		if c.c2s.held > maxUnoriented {
+			c.c2s.discard()
+		}
+		return false
+	}
+	if c.c2s.dropped || c.s2c.dropped {
+		return false
+	}
+	opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
+	switch {
+	case opener == c.c2s.src || opener == c.s2c.src:
+	case c.byCorrelation() != "":
+		opener = c.byCorrelation()
+	case c.c2s.held+c.s2c.held > maxUnoriented:
+		opener = f.byEndpoints(c)
+	default:
+		return false
+	}
+	f.start(c, opener)
+	return true
+}
+
+func (f *factory) start(c *Conn, opener string) {
+	c.orient(opener)
+	c.Client, c.Server = c.c2s.src, c.c2s.dst
+	c.dec = newConnDecoder(f.cap, c)
+}
+
+// byEndpoints is the endpoint of c that opened it, judged from the other
+// connections: a broker's address is shared by its connections, a
+// client's port is not, so the endpoint seen in more connections is the
+// server's. "" when they tie.
+func (f *factory) byEndpoints(c *Conn) string {
 	seen := map[string]int{}
-	for _, c := range f.order {
-		if c.c2s != nil && c.s2c != nil {
-			seen[c.c2s.src]++
-			seen[c.c2s.dst]++
+	for _, o := range f.order {
+		if o.c2s != nil && o.s2c != nil {
+			seen[o.c2s.src]++
+			seen[o.c2s.dst]++
 		}
 	}
+	switch a, b := seen[c.c2s.src], seen[c.c2s.dst]; {
+	case a < b:
+		return c.c2s.src
+	case b < a:
+		return c.c2s.dst
+	}
+	return ""
+}
+
+// finish decodes what each connection holds still, in the order the
+// connections were seen, and resolves topic ids.
+func (f *factory) finish() {
 	for _, c := range f.order {
-		if c.c2s == nil || c.s2c == nil {
+		if c.c2s == nil || c.s2c == nil || c.c2s.dropped || c.s2c.dropped {
 			continue // one direction only: requests without answers
 		}
-		opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
-		if opener == "" {
-			switch a, b := seen[c.c2s.src], seen[c.c2s.dst]; {
-			case a < b:
-				opener = c.c2s.src
-			case b < a:
-				opener = c.c2s.dst
+		if c.dec == nil {
+			opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
+			if opener == "" {
+				opener = f.byEndpoints(c)
 			}
+			f.start(c, opener)
 		}
-		c.orient(opener)
-		c.Client, c.Server = c.c2s.src, c.c2s.dst
 		f.cap.Conns = append(f.cap.Conns, c)
-		decodeConn(f.cap, c)
+		c.dec.finish()
 	}
 	// Fetch v13+ names topics by id; Metadata in the capture names them.
 	for _, fe := range f.cap.Fetches {
@@ -385,11 +450,25 @@ func (f *factory) finish() {
 	sort.SliceStable(f.cap.Fetches, func(i, j int) bool { return f.cap.Fetches[i].Time.Before(f.cap.Fetches[j].Time) })
 }
 
+// byCorrelation is the endpoint of c that is the client by the
+// correlation ids of both directions' first frames: a request's (bytes
+// 8-12, after size, API key and version) equals its response's (bytes
+// 4-8). "" when they do not tell.
+func (c *Conn) byCorrelation() string {
+	ab, bb := c.c2s.first(), c.s2c.first()
+	switch {
+	case len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]):
+		return c.c2s.src
+	case len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]):
+		return c.s2c.src
+	}
+	return ""
+}
+
 // orient makes c2s the client's direction: the opener (the side that sent
 // the SYN without ACK, or the endpoint not shared with other connections)
-// when one is known, else the side whose first
-// frame's correlation id (bytes 8-12, after size, API key and version)
-// equals the other side's first frame's (bytes 4-8).
+// when one is known, else the side whose first frame's correlation id
+// equals the other side's first frame's.
 func (c *Conn) orient(opener string) {
 	a, b := c.c2s, c.s2c
 	switch opener {
@@ -399,11 +478,7 @@ func (c *Conn) orient(opener string) {
 		c.c2s, c.s2c = b, a
 		return
 	}
-	ab, bb := a.first(), b.first()
-	if len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]) {
-		return
-	}
-	if len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]) {
+	if c.byCorrelation() == b.src {
 		c.c2s, c.s2c = b, a
 	}
 }
