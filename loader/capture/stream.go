@@ -250,6 +250,9 @@ func (fr *framer) advance(final bool) {
 	if fr.ended || len(fr.d.runs) == 0 {
 		return
 	}
+	if r := &fr.d.runs[0]; !fr.started && !final && r.end() == r.start {
+		return // nothing arrived yet: where the first byte will be may still move (add)
+	}
 	if !fr.started {
 		fr.started, fr.aligned, fr.after, fr.scanFrom = true, fr.d.syn, noCorr, -1 // else the capture began mid-stream, perhaps mid-frame
 		fr.pos = fr.d.runs[0].start
