@@ -178,9 +178,25 @@ func IsCapture(head []byte) bool {
 	return false
 }
 
+// packetSource is pcapgo's Reader or NgReader.
 type packetSource interface {
 	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	LinkType() layers.LinkType
+}
+
+// reader is how packets are read from src: into one reused buffer
+// (ZeroCopyReadPacketData), as tcpassembly hands in-order bytes to the
+// stream during the call, where they are copied into the direction's
+// buffer, and copies out-of-order ones into its own pages. pcapgo sizes
+// that buffer by the snap length, so a pcap file claiming one above
+// libpcap's is read a packet at a time into buffers of the packets' sizes
+// (a pcapng's are lowered by the guard).
+func (g *guard) reader(src packetSource) func() ([]byte, gopacket.CaptureInfo, error) {
+	if !g.ng && g.pcapSnap > maxSnapLen {
+		return src.ReadPacketData
+	}
+	return src.ZeroCopyReadPacketData
 }
 
 // maxWaitingPages bounds the out-of-order data tcpassembly holds per
@@ -269,9 +285,9 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			asmOK = !assembling
 		}
 	}()
-	lt := src.LinkType()
+	lt, read := src.LinkType(), g.reader(src)
 	for {
-		data, ci, err := src.ReadPacketData()
+		data, ci, err := read()
 		if err == io.EOF {
 			return true
 		}

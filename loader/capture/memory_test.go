@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -116,5 +118,32 @@ func TestMemoryDoesNotGrowWithCapture(t *testing.T) {
 	// What stays: 1,600 batch headers and the fetches, not the records.
 	if large.kept > large.size/16 {
 		t.Errorf("%d bytes kept after reading a %d-byte capture", large.kept, large.size)
+	}
+}
+
+// TestGiantSnapLengthAllocatesLittle: pcapgo sizes its one packet buffer
+// by the interface's snap length; an interface claiming 4 GiB, with a
+// 54-byte packet, must not cost 4 GiB, nor one claiming the largest block
+// 16 MiB. Any snap length passes.
+func TestGiantSnapLengthAllocatesLittle(t *testing.T) {
+	pkt := newConv(t).pkts[0]
+	for _, snaplen := range []uint32{0, 65535, maxSnapLen, maxSnapLen + 1, maxBlock, 0xfffffff0} {
+		ng := slices.Concat(ngSHBlock(le), ngIDBlock(le, snaplen), ngEPBlock(le, 0, 0, pkt))
+		pcap := slices.Concat(pcapHeader(snaplen), pcapRecord(uint32(len(pkt)), uint32(len(pkt)), pkt))
+		for _, data := range [][]byte{ng, pcap} {
+			if snaplen == 0 && len(data) == len(pcap) {
+				continue // pcapgo refuses every packet of a pcap whose snap length is 0
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			c, err := Read(bytes.NewReader(data), "snaplen")
+			runtime.ReadMemStats(&m1)
+			if err != nil || c.Packets != 1 || len(c.Problems) > 0 {
+				t.Fatalf("snap length %#x: %v, %+v", snaplen, err, c)
+			}
+			if d := m1.TotalAlloc - m0.TotalAlloc; d > 4<<20 {
+				t.Errorf("snap length %#x: %d bytes allocated for a %d-byte file", snaplen, d, len(data))
+			}
+		}
 	}
 }
