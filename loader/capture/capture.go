@@ -233,7 +233,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		return nil, err
 	}
 	c := &Capture{Name: name, ids: map[[16]byte]string{}, apis: map[string]int{}}
-	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
+	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}, begun: map[[2]gopacket.Flow]struct{}{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
 	asm.MaxBufferedPagesPerConnection = maxWaitingPages
 	if c.readPackets(src, g, f, asm) {
@@ -312,9 +312,23 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
+		k := [2]gopacket.Flow{nl.NetworkFlow(), tcp.TransportFlow()}
+		if _, seen := f.begun[k]; !seen && !tcp.SYN {
+			// A direction whose handshake was not captured (the capture
+			// began mid-connection): tcpassembly would hold all its bytes
+			// until its page limit or the end, waiting for a start that
+			// never comes, and a consumer's small requests would arrive
+			// long after their responses. Its first packet is handed over
+			// as the SYN before it instead (one sequence number earlier),
+			// so the direction streams from here; the stream is told the
+			// start is not a frame boundary (midStream).
+			tcp.SYN, tcp.Seq, f.midStream = true, tcp.Seq-1, true
+		}
+		f.begun[k] = struct{}{}
 		assembling = true
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
 		assembling = false
+		f.midStream = false
 	}
 }
 
@@ -342,6 +356,11 @@ type factory struct {
 	conns  map[connKey]*Conn
 	order  []*Conn
 	opener map[connKey]string // endpoint that sent the SYN, per connection
+	// begun: the directions (network and transport flows) seen so far.
+	begun map[[2]gopacket.Flow]struct{}
+	// midStream: the packet being assembled starts a direction whose
+	// handshake was not captured.
+	midStream bool
 }
 
 func orderedKey(a, b string) connKey {
@@ -361,7 +380,7 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 		f.conns[k] = c
 		f.order = append(f.order, c)
 	}
-	d := &direction{src: src, dst: dst}
+	d := &direction{src: src, dst: dst, midStream: f.midStream}
 	if c.c2s == nil {
 		c.c2s = d
 	} else {

@@ -23,9 +23,13 @@ type direction struct {
 	runs     []run
 	marks    []mark // stream byte -> time of the chunk starting there, increasing
 	syn      bool   // the handshake was captured: stream byte 0 starts a frame
-	held     int64  // bytes held in runs
-	gone     int    // runs dropped (framed) so far
-	goneEnd  int64  // where the last run dropped ended
+	// midStream: the handshake was not captured; the first packet was
+	// handed to tcpassembly as a SYN (readPackets), which says nothing of
+	// where frames start.
+	midStream bool
+	held      int64 // bytes held in runs
+	gone      int   // runs dropped (framed) so far
+	goneEnd   int64 // where the last run dropped ended
 	// dropped: bytes of this direction were thrown away before the
 	// connection could be oriented (see maxUnoriented); it is not decoded.
 	dropped bool
@@ -138,7 +142,7 @@ type stream struct {
 
 func (s *stream) Reassembled(rs []tcpassembly.Reassembly) {
 	for _, r := range rs {
-		if r.Start {
+		if r.Start && !s.d.midStream {
 			s.d.syn = true
 		}
 		s.d.add(r.Bytes, r.Skip, r.Seen)
