@@ -47,6 +47,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -327,6 +328,10 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 		f.begun[k] = struct{}{}
 		assembling = true
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
+		if !f.flushBefore.IsZero() {
+			asm.FlushWithOptions(tcpassembly.FlushOptions{T: f.flushBefore.Add(1)})
+			f.flushBefore = time.Time{}
+		}
 		assembling = false
 		f.midStream = false
 	}
@@ -361,6 +366,14 @@ type factory struct {
 	// midStream: the packet being assembled starts a direction whose
 	// handshake was not captured.
 	midStream bool
+	// flushBefore, when set, asks readPackets to have tcpassembly stop
+	// waiting for the segments missing since before it (connDecoder's
+	// flush: tcpassembly cannot be flushed from inside its callback). It
+	// flushes every connection waiting since then: one whose missing
+	// segment is still to be retransmitted would lose it, which needs a
+	// request stream with a segment not captured and a retransmission
+	// in flight elsewhere at once.
+	flushBefore time.Time
 }
 
 func orderedKey(a, b string) connKey {
@@ -434,6 +447,11 @@ func (f *factory) start(c *Conn, opener string) {
 	c.orient(opener)
 	c.Client, c.Server = c.c2s.src, c.c2s.dst
 	c.dec = newConnDecoder(f.cap, c)
+	c.dec.flush = func(t time.Time) {
+		if t.After(f.flushBefore) {
+			f.flushBefore = t
+		}
+	}
 }
 
 // byEndpoints is the endpoint of c that opened it, judged from the other

@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -13,6 +14,13 @@ import (
 // for the request they answer (see connDecoder.response). Past it the
 // oldest is taken as answering a request that was not captured.
 const maxHeld = 64 << 20
+
+// flushHeld is what a connection holds before it asks tcpassembly to stop
+// waiting for missing segments (factory.flushBefore): a request stream
+// that lost a segment is held back by tcpassembly, one page per request,
+// until 4,096 pages have queued or the capture ends, while the responses
+// to the requests after the gap keep coming.
+const flushHeld = 8 << 20
 
 // connDecoder decodes one connection's exchanges as their frames
 // complete: each request is kept, decoded, by correlation id until its
@@ -45,6 +53,9 @@ type connDecoder struct {
 	// one arrives after its response).
 	held      []frame
 	heldBytes int
+	// flush asks for the streams waiting since before t for a missing
+	// segment to go on without it; nil when decoding whole streams.
+	flush func(t time.Time)
 
 	reqProblems, respProblems []error
 	fetches                   []*Fetch
@@ -225,8 +236,17 @@ func (d *connDecoder) response(f frame) {
 		return
 	}
 	f.data = append([]byte(nil), f.data...)
+	f.seen = d.conn.s2c.timeAt(f.off) // the direction forgets it once past f
 	d.held = append(d.held, f)
 	d.heldBytes += len(f.data)
+	if d.heldBytes > flushHeld && d.flush != nil {
+		// A response is captured after the whole of the request it
+		// answers reached the broker: what the request stream still
+		// waits for from before this response (its start, when the
+		// held response answers a request lost in the gap, the next
+		// one's) was not captured and will not be.
+		d.flush(f.seen)
+	}
 	d.release(false)
 }
 
@@ -311,7 +331,15 @@ func (d *connDecoder) decode(f frame) {
 		}
 		return
 	}
-	d.fetches = append(d.fetches, fetchesOf(d.conn, d.conn.s2c.timeAt(f.off), corr, p.version, p.req.(*kmsg.FetchRequest), fresp, d.session, where)...)
+	d.fetches = append(d.fetches, fetchesOf(d.conn, d.seen(f), corr, p.version, p.req.(*kmsg.FetchRequest), fresp, d.session, where)...)
+}
+
+// seen is when f's first byte was captured.
+func (d *connDecoder) seen(f frame) time.Time {
+	if !f.seen.IsZero() {
+		return f.seen
+	}
+	return d.conn.s2c.timeAt(f.off)
 }
 
 // cutFetch keeps what arrived of a Fetch response that runs into bytes not
@@ -321,7 +349,7 @@ func (d *connDecoder) decode(f frame) {
 // batches of a record set are independent).
 func (d *connDecoder) cutFetch(f frame, corr int32, version int16, freq *kmsg.FetchRequest, body []byte) {
 	resp, want := fetchPrefix(body, version)
-	kept := fetchesOf(d.conn, d.conn.s2c.timeAt(f.off), corr, version, freq, resp, d.session, d.respWhere)
+	kept := fetchesOf(d.conn, d.seen(f), corr, version, freq, resp, d.session, d.respWhere)
 	d.fetches = append(d.fetches, kept...)
 	msg := fmt.Sprintf("Fetch v%d response corr %d cut by bytes not captured after %d of its %d bytes", version, corr, len(f.data), f.size)
 	whole := len(kept)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,46 @@ func TestStreamLimits(t *testing.T) {
 		// The buffer's capacity doubles as it grows.
 		if peak > 2*maxUnoriented+8<<20 {
 			t.Errorf("peak heap %d for %d bytes one way", peak, maxUnoriented+24<<20)
+		}
+	})
+	t.Run("responses waiting for requests held back by a lost segment make tcpassembly go on", func(t *testing.T) {
+		cv := newConv(t)
+		var lost []int
+		const n = 40
+		for i := range n {
+			var recs []byte
+			for k := range 100 {
+				recs = append(recs, batch(int64(i*1000+k*10), 10, 1000)...)
+			}
+			req, resp := fetchExchange(13, int64(i*1000), recs)
+			seg := cv.send(true, requestFrame(req, int32(i+1)), 65000)
+			if i == 1 {
+				lost = seg
+			}
+			cv.send(false, responseFrame(resp, int32(i+1)), 65000)
+		}
+		cv.close()
+		pcap := cv.pcap(lost...)
+		cv = nil
+		c, peak := readSampled(t, pcap)
+		// The request of corr 2 is lost; its response cannot be paired.
+		var corrs []int32
+		for _, f := range c.Fetches {
+			corrs = append(corrs, f.CorrelationID)
+		}
+		// In capture order, corr 2's response (its request lost) left out.
+		want := []int32{1}
+		for i := int32(3); i <= n; i++ {
+			want = append(want, i)
+		}
+		if !slices.Equal(corrs, want) {
+			t.Fatalf("fetches of corr %v, problems %v", corrs, c.Problems)
+		}
+		if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Error(), "10.0.0.1:40000->10.0.0.2:9092: byte 0x63: TCP segments not captured: stream bytes 0x63..0xc5 (99 bytes) missing") {
+			t.Errorf("problems %v", c.Problems)
+		}
+		if peak > 2*flushHeld+8<<20 {
+			t.Errorf("peak heap %d for a %d-byte capture", peak, len(pcap))
 		}
 	})
 	noHandshake := func(t *testing.T, exchanges int) (*Capture, uint64, int) {

@@ -155,9 +155,10 @@ func (s *stream) ReassemblyComplete() {}
 // frame is one size-prefixed Kafka message of a direction. Its data is
 // the direction's buffer: it is valid only during the call it is handed to.
 type frame struct {
-	off  int64  // stream byte of its size field
-	size int64  // the bytes after the size field, as declared
-	data []byte // those captured contiguously from the start: shorter than size when the frame runs into a gap or the capture's end
+	off  int64     // stream byte of its size field
+	size int64     // the bytes after the size field, as declared
+	data []byte    // those captured contiguously from the start: shorter than size when the frame runs into a gap or the capture's end
+	seen time.Time // when its first byte was captured, once the direction no longer tells (connDecoder.response)
 }
 
 func (f frame) cut() bool { return int64(len(f.data)) < f.size }
