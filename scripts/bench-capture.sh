@@ -8,12 +8,14 @@
 #
 #   scripts/bench-capture.sh CAPTURE.pcapng TXNSCOPE_BIN [MORE_BINS...]
 #   ROUNDS=7 scripts/bench-capture.sh /tmp/c.pcapng /tmp/old /tmp/new
+#   DECIDE_ARGS= scripts/bench-capture.sh ...   # `decide F` (every offset) instead of `decide --counts F`
 #
 # Make CAPTURE with scripts/gencapture (the broker on 9092, where tshark's
 # Kafka dissector looks).
 set -euo pipefail
 F=$1; shift
 ROUNDS=${ROUNDS:-5}
+DECIDE_ARGS=${DECIDE_ARGS---counts}
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench-capture.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 measure() { # name cmd...
@@ -30,7 +32,8 @@ for r in $(seq "$ROUNDS"); do
 	i=0
 	for b in "$@"; do
 		i=$((i+1))
-		measure "txnscope$i" "$b" decide --counts "$F"
+		# shellcheck disable=SC2086 # DECIDE_ARGS is words
+		measure "txnscope$i" "$b" decide $DECIDE_ARGS "$F"
 	done
 done
 median() { # name column
