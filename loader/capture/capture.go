@@ -427,6 +427,10 @@ func (f *factory) orientEarly(c *Conn) bool {
 		return false
 	}
 	if c.c2s.dropped || c.s2c.dropped {
+		// Its other half came after the first was dropped: neither is
+		// decoded, so neither is kept.
+		c.c2s.discard()
+		c.s2c.discard()
 		return false
 	}
 	opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]

@@ -267,6 +267,10 @@ func (d *connDecoder) waits(f frame) bool {
 func (d *connDecoder) release(final bool) {
 	for len(d.held) > 0 && (final || !d.waits(d.held[0]) || d.heldBytes > maxHeld) {
 		f := d.held[0]
+		if !final && d.waits(f) {
+			d.problem(&d.respProblems, d.respWhere, f.off, "response corr %d held with %d bytes of responses after it for a request that did not come: not decoded",
+				int32(binary.BigEndian.Uint32(f.data)), d.heldBytes-len(f.data))
+		}
 		d.held[0] = frame{}
 		d.held = d.held[1:]
 		d.heldBytes -= len(f.data)

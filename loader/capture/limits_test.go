@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readSampled writes pcap to a file and reads it as txnscope does, with
@@ -123,6 +124,27 @@ func TestStreamLimits(t *testing.T) {
 		}
 		if peak > 2*flushHeld+8<<20 {
 			t.Errorf("peak heap %d for a %d-byte capture", peak, len(pcap))
+		}
+	})
+	t.Run("responses whose requests never come are held to maxHeld, then reported", func(t *testing.T) {
+		c := &Capture{Name: "held", ids: map[[16]byte]string{}, apis: map[string]int{}}
+		conn := &Conn{Client: "c:1", Server: "s:2", c2s: &direction{src: "c:1", dst: "s:2", syn: true}, s2c: &direction{src: "s:2", dst: "c:1", syn: true}}
+		d := newConnDecoder(c, conn)
+		_, resp := fetchExchange(13, 0, make([]byte, 1<<20))
+		most := 0
+		for i := range 80 {
+			conn.s2c.add(responseFrame(resp, int32(i+1)), 0, time.Unix(1700000000, 0))
+			d.advance(false)
+			most = max(most, d.heldBytes)
+		}
+		d.finish()
+		if most > maxHeld+2<<20 {
+			t.Errorf("%d bytes held", most)
+		}
+		var fe *FormatError
+		if len(c.Problems) == 0 || !errors.As(c.Problems[0], &fe) || fe.Offset != 0 || fe.Where != "s:2->c:1" ||
+			!strings.HasPrefix(fe.Msg, "response corr 1 held with ") || !strings.HasSuffix(fe.Msg, " bytes of responses after it for a request that did not come: not decoded") {
+			t.Errorf("problems %v", c.Problems)
 		}
 	})
 	noHandshake := func(t *testing.T, exchanges int) (*Capture, uint64, int) {
