@@ -15,6 +15,14 @@
 // (stream.go), and a Fetch response cut by one keeps its batches before
 // the gap (fetchprefix.go), as Wireshark keeps what arrived.
 //
+// The capture is decoded as it is read: each connection's bytes are framed
+// as they arrive, and a response is decoded as soon as its last byte is
+// captured, against its request, then its bytes are dropped; of a Fetch
+// only the batch headers, the aborted list and the partition's fields
+// stay. Memory follows what is decided and the messages in flight (at
+// most maxFrame per direction, the frame in progress), not the capture's
+// size.
+//
 // Linux "cooked" captures v2 (SLL2, link type 276), which gopacket 1.1.19
 // does not know, are unwrapped here: the 20-byte header is skipped and the
 // payload decoded by its protocol type. Kafka messages are decoded with
@@ -39,6 +47,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -114,6 +123,7 @@ func (c *Capture) NoFetch() error {
 type Conn struct {
 	Client, Server string // "ip:port"
 	c2s, s2c       *direction
+	dec            *connDecoder // nil until the client side is known
 }
 
 // FormatError is a problem at a byte position of a stream or file.
@@ -169,9 +179,25 @@ func IsCapture(head []byte) bool {
 	return false
 }
 
+// packetSource is pcapgo's Reader or NgReader.
 type packetSource interface {
 	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	LinkType() layers.LinkType
+}
+
+// reader is how packets are read from src: into one reused buffer
+// (ZeroCopyReadPacketData), as tcpassembly hands in-order bytes to the
+// stream during the call, where they are copied into the direction's
+// buffer, and copies out-of-order ones into its own pages. pcapgo sizes
+// that buffer by the snap length, so a pcap file claiming one above
+// libpcap's is read a packet at a time into buffers of the packets' sizes
+// (a pcapng's are lowered by the guard).
+func (g *guard) reader(src packetSource) func() ([]byte, gopacket.CaptureInfo, error) {
+	if !g.ng && g.pcapSnap > maxSnapLen {
+		return src.ReadPacketData
+	}
+	return src.ZeroCopyReadPacketData
 }
 
 // maxWaitingPages bounds the out-of-order data tcpassembly holds per
@@ -208,7 +234,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		return nil, err
 	}
 	c := &Capture{Name: name, ids: map[[16]byte]string{}, apis: map[string]int{}}
-	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}}
+	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}, begun: map[[2]gopacket.Flow]struct{}{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
 	asm.MaxBufferedPagesPerConnection = maxWaitingPages
 	if c.readPackets(src, g, f, asm) {
@@ -260,9 +286,9 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			asmOK = !assembling
 		}
 	}()
-	lt := src.LinkType()
+	lt, read := src.LinkType(), g.reader(src)
 	for {
-		data, ci, err := src.ReadPacketData()
+		data, ci, err := read()
 		if err == io.EOF {
 			return true
 		}
@@ -287,9 +313,27 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
+		k := [2]gopacket.Flow{nl.NetworkFlow(), tcp.TransportFlow()}
+		if _, seen := f.begun[k]; !seen && !tcp.SYN {
+			// A direction whose handshake was not captured (the capture
+			// began mid-connection): tcpassembly would hold all its bytes
+			// until its page limit or the end, waiting for a start that
+			// never comes, and a consumer's small requests would arrive
+			// long after their responses. Its first packet is handed over
+			// as the SYN before it instead (one sequence number earlier),
+			// so the direction streams from here; the stream is told the
+			// start is not a frame boundary (midStream).
+			tcp.SYN, tcp.Seq, f.midStream = true, tcp.Seq-1, true
+		}
+		f.begun[k] = struct{}{}
 		assembling = true
 		asm.AssembleWithTimestamp(nl.NetworkFlow(), tcp, ci.Timestamp)
+		if !f.flushBefore.IsZero() {
+			asm.FlushWithOptions(tcpassembly.FlushOptions{T: f.flushBefore.Add(1)})
+			f.flushBefore = time.Time{}
+		}
 		assembling = false
+		f.midStream = false
 	}
 }
 
@@ -317,6 +361,19 @@ type factory struct {
 	conns  map[connKey]*Conn
 	order  []*Conn
 	opener map[connKey]string // endpoint that sent the SYN, per connection
+	// begun: the directions (network and transport flows) seen so far.
+	begun map[[2]gopacket.Flow]struct{}
+	// midStream: the packet being assembled starts a direction whose
+	// handshake was not captured.
+	midStream bool
+	// flushBefore, when set, asks readPackets to have tcpassembly stop
+	// waiting for the segments missing since before it (connDecoder's
+	// flush: tcpassembly cannot be flushed from inside its callback). It
+	// flushes every connection waiting since then: one whose missing
+	// segment is still to be retransmitted would lose it, which needs a
+	// request stream with a segment not captured and a retransmission
+	// in flight elsewhere at once.
+	flushBefore time.Time
 }
 
 func orderedKey(a, b string) connKey {
@@ -336,43 +393,108 @@ func (f *factory) New(net, tr gopacket.Flow) tcpassembly.Stream {
 		f.conns[k] = c
 		f.order = append(f.order, c)
 	}
-	d := &direction{src: src, dst: dst}
+	d := &direction{src: src, dst: dst, midStream: f.midStream}
 	if c.c2s == nil {
 		c.c2s = d
 	} else {
 		c.s2c = d
 	}
-	return &stream{d}
+	return &stream{d: d, f: f, c: c}
 }
 
-// finish decides each connection's client side and decodes its exchanges.
-func (f *factory) finish() {
-	// A broker's address is shared by its connections, a client's port
-	// is not: the endpoint seen in more connections is the server's.
-	seen := map[string]int{}
-	for _, c := range f.order {
-		if c.c2s != nil && c.s2c != nil {
-			seen[c.c2s.src]++
-			seen[c.c2s.dst]++
+// maxUnoriented bounds the bytes a connection holds before its client
+// side is known. The handshake tells at once; without it, the first frames
+// of both directions do (orient). A connection seen one way only past the
+// bound is not decoded (its requests or responses would go unanswered);
+// one seen both ways is oriented by the connections seen so far.
+const maxUnoriented = 16 << 20
+
+// advance decodes what c's bytes so far complete, once c's client side is
+// known.
+func (f *factory) advance(c *Conn) {
+	if c.dec == nil && !f.orientEarly(c) {
+		return
+	}
+	c.dec.advance(false)
+}
+
+// orientEarly orients c if its bytes so far allow, and starts its decoder.
+func (f *factory) orientEarly(c *Conn) bool {
+	if c.c2s == nil || c.s2c == nil {
+		if c.c2s.held > maxUnoriented {
+			c.c2s.discard()
+		}
+		return false
+	}
+	if c.c2s.dropped || c.s2c.dropped {
+		// Its other half came after the first was dropped: neither is
+		// decoded, so neither is kept.
+		c.c2s.discard()
+		c.s2c.discard()
+		return false
+	}
+	opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
+	switch {
+	case opener == c.c2s.src || opener == c.s2c.src:
+	case c.byCorrelation() != "":
+		opener = c.byCorrelation()
+	case c.c2s.held+c.s2c.held > maxUnoriented:
+		opener = f.byEndpoints(c)
+	default:
+		return false
+	}
+	f.start(c, opener)
+	return true
+}
+
+func (f *factory) start(c *Conn, opener string) {
+	c.orient(opener)
+	c.Client, c.Server = c.c2s.src, c.c2s.dst
+	c.dec = newConnDecoder(f.cap, c)
+	c.dec.flush = func(t time.Time) {
+		if t.After(f.flushBefore) {
+			f.flushBefore = t
 		}
 	}
+}
+
+// byEndpoints is the endpoint of c that opened it, judged from the other
+// connections: a broker's address is shared by its connections, a
+// client's port is not, so the endpoint seen in more connections is the
+// server's. "" when they tie.
+func (f *factory) byEndpoints(c *Conn) string {
+	seen := map[string]int{}
+	for _, o := range f.order {
+		if o.c2s != nil && o.s2c != nil {
+			seen[o.c2s.src]++
+			seen[o.c2s.dst]++
+		}
+	}
+	switch a, b := seen[c.c2s.src], seen[c.c2s.dst]; {
+	case a < b:
+		return c.c2s.src
+	case b < a:
+		return c.c2s.dst
+	}
+	return ""
+}
+
+// finish decodes what each connection holds still, in the order the
+// connections were seen, and resolves topic ids.
+func (f *factory) finish() {
 	for _, c := range f.order {
-		if c.c2s == nil || c.s2c == nil {
+		if c.c2s == nil || c.s2c == nil || c.c2s.dropped || c.s2c.dropped {
 			continue // one direction only: requests without answers
 		}
-		opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
-		if opener == "" {
-			switch a, b := seen[c.c2s.src], seen[c.c2s.dst]; {
-			case a < b:
-				opener = c.c2s.src
-			case b < a:
-				opener = c.c2s.dst
+		if c.dec == nil {
+			opener := f.opener[orderedKey(c.c2s.src, c.c2s.dst)]
+			if opener == "" {
+				opener = f.byEndpoints(c)
 			}
+			f.start(c, opener)
 		}
-		c.orient(opener)
-		c.Client, c.Server = c.c2s.src, c.c2s.dst
 		f.cap.Conns = append(f.cap.Conns, c)
-		decodeConn(f.cap, c)
+		c.dec.finish()
 	}
 	// Fetch v13+ names topics by id; Metadata in the capture names them.
 	for _, fe := range f.cap.Fetches {
@@ -385,11 +507,25 @@ func (f *factory) finish() {
 	sort.SliceStable(f.cap.Fetches, func(i, j int) bool { return f.cap.Fetches[i].Time.Before(f.cap.Fetches[j].Time) })
 }
 
+// byCorrelation is the endpoint of c that is the client by the
+// correlation ids of both directions' first frames: a request's (bytes
+// 8-12, after size, API key and version) equals its response's (bytes
+// 4-8). "" when they do not tell.
+func (c *Conn) byCorrelation() string {
+	ab, bb := c.c2s.first(), c.s2c.first()
+	switch {
+	case len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]):
+		return c.c2s.src
+	case len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]):
+		return c.s2c.src
+	}
+	return ""
+}
+
 // orient makes c2s the client's direction: the opener (the side that sent
 // the SYN without ACK, or the endpoint not shared with other connections)
-// when one is known, else the side whose first
-// frame's correlation id (bytes 8-12, after size, API key and version)
-// equals the other side's first frame's (bytes 4-8).
+// when one is known, else the side whose first frame's correlation id
+// equals the other side's first frame's.
 func (c *Conn) orient(opener string) {
 	a, b := c.c2s, c.s2c
 	switch opener {
@@ -399,11 +535,7 @@ func (c *Conn) orient(opener string) {
 		c.c2s, c.s2c = b, a
 		return
 	}
-	ab, bb := a.first(), b.first()
-	if len(ab) >= 12 && len(bb) >= 8 && bytes.Equal(ab[8:12], bb[4:8]) {
-		return
-	}
-	if len(bb) >= 12 && len(ab) >= 8 && bytes.Equal(bb[8:12], ab[4:8]) {
+	if c.byCorrelation() == b.src {
 		c.c2s, c.s2c = b, a
 	}
 }

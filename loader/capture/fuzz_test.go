@@ -88,8 +88,8 @@ func FuzzConn(f *testing.F) {
 			t.Fatal(e)
 		}
 		for _, fe := range c.Fetches {
-			if int64(len(fe.Records)) > int64(len(s2c)) {
-				t.Fatalf("a fetch holds %d record bytes of a %d-byte stream", len(fe.Records), len(s2c))
+			if int64(fe.RecordBytes) > int64(len(s2c)) {
+				t.Fatalf("a fetch holds %d record bytes of a %d-byte stream", fe.RecordBytes, len(s2c))
 			}
 		}
 	})

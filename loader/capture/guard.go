@@ -14,6 +14,10 @@ import (
 // Ethernet and cooked captures, so no capture of Kafka traffic comes near.
 const maxBlock = 16 << 20
 
+// maxSnapLen is libpcap's MAXIMUM_SNAPLEN (pcap-int.h), what tcpdump and
+// dumpcap write: a snap length above it is handed to pcapgo as 0.
+const maxSnapLen = 256 << 10
+
 // pcapng block types (pcapng specification, section 11.1).
 const (
 	ngSHB = 0x0A0D0D0A // Section Header Block; the same in both byte orders
@@ -55,6 +59,9 @@ type guard struct {
 	header  bool         // pcap: the file header is behind us
 	packets int          // packet records or blocks read, the current one included
 	snaplen []uint32     // pcapng: per interface of the current section
+	// pcapSnap is a pcap file's snap length: pcapgo sizes its reused
+	// packet buffer by it (Read).
+	pcapSnap uint32
 }
 
 func newGuard(r io.Reader, name string, ng bool, size int64) *guard {
@@ -168,6 +175,7 @@ func (g *guard) nextRecord() error {
 		if m := binary.BigEndian.Uint32(g.buf.Bytes()); m == 0xa1b2c3d4 || m == 0xa1b23c4d {
 			g.order = binary.BigEndian
 		}
+		g.pcapSnap = g.order.Uint32(g.buf.Bytes()[16:20])
 		g.header = true
 		return nil
 	}
@@ -296,6 +304,14 @@ func (g *guard) nextBlock() error {
 			return err
 		}
 		g.snaplen = append(g.snaplen, o.Uint32(b[12:16]))
+		if o.Uint32(b[12:16]) > maxSnapLen {
+			// pcapgo's ZeroCopyReadPacketData sizes its one packet
+			// buffer by the interface's snap length: a claimed 4 GiB
+			// would be allocated before a packet is read. pcapgo is
+			// told 0 (no limit) instead and sizes the buffer by the
+			// packets, which are in the file.
+			o.PutUint32(b[12:16], 0)
+		}
 	case ngISB:
 		return g.options(b, 20, false)
 	case ngEPB, ngPB:

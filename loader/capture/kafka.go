@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,12 +39,14 @@ type Fetch struct {
 	// a null list (read_uncommitted, or before Fetch v4).
 	Aborted []txnindex.AbortedTransaction
 
-	Records []byte           // the record set as received
-	Batches []txnindex.Batch // its complete batches (a truncated tail is dropped, as clients do)
-	Damage  []*loader.FormatError
+	// RecordBytes is the length of the record set as received; its bytes
+	// are not kept, only the headers of its batches.
+	RecordBytes int
+	Batches     []txnindex.Batch // its complete batches (a truncated tail is dropped, as clients do)
+	Damage      []*loader.FormatError
 
 	// Incomplete: TCP segments of the response were not captured, so
-	// Records holds only the bytes before the gap; the broker sent more.
+	// RecordBytes counts only the bytes before the gap; the broker sent more.
 	Incomplete bool
 }
 
@@ -53,7 +56,7 @@ func (f *Fetch) Response() txnindex.FetchResponse {
 		Err: txnindex.FetchError(f.ErrorCode), HighWatermark: f.HighWatermark,
 		LastStableOffset: f.LastStableOffset, LogStartOffset: f.LogStartOffset,
 		AbortedTransactions: f.Aborted, Batches: f.Batches, FirstBatch: -1, Segment: -1,
-		Bytes: int64(len(f.Records)),
+		Bytes: int64(f.RecordBytes),
 	}
 }
 
@@ -99,209 +102,12 @@ func plausibleRequest(b []byte, after int32) bool {
 	return req != nil && version <= req.MaxVersion()
 }
 
-func decodeConn(c *Capture, conn *Conn) {
-	where := conn.Client + "->" + conn.Server
-	defer func() {
-		// The decoders work on bytes an attacker chose; a panic in them
-		// is a bug, reported rather than taking the process down.
-		if v := recover(); v != nil {
-			c.Problems = append(c.Problems, fmt.Errorf("capture: %s: %s: decoding this connection failed (%v); its remaining exchanges are skipped", c.Name, where, v))
-		}
-	}()
-	rq := &framer{file: c.Name, where: where, d: conn.c2s, min: minRequest, corrAt: 8, plausible: plausibleRequest}
-	rq.walk()
-	c.Problems = append(c.Problems, rq.problems...)
-	byCorr := make(map[int32]pending, len(rq.frames))
-	// Each request's place on the connection: a broker answers the
-	// requests of one connection in the order they were sent (Kafka
-	// protocol guide, "Network"), so after a gap the next response must
-	// answer a request later than the last one answered.
-	place := make(map[int32]int, len(rq.frames))
-	// Offsets named by earlier requests of a fetch session (KIP-227): an
-	// incremental request lists only partitions that changed.
-	session := map[sessionKey]int64{}
-	for i, f := range rq.frames {
-		fr := f.data
-		if f.cut() {
-			if len(fr) >= 8 {
-				key, version, corr := int16(binary.BigEndian.Uint16(fr)), int16(binary.BigEndian.Uint16(fr[2:])), corrOf(fr)
-				byCorr[corr], place[corr] = pending{key: key, version: version}, i
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
-					Msg: fmt.Sprintf("%s v%d request corr %d cut by bytes not captured after %d of its %d bytes: the exchange is not decoded", kmsg.NameForKey(key), version, corr, len(fr), f.size)})
-			}
-			continue
-		}
-		p, body, herr := requestHeader(fr)
-		if herr != nil {
-			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: herr.Error()})
-			continue
-		}
-		if p.req != nil {
-			if err := p.req.ReadFrom(body); err != nil {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
-					Msg: fmt.Sprintf("%s v%d request body: %v", kmsg.NameForKey(p.key), p.version, err)})
-				p.req = nil
-			}
-		}
-		byCorr[corrOf(fr)], place[corrOf(fr)] = p, i
-	}
-	where = conn.Server + "->" + conn.Client
-	rs := &framer{file: c.Name, where: where, d: conn.s2c, min: minResponse, corrAt: 4}
-	rs.plausible = func(b []byte, after int32) bool {
-		if len(b) < 8 {
-			return false
-		}
-		if n := int32(binary.BigEndian.Uint32(b)); n < minResponse || n > maxFrame {
-			return false
-		}
-		i, ok := place[int32(binary.BigEndian.Uint32(b[4:]))]
-		if !ok {
-			return false
-		}
-		j, ok := place[after]
-		return !ok || i > j
-	}
-	// A response that runs past the bytes captured after a gap is only
-	// taken as such if it is a Fetch response whose first batch arrived
-	// whole, CRC and all.
-	rs.confirm = func(b []byte) bool {
-		p := byCorr[int32(binary.BigEndian.Uint32(b[4:]))]
-		if _, ok := p.req.(*kmsg.FetchRequest); !ok {
-			return false
-		}
-		body := b[8:]
-		if p.req.IsFlexible() {
-			var err error
-			if body, err = skipTags(body); err != nil {
-				return false
-			}
-		}
-		resp, want := fetchPrefix(body, p.version)
-		if want < 0 {
-			return false
-		}
-		t := resp.Topics[len(resp.Topics)-1]
-		recs := t.Partitions[len(t.Partitions)-1].RecordBatches
-		if len(recs) < 12 {
-			return false
-		}
-		// The first batch only: its length is at bytes 8..12.
-		n := 12 + int64(int32(binary.BigEndian.Uint32(recs[8:])))
-		if n < 12 || n > int64(len(recs)) {
-			return false
-		}
-		bs, _ := loader.ParseRecordSet(recs[:n], "")
-		return len(bs) == 1
-	}
-	rs.walk()
-	c.Problems = append(c.Problems, rs.problems...)
-	answered := map[int32]bool{}
-	for _, f := range rs.frames {
-		fr := f.data
-		if len(fr) < 4 {
-			continue
-		}
-		corr := int32(binary.BigEndian.Uint32(fr))
-		p, ok := byCorr[corr]
-		if !ok || p.req == nil {
-			continue
-		}
-		answered[corr] = true
-		c.Exchanges++
-		c.apis[kmsg.NameForKey(p.key)]++
-		body := fr[4:]
-		resp := p.req.ResponseKind()
-		resp.SetVersion(p.version)
-		// Response header v1 (flexible) adds tagged fields, except for
-		// ApiVersions, whose response header stays v0 so any client can
-		// read it.
-		if resp.IsFlexible() && p.key != 18 {
-			var herr error
-			body, herr = skipTags(body)
-			if herr != nil {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: herr.Error()})
-				continue
-			}
-		}
-		if f.cut() {
-			if freq, ok := p.req.(*kmsg.FetchRequest); ok {
-				c.cutFetch(conn, f, corr, p.version, freq, body, session, where)
-			} else {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
-					Msg: fmt.Sprintf("%s v%d response corr %d cut by bytes not captured after %d of its %d bytes: not decoded", kmsg.NameForKey(p.key), p.version, corr, len(fr), f.size)})
-			}
-			continue
-		}
-		if err := resp.ReadFrom(body); err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off,
-				Msg: fmt.Sprintf("%s v%d response body: %v", kmsg.NameForKey(p.key), p.version, err)})
-			continue
-		}
-		fresp, ok := resp.(*kmsg.FetchResponse)
-		if !ok {
-			if m, ok := resp.(*kmsg.MetadataResponse); ok {
-				for _, t := range m.Topics {
-					if t.Topic != nil && t.TopicID != ([16]byte{}) {
-						c.ids[t.TopicID] = *t.Topic
-					}
-				}
-			}
-			continue
-		}
-		c.addFetches(conn, conn.s2c.timeAt(f.off), corr, p.version, p.req.(*kmsg.FetchRequest), fresp, session, where)
-	}
-	// A Fetch request left unanswered before one that was answered lost
-	// its response in a gap (responses come in request order); one after
-	// the last answered may have been pending when the capture stopped.
-	lastAnswered := -1
-	for corr := range answered {
-		lastAnswered = max(lastAnswered, place[corr])
-	}
-	for i, f := range rq.frames {
-		if len(f.data) < 8 || int16(binary.BigEndian.Uint16(f.data)) != 1 {
-			continue
-		}
-		corr := corrOf(f.data)
-		if answered[corr] || place[corr] != i {
-			continue
-		}
-		c.unanswered++
-		if i < lastAnswered {
-			c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: conn.Client + "->" + conn.Server, Offset: f.off,
-				Msg: fmt.Sprintf("Fetch v%d request corr %d has no response in the capture: it fell in bytes not captured", int16(binary.BigEndian.Uint16(f.data[2:])), corr)})
-		}
-	}
-}
-
-// cutFetch keeps what arrived of a Fetch response that runs into bytes not
-// captured, as Wireshark keeps the fields before a gap: the partitions
-// complete before it, and of the partition it falls in the complete
-// batches before it (a consumer would have read those the same way: the
-// batches of a record set are independent).
-func (c *Capture) cutFetch(conn *Conn, f frame, corr int32, version int16, freq *kmsg.FetchRequest, body []byte, session map[sessionKey]int64, where string) {
-	resp, want := fetchPrefix(body, version)
-	n0 := len(c.Fetches)
-	c.addFetches(conn, conn.s2c.timeAt(f.off), corr, version, freq, resp, session, where)
-	kept := c.Fetches[n0:]
-	msg := fmt.Sprintf("Fetch v%d response corr %d cut by bytes not captured after %d of its %d bytes", version, corr, len(f.data), f.size)
-	whole := len(kept)
-	if want >= 0 {
-		last := kept[len(kept)-1]
-		last.Incomplete = true
-		whole--
-		msg += fmt.Sprintf(": kept the %d complete batches of %s before the gap (%d of its %d record bytes captured)",
-			len(last.Batches), partitionName(last), len(last.Records), want)
-	}
-	if whole > 0 || want < 0 {
-		msg += fmt.Sprintf(", %d partitions before it whole", whole)
-	}
-	msg += "; the rest is lost"
-	c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: where, Offset: f.off, Msg: msg})
-}
-
-// addFetches records each partition of one Fetch exchange. session holds the
-// offsets named by earlier requests of the connection's fetch session.
-func (c *Capture) addFetches(conn *Conn, t time.Time, corr int32, version int16, freq *kmsg.FetchRequest, fresp *kmsg.FetchResponse, session map[sessionKey]int64, where string) {
+// fetchesOf returns each partition of one Fetch exchange. session holds the
+// offsets named by earlier requests of the connection's fetch session. The
+// record bytes are parsed into batch headers here and not kept: fresp's
+// byte fields point into the stream's buffer, which is reused.
+func fetchesOf(conn *Conn, t time.Time, corr int32, version int16, freq *kmsg.FetchRequest, fresp *kmsg.FetchResponse, session map[sessionKey]int64, where string) []*Fetch {
+	var out []*Fetch
 	for _, t := range freq.Topics {
 		for _, rp := range t.Partitions {
 			session[sessionKey{t.Topic, t.TopicID, rp.Partition}] = rp.FetchOffset
@@ -315,7 +121,7 @@ func (c *Capture) addFetches(conn *Conn, t time.Time, corr int32, version int16,
 				Topic:     rt.Topic, TopicID: rt.TopicID, Partition: rp.Partition,
 				FetchOffset: -1, ErrorCode: rp.ErrorCode, HighWatermark: rp.HighWatermark,
 				LastStableOffset: rp.LastStableOffset, LogStartOffset: rp.LogStartOffset,
-				Records: rp.RecordBatches,
+				RecordBytes: len(rp.RecordBatches),
 			}
 			if version < 4 {
 				f.LastStableOffset = -1
@@ -342,9 +148,13 @@ func (c *Capture) addFetches(conn *Conn, t time.Time, corr int32, version int16,
 			}
 			name := fmt.Sprintf("%s fetch response corr %d %s-%d", where, corr, rt.Topic, rp.Partition)
 			f.Batches, f.Damage = loader.ParseRecordSet(rp.RecordBatches, name)
-			c.Fetches = append(c.Fetches, f)
+			// The batches stay for the whole capture: without the spare
+			// capacity sized for the record set's bytes.
+			f.Batches = slices.Clone(f.Batches)
+			out = append(out, f)
 		}
 	}
+	return out
 }
 
 // partitionName is topic-partition, the topic by its id (as Kafka prints a

@@ -183,7 +183,7 @@ func TestLossyKcatCapture(t *testing.T) {
 	}
 	t.Logf("%d packets; dropped frame %d (%d bytes at %s byte %#x); fetch corr %d kept %d batches (offsets %d..%d) of %d record bytes; next fetch from %d: %d batches",
 		c.Packets, drop.frame, drop.n, where, gap, cut.CorrelationID, len(cut.Batches), cut.Batches[0].BaseOffset,
-		cut.Batches[len(cut.Batches)-1].LastOffset(), len(cut.Records), after.FetchOffset, len(after.Batches))
+		cut.Batches[len(cut.Batches)-1].LastOffset(), cut.RecordBytes, after.FetchOffset, len(after.Batches))
 	for _, p := range c.Problems {
 		t.Log("  ", p)
 	}

@@ -181,5 +181,5 @@ func (c *Capture) decodeRaw(e RawExchange, off int64, conns map[string]*Conn, se
 		c.Conns = append(c.Conns, conn)
 		sessions[e.Connection] = map[sessionKey]int64{}
 	}
-	c.addFetches(conn, e.Time, e.CorrelationID, e.APIVersion, req.(*kmsg.FetchRequest), resp.(*kmsg.FetchResponse), sessions[e.Connection], e.Connection)
+	c.Fetches = append(c.Fetches, fetchesOf(conn, e.Time, e.CorrelationID, e.APIVersion, req.(*kmsg.FetchRequest), resp.(*kmsg.FetchResponse), sessions[e.Connection], e.Connection)...)
 }

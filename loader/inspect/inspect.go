@@ -277,7 +277,7 @@ func New(in *input.Contents, o Options) Report {
 			out.Fetches = append(out.Fetches, Fetch{Time: f.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), Connection: conn,
 				Correlation: f.CorrelationID, Version: f.Version, Isolation: f.Isolation.String(), Topic: f.Topic, Partition: f.Partition,
 				FetchOffset: f.FetchOffset, HighWatermark: f.HighWatermark, LastStableOffset: f.LastStableOffset, Aborted: ab,
-				Batches: len(f.Batches), Bytes: len(f.Records)})
+				Batches: len(f.Batches), Bytes: f.RecordBytes})
 		}
 	}
 	return out
