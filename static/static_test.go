@@ -35,7 +35,7 @@ func TestHandler(t *testing.T) {
 // in the load order), or the pages and the export would run without it.
 func TestTimelineScriptsComplete(t *testing.T) {
 	// The pages' other scripts, each linked on its own by package web.
-	others := map[string]bool{"js/cluster.js": true, "js/diagnosis.js": true, "js/index.js": true, "js/lesson.js": true, "js/live.js": true, "js/upload.js": true}
+	others := map[string]bool{"js/cluster.js": true, "js/diagnosis.js": true, "js/index.js": true, "js/lesson.js": true, "js/live.js": true, "js/theme.js": true, "js/upload.js": true}
 	listed := map[string]bool{}
 	for _, s := range TimelineScripts {
 		if listed[s] || others[s] {

@@ -308,6 +308,9 @@ func inlineAssets(a *Assets) error {
 			return err
 		}
 	}
+	if a.ThemeJSText, err = readAsset("js/theme.js", "</script"); err != nil {
+		return err
+	}
 	a.DiagJSText, err = readAsset("js/diagnosis.js", "</script")
 	return err
 }

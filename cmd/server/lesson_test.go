@@ -325,7 +325,7 @@ func TestLessonStepThrough(t *testing.T) {
 
 // TestLessonChipColours: the strip's COMMIT and ABORT chips, and the
 // verdicts of markers, have the timeline's colours (COMMIT #0072B2 dark
-// blue, ABORT #CC79A7 pink), not the light blue of other control batches.
+// blue, ABORT #C4589E pink), not the light blue of other control batches.
 func TestLessonChipColours(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
 	s := cat.find("interleaved", "demo-interleaved", 0)
@@ -338,7 +338,7 @@ func TestLessonChipColours(t *testing.T) {
 	  const out = {};
 	  for (const li of document.querySelectorAll('[data-testid="lesson-strip"] li')) (out[li.dataset.kind] = out[li.dataset.kind] || []).push(getComputedStyle(li).backgroundColor);
 	  return out; })()`)
-	want := map[string]string{"COMMIT marker": "rgb(0, 114, 178)", "ABORT marker": "rgb(204, 121, 167)"}
+	want := map[string]string{"COMMIT marker": "rgb(0, 114, 178)", "ABORT marker": "rgb(196, 88, 158)"}
 	for kind, colour := range want {
 		if len(got[kind]) == 0 {
 			t.Errorf("no %s chip", kind)
