@@ -142,7 +142,7 @@ func Runbook(d *txnindex.Diagnosis) string {
 	sb.WriteString(d.JoinRunbook())
 	for i, t := range d.OpenTransactions {
 		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, from offset %d, last write %s ago\n",
-			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, (time.Duration(t.AgeMs) * time.Millisecond).Round(time.Second))
+			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, txnindex.DurationMs(t.AgeMs))
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 		sb.WriteString(t.CoordinatorRunbook())
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)

@@ -50,7 +50,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 				fmt.Fprintf(&sb, ", started %s", time.UnixMilli(t.StartTimestamp).UTC().Format(time.RFC3339))
 			}
 			if t.TimeoutMs > 0 {
-				fmt.Fprintf(&sb, ", timeout %s", time.Duration(t.TimeoutMs)*time.Millisecond)
+				fmt.Fprintf(&sb, ", timeout %s", txnindex.DurationMs(int64(t.TimeoutMs)))
 			}
 			fmt.Fprintf(&sb, "\n    %s: %s\n    to end it: %s\n", t.State, t.Reason, t.AbortCommand)
 		}

@@ -189,14 +189,14 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	case age > o.MaxTxnTimeout && movedOn:
 		r.State = StateHanging
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.max.timeout.ms (%s), while the high watermark moved from %d to %d: no transaction may stay open that long, the coordinator will not end it (KIP-664)",
-			what, fmtDur(r.AgeMs), o.MaxTxnTimeout, hwmThen, hwm)
+			what, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), hwmThen, hwm)
 	case age > o.TxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.timeout.ms (%s): the coordinator should abort it",
-			what, fmtDur(r.AgeMs), o.TxnTimeout)
+			what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
 	default:
 		r.State = StateOpen
-		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), o.TxnTimeout)
+		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
 	}
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,

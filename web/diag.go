@@ -149,22 +149,9 @@ type RangeView struct {
 	TestID   string
 }
 
-// durText is ms for a reader: "850ms", "20m0s", "335d 17h". Days and
-// hours are whole ones passed (not rounded), as txnindex's reasons print
-// them, so that a page never says 19h beside a reason's 18h.
-func durText(ms int64) string {
-	switch d := time.Duration(ms) * time.Millisecond; {
-	case ms <= 0:
-		return "0s" // as txnindex's texts write a zero duration
-	case ms < 1000:
-		return strconv.FormatInt(ms, 10) + "ms"
-	case d >= 48*time.Hour:
-		h := int64(d.Round(time.Second) / time.Hour)
-		return strconv.FormatInt(h/24, 10) + "d " + strconv.FormatInt(h%24, 10) + "h"
-	default:
-		return d.Round(time.Second).String()
-	}
-}
+// durText is ms for a reader, in the one duration format
+// (txnindex.Duration): "850ms", "20m", "335d 17h".
+func durText(ms int64) string { return txnindex.DurationMs(ms) }
 
 func rangeView(r txnindex.OffsetRange) RangeView {
 	n := r.To - r.From + 1

@@ -281,6 +281,19 @@ func rowLag(d *txnindex.Diagnosis) (text, note string) {
 // partition (PartitionRow.NotData).
 const stateNotData = "not-data"
 
+// stateText is a row's state in words, as the partition page says it
+// ("decided, marker not replicated", never decided_unreplicated); the
+// identifier stays in data-state and the badge's class.
+func stateText(state string) string {
+	switch state {
+	case "clear", "unknown":
+		return state
+	case stateNotData:
+		return "not a data partition"
+	}
+	return txnindex.OpenTxnState(state).Words()
+}
+
 // sortByLag orders rows by LSO lag, largest first: offsets, then time;
 // partitions not built yet (lag unknown) come last.
 func sortByLag(rows []PartitionRow) {

@@ -42,12 +42,12 @@ type Assets struct {
 	LiveJS      string   // the live tail (static/js/live.js); idle unless the stream says the source is live
 	UploadJS    string   // the index page's drop zone (static/js/upload.js)
 	IndexJS     string   // the index page's filter and refresh (static/js/index.js)
-	ThemeJS     string   // the light or dark theme and its toggle (static/js/theme.js), run in <head>
+	HeadJS      []string // run in <head> on every page: the number and duration formats (static/js/format.js), the light or dark theme and its toggle (theme.js)
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
 	// inlined into the page (the static export) instead of linked; JSText
 	// holds the timeline's scripts in the order of JS.
-	CSSText, DiagJSText, ThemeJSText string
-	JSText                           []string
+	CSSText, DiagJSText string
+	JSText, HeadJSText  []string
 }
 
 // chromeKind is how much of the site surrounds a page.
@@ -60,7 +60,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js"), IndexJS: static.Path("js/index.js"), ThemeJS: static.Path("js/theme.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js"), IndexJS: static.Path("js/index.js"), HeadJS: headScriptPaths()}
 }
 
 // TimelineView is the timeline page: the parts drawn in the DOM (lanes,

@@ -293,6 +293,16 @@ func timelineScriptPaths() []string {
 	return out
 }
 
+// headScriptPaths returns the URLs of the scripts every page runs in
+// <head> (static.HeadScripts).
+func headScriptPaths() []string {
+	out := make([]string, len(static.HeadScripts))
+	for i, s := range static.HeadScripts {
+		out[i] = static.Path(s)
+	}
+	return out
+}
+
 // inlineAssets sets the texts of a's CSS and scripts, to be inlined into a
 // page that has no server (the static export): the timeline's scripts in
 // the order the served pages load them (static.TimelineScripts), then the
@@ -308,8 +318,11 @@ func inlineAssets(a *Assets) error {
 			return err
 		}
 	}
-	if a.ThemeJSText, err = readAsset("js/theme.js", "</script"); err != nil {
-		return err
+	a.HeadJSText = make([]string, len(static.HeadScripts))
+	for i, s := range static.HeadScripts {
+		if a.HeadJSText[i], err = readAsset(s, "</script"); err != nil {
+			return err
+		}
 	}
 	a.DiagJSText, err = readAsset("js/diagnosis.js", "</script")
 	return err

@@ -392,7 +392,7 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	row := fmt.Sprintf(`[data-testid="diagnosis"] [data-testid^="live-open-"][data-testid$="-%d"][data-transactional-id="stuck-producer"]`, sFirst)
 	wantRow, wantVerdict := []string{"stuck-producer", "HANGING", "KIP-664"}, "HANGING"
 	if useSCRAM {
-		wantRow, wantVerdict = []string{"stuck-producer", "open", "within transaction.max.timeout.ms (15m0s)"}, "LSO held"
+		wantRow, wantVerdict = []string{"stuck-producer", "open", "within transaction.max.timeout.ms (15m)"}, "LSO held"
 	}
 	waitJS(t, ctx, "transaction diagnosed", fmt.Sprintf(`document.querySelector('%s')?.dataset.hanging === "%v"`, row, !useSCRAM))
 	why := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('%s').textContent`, row))

@@ -76,7 +76,7 @@
     $("lesson-last").disabled = cur === steps.length - 1 || quiz;
     const qs = questions(cur);
     $("lesson-sentence").textContent = revealed(cur) ? s.sentence : s.lead + " The consumer fetches what the broker now returns: what does it do with " +
-      (qs.length === 1 ? "the batch it receives?" : "each of the " + qs.length + " batches it receives?");
+      (qs.length === 1 ? "the batch it receives?" : "each of the " + window.txnscopeFormat.count(qs.length) + " batches it receives?");
     root.classList.toggle("remedy-step", !!s.remedy);
 
     for (const li of strip.children) {

@@ -52,8 +52,7 @@
   // pid is an object's exact producer id: the string twin past 2^53
   // (README, "JSON output").
   function pid(o) { return o.producer_id_str || String(o.producer_id); }
-  const count = (n) => Number(n).toLocaleString("en-US"); // as txnindex.Count
-  function plural(n, one, many) { return n === 1 ? "1 " + one : count(n) + " " + many; }
+  const { count, plural, duration } = window.txnscopeFormat;
 
   function onMeta(m) {
     // timeline.js moves the markers and writes the LSO's label; the HWM's
@@ -134,7 +133,7 @@
     const s = $('[data-testid="live-status"]', panel);
     s.dataset.state = m.state;
     s.textContent = m.state === "connected" ? "live · connected to " + m.bootstrap
-      : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + (m.retry_in_ms / 1000).toFixed(1) + " s: " + m.error
+      : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + duration(m.retry_in_ms) + ": " + m.error
       : "live · stopped: " + m.error;
     $('[data-testid="live-seq"]', panel).textContent = "poll " + m.seq + (m.time && !isNaN(new Date(m.time)) ? " at " + new Date(m.time).toISOString().slice(0, 19).replace("T", " ") + " UTC" : "") + (m.unsettled ? " (log moved during the poll)" : "");
     setText('[data-testid="live-lso"]', m.listed_lso);
@@ -178,7 +177,7 @@
     for (const g of rows) {
       const what = g.blocked ? "blocked: waiting at the LSO"
         : g.behind_lso && g.records_to_lso >= 0 ? g.records_to_lso + (g.records_to_lso === 1 ? " record" : " records") + " to receive, then waits at the LSO"
-        : g.behind_lso ? g.offsets_to_lso + " offsets below the LSO" : "past the LSO (read_uncommitted): not held";
+        : g.behind_lso ? plural(g.offsets_to_lso, "offset", "offsets") + " below the LSO" : "past the LSO (read_uncommitted): not held";
       h += '<tr data-testid="group-' + esc(g.group) + '" data-group="' + esc(g.group) + '" data-committed="' + esc(g.committed_offset) + '" data-affected="' + g.behind_lso +
         '" data-blocked="' + g.blocked + '" class="' + (g.blocked ? "blocked " : "") + (g.behind_lso ? "affected" : "") + '"><td>' + esc(g.group) + '</td><td class="num">' +
         esc(g.committed_offset) + "</td><td>" + esc(what) + "</td></tr>";
