@@ -146,6 +146,7 @@ func (u *UI) Lesson() http.Handler {
 				v.Timeline.Title = s.Title
 			}
 		}
+		v.Follow = true
 		render(w, r, LessonPage(*v))
 	})
 }
@@ -198,6 +199,17 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 // consumer decides a batch it fetched, so never pending nor
 // before_position (and gaps are not batches).
 var quizChoices = []string{"delivered", "aborted", "control"}
+
+// quizChoiceWords is a choice's button label: the verdict in words
+// (txnindex.Verdict.Words, "control marker").
+func quizChoiceWords(name string) string {
+	for v := txnindex.Verdict(0); v < 16; v++ {
+		if v.String() == name {
+			return v.Words()
+		}
+	}
+	return name
+}
 
 func lessonTitle(v LessonView) string {
 	if v.Quiz {

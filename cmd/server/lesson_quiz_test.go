@@ -69,6 +69,15 @@ func TestLessonQuiz(t *testing.T) {
 			if why := text(t, ctx, `[data-testid="quiz-why"]`); why != d.Why {
 				t.Errorf("step %d: why %q, want %q", n, why, d.Why)
 			}
+			// The explanation is the question's: a COMMIT marker's names no
+			// ABORT, and the other way round.
+			if other, isMarker := map[string]string{"COMMIT marker": "ABORT", "ABORT marker": "COMMIT"}[d.Kind]; isMarker &&
+				(!strings.Contains(d.Why, strings.Fields(d.Kind)[0]) || strings.Contains(d.Why, other)) {
+				t.Errorf("step %d: the %s is explained with %q", n, d.Kind, d.Why)
+			}
+			if strings.Contains(res, "_") || (d.Verdict == "control" && !strings.Contains(res, "control marker")) {
+				t.Errorf("step %d: the result %q names a verdict by its identifier", n, res)
+			}
 			if got, _ := attr(ctx, fmt.Sprintf(`[data-testid="decided-%d"]`, i), "data-decision"); got != d.Verdict {
 				t.Errorf("step %d: revealed %q, want %q", n, got, d.Verdict)
 			}

@@ -100,7 +100,11 @@ func checkStep(t *testing.T, ctx context.Context, ls *web.Lesson, n int) lessonS
 	if got.Sentence != st.Sentence {
 		t.Errorf("step %d sentence %q, want %q", n, got.Sentence, st.Sentence)
 	}
-	if want := fmt.Sprintf("step %d of %d", n, len(ls.Steps)-1); got.Count != want {
+	want := fmt.Sprintf("step %d of %d", n, len(ls.Steps)-1)
+	if n == 0 {
+		want = fmt.Sprintf("start, %d steps", len(ls.Steps)-1)
+	}
+	if got.Count != want {
 		t.Errorf("step %d count %q, want %q", n, got.Count, want)
 	}
 	if n > 0 && got.Decision != cellAt(ls, n-1, n) {

@@ -69,7 +69,9 @@
     const s = steps[cur], c = s.consumer, b = s.broker;
     root.dataset.step = cur;
     root.dataset.position = c.position;
-    $("lesson-count").textContent = "step " + cur + " of " + (steps.length - 1);
+    // Steps count from 1, as people do; the step before the first (no
+    // batch written yet) is the start.
+    $("lesson-count").textContent = cur === 0 ? "start, " + window.txnscopeFormat.plural(steps.length - 1, "step", "steps") : "step " + cur + " of " + (steps.length - 1);
     $("lesson-prev").disabled = cur === 0;
     $("lesson-first").disabled = cur === 0;
     $("lesson-next").disabled = cur === steps.length - 1 || !revealed(cur);
@@ -237,7 +239,7 @@
     const byFrom = new Map(cells.map((c) => [c.from, c]));
     const extra = cells.filter((x) => x.remedy && x.appended <= cur && steps[x.appended].broker.decided).map((x) =>
       ({ from: x.from, to: x.to, producer: x.producer, first: steps[x.appended].broker.decided.first, ts: x.header ? x.header.max_timestamp : -1 }));
-    const status = "step " + cur + ": " + (cur === 0 ? "the consumer starts at offset " + c.position
+    const status = (cur === 0 ? "start: " : "step " + cur + ": ") + (cur === 0 ? "the consumer starts at offset " + c.position
       : c.waiting ? "the consumer waits at the LSO, " + b.lso : "the consumer has decided every offset below " + c.position);
     asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing, extra, status, batch: batchAsOf,
       verdict: (from, to, had) => {
@@ -270,6 +272,12 @@
     if (tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
   }
 
+  // verdictWords is a verdict as the pages say it ("control marker"), not
+  // its identifier.
+  function verdictWords(v) {
+    const C = window.txnscopeContract, i = C ? C.VERDICTS.indexOf(v) : -1;
+    return i >= 0 ? C.VERDICT_WORDS[i] : v;
+  }
   function renderQuiz(active) {
     const box = $("quiz"), res = $("quiz-result"), why = $("quiz-why"), q = $("quiz-q");
     box.hidden = cur === 0 || questions(cur).length === 0;
@@ -289,7 +297,7 @@
       const [d, i] = done, a = answers.get(key(cur, i)), ok = a === d.verdict;
       res.hidden = false; why.hidden = false;
       res.dataset.correct = ok;
-      res.textContent = (ok ? "Right: " + offsets(d.from, d.to) + " " + d.verdict + "." : "Not quite: you said " + a + " for " + offsets(d.from, d.to) + ", the consumer's decision is " + d.verdict + ".");
+      res.textContent = (ok ? "Right: " + offsets(d.from, d.to) + " " + verdictWords(d.verdict) + "." : "Not quite: you said " + verdictWords(a) + " for " + offsets(d.from, d.to) + ", the consumer's decision is " + verdictWords(d.verdict) + ".");
       why.textContent = d.why;
     }
     let right = 0;
@@ -307,8 +315,8 @@
     if (!sum.hidden) {
       $("quiz-summary-score").textContent = "You scored " + right + " of " + totalQuestions + ".";
       missed.sort((x, y) => x[0] - y[0]);
-      list($("quiz-missed"), missed, ([n, d, v]) => "<b>Step " + n + ", " + offsets(d.from, d.to) + "</b>: you said " + esc(v) + ", the consumer's decision is " +
-        esc(d.verdict) + ". " + esc(d.why), "none: every answer was right");
+      list($("quiz-missed"), missed, ([n, d, v]) => "<b>Step " + n + ", " + offsets(d.from, d.to) + "</b>: you said " + esc(verdictWords(v)) + ", the consumer's decision is " +
+        esc(verdictWords(d.verdict)) + ". " + esc(d.why), "none: every answer was right");
     }
   }
 
