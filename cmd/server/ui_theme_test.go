@@ -129,6 +129,15 @@ const contrastJS = `window.__contrast = (() => {
       return bad;
     },
     color,
+    // unset lists the theme's custom properties (declared on :root in any
+    // rule) that do not resolve on the page: a typo, or a property that
+    // refers to itself, is invalid and silently falls back.
+    unset() {
+      const names = new Set(), walk = (rules) => { for (const r of rules) { if (r.cssRules) walk(r.cssRules); if (r.style && /:root/.test(r.selectorText || "")) for (const p of r.style) if (p.startsWith("--")) names.add(p); } };
+      for (const sh of document.styleSheets) { try { walk(sh.cssRules); } catch (e) { /* another origin's sheet */ } }
+      const cs = getComputedStyle(document.documentElement);
+      return names.size ? [...names].filter((n) => !cs.getPropertyValue(n).trim()) : ["no custom property found"];
+    },
   };
 })(); true`
 
@@ -169,6 +178,9 @@ func TestUIThemeContrast(t *testing.T) {
 		}
 		if got := eval[string](t, ctx, `getComputedStyle(document.documentElement).colorScheme`); got != scheme {
 			t.Errorf("%s: the page's color-scheme is %q", scheme, got)
+		}
+		if bad := eval[[]string](t, ctx, `__contrast.unset()`); len(bad) > 0 {
+			t.Errorf("%s theme: custom properties that do not resolve: %q", scheme, bad)
 		}
 		if bad := eval[[]string](t, ctx, fmt.Sprintf(`__contrast.text(%s, 4.5)`, jsonList(textSelectors))); len(bad) > 0 {
 			t.Errorf("%s theme: text below 4.5:1:\n%s", scheme, strings.Join(bad, "\n"))

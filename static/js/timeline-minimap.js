@@ -21,6 +21,11 @@
     const D = S.D, meta = S.meta;
     if (!D || !meta) return;
     const w = mini.width, h = mini.height;
+    // A page in a hidden container (an embed in a collapsed <details>) has
+    // a minimap of no pixels, which getImageData refuses (IndexSizeError):
+    // nothing is drawn until it is shown, when the resize observer
+    // (timeline-input.js) lays it out and draws it.
+    if (!w || !h) { miniImage = null; return; }
     const cnt = new Float64Array(w * 8);
     const scale = w / (domain.to - domain.from), cs = meta.chunk_size, time = state.axis === "time";
     const tc = time ? tl.timeCursor() : null, [t0, t1] = time ? tl.timeDomain() : [0, 1], tscale = w / Math.max(t1 - t0, 1e-9);
