@@ -241,7 +241,10 @@ func lessonPath(v LessonView) string {
 // embedSnippet is the iframe a page pastes to show the lesson at step 1.
 func embedSnippet(v TimelineView) string {
 	src := v.Origin + EmbedPath(v.Source, v.Topic, v.Partition) + "?step=1"
-	return `<iframe src="` + src + `" width="1200" height="820" style="border:1px solid #ccc" title="` + v.Name + ` lesson"></iframe>`
+	// As wide as the page's column up to 1,200 px, and as tall as
+	// the lesson needs but never taller than the reader's window: no
+	// fixed size that overflows a phone or a narrow column.
+	return `<iframe src="` + src + `" title="` + v.Name + ` lesson" loading="lazy" style="display:block;width:100%;max-width:1200px;height:min(820px,90vh);border:1px solid #ccc"></iframe>`
 }
 
 // EmbedPath is the embed URL of a partition.

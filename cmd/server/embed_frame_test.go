@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/api"
@@ -50,6 +53,52 @@ func TestEmbedInHiddenContainer(t *testing.T) {
 		t.Errorf("opened, the frame never drew its timeline and minimap: %v", err)
 	}
 	tempScreenshot(t, ctx, "TestEmbedInHiddenContainer")
+	if e := errs(); len(e) > 0 {
+		t.Errorf("errors on the page:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// TestEmbedSnippetCopyResponsive: the partition page's embed snippet has a
+// copy button that copies it, and the snippet, pasted into a narrow column
+// (a phone's, 360 px) of a short window, fits it: no fixed 1200×820.
+func TestEmbedSnippetCopyResponsive(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	errs := pageErrors(ctx)
+	s := cat.find("interleaved", "demo-interleaved", 0)
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1),
+		chromedp.Click(chromedp.CSS(`[data-testid="embed-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="embed-copy"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="embed-copy"]`)),
+		pollFresh(`document.querySelector('[data-testid="embed-copied"]').textContent !== ""`, 5*time.Second)); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	snippet := eval[string](t, ctx, `document.querySelector('[data-testid="embed-snippet"]').value`)
+	if got := text(t, ctx, `[data-testid="embed-copied"]`); got != "copied" {
+		t.Errorf("after the copy button: %q", got)
+	}
+	if got := eval[[]string](t, ctx, `window.txnscopeDiagnosis.copies().map((c) => c.text)`); len(got) != 1 || got[0] != snippet {
+		t.Errorf("copied %q, want the snippet %q", got, snippet)
+	}
+	tempScreenshot(t, ctx, "TestEmbedSnippetCopyResponsive-box")
+	if strings.Contains(snippet, `width="1200"`) || strings.Contains(snippet, `height="820"`) {
+		t.Errorf("the snippet has a fixed size: %s", snippet)
+	}
+	// Pasted into a 360 px column of a 640 px tall window.
+	if err := chromedp.Do(ctx, viewport(800, 640), chromedp.Navigate(srv.URL+"/lessons")); err != nil {
+		t.Fatal(err)
+	}
+	defer chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+		return err
+	}))
+	box := eval[[]float64](t, ctx, fmt.Sprintf(`(() => {
+	  document.body.innerHTML = '<div id="col" style="width:360px;padding:0;margin:0"></div>';
+	  document.getElementById("col").innerHTML = %q;
+	  const r = document.querySelector("#col iframe").getBoundingClientRect();
+	  return [r.width, r.height];
+	})()`, snippet))
+	if box[0] > 360 || box[0] < 300 || box[1] > 640*0.9+1 || box[1] < 300 {
+		t.Errorf("in a 360 px column of a 640 px window the frame is %.0f×%.0f", box[0], box[1])
+	}
 	if e := errs(); len(e) > 0 {
 		t.Errorf("errors on the page:\n%s", strings.Join(e, "\n"))
 	}
