@@ -83,6 +83,9 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 		http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
 		return nil, false
 	}
+	if u.seekRedirect(w, r, id) {
+		return nil, false
+	}
 	if why := u.refused(id, topic, int32(p)); why != "" {
 		// Only the tail and one segment's window at a time can be read:
 		// a lesson plays the partition from its first batch, so it is

@@ -238,7 +238,7 @@ func TestEmbedLessonAsOf(t *testing.T) {
 		l := s.get()
 		ls := web.NewLesson(s.id, l, -1)
 		bs := lessonBatches(l)
-		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+web.EmbedPath(s.id, s.topic, s.partition)+"?step=0"), waitDone(1)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+web.EmbedPath(s.id, s.topic, s.partition)+"?step=0&position="), waitDone(1)); err != nil {
 			t.Fatal(err)
 		}
 		for n := range ls.Steps {
