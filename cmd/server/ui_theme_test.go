@@ -119,6 +119,17 @@ const contrastJS = `window.__contrast = (() => {
       }
       return bad;
     },
+    // all checks the text of every visible element of the page with text
+    // of its own, except disabled controls (WCAG exempts inactive ones).
+    all(min) {
+      const bad = [];
+      for (const e of document.body.querySelectorAll("*")) {
+        if (!ownText(e) || !e.getClientRects().length || e.closest("[hidden], script, style, option, :disabled") || getComputedStyle(e).visibility === "hidden") continue;
+        const fg = parse(getComputedStyle(e).color), bg = background(e), r = ratio(over(fg, bg), bg);
+        if (r < min) bad.push((e.dataset.testid || e.tagName.toLowerCase() + "." + e.className) + " «" + ownText(e).slice(0, 30) + "»: " + getComputedStyle(e).color + " on rgb(" + bg.slice(0, 3).join(",") + ") is " + r.toFixed(2) + ":1");
+      }
+      return bad;
+    },
     vars(pairs, min) {
       const bad = [];
       for (const [a, b] of pairs) {
@@ -193,6 +204,20 @@ func TestUIThemeContrast(t *testing.T) {
 		}
 		checkCanvasTheme(t, ctx, scheme)
 		tempScreenshot(t, ctx, "TestUIThemeContrast-"+scheme)
+		// Every text on the partition page, its lesson, the index and the
+		// lessons list.
+		for i, page := range []string{timelineURL(srv, s), lessonURL(srv.URL, s) + "?step=4", srv.URL + "/", srv.URL + "/lessons"} {
+			if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("body")), chromedp.Sleep(300*time.Millisecond), js(contrastJS)); err != nil {
+				t.Fatal(err)
+			}
+			if bad := eval[[]string](t, ctx, `__contrast.all(4.5)`); len(bad) > 0 {
+				t.Errorf("%s theme, %s: text below 4.5:1:\n%s", scheme, page, strings.Join(bad, "\n"))
+			}
+			tempScreenshot(t, ctx, fmt.Sprintf("TestUIThemeContrast-page%d-%s", i, scheme))
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1)); err != nil {
+		t.Fatal(err)
 	}
 
 	// The toggle overrides the system (dark, from the loop) and is
