@@ -134,8 +134,8 @@ func Runbook(d *txnindex.Diagnosis) string {
 	fmt.Fprintf(&sb, "%s-%d (read from the cluster)\n", d.Topic, d.Partition)
 	fmt.Fprintf(&sb, "  high watermark %d, last stable offset %d (ListOffsets)\n", d.HighWatermark, d.LastStableOffset)
 	if p := d.PinnedBy; p != nil {
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-			d.LSOLagOffsets, time.Duration(d.LSOLagMs)*time.Millisecond, p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), txnindex.DurationMs(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	} else {
 		sb.WriteString("  clear: no open transaction holds the LSO below the high watermark\n")
 	}

@@ -246,8 +246,9 @@ func (cr *CaptureReport) runbook(sb *strings.Builder) {
 		if r.FromMs > 0 {
 			when = time.UnixMilli(r.FromMs).UTC().Format("15:04:05.000") + " "
 		}
-		fmt.Fprintf(sb, "    %s%d fetches at offsets %d-%d: LSO %d, high watermark %d, %d batches returned, %d aborted entries\n",
-			when, r.Fetches, r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark, r.Batches, len(r.Aborted))
+		fmt.Fprintf(sb, "    %s%s at offsets %d-%d: LSO %d, high watermark %d, %s returned, %s\n",
+			when, Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
+			Plural(r.Batches, "batch", "batches"), Plural(len(r.Aborted), "aborted entry", "aborted entries"))
 	}
 	if p := cr.Position; p != nil {
 		if p.Passed {

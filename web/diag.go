@@ -325,7 +325,7 @@ func groupViews(gs []txnindex.GroupPosition) []GroupView {
 		case g.BehindLSO && g.RecordsToLSO >= 0:
 			v.What = plural(int(g.RecordsToLSO), "record", "records") + " to receive, then waits at the LSO"
 		case g.BehindLSO:
-			v.What = i64(g.OffsetsToLSO) + " offsets below the LSO"
+			v.What = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO"
 		default:
 			v.What = "past the LSO (read_uncommitted): not held"
 		}
