@@ -98,7 +98,7 @@ type LaneView struct {
 	Index  int    // the lane's number in the stream; the first lane's for a row of several
 	TestID string // "lane-7", "lane-none" (non-transactional), "lane-more"
 	Label  string // "producer 7", "orders (producer 7)", "non-transactional", "3 more producers"
-	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3,000 (transactions v2: …)"
+	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3000 (transactions v2: …)"
 	Note   string // "txn, 3 batches, 1 txn"
 	Title  string // the tooltip: the whole producer id
 }
