@@ -52,7 +52,8 @@
   // answered here too, with or without a diagnosis panel.
   document.addEventListener("click", (e) => {
     if (!e.target.closest || !e.target.closest('[data-testid="diagnosis"], [data-testid="embed-box"]')) return;
-    const b = e.target.closest("button.copy");
+    // button.copy copies a command, button.copy-snippet the embed's HTML.
+    const b = e.target.closest("button.copy, button.copy-snippet");
     if (b) {
       const text = b.dataset.copy;
       copy(text).then((how) => { copies.push({ text, how }); flash(b, "copied", true); },

@@ -34,5 +34,18 @@
     if (s < 48 * 3600) return two(Math.floor(s / 3600), "h", Math.floor(s % 3600 / 60), "m");
     return two(Math.floor(s / 86400), "d", Math.floor(s % 86400 / 3600), "h");
   }
-  window.txnscopeFormat = Object.freeze({ count, plural, duration });
+  // verdict is a verdict's name ("before_position") in the words the pages
+  // use ("before the position"), from the contract (contract.js, on the
+  // pages that have a timeline); reason is the engine's reason with its
+  // leading verdict name so put ("before_position: below the fetch
+  // position 7" reads "before the position: below …").
+  function verdict(name) {
+    const C = window.txnscopeContract, i = C ? C.VERDICTS.indexOf(name) : -1;
+    return i >= 0 ? C.VERDICT_WORDS[i] : name;
+  }
+  function reason(text) {
+    const m = /^([a-z]+(?:_[a-z]+)+): /.exec(text || "");
+    return m && verdict(m[1]) !== m[1] ? verdict(m[1]) + text.slice(m[1].length) : text;
+  }
+  window.txnscopeFormat = Object.freeze({ count, plural, duration, verdict, reason });
 })();

@@ -16,6 +16,9 @@
 // and ends with a summary (score, the questions missed) and a restart.
 "use strict";
 (function () {
+  // verdictWords is a verdict as the pages say it ("control marker"), not
+  // its identifier.
+  const verdictWords = window.txnscopeFormat.verdict, reasonWords = window.txnscopeFormat.reason;
   const root = document.querySelector('[data-testid="lesson"]');
   const dataEl = document.getElementById("txnscope-lesson");
   if (!root || !dataEl) return;
@@ -140,7 +143,7 @@
       const shown = !quiz || !d.ask || answered(cur, i);
       return '<li data-testid="decided-' + i + '" data-decision="' + (shown ? esc(d.verdict) : "hidden") + '">' + offsets(d.from, d.to) + " <small>(" + esc(d.kind) +
         (d.producer >= 0 ? " of producer " + d.producer : "") + ")</small>: " +
-        (shown ? '<strong class="verdict ' + esc(kindClass(d.kind, d.verdict)) + '">' + esc(d.verdict) + '</strong> <span class="lesson-reason">' + esc(d.reason) + "</span>" : "<strong>?</strong>") +
+        (shown ? '<strong class="verdict ' + esc(kindClass(d.kind, d.verdict)) + '">' + esc(verdictWords(d.verdict)) + '</strong> <span class="lesson-reason">' + esc(reasonWords(d.reason)) + "</span>" : "<strong>?</strong>") +
         (d.gap && shown ? '<div class="lesson-gap">Before it, ' + esc(d.gap) + ".</div>" : "") + "</li>";
     }).join("") || '<li class="none">' + (cur === 0 ? "" : "nothing decided at this step") + "</li>";
     dl.dataset.count = c.decided.length;
@@ -152,9 +155,9 @@
     } else {
       const st = cellState(cells[cur - 1], cur), k = kindClass(s.batch.kind, st);
       const own = c.decided.filter((d) => d.batch === cur - 1).pop();
-      dec.innerHTML = "This step's batch, " + offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(k) + '">' + (st === "unknown" ? "?" : esc(st)) + "</strong>";
+      dec.innerHTML = "This step's batch, " + offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(k) + '">' + (st === "unknown" ? "?" : esc(verdictWords(st))) + "</strong>";
       dec.dataset.decision = st === "unknown" ? "hidden" : st;
-      why.textContent = st === "pending" ? "behind the LSO (" + b.lso + "): the consumer cannot read it yet" : own && st !== "unknown" ? own.reason : "";
+      why.textContent = st === "pending" ? "behind the LSO (" + b.lso + "): the consumer cannot read it yet" : own && st !== "unknown" ? reasonWords(own.reason) : "";
     }
     if (quiz) renderQuiz(active);
 
@@ -272,12 +275,6 @@
     if (tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
   }
 
-  // verdictWords is a verdict as the pages say it ("control marker"), not
-  // its identifier.
-  function verdictWords(v) {
-    const C = window.txnscopeContract, i = C ? C.VERDICTS.indexOf(v) : -1;
-    return i >= 0 ? C.VERDICT_WORDS[i] : v;
-  }
   function renderQuiz(active) {
     const box = $("quiz"), res = $("quiz-result"), why = $("quiz-why"), q = $("quiz-q");
     box.hidden = cur === 0 || questions(cur).length === 0;
