@@ -66,7 +66,7 @@ func TestLessonPageTimelineAsOf(t *testing.T) {
 	}
 	tempScreenshot(t, ctx, "TestLessonPageTimelineAsOf")
 	// Offsets written after the step are not drawn; the step's batch is.
-	if got := eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid^="batch-"][data-decision]').length`)); got == 0 {
+	if got := eval[int](t, ctx, `document.querySelectorAll('[data-testid^="batch-"][data-decision]').length`); got == 0 {
 		t.Errorf("no batch listed on the timeline at step %d", n)
 	}
 	if e := eval[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('[data-testid="batch-%d"]')`, b.From)); !e {
