@@ -19,7 +19,7 @@ type DiagnosisView struct {
 	LSO, HWM   int64
 	LagOffsets int64
 	LagMs      int64
-	LagTime    string // "20m0s", on the page's one clock (Clock)
+	LagTime    string // "20m", on the page's one clock (Clock)
 	LagAtLeast bool   // the pinning transaction began before what survives
 	// LagUnknown says why LagTime is "unknown": no write time of the
 	// pinning transaction is known (seeded from a producer snapshot whose
@@ -77,7 +77,7 @@ type TxnView struct {
 	First, Last     int64
 	Batches         int
 	Records         int64
-	Age             string // "20m0s"; "unknown" when AgeUnknown
+	Age             string // "20m"; "unknown" when AgeUnknown
 	AgeUnknown      bool   // no write time of it is known (txnindex.OpenTxnReport.AgeUnknown)
 	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
 	StateText       string // the state in words: "decided, marker not replicated"

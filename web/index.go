@@ -208,7 +208,7 @@ type PartitionRow struct {
 	LSO, HWM    int64
 	LagOffsets  int64
 	LagMs       int64
-	LagTime     string // "20m0s", "at least 5s", "unknown"
+	LagTime     string // "20m", "at least 5s", "unknown"
 	LagNote     string // why LagTime is a bound or unknown ("" when exact)
 	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
 	State       string // state of the pinning transaction, "clear" when none
