@@ -240,9 +240,16 @@ func TestUIThemeContrast(t *testing.T) {
 		t.Errorf("toggle in the light theme reads %q, want Dark theme", got)
 	}
 	checkCanvasTheme(t, ctx, "light")
-	if err := chromedp.Do(ctx, js(`localStorage.removeItem("txnscope-theme")`)); err != nil {
-		t.Fatal(err)
+	// Choosing the system's own theme (dark) forgets the choice: the page
+	// follows the system again.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="theme-toggle"]`)),
+		pollFresh(`getComputedStyle(document.documentElement).colorScheme === "dark"`, 5*time.Second)); err != nil {
+		t.Fatalf("toggle back to dark: %v", err)
 	}
+	if got := eval[string](t, ctx, `String(localStorage.getItem("txnscope-theme")) + " " + (document.documentElement.dataset.theme || "system")`); got != "null system" {
+		t.Errorf("after choosing the system's theme: stored choice and data-theme %q, want null system", got)
+	}
+	checkCanvasTheme(t, ctx, "dark")
 
 	// The embed has no header: it follows the system.
 	if err := chromedp.Do(ctx, prefersScheme("dark"), chromedp.Navigate(srv.URL+"/embed/interleaved/demo-interleaved/0"), waitDone(1)); err != nil {

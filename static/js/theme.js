@@ -28,9 +28,15 @@
     document.querySelectorAll('[data-testid="theme-toggle"]').forEach(label);
     document.dispatchEvent(new CustomEvent("txnscope:theme", { detail: current() }));
   }
+  // choose applies theme and remembers it; choosing the system's own
+  // theme forgets the choice instead, so that the page follows the system
+  // again (there is no third state to find on the button).
   function choose(theme) {
-    root.dataset.theme = theme;
-    try { localStorage.setItem(KEY, theme); } catch (e) { /* not remembered, still applied */ }
+    const system = media.matches ? "dark" : "light";
+    try {
+      if (theme === system) localStorage.removeItem(KEY); else localStorage.setItem(KEY, theme);
+    } catch (e) { /* not remembered, still applied */ }
+    if (theme === system) delete root.dataset.theme; else root.dataset.theme = theme;
     changed();
   }
   media.addEventListener("change", () => { if (!root.dataset.theme) changed(); });
