@@ -50,7 +50,7 @@ type LaneJSON struct {
 	Batches       int    `json:"batches"`
 	Txns          int    `json:"transactions"`
 	Label         string `json:"label"`
-	// Epochs is txnindex.Producer.EpochLabel ("epochs 0–3,000
+	// Epochs is txnindex.Producer.EpochLabel ("epochs 0–3000
 	// (transactions v2: one bump per transaction)"); "" for lane 0.
 	Epochs string `json:"epochs"`
 	// Display, Folded and Row are txnindex.Lane's Label, Folded and Row:

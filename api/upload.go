@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // UploadLimits bound POST /api/v1/uploads.
@@ -177,8 +178,8 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if slow != nil && slow.tooSlow.Load() {
 			w.Header().Set("Connection", "close")
-			uploadFail(w, http.StatusRequestTimeout, fmt.Sprintf("%s: the upload arrived slower than this server's minimum of %s/s (%s): %d bytes in %s",
-				name, formatRate(u.lim.MinRate), u.lim.MinRateFlag, slow.n.Load(), time.Since(slow.start).Round(time.Millisecond)))
+			uploadFail(w, http.StatusRequestTimeout, fmt.Sprintf("%s: the upload arrived slower than this server's minimum of %s/s (%s): %s in %s",
+				name, formatRate(u.lim.MinRate), u.lim.MinRateFlag, txnindex.Plural(slow.n.Load(), "byte", "bytes"), txnindex.Duration(time.Since(slow.start))))
 			return
 		}
 		uploadFail(w, http.StatusBadRequest, fmt.Sprintf("%s: reading the upload: %v", name, err))

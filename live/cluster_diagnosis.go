@@ -133,15 +133,15 @@ func Runbook(d *txnindex.Diagnosis) string {
 	fmt.Fprintf(&sb, "%s (read from the cluster)\n", txnindex.PartitionName(d.Topic, d.Partition))
 	fmt.Fprintf(&sb, "  high watermark %d, last stable offset %d (ListOffsets)\n", d.HighWatermark, d.LastStableOffset)
 	if p := d.PinnedBy; p != nil {
-		fmt.Fprintf(&sb, "  STUCK: the LSO is %d offsets (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
-			d.LSOLagOffsets, time.Duration(d.LSOLagMs)*time.Millisecond, p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+		fmt.Fprintf(&sb, "  STUCK: the LSO is %s (%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)\n",
+			txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), txnindex.DurationMs(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
 	} else {
 		sb.WriteString("  clear: no open transaction holds the LSO below the high watermark\n")
 	}
 	sb.WriteString(d.JoinRunbook())
 	for i, t := range d.OpenTransactions {
 		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, from offset %d, last write %s ago\n",
-			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, (time.Duration(t.AgeMs) * time.Millisecond).Round(time.Second))
+			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, txnindex.DurationMs(t.AgeMs))
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 		sb.WriteString(t.CoordinatorRunbook())
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)

@@ -328,25 +328,25 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		case age > maxTxn && unknown != "":
 			t.State = txnindex.StateExpired
 			t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s: whether it hangs is unknown",
-				fmtAge(t.AgeMs), maxTxn, src, unknown)
+				fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, unknown)
 		case age > maxTxn:
 			var why string
 			t.Hanging, why = w.hanging(ps, ap.ProducerID, ti)
 			if t.Hanging {
 				t.State = txnindex.StateHanging
-				t.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(t.AgeMs), maxTxn, src, why)
+				t.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			} else {
 				t.State = txnindex.StateExpired
-				t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(t.AgeMs), maxTxn, src, why)
+				t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			}
 		case t.StartTimestamp > 0 && t.TimeoutMs > 0 && now-t.StartTimestamp > int64(t.TimeoutMs):
 			t.State = txnindex.StateExpired
 			t.Reason = fmt.Sprintf("started %s ago, longer than its transaction.timeout.ms (%s): the coordinator should abort it",
-				fmtAge(now-t.StartTimestamp), time.Duration(t.TimeoutMs)*time.Millisecond)
+				fmtAge(now-t.StartTimestamp), txnindex.DurationMs(int64(t.TimeoutMs)))
 		default:
 			// The state (open) is printed beside the reason; the
 			// reason says why.
-			t.Reason = fmt.Sprintf("last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(t.AgeMs), maxTxn)
+			t.Reason = fmt.Sprintf("last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(t.AgeMs), txnindex.Duration(maxTxn))
 			if unknown != "" && ti == nil {
 				t.Reason += "; " + unknown
 			}

@@ -22,7 +22,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "cluster %s: %s in %s on %s, scanned in %s with %s\n",
 		s.Bootstrap, txnindex.Plural(len(s.Partitions), "partition", "partitions"), txnindex.Plural(s.Topics, "topic", "topics"),
-		txnindex.Plural(len(s.Brokers), "broker", "brokers"), s.Duration.Round(time.Millisecond), txnindex.Plural(s.RequestCount, "request", "requests"))
+		txnindex.Plural(len(s.Brokers), "broker", "brokers"), txnindex.Duration(s.Duration), txnindex.Plural(s.RequestCount, "request", "requests"))
 	n := func(v int) string { return txnindex.Count(int64(v)) }
 	fmt.Fprintf(&sb, "  %s stuck (%s hanging), %s unknown, %s clear\n", n(s.Stuck), n(s.Hanging), n(s.Unknown), n(s.Clear))
 	for i := range s.Partitions {
@@ -55,7 +55,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 				fmt.Fprintf(&sb, ", started %s", time.UnixMilli(t.StartTimestamp).UTC().Format(time.RFC3339))
 			}
 			if t.TimeoutMs > 0 {
-				fmt.Fprintf(&sb, ", timeout %s", time.Duration(t.TimeoutMs)*time.Millisecond)
+				fmt.Fprintf(&sb, ", timeout %s", txnindex.DurationMs(int64(t.TimeoutMs)))
 			}
 			fmt.Fprintf(&sb, "\n    %s: %s\n    to end it: %s\n", t.State, txnindex.OneLine(t.Reason), t.AbortCommand)
 		}

@@ -165,12 +165,12 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		if ok && time.Duration(o.AgeMs)*time.Millisecond > w.maxTxn {
 			o.Hanging, o.Reason = w.hanging(p, o.ProducerID, coord[o.ProducerID])
 			if !o.Hanging {
-				o.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(o.AgeMs), w.maxTxn, w.maxTxnSrc, o.Reason)
+				o.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(o.AgeMs), txnindex.Duration(w.maxTxn), w.maxTxnSrc, o.Reason)
 			} else {
-				o.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(o.AgeMs), w.maxTxn, w.maxTxnSrc, o.Reason)
+				o.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(o.AgeMs), txnindex.Duration(w.maxTxn), w.maxTxnSrc, o.Reason)
 			}
 		} else if ok {
-			o.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(o.AgeMs), w.maxTxn)
+			o.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(o.AgeMs), txnindex.Duration(w.maxTxn))
 		} else if !known {
 			o.Hanging, o.Reason = o.EngineState == "hanging", logReason+" (from the log alone)"
 		} else {
@@ -224,9 +224,8 @@ func errSuffix(err error) string {
 	return ": " + err.Error()
 }
 
-func fmtAge(ms int64) string {
-	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
-}
+// fmtAge is an age in the one duration format (txnindex.Duration).
+func fmtAge(ms int64) string { return txnindex.DurationMs(ms) }
 
 // describedPartitions are the partitions a DescribeTransactions answer
 // says the transaction includes (its topics and their partitions).

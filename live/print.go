@@ -119,12 +119,12 @@ func groupLines(p *PartitionView) string {
 		if !g.BehindLSO {
 			continue
 		}
-		what := fmt.Sprintf("%d records to receive before the LSO", g.RecordsToLSO)
+		what := txnindex.Plural(g.RecordsToLSO, "record", "records") + " to receive before the LSO"
 		switch {
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		case g.RecordsToLSO < 0:
-			what = fmt.Sprintf("%d offsets below the LSO (records not counted: below the window)", g.OffsetsToLSO)
+			what = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: below the window)"
 		}
 		fmt.Fprintf(&sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
 	}

@@ -94,7 +94,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 	// transaction: by KIP-664 its marker is still to come (expired, not
 	// hanging), the words of a log dir's join.
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed", From: first + 2}), fmt.Sprintf("before offset %d, where the data read here starts", first+2),
-		txnindex.StateExpired, txnindex.RulePartitionListed, "idle for 330d 0h, but not hanging (KIP-664)")
+		txnindex.StateExpired, txnindex.RulePartitionListed, "idle for 330d, but not hanging (KIP-664)")
 
 	// The coordinator forgets the id (TRANSACTIONAL_ID_NOT_FOUND, as after
 	// transactional.id.expiration.ms): hanging by KIP-664's step 2, aged
@@ -125,7 +125,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed"}), fmt.Sprintf("before the log start %d (deleted by retention)", first+2),
-		txnindex.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d 0h ago")
+		txnindex.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d ago")
 }
 
 // TestLiveJoinTwoMoments: the watcher reads the partition, then the

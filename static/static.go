@@ -45,6 +45,12 @@ var TimelineScripts = []string{
 	"js/timeline.js",          // window.txnscope and the start
 }
 
+// HeadScripts run in <head> on every page, before the body is drawn and
+// before the page's other scripts: format.js (window.txnscopeFormat, the
+// one number and duration format) and theme.js (the light or dark theme,
+// set before the first paint).
+var HeadScripts = []string{"js/format.js", "js/theme.js"}
+
 // Prefix is the URL path the assets are served under.
 const Prefix = "/static/"
 

@@ -36,6 +36,9 @@ func TestHandler(t *testing.T) {
 func TestTimelineScriptsComplete(t *testing.T) {
 	// The pages' other scripts, each linked on its own by package web.
 	others := map[string]bool{"js/cluster.js": true, "js/diagnosis.js": true, "js/index.js": true, "js/lesson.js": true, "js/live.js": true, "js/upload.js": true}
+	for _, s := range HeadScripts {
+		others[s] = true
+	}
 	listed := map[string]bool{}
 	for _, s := range TimelineScripts {
 		if listed[s] || others[s] {
@@ -76,8 +79,8 @@ func TestOneNumberFormat(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if strings.Contains(string(b), ".toLocaleString()") || strings.Contains(string(b), `\u202f`) {
-			t.Errorf("%s formats a number its own way (toLocaleString() with no locale, or thin-space separators)", p)
+		if p != "js/format.js" && (strings.Contains(string(b), ".toLocaleString(") || strings.Contains(string(b), `\u202f`)) {
+			t.Errorf("%s formats a number its own way (toLocaleString, or thin-space separators): use window.txnscopeFormat (format.js)", p)
 		}
 		return nil
 	})

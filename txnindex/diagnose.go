@@ -367,16 +367,8 @@ func (l *Log) lag(pos int64) *LagReport {
 	return r
 }
 
-// fmtDur renders an age: Go's form below two days ("20m0s"), days and
-// hours above it ("335d 18h"), which is what a hanging transaction's age
-// usually is.
-func fmtDur(ms int64) string {
-	d := (time.Duration(ms) * time.Millisecond).Round(time.Second)
-	if d < 48*time.Hour {
-		return d.String()
-	}
-	return fmt.Sprintf("%dd %dh", d/(24*time.Hour), (d%(24*time.Hour))/time.Hour)
-}
+// fmtDur renders an age in the one duration format (Duration).
+func fmtDur(ms int64) string { return DurationMs(ms) }
 
 // Status is the runbook's one sentence on the partition's LSO: STUCK and
 // what pins it, or clear.

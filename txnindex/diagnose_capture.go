@@ -189,14 +189,14 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	case age > o.MaxTxnTimeout && movedOn:
 		r.State = StateHanging
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.max.timeout.ms (%s), while the high watermark moved from %d to %d: no transaction may stay open that long, the coordinator will not end it (KIP-664)",
-			what, fmtDur(r.AgeMs), o.MaxTxnTimeout, hwmThen, hwm)
+			what, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), hwmThen, hwm)
 	case age > o.TxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.timeout.ms (%s): the coordinator should abort it",
-			what, fmtDur(r.AgeMs), o.TxnTimeout)
+			what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
 	default:
 		r.State = StateOpen
-		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), o.TxnTimeout)
+		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
 	}
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,
@@ -241,8 +241,9 @@ func (cr *CaptureReport) runbook(sb *strings.Builder) {
 		if r.FromMs > 0 {
 			when = time.UnixMilli(r.FromMs).UTC().Format("15:04:05.000") + " "
 		}
-		fmt.Fprintf(sb, "    %s%d fetches at offsets %d-%d: LSO %d, high watermark %d, %d batches returned, %d aborted entries\n",
-			when, r.Fetches, r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark, r.Batches, len(r.Aborted))
+		fmt.Fprintf(sb, "    %s%s at offsets %d-%d: LSO %d, high watermark %d, %s returned, %s\n",
+			when, Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
+			Plural(r.Batches, "batch", "batches"), Plural(len(r.Aborted), "aborted entry", "aborted entries"))
 	}
 	if p := cr.Position; p != nil {
 		if p.Passed {

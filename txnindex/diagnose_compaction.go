@@ -177,12 +177,12 @@ func (l *Log) compaction() *CompactionReport {
 			proves(m.last)
 		}
 	}
-	add(&inside, fmt.Sprintf("%s with %d offsets missing inside them (records removed by compaction: a superseded key, or a tombstone past delete.retention.ms), from offset %d",
-		count(inside.n, "batch", "batches"), inside.offsets, inside.first))
-	add(&gaps, fmt.Sprintf("%s of %d offsets between batches of one segment (batches the cleaner removed), from offset %d",
-		count(gaps.n, "gap", "gaps"), gaps.offsets, gaps.first))
-	add(&emptied, fmt.Sprintf("%s kept as empty headers over %d offsets (BatchRetention.RETAIN_EMPTY: a producer's last batch or a cleaning round's last), from offset %d",
-		count(emptied.n, "data batch", "data batches"), emptied.offsets, emptied.first))
+	add(&inside, fmt.Sprintf("%s with %s missing inside them (records removed by compaction: a superseded key, or a tombstone past delete.retention.ms), from offset %d",
+		count(inside.n, "batch", "batches"), Plural(inside.offsets, "offset", "offsets"), inside.first))
+	add(&gaps, fmt.Sprintf("%s of %s between batches of one segment (batches the cleaner removed), from offset %d",
+		count(gaps.n, "gap", "gaps"), Plural(gaps.offsets, "offset", "offsets"), gaps.first))
+	add(&emptied, fmt.Sprintf("%s kept as empty headers over %s (BatchRetention.RETAIN_EMPTY: a producer's last batch or a cleaning round's last), from offset %d",
+		count(emptied.n, "data batch", "data batches"), Plural(emptied.offsets, "offset", "offsets"), emptied.first))
 	add(&emptiedMarkers, fmt.Sprintf("%s with no record left (empty control batches: the transaction wholly cleaned, the batch kept for the producer's epoch or the round's last offset), from offset %d",
 		count(emptiedMarkers.n, "marker", "markers"), emptiedMarkers.first))
 	add(&horizon, fmt.Sprintf("%s carrying a delete horizon (KIP-534: the cleaner sets it on a marker or tombstone it removes after delete.retention.ms), from offset %d",

@@ -45,20 +45,20 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
 		r.State, r.HangingRule = StateHanging, RuleAge
 		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
-			t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
+			t.ProducerID, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), l.LogEndOffset)
 	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout:
 		// Past the max timeout but nothing was appended after it: not
 		// hanging by KIP-664's rule, and no longer "about to be".
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s), but nothing was written to the partition after it, so KIP-664's rule does not call it hanging; its coordinator should have aborted it after transaction.timeout.ms (%s)",
-			fmtDur(r.AgeMs), o.MaxTxnTimeout, o.TxnTimeout)
+			fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(o.TxnTimeout))
 	case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, when its last write is older than transaction.max.timeout.ms (%s), and the partition has moved on, it is hanging",
-			fmtDur(r.AgeMs), o.TxnTimeout, fmtDur(o.MaxTxnTimeout.Milliseconds()-r.AgeMs), o.MaxTxnTimeout)
+			fmtDur(r.AgeMs), Duration(o.TxnTimeout), fmtDur(o.MaxTxnTimeout.Milliseconds()-r.AgeMs), Duration(o.MaxTxnTimeout))
 	default:
 		r.State = StateOpen
-		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), o.TxnTimeout)
+		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), Duration(o.TxnTimeout))
 	}
 	if r.ClockSkew {
 		r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"

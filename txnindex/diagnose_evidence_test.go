@@ -36,7 +36,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 					t.Errorf("coordinator epoch %d (%s), command %q", p.CoordinatorEpoch, p.CoordinatorEpochSource, p.AbortCommand)
 				}
 			},
-			inText: []string{"began at offset 5, before the log start 10 (deleted by retention), none of its data survives", "30d 0h"},
+			inText: []string{"began at offset 5, before the log start 10 (deleted by retention), none of its data survives", "nothing for 30d, longer"},
 		},
 		{
 			// ProducerStateEntry.update: a later batch of the transaction

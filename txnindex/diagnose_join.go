@@ -175,10 +175,10 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 		fmt.Fprintf(sb, "  consumer groups (committed offset <= LSO %d):\n", d.LastStableOffset)
 	}
 	for _, g := range affected {
-		what := fmt.Sprintf("%d records to receive before the LSO", g.RecordsToLSO)
+		what := Plural(g.RecordsToLSO, "record", "records") + " to receive before the LSO"
 		switch {
 		case g.RecordsToLSO < 0:
-			what = fmt.Sprintf("%d offsets below the LSO (records not counted: no log read)", g.OffsetsToLSO)
+			what = Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: no log read)"
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}

@@ -197,8 +197,8 @@ func shortIDs(ids []ProducerID) []string {
 //
 //	epoch 4
 //	epochs 0–2                                   (bumps without markers: fencing, KIP-360)
-//	epochs 0–3,000 (transactions v2: one bump per transaction)
-//	epochs 32,700–32,767 (transactions v2: one bump per transaction; epoch 32,767 exhausted the producer id, its transactional id went on under a new one)
+//	epochs 0–3000 (transactions v2: one bump per transaction)
+//	epochs 32700–32767 (transactions v2: one bump per transaction; epoch 32767 exhausted the producer id, its transactional id went on under a new one)
 //
 // The last: a transactions v2 marker at epoch 32767 (Short.MaxValue) is
 // written after the coordinator allocated the next producer id
@@ -207,15 +207,15 @@ func shortIDs(ids []ProducerID) []string {
 // (TransactionMetadata.prepareComplete), which is another lane.
 func (p *Producer) EpochLabel() string {
 	if p.FirstEpoch == p.LastEpoch {
-		return "epoch " + Count(int64(p.FirstEpoch))
+		return "epoch " + strconv.Itoa(int(p.FirstEpoch))
 	}
-	s := "epochs " + Count(int64(p.FirstEpoch)) + "–" + Count(int64(p.LastEpoch))
+	s := "epochs " + strconv.Itoa(int(p.FirstEpoch)) + "–" + strconv.Itoa(int(p.LastEpoch))
 	if p.TV2Markers == 0 {
 		return s
 	}
 	s += " (transactions v2: one bump per transaction"
 	if p.LastEpoch == math.MaxInt16 {
-		s += "; epoch 32,767 exhausted the producer id, its transactional id went on under a new one"
+		s += "; epoch 32767 exhausted the producer id, its transactional id went on under a new one"
 	}
 	return s + ")"
 }

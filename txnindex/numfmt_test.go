@@ -27,3 +27,22 @@ func TestPlural(t *testing.T) {
 		t.Errorf("int32: %q", got)
 	}
 }
+
+func TestDuration(t *testing.T) {
+	for _, c := range durationTable {
+		if got := DurationMs(c.Ms); got != c.Text {
+			t.Errorf("DurationMs(%d) = %q, want %q", c.Ms, got, c.Text)
+		}
+	}
+}
+
+// durationTable is milliseconds and their text.
+var durationTable = []struct {
+	Ms   int64
+	Text string
+}{
+	{-5, "0s"}, {0, "0s"}, {1, "1ms"}, {850, "850ms"}, {999, "999ms"}, {1000, "1s"}, {1499, "1s"}, {1500, "2s"}, {42_000, "42s"},
+	{59_499, "59s"}, {59_500, "1m"}, {60_000, "1m"}, {1_200_000, "20m"}, {1_205_000, "20m 5s"}, {3_599_000, "59m 59s"},
+	{3_600_000, "1h"}, {100_003_000, "27h 46m"}, {172_799_000, "47h 59m"}, {172_800_000, "2d"},
+	{339*86_400_000 + 3_600_000 + 59_000, "339d 1h"}, {1204 * 86_400_000, "1,204d"},
+}

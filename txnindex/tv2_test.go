@@ -61,7 +61,7 @@ func TestTV2(t *testing.T) {
 		txns:    []txn{{7, top - 2, top - 1, 0, 1, TxnCommitted}, {7, top - 1, top, 2, 4, TxnAborted}, {9, 0, -1, 5, -1, TxnOpen}},
 		letters: "D C AA C P P", lso: 5,
 		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 4, LastStableOffset: 5}},
-		labels: []string{"epochs 32,765–32,767 (transactions v2: one bump per transaction; epoch 32,767 exhausted the producer id, its transactional id went on under a new one)",
+		labels: []string{"epochs 32765–32767 (transactions v2: one bump per transaction; epoch 32767 exhausted the producer id, its transactional id went on under a new one)",
 			"epoch 0"},
 	}, {
 		// Transactions v1: markers at the data's epoch; a fencing bump
@@ -128,7 +128,7 @@ func TestTV2LaneNotInflated(t *testing.T) {
 	if len(lanes) != 2 || lanes[1].Producer.Txns != 3001 || lanes[1].Producer.TV2Markers != 3000 {
 		t.Fatalf("lanes %+v", lanes)
 	}
-	if got, want := lanes[1].Producer.EpochLabel(), "epochs 0–3,000 (transactions v2: one bump per transaction)"; got != want {
+	if got, want := lanes[1].Producer.EpochLabel(), "epochs 0–3000 (transactions v2: one bump per transaction)"; got != want {
 		t.Errorf("label %q, want %q", got, want)
 	}
 	d := l.Diagnose(DiagnoseOptions{Position: -1})

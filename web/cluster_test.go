@@ -50,7 +50,7 @@ func TestClusterIndex(t *testing.T) {
 	if got := strings.Join(names, " "); got != "orders-3:hanging orders-1:unknown orders-0:clear a/b-0:open billing-0:open" {
 		t.Errorf("rows %s", got)
 	}
-	for _, want := range []string{`"stuck-orders" from offset 40, which its coordinator will not end`, `"billing-tx" from offset 3, still open at its coordinator`, "billing, audit", "1h0m0s", "producer 9 from offset 8",
+	for _, want := range []string{`"stuck-orders" from offset 40, which its coordinator will not end`, `"billing-tx" from offset 3, still open at its coordinator`, "billing, audit", "1h", "producer 9 from offset 8",
 		`href="/cluster/a%2Fb/0"`, "Broker 1 at b1:9092 did not answer (connection refused): the partitions it leads are unknown until it does.",
 		"leader 1 down", `data-poll-ms="5000"`, "3 stuck (1 hanging), 1 unknown, 1 clear", "with 19 requests.", `title="A hanging transaction holds the LSO`,
 		"the last 2,000 offsets", "3 partitions, 1 stuck"} {

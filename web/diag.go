@@ -19,7 +19,7 @@ type DiagnosisView struct {
 	LSO, HWM   int64
 	LagOffsets int64
 	LagMs      int64
-	LagTime    string // "20m0s", on the page's one clock (Clock)
+	LagTime    string // "20m", on the page's one clock (Clock)
 	LagAtLeast bool   // the pinning transaction began before what survives
 	// LagUnknown says why LagTime is "unknown": no write time of the
 	// pinning transaction is known (seeded from a producer snapshot whose
@@ -81,7 +81,7 @@ type TxnView struct {
 	First, Last     int64
 	Batches         int
 	Records         int64
-	Age             string // "20m0s"; "unknown" when AgeUnknown
+	Age             string // "20m"; "unknown" when AgeUnknown
 	AgeUnknown      bool   // no write time of it is known (txnindex.OpenTxnReport.AgeUnknown)
 	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
 	StateText       string // the state in words: "decided, marker not replicated"
@@ -153,22 +153,9 @@ type RangeView struct {
 	TestID   string
 }
 
-// durText is ms for a reader: "850ms", "20m0s", "335d 17h". Days and
-// hours are whole ones passed (not rounded), as txnindex's reasons print
-// them, so that a page never says 19h beside a reason's 18h.
-func durText(ms int64) string {
-	switch d := time.Duration(ms) * time.Millisecond; {
-	case ms <= 0:
-		return "0s" // as txnindex's texts write a zero duration
-	case ms < 1000:
-		return strconv.FormatInt(ms, 10) + "ms"
-	case d >= 48*time.Hour:
-		h := int64(d.Round(time.Second) / time.Hour)
-		return strconv.FormatInt(h/24, 10) + "d " + strconv.FormatInt(h%24, 10) + "h"
-	default:
-		return d.Round(time.Second).String()
-	}
-}
+// durText is ms for a reader, in the one duration format
+// (txnindex.Duration): "850ms", "20m", "335d 17h".
+func durText(ms int64) string { return txnindex.DurationMs(ms) }
 
 func rangeView(r txnindex.OffsetRange) RangeView {
 	n := r.To - r.From + 1
@@ -345,7 +332,7 @@ func groupViews(gs []txnindex.GroupPosition) []GroupView {
 		case g.BehindLSO && g.RecordsToLSO >= 0:
 			v.What = plural(int(g.RecordsToLSO), "record", "records") + " to receive, then waits at the LSO"
 		case g.BehindLSO:
-			v.What = i64(g.OffsetsToLSO) + " offsets below the LSO"
+			v.What = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO"
 		default:
 			v.What = "past the LSO (read_uncommitted): not held"
 		}

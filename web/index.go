@@ -208,7 +208,7 @@ type PartitionRow struct {
 	LSO, HWM    int64
 	LagOffsets  int64
 	LagMs       int64  // how long the LSO has been held (Diagnosis.HeldAt), -1 unknown
-	LagTime     string // LagMs in words: "20m0s", "at least 5s", "unknown"
+	LagTime     string // LagMs in words: "20m", "at least 5s", "unknown"
 	LagNote     string // why LagTime is a bound or unknown ("" when exact)
 	PinnedBy    string // "producer 6 (epoch 0) from 3", "" when clear
 	State       string // state of the pinning transaction, "clear" when none
@@ -281,6 +281,19 @@ func rowLag(d *txnindex.Diagnosis, nowMs int64) (text, note string) {
 // stateNotData is a row's state for a partition that is not a data
 // partition (PartitionRow.NotData).
 const stateNotData = "not-data"
+
+// stateText is a row's state in words, as the partition page says it
+// ("decided, marker not replicated", never decided_unreplicated); the
+// identifier stays in data-state and the badge's class.
+func stateText(state string) string {
+	switch state {
+	case "clear", "unknown":
+		return state
+	case stateNotData:
+		return "not a data partition"
+	}
+	return txnindex.OpenTxnState(state).Words()
+}
 
 // sortByLag orders rows by LSO lag, largest first: offsets, then time;
 // partitions not built yet (lag unknown) come last.

@@ -26,7 +26,7 @@ func TestLaneRowTV2(t *testing.T) {
 	if len(v.Lanes) != 1 {
 		t.Fatalf("%d lane rows: %+v", len(v.Lanes), v.Lanes)
 	}
-	if got, want := v.Lanes[0].Epochs, "epochs 0–3,000 (transactions v2: one bump per transaction)"; got != want {
+	if got, want := v.Lanes[0].Epochs, "epochs 0–3000 (transactions v2: one bump per transaction)"; got != want {
 		t.Errorf("lane epochs %q, want %q", got, want)
 	}
 }

@@ -185,7 +185,7 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
 		Rules: "Java consumer", Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {
-		ls.Note = fmt.Sprintf("this lesson plays the first %d of %d batches", n, len(l.Batches))
+		ls.Note = fmt.Sprintf("this lesson plays the first %s of %s batches", txnindex.Count(int64(n)), txnindex.Count(int64(len(l.Batches))))
 	}
 	all := l.Batches[:n:n]
 	var cmds []string

@@ -83,6 +83,9 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 		http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
 		return nil, false
 	}
+	if u.seekRedirect(w, r, id) {
+		return nil, false
+	}
 	if why := u.refused(id, topic, int32(p)); why != "" {
 		// Only the tail and one segment's window at a time can be read:
 		// a lesson plays the partition from its first batch, so it is
@@ -146,6 +149,7 @@ func (u *UI) Lesson() http.Handler {
 				v.Timeline.Title = s.Title
 			}
 		}
+		v.Follow = true
 		render(w, r, LessonPage(*v))
 	})
 }
@@ -199,6 +203,17 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 // before_position (and gaps are not batches).
 var quizChoices = []string{"delivered", "aborted", "control"}
 
+// quizChoiceWords is a choice's button label: the verdict in words
+// (txnindex.Verdict.Words, "control marker").
+func quizChoiceWords(name string) string {
+	for v := txnindex.Verdict(0); v < 16; v++ {
+		if v.String() == name {
+			return v.Words()
+		}
+	}
+	return name
+}
+
 func lessonTitle(v LessonView) string {
 	if v.Quiz {
 		return "Quiz " + v.Timeline.Name
@@ -229,7 +244,10 @@ func lessonPath(v LessonView) string {
 // embedSnippet is the iframe a page pastes to show the lesson at step 1.
 func embedSnippet(v TimelineView) string {
 	src := v.Origin + EmbedPath(v.Source, v.Topic, v.Partition) + "?step=1"
-	return `<iframe src="` + src + `" width="1200" height="820" style="border:1px solid #ccc" title="` + v.Name + ` lesson"></iframe>`
+	// As wide as the page's column up to 1,200 px, and as tall as
+	// the lesson needs but never taller than the reader's window: no
+	// fixed size that overflows a phone or a narrow column.
+	return `<iframe src="` + src + `" title="` + v.Name + ` lesson" loading="lazy" style="display:block;width:100%;max-width:1200px;height:min(820px,90vh);border:1px solid #ccc"></iframe>`
 }
 
 // EmbedPath is the embed URL of a partition.

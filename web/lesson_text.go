@@ -152,8 +152,12 @@ func whyOf(d txnindex.Decision) string {
 		return "The batch is not transactional: read_committed filters transactional batches only."
 	case txnindex.CauseNonTxnFromAbortedProducer:
 		return "The producer is in the aborted set, but the batch is not transactional, and the set filters transactional batches only."
-	case txnindex.CauseCommitMarker, txnindex.CauseAbortMarker, txnindex.CauseOtherControl:
-		return "Control batches (COMMIT and ABORT markers) are never returned to the application; an ABORT marker also takes its producer out of the aborted set."
+	case txnindex.CauseCommitMarker:
+		return "A COMMIT marker is a control batch: the consumer reads past it and never returns it to the application. It ends its producer's transaction, whose batches were delivered."
+	case txnindex.CauseAbortMarker:
+		return "An ABORT marker is a control batch: the consumer reads past it and never returns it to the application. It ends its producer's aborted transaction and takes the producer out of the aborted set, so the producer's later batches are delivered."
+	case txnindex.CauseOtherControl:
+		return "A control batch that is neither a COMMIT nor an ABORT marker: the consumer reads past it and never returns it to the application."
 	case txnindex.CauseAtOrAboveLSO:
 		return "read_committed fetches stop at the last stable offset, which an open transaction holds back: the batch is not readable yet."
 	case txnindex.CauseAtOrAboveHWM:

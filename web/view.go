@@ -42,11 +42,12 @@ type Assets struct {
 	LiveJS      string   // the live tail (static/js/live.js); idle unless the stream says the source is live
 	UploadJS    string   // the index page's drop zone (static/js/upload.js)
 	IndexJS     string   // the index page's filter and refresh (static/js/index.js)
+	HeadJS      []string // run in <head> on every page: the number and duration formats (static/js/format.js), the light or dark theme and its toggle (theme.js)
 	// CSSText, JSText and DiagJSText, when set, are the assets themselves,
 	// inlined into the page (the static export) instead of linked; JSText
 	// holds the timeline's scripts in the order of JS.
 	CSSText, DiagJSText string
-	JSText              []string
+	JSText, HeadJSText  []string
 }
 
 // chromeKind is how much of the site surrounds a page.
@@ -59,7 +60,7 @@ const (
 )
 
 func assets() Assets {
-	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js"), IndexJS: static.Path("js/index.js")}
+	return Assets{CSS: static.Path("css/app.css"), JS: timelineScriptPaths(), DiagJS: static.Path("js/diagnosis.js"), LiveJS: static.Path("js/live.js"), UploadJS: static.Path("js/upload.js"), IndexJS: static.Path("js/index.js"), HeadJS: headScriptPaths()}
 }
 
 // TimelineView is the timeline page: the parts drawn in the DOM (lanes,
@@ -97,7 +98,7 @@ type LaneView struct {
 	Index  int    // the lane's number in the stream; the first lane's for a row of several
 	TestID string // "lane-7", "lane-none" (non-transactional), "lane-more"
 	Label  string // "producer 7", "orders (producer 7)", "non-transactional", "3 more producers"
-	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3,000 (transactions v2: …)"
+	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3000 (transactions v2: …)"
 	Note   string // "txn, 3 batches, 1 txn"
 	Title  string // the tooltip: the whole producer id
 }

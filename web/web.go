@@ -51,6 +51,9 @@ type Source struct {
 	// Tail, while a partition too large to wait for is shown from its
 	// tail (its whole load under way), says what was read.
 	Tail *TailRead
+	// Seeks are the offsets a scenario's consumer seeks to (`seek 7`), in
+	// order: the pages play the first unless the URL names a position.
+	Seeks []int64
 }
 
 // TailRead is the part of a partition a tail view read: Read of its
@@ -170,6 +173,9 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 		render(w, r, NotFoundPage("No partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id)+"."))
 		return TimelineView{}, false
 	}
+	if u.seekRedirect(w, r, id) {
+		return TimelineView{}, false
+	}
 	title, path, problems := "", "", []string(nil)
 	var tail *TailRead
 	for _, s := range u.cat.Sources() {
@@ -202,6 +208,27 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 	}
 	v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
 	return v, true
+}
+
+// seekRedirect answers a request for a partition whose scenario seeks its
+// consumer (the seek demo's `seek 7`) and whose query names no position
+// with a redirect to the same URL at ?position= the first seek, so that
+// the page, its lesson and its embed play the consumer the scenario
+// describes (and the URL says so); it reports whether it did. An empty
+// ?position= is the log start.
+func (u *UI) seekRedirect(w http.ResponseWriter, r *http.Request, id string) bool {
+	q := r.URL.Query()
+	if q.Has("position") {
+		return false
+	}
+	for _, s := range u.cat.Sources() {
+		if s.ID == id && len(s.Seeks) > 0 {
+			q.Set("position", strconv.FormatInt(s.Seeks[0], 10))
+			http.Redirect(w, r, r.URL.EscapedPath()+"?"+q.Encode(), http.StatusFound)
+			return true
+		}
+	}
+	return false
 }
 
 // PartitionPath is the timeline URL of a partition.
@@ -239,6 +266,9 @@ func (u *UI) Embed() http.Handler {
 		l, ok := u.cat.Log(id, topic, int32(p))
 		if !ok {
 			http.Error(w, "no partition "+topic+"-"+strconv.FormatInt(p, 10)+" in source "+strconv.Quote(id), http.StatusNotFound)
+			return
+		}
+		if u.seekRedirect(w, r, id) {
 			return
 		}
 		// A partition too large to load whole: one segment's window,
@@ -295,6 +325,16 @@ func timelineScriptPaths() []string {
 	return out
 }
 
+// headScriptPaths returns the URLs of the scripts every page runs in
+// <head> (static.HeadScripts).
+func headScriptPaths() []string {
+	out := make([]string, len(static.HeadScripts))
+	for i, s := range static.HeadScripts {
+		out[i] = static.Path(s)
+	}
+	return out
+}
+
 // inlineAssets sets the texts of a's CSS and scripts, to be inlined into a
 // page that has no server (the static export): the timeline's scripts in
 // the order the served pages load them (static.TimelineScripts), then the
@@ -307,6 +347,12 @@ func inlineAssets(a *Assets) error {
 	a.CSSText, a.JSText = css, make([]string, len(static.TimelineScripts))
 	for i, s := range static.TimelineScripts {
 		if a.JSText[i], err = readAsset(s, "</script"); err != nil {
+			return err
+		}
+	}
+	a.HeadJSText = make([]string, len(static.HeadScripts))
+	for i, s := range static.HeadScripts {
+		if a.HeadJSText[i], err = readAsset(s, "</script"); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,7 @@ type source struct {
 	lazy      *lazyPart          // a partition of a --load log directory, opened on first use (catalog_lazy.go)
 	demo      bool               // an embedded or generated demo: the index lists demos apart, its pages age it by its own time
 	path      string             // the full path a --load source was read from (a tooltip only; titles never carry it)
+	seeks     []int64            // a scenario's consumer seeks (`seek 7`): the pages start its consumer at the first
 	once      sync.Once
 	mu        sync.Mutex // guards log for built
 	log       *txnindex.Log
@@ -214,7 +215,7 @@ func (c webCatalog) Sources() []web.Source {
 		if l := s.built(); l != nil {
 			p.Summary = web.Summary(l)
 		}
-		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo, Path: s.path}
+		ws := web.Source{ID: s.id, Title: s.title, Partitions: []web.Partition{p}, Demo: s.demo, Path: s.path, Seeks: s.seeks}
 		if s.lazy != nil {
 			ws.Tail = s.lazy.tailRead()
 			ws.Partitions[0].Scan = s.lazy.scanView()

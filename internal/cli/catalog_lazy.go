@@ -177,7 +177,7 @@ func (lz *lazyPart) problemList() []string {
 	case lz.tail != nil:
 		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
 			"The timeline switches to the whole partition when its load is done, and the diagnosis, the numbers above and this list with it.",
-			time.Since(lz.began).Round(time.Second), lz.tailInfo, lz.tailInfo.From)}
+			txnindex.Duration(time.Since(lz.began)), lz.tailInfo, lz.tailInfo.From)}
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, 
 		select {
 		case <-x.Done():
 			n, _ := x.Progress()
-			line.Stop(fmt.Sprintf("ranked %d partitions of %s by LSO lag in %s", n, path, x.Took().Round(time.Millisecond)))
+			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
 		case <-ctx.Done():
 			line.Stop("")
 		}

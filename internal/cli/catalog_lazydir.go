@@ -9,6 +9,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -86,7 +87,7 @@ func (c webCatalog) Partial(id, topic string, partition int32) string {
 	if lz.full != nil || lz.err != nil || lz.done == nil {
 		return "" // whole, refused (web.Segmenter's Refused says why), or not asked for yet
 	}
-	return fmt.Sprintf("its full load has run for %s so far", time.Since(lz.began).Round(time.Second))
+	return fmt.Sprintf("its full load has run for %s so far", txnindex.Duration(time.Since(lz.began)))
 }
 
 var _ web.Partial = webCatalog{}

@@ -196,7 +196,7 @@ func loadSource(ctx context.Context, e *env, fs argLister, demo string, open fun
 	// A large input takes a while: on a terminal, say so (internal/progress).
 	start := time.Now()
 	line := progress.Start(e.stderr, progress.Delay, func() string {
-		return fmt.Sprintf("reading %s: %s", fs.Arg(0), time.Since(start).Round(time.Second))
+		return fmt.Sprintf("reading %s: %s", fs.Arg(0), txnindex.Duration(time.Since(start)))
 	})
 	ld, err := open(ctx, fs.Arg(0))
 	line.Stop("")

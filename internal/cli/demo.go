@@ -19,7 +19,7 @@ func findDemo(name string) (gen.Demo, error) {
 func demoCatalog(big bool) *catalog {
 	c := &catalog{}
 	for _, d := range gen.Demos() {
-		s := &source{id: d.Name, title: d.Title, topic: "demo-" + d.Name, demo: true}
+		s := &source{id: d.Name, title: d.Title, topic: "demo-" + d.Name, demo: true, seeks: d.Scenario.Seeks}
 		s.build = func() *txnindex.Log {
 			// The demo's files stay on disk, so its records can be
 			// decoded on demand (web_records.go).

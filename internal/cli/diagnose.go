@@ -143,7 +143,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	current.Store("the internal topics, for the join")
 	start := time.Now()
 	line := progress.Start(e.stderr, progress.Delay, func() string {
-		return fmt.Sprintf("reading %s: %d of %d partitions, %s, %s", ld.Index.Root, done.Load(), total, current.Load(), time.Since(start).Round(time.Second))
+		return fmt.Sprintf("reading %s: %s of %s, %s, %s", ld.Index.Root, txnindex.Count(int64(done.Load())), txnindex.Plural(total, "partition", "partitions"), current.Load(), txnindex.Duration(time.Since(start)))
 	})
 	defer line.Stop("")
 	var warnMu sync.Mutex

@@ -148,7 +148,7 @@ func productionShapes(now time.Time) []shapeCase {
 				}
 			},
 			text: []string{"STUCK", "pinned by producer 42 epoch 5's transaction from offset 120 (hanging)",
-				"began at offset 120, before the log start 500 (deleted by retention)", "335d 0h", "--start-offset 120",
+				"began at offset 120, before the log start 500 (deleted by retention)", "335d,", "--start-offset 120",
 				"--coordinator-epoch 3", "(coordinator epoch 3, the largest known; evidence: producer snapshot 00000000000000000520.snapshot)"},
 			never: []string{"--1", "0s ago", "--coordinator-epoch 0", "--start-offset 500"},
 		},

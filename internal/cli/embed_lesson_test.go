@@ -27,7 +27,7 @@ func openEmbedStep(t *testing.T, ctx context.Context, srvURL string, s *source, 
 }
 
 // abortPixels counts the canvas pixels in the ABORT marker's colour
-// (#CC79A7) drawn over offset off.
+// (#C4589E, light theme) drawn over offset off.
 func abortPixels(t *testing.T, ctx context.Context, off int64) int {
 	t.Helper()
 	return eval[int](t, ctx, fmt.Sprintf(`(() => {
@@ -36,7 +36,7 @@ func abortPixels(t *testing.T, ctx context.Context, off int64) int {
   if (x1 <= x0) return 0;
   const d = c.getContext("2d").getImageData(x0, 0, x1 - x0, c.height).data;
   let n = 0;
-  for (let i = 0; i < d.length; i += 4) if (d[i] === 204 && d[i + 1] === 121 && d[i + 2] === 167) n++;
+  for (let i = 0; i < d.length; i += 4) if (d[i] === 196 && d[i + 1] === 88 && d[i + 2] === 158) n++;
   return n;
 })()`, off))
 }

@@ -69,6 +69,15 @@ func TestLessonQuiz(t *testing.T) {
 			if why := text(t, ctx, `[data-testid="quiz-why"]`); why != d.Why {
 				t.Errorf("step %d: why %q, want %q", n, why, d.Why)
 			}
+			// The explanation is the question's: a COMMIT marker's names no
+			// ABORT, and the other way round.
+			if other, isMarker := map[string]string{"COMMIT marker": "ABORT", "ABORT marker": "COMMIT"}[d.Kind]; isMarker &&
+				(!strings.Contains(d.Why, strings.Fields(d.Kind)[0]) || strings.Contains(d.Why, other)) {
+				t.Errorf("step %d: the %s is explained with %q", n, d.Kind, d.Why)
+			}
+			if strings.Contains(res, "_") || (d.Verdict == "control" && !strings.Contains(res, "control marker")) {
+				t.Errorf("step %d: the result %q names a verdict by its identifier", n, res)
+			}
 			if got, _ := attr(ctx, fmt.Sprintf(`[data-testid="decided-%d"]`, i), "data-decision"); got != d.Verdict {
 				t.Errorf("step %d: revealed %q, want %q", n, got, d.Verdict)
 			}
@@ -229,7 +238,7 @@ func TestEmbedLessonAsOf(t *testing.T) {
 		l := s.get()
 		ls := web.NewLesson(s.id, l, -1)
 		bs := lessonBatches(l)
-		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+web.EmbedPath(s.id, s.topic, s.partition)+"?step=0"), waitDone(1)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+web.EmbedPath(s.id, s.topic, s.partition)+"?step=0&position="), waitDone(1)); err != nil {
 			t.Fatal(err)
 		}
 		for n := range ls.Steps {

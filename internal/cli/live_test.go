@@ -98,7 +98,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 }
 
 // canvasColors counts the canvas pixels painted exactly in the timeline's
-// delivered, aborted and pending colours (static/js/timeline.js COLORS).
+// delivered, aborted and pending colours (app.css, light theme).
 const canvasColors = `(() => {
   const c = document.querySelector('[data-testid="canvas"]'), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
   const n = { delivered: 0, aborted: 0, pending: 0, painted: 0 };
@@ -106,7 +106,7 @@ const canvasColors = `(() => {
     const r = d[i], g = d[i + 1], b = d[i + 2];
     if (r === 0 && g === 158 && b === 115) n.delivered++;
     else if (r === 213 && g === 94 && b === 0) n.aborted++;
-    else if (r === 230 && g === 159 && b === 0) n.pending++;
+    else if (r === 181 && g === 125 && b === 0) n.pending++;
     if (r < 235 || g < 235 || b < 235) n.painted++;
   }
   return n;
@@ -119,7 +119,7 @@ type pixels struct{ Delivered, Aborted, Pending, Painted int }
 const lanePixels = `(() => {
   const c = document.querySelector('[data-testid="canvas"]'), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
   const lanes = document.querySelectorAll('.labels .lane'), lh = c.height / lanes.length, out = new Array(lanes.length).fill(0);
-  const colours = [[0, 158, 115], [213, 94, 0], [230, 159, 0], [0, 114, 178], [204, 121, 167], [86, 180, 233]];
+  const colours = [[0, 158, 115], [213, 94, 0], [181, 125, 0], [0, 114, 178], [196, 88, 158], [0, 130, 155]];
   for (let i = 0; i < d.length; i += 4) {
     if (colours.some((k) => d[i] === k[0] && d[i + 1] === k[1] && d[i + 2] === k[2])) out[Math.floor(Math.floor(i / 4 / c.width) / lh)]++;
   }
@@ -392,7 +392,7 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	row := fmt.Sprintf(`[data-testid="diagnosis"] [data-testid^="live-open-"][data-testid$="-%d"][data-transactional-id="stuck-producer"]`, sFirst)
 	wantRow, wantVerdict := []string{"stuck-producer", "HANGING", "KIP-664"}, "HANGING"
 	if useSCRAM {
-		wantRow, wantVerdict = []string{"stuck-producer", "open", "within transaction.max.timeout.ms (15m0s)"}, "LSO held"
+		wantRow, wantVerdict = []string{"stuck-producer", "open", "within transaction.max.timeout.ms (15m)"}, "LSO held"
 	}
 	waitJS(t, ctx, "transaction diagnosed", fmt.Sprintf(`document.querySelector('%s')?.dataset.hanging === "%v"`, row, !useSCRAM))
 	why := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('%s').textContent`, row))

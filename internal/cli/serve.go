@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -156,7 +157,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %-12s %s  http://%s%s\n", s.id, s.title, ln.Addr(), web.PartitionPath(s.id, s.topic, s.partition))
 	}
 	for id, x := range cat.indexes {
-		fmt.Fprintf(e.stdout, "  %-12s %s (log directory): %d partitions listed, ranked by LSO lag in the background  http://%s/\n", id, x.Root, len(x.Entries), ln.Addr())
+		fmt.Fprintf(e.stdout, "  %-12s %s (log directory): %s listed, ranked by LSO lag in the background  http://%s/\n", id, x.Root, txnindex.Plural(len(x.Entries), "partition", "partitions"), ln.Addr())
 	}
 	if e.ready != nil {
 		e.ready(ln.Addr().String())

@@ -27,10 +27,10 @@ import (
 const overviewPixels = `((xs) => {
   const c = document.querySelector('[data-testid="canvas"]'), dpr = window.devicePixelRatio || 1, g = c.getContext("2d");
   const rows = document.querySelectorAll('.labels .lane').length, lh = c.height / dpr / rows, h = lh - 20;
-  const kinds = [["delivered", [0, 158, 115]], ["aborted", [213, 94, 0], [255, 255, 255], 0.9], ["pending", [230, 159, 0], [0, 0, 0], 0.6],
-    ["commit", [0, 114, 178]], ["abort", [204, 121, 167]], ["control", [86, 180, 233]], ["before", [153, 153, 153], [255, 255, 255], 0.65],
+  const kinds = [["delivered", [0, 158, 115]], ["aborted", [213, 94, 0], [255, 255, 255], 0.9], ["pending", [181, 125, 0], [0, 0, 0], 0.6],
+    ["commit", [0, 114, 178]], ["abort", [196, 88, 158]], ["control", [0, 130, 155]], ["before", [122, 122, 122], [255, 255, 255], 0.65],
     ["background", [255, 255, 255]], ["background", [250, 250, 250]], ["background", [253, 248, 237]], ["background", [248, 243, 233]],
-    ["background", [242, 242, 242]], ["background", [238, 238, 238]], ["gap", [170, 170, 170]]];
+    ["background", [242, 242, 242]], ["background", [238, 238, 238]], ["gap", [140, 140, 140]]];
   const dist = (p, k) => {
     const a = k[1];
     if (!k[2]) return Math.hypot(p[0] - a[0], p[1] - a[1], p[2] - a[2]);

@@ -68,4 +68,18 @@ func TestDiagnosisPanelUnreplicated(t *testing.T) {
 	}
 	noRawIdentifiers(t, ctx, "TestDiagnosisPanelUnreplicated")
 	screenshot(t, ctx, "TestDiagnosisPanelUnreplicated")
+
+	// The index names the state in the partition page's words, not as
+	// its identifier (decided_unreplicated).
+	row := `[data-testid="partition-row-load1-orders-0"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(row+` [data-testid="row-state"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(text(t, ctx, row+` [data-testid="row-state"]`)); got != "decided, marker not replicated" {
+		t.Errorf("index row state %q, want the page's words", got)
+	}
+	if st, _ := attr(ctx, row, "data-state"); st != "decided_unreplicated" {
+		t.Errorf("index row data-state %q", st)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelUnreplicated index")
 }

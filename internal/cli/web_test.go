@@ -290,8 +290,17 @@ func TestWebTimelineDemos(t *testing.T) {
 		}
 		// Every decision is in the accessible list.
 		n := eval[int](t, ctx, `document.querySelectorAll('[data-testid^="batch-"][data-decision]').length`)
+		// A scenario that seeks (the seek demo) plays its consumer from
+		// its seek.
+		from := int64(-1)
+		if len(s.seeks) > 0 {
+			from = s.seeks[0]
+			if pos, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="position"]`))); pos != fmt.Sprint(from) {
+				t.Errorf("%s: consume from %q, want the scenario's seek %d", s.id, pos, from)
+			}
+		}
 		want := 0
-		for range l.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
+		for range l.Decisions(txnindex.ConsumeOptions{From: from, Isolation: txnindex.ReadCommitted}) {
 			want++
 		}
 		if n != want {

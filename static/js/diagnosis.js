@@ -16,7 +16,6 @@
 "use strict";
 (function () {
   const panel0 = document.querySelector('[data-testid="diagnosis"]');
-  if (!panel0) return;
   const panel = () => document.querySelector('[data-testid="diagnosis"]');
   const copies = []; // what was copied, and how (for tests)
   let refreshes = 0, pending = null;
@@ -49,16 +48,20 @@
   }
 
   // Delegated on the document: the panel element is replaced on refresh.
+  // The embed snippet's copy button (web/lesson.templ lessonLinks) is
+  // answered here too, with or without a diagnosis panel.
   document.addEventListener("click", (e) => {
-    if (!e.target.closest || !e.target.closest('[data-testid="diagnosis"]')) return;
-    const b = e.target.closest("button.copy");
+    if (!e.target.closest || !e.target.closest('[data-testid="diagnosis"], [data-testid="embed-box"]')) return;
+    // button.copy copies a command, button.copy-snippet the embed's HTML.
+    const b = e.target.closest("button.copy, button.copy-snippet");
     if (b) {
       const text = b.dataset.copy;
       copy(text).then((how) => { copies.push({ text, how }); flash(b, "copied", true); },
         () => {
           // Leave the command selected so that Ctrl+C works.
-          const code = b.parentElement.querySelector("code");
-          if (code) { const r = document.createRange(); r.selectNodeContents(code); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
+          const code = b.parentElement.querySelector("code"), area = b.parentElement.querySelector("textarea");
+          if (area) area.select();
+          else if (code) { const r = document.createRange(); r.selectNodeContents(code); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
           flash(b, "copy failed: press Ctrl+C", false);
         });
       return;
@@ -71,6 +74,7 @@
       if (tl) { tl.scrollIntoView({ block: "nearest" }); tl.focus({ preventScroll: true }); }
     }
   });
+  if (!panel0) { window.txnscopeDiagnosis = { copies: () => copies.slice() }; return; }
 
   // The fragment URL: this page's path + /diagnosis, with the page's
   // diagnosis options (now, bootstrap, timeouts) and the new position.

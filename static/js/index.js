@@ -78,7 +78,7 @@
         setOpen(d, chosen.has(id) ? chosen.get(id) : d.dataset.openDefault === "true");
       }
     }
-    const n = (v) => v.toLocaleString("en-US");
+    const n = window.txnscopeFormat.count;
     count.textContent = q === "" ? "" : n(shown) + " of " + n(total) + (total === 1 ? " partition matches" : " partitions match");
   }
 

@@ -16,6 +16,9 @@
 // and ends with a summary (score, the questions missed) and a restart.
 "use strict";
 (function () {
+  // verdictWords is a verdict as the pages say it ("control marker"), not
+  // its identifier.
+  const verdictWords = window.txnscopeFormat.verdict, reasonWords = window.txnscopeFormat.reason;
   const root = document.querySelector('[data-testid="lesson"]');
   const dataEl = document.getElementById("txnscope-lesson");
   if (!root || !dataEl) return;
@@ -69,14 +72,16 @@
     const s = steps[cur], c = s.consumer, b = s.broker;
     root.dataset.step = cur;
     root.dataset.position = c.position;
-    $("lesson-count").textContent = "step " + cur + " of " + (steps.length - 1);
+    // Steps count from 1, as people do; the step before the first (no
+    // batch written yet) is the start.
+    $("lesson-count").textContent = cur === 0 ? "start, " + window.txnscopeFormat.plural(steps.length - 1, "step", "steps") : "step " + cur + " of " + (steps.length - 1);
     $("lesson-prev").disabled = cur === 0;
     $("lesson-first").disabled = cur === 0;
     $("lesson-next").disabled = cur === steps.length - 1 || !revealed(cur);
     $("lesson-last").disabled = cur === steps.length - 1 || quiz;
     const qs = questions(cur);
     $("lesson-sentence").textContent = revealed(cur) ? s.sentence : s.lead + " The consumer fetches what the broker now returns: what does it do with " +
-      (qs.length === 1 ? "the batch it receives?" : "each of the " + qs.length + " batches it receives?");
+      (qs.length === 1 ? "the batch it receives?" : "each of the " + window.txnscopeFormat.count(qs.length) + " batches it receives?");
     root.classList.toggle("remedy-step", !!s.remedy);
 
     for (const li of strip.children) {
@@ -138,7 +143,7 @@
       const shown = !quiz || !d.ask || answered(cur, i);
       return '<li data-testid="decided-' + i + '" data-decision="' + (shown ? esc(d.verdict) : "hidden") + '">' + offsets(d.from, d.to) + " <small>(" + esc(d.kind) +
         (d.producer >= 0 ? " of producer " + d.producer : "") + ")</small>: " +
-        (shown ? '<strong class="verdict ' + esc(kindClass(d.kind, d.verdict)) + '">' + esc(d.verdict) + '</strong> <span class="lesson-reason">' + esc(d.reason) + "</span>" : "<strong>?</strong>") +
+        (shown ? '<strong class="verdict ' + esc(kindClass(d.kind, d.verdict)) + '">' + esc(verdictWords(d.verdict)) + '</strong> <span class="lesson-reason">' + esc(reasonWords(d.reason)) + "</span>" : "<strong>?</strong>") +
         (d.gap && shown ? '<div class="lesson-gap">Before it, ' + esc(d.gap) + ".</div>" : "") + "</li>";
     }).join("") || '<li class="none">' + (cur === 0 ? "" : "nothing decided at this step") + "</li>";
     dl.dataset.count = c.decided.length;
@@ -150,9 +155,9 @@
     } else {
       const st = cellState(cells[cur - 1], cur), k = kindClass(s.batch.kind, st);
       const own = c.decided.filter((d) => d.batch === cur - 1).pop();
-      dec.innerHTML = "This step's batch, " + offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(k) + '">' + (st === "unknown" ? "?" : esc(st)) + "</strong>";
+      dec.innerHTML = "This step's batch, " + offsets(s.batch.from, s.batch.to) + ': <strong class="verdict ' + esc(k) + '">' + (st === "unknown" ? "?" : esc(verdictWords(st))) + "</strong>";
       dec.dataset.decision = st === "unknown" ? "hidden" : st;
-      why.textContent = st === "pending" ? "behind the LSO (" + b.lso + "): the consumer cannot read it yet" : own && st !== "unknown" ? own.reason : "";
+      why.textContent = st === "pending" ? "behind the LSO (" + b.lso + "): the consumer cannot read it yet" : own && st !== "unknown" ? reasonWords(own.reason) : "";
     }
     if (quiz) renderQuiz(active);
 
@@ -237,7 +242,7 @@
     const byFrom = new Map(cells.map((c) => [c.from, c]));
     const extra = cells.filter((x) => x.remedy && x.appended <= cur && steps[x.appended].broker.decided).map((x) =>
       ({ from: x.from, to: x.to, producer: x.producer, first: steps[x.appended].broker.decided.first, ts: x.header ? x.header.max_timestamp : -1 }));
-    const status = "step " + cur + ": " + (cur === 0 ? "the consumer starts at offset " + c.position
+    const status = (cur === 0 ? "start: " : "step " + cur + ": ") + (cur === 0 ? "the consumer starts at offset " + c.position
       : c.waiting ? "the consumer waits at the LSO, " + b.lso : "the consumer has decided every offset below " + c.position);
     asOfDone = tl.asOf({ logEnd: end, lso: Math.min(b.lso, end), hwm: Math.min(b.hwm, end), ongoing: b.ongoing, extra, status, batch: batchAsOf,
       verdict: (from, to, had) => {
@@ -289,7 +294,7 @@
       const [d, i] = done, a = answers.get(key(cur, i)), ok = a === d.verdict;
       res.hidden = false; why.hidden = false;
       res.dataset.correct = ok;
-      res.textContent = (ok ? "Right: " + offsets(d.from, d.to) + " " + d.verdict + "." : "Not quite: you said " + a + " for " + offsets(d.from, d.to) + ", the consumer's decision is " + d.verdict + ".");
+      res.textContent = (ok ? "Right: " + offsets(d.from, d.to) + " " + verdictWords(d.verdict) + "." : "Not quite: you said " + verdictWords(a) + " for " + offsets(d.from, d.to) + ", the consumer's decision is " + verdictWords(d.verdict) + ".");
       why.textContent = d.why;
     }
     let right = 0;
@@ -307,8 +312,8 @@
     if (!sum.hidden) {
       $("quiz-summary-score").textContent = "You scored " + right + " of " + totalQuestions + ".";
       missed.sort((x, y) => x[0] - y[0]);
-      list($("quiz-missed"), missed, ([n, d, v]) => "<b>Step " + n + ", " + offsets(d.from, d.to) + "</b>: you said " + esc(v) + ", the consumer's decision is " +
-        esc(d.verdict) + ". " + esc(d.why), "none: every answer was right");
+      list($("quiz-missed"), missed, ([n, d, v]) => "<b>Step " + n + ", " + offsets(d.from, d.to) + "</b>: you said " + esc(verdictWords(v)) + ", the consumer's decision is " +
+        esc(verdictWords(d.verdict)) + ". " + esc(d.why), "none: every answer was right");
     }
   }
 

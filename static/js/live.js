@@ -17,24 +17,24 @@
   let isLive = false, follow = true, fitted = null, panel = null, diag = null;
 
   const css = `
-.live { border: 1px solid #ccc; border-radius: 6px; padding: 6px 12px; margin: 6px 0; background: #fcfcfc; font-size: .9em; }
+.live { border: 1px solid var(--border-strong); border-radius: 6px; padding: 6px 12px; margin: 6px 0; background: var(--panel); font-size: .9em; }
 .live-head { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; }
 .live-status { font-weight: 700; }
 .live-status::before { content: "●"; margin-right: .35em; }
-.live-status[data-state="connected"] { color: #007a58; }
-.live-status[data-state="reconnecting"] { color: #9a6200; }
-.live-status[data-state="error"] { color: #b00020; }
+.live-status[data-state="connected"] { color: var(--ok); }
+.live-status[data-state="reconnecting"] { color: var(--warn); }
+.live-status[data-state="error"] { color: var(--bad); }
 .live-nums { display: flex; flex-wrap: wrap; gap: 2px 14px; margin: 4px 0 0; }
-.live-nums dt { color: #555; }
+.live-nums dt { color: var(--muted); }
 .live-nums dd { margin: 0 0 0 -10px; font-weight: 600; font-variant-numeric: tabular-nums; }
-.live-mismatch { margin: 6px 0; padding: 8px 12px; border: 3px solid #b00020; border-radius: 6px; background: #ffe9ec; color: #6d0014; }
+.live-mismatch { margin: 6px 0; padding: 8px 12px; border: 3px solid var(--pin); border-radius: 6px; background: var(--bad-bg); color: var(--fg); }
 .live-mismatch strong { font-size: 1.1em; letter-spacing: .02em; }
 .live-mismatch ul { margin: 4px 0 0; padding-left: 1.3em; }
-.live-notes { color: #555; margin: 4px 0 0; padding-left: 1.3em; font-size: .9em; }
-.live-diag { border-bottom: 1px solid #ddd; margin-bottom: 8px; padding-bottom: 6px; }
+.live-notes { color: var(--muted); margin: 4px 0 0; padding-left: 1.3em; font-size: .9em; }
+.live-diag { border-bottom: 1px solid var(--border); margin-bottom: 8px; padding-bottom: 6px; }
 .live-diag table { border-collapse: collapse; font-size: .9em; }
-.live-diag th, .live-diag td { text-align: left; vertical-align: top; padding: 3px 8px; border-bottom: 1px solid #eee; }
-.live-diag tr.hanging td { background: #fff0f0; }
+.live-diag th, .live-diag td { text-align: left; vertical-align: top; padding: 3px 8px; border-bottom: 1px solid var(--line); }
+.live-diag tr.hanging td { background: var(--bad-bg); }
 .live-diag .txid { font-family: ui-monospace, monospace; font-weight: 700; }
 .live-diag .verdict { margin-left: .5em; }
 `;
@@ -52,8 +52,7 @@
   // pid is an object's exact producer id: the string twin past 2^53
   // (docs/cli.md, "JSON output").
   function pid(o) { return o.producer_id_str || String(o.producer_id); }
-  const count = (n) => Number(n).toLocaleString("en-US"); // as txnindex.Count
-  function plural(n, one, many) { return n === 1 ? "1 " + one : count(n) + " " + many; }
+  const { count, plural, duration } = window.txnscopeFormat;
 
   function onMeta(m) {
     // timeline.js moves the markers and writes the LSO's label; the HWM's
@@ -134,7 +133,7 @@
     const s = $('[data-testid="live-status"]', panel);
     s.dataset.state = m.state;
     s.textContent = m.state === "connected" ? "live · connected to " + m.bootstrap
-      : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + (m.retry_in_ms / 1000).toFixed(1) + " s: " + m.error
+      : m.state === "reconnecting" ? "live · reconnecting to " + m.bootstrap + " in " + duration(m.retry_in_ms) + ": " + m.error
       : "live · stopped: " + m.error;
     $('[data-testid="live-seq"]', panel).textContent = "poll " + m.seq + (m.time && !isNaN(new Date(m.time)) ? " at " + new Date(m.time).toISOString().slice(0, 19).replace("T", " ") + " UTC" : "") + (m.unsettled ? " (log moved during the poll)" : "");
     setText('[data-testid="live-lso"]', m.listed_lso);
@@ -178,7 +177,7 @@
     for (const g of rows) {
       const what = g.blocked ? "blocked: waiting at the LSO"
         : g.behind_lso && g.records_to_lso >= 0 ? g.records_to_lso + (g.records_to_lso === 1 ? " record" : " records") + " to receive, then waits at the LSO"
-        : g.behind_lso ? g.offsets_to_lso + " offsets below the LSO" : "past the LSO (read_uncommitted): not held";
+        : g.behind_lso ? plural(g.offsets_to_lso, "offset", "offsets") + " below the LSO" : "past the LSO (read_uncommitted): not held";
       h += '<tr data-testid="group-' + esc(g.group) + '" data-group="' + esc(g.group) + '" data-committed="' + esc(g.committed_offset) + '" data-affected="' + g.behind_lso +
         '" data-blocked="' + g.blocked + '" class="' + (g.blocked ? "blocked " : "") + (g.behind_lso ? "affected" : "") + '"><td>' + esc(g.group) + '</td><td class="num">' +
         esc(g.committed_offset) + "</td><td>" + esc(what) + "</td></tr>";

@@ -75,7 +75,7 @@
     tooltip.querySelector(".tt-lane").textContent = d.lane + " · " + (CAUSE_WORDS[D.cause[i]] || "");
     tooltip.querySelector(".tt-time").textContent = d.time;
     const off = D.from[i];
-    reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = s; });
+    reasonOf(off).then((s) => { if (tipFor === i) tooltip.querySelector(".reason").textContent = window.txnscopeFormat.reason(s); });
   }
   function hideTip() { tooltip.hidden = true; tipFor = -1; }
   function closeDetail() { detail.hidden = true; state.selected = null; tl.updateURL(); tl.schedule(); }
@@ -104,9 +104,9 @@
       let h = '<button type="button" class="close" data-testid="detail-close" aria-label="close">✕</button>';
       h += "<h2>batch " + b.base_offset + (b.last_offset !== b.base_offset ? "–" + b.last_offset : "") +
         (b.as_of_step !== undefined ? ' <small data-testid="detail-as-of">as of step ' + b.as_of_step + "</small>" : "") + "</h2>";
-      h += '<div class="reason" data-testid="detail-reason" data-decision="' + esc(d.decision) + '">' + esc(d.reason || d.decision) + "</div>";
+      h += '<div class="reason" data-testid="detail-reason" data-decision="' + esc(d.decision) + '">' + esc(window.txnscopeFormat.reason(d.reason) || verdictWords(d.decision)) + "</div>";
       h += '<div class="cols"><table><caption>header</caption>' + row("producer id", tl.pid(b)) + row("epoch", b.producer_epoch) +
-        row("base sequence", b.base_sequence) + row("records", b.records_count) + row("size", b.size + " bytes") + row("position", b.position) +
+        row("base sequence", b.base_sequence) + row("records", window.txnscopeFormat.count(b.records_count)) + row("size", window.txnscopeFormat.plural(b.size, "byte", "bytes")) + row("position", b.position) +
         row("magic", b.magic) + row("attributes", "0x" + b.attributes.toString(16)) + row("transactional", b.transactional) +
         row("control", b.control) + row("compression", b.compression) + row("timestamp type", b.timestamp_type) +
         row("max timestamp", b.max_timestamp >= 0 ? new Date(b.max_timestamp).toISOString() : b.max_timestamp) + "</table>";

@@ -13,10 +13,22 @@
   const { DELIVERED, ABORTED, CONTROL, PENDING, BEFORE_POSITION } = C.VERDICT;
   const { OPEN: TXN_OPEN, COMMITTED: TXN_COMMITTED } = C.TXN_STATE;
 
-  const COLORS = {
-    delivered: "#009E73", aborted: "#D55E00", commit: "#0072B2", abort: "#CC79A7", control: "#56B4E9",
-    pending: "#E69F00", before: "#999999", gap: "#dddddd", loading: "#f0f0f0",
-  };
+  // The decision colours and the canvas's other colours are the theme's
+  // (app.css's custom properties, light or dark): read once, and again when
+  // the theme changes (theme.js's event, or the system's preference).
+  const COLORS = {}, THEME = {};
+  const THEME_VARS = { laneA: "--lane-a", laneB: "--lane-b", ink: "--ink", plate: "--plate", onCommit: "--on-commit",
+    onAbort: "--on-abort", onPending: "--on-pending", pin: "--pin", mini: "--mini-bg", fg: "--fg" };
+  function readTheme() {
+    const cs = getComputedStyle(document.documentElement), v = (name) => cs.getPropertyValue(name).trim();
+    for (const k of ["delivered", "aborted", "commit", "abort", "control", "pending", "before", "gap"]) COLORS[k] = v("--" + k);
+    for (const k in THEME_VARS) THEME[k] = v(THEME_VARS[k]);
+    THEME.dark = cs.colorScheme === "dark";
+    for (const k in patterns) delete patterns[k];
+  }
+  function themeChanged() { readTheme(); schedule(); tl.drawMini(); }
+  document.addEventListener("txnscope:theme", themeChanged);
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", themeChanged);
 
   // binOf is the kind of decision i, which picks its colour and pattern.
   function binOf(i) {
@@ -45,15 +57,16 @@
   function scheduleMini() { if (!pendingMini) { pendingMini = true; setTimeout(() => { pendingMini = false; tl.drawMini(); }, S.done ? 0 : 600); } }
 
   const patterns = {};
+  readTheme();
   function pattern(kind) {
     if (patterns[kind]) return patterns[kind];
     const c = document.createElement("canvas"); c.width = c.height = 8;
     const g = c.getContext("2d");
-    g.strokeStyle = kind === "pending" ? "rgba(0,0,0,.55)" : "rgba(255,255,255,.85)"; g.fillStyle = "rgba(0,0,0,.5)"; g.lineWidth = 2;
+    g.strokeStyle = kind === "pending" ? "rgba(0,0,0,.55)" : THEME.dark ? "rgba(0,0,0,.45)" : "rgba(255,255,255,.85)"; g.fillStyle = "rgba(0,0,0,.5)"; g.lineWidth = 2;
     if (kind === "aborted") { g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.moveTo(-2, 2); g.lineTo(2, -2); g.moveTo(6, 10); g.lineTo(10, 6); g.stroke(); }
     if (kind === "pending") { g.beginPath(); g.arc(2, 2, 1, 0, 7); g.arc(6, 6, 1, 0, 7); g.fill(); }
-    if (kind === "before") { g.fillStyle = "rgba(255,255,255,.6)"; g.fillRect(0, 0, 8, 2); g.fillRect(0, 4, 8, 2); }
-    if (kind === "gap") { g.strokeStyle = "#aaa"; g.lineWidth = 1; g.beginPath(); g.moveTo(0, 0); g.lineTo(8, 8); g.stroke(); }
+    if (kind === "before") { g.fillStyle = THEME.dark ? "rgba(0,0,0,.35)" : "rgba(255,255,255,.6)"; g.fillRect(0, 0, 8, 2); g.fillRect(0, 4, 8, 2); }
+    if (kind === "gap") { g.strokeStyle = COLORS.gap; g.lineWidth = 1; g.beginPath(); g.moveTo(0, 0); g.lineTo(8, 8); g.stroke(); }
     return (patterns[kind] = ctx.createPattern(c, "repeat"));
   }
 
@@ -64,11 +77,11 @@
     ctx.setTransform(S.dpr, 0, 0, S.dpr, 0, 0);
     ctx.clearRect(0, 0, S.W, S.H);
     // lane stripes
-    for (let l = 0; l < nl; l++) { ctx.fillStyle = l % 2 ? "#fafafa" : "#ffffff"; ctx.fillRect(0, l * lh, S.W, lh); }
+    for (let l = 0; l < nl; l++) { ctx.fillStyle = l % 2 ? THEME.laneB : THEME.laneA; ctx.fillRect(0, l * lh, S.W, lh); }
     // above the LSO / HWM: a faint wash so the unreadable region shows
     const xl = tl.xOf(part.lso), xh = tl.xOf(part.hwm);
     if (xl < S.W) { ctx.fillStyle = "rgba(230,159,0,.07)"; ctx.fillRect(Math.max(xl, 0), 0, S.W, S.H); }
-    if (xh < S.W) { ctx.fillStyle = "rgba(0,0,0,.05)"; ctx.fillRect(Math.max(xh, 0), 0, S.W, S.H); }
+    if (xh < S.W) { ctx.fillStyle = THEME.dark ? "rgba(255,255,255,.05)" : "rgba(0,0,0,.05)"; ctx.fillRect(Math.max(xh, 0), 0, S.W, S.H); }
     const visible = [];
     let visibleCount = 0;
     if (S.D && S.D.n) {
@@ -93,7 +106,7 @@
     metrics.draws = (metrics.draws || 0) + 1;
     // First paint of the visible window, measured from navigation start.
     if (metrics.firstPaint === null && (S.windowLoaded || tl.viewLoaded())) { metrics.firstPaint = performance.now(); mark("paint"); }
-    if (S.lessonMark) { const x0 = tl.xOf(S.lessonMark.from), x1 = tl.xEnd(S.lessonMark.to); ctx.strokeStyle = "#000"; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, S.H - 3); }
+    if (S.lessonMark) { const x0 = tl.xOf(S.lessonMark.from), x1 = tl.xEnd(S.lessonMark.to); ctx.strokeStyle = THEME.ink; ctx.lineWidth = 3; ctx.strokeRect(x0 - 2, 1.5, Math.max(x1 - x0, 2) + 4, S.H - 3); }
     tl.drawViewportOnMini();
   }
 
@@ -129,7 +142,7 @@
       if (glyph) {
         // COMMIT: a check; ABORT: a cross. A marker not yet readable
         // (pending, before the position) keeps its glyph on that fill.
-        ctx.strokeStyle = kind === "commit" ? "#fff" : "#000"; ctx.lineWidth = 2;
+        ctx.strokeStyle = kind === "commit" ? THEME.onCommit : kind === "abort" ? THEME.onAbort : "#000"; ctx.lineWidth = 2;
         const cx = x + w / 2, cy = y + h / 2, r = Math.min(w, h) / 2 - 2;
         if (r >= 2) {
           ctx.beginPath();
@@ -139,7 +152,7 @@
         }
       }
       if (state.selected !== null && D.from[i] <= state.selected && state.selected <= D.to[i] && ln !== LANE_GAP) {
-        ctx.strokeStyle = "#000"; ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, w + 2, h + 2);
+        ctx.strokeStyle = THEME.ink; ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, w + 2, h + 2);
       }
       if (w > 40) {
         ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
@@ -149,8 +162,8 @@
         const lx = Math.max(x, 0), vw = Math.min(x + w, S.W) - lx;
         if (tw < vw - 24) {
           // A white plate keeps the label readable over hatching.
-          ctx.fillStyle = "rgba(255,255,255,.92)"; ctx.fillRect(lx + 2, y + h - 14, tw + 6, 12);
-          ctx.fillStyle = "#000"; ctx.fillText(label, lx + 5, y + h - 8);
+          ctx.fillStyle = THEME.plate; ctx.fillRect(lx + 2, y + h - 14, tw + 6, 12);
+          ctx.fillStyle = THEME.fg; ctx.fillText(label, lx + 5, y + h - 8);
         }
       }
     }
@@ -228,7 +241,7 @@
     ctx.shadowColor = "rgba(204,0,102,.85)"; ctx.shadowBlur = 10;
     ctx.strokeStyle = "rgba(204,0,102,.55)"; ctx.lineWidth = 2;
     ctx.strokeRect(Math.max(x0, -4), y + 3, Math.min(xs, S.W + 4) - Math.max(x0, -4), 8);
-    ctx.strokeStyle = "#cc0066"; ctx.lineWidth = 3;
+    ctx.strokeStyle = THEME.pin; ctx.lineWidth = 3;
     ctx.strokeRect(Math.max(x0, -4) + 1, y + 12, Math.max(Math.min(x1, S.W + 4) - Math.max(x0, -4) - 2, 2), lh - 16);
     ctx.restore();
     pinned.x0 = x0; pinned.x1 = x1;
@@ -272,5 +285,5 @@
     batchList.appendChild(frag);
   }
 
-  Object.assign(tl, { COLORS, binOf, pattern, schedule, scheduleMini, scheduleStream });
+  Object.assign(tl, { COLORS, THEME, binOf, pattern, schedule, scheduleMini, scheduleStream });
 })();

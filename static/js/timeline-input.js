@@ -12,7 +12,8 @@
 
   // jumpAborted selects the next (dir 1) or previous (dir −1) aborted batch
   // after the selection, or the view's middle, among the decisions that
-  // have arrived, and opens its detail.
+  // have arrived, and opens its detail. Past the last one it wraps to the
+  // first (before the first, to the last), as a search does.
   function jumpAborted(dir) {
     const D = S.D, meta = S.meta;
     if (!D || !meta) return;
@@ -23,10 +24,87 @@
       const f = D.from[i];
       if (dir > 0 ? f > ref && (best < 0 || f < D.from[best]) : f < ref && (best < 0 || f > D.from[best])) best = i;
     }
-    if (best < 0) { tl.status("no " + (dir > 0 ? "later" : "earlier") + " aborted batch"); return; }
-    tl.centreOn((D.from[best] + D.to[best] + 1) / 2);
-    state.selected = D.from[best]; tl.updateURL(); tl.schedule();
-    tl.openDetail(D.from[best]);
+    if (best < 0) {
+      for (let i = 0; i < D.n; i++) {
+        if (!D.loaded[Math.floor(i / cs)] || D.verdict[i] !== ABORTED) continue;
+        if (best < 0 || (dir > 0 ? D.from[i] < D.from[best] : D.from[i] > D.from[best])) best = i;
+      }
+      if (best < 0) { tl.status("no aborted batch"); return; }
+      tl.status(dir > 0 ? "past the last aborted batch: back to the first" : "before the first aborted batch: on to the last");
+    }
+    select(D.from[best], (D.from[best] + D.to[best] + 1) / 2, false);
+  }
+  // select centres the view on at (zoomed in to a few dozen offsets when
+  // zoom is set and the view is wider), selects the batch holding offset
+  // off and opens its detail.
+  function select(off, at, zoom) {
+    tl.centreOn(at);
+    if (zoom && state.axis !== "time" && view.to - view.from > 200) tl.zoom(80 / (view.to - view.from), S.W / 2);
+    state.selected = off; tl.updateURL(); tl.schedule();
+    tl.openDetail(off);
+  }
+
+  // The search box goes to an offset, a producer (by its id) or a
+  // transactional id (a lane's name, or the pinning transaction's). Numbers
+  // are offsets and producer ids both: each match is listed, Enter takes
+  // the first, a click any.
+  const searchEl = $('[data-testid="search"]'), resultsEl = $('[data-testid="search-results"]');
+  const laneName = (l) => { const m = /^(.*) \(producer [^)]*\)$/.exec(l.display || ""); return m ? m[1] : ""; };
+  function matches(q) {
+    const out = [], lanes = ((S.meta && S.meta.lanes) || []).filter((l) => l.lane > 0 && l.batches > 0);
+    q = q.trim();
+    if (!q) return out;
+    if (/^\d+$/.test(q)) {
+      const n = Number(q);
+      if (n >= part.logStart && n < Math.max(part.logEnd, part.logStart + 1)) out.push({ what: "offset " + q, go: () => select(n, n + 0.5, true) });
+      for (const l of lanes) if (tl.pid(l) === q) out.push({ what: "producer " + q + (laneName(l) ? ", transactional id " + laneName(l) : ""), go: () => goLane(l) });
+    }
+    const f = q.toLowerCase();
+    for (const l of lanes) if (laneName(l).toLowerCase().includes(f)) out.push({ what: "transactional id " + laneName(l) + " (producer " + tl.pid(l) + ")", go: () => goLane(l) });
+    const pinnedId = $('[data-testid="pinned-transactional-id"]'), pinnedPid = root.dataset.pinnedProducer;
+    if (pinnedId && pinnedPid && pinnedId.textContent.toLowerCase().includes(f) && !out.some((m) => m.what.endsWith("(producer " + pinnedPid + ")"))) {
+      const l = lanes.find((x) => tl.pid(x) === pinnedPid);
+      if (l) out.push({ what: "transactional id " + pinnedId.textContent + " (producer " + pinnedPid + ")", go: () => goLane(l) });
+    }
+    return out.slice(0, 12);
+  }
+  // goLane gives the producer a row of its own (the producers filter, when
+  // it shares one) and selects its first batch.
+  function goLane(l) {
+    const D = S.D, pid = tl.pid(l), filter = $('[data-testid="lane-filter"]');
+    if (!D) return;
+    if (!root.querySelector('[data-testid="lane-' + pid + '"]') && filter) { filter.value = pid; filter.dispatchEvent(new Event("input")); }
+    root.querySelectorAll(".lane.found").forEach((e) => e.classList.remove("found"));
+    const row = root.querySelector('[data-testid="lane-' + pid + '"]');
+    if (row) row.classList.add("found");
+    for (let i = 0; i < D.n; i++) if (D.lane[i] === l.lane) { select(D.from[i], (D.from[i] + D.to[i] + 1) / 2, true); return; }
+    tl.status("producer " + pid + "'s batches have not arrived yet");
+  }
+  function showMatches() {
+    const ms = matches(searchEl.value);
+    resultsEl.textContent = "";
+    if (!searchEl.value.trim()) { resultsEl.hidden = true; return ms; }
+    for (const m of ms) {
+      const li = document.createElement("li"), b = document.createElement("button");
+      b.type = "button"; b.textContent = m.what; b.dataset.testid = "search-result";
+      b.onclick = () => { resultsEl.hidden = true; m.go(); };
+      li.appendChild(b); resultsEl.appendChild(li);
+    }
+    if (!ms.length) { const li = document.createElement("li"); li.className = "none"; li.textContent = "no offset, producer id or transactional id matches"; resultsEl.appendChild(li); }
+    resultsEl.hidden = false;
+    return ms;
+  }
+  if (searchEl && resultsEl) {
+    searchEl.addEventListener("input", showMatches);
+    searchEl.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") { e.preventDefault(); const ms = showMatches(); if (ms.length) { resultsEl.hidden = true; ms[0].go(); } }
+      else if (e.key === "Escape") { resultsEl.hidden = true; }
+    });
+    // Leaving the box closes the list, unless for one of its buttons (a
+    // click's mousedown blurs the box first) or back into the box.
+    searchEl.addEventListener("blur", () => setTimeout(() => {
+      if (document.activeElement !== searchEl && !resultsEl.contains(document.activeElement)) resultsEl.hidden = true;
+    }, 150));
   }
   const help = $('[data-testid="shortcuts"]');
   function toggleHelp(show) { if (help) help.hidden = show === undefined ? !help.hidden : !show; }
@@ -71,6 +149,7 @@
       case "a": jumpAborted(1); break;
       case "A": jumpAborted(-1); break;
       case "?": toggleHelp(); break;
+      case "/": if (searchEl) { searchEl.focus(); searchEl.select(); } break;
       case "Escape": if (help && !help.hidden) toggleHelp(false); else tl.closeDetail(); break;
       default: return;
     }

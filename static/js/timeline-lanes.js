@@ -23,8 +23,7 @@
 
   // thousands and plural write counts as package web does (the rows the
   // server rendered must read the same after a rebuild).
-  const thousands = (n) => Number(n).toLocaleString("en-US");
-  const plural = (n, one, many) => n === 1 ? "1 " + one : thousands(n) + " " + many;
+  const { count: thousands, plural } = window.txnscopeFormat;
   // pidText is a lane's producer id as text: ids exceed 2^53 (kfake's, and
   // Kafka's after many InitProducerId), so not from the JSON number.
   const pidText = (l) => l.producer_id_str || (l.label || "").split(" ")[1] || String(l.producer_id);

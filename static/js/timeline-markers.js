@@ -127,8 +127,7 @@
   const fetchCount = () => fetches.length;
   function fetchSummary(f) {
     // Counted from 1 for people ("fetch 1"); f.n stays the test id's index.
-    const n = (v) => Number(v).toLocaleString("en-US");
-    const got = f.batches ? "offsets " + f.first_batch + "–" + f.last_offset + " in " + (f.batches === 1 ? "1 batch" : n(f.batches) + " batches") + ", " + (f.bytes === 1 ? "1 byte" : n(f.bytes) + " bytes") : "no batches";
+    const got = f.batches ? "offsets " + f.first_batch + "–" + f.last_offset + " in " + window.txnscopeFormat.plural(f.batches, "batch", "batches") + ", " + window.txnscopeFormat.plural(f.bytes, "byte", "bytes") : "no batches";
     return "fetch " + (f.n + 1) + " at offset " + f.offset + " (" + f.isolation + "): " + got;
   }
   function showFetch(f, e) {
@@ -136,7 +135,7 @@
     const abText = ab === null ? "null (not a read_committed response)" : ab.length === 0 ? "empty" : ab.map((a) => "producer " + tl.pid(a) + " from " + a.first_offset).join(", ");
     fetchTip.innerHTML = "<div><b></b></div><div class=ft-broker data-testid=fetch-tip-broker></div><div class=ft-aborted data-testid=fetch-tip-aborted></div>";
     fetchTip.querySelector("b").textContent = fetchSummary(f) + (f.time_ms ? " · " + new Date(f.time_ms).toISOString().replace("T", " ").replace("Z", " UTC") : "");
-    fetchTip.querySelector(".ft-broker").textContent = "broker reported LSO " + f.last_stable_offset + " · HWM " + f.high_watermark + " · log start " + f.log_start_offset + (f.error_code ? " · error " + f.error_code : "") + (f.partial_bytes ? " · " + f.partial_bytes + " bytes of a partial batch dropped" : "");
+    fetchTip.querySelector(".ft-broker").textContent = "broker reported LSO " + f.last_stable_offset + " · HWM " + f.high_watermark + " · log start " + f.log_start_offset + (f.error_code ? " · error " + f.error_code : "") + (f.partial_bytes ? " · " + window.txnscopeFormat.plural(f.partial_bytes, "byte", "bytes") + " of a partial batch dropped" : "");
     fetchTip.querySelector(".ft-aborted").textContent = "aborted transactions: " + abText;
     fetchTip.hidden = false;
     fetchTip.style.left = Math.min(e.clientX + 12, window.innerWidth - 440) + "px";

@@ -5,7 +5,7 @@
 (function () {
   const tl = window.txnscopeTimeline;
   if (!tl) return;
-  const { mini, mctx, state, domain, view, S, END_OFF, COLORS } = tl;
+  const { mini, mctx, state, domain, view, S, END_OFF, COLORS, THEME } = tl;
   const C = window.txnscopeContract;
   const { F_COMMIT, F_ABORT } = C;
   const { DELIVERED, ABORTED, CONTROL, PENDING, BEFORE_POSITION } = C.VERDICT;
@@ -21,6 +21,11 @@
     const D = S.D, meta = S.meta;
     if (!D || !meta) return;
     const w = mini.width, h = mini.height;
+    // A page in a hidden container (an embed in a collapsed <details>) has
+    // a minimap of no pixels, which getImageData refuses (IndexSizeError):
+    // nothing is drawn until it is shown, when the resize observer
+    // (timeline-input.js) lays it out and draws it.
+    if (!w || !h) { miniImage = null; return; }
     const cnt = new Float64Array(w * 8);
     const scale = w / (domain.to - domain.from), cs = meta.chunk_size, time = state.axis === "time";
     const tc = time ? tl.timeCursor() : null, [t0, t1] = time ? tl.timeDomain() : [0, 1], tscale = w / Math.max(t1 - t0, 1e-9);
@@ -36,7 +41,7 @@
       for (; x <= xe; x++) cnt[x * 8 + k] += Math.min(b, x + 1) - Math.max(a, x);
     }
     mctx.setTransform(1, 0, 0, 1, 0, 0);
-    mctx.fillStyle = "#f4f4f4"; mctx.fillRect(0, 0, w, h);
+    mctx.fillStyle = THEME.mini; mctx.fillRect(0, 0, w, h);
     for (let x = 0; x < w; x++) {
       let tot = 0;
       for (let k = 0; k < 8; k++) tot += cnt[x * 8 + k];
@@ -46,7 +51,7 @@
         const c = cnt[x * 8 + k]; if (!c) continue;
         // Markers and aborts get at least one device pixel so they never vanish.
         const hh = Math.max(c / tot * h, k === 0 || k === 7 ? 0 : 1);
-        mctx.fillStyle = k === 7 ? "#ccc" : COLORS[MINI_KINDS[k]];
+        mctx.fillStyle = k === 7 ? COLORS.gap : COLORS[MINI_KINDS[k]];
         mctx.fillRect(x, y, 1, hh); y += hh;
       }
     }
@@ -70,7 +75,7 @@
     if (!miniImage) return;
     mctx.putImageData(miniImage, 0, 0);
     const w = mini.width, h = mini.height, x0 = miniX(view.from) * w, x1 = miniX(view.to) * w;
-    mctx.strokeStyle = "#000"; mctx.lineWidth = 2 * S.dpr;
+    mctx.strokeStyle = THEME.ink; mctx.lineWidth = 2 * S.dpr;
     mctx.strokeRect(Math.max(x0, 1), 1, Math.max(x1 - x0, 3), h - 2);
   }
 

@@ -101,7 +101,7 @@
       if (atEnd) u.searchParams.set("time_anchor", "end");
     }
     root.dataset.leaving = cells[k].base;
-    tl.status("opening segment " + (k + 1).toLocaleString("en-US") + " of " + cells.length.toLocaleString("en-US") + "…");
+    tl.status("opening segment " + window.txnscopeFormat.count(k + 1) + " of " + window.txnscopeFormat.count(cells.length) + "…");
     location.assign(u.toString());
     return true;
   }

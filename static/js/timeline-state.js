@@ -204,7 +204,7 @@
     if (from > to) { countsEl.textContent = "no offsets in view"; countsEl.dataset.from = ""; delete countsEl.dataset.pending; return; }
     fetch(tl.apiPath + "/counts?from=" + from + "&to=" + to + "&" + optsQuery()).then((r) => r.ok ? r.json() : Promise.reject(r.status)).then((c) => {
       if (seq !== countsSeq) return; // a newer view asked since
-      const n = (v) => Number(v).toLocaleString("en-US");
+      const n = window.txnscopeFormat.count;
       const kinds = [["delivered", c.delivered_records, "delivered"], ["aborted", c.aborted_records, "aborted"], ["control", c.control_markers, "markers"],
         ["pending", c.pending_records, "pending behind the LSO"], ["before_position", c.before_position_records, "below the position"],
         ["gap", c.missing_offsets, "offsets without a record"]];

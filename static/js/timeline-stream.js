@@ -79,19 +79,19 @@
         Object.assign(part, { logStart: m.log_start_offset, logEnd: m.log_end_offset, hwm: m.high_watermark, lso: m.last_stable_offset });
         tl.setDomain();
         tl.placeSegments();
-        tl.status("streaming " + m.totals.decisions.toLocaleString("en-US") + " decisions…");
+        tl.status("streaming " + window.txnscopeFormat.count(m.totals.decisions) + " decisions…");
         tl.schedule(); tl.scheduleMini(); tl.updateCounts();
         break;
       case "progress":
         if (m.generation !== S.gen) return;
         if (m.phase === "rest") { S.windowLoaded = true; mark("window"); }
-        tl.status((m.phase === "window" ? "visible window… " : "streaming… ") + m.chunks_sent + "/" + m.chunks_total + " chunks");
+        tl.status((m.phase === "window" ? "visible window… " : "streaming… ") + window.txnscopeFormat.count(m.chunks_sent) + " of " + window.txnscopeFormat.plural(m.chunks_total, "chunk", "chunks"));
         break;
       case "done":
         if (m.generation !== S.gen) return;
         S.done = true; S.painted = false; S.windowLoaded = true; metrics.decisions = m.decisions;
         metrics.streamDone = performance.now() - streamStart;
-        tl.status(m.decisions.toLocaleString("en-US") + " decisions · " + state.isolation + (state.position >= 0 ? " from " + state.position : "") + (embedded ? " · static export" : ""));
+        tl.status(window.txnscopeFormat.plural(m.decisions, "decision", "decisions") + " · " + state.isolation + (state.position >= 0 ? " from " + state.position : "") + (embedded ? " · static export" : ""));
         tl.schedule(); tl.drawMini();
         // An embedding page (the /embed route in an iframe) learns that the
         // timeline is drawn; the message carries nothing of the data.

@@ -216,7 +216,7 @@
       if (hwmLabel) hwmLabel.textContent = "HWM " + o.hwm;
     }
     // The status line: the step's decisions and consumer, not the stream's.
-    if (tl.statusEl) tl.status(o && o.status ? D.n.toLocaleString("en-US") + " decisions · " + state.isolation + " · " + o.status : saved.status);
+    if (tl.statusEl) tl.status(o && o.status ? window.txnscopeFormat.plural(D.n, "decision", "decisions") + " · " + state.isolation + " · " + o.status : saved.status);
     tl.setDomain();
     if (whole) { view.from = tl.domain.from; view.to = tl.domain.to; }
     tl.asOfReason = o && o.reason ? o.reason : null; // the tooltip's (timeline-detail.js)
