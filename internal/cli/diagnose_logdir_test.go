@@ -123,7 +123,7 @@ func TestDiagnoseLogDirSummary(t *testing.T) {
 	lines := strings.Split(text, "\n")
 	want := []string{
 		"3 partitions: 2 stuck (LSO below the high watermark), 2 pinned by a hanging transaction, 1 clear",
-		"  orders-2: STUCK: the LSO has been held for 24h0m0s, 10 offsets",
+		"  orders-2: STUCK: the LSO has been held for 24h, 10 offsets",
 		"  orders-1: STUCK: the LSO has been held for",
 	}
 	for i, w := range want {
