@@ -52,7 +52,7 @@ func randomSteps(r *rand.Rand) []step {
 // start and from a random seek, often into an aborted transaction) equals
 // what real kafkajs 2.2.4 and kafka-go v0.4.50 consumers deliver: kafkajs
 // with one batch per fetch and with 1 MiB per fetch, eachMessage and
-// eachBatch. The limits are per partition only: kfake omits the aborted
+// eachBatch; IBM/sarama equals the Java variant. The limits are per partition only: kfake omits the aborted
 // list from a response the request-wide limit cuts (01_fetch.go), which
 // Apache Kafka does not.
 func TestDifferentialClients(t *testing.T) {
@@ -78,6 +78,14 @@ func TestDifferentialClients(t *testing.T) {
 						t.Fatalf("%s from %d: kafka-go %v, variant %v", topic, from, got, want)
 					}
 					markers.Add(int64(len(engineClient(l, from, txnindex.VariantKafkaGo, 1<<20, false)) - len(java(from))))
+					// Sarama filters as the Java consumer does (consumer.go
+					// parseResponse: entries sorted by first offset, popped
+					// up to each batch's last offset).
+					for _, mb := range []int32{1, 1 << 20} {
+						if got := saramaConsume(t, b.addr, topic, from, mb); !slices.Equal(got, java(from)) {
+							t.Fatalf("%s from %d, %d bytes: sarama %v, java variant %v", topic, from, mb, got, java(from))
+						}
+					}
 					for _, mb := range []int{1, 1 << 20} {
 						for _, eb := range []bool{false, true} {
 							if eb && mb == 1 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -118,6 +119,41 @@ func goConsume(t *testing.T, addr, topic string, from int64, maxBytes int) []int
 			t.Fatalf("kafka-go: %v", err)
 		}
 		got = append(got, m.Offset)
+	}
+}
+
+// saramaConsume reads partition 0 of topic with a real IBM/sarama
+// partition consumer, IsolationLevel ReadCommitted, asking for maxBytes per
+// partition (Consumer.Fetch.Default; the request-wide limit stays
+// MaxResponseSize), from offset from, until no message comes for a while.
+func saramaConsume(t *testing.T, addr, topic string, from int64, maxBytes int32) []int64 {
+	t.Helper()
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_0_0_0
+	cfg.Consumer.IsolationLevel = sarama.ReadCommitted
+	cfg.Consumer.Fetch.Default = maxBytes
+	cfg.Consumer.MaxWaitTime = 50 * time.Millisecond
+	cfg.Consumer.Return.Errors = true
+	c, err := sarama.NewConsumer([]string{addr}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pc, err := c.ConsumePartition(topic, 0, from)
+	if err != nil {
+		t.Fatalf("sarama from %d: %v", from, err)
+	}
+	defer pc.Close()
+	var got []int64
+	for {
+		select {
+		case m := <-pc.Messages():
+			got = append(got, m.Offset)
+		case err := <-pc.Errors():
+			t.Fatalf("sarama: %v", err)
+		case <-time.After(700 * time.Millisecond):
+			return got
+		}
 	}
 }
 
