@@ -59,18 +59,22 @@ func (l *Log) decideUnfiltered(o ConsumeOptions, yield func(Decision) bool) {
 	if v == VariantKafkaPython {
 		o.Isolation = ReadUncommitted
 	}
-	l.decide(o, func(d Decision) bool {
-		d.Variant = v
-		switch {
-		case d.Verdict == Control:
-			d.Verdict, d.Cause = Delivered, CauseControlDelivered
-		case d.Verdict == Aborted:
-			d.Verdict, d.Cause = Delivered, CauseAbortedDelivered
-		case d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch.IsTransactional():
-			d.Cause = CauseAbortedDelivered
-		}
-		return yield(d)
-	})
+	l.decide(o, func(d Decision) bool { return yield(unfiltered(v, d)) })
+}
+
+// unfiltered is the Java consumer's decision d as kafka-go or kafka-python
+// (v) makes it: what Java skips, delivered.
+func unfiltered(v Variant, d Decision) Decision {
+	d.Variant = v
+	switch {
+	case d.Verdict == Control:
+		d.Verdict, d.Cause = Delivered, CauseControlDelivered
+	case d.Verdict == Aborted:
+		d.Verdict, d.Cause = Delivered, CauseAbortedDelivered
+	case d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch != nil && d.Batch.IsTransactional():
+		d.Cause = CauseAbortedDelivered
+	}
+	return d
 }
 
 // kafkajs is the state of one kafkajs pass.
@@ -209,7 +213,7 @@ func (k *kafkajs) response(resp *FetchResponse, pos, done int64) int64 {
 		if c := resp.Batches[i].Compression(); c >= CompressionSnappy && c <= CompressionZstd {
 			// The whole response fails to decode: nothing of it is
 			// delivered, and the same fetch fails again.
-			k.stopFrom, k.stopAt, k.stopWhy = resp.FirstBatch, resp.FirstBatch+i, CauseClientCannotDecode
+			k.stopFrom, k.stopAt, k.stopWhy = resp.FirstBatch, max(resp.FirstBatch, -1)+i, CauseClientCannotDecode
 			return pos
 		}
 	}
@@ -221,10 +225,15 @@ func (k *kafkajs) response(resp *FetchResponse, pos, done int64) int64 {
 	}
 	lastWithin, lastDelivered := int64(-1), int64(-1)
 	for i := range resp.Batches {
-		bi := resp.FirstBatch + i
+		bi := -1
+		if resp.FirstBatch >= 0 {
+			bi = resp.FirstBatch + i
+		}
 		b := &resp.Batches[i]
-		base := k.l.unfetched(bi, &k.txns)
-		base.FetchOffset = pos
+		base := Decision{From: b.BaseOffset, To: b.LastOffset(), Batch: b, BatchIndex: int32(bi), FetchOffset: pos}
+		if k.l != nil && bi >= 0 {
+			base.Txn = k.txns.of(k.l, bi)
+		}
 		cl := &batchClasses[iso][b.classIndex()]
 		base.Verdict, base.Cause, base.Uncommitted = cl.verdict, cl.cause, cl.uncommitted
 		if b.BaseOffset < pos && done <= b.BaseOffset {
@@ -327,5 +336,44 @@ func (k *kafkajs) record(b *Batch, off int64, d *Decision) {
 			d.Bound, d.Abort = int64(i+1), k.remain[0]
 			break
 		}
+	}
+}
+
+// replayKafkaJS is Replay for kafkajs: each captured response filtered as
+// kafkajs filters it from its fetch offset, the offsets it settles (those
+// below the position it fetches from next) yielded; a filtered tail is
+// left to the fetch that reads it again, if the capture holds it.
+func replayKafkaJS(fetches []CapturedFetch, iso Isolation, l *Log, emit func(Decision) bool) {
+	k := kafkajs{l: l, o: ConsumeOptions{Isolation: iso, Variant: VariantKafkaJS}, stopFrom: -1, stopAt: -1, set: map[ProducerID]AbortedTransaction{}}
+	pos := int64(0)
+	for i := range fetches {
+		f := &fetches[i]
+		resp := f.Response
+		if f.Offset >= 0 {
+			pos = f.Offset
+		} else if len(resp.Batches) > 0 && pos < resp.Batches[0].BaseOffset {
+			pos = resp.Batches[0].BaseOffset
+		}
+		if len(resp.Batches) == 0 {
+			continue
+		}
+		if l != nil {
+			resp.FirstBatch = l.linkBatches(resp.Batches)
+		}
+		newPos := k.response(&resp, pos, math.MinInt64)
+		for j := range k.runs {
+			d := k.runs[j]
+			if d.Verdict != BeforePosition {
+				if d.From >= newPos {
+					break
+				}
+				d.To = min(d.To, newPos-1)
+			}
+			d.Variant = VariantKafkaJS
+			if !emit(d) {
+				return
+			}
+		}
+		pos = max(pos, newPos)
 	}
 }

@@ -182,3 +182,47 @@ func TestKafkaJSCompactedBatchUnpredictable(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayClientVariants: replaying the fetches a client variant's own
+// pass makes (their offsets, from the decisions' FetchOffset, answered by
+// the same broker emulation) delivers what the pass does, for each client,
+// including the refetches of kafkajs's filtered tails.
+func TestReplayClientVariants(t *testing.T) {
+	logs := map[string]*Log{
+		"MarkerOrder":  newLog().txn(7, 2).txn(9, 2).txn(7, 1).abort(9).txn(7, 1).abort(7).plain(-1, 1).build(),
+		"FilteredTail": newLog().txn(9, 1).txn(7, 1).plain(-1, 1).txn(7, 1).abort(9).abort(7).plain(-1, 2).build(),
+	}
+	for name, l := range logs {
+		for _, v := range []Variant{VariantKafkaJS, VariantKafkaGo, VariantKafkaPython} {
+			for _, mb := range []int32{1, DefaultMaxBytes} {
+				o := ConsumeOptions{Isolation: ReadCommitted, Variant: v, MaxBytes: mb}
+				var fetches []CapturedFetch
+				iso := ReadCommitted
+				if v == VariantKafkaPython {
+					iso = ReadUncommitted
+				}
+				for d := range l.Decisions(o) {
+					if d.FetchOffset >= 0 && (len(fetches) == 0 || fetches[len(fetches)-1].Offset != d.FetchOffset) {
+						fetches = append(fetches, CapturedFetch{Offset: d.FetchOffset, Isolation: iso,
+							Response: l.Fetch(FetchRequest{Offset: d.FetchOffset, MaxBytes: mb, Isolation: iso})})
+					}
+				}
+				want := delivered(l, o)
+				var got []int64
+				for d := range Replay(fetches, iso, v, l) {
+					if d.Verdict == Delivered {
+						for off := d.From; off <= d.To; off++ {
+							got = append(got, off)
+						}
+					}
+					if d.Variant != v {
+						t.Fatalf("%s %s: replayed decision of %s", name, v, d.Variant)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %s %d bytes: replay of %d fetches delivers %v, the pass %v", name, v, mb, len(fetches), got, want)
+				}
+			}
+		}
+	}
+}

@@ -127,8 +127,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		matched = true
-		if p.Fetches != nil && (v.Client() || *compare) {
-			return usagef("--variant %s and --compare-variants decide logs, not the replay of captured fetches", v)
+		if p.Fetches != nil && *compare {
+			return usagef("--compare-variants decides logs, not the replay of captured fetches")
 		}
 		switch {
 		case *compare:
