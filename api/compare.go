@@ -11,26 +11,6 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Departure is how a client's decision for an offset differs from Kafka's
-// rule (the Java consumer's decision): "" when it does not.
-func Departure(rule, client txnindex.Verdict) string {
-	switch {
-	case rule == client:
-		return ""
-	case client == txnindex.Unpredictable:
-		return "unpredictable"
-	case rule == txnindex.Aborted && client == txnindex.Delivered:
-		return "aborted_delivered"
-	case rule == txnindex.Control && client == txnindex.Delivered:
-		return "control_delivered"
-	case rule == txnindex.Delivered:
-		return "committed_missed"
-	case client == txnindex.Delivered:
-		return "extra_delivered" // pending by Kafka's rule: read past the LSO
-	}
-	return ""
-}
-
 // compareRow is one offset (or one range of a gap) of WriteCompare.
 type compareRow struct {
 	From       int64             `json:"offset"`
@@ -42,26 +22,16 @@ type compareRow struct {
 // WriteCompare writes, for every offset of l, the decision of each variant
 // in vs for the consumer o describes (its Variant aside), and then the
 // counts per variant: one NDJSON object per offset and a last one with
-// the counts, or a text table whose marks (* and a note) show where a
-// client departs from Kafka's rule, which the first variant, Java, is.
-// A gap (no record, the same for every variant) is one row.
+// the counts, or a text table whose marks (* and the client's reason) show
+// where a client departs from Kafka's rule, which the first variant, Java,
+// is (txnindex.Log.Compare). A gap is one row.
 func WriteCompare(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.ConsumeOptions, vs []txnindex.Variant, ndjson bool) error {
-	decs := make([][]txnindex.Decision, len(vs))
-	for i, v := range vs {
-		o.Variant = v
-		for d := range l.Decisions(o) {
-			decs[i] = append(decs[i], d)
-		}
-	}
 	bw := bufio.NewWriter(w)
 	names := make([]string, len(vs))
-	for i, v := range vs {
-		names[i] = v.String()
-	}
 	counts := make([]map[string]int64, len(vs))
 	departs := make([]map[string]int64, len(vs))
-	for i := range vs {
-		counts[i], departs[i] = map[string]int64{}, map[string]int64{}
+	for i, v := range vs {
+		names[i], counts[i], departs[i] = v.String(), map[string]int64{}, map[string]int64{}
 	}
 	if !ndjson {
 		fmt.Fprintf(bw, "# %s, %s from %d; departures from Kafka's rule (java) marked *\n%-10s", l, o.Isolation, o.From, "offset")
@@ -70,71 +40,55 @@ func WriteCompare(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.
 		}
 		bw.WriteString("\n")
 	}
-	at := make([]int, len(vs))
 	enc := json.NewEncoder(bw)
-	if len(decs) == 0 || len(decs[0]) == 0 {
-		return bw.Flush()
-	}
-	for off := decs[0][0].From; off <= decs[0][len(decs[0])-1].To; off++ {
-		if off&0xfff == 0 && ctx.Err() != nil {
-			return ctx.Err()
+	var err error
+	n := 0
+	l.Compare(o, vs, 0, -1, func(r *txnindex.CompareRow) bool {
+		if n++; n&0xfff == 0 && ctx.Err() != nil {
+			err = ctx.Err()
+			return false
 		}
-		row := compareRow{From: off, Decisions: map[string]string{}}
-		cur := make([]*txnindex.Decision, len(vs))
-		for i := range vs {
-			for at[i] < len(decs[i]) && decs[i][at[i]].To < off {
-				at[i]++
-			}
-			if at[i] < len(decs[i]) && decs[i][at[i]].From <= off {
-				cur[i] = &decs[i][at[i]]
-			}
-		}
-		if cur[0] == nil {
-			continue
-		}
-		to := off
+		row := compareRow{From: r.From, Decisions: map[string]string{}}
 		var text strings.Builder
-		if cur[0].Verdict == txnindex.Missing {
-			to, row.To = cur[0].To, cur[0].To // a gap: one row
-			fmt.Fprintf(&text, "%-10s", fmt.Sprintf("%d-%d", off, to))
+		if r.Decisions[0].Verdict == txnindex.Missing {
+			row.To = r.To
+			fmt.Fprintf(&text, "%-10s", fmt.Sprintf("%d-%d", r.From, r.To))
 		} else {
-			fmt.Fprintf(&text, "%-10d", off)
+			fmt.Fprintf(&text, "%-10d", r.From)
 		}
 		var notes []string
-		for i, d := range cur {
+		for i, d := range r.Decisions {
 			verdict := "none"
 			if d != nil {
 				verdict = d.Verdict.String()
 			}
-			n := to - off + 1
-			counts[i][verdict] += n
+			counts[i][verdict] += r.To - r.From + 1
 			row.Decisions[names[i]] = verdict
 			mark := " "
-			if d != nil {
-				if dep := Departure(cur[0].Verdict, d.Verdict); dep != "" {
-					if row.Departures == nil {
-						row.Departures = map[string]string{}
-					}
-					row.Departures[names[i]] = dep
-					departs[i][dep] += n
-					mark = "*"
-					notes = append(notes, names[i]+": "+d.Reason())
+			if dep := r.Departures[i]; dep != "" {
+				if row.Departures == nil {
+					row.Departures = map[string]string{}
 				}
+				row.Departures[names[i]] = dep
+				departs[i][dep] += r.To - r.From + 1
+				mark = "*"
+				notes = append(notes, names[i]+": "+d.Reason())
 			}
 			fmt.Fprintf(&text, " %-16s", verdict+mark)
 		}
 		if ndjson {
-			if err := enc.Encode(row); err != nil {
-				return err
-			}
-		} else {
-			bw.WriteString(strings.TrimRight(text.String(), " "))
-			bw.WriteString("\n")
-			for _, n := range notes {
-				fmt.Fprintf(bw, "%10s %s\n", "", n)
-			}
+			err = enc.Encode(row)
+			return err == nil
 		}
-		off = to
+		bw.WriteString(strings.TrimRight(text.String(), " "))
+		bw.WriteString("\n")
+		for _, n := range notes {
+			fmt.Fprintf(bw, "%10s %s\n", "", n)
+		}
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	if ndjson {
 		type variantCounts struct {
