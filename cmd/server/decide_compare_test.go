@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // TestDecideCompareVariantsNDJSON: decide --compare-variants --format
@@ -69,5 +73,43 @@ func TestDecideClientVariantsRefusals(t *testing.T) {
 		} else if !strings.Contains(se.String(), "--") {
 			t.Errorf("%v: %s", args, se.String())
 		}
+	}
+}
+
+// TestDecideClientVariantsFromSnapshot: decide --from N with a client
+// variant reads a partition directory from a producer snapshot, as the
+// Java rules do, and writes exactly what --full-replay writes: kafkajs's
+// aborted lists, refetches and positions depend only on the segments from
+// the fetch on, as the broker's lists do.
+func TestDecideClientVariantsFromSnapshot(t *testing.T) {
+	const seg = 64 << 10
+	variants := [][]string{
+		{"--variant", "kafkajs"},
+		{"--variant", "kafkajs", "--max-bytes", "3000"},
+		{"--variant", "kafkajs", "--kafkajs-each-batch"},
+		{"--variant", "kafka-go"},
+		{"--variant", "kafka-python"},
+	}
+	aborted := 0
+	for _, o := range []gen.LogOptions{{Seed: 1, HangingFrom: seg / 2}, {Seed: 3, HangingFrom: 3 * seg}} {
+		o.SegmentBytes, o.BatchBytes, o.TotalBytes, o.Keyed = seg, 1024, 7*seg, true
+		st, err := gen.WriteLog(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, _ := strconv.ParseInt(st.Segments[1][:20], 10, 64)
+		for _, pos := range []int64{second - 1, second + (st.NextOffset-second)/3, second + (st.NextOffset-second)*2/3 + 1} {
+			for _, v := range variants {
+				args := append([]string{"--from", fmt.Sprint(pos)}, v...)
+				text := decideOK(t, append(args, st.Dir)...)
+				if full := decideOK(t, append(args, "--full-replay", st.Dir)...); uncommented(text) != uncommented(full) {
+					t.Fatalf("seed %d, %v: differs from --full-replay:\n%s\nfull replay:\n%s", o.Seed, args, text, full)
+				}
+				aborted += strings.Count(text, "aborted record")
+			}
+		}
+	}
+	if aborted == 0 {
+		t.Fatal("no client delivered an aborted record: the logs prove nothing")
 	}
 }
