@@ -210,7 +210,7 @@ func (l *Log) decideKafkaJS(o ConsumeOptions, yield func(Decision) bool) {
 func (k *kafkajs) response(resp *FetchResponse, pos, done int64) int64 {
 	k.runs = k.runs[:0]
 	for i := range resp.Batches {
-		if c := resp.Batches[i].Compression(); c >= CompressionSnappy && c <= CompressionZstd {
+		if c := resp.Batches[i].Compression(); !k.o.KafkaJSCodecs && c >= CompressionSnappy && c <= CompressionZstd {
 			// The whole response fails to decode: nothing of it is
 			// delivered, and the same fetch fails again.
 			k.stopFrom, k.stopAt, k.stopWhy = resp.FirstBatch, max(resp.FirstBatch, -1)+i, CauseClientCannotDecode

@@ -79,6 +79,12 @@ func TestClientVariantsLiteral(t *testing.T) {
 		{"MarkersDelivered", markers, 0, 0, false, []int64{0, 1, 5}, offsets(0, 5), offsets(0, 5)},
 		{"SnappyBatchFailsTheFetch", snappy, 0, 0, false, nil, offsets(0, 5), offsets(0, 5)},
 	}
+	// With codec packages registered kafkajs reads the snappy log as the
+	// uncompressed one (not recorded: the harness registers none).
+	o := ConsumeOptions{Isolation: ReadCommitted, Variant: VariantKafkaJS, KafkaJSCodecs: true}
+	if got := delivered(snappy().build(), o); !slices.Equal(got, []int64{0, 1, 5}) {
+		t.Errorf("kafkajs with codecs delivers %v from the snappy log, want [0 1 5]", got)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			l := c.log().build()

@@ -21,6 +21,10 @@ type ConsumeOptions struct {
 	// its position passes every record of it (runner.js processEachBatch
 	// resolves batch.lastOffset()), not only the delivered ones.
 	EachBatch bool
+	// KafkaJSCodecs is, for VariantKafkaJS, a kafkajs with codec packages
+	// registered for snappy, lz4 and zstd (CompressionCodecs), which then
+	// decompresses every batch instead of failing the fetch.
+	KafkaJSCodecs bool
 	// AbortedToReadEnd emulates kfake's aborted lists instead of Apache
 	// Kafka's (FetchRequest.AbortedToReadEnd).
 	AbortedToReadEnd bool

@@ -29,6 +29,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go (Kafka's rule), or the clients that depart from it: kafkajs, kafka-go, kafka-python")
 		compare   = fs.Bool("compare-variants", false, "one row per offset with every variant's decision, departures from Kafka's rule marked, and the counts per variant")
 		eachBatch = fs.Bool("kafkajs-each-batch", false, "with --variant kafkajs: a consumer run with eachBatch (auto-resolve), whose position passes a response's filtered tail, instead of eachMessage")
+		jsCodecs  = fs.Bool("kafkajs-codecs", false, "with --variant kafkajs: codec packages registered for snappy, lz4 and zstd (without them a fetch holding such a batch fails)")
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
@@ -66,7 +67,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	case *compare && *counts:
 		return usagef("--compare-variants prints its own counts: not with --counts")
 	}
-	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes), EachBatch: *eachBatch}
+	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes), EachBatch: *eachBatch, KafkaJSCodecs: *jsCodecs}
 	// What a partition directory is read for: every offset from --from on
 	// (the log start when -1), or the counts of --range (the whole
 	// partition when none).
