@@ -65,14 +65,14 @@ func TestClientsLiteralScenarios(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			topic := writeScenario(t, b, c.name, c.steps, c.codec)
 			l, _ := readLog(t, reader, topic)
-			js, crashed := jsConsume(t, node, modules, b.addr, topic, c.from, c.maxBytes, c.eachBatch)
+			js, crashed := jsConsume(t, node, modules, b.addr, topic, c.from, c.maxBytes, c.eachBatch, lastOf(c.kafkajs))
 			if !slices.Equal(js, c.kafkajs) || crashed != c.crashed {
 				t.Errorf("kafkajs delivered %v (crashed %v), recorded %v (crashed %v)", js, crashed, c.kafkajs, c.crashed)
 			}
 			if got := engineClient(l, c.from, txnindex.VariantKafkaJS, int32(c.maxBytes), c.eachBatch); !slices.Equal(got, c.kafkajs) {
 				t.Errorf("kafkajs variant %v, recorded %v", got, c.kafkajs)
 			}
-			kg := goConsume(t, b.addr, topic, c.from, 1<<20)
+			kg := goConsume(t, b.addr, topic, c.from, 1<<20, lastOf(c.kafkago))
 			if !slices.Equal(kg, c.kafkago) {
 				t.Errorf("kafka-go delivered %v, recorded %v", kg, c.kafkago)
 			}

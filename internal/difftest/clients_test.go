@@ -52,8 +52,10 @@ func needKafkaJS(t *testing.T) (node, modules string) {
 // jsConsume reads partition 0 of topic with a real kafkajs 2.2.4 consumer
 // (testdata/kafkajs_consume.js) from offset from, asking for maxBytes per
 // partition, with eachMessage or eachBatch, and returns the offsets it
-// delivered, and whether it crashed (a batch it cannot decompress).
-func jsConsume(t *testing.T, node, modules, addr, topic string, from int64, maxBytes int, eachBatch bool) ([]int64, bool) {
+// delivered, and whether it crashed (a batch it cannot decompress). It
+// stops shortly after delivering last (the offset the test expects last,
+// -1 for none), else after clientIdle without a delivery.
+func jsConsume(t *testing.T, node, modules, addr, topic string, from int64, maxBytes int, eachBatch bool, last int64) ([]int64, bool) {
 	t.Helper()
 	mode := "eachMessage"
 	if eachBatch {
@@ -62,7 +64,7 @@ func jsConsume(t *testing.T, node, modules, addr, topic string, from int64, maxB
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "kafkajs_consume.js"), addr, topic,
-		strconv.FormatInt(from, 10), strconv.Itoa(maxBytes), mode, "700")
+		strconv.FormatInt(from, 10), strconv.Itoa(maxBytes), mode, strconv.FormatInt(clientIdle.Milliseconds(), 10), strconv.FormatInt(last, 10))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	out, err := cmd.Output()
 	crashed := false
@@ -93,11 +95,37 @@ func parseOffsets(t *testing.T, s string) []int64 {
 	return got
 }
 
+// clientIdle is how long a consumer must deliver nothing before the tests
+// take it to have reached the end, unless it delivered the offset they
+// expect last (then lastGrace more shows any extra). Generous: a loaded
+// machine can stall a consumer between fetches.
+const (
+	clientIdle = 3 * time.Second
+	lastGrace  = 300 * time.Millisecond
+)
+
+// waitFor is how long to wait for the next message having delivered got
+// when last is the offset expected last.
+func waitFor(got []int64, last int64) time.Duration {
+	if n := len(got); n > 0 && got[n-1] >= last && last >= 0 {
+		return lastGrace
+	}
+	return clientIdle
+}
+
+// lastOf is the last element of want, -1 if none.
+func lastOf(want []int64) int64 {
+	if len(want) == 0 {
+		return -1
+	}
+	return want[len(want)-1]
+}
+
 // goConsume reads partition 0 of topic with a real segmentio/kafka-go
 // Reader, IsolationLevel ReadCommitted, from offset from, until no message
-// comes for a while, and returns the offsets it delivered (control records
-// among them).
-func goConsume(t *testing.T, addr, topic string, from int64, maxBytes int) []int64 {
+// comes for a while (waitFor), and returns the offsets it delivered
+// (control records among them).
+func goConsume(t *testing.T, addr, topic string, from int64, maxBytes int, last int64) []int64 {
 	t.Helper()
 	r := kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers: []string{addr}, Topic: topic, Partition: 0,
@@ -109,7 +137,7 @@ func goConsume(t *testing.T, addr, topic string, from int64, maxBytes int) []int
 	}
 	var got []int64
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor(got, last))
 		m, err := r.FetchMessage(ctx)
 		cancel()
 		if err != nil {
@@ -125,8 +153,9 @@ func goConsume(t *testing.T, addr, topic string, from int64, maxBytes int) []int
 // saramaConsume reads partition 0 of topic with a real IBM/sarama
 // partition consumer, IsolationLevel ReadCommitted, asking for maxBytes per
 // partition (Consumer.Fetch.Default; the request-wide limit stays
-// MaxResponseSize), from offset from, until no message comes for a while.
-func saramaConsume(t *testing.T, addr, topic string, from int64, maxBytes int32) []int64 {
+// MaxResponseSize), from offset from, until no message comes for a while
+// (waitFor).
+func saramaConsume(t *testing.T, addr, topic string, from int64, maxBytes int32, last int64) []int64 {
 	t.Helper()
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V3_0_0_0
@@ -151,7 +180,7 @@ func saramaConsume(t *testing.T, addr, topic string, from int64, maxBytes int32)
 			got = append(got, m.Offset)
 		case err := <-pc.Errors():
 			t.Fatalf("sarama: %v", err)
-		case <-time.After(700 * time.Millisecond):
+		case <-time.After(waitFor(got, last)):
 			return got
 		}
 	}
