@@ -95,6 +95,10 @@ type kafkajs struct {
 // decideKafkaJS plays kafkajs's fetch loop (see the comment above) and
 // yields what it decides, in offset order, like decide.
 func (l *Log) decideKafkaJS(o ConsumeOptions, yield func(Decision) bool) {
+	// Every decision says whose it is, the gaps' too, as kafka-go's and
+	// kafka-python's do (unfiltered).
+	y := yield
+	yield = func(d Decision) bool { d.Variant = VariantKafkaJS; return y(d) }
 	from := max(o.From, l.LogStartOffset)
 	maxOffset := l.HighWatermark
 	if o.Isolation == ReadCommitted {
@@ -106,7 +110,6 @@ func (l *Log) decideKafkaJS(o ConsumeOptions, yield func(Decision) bool) {
 		if d.From > gw.next && !gw.yieldBefore(d.From, yield) {
 			return false
 		}
-		d.Variant = VariantKafkaJS
 		return yield(*d)
 	}
 	k := kafkajs{l: l, o: o, stopFrom: -1, stopAt: -1, set: map[ProducerID]AbortedTransaction{}}

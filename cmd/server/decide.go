@@ -62,8 +62,8 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		return usagef("--range needs --counts")
 	}
 	switch {
-	case (v.Client() || *compare) && *bySegment:
-		return usagef("--variant %s and --compare-variants decide a whole load, not --by-segment", v)
+	case *compare && *bySegment:
+		return usagef("--compare-variants decides a whole load, not --by-segment")
 	case *compare && *counts:
 		return usagef("--compare-variants prints its own counts: not with --counts")
 	}
@@ -93,7 +93,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	// memory the command may take (the rest is the collector's): by
 	// segment. The load is faster where it fits (--counts of 7.6 GiB of
 	// 1 KiB batches: 2.8 s whole against 8.7 s by segment).
-	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && !v.Client() && !*compare && input.DataPartition(fs.Arg(0)) {
+	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && !*compare && input.DataPartition(fs.Arg(0)) {
 		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil {
 			if need := st.LoadBytesFrom(pos); need > *maxMemory/2 {
 				what := "whole load"

@@ -58,12 +58,12 @@ func TestDecideCompareVariantsNDJSON(t *testing.T) {
 	}
 }
 
-// TestDecideClientVariantsRefusals: the client variants decide a whole
-// load: --by-segment, and --compare-variants with --counts, are usage
-// errors that say so.
+// TestDecideClientVariantsRefusals: --compare-variants decides a whole
+// load: with --by-segment or --counts it is a usage error that says so, as
+// is an unknown client.
 func TestDecideClientVariantsRefusals(t *testing.T) {
 	for _, args := range [][]string{
-		{"decide", "--variant", "kafkajs", "--by-segment", "x-0"},
+		{"decide", "--compare-variants", "--by-segment", "x-0"},
 		{"decide", "--demo", "interleaved", "--compare-variants", "--counts"},
 		{"decide", "--demo", "interleaved", "--variant", "kafka-java"},
 	} {
