@@ -27,6 +27,14 @@ deps:
 		echo "missing:$$missing. Run as root, or: sudo apt-get install -y chromium kcat tshark nodejs npm"; \
 		echo "(tests that need them skip, or fail when CI=true)"; \
 	fi
+	@if /usr/bin/python3 -c 'import kafka, snappy, lz4.frame, zstandard' >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing kafka-python 2.0 and its codecs (Debian packages)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq python3-kafka python3-snappy python3-lz4 python3-zstandard >/dev/null; \
+	else \
+		echo "missing kafka-python: sudo apt-get install -y python3-kafka python3-snappy python3-lz4 python3-zstandard"; \
+	fi
 	@if grep -qs '"version": "2.2.4"' $(NPMDIR)/node_modules/kafkajs/package.json; then exit 0; fi; \
 	if command -v npm >/dev/null 2>&1; then \
 		echo "installing kafkajs@2.2.4 into $(NPMDIR)"; \

@@ -25,18 +25,16 @@ func offsets(from, to int64) (o []int64) {
 	return o
 }
 
-// TestClientVariantsLiteral: what kafkajs 2.2.4 and kafka-go v0.4.50
-// deliver read_committed from literal logs. The kafkajs and kafka-go lists
-// are the real clients' own: internal/difftest's
+// TestClientVariantsLiteral: what kafkajs 2.2.4, kafka-go v0.4.50 and
+// kafka-python 2.0.2 deliver (read_committed where they can) from literal
+// logs. The lists are the real clients' own: internal/difftest's
 // TestClientsLiteralScenarios writes these logs to a kfake broker over
 // loopback (one batch per data step, two transactional franz-go producers
 // and an idempotent one) and reads them back with the real clients
-// (kafkajs through node, eachMessage unless EachBatch; kafka-go's Reader),
-// and holds the same lists. kfake lists only the aborted transactions that
-// begin below the end of the data it returns (AbortedToReadEnd). The
-// kafka-python lists follow its source only (fetcher.py reads uncommitted
-// and yields control records): no kafka-python could be installed where
-// these were recorded.
+// (kafkajs through node, eachMessage unless EachBatch; kafka-go's Reader;
+// kafka-python, Debian's python3-kafka, through python3), and holds the
+// same lists. kfake lists only the aborted transactions that begin below
+// the end of the data it returns (AbortedToReadEnd).
 func TestClientVariantsLiteral(t *testing.T) {
 	const a, b ProducerID = 7, 9
 	// a's transaction at 0-1, 4, 6 (ABORT at 7), b's at 2-3 (ABORT at 5),

@@ -1,7 +1,10 @@
 package difftest
 
 import (
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,6 +29,7 @@ func TestClientsLiteralScenarios(t *testing.T) {
 		t.Skip("talks to a kfake broker; skipped with -short")
 	}
 	node, modules := needKafkaJS(t)
+	python := needKafkaPython(t)
 	b := newBroker(t)
 	reader := b.client(t)
 	// Producer 0's transaction at 0-1, 4, 6 (ABORT at 7), producer 1's at
@@ -79,6 +83,25 @@ func TestClientsLiteralScenarios(t *testing.T) {
 			if got := engineClient(l, c.from, txnindex.VariantKafkaGo, 1<<20, false); !slices.Equal(got, c.kafkago) {
 				t.Errorf("kafka-go variant %v, recorded %v", got, c.kafkago)
 			}
+			// kafka-python reads uncommitted to the high watermark and
+			// hands over the markers: here, as kafka-go, every offset.
+			if kp := pythonConsume(t, python, b.addr, topic, c.from, c.maxBytes, lastOf(c.kafkago)); !slices.Equal(kp, c.kafkago) {
+				t.Errorf("kafka-python delivered %v, recorded %v", kp, c.kafkago)
+			}
+			if got := engineClient(l, c.from, txnindex.VariantKafkaPython, int32(c.maxBytes), false); !slices.Equal(got, c.kafkago) {
+				t.Errorf("kafka-python variant %v, recorded %v", got, c.kafkago)
+			}
 		})
+	}
+}
+
+// TestKafkaPythonHasNoReadCommitted: kafka-python 2.0 refuses an
+// isolation_level setting, so it cannot be asked to read committed
+// (KafkaConsumer.__init__'s check of unknown configs).
+func TestKafkaPythonHasNoReadCommitted(t *testing.T) {
+	python := needKafkaPython(t)
+	out, err := exec.Command(python, filepath.Join("testdata", "kafka_python_consume.py"), "CHECK_ISOLATION", "127.0.0.1:1").Output()
+	if err != nil || !strings.Contains(string(out), "KafkaConfigurationError: Unrecognized configs: {'isolation_level'}") {
+		t.Fatalf("kafka-python with isolation_level: %q (%v)", out, err)
 	}
 }

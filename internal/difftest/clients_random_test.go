@@ -50,9 +50,10 @@ func randomSteps(r *rand.Rand) []step {
 // kfake, uncompressed or with each codec, what the engine's kafkajs and
 // kafka-go variants say a read_committed consumer receives (from the log
 // start and from a random seek, often into an aborted transaction) equals
-// what real kafkajs 2.2.4 and kafka-go v0.4.50 consumers deliver: kafkajs
+// what real kafkajs 2.2.4, kafka-go v0.4.50 and kafka-python 2.0.2 consumers deliver: kafkajs
 // with one batch per fetch and with 1 MiB per fetch, eachMessage and
-// eachBatch; IBM/sarama equals the Java variant. The limits are per partition only: kfake omits the aborted
+// eachBatch, kafka-python 2.0.2 (one batch and 1 MiB per fetch); IBM/sarama
+// equals the Java variant. The limits are per partition only: kfake omits the aborted
 // list from a response the request-wide limit cuts (01_fetch.go), which
 // Apache Kafka does not.
 func TestDifferentialClients(t *testing.T) {
@@ -60,6 +61,7 @@ func TestDifferentialClients(t *testing.T) {
 		t.Skip("talks to a kfake broker; skipped with -short")
 	}
 	node, modules := needKafkaJS(t)
+	python := needKafkaPython(t)
 	b := newBroker(t)
 	reader := b.client(t)
 	codecs := []kgo.CompressionCodec{kgo.NoCompression(), kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()}
@@ -79,6 +81,12 @@ func TestDifferentialClients(t *testing.T) {
 						t.Fatalf("%s from %d: kafka-go %v, variant %v", topic, from, got, want)
 					}
 					markers.Add(int64(len(engineClient(l, from, txnindex.VariantKafkaGo, 1<<20, false)) - len(java(from))))
+					for _, mb := range []int{1, 1 << 20} {
+						want := engineClient(l, from, txnindex.VariantKafkaPython, int32(mb), false)
+						if got := pythonConsume(t, python, b.addr, topic, from, mb, lastOf(want)); !slices.Equal(got, want) {
+							t.Fatalf("%s from %d, %d bytes: kafka-python %v, variant %v", topic, from, mb, got, want)
+						}
+					}
 					// Sarama filters as the Java consumer does (consumer.go
 					// parseResponse: entries sorted by first offset, popped
 					// up to each batch's last offset).

@@ -186,6 +186,47 @@ func saramaConsume(t *testing.T, addr, topic string, from int64, maxBytes int32,
 	}
 }
 
+// pythonConsume reads partition 0 of topic with a real kafka-python 2.0
+// consumer (testdata/kafka_python_consume.py, Debian's python3-kafka)
+// from offset from, asking for maxBytes per partition, and returns the
+// offsets it delivered (it reads uncommitted: it has no other level).
+func pythonConsume(t *testing.T, python, addr, topic string, from int64, maxBytes int, last int64) []int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, filepath.Join("testdata", "kafka_python_consume.py"), addr, topic,
+		strconv.FormatInt(from, 10), strconv.Itoa(maxBytes), strconv.FormatInt(clientIdle.Milliseconds(), 10), strconv.FormatInt(last, 10))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("kafka-python: %v: %s", err, stderr)
+	}
+	return parseOffsets(t, string(out))
+}
+
+// needKafkaPython returns the python3 whose kafka module is kafka-python
+// 2.0 with the snappy, lz4 and zstandard codecs (Debian's python3-kafka,
+// python3-snappy, python3-lz4, python3-zstandard, which `make deps`
+// installs); the test skips without it, and fails when CI=true.
+func needKafkaPython(t *testing.T) string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	out, err := exec.Command(python, "-c", "import kafka, snappy, lz4.frame, zstandard; print(kafka.__version__)").Output()
+	if err == nil && !strings.HasPrefix(string(out), "2.0.") {
+		err = fmt.Errorf("kafka-python %s, not 2.0", strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("kafka-python 2.0 with its codecs is required (CI=true): %v; run `make deps`", err)
+		}
+		t.Skipf("kafka-python 2.0 with its codecs not installed (%v); run `make deps`", err)
+	}
+	return python
+}
+
 // engineClient is every offset the engine's variant v delivers from from,
 // reading read_committed with per-partition fetches of maxBytes and kfake's
 // aborted lists.
