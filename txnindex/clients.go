@@ -54,24 +54,27 @@ import "math"
 // record the Java consumer would skip delivered. Their positions move as
 // the Java consumer's does, to each batch's end.
 func (l *Log) decideUnfiltered(o ConsumeOptions, yield func(Decision) bool) {
-	v := o.Variant
+	v, rc := o.Variant, o.Isolation == ReadCommitted
 	o.Variant = VariantJava
 	if v == VariantKafkaPython {
 		o.Isolation = ReadUncommitted
 	}
-	l.decide(o, func(d Decision) bool { return yield(unfiltered(v, d)) })
+	l.decide(o, func(d Decision) bool { return yield(unfiltered(v, rc, d)) })
 }
 
 // unfiltered is the Java consumer's decision d as kafka-go or kafka-python
-// (v) makes it: what Java skips, delivered.
-func unfiltered(v Variant, d Decision) Decision {
+// (v) makes it: what Java skips, delivered. rc: the application asked for
+// read_committed, so an aborted record delivered departs from it, even
+// where the Java consumer's own decision (kafka-python's read_uncommitted
+// one) delivers it too.
+func unfiltered(v Variant, rc bool, d Decision) Decision {
 	d.Variant = v
 	switch {
 	case d.Verdict == Control:
 		d.Verdict, d.Cause = Delivered, CauseControlDelivered
 	case d.Verdict == Aborted:
 		d.Verdict, d.Cause = Delivered, CauseAbortedDelivered
-	case d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch != nil && d.Batch.IsTransactional():
+	case rc && d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch != nil && d.Batch.IsTransactional():
 		d.Cause = CauseAbortedDelivered
 	}
 	return d

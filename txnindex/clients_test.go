@@ -139,19 +139,21 @@ func TestClientReasons(t *testing.T) {
 	cases := []struct {
 		name string
 		v    Variant
+		iso  Isolation
 		off  int64
 		want []string
 	}{
-		{"KafkaJSLeakNamesTheEntryAhead", VariantKafkaJS, 0, []string{"kafkajs delivers this aborted record", "one entry per record", "producer 7's entry (first offset 0)", "producer 9's (first offset 2)"}},
-		{"KafkaJSSkipNamesItsEntry", VariantKafkaJS, 2, []string{"kafkajs skips it", "producer 9's entry (first offset 2)"}},
-		{"KafkaGoIgnoresTheList", VariantKafkaGo, 0, []string{"kafka-go delivers this aborted record", "never uses it"}},
-		{"KafkaGoHandsOverMarkers", VariantKafkaGo, 5, []string{"kafka-go hands this ABORT marker (key 00000000) of producer 9"}},
-		{"KafkaPythonReadsUncommitted", VariantKafkaPython, 2, []string{"kafka-python delivers this aborted record", "no read_committed"}},
-		{"KafkaPythonHandsOverMarkers", VariantKafkaPython, 7, []string{"kafka-python hands this ABORT marker", "2.0.6 skips them"}},
+		{"KafkaGoReadingUncommittedDepartsOnlyWithMarkers", VariantKafkaGo, ReadUncommitted, 0, []string{"kafka-go: delivered: read_uncommitted returns every data record"}},
+		{"KafkaJSLeakNamesTheEntryAhead", VariantKafkaJS, ReadCommitted, 0, []string{"kafkajs delivers this aborted record", "fetch from offset 0 one entry per record", "producer 7's entry (first offset 0) was still waiting behind one entry, producer 9's (first offset 2)"}},
+		{"KafkaJSSkipNamesItsEntry", VariantKafkaJS, ReadCommitted, 2, []string{"kafkajs skips it", "producer 9's entry (first offset 2)"}},
+		{"KafkaGoIgnoresTheList", VariantKafkaGo, ReadCommitted, 0, []string{"kafka-go delivers this aborted record", "never uses it"}},
+		{"KafkaGoHandsOverMarkers", VariantKafkaGo, ReadCommitted, 5, []string{"kafka-go hands this ABORT marker (key 00000000) of producer 9"}},
+		{"KafkaPythonReadsUncommitted", VariantKafkaPython, ReadCommitted, 2, []string{"kafka-python delivers this aborted record", "no read_committed"}},
+		{"KafkaPythonHandsOverMarkers", VariantKafkaPython, ReadCommitted, 7, []string{"kafka-python hands this ABORT marker", "2.0.6 skips them"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for d := range l.Decisions(ConsumeOptions{Isolation: ReadCommitted, Variant: c.v}) {
+			for d := range l.Decisions(ConsumeOptions{Isolation: c.iso, Variant: c.v}) {
 				if d.From <= c.off && c.off <= d.To {
 					r := d.Reason()
 					for _, w := range c.want {

@@ -40,12 +40,21 @@ func (d *Decision) clientReason() string {
 			return fmt.Sprintf("kafka-python delivers this aborted record: %s was aborted, but kafka-python 2.0 has no read_committed and always fetches read_uncommitted (fetcher.py)", txn)
 		}
 		if d.Bound > 0 {
-			ahead := "the next entry"
-			if d.Bound > 1 {
-				ahead = fmt.Sprintf("%d entries ahead of it, the first", d.Bound-1)
+			var ahead string
+			switch d.Bound {
+			case 1:
+				ahead = "at the head of the list"
+			case 2:
+				ahead = fmt.Sprintf("behind one entry, producer %d's (first offset %d)", d.Abort.ProducerID, d.Abort.FirstOffset)
+			default:
+				ahead = fmt.Sprintf("behind %d entries, the first producer %d's (first offset %d)", d.Bound-1, d.Abort.ProducerID, d.Abort.FirstOffset)
 			}
-			return fmt.Sprintf("kafkajs delivers this aborted record: %s was aborted, but kafkajs consumes the fetch's aborted list one entry per record, in the list's order (marker order); when this record came, %s's entry (first offset %d) was still waiting, %s being producer %d's (first offset %d)",
-				txn, who, d.Txn.FirstOffset, ahead, d.Abort.ProducerID, d.Abort.FirstOffset)
+			first := int64(-1)
+			if d.Txn != nil {
+				first = d.Txn.FirstOffset
+			}
+			return fmt.Sprintf("kafkajs delivers this aborted record: %s was aborted, but kafkajs consumes the aborted list of the fetch from offset %d one entry per record, in the list's order (marker order), and when this record came %s's entry (first offset %d) was still waiting %s",
+				txn, d.FetchOffset, who, first, ahead)
 		}
 		return fmt.Sprintf("kafkajs delivers this aborted record: %s was aborted, but %s is neither in kafkajs's skip set nor still waiting in the aborted list of the fetch from offset %d", txn, who, d.FetchOffset)
 	case CauseControlDelivered:

@@ -26,7 +26,7 @@ func Replay(fetches []CapturedFetch, iso Isolation, v Variant, l *Log) iter.Seq[
 			// what it skips delivered (decideUnfiltered).
 			c.Variant = VariantJava
 			y := yield
-			yield = func(d Decision) bool { return y(unfiltered(v, d)) }
+			yield = func(d Decision) bool { return y(unfiltered(v, iso == ReadCommitted, d)) }
 		}
 		decided := int64(-1) // highest offset decided so far
 		emit := func(d Decision) bool {
