@@ -319,3 +319,46 @@ func TestKafkaJSOnlyOverDelivers(t *testing.T) {
 	}
 	t.Logf("kafkajs leaked %d aborted records over the runs", leaked)
 }
+
+// TestCompareRows: Log.Compare yields a row per offset and one per gap,
+// in a window when asked, each with every variant's decision and the
+// departures from the first variant's (Kafka's rule).
+func TestCompareRows(t *testing.T) {
+	l := newLog().txn(7, 2).txn(9, 2).txn(7, 1).abort(9).txn(7, 1).abort(7).skip(3).plain(-1, 1).build()
+	o := ConsumeOptions{Isolation: ReadCommitted}
+	type row struct {
+		from, to int64
+		deps     string // the departures of Variants, "-" for none
+	}
+	rows := func(from, to int64) (out []row) {
+		l.Compare(o, Variants, from, to, func(r *CompareRow) bool {
+			deps := make([]string, len(r.Departures))
+			for i, d := range r.Departures {
+				deps[i] = d
+				if d == "" {
+					deps[i] = "-"
+				}
+			}
+			out = append(out, row{r.From, r.To, strings.Join(deps, " ")})
+			return true
+		})
+		return out
+	}
+	const (
+		none    = "- - - - - -"
+		leak    = "- - - aborted_delivered aborted_delivered aborted_delivered"
+		skipped = "- - - - aborted_delivered aborted_delivered"
+		marker  = "- - - - control_delivered control_delivered"
+	)
+	want := []row{{0, 0, leak}, {1, 1, leak}, {2, 2, skipped}, {3, 3, skipped}, {4, 4, skipped}, {5, 5, marker},
+		{6, 6, skipped}, {7, 7, marker}, {8, 10, none}, {11, 11, none}}
+	if got := rows(0, -1); !slices.Equal(got, want) {
+		t.Errorf("whole log:\n got %v\nwant %v", got, want)
+	}
+	if got := rows(7, 9); !slices.Equal(got, []row{{7, 7, marker}, {8, 9, none}}) {
+		t.Errorf("window 7-9: %v", got)
+	}
+	if got := rows(9, 20); !slices.Equal(got, []row{{9, 10, none}, {11, 11, none}}) {
+		t.Errorf("window 9-20: %v", got)
+	}
+}

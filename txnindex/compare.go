@@ -1,5 +1,7 @@
 package txnindex
 
+import "iter"
+
 // Departure is how a client's verdict for an offset differs from Kafka's
 // rule (rule, the Java consumer's verdict): "" when it does not;
 // aborted_delivered, control_delivered, committed_missed (Kafka's rule
@@ -40,44 +42,52 @@ type CompareRow struct {
 // (its Variant aside) and yields, in offset order, a row per offset (per
 // gap) from the first variant's first decision to its last, within
 // [from, to] (to < 0: to the end). The first variant is Kafka's rule the
-// others are compared with (VariantJava in Variants). It holds every
-// variant's decisions, a few per batch, while it runs.
+// others are compared with (VariantJava in Variants). The variants' passes
+// run side by side, each a decision ahead at most: memory does not grow
+// with the log, and the passes stop past to.
 func (l *Log) Compare(o ConsumeOptions, vs []Variant, from, to int64, yield func(*CompareRow) bool) {
-	decs := make([][]Decision, len(vs))
-	for i, v := range vs {
-		o.Variant = v
-		for d := range l.Decisions(o) {
-			if d.To >= from && (to < 0 || d.From <= to) {
-				decs[i] = append(decs[i], d)
-			}
-		}
-	}
-	if len(vs) == 0 || len(decs[0]) == 0 {
+	if len(vs) == 0 {
 		return
 	}
-	at := make([]int, len(vs))
-	row := CompareRow{Decisions: make([]*Decision, len(vs)), Departures: make([]string, len(vs))}
-	end := decs[0][len(decs[0])-1].To
-	if to >= 0 {
-		end = min(end, to)
+	type pass struct {
+		next func() (Decision, bool)
+		cur  Decision
+		ok   bool
 	}
-	for off := max(from, decs[0][0].From); off <= end; off++ {
-		for i := range vs {
-			for at[i] < len(decs[i]) && decs[i][at[i]].To < off {
-				at[i]++
+	ps := make([]pass, len(vs))
+	for i, v := range vs {
+		o.Variant = v
+		next, stop := iter.Pull(l.Decisions(o))
+		defer stop()
+		ps[i].next = next
+		ps[i].cur, ps[i].ok = next()
+	}
+	row := CompareRow{Decisions: make([]*Decision, len(vs)), Departures: make([]string, len(vs))}
+	for off := from; to < 0 || off <= to; off++ {
+		for i := range ps {
+			p := &ps[i]
+			for p.ok && p.cur.To < off {
+				p.cur, p.ok = p.next()
 			}
 			row.Decisions[i] = nil
-			if at[i] < len(decs[i]) && decs[i][at[i]].From <= off {
-				row.Decisions[i] = &decs[i][at[i]]
+			if p.ok && p.cur.From <= off {
+				row.Decisions[i] = &p.cur
 			}
 		}
 		rule := row.Decisions[0]
 		if rule == nil {
+			if !ps[0].ok {
+				return // past the first variant's last decision
+			}
+			off = ps[0].cur.From - 1 // no decision here: on to the next one
 			continue
 		}
 		row.From, row.To = off, off
 		if rule.Verdict == Missing {
-			row.To = min(rule.To, end)
+			row.To = rule.To
+			if to >= 0 {
+				row.To = min(row.To, to)
+			}
 		}
 		for i, d := range row.Decisions {
 			row.Departures[i] = ""

@@ -7,8 +7,8 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// clientsColumns is the most offsets (a gap counts as one) the clients page
-// shows at once; its links page through the rest.
+// clientsColumns is the most offsets the clients page shows at once (a gap
+// is one column); its links page through the rest.
 const clientsColumns = 100
 
 // ClientsView is the clients page: the same offsets decided by every
@@ -93,12 +93,9 @@ func (u *UI) Clients() http.Handler {
 		for _, vr := range txnindex.Variants {
 			v.Rows = append(v.Rows, ClientsRow{Client: vr.String()})
 		}
-		more := int64(-1)
-		l.Compare(o, txnindex.Variants, from, -1, func(row *txnindex.CompareRow) bool {
-			if len(v.Offsets) == clientsColumns {
-				more = row.From
-				return false
-			}
+		last := int64(-1)
+		l.Compare(o, txnindex.Variants, from, from+clientsColumns-1, func(row *txnindex.CompareRow) bool {
+			last = row.To
 			head := i64(row.From)
 			if row.To > row.From {
 				head += "–" + i64(row.To)
@@ -126,8 +123,8 @@ func (u *UI) Clients() http.Handler {
 			}
 			return s
 		}
-		if more >= 0 {
-			v.Next = page(more)
+		if last >= 0 && last+1 < l.LogEndOffset {
+			v.Next = page(last + 1)
 		}
 		if from > l.LogStartOffset {
 			v.Prev = page(max(l.LogStartOffset, from-clientsColumns))

@@ -4,8 +4,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 func serveClients(t *testing.T, ui *UI, path string, want int) string {
@@ -79,4 +82,30 @@ func TestClientsPagePaging(t *testing.T) {
 		serveClients(t, ui, "/sources/demo/partitions/t/0/clients"+q, 400)
 	}
 	serveClients(t, ui, "/sources/demo/partitions/t/9/clients", 404)
+}
+
+// TestClientsPagePagesThroughLongLogs: a page holds clientsColumns offsets
+// and links to the next page until the log's end.
+func TestClientsPagePagesThroughLongLogs(t *testing.T) {
+	p := &txnindex.Partition{Topic: "t", LogStartOffset: -1, HighWatermark: -1}
+	for off := int64(0); off < 250; off++ {
+		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: off, LastOffset: off, ProducerID: -1, Magic: 2, Records: 1, Size: 70, BaseSequence: -1}.Batch())
+	}
+	ui := New(fakeCatalog{txnindex.Build(p)})
+	for _, c := range []struct {
+		from       int64
+		columns    int
+		next, prev bool
+	}{{0, clientsColumns, true, false}, {100, clientsColumns, true, true}, {200, 50, false, true}} {
+		body := serveClients(t, ui, "/sources/demo/partitions/t/0/clients?from="+strconv.FormatInt(c.from, 10), 200)
+		if n := strings.Count(body, `<th class="off">`); n != c.columns {
+			t.Errorf("from %d: %d columns, want %d", c.from, n, c.columns)
+		}
+		if strings.Contains(body, "clients-next") != c.next || strings.Contains(body, "clients-prev") != c.prev {
+			t.Errorf("from %d: next %v prev %v, want %v %v", c.from, strings.Contains(body, "clients-next"), strings.Contains(body, "clients-prev"), c.next, c.prev)
+		}
+		if c.next && !strings.Contains(body, "clients?from="+strconv.FormatInt(c.from+clientsColumns, 10)+"&amp;") {
+			t.Errorf("from %d: the next page does not start at %d", c.from, c.from+clientsColumns)
+		}
+	}
 }
