@@ -90,7 +90,8 @@ type kafkajs struct {
 	remain []AbortedTransaction
 	// stopFrom is the first batch of the response the pass cannot get
 	// past (-1: none), stopAt the batch in it that stops it, stopWhy why:
-	// CauseClientCannotDecode or CauseClientUnpredictable.
+	// CauseClientCannotDecode, CauseClientUnpredictable or
+	// CauseClientNoRecord.
 	stopFrom, stopAt int
 	stopWhy          Cause
 }
@@ -158,6 +159,14 @@ func (l *Log) decideKafkaJS(o ConsumeOptions, yield func(Decision) bool) {
 		}
 		if newPos <= pos {
 			done = max(done, pos)
+			if k.stopFrom < 0 {
+				// No record at or past the position: runner.js's
+				// handleBatch resolves nothing for a response whose
+				// batch.isEmpty() and that had no raw messages (only
+				// batches the cleaner emptied), so the same fetch
+				// comes back, again and again.
+				k.stopFrom, k.stopAt, k.stopWhy = resp.FirstBatch, resp.FirstBatch, CauseClientNoRecord
+			}
 			break // stuck: a batch it cannot decode or predict, or no record to move past
 		}
 		// The batches wholly below the new position are decided; a batch

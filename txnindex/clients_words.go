@@ -74,6 +74,8 @@ func (d *Decision) clientReason() string {
 		return fmt.Sprintf("pending: kafkajs cannot decompress the batch at %d without a codec package registered (KafkaJSNotImplemented): every fetch that returns it fails whole, so it never gets past it", d.Bound)
 	case CauseClientUnpredictable:
 		return fmt.Sprintf("unpredictable: kafkajs moves at most one aborted-list entry per record, and the compacted batch at %d holds fewer records than offsets: which offsets kept a record decides what kafkajs skips and where it fetches from there on, and the log does not say", d.Bound)
+	case CauseClientNoRecord:
+		return fmt.Sprintf("pending: kafkajs never gets past offset %d: the fetch from there returns only batches the cleaner emptied, no record, and kafkajs resolves no offset for a response without records (runner.js handleBatch, batch.isEmpty), so it sends the same fetch again and again", d.Bound)
 	case CauseAbortedTxn:
 		if d.Variant == VariantKafkaJS {
 			return fmt.Sprintf("aborted: kafkajs skips it: %s's entry (first offset %d) entered its skip set from the aborted list of the fetch from offset %d", who, d.Abort.FirstOffset, d.FetchOffset)

@@ -88,6 +88,7 @@ const (
 	CauseControlDelivered    // Delivered: a COMMIT/ABORT marker handed to the application as a record
 	CauseClientCannotDecode  // Pending: the client cannot decompress a batch of this fetch
 	CauseClientUnpredictable // Unpredictable: the client's filter needs offsets the log does not hold
+	CauseClientNoRecord      // Pending: the client's fetches from here return no record, and it never moves on
 )
 
 var causeNames = [...]string{
@@ -115,6 +116,7 @@ var causeNames = [...]string{
 	CauseControlDelivered:          "control_delivered",
 	CauseClientCannotDecode:        "client_cannot_decode",
 	CauseClientUnpredictable:       "client_unpredictable",
+	CauseClientNoRecord:            "client_no_record",
 }
 
 // String returns the snake_case name of the cause.

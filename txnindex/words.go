@@ -50,6 +50,7 @@ var causeWords = [...]string{
 	CauseControlDelivered:          "marker handed to the application",
 	CauseClientCannotDecode:        "the client cannot decompress this fetch",
 	CauseClientUnpredictable:       "depends on offsets the log does not hold",
+	CauseClientNoRecord:            "the client fetches the same offset again and again",
 }
 
 // Words is the cause as a reader says it ("its transaction was aborted").

@@ -43,6 +43,7 @@ window.txnscopeContract = Object.freeze({
     "control_delivered", // 21
     "client_cannot_decode", // 22
     "client_unpredictable", // 23
+    "client_no_record", // 24
   ]),
   // txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).
   VERDICT_WORDS: Object.freeze([
@@ -80,6 +81,7 @@ window.txnscopeContract = Object.freeze({
     "marker handed to the application", // 21
     "the client cannot decompress this fetch", // 22
     "depends on offsets the log does not hold", // 23
+    "the client fetches the same offset again and again", // 24
   ]),
   // txnindex.TxnState names by code (transaction record byte TXR.STATE).
   TXN_STATES: Object.freeze([
