@@ -20,24 +20,16 @@
 //     removes a producer, control batches never delivered. librdkafka and
 //     franz-go are modelled as named variants where their rules differ.
 //
-// Three clients do not follow Kafka's rule, and Decisions plays each from
-// its own source (clients.go holds the details and the fetch behaviour):
-//
-//   - VariantKafkaGo, segmentio/kafka-go 0.4.x: read.go's
-//     readFetchResponseHeaderV5/V10 read the aborted-transactions list into
-//     a local never used, and message_reader.go never tests the control
-//     bit, so every record below the LSO is delivered, markers included.
-//   - VariantKafkaJS, kafkajs 2.2.4: src/consumer/filterAbortedMessages.js
-//     moves at most one entry of the aborted list (in the broker's marker
-//     order) into its skip set per record; src/consumer/batch.js drops the
-//     records below the fetch offset first; src/consumer/runner.js
-//     (processEachMessage, handleBatch) resolves only delivered records, so
-//     a filtered tail is fetched again; src/protocol/message/compression
-//     throws for snappy, lz4 and zstd without codec packages.
-//   - VariantKafkaPython, kafka-python 2.0.x: kafka/consumer/fetcher.py
-//     (Fetcher.__init__) always fetches READ_UNCOMMITTED, group.py rejects
-//     isolation_level, and _unpack_message_set yields control records
-//     (2.0.0 to 2.0.5).
+// Three clients do not follow Kafka's rule; Decisions plays each from its
+// source (clients.go has the details): VariantKafkaGo, kafka-go 0.4.x, whose
+// read.go readFetchResponseHeaderV10 never uses the aborted list and whose
+// message_reader.go never tests the control bit; VariantKafkaJS, kafkajs
+// 2.2.4, whose src/consumer/filterAbortedMessages.js moves one aborted-list
+// entry per record, in marker order, and whose src/consumer/runner.js
+// (processEachMessage, handleBatch) refetches a filtered tail;
+// VariantKafkaPython, kafka-python 2.0, whose kafka/consumer/fetcher.py
+// (Fetcher.__init__, _unpack_message_set) reads uncommitted and yields
+// control records.
 //
 // (*Log).Decisions chains the two: it plays a consumer fetching from a
 // position to the end of the log, and yields one Decision per run of offsets
