@@ -3,7 +3,11 @@ SHELL := /bin/bash
 GO ?= go
 FUZZTIME ?= 5s
 PKGS := ./...
-TOOLS := chromium kcat tshark
+TOOLS := chromium kcat tshark node npm
+# kafkajs 2.2.4, which internal/difftest's client tests drive through node,
+# lives outside the repository; the tests look here ($TXNSCOPE_NPM, else
+# $TMPDIR/txnscope-npm).
+NPMDIR := $(or $(TXNSCOPE_NPM),$(or $(TMPDIR),/tmp)/txnscope-npm)
 
 .PHONY: test deps vet templ-check contract-check staticcheck unit fuzz fuzz-long bench run summary screenshots
 UNITLOG := $(or $(TMPDIR),/tmp)/txnscope-unit.log
@@ -18,10 +22,25 @@ deps:
 	if [ "$$(id -u)" = 0 ]; then \
 		echo "installing:$$missing"; \
 		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get update -qq && apt-get install -y -qq chromium kcat tshark >/dev/null; \
+		apt-get update -qq && apt-get install -y -qq chromium kcat tshark nodejs npm >/dev/null; \
 	else \
-		echo "missing:$$missing. Run as root, or: sudo apt-get install -y chromium kcat tshark"; \
+		echo "missing:$$missing. Run as root, or: sudo apt-get install -y chromium kcat tshark nodejs npm"; \
 		echo "(tests that need them skip, or fail when CI=true)"; \
+	fi
+	@if /usr/bin/python3 -c 'import kafka, snappy, lz4.frame, zstandard' >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing kafka-python 2.0 and its codecs (Debian packages)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq python3-kafka python3-snappy python3-lz4 python3-zstandard >/dev/null; \
+	else \
+		echo "missing kafka-python: sudo apt-get install -y python3-kafka python3-snappy python3-lz4 python3-zstandard"; \
+	fi
+	@if grep -qs '"version": "2.2.4"' $(NPMDIR)/node_modules/kafkajs/package.json; then exit 0; fi; \
+	if command -v npm >/dev/null 2>&1; then \
+		echo "installing kafkajs@2.2.4 into $(NPMDIR)"; \
+		npm install --prefix $(NPMDIR) --no-audit --no-fund --silent kafkajs@2.2.4; \
+	else \
+		echo "npm missing: the kafkajs client tests skip (or fail when CI=true)"; \
 	fi
 
 vet:

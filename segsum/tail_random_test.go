@@ -247,8 +247,8 @@ func damagedBelow(full *loader.Partition, tl *txnindex.Log) bool {
 }
 
 // randomConsumer is a consumer at from drawn from r: either isolation,
-// the Java, librdkafka or franz-go rules, 1 MiB or 2,000-byte fetches.
+// any variant's rules, 1 MiB or 2,000-byte fetches.
 func randomConsumer(r *rand.Rand, from int64) txnindex.ConsumeOptions {
-	variants := []txnindex.Variant{txnindex.VariantJava, txnindex.VariantLibrdkafka, txnindex.VariantFranzGo}
+	variants := txnindex.Variants
 	return txnindex.ConsumeOptions{From: from, Isolation: txnindex.Isolation(r.IntN(2)), Variant: variants[r.IntN(len(variants))], MaxBytes: []int32{txnindex.DefaultMaxBytes, 2000}[r.IntN(2)]}
 }

@@ -482,6 +482,9 @@ func (w *Window) decision(i int, d *txnindex.Decision) {
 	p, l := &w.ds[i], w.Log
 	*d = txnindex.Decision{From: p.from, To: p.to, Verdict: p.verdict, Cause: p.cause, Uncommitted: p.uncommitted,
 		BatchIndex: p.batchIndex, Abort: p.abort, FetchOffset: p.fetchOffset, Bound: p.bound}
+	if w.Options.Variant.Client() {
+		d.Variant = w.Options.Variant // a client variant's decisions all carry it (txnindex clients.go)
+	}
 	if p.batch >= 0 {
 		d.Batch = &l.Batches[p.batch]
 	}

@@ -33,7 +33,25 @@ const (
 	// smallest remaining first offset; an ABORT control record inside an
 	// aborted batch pops that offset, at most once per batch.
 	VariantFranzGo
+	// VariantKafkaJS is kafkajs 2.2.4, which filters record by record
+	// (src/consumer/filterAbortedMessages.js); see clients.go.
+	VariantKafkaJS
+	// VariantKafkaGo is segmentio/kafka-go 0.4.x, which filters nothing;
+	// see clients.go.
+	VariantKafkaGo
+	// VariantKafkaPython is kafka-python 2.0.x, which cannot read
+	// committed; see clients.go.
+	VariantKafkaPython
 )
+
+// Variants are every consumer variant, the three that follow Kafka's rule
+// first.
+var Variants = []Variant{VariantJava, VariantLibrdkafka, VariantFranzGo, VariantKafkaJS, VariantKafkaGo, VariantKafkaPython}
+
+// Client reports whether v is one of the clients that do not follow
+// Kafka's read_committed rule, whose decisions Log.Decisions makes record
+// by record (clients.go) rather than with Consumer.
+func (v Variant) Client() bool { return v >= VariantKafkaJS }
 
 // String names the client.
 func (v Variant) String() string {
@@ -42,11 +60,17 @@ func (v Variant) String() string {
 		return "librdkafka"
 	case VariantFranzGo:
 		return "franz-go"
+	case VariantKafkaJS:
+		return "kafkajs"
+	case VariantKafkaGo:
+		return "kafka-go"
+	case VariantKafkaPython:
+		return "kafka-python"
 	}
 	return "java"
 }
 
-// ParseVariant parses "java", "librdkafka" or "franz-go".
+// ParseVariant parses a variant's name (Variant.String).
 func ParseVariant(s string) (Variant, error) {
 	switch s {
 	case "java", "":
@@ -55,8 +79,14 @@ func ParseVariant(s string) (Variant, error) {
 		return VariantLibrdkafka, nil
 	case "franz-go", "franzgo", "kgo":
 		return VariantFranzGo, nil
+	case "kafkajs":
+		return VariantKafkaJS, nil
+	case "kafka-go", "kafkago", "segmentio":
+		return VariantKafkaGo, nil
+	case "kafka-python", "kafkapython":
+		return VariantKafkaPython, nil
 	}
-	return 0, fmt.Errorf("txnindex: unknown consumer variant %q (want java, librdkafka or franz-go)", s)
+	return 0, fmt.Errorf("txnindex: unknown consumer variant %q (want java, librdkafka, franz-go, kafkajs, kafka-go or kafka-python)", s)
 }
 
 // Consumer is one partition's fetch-response filter. It keeps the position

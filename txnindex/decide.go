@@ -15,6 +15,19 @@ type ConsumeOptions struct {
 	Isolation Isolation
 	Variant   Variant
 	MaxBytes  int32 // per-partition fetch size; <= 0 means DefaultMaxBytes
+
+	// EachBatch is, for VariantKafkaJS, a consumer run with eachBatch and
+	// its default auto-resolve instead of eachMessage: after a response
+	// its position passes every record of it (runner.js processEachBatch
+	// resolves batch.lastOffset()), not only the delivered ones.
+	EachBatch bool
+	// KafkaJSCodecs is, for VariantKafkaJS, a kafkajs with codec packages
+	// registered for snappy, lz4 and zstd (CompressionCodecs), which then
+	// decompresses every batch instead of failing the fetch.
+	KafkaJSCodecs bool
+	// AbortedToReadEnd emulates kfake's aborted lists instead of Apache
+	// Kafka's (FetchRequest.AbortedToReadEnd).
+	AbortedToReadEnd bool
 }
 
 // Decisions plays a consumer that fetches from o.From until it reaches the
@@ -30,6 +43,14 @@ func (l *Log) Decisions(o ConsumeOptions) iter.Seq[Decision] {
 }
 
 func (l *Log) decide(o ConsumeOptions, yield func(Decision) bool) {
+	switch o.Variant {
+	case VariantKafkaGo, VariantKafkaPython:
+		l.decideUnfiltered(o, yield)
+		return
+	case VariantKafkaJS:
+		l.decideKafkaJS(o, yield)
+		return
+	}
 	from := o.From
 	if from < l.LogStartOffset {
 		from = l.LogStartOffset

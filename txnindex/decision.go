@@ -17,6 +17,10 @@ const (
 	Pending                       // at or past the LSO (read_committed) or high watermark: not yet readable
 	BeforePosition                // below the fetch/seek position or the log start offset
 	Missing                       // no record at these offsets
+	// Unpredictable: what the client does here depends on more than the
+	// log holds (which offsets a compacted batch kept, for a client that
+	// filters record by record); Decision.Reason says what is missing.
+	Unpredictable
 )
 
 // String returns the lower-case name used in NDJSON and the UI.
@@ -34,6 +38,8 @@ func (v Verdict) String() string {
 		return "before_position"
 	case Missing:
 		return "gap"
+	case Unpredictable:
+		return "unpredictable"
 	}
 	return "unknown"
 }
@@ -76,6 +82,13 @@ const (
 	CauseGapEmptiedBatch
 	CauseGapBeforeFirstBatch
 	CauseGapOverlap
+
+	// Client variants (clients.go), which depart from Kafka's rule.
+	CauseAbortedDelivered    // Delivered: Kafka's rule skips it, this client hands it over
+	CauseControlDelivered    // Delivered: a COMMIT/ABORT marker handed to the application as a record
+	CauseClientCannotDecode  // Pending: the client cannot decompress a batch of this fetch
+	CauseClientUnpredictable // Unpredictable: the client's filter needs offsets the log does not hold
+	CauseClientNoRecord      // Pending: the client's fetches from here return no record, and it never moves on
 )
 
 var causeNames = [...]string{
@@ -99,6 +112,11 @@ var causeNames = [...]string{
 	CauseGapEmptiedBatch:           "gap_emptied_batch",
 	CauseGapBeforeFirstBatch:       "gap_before_first_batch",
 	CauseGapOverlap:                "gap_overlap",
+	CauseAbortedDelivered:          "aborted_delivered",
+	CauseControlDelivered:          "control_delivered",
+	CauseClientCannotDecode:        "client_cannot_decode",
+	CauseClientUnpredictable:       "client_unpredictable",
+	CauseClientNoRecord:            "client_no_record",
 }
 
 // String returns the snake_case name of the cause.
@@ -133,7 +151,11 @@ type Decision struct {
 	Verdict     Verdict
 	Cause       Cause
 	Uncommitted Verdict // what read_uncommitted does with the same offsets
-	BatchIndex  int32   // index of Batch in the Log, or -1
+	// Variant is the client whose decision this is when it is one of the
+	// clients that depart from Kafka's rule (Variant.Client), for Reason;
+	// zero (java) otherwise. It takes the padding before BatchIndex.
+	Variant    Variant
+	BatchIndex int32 // index of Batch in the Log, or -1
 
 	Batch *Batch // nil for a gap between batches; Batch.Segment indexes Log.Segments
 	Txn   *Txn   // the transaction the batch belongs to, if known
@@ -151,8 +173,8 @@ type Decision struct {
 // Offsets is the number of offsets the decision covers.
 func (d *Decision) Offsets() int64 { return d.To - d.From + 1 }
 
-// Reason renders the decision as a sentence a person can read.
-func (d *Decision) Reason() string {
+// reason is Reason for a decision made by Kafka's rule.
+func (d *Decision) reason() string {
 	var sb strings.Builder
 	b := d.Batch
 	who := ""

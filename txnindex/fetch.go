@@ -31,6 +31,12 @@ type FetchRequest struct {
 	// after the first non-empty one in a multi-partition response: a first
 	// batch larger than MaxBytes then yields an empty record set.
 	StrictMaxBytes bool
+	// AbortedToReadEnd lists the aborted transactions that overlap the
+	// returned batches only (up to the last one's end), as kfake does
+	// (01_fetch.go), instead of up to Kafka's offset-index bound, which
+	// may reach past them. The filters that follow Kafka's rule never see
+	// the difference; kafkajs's, which consumes the list in order, does.
+	AbortedToReadEnd bool
 }
 
 // AbortedTransaction is one element of a Fetch response's aborted list: all
@@ -154,9 +160,27 @@ func (l *Log) FetchInto(req FetchRequest, r *FetchResponse) {
 	r.Batches = l.Batches[bi:j:j]
 	r.FirstBatch = bi
 	r.Bytes = n + r.PartialBytes
-	if req.Isolation == ReadCommitted {
+	switch {
+	case req.Isolation != ReadCommitted:
+	case req.AbortedToReadEnd:
+		r.AbortedTransactions = l.collectAbortedBelow(si, req.Offset, r.Batches[len(r.Batches)-1].LastOffset()+1, aborted)
+	default:
 		r.AbortedTransactions = l.collectAborted(si, req.Offset, first.Position(), r.Bytes, aborted)
 	}
+}
+
+// collectAbortedBelow is kfake's aborted list (01_fetch.go, handleFetch):
+// every entry, in marker order, whose marker is at or past start and whose
+// transaction begins below upper, with no early stop.
+func (l *Log) collectAbortedBelow(si int, start, upper int64, dst []AbortedTransaction) []AbortedTransaction {
+	for s := si; s < len(l.Segments); s++ {
+		for k := range l.effective[s] {
+			if e := &l.effective[s][k].Entry; e.LastOffset >= start && e.FirstOffset < upper {
+				dst = append(dst, AbortedTransaction{e.ProducerID, e.FirstOffset})
+			}
+		}
+	}
+	return dst
 }
 
 // fetchEnd returns where a fetch that starts with batch bi of segment si

@@ -87,7 +87,7 @@ func (b *logBuilder) build() *Log { return Build(&b.p) }
 // verdictLetters renders per-offset verdicts: D delivered, A aborted,
 // C control, P pending, B before position, G gap. Tables state expectations
 // in this alphabet; spaces in expectations are ignored.
-var verdictLetter = map[Verdict]byte{Delivered: 'D', Aborted: 'A', Control: 'C', Pending: 'P', BeforePosition: 'B', Missing: 'G'}
+var verdictLetter = map[Verdict]byte{Delivered: 'D', Aborted: 'A', Control: 'C', Pending: 'P', BeforePosition: 'B', Missing: 'G', Unpredictable: 'U'}
 
 func letters(l *Log, o ConsumeOptions) string {
 	var sb strings.Builder

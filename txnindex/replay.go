@@ -21,6 +21,13 @@ type CapturedFetch struct {
 func Replay(fetches []CapturedFetch, iso Isolation, v Variant, l *Log) iter.Seq[Decision] {
 	return func(yield func(Decision) bool) {
 		c := Consumer{Isolation: iso, Variant: v, Log: l}
+		if v == VariantKafkaGo || v == VariantKafkaPython {
+			// Neither filters: the Java consumer's decisions, with
+			// what it skips delivered (decideUnfiltered).
+			c.Variant = VariantJava
+			y := yield
+			yield = func(d Decision) bool { return y(unfiltered(v, iso == ReadCommitted, d)) }
+		}
 		decided := int64(-1) // highest offset decided so far
 		emit := func(d Decision) bool {
 			if d.To <= decided {
@@ -32,6 +39,10 @@ func Replay(fetches []CapturedFetch, iso Isolation, v Variant, l *Log) iter.Seq[
 			decided = d.To
 			return yield(d)
 		}
+		if v == VariantKafkaJS {
+			replayKafkaJS(fetches, iso, l, emit)
+			return
+		}
 		for i := range fetches {
 			f := &fetches[i]
 			if f.Offset >= 0 {
@@ -42,17 +53,24 @@ func Replay(fetches []CapturedFetch, iso Isolation, v Variant, l *Log) iter.Seq[
 			resp := f.Response
 			if l != nil {
 				// Link batches to the broker's view for reasons.
-				resp.FirstBatch = -1
-				if len(resp.Batches) > 0 {
-					if k := l.batchAtOrAfter(resp.Batches[0].BaseOffset); k < len(l.Batches) && l.Batches[k].BaseOffset == resp.Batches[0].BaseOffset &&
-						k+len(resp.Batches) <= len(l.Batches) && l.Batches[k+len(resp.Batches)-1].BaseOffset == resp.Batches[len(resp.Batches)-1].BaseOffset {
-						resp.FirstBatch = k
-					}
-				}
+				resp.FirstBatch = l.linkBatches(resp.Batches)
 			}
 			if !c.Process(&resp, f.Offset, emit) {
 				return
 			}
 		}
 	}
+}
+
+// linkBatches returns the index in l of batches[0] when batches are l's
+// batches from there on (by their base offsets), else -1.
+func (l *Log) linkBatches(batches []Batch) int {
+	if len(batches) == 0 {
+		return -1
+	}
+	if k := l.batchAtOrAfter(batches[0].BaseOffset); k < len(l.Batches) && l.Batches[k].BaseOffset == batches[0].BaseOffset &&
+		k+len(batches) <= len(l.Batches) && l.Batches[k+len(batches)-1].BaseOffset == batches[len(batches)-1].BaseOffset {
+		return k
+	}
+	return -1
 }

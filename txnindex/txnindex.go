@@ -20,6 +20,17 @@
 //     removes a producer, control batches never delivered. librdkafka and
 //     franz-go are modelled as named variants where their rules differ.
 //
+// Three clients do not follow Kafka's rule; Decisions plays each from its
+// source (clients.go has the details): VariantKafkaGo, kafka-go 0.4.x, whose
+// read.go readFetchResponseHeaderV10 never uses the aborted list and whose
+// message_reader.go never tests the control bit; VariantKafkaJS, kafkajs
+// 2.2.4, whose src/consumer/filterAbortedMessages.js moves one aborted-list
+// entry per record, in marker order, and whose src/consumer/runner.js
+// (processEachMessage, handleBatch) refetches a filtered tail;
+// VariantKafkaPython, kafka-python 2.0, whose kafka/consumer/fetcher.py
+// (Fetcher.__init__, _unpack_message_set) reads uncommitted and yields
+// control records.
+//
 // (*Log).Decisions chains the two: it plays a consumer fetching from a
 // position to the end of the log, and yields one Decision per run of offsets
 // that share a verdict, in offset order, without materialising the offsets.

@@ -14,6 +14,7 @@ var verdictWords = [...]string{
 	Pending:        "pending",
 	BeforePosition: "before the position",
 	Missing:        "gap",
+	Unpredictable:  "cannot be predicted",
 }
 
 // Words is the verdict as a reader says it ("before the position").
@@ -45,6 +46,11 @@ var causeWords = [...]string{
 	CauseGapEmptiedBatch:           "batch emptied by the cleaner",
 	CauseGapBeforeFirstBatch:       "no offsets before the first batch",
 	CauseGapOverlap:                "overlapping batches",
+	CauseAbortedDelivered:          "aborted, but this client delivers it",
+	CauseControlDelivered:          "marker handed to the application",
+	CauseClientCannotDecode:        "the client cannot decompress this fetch",
+	CauseClientUnpredictable:       "depends on offsets the log does not hold",
+	CauseClientNoRecord:            "the client fetches the same offset again and again",
 }
 
 // Words is the cause as a reader says it ("its transaction was aborted").

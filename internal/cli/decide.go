@@ -26,7 +26,10 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		from      = fs.Int64("from", -1, "consumer position (seek); -1 = log start offset")
 		maxBytes  = fs.Int("max-bytes", txnindex.DefaultMaxBytes, "max.partition.fetch.bytes of the emulated fetches")
 		format    = fs.String("format", "text", "text or ndjson")
-		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go")
+		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go (Kafka's rule), or the clients that depart from it: kafkajs, kafka-go, kafka-python")
+		compare   = fs.Bool("compare-variants", false, "one row per offset with every variant's decision, departures from Kafka's rule marked, and the counts per variant")
+		eachBatch = fs.Bool("kafkajs-each-batch", false, "with --variant kafkajs: a consumer run with eachBatch (auto-resolve), whose position passes a response's filtered tail, instead of eachMessage")
+		jsCodecs  = fs.Bool("kafkajs-codecs", false, "with --variant kafkajs: codec packages registered for snappy, lz4 and zstd (without them a fetch holding such a batch fails)")
 		demo      = fs.String("demo", "", "decide a built-in demo scenario instead of PATH")
 		counts    = fs.Bool("counts", false, "print only the record counts (delivered, aborted, markers, pending, missing offsets) instead of every offset")
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
@@ -58,7 +61,13 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	if *rangeFlag != "" && !*counts {
 		return usagef("--range needs --counts")
 	}
-	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes)}
+	switch {
+	case *compare && *bySegment:
+		return usagef("--compare-variants decides a whole load, not --by-segment")
+	case *compare && *counts:
+		return usagef("--compare-variants prints its own counts: not with --counts")
+	}
+	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes), EachBatch: *eachBatch, KafkaJSCodecs: *jsCodecs}
 	// What a partition directory is read for: every offset from --from on
 	// (the log start when -1), or the counts of --range (the whole
 	// partition when none).
@@ -84,7 +93,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	// memory the command may take (the rest is the collector's): by
 	// segment. The load is faster where it fits (--counts of 7.6 GiB of
 	// 1 KiB batches: 2.8 s whole against 8.7 s by segment).
-	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && input.DataPartition(fs.Arg(0)) {
+	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && !*compare && input.DataPartition(fs.Arg(0)) {
 		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil {
 			if need := st.LoadBytesFrom(pos); need > *maxMemory/2 {
 				what := "whole load"
@@ -119,7 +128,12 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		matched = true
+		if p.Fetches != nil && *compare {
+			return usagef("--compare-variants decides logs, not the replay of captured fetches")
+		}
 		switch {
+		case *compare:
+			err = api.WriteCompare(ctx, w, l, opts, txnindex.Variants, *format == "ndjson")
 		case *counts:
 			if l.Replay != nil && *format == "text" {
 				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())

@@ -167,12 +167,14 @@ func uncommented(out string) string {
 
 // decideOptions are the consumers the decide tests rotate through: the
 // Java rules at both isolation levels, librdkafka's, franz-go's with small
-// fetches.
+// fetches, and the clients that depart from Kafka's rule.
 var decideOptions = [][]string{
 	{},
 	{"--isolation", "read_uncommitted"},
 	{"--variant", "librdkafka"},
 	{"--variant", "franz-go", "--max-bytes", "3000"},
+	{"--variant", "kafkajs", "--max-bytes", "3000"},
+	{"--variant", "kafka-go"},
 }
 
 // decideOK runs `server decide args...` and returns its stdout, failing

@@ -94,6 +94,9 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 		// The diagnosis panel alone, which the page swaps in when the
 		// consumer position changes.
 		r.Get("/sources/{id}/partitions/{topic}/{partition}/diagnosis", ui.DiagnosisPanel().ServeHTTP)
+		// The same offsets as every client variant decides them, side by
+		// side (web/clients.go).
+		r.Get("/sources/{id}/partitions/{topic}/{partition}/clients", ui.Clients().ServeHTTP)
 		// The summary above the timeline alone (its numbers and problems
 		// list), which the page swaps in when a lazily loaded partition's
 		// whole log replaces the tail it was drawn from.

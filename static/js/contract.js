@@ -15,6 +15,7 @@ window.txnscopeContract = Object.freeze({
     "pending", // 3
     "before_position", // 4
     "gap", // 5
+    "unpredictable", // 6
   ]),
   // txnindex.Cause names by code (byte DEC.CAUSE), as the NDJSON writes them.
   CAUSES: Object.freeze([
@@ -38,6 +39,11 @@ window.txnscopeContract = Object.freeze({
     "gap_emptied_batch", // 17
     "gap_before_first_batch", // 18
     "gap_overlap", // 19
+    "aborted_delivered", // 20
+    "control_delivered", // 21
+    "client_cannot_decode", // 22
+    "client_unpredictable", // 23
+    "client_no_record", // 24
   ]),
   // txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).
   VERDICT_WORDS: Object.freeze([
@@ -47,6 +53,7 @@ window.txnscopeContract = Object.freeze({
     "pending", // 3
     "before the position", // 4
     "gap", // 5
+    "cannot be predicted", // 6
   ]),
   // txnindex.Cause.Words by code: what a page shows for each cause.
   CAUSE_WORDS: Object.freeze([
@@ -70,6 +77,11 @@ window.txnscopeContract = Object.freeze({
     "batch emptied by the cleaner", // 17
     "no offsets before the first batch", // 18
     "overlapping batches", // 19
+    "aborted, but this client delivers it", // 20
+    "marker handed to the application", // 21
+    "the client cannot decompress this fetch", // 22
+    "depends on offsets the log does not hold", // 23
+    "the client fetches the same offset again and again", // 24
   ]),
   // txnindex.TxnState names by code (transaction record byte TXR.STATE).
   TXN_STATES: Object.freeze([
@@ -93,7 +105,7 @@ window.txnscopeContract = Object.freeze({
   F_ABORT: 8, // decision flag: ABORT marker
   F_OPEN: 16, // decision flag: its transaction is open
   // the code of each verdict, by upper-case name
-  VERDICT: Object.freeze({ DELIVERED: 0, ABORTED: 1, CONTROL: 2, PENDING: 3, BEFORE_POSITION: 4, GAP: 5 }),
+  VERDICT: Object.freeze({ DELIVERED: 0, ABORTED: 1, CONTROL: 2, PENDING: 3, BEFORE_POSITION: 4, GAP: 5, UNPREDICTABLE: 6 }),
   // the code of each transaction state
   TXN_STATE: Object.freeze({ OPEN: 0, COMMITTED: 1, ABORTED: 2 }),
   // frame header fields: byte offsets

@@ -64,7 +64,7 @@
     position: q.has("position") && q.get("position") !== "" ? +q.get("position") : -1,
     maxBytes: q.has("max_bytes") ? +q.get("max_bytes") : 1048576,
     selected: q.has("sel") ? +q.get("sel") : null,
-    variant: ["librdkafka", "franz-go"].includes(q.get("variant")) ? q.get("variant") : "java",
+    variant: ["librdkafka", "franz-go", "kafkajs", "kafka-go", "kafka-python"].includes(q.get("variant")) ? q.get("variant") : "java",
     axis: q.get("axis") === "time" ? "time" : "offset",
   };
   // The page of one segment's window (a partition too large to load
