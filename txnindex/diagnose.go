@@ -169,6 +169,10 @@ type Diagnosis struct {
 	Capture *CaptureReport `json:"capture,omitempty"`
 	// Replay says which segments were read (loader.OpenPartitionTail).
 	Replay *ReplayReport `json:"replay,omitempty"`
+	// AfterRestart is what the next restart of the broker would change:
+	// set when the directory holds a producer snapshot at the log start,
+	// which the running broker keeps and a restart deletes.
+	AfterRestart *RestartReport `json:"after_restart,omitempty"`
 	DiagnosisJoin
 }
 
@@ -246,6 +250,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	}
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
+		d.AfterRestart = l.restartReport()
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -361,6 +366,7 @@ func (d *Diagnosis) Runbook() string {
 	}
 	fmt.Fprintf(&sb, "  %s\n", d.Status())
 	d.runbookPinned(&sb)
+	d.runbookRestart(&sb)
 	if d.usesBootstrapVar() {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
 	}
