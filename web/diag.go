@@ -58,6 +58,18 @@ type DiagnosisView struct {
 	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
 	Compaction    []string
 	MarkerRemoved []TxnView
+	// Restart is what the next restart of the broker would change
+	// (txnindex.RestartReport); nil when the directory holds no state a
+	// restart drops.
+	Restart *RestartView
+}
+
+// RestartView is the running broker's LSO against the one after its next
+// restart, and why.
+type RestartView struct {
+	Now, After int64
+	Snapshot   string
+	Text       string
 }
 
 // GroupView is one consumer group's committed offset against the LSO.
@@ -166,6 +178,16 @@ func durText(ms int64) string {
 	}
 }
 
+// txnSpan is an open transaction's offsets: first to last, or, for one
+// whose data retention deleted all of (a producer snapshot remembers its
+// first offset, no batch of it survives), its first offset alone.
+func txnSpan(t TxnView) string {
+	if t.Last < t.First {
+		return "from " + i64(t.First) + " (its data deleted)"
+	}
+	return span(t.First, t.Last)
+}
+
 func rangeView(r txnindex.OffsetRange) RangeView {
 	n := r.To - r.From + 1
 	pad := max(n/2, 4)
@@ -254,6 +276,9 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	}
 	for i := range d.MarkerRemoved {
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], bootstrap))
+	}
+	if r := d.AfterRestart; r != nil {
+		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
 	}
 	switch {
 	case v.Stuck:

@@ -122,8 +122,9 @@ func TestUICopyButtonsRunInBash(t *testing.T) {
 }
 
 // rawIdentifier is a snake_case machine name (aborted_transaction,
-// at_or_above_lso, before_position) or a -1 offset printed as a number.
-var rawIdentifier = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|(?:fetch offset|from=?)\s*-1\b`)
+// at_or_above_lso, before_position) or a -1 offset printed as a number
+// (alone, or as the end of a range: "120–-1").
+var rawIdentifier = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|(?:fetch offset|from=?)\s*-1\b|–-1\b`)
 
 // kafkaWords are Kafka's own names a person types: the isolation levels.
 var kafkaWords = map[string]bool{"read_committed": true, "read_uncommitted": true}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/txnscope/txnscope/loader/input"
+)
+
+// loadShape adds the log dir to the test server's catalog as id and
+// returns its partition orders-0.
+func loadShape(t *testing.T, cat *catalog, id, dir string) *source {
+	t.Helper()
+	ld, err := input.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.add(id, dir, ld)
+	s := cat.find(id, "orders", 0)
+	if s == nil {
+		t.Fatalf("%s: orders-0 not loaded", id)
+	}
+	return s
+}
+
+// getBody is the body of a GET of u, failing t unless it is 200 OK.
+func getBody(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", u, resp.Status, err)
+	}
+	return string(b)
+}
+
+// shotToTemp writes a screenshot of the page to a directory under the
+// system's temporary one (never into the repository) and logs where.
+func shotToTemp(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Errorf("screenshot: %v", err)
+		return
+	}
+	dir := filepath.Join(os.TempDir(), "txnscope-shots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+}
+
+// TestDiagnosisPanelRunningBroker: the page of a partition whose only
+// producer snapshot sits at the log start shows the running broker's
+// answer (STUCK at 500, pinned by producer 8001 from offset 120) and,
+// beside it, what the next restart changes; the diagnosis API says the
+// same.
+func TestDiagnosisPanelRunningBroker(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := loadShape(t, cat, "restart1", atLogStartDir(t, false))
+	var one struct {
+		LastStableOffset int64 `json:"last_stable_offset"`
+		AfterRestart     *struct {
+			LastStableOffset int64 `json:"last_stable_offset"`
+		} `json:"after_restart"`
+	}
+	getJSONInto(t, srv.URL+"/api/v1/sources/restart1/partitions/orders/0/diagnosis", &one)
+	if one.LastStableOffset != 500 || one.AfterRestart == nil || one.AfterRestart.LastStableOffset != 620 {
+		t.Errorf("diagnosis API: LSO %d, after restart %+v", one.LastStableOffset, one.AfterRestart)
+	}
+	page := getBody(t, timelineURL(srv, s))
+	for _, want := range []string{`data-testid="after-restart"`, `data-lso-now="500"`, `data-lso-after="620"`, "truncateAndReload"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="after-restart"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{
+		`[data-testid="diagnosis-verdict"]`:        "STUCK",
+		`[data-testid="diag-lso"]`:                 "500",
+		`[data-testid="after-restart-now"]`:        "500",
+		`[data-testid="after-restart-after"]`:      "620",
+		`[data-testid="discard-count"]`:            "no record",
+		`[data-testid="diag-txn-8001-120"] td.num`: "from 120 (its data deleted)",
+	} {
+		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
+			t.Errorf("%s: %q, want %q", sel, got, want)
+		}
+	}
+	if got := text(t, ctx, `[data-testid="abort-command"]`); !strings.HasSuffix(got, "abort --topic orders --partition 0 --start-offset 120") {
+		t.Errorf("abort command %q", got)
+	}
+	if got := text(t, ctx, `[data-testid="after-restart-text"]`); !strings.Contains(got, "forgets the transaction without writing a marker") {
+		t.Errorf("after restart: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
+		t.Fatal(err)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelRunningBroker")
+	shotToTemp(t, ctx, "TestDiagnosisPanelRunningBroker")
+}
