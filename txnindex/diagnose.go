@@ -10,6 +10,10 @@ import (
 const (
 	DefaultTxnTimeout    = 60 * time.Second // transaction.timeout.ms (producer default)
 	DefaultMaxTxnTimeout = 15 * time.Minute // transaction.max.timeout.ms (broker default), also find-hanging's default
+	// LateTransactionBuffer is what the broker adds to
+	// transaction.max.timeout.ms before it calls a transaction late
+	// (ProducerStateManager.LATE_TRANSACTION_BUFFER_MS).
+	LateTransactionBuffer = 5 * time.Minute
 )
 
 // DiagnoseOptions tune Diagnose.
@@ -28,7 +32,21 @@ type OpenTxnState string
 const (
 	StateOpen    OpenTxnState = "open"    // within transaction.timeout.ms
 	StateExpired OpenTxnState = "expired" // past transaction.timeout.ms: the coordinator should abort it
-	StateHanging OpenTxnState = "hanging" // KIP-664: no write for longer than the max timeout while the partition moved on
+	// StateLate is the broker's own rule, decidable from the partition
+	// alone: no write for longer than transaction.max.timeout.ms plus
+	// LateTransactionBuffer (ProducerStateManager.hasLateTransaction,
+	// counted by the PartitionsWithLateTransactionsCount metric). Whether
+	// it is hanging takes the coordinator's word.
+	StateLate OpenTxnState = "late"
+	// StateHanging is KIP-664's, decided by the coordinator's evidence
+	// (__transaction_state, DescribeTransactions): the coordinator no
+	// longer has this transaction on this partition, so no marker comes.
+	StateHanging OpenTxnState = "hanging"
+	// StatePrepared is a transaction prepared for a two-phase commit
+	// (KIP-939): its coordinator holds it Ongoing with a
+	// transaction.timeout.ms of Integer.MAX_VALUE and never times it out;
+	// its external transaction manager ends it.
+	StatePrepared OpenTxnState = "prepared"
 	// StateDecidedUnreplicated is a transaction whose COMMIT or ABORT
 	// marker is in the log at or above the high watermark: decided, but
 	// the LSO waits for the marker to be replicated (ProducerStateManager
@@ -71,6 +89,15 @@ type OpenTxnReport struct {
 	// whose snapshot entry has no timestamp), so it is not classified by
 	// age.
 	AgeUnknown bool `json:"age_unknown,omitempty"`
+	// Late: the broker's rule (StateLate) holds, whatever the
+	// coordinator says.
+	Late bool `json:"late,omitempty"`
+	// ConfirmCommand, for a late transaction no coordinator evidence
+	// decided, is the command that asks the coordinator whether it hangs.
+	ConfirmCommand string `json:"confirm_command,omitempty"`
+	// AbortBreaks says what aborting a prepared transaction (KIP-939)
+	// breaks.
+	AbortBreaks string `json:"abort_breaks,omitempty"`
 	// BeganBeforeLogStart: its first offset is below the log start; the
 	// producer snapshot remembers it (FirstOffset), retention deleted it.
 	BeganBeforeLogStart bool `json:"began_before_log_start,omitempty"`
@@ -178,6 +205,14 @@ type Diagnosis struct {
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
 func (d *Diagnosis) Hanging() bool { return d.PinnedBy != nil && d.PinnedBy.State == StateHanging }
+
+// Alert reports whether an operator must act on the LSO: it is pinned by a
+// hanging transaction, or by a late one whose coordinator was not heard
+// (no evidence decided whether it hangs: HangingRule is empty).
+func (d *Diagnosis) Alert() bool {
+	p := d.PinnedBy
+	return p != nil && (p.State == StateHanging || p.State == StateLate && p.HangingRule == "")
+}
 
 // Diagnose explains the partition's LSO: who pins it, since when, how the
 // open transactions classify, what command ends each and what that discards.
@@ -350,8 +385,14 @@ func (d *Diagnosis) Status() string {
 		if d.LSOLagAtLeast {
 			atLeast = "at least "
 		}
+		state := p.State.Words()
+		if p.State == StateLate && p.HangingRule == "" {
+			state = "late; hanging not confirmed"
+		} else if p.State == StateLate {
+			state = "late, not hanging"
+		}
 		return fmt.Sprintf("STUCK: the LSO is %s (%s%s) behind the high watermark, pinned by producer %d epoch %d's transaction from offset %d (%s)",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+			Plural(d.LSOLagOffsets, "offset", "offsets"), atLeast, fmtDur(d.LSOLagMs), p.ProducerID, p.ProducerEpoch, p.FirstOffset, state)
 	}
 }
 

@@ -28,34 +28,28 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		// ahead of "now" is skew, not a young transaction.
 		r.ClockSkew, r.AgeMs = true, 0
 	}
-	// The partition moved on when anything was appended after the
-	// transaction's last write; a seeded one with no surviving data last
-	// wrote before the snapshot's offset.
-	lastWrite := t.LastDataOffset
-	if lastWrite < 0 && l.Snapshot != nil {
-		if e, ok := l.Snapshot.Producers[t.ProducerID]; ok {
-			lastWrite = e.LastOffset
-		}
-	}
-	movedOn := l.LogEndOffset > lastWrite+1
+	age := time.Duration(r.AgeMs) * time.Millisecond
 	switch {
 	case r.AgeUnknown:
 		r.State = StateOpen
 		r.Reason = "its last write time is unknown (the snapshot entry carries none and no batch of it survives), so it is not classified by age; kafka-transactions.sh find-hanging asks the broker"
-	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
-		r.State, r.HangingRule = StateHanging, RuleAge
-		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
-			t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, l.LogEndOffset)
-	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout:
-		// Past the max timeout but nothing was appended after it: not
-		// hanging by KIP-664's rule, and no longer "about to be".
+	case age > o.MaxTxnTimeout+LateTransactionBuffer:
+		r.State, r.Late = StateLate, true
+		r.Reason = fmt.Sprintf("late: producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
+			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
+			t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, LateTransactionBuffer)
+		r.ConfirmCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s find-hanging --topic %s --partition %d", bootstrap, l.Topic, l.Partition)
+		if m := o.MaxTxnTimeout / time.Minute; o.MaxTxnTimeout != DefaultMaxTxnTimeout && m > 0 {
+			r.ConfirmCommand += fmt.Sprintf(" --max-transaction-timeout %d", m)
+		}
+	case age > o.MaxTxnTimeout:
 		r.State = StateExpired
-		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s), but nothing was written to the partition after it, so KIP-664's rule does not call it hanging; its coordinator should have aborted it after transaction.timeout.ms (%s)",
-			fmtDur(r.AgeMs), o.MaxTxnTimeout, o.TxnTimeout)
-	case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
+		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s): its coordinator should have aborted it after transaction.timeout.ms (%s); the broker calls it late %s from now",
+			fmtDur(r.AgeMs), o.MaxTxnTimeout, o.TxnTimeout, fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs))
+	case age > o.TxnTimeout:
 		r.State = StateExpired
-		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, when its last write is older than transaction.max.timeout.ms (%s), and the partition has moved on, it is hanging",
-			fmtDur(r.AgeMs), o.TxnTimeout, fmtDur(o.MaxTxnTimeout.Milliseconds()-r.AgeMs), o.MaxTxnTimeout)
+		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, the broker calls it late (transaction.max.timeout.ms, %s, plus %s)",
+			fmtDur(r.AgeMs), o.TxnTimeout, fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs), o.MaxTxnTimeout, LateTransactionBuffer)
 	default:
 		r.State = StateOpen
 		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), o.TxnTimeout)
@@ -194,6 +188,12 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	}
 	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
 	t.runbookCoordinator(sb)
+	if t.ConfirmCommand != "" {
+		fmt.Fprintf(sb, "    to confirm it hangs: %s\n", t.ConfirmCommand)
+	}
+	if t.AbortBreaks != "" {
+		fmt.Fprintf(sb, "    before aborting: %s\n", t.AbortBreaks)
+	}
 	if t.StartEvidence != "" {
 		fmt.Fprintf(sb, "    start: %s\n", t.StartEvidence)
 	}

@@ -38,7 +38,7 @@ func UsesBootstrapVar(cmd string) bool { return strings.Contains(cmd, BootstrapV
 func (d *Diagnosis) usesBootstrapVar() bool {
 	for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
 		for i := range ts {
-			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) {
+			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) || UsesBootstrapVar(ts[i].ConfirmCommand) {
 				return true
 			}
 		}

@@ -115,6 +115,12 @@ type TxnView struct {
 	EndsWhen        string
 	CheckCommand    Cmd
 	HangingRuleText string // the rule in words
+	// ConfirmCommand asks the coordinator whether a late transaction
+	// hangs (kafka-transactions.sh find-hanging); empty once coordinator
+	// evidence decided. AbortBreaks says what aborting a transaction
+	// prepared for a two-phase commit breaks.
+	ConfirmCommand Cmd
+	AbortBreaks    string
 }
 
 // Cmd is a command a copy button copies. Template carries
@@ -209,7 +215,13 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
 		HangingRuleText: txnindex.RuleWords(t.HangingRule),
-		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap)}
+		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
+		ConfirmCommand: command(t.ConfirmCommand, bootstrap), AbortBreaks: t.AbortBreaks}
+	if t.State == txnindex.StateLate && t.HangingRule == "" {
+		v.StateText = "late, hanging not confirmed"
+	} else if t.State == txnindex.StateLate {
+		v.StateText = "late, not hanging"
+	}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}

@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // loadShape adds the log dir to the test server's catalog as id and
@@ -115,4 +118,62 @@ func TestDiagnosisPanelRunningBroker(t *testing.T) {
 	}
 	noRawIdentifiers(t, ctx, "TestDiagnosisPanelRunningBroker")
 	shotToTemp(t, ctx, "TestDiagnosisPanelRunningBroker")
+}
+
+// TestDiagnosisPanelLateAndPrepared: the panel of a late transaction no
+// coordinator evidence decided says so, and offers the command that asks
+// the coordinator (with the bootstrap guard); the panel of one prepared
+// for a two-phase commit (KIP-939) says prepared, offers no such command
+// and says what aborting it breaks above the abort command.
+func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	lateDir, _ := writeLateLogDir(t)
+	late := loadShape(t, cat, "late1", lateDir)
+	prepDir, _ := writeLateLogDir(t, zombieState(txnindex.TxnStatusOngoing, math.MaxInt32, txnindex.TopicPartition{Topic: "orders", Partition: 0}))
+	prep := loadShape(t, cat, "prep1", prepDir)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, late)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm-command"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(text(t, ctx, `[data-testid="pinned-state"]`)); got != "late, hanging not confirmed" {
+		t.Errorf("late: state %q", got)
+	}
+	const find = `kafka-transactions.sh --bootstrap-server "$BOOTSTRAP" find-hanging --topic orders --partition 0`
+	if got := text(t, ctx, `[data-testid="confirm-command"]`); got != txnindex.BootstrapGuard+"\n"+find {
+		t.Errorf("confirm command %q", got)
+	}
+	if got := text(t, ctx, `[data-testid="confirm-hanging"]`); !strings.Contains(got, "Not confirmed") || !strings.Contains(got, "no coordinator state was read") {
+		t.Errorf("confirm text %q", got)
+	}
+	// The bootstrap field puts the address into it, as into the others.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid="bootstrap"]`), "kafka-1:9092"),
+		pollFresh(`document.querySelector('[data-testid="confirm-command"]').textContent.startsWith("kafka-transactions.sh --bootstrap-server kafka-1:9092 find-hanging")`, 5*time.Second)); err != nil {
+		t.Errorf("the bootstrap field did not reach the confirm command: %v (%q)", err, text(t, ctx, `[data-testid="confirm-command"]`))
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="abort-breaks"]').length`); n != 0 {
+		t.Errorf("late: %d abort warnings", n)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelLate")
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shotToTemp(t, ctx, "TestDiagnosisPanelLate")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, prep)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="abort-breaks"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(text(t, ctx, `[data-testid="pinned-state"]`)); got != "prepared, waiting for its external transaction manager" {
+		t.Errorf("prepared: state %q", got)
+	}
+	if got := text(t, ctx, `[data-testid="abort-breaks"]`); !strings.Contains(got, "breaks the two-phase commit") {
+		t.Errorf("abort breaks %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="confirm-command"]').length`); n != 0 {
+		t.Errorf("prepared: %d confirm commands", n)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelPrepared")
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shotToTemp(t, ctx, "TestDiagnosisPanelPrepared")
 }
