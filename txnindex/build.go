@@ -20,6 +20,8 @@ func Build(p *Partition) *Log {
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
 		Replay:              p.Replay,
 		window:              p.Window,
+		NoSegment:           p.NoSegment && len(p.Batches) == 0,
+		NoSegmentEvidence:   p.NoSegmentEvidence,
 	}
 	i, why, markers := firstUnusable(l.Batches)
 	if i >= 0 {

@@ -200,6 +200,9 @@ type Diagnosis struct {
 	// set when the directory holds a producer snapshot at the log start,
 	// which the running broker keeps and a restart deletes.
 	AfterRestart *RestartReport `json:"after_restart,omitempty"`
+	// OffsetsUnknown says why the offsets are -1: no .log segment was in
+	// the partition directory.
+	OffsetsUnknown *OffsetsUnknownReport `json:"offsets_unknown,omitempty"`
 	DiagnosisJoin
 }
 
@@ -320,6 +323,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if o.Position >= 0 {
 		d.Lag = l.lag(o.Position)
 	}
+	l.offsetsUnknown(d)
 	return d
 }
 
@@ -367,6 +371,8 @@ func (d *Diagnosis) Status() string {
 	switch p := d.PinnedBy; {
 	case p == nil && d.Note != "":
 		return fmt.Sprintf("not a data partition: %s", d.Note)
+	case d.OffsetsUnknown != nil:
+		return "unknown: no .log segment was read, so nothing says where the LSO is"
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
 		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", Plural(d.LSOLagOffsets, "offset", "offsets"))
@@ -400,8 +406,7 @@ func (d *Diagnosis) Status() string {
 func (d *Diagnosis) Runbook() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
-	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
-		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
+	d.runbookOffsets(&sb)
 	if r := d.Replay; r != nil {
 		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
 	}

@@ -197,6 +197,11 @@ type Log struct {
 	// (Partition.Snapshot); nil when none.
 	Snapshot *SnapshotInfo
 
+	// NoSegment and NoSegmentEvidence are the Partition's: no .log
+	// segment was there, so the offsets are unknown.
+	NoSegment         bool
+	NoSegmentEvidence []string
+
 	// Replay says how much of the log was read (Partition.Replay); nil
 	// when the loader did not say (every batch given).
 	Replay *ReplayReport

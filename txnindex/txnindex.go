@@ -536,6 +536,12 @@ type Partition struct {
 	// every producer's entry; nil when none was used.
 	Snapshot *SnapshotInfo
 
+	// NoSegment: the partition directory holds no .log segment, so its
+	// offsets (log start, log end, high watermark, LSO) are unknown, not
+	// 0; NoSegmentEvidence says what its other files show of them.
+	NoSegment         bool
+	NoSegmentEvidence []string
+
 	// Replay, when set, says how much of the log Batches hold: with Mode
 	// ReplaySnapshot, the segments before FromOffset are listed in
 	// Segments with no batches, and were not read.

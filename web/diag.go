@@ -58,6 +58,9 @@ type DiagnosisView struct {
 	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
 	Compaction    []string
 	MarkerRemoved []TxnView
+	// Unknown says why the offsets are unknown (no .log segment was
+	// read); nil when they are known.
+	Unknown *txnindex.OffsetsUnknownReport
 	// Restart is what the next restart of the broker would change
 	// (txnindex.RestartReport); nil when the directory holds no state a
 	// restart drops.
@@ -289,6 +292,7 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 	for i := range d.MarkerRemoved {
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], bootstrap))
 	}
+	v.Unknown = d.OffsetsUnknown
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
 	}

@@ -177,3 +177,52 @@ func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
 	}
 	shotToTemp(t, ctx, "TestDiagnosisPanelPrepared")
 }
+
+// TestDiagnosisPanelOffsetsUnknown: the page of a __cluster_metadata-0
+// holding only snapshots and index files says its offsets are unknown
+// (no 0s, no -1s) and lists what the snapshots show; the diagnosis API
+// gives -1 with the reason.
+func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	dir := writeMetadataOnlyDir(t)
+	ld, err := input.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.add("meta", dir, ld)
+	s := cat.find("meta", "__cluster_metadata", 0)
+	if s == nil {
+		t.Fatal("__cluster_metadata-0 not loaded")
+	}
+	var api struct {
+		HWM            int64 `json:"high_watermark"`
+		OffsetsUnknown *struct {
+			Evidence []string `json:"evidence"`
+		} `json:"offsets_unknown"`
+	}
+	getJSONInto(t, srv.URL+"/api/v1/sources/meta/partitions/__cluster_metadata/0/diagnosis", &api)
+	if api.HWM != -1 || api.OffsetsUnknown == nil || len(api.OffsetsUnknown.Evidence) != 3 {
+		t.Errorf("diagnosis API: %+v", api)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="offsets-unknown"]`))); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{
+		`[data-testid="diag-lso"]`:                "unknown",
+		`[data-testid="diag-hwm"]`:                "unknown",
+		`[data-testid="diag-lag-offsets"]`:        "unknown",
+		`[data-testid="summary-offsets-unknown"]`: "unknown: no .log segment",
+	} {
+		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
+			t.Errorf("%s: %q, want %q", sel, got, want)
+		}
+	}
+	if got := text(t, ctx, `[data-testid="offsets-unknown"]`); !strings.Contains(got, "up to offset 60,500") || !strings.Contains(got, "66,046") {
+		t.Errorf("offsets unknown: %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="summary-hwm"], [data-testid="summary-log-end"]').length`); n != 0 {
+		t.Errorf("the summary still prints %d offsets", n)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelOffsetsUnknown")
+	shotToTemp(t, ctx, "TestDiagnosisPanelOffsetsUnknown")
+}
