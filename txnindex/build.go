@@ -22,6 +22,7 @@ func Build(p *Partition) *Log {
 		window:              p.Window,
 		NoSegment:           p.NoSegment && len(p.Batches) == 0,
 		NoSegmentEvidence:   p.NoSegmentEvidence,
+		TopicUnknown:        p.TopicUnknown,
 	}
 	i, why, markers := firstUnusable(l.Batches)
 	if i >= 0 {

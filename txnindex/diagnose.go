@@ -203,6 +203,9 @@ type Diagnosis struct {
 	// OffsetsUnknown says why the offsets are -1: no .log segment was in
 	// the partition directory.
 	OffsetsUnknown *OffsetsUnknownReport `json:"offsets_unknown,omitempty"`
+	// TopicUnknown: Topic is only a label (a segment read alone); the
+	// commands use TopicVar.
+	TopicUnknown bool `json:"topic_unknown,omitempty"`
 	DiagnosisJoin
 }
 
@@ -324,6 +327,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		d.Lag = l.lag(o.Position)
 	}
 	l.offsetsUnknown(d)
+	d.TopicUnknown = l.TopicUnknown
 	return d
 }
 
@@ -415,6 +419,9 @@ func (d *Diagnosis) Runbook() string {
 	d.runbookRestart(&sb)
 	if d.usesBootstrapVar() {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
+	}
+	if d.TopicUnknown {
+		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", TopicVar)
 	}
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)

@@ -38,7 +38,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.Reason = fmt.Sprintf("late: producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
 			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
 			t.ProducerID, fmtDur(r.AgeMs), o.MaxTxnTimeout, LateTransactionBuffer)
-		r.ConfirmCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s find-hanging --topic %s --partition %d", bootstrap, l.Topic, l.Partition)
+		r.ConfirmCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s find-hanging --topic %s --partition %d", bootstrap, l.topicWord(), l.Partition)
 		if m := o.MaxTxnTimeout / time.Minute; o.MaxTxnTimeout != DefaultMaxTxnTimeout && m > 0 {
 			r.ConfirmCommand += fmt.Sprintf(" --max-transaction-timeout %d", m)
 		}
@@ -82,10 +82,10 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	// state's currentTxnFirstOffset: the first offset even after retention
 	// deleted it, and the broker fills in the epochs itself.
 	r.AbortCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d",
-		bootstrap, l.Topic, l.Partition, t.FirstOffset)
+		bootstrap, l.topicWord(), l.Partition, t.FirstOffset)
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
 	r.AbortByProducerCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --producer-id %d --producer-epoch %d --coordinator-epoch %d",
-		bootstrap, l.Topic, l.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+		bootstrap, l.topicWord(), l.Partition, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
 	r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
 	if r.Discards.Ranges == nil {
 		r.Discards.Ranges = []OffsetRange{}
@@ -93,11 +93,11 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	// Only what survives can be printed: from the log start on.
 	from := max(t.FirstOffset, l.LogStartOffset)
 	r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
-		bootstrap, l.Topic, l.Partition, from, max(t.LastDataOffset-from+1, 1))
+		bootstrap, l.topicWord(), l.Partition, from, max(t.LastDataOffset-from+1, 1))
 	if t.LastDataOffset < 0 {
 		// Nothing of it survives to print; the broker still describes it.
 		r.Discards.PrintCommand = fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s describe-producers --topic %s --partition %d",
-			bootstrap, l.Topic, l.Partition)
+			bootstrap, l.topicWord(), l.Partition)
 	}
 	return r
 }
@@ -151,7 +151,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
 		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
 			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
-		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", bootstrap, l.Topic)
+		r.CheckCommand = fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", bootstrap, l.topicWord())
 		out = append(out, r)
 	}
 	return out

@@ -201,6 +201,8 @@ type Log struct {
 	// segment was there, so the offsets are unknown.
 	NoSegment         bool
 	NoSegmentEvidence []string
+	// TopicUnknown is the Partition's: Topic is only a label.
+	TopicUnknown bool
 
 	// Replay says how much of the log was read (Partition.Replay); nil
 	// when the loader did not say (every batch given).

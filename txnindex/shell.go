@@ -12,6 +12,26 @@ const BootstrapVar = `"$BOOTSTRAP"`
 // it runs, and stops with the reason while BOOTSTRAP is unset or empty.
 const BootstrapGuard = `: "${BOOTSTRAP:?set BOOTSTRAP to your brokers, e.g. BOOTSTRAP=kafka:9092}"`
 
+// TopicVar is what the printed commands carry for the topic when it is not
+// known: a segment read alone, whose file name is its base offset, not a
+// topic. As with BootstrapVar, a copied command runs once TOPIC is set.
+const TopicVar = `"$TOPIC"`
+
+// TopicGuard is the line put before commands that use TopicVar.
+const TopicGuard = `: "${TOPIC:?set TOPIC to the topic this segment belongs to, e.g. TOPIC=orders}"`
+
+// UsesTopicVar reports whether cmd names the topic through TopicVar.
+func UsesTopicVar(cmd string) bool { return strings.Contains(cmd, TopicVar) }
+
+// topicWord is the topic as the commands name it: TopicVar when it is not
+// known (Log.TopicUnknown).
+func (l *Log) topicWord() string {
+	if l.TopicUnknown {
+		return TopicVar
+	}
+	return l.Topic
+}
+
 // ShellWord quotes s for a POSIX shell: as it is when it holds only
 // characters no shell treats specially (every legal Kafka topic name and
 // host:port), else in single quotes. "" becomes BootstrapVar's

@@ -542,6 +542,10 @@ type Partition struct {
 	NoSegment         bool
 	NoSegmentEvidence []string
 
+	// TopicUnknown: Topic is only a label (a segment read alone is named
+	// by its base offset, not its topic); commands use TopicVar.
+	TopicUnknown bool
+
 	// Replay, when set, says how much of the log Batches hold: with Mode
 	// ReplaySnapshot, the segments before FromOffset are listed in
 	// Segments with no batches, and were not read.

@@ -33,6 +33,9 @@ type DiagnosisView struct {
 	// they use txnindex.BootstrapVar, with its guard line).
 	Bootstrap string
 	Commands  bool // some command is shown (the bootstrap field is)
+	// TopicUnknown: the commands name TOPIC (a segment read alone), and
+	// the topic field is shown beside the bootstrap one.
+	TopicUnknown bool
 	// Note says what a partition that is not a data partition is (the
 	// KRaft metadata log): shown instead of "clear".
 	Note     string
@@ -137,13 +140,21 @@ type Cmd struct {
 }
 
 func command(template, bootstrap string) Cmd {
-	if !txnindex.UsesBootstrapVar(template) {
-		return Cmd{Template: template, Text: template}
+	text, guards := template, ""
+	if txnindex.UsesBootstrapVar(template) {
+		if bootstrap == "" {
+			guards = txnindex.BootstrapGuard + "\n"
+		} else {
+			text = strings.ReplaceAll(text, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))
+		}
 	}
-	if bootstrap == "" {
-		return Cmd{Template: template, Text: txnindex.BootstrapGuard + "\n" + template}
+	// The topic of a segment read alone is not known: the command names
+	// TOPIC, after the guard line that stops it until TOPIC is set (the
+	// page's topic field puts a name in, static/js/diagnosis.js).
+	if txnindex.UsesTopicVar(template) {
+		guards += txnindex.TopicGuard + "\n"
 	}
-	return Cmd{Template: template, Text: strings.ReplaceAll(template, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))}
+	return Cmd{Template: template, Text: guards + text}
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -293,6 +304,7 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], bootstrap))
 	}
 	v.Unknown = d.OffsetsUnknown
+	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
 	}

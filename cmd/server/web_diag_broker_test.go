@@ -226,3 +226,55 @@ func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
 	noRawIdentifiers(t, ctx, "TestDiagnosisPanelOffsetsUnknown")
 	shotToTemp(t, ctx, "TestDiagnosisPanelOffsetsUnknown")
 }
+
+// TestDiagnosisPanelTopicField: a segment loaded alone has no topic: its
+// commands name "$TOPIC" after the guard line (after the bootstrap one),
+// the panel has a topic field, and a name typed there goes into every
+// command and what its button copies, as the bootstrap does.
+func TestDiagnosisPanelTopicField(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	b, err := os.ReadFile(openTxnSegment(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	writeShapeFile(t, bare, b)
+	ld, err := input.Open(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.add("bare1", bare, ld)
+	s := cat.find("bare1", "00000000000000000000", 0)
+	if s == nil {
+		t.Fatal("the segment was not loaded")
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="topic-name"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	const abort = `kafka-transactions.sh --bootstrap-server "$BOOTSTRAP" abort --topic "$TOPIC" --partition 0 --start-offset 3`
+	if got := text(t, ctx, `[data-testid="abort-command"]`); got != txnindex.BootstrapGuard+"\n"+txnindex.TopicGuard+"\n"+abort {
+		t.Errorf("abort command before a topic:\n%s", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid="topic-name"]`), "orders"),
+		pollFresh(`document.querySelector('[data-testid="abort-command"]').textContent.includes("--topic orders ")`, 5*time.Second)); err != nil {
+		t.Fatalf("the topic field did not reach the command: %v", err)
+	}
+	want := txnindex.BootstrapGuard + "\n" + strings.ReplaceAll(abort, txnindex.TopicVar, "orders")
+	if got := text(t, ctx, `[data-testid="abort-command"]`); got != want {
+		t.Errorf("abort command with the topic:\n%s\nwant\n%s", got, want)
+	}
+	copies := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="diagnosis"] button.copy')].map(b => b.dataset.copy)`)
+	for _, c := range copies {
+		if strings.Contains(c, "$TOPIC") || strings.Contains(c, "00000000000000000000") {
+			t.Errorf("a copy button copies %q", c)
+		}
+	}
+	if u := eval[string](t, ctx, `new URL(location.href).searchParams.get("topic_name")`); u != "orders" {
+		t.Errorf("link's topic %q", u)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelTopicField")
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shotToTemp(t, ctx, "TestDiagnosisPanelTopicField")
+}

@@ -163,9 +163,23 @@
   function shellWord(s) {
     return s !== "" && /^[A-Za-z0-9._\-:,\/@%+=\[\]]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
   }
+  // The topic of a segment read alone is not known (txnindex.TopicVar):
+  // the topic field puts one in, as the bootstrap field does the address;
+  // it stays in the link (?topic_name=), not in storage: it is this
+  // segment's.
+  const TOPIC_VAR = '"$TOPIC"';
+  const TOPIC_GUARD = ': "${TOPIC:?set TOPIC to the topic this segment belongs to, e.g. TOPIC=orders}"';
+  const topicNow = () => (new URL(location.href).searchParams.get("topic_name") || "").trim();
   function commandText(tpl, boot) {
-    if (!tpl.includes(BOOT_VAR)) return tpl;
-    return boot ? tpl.split(BOOT_VAR).join(shellWord(boot)) : BOOT_GUARD + "\n" + tpl;
+    let text = tpl, guards = "";
+    if (text.includes(BOOT_VAR)) {
+      if (boot) text = text.split(BOOT_VAR).join(shellWord(boot)); else guards += BOOT_GUARD + "\n";
+    }
+    if (text.includes(TOPIC_VAR)) {
+      const topic = topicNow();
+      if (topic) text = text.split(TOPIC_VAR).join(shellWord(topic)); else guards += TOPIC_GUARD + "\n";
+    }
+    return guards + text;
   }
   function applyBootstrap(boot) {
     const p = panel();
@@ -178,6 +192,8 @@
     }
     const f = p.querySelector('[data-testid="bootstrap"]');
     if (f && document.activeElement !== f) f.value = boot;
+    const tf = p.querySelector('[data-testid="topic-name"]');
+    if (tf && document.activeElement !== tf) tf.value = topicNow();
     const hint = p.querySelector('[data-testid="bootstrap-hint"]');
     if (hint) {
       hint.textContent = boot ? "Put into the commands below; remembered in the link and this browser."
@@ -194,19 +210,30 @@
     applyBootstrap(boot);
   }
   const bootNow = () => new URL(location.href).searchParams.get("bootstrap") || "";
+  function setTopic(name) {
+    name = name.trim().slice(0, 249); // Kafka's longest topic name
+    const u = new URL(location.href);
+    if (name) u.searchParams.set("topic_name", name); else u.searchParams.delete("topic_name");
+    history.replaceState(history.state, "", u);
+    applyBootstrap(bootNow());
+  }
   document.addEventListener("input", (e) => {
     if (e.target.matches && e.target.matches('[data-testid="diagnosis"] [data-testid="bootstrap"]')) setBootstrap(e.target.value);
+    if (e.target.matches && e.target.matches('[data-testid="diagnosis"] [data-testid="topic-name"]')) setTopic(e.target.value);
   });
   document.addEventListener("submit", (e) => {
     if (e.target.matches && e.target.matches('[data-testid="bootstrap-form"]')) {
       e.preventDefault();
       const f = e.target.querySelector('[data-testid="bootstrap"]');
       if (f) setBootstrap(f.value);
+      const tf = e.target.querySelector('[data-testid="topic-name"]');
+      if (tf) setTopic(tf.value);
     }
   });
   // A refreshed panel is rendered with the link's bootstrap already.
   document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
   if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
+  else if (topicNow()) applyBootstrap(bootNow());
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap };
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap, setTopic };
 })();
