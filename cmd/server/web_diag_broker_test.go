@@ -100,7 +100,7 @@ func TestDiagnosisPanelRunningBroker(t *testing.T) {
 		`[data-testid="diag-lso"]`:                 "500",
 		`[data-testid="after-restart-now"]`:        "500",
 		`[data-testid="after-restart-after"]`:      "620",
-		`[data-testid="discard-count"]`:            "no record",
+		`[data-testid="discard-count"]`:            "0 records",
 		`[data-testid="diag-txn-8001-120"] td.num`: "from 120 (its data deleted)",
 	} {
 		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
