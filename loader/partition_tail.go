@@ -241,11 +241,11 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("no transaction open in %s began before its offset %d", s.Name, s.Offset)
 	if s.Offset <= first {
-		// At the log start (only a broker that has not restarted since
-		// retention moved it there keeps it: SnapshotsKept): the
-		// transactions open in it began in deleted data, not in a segment
-		// to read.
-		why = fmt.Sprintf("%s is at the log start %d", s.Name, first)
+		// At the first segment's base (the log start, which only a broker
+		// that has not restarted since retention moved it there keeps,
+		// SnapshotsKept; or, with tiered storage, the first local offset):
+		// the transactions open in it began before any segment to read.
+		why = fmt.Sprintf("%s is at the first segment's base offset %d", s.Name, first)
 	}
 	if p := t.Position; p >= 0 && p < full {
 		full, why = p, fmt.Sprintf("the lag split decides every offset from the position %d", p)

@@ -101,6 +101,10 @@ type OpenTxnReport struct {
 	// BeganBeforeLogStart: its first offset is below the log start; the
 	// producer snapshot remembers it (FirstOffset), retention deleted it.
 	BeganBeforeLogStart bool `json:"began_before_log_start,omitempty"`
+	// BeganInRemoteStorage: with tiered storage (KIP-405), its first
+	// offset lies at or above the log start but below the first local
+	// segment: in remote storage, not deleted.
+	BeganInRemoteStorage bool `json:"began_in_remote_storage,omitempty"`
 	// MayHaveBegunBeforeLogStart: without a snapshot, the producer's first
 	// surviving batch is this transaction's data with no marker before it,
 	// so it may have begun in a segment retention deleted. StartEvidence
@@ -203,6 +207,9 @@ type Diagnosis struct {
 	// OffsetsUnknown says why the offsets are -1: no .log segment was in
 	// the partition directory.
 	OffsetsUnknown *OffsetsUnknownReport `json:"offsets_unknown,omitempty"`
+	// Tiered is the tiered-storage evidence (KIP-405): LogStartOffset is
+	// then the partition's, below the first local segment.
+	Tiered *TieredReport `json:"tiered_storage,omitempty"`
 	// TopicUnknown: Topic is only a label (a segment read alone); the
 	// commands use TopicVar.
 	TopicUnknown bool `json:"topic_unknown,omitempty"`
@@ -315,7 +322,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			case p.FirstTimestamp >= 0:
 				// For one that began before the log start this is its
 				// first surviving write: a lower bound.
-				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart
+				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart || p.BeganInRemoteStorage
 			case p.LastTimestamp >= 0:
 				// Its first write was deleted with its segment: the
 				// LSO has been held at least since its last one.
@@ -327,6 +334,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		d.Lag = l.lag(o.Position)
 	}
 	l.offsetsUnknown(d)
+	l.tieredReport(d)
 	d.TopicUnknown = l.TopicUnknown
 	return d
 }
@@ -411,6 +419,7 @@ func (d *Diagnosis) Runbook() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s-%d\n", d.Topic, d.Partition)
 	d.runbookOffsets(&sb)
+	d.runbookTiered(&sb)
 	if r := d.Replay; r != nil {
 		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
 	}
@@ -443,7 +452,11 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",
 			Plural(l.ToDeliver, "record", "records"), Plural(l.ControlMarkers, "control marker", "control markers"), Plural(l.Aborted, "aborted record", "aborted records"),
 			Plural(l.BehindOpenTxns, "record", "records"), Plural(l.Missing, "offset", "offsets"))
-		fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
+		if l.LastReachable < 0 {
+			fmt.Fprintf(&sb, "    a read_committed consumer receives nothing from there; its position stops at %d\n", l.PositionAfterAll)
+		} else {
+			fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
+		}
 	}
 	return sb.String()
 }

@@ -15,8 +15,9 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	r := OpenTxnReport{
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 		Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso,
-		BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso,
+		BeganBeforeLogStart:  t.FirstOffset < l.lsoFloor(),
+		BeganInRemoteStorage: l.Tiered != nil && t.FirstOffset >= l.lsoFloor() && t.FirstOffset < l.LogStartOffset,
 	}
 	last := t.LastTimestamp
 	r.AgeMs = now - last
@@ -66,12 +67,22 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		if l.Snapshot != nil && l.Snapshot.Window {
 			src = "the " + l.Snapshot.Label()
 		} else if l.Snapshot != nil {
-			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
+			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.lsoFloor())
 		}
 		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 		if t.LastDataOffset < 0 && last >= 0 {
 			r.StartEvidence += fmt.Sprintf("; its last write, %s, is the snapshot's timestamp", time.UnixMilli(last).UTC().Format(time.RFC3339))
 		}
+	} else if r.BeganInRemoteStorage {
+		// Tiered storage (KIP-405): below the first local segment and at
+		// or above the log start, the data is in remote storage, not
+		// deleted.
+		src := "the producer state"
+		if l.Snapshot != nil {
+			src = "the " + l.Snapshot.Label()
+		}
+		r.cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.lsoFloor())
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 	} else if l.mayHaveBegunEarlier(t) {
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's producer snapshot (a .snapshot file in the partition directory, whose entry for producer %d has its currentTxnFirstOffset) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
@@ -91,7 +102,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.Discards.Ranges = []OffsetRange{}
 	}
 	// Only what survives can be printed: from the log start on.
-	from := max(t.FirstOffset, l.LogStartOffset)
+	from := max(t.FirstOffset, l.lsoFloor())
 	r.Discards.PrintCommand = fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'",
 		bootstrap, l.topicWord(), l.Partition, from, max(t.LastDataOffset-from+1, 1))
 	if t.LastDataOffset < 0 {
@@ -106,7 +117,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 // producer's first surviving batch (no marker of that producer before it)
 // and something below the log start was deleted.
 func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
-	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 {
+	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 || l.Tiered != nil {
 		return false
 	}
 	for i := range l.Producers {
@@ -133,7 +144,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		r := OpenTxnReport{
 			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso, BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso, BeganBeforeLogStart: t.FirstOffset < l.lsoFloor(),
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
 			Discards: Discards{Ranges: []OffsetRange{}},
 		}
@@ -161,14 +172,16 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 // -1 of "no data here": "offsets 3-7", or "began at offset 120, before the
 // log start 500 (deleted by retention)", with what survives of it.
 func (t *OpenTxnReport) offsetsText(d *Diagnosis) string {
-	if !t.BeganBeforeLogStart {
+	if !t.BeganBeforeLogStart && !t.BeganInRemoteStorage {
 		if t.LastOffset < 0 {
 			return fmt.Sprintf("from offset %d, no data batch here", t.FirstOffset)
 		}
 		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
 	}
 	cut := t.cut
-	if cut == "" {
+	if cut == "" && t.BeganInRemoteStorage {
+		cut = "in remote storage"
+	} else if cut == "" {
 		cut = fmt.Sprintf("before the log start %d (deleted by retention)", d.LogStartOffset)
 	}
 	s := fmt.Sprintf("began at offset %d, %s", t.FirstOffset, cut)

@@ -55,7 +55,9 @@ type RestartTxn struct {
 // began before it.
 func (l *Log) restartReport() *RestartReport {
 	s := l.Snapshot
-	if s == nil || s.Source != "" || s.Window || s.Offset != l.LogStartOffset || l.LogStartOffset <= 0 {
+	// With remote storage the log start lies below the local segments and
+	// the snapshot at the first local offset is kept on startup.
+	if s == nil || s.Source != "" || s.Window || s.Offset != l.LogStartOffset || l.LogStartOffset <= 0 || l.Tiered != nil {
 		return nil
 	}
 	first := map[int]int64{}
@@ -112,8 +114,8 @@ func (l *Log) lsoWithFirst(first map[int]int64) int64 {
 			fu = f
 		}
 	}
-	if fu >= 0 && max(fu, l.LogStartOffset) < l.HighWatermark {
-		return max(fu, l.LogStartOffset)
+	if fu >= 0 && max(fu, l.lsoFloor()) < l.HighWatermark {
+		return max(fu, l.lsoFloor())
 	}
 	return l.HighWatermark
 }

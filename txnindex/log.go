@@ -203,6 +203,9 @@ type Log struct {
 	NoSegmentEvidence []string
 	// TopicUnknown is the Partition's: Topic is only a label.
 	TopicUnknown bool
+	// Tiered is the Partition's: LogStartOffset is then the first local
+	// offset, and Tiered.LogStartOffset the partition's.
+	Tiered *TieredStorage
 
 	// Replay says how much of the log was read (Partition.Replay); nil
 	// when the loader did not say (every batch given).

@@ -546,6 +546,10 @@ type Partition struct {
 	// by its base offset, not its topic); commands use TopicVar.
 	TopicUnknown bool
 
+	// Tiered, when set, says the partition keeps older segments in remote
+	// storage (KIP-405): its log start lies below the first local segment.
+	Tiered *TieredStorage
+
 	// Replay, when set, says how much of the log Batches hold: with Mode
 	// ReplaySnapshot, the segments before FromOffset are listed in
 	// Segments with no batches, and were not read.

@@ -67,7 +67,11 @@ func assets() Assets {
 type TimelineView struct {
 	// OffsetsUnknown: no .log segment was read (txnindex.Log.NoSegment):
 	// the summary says the offsets are unknown instead of printing 0s.
-	OffsetsUnknown       bool
+	OffsetsUnknown bool
+	// Tiered: older segments are in remote storage (KIP-405); LogStart is
+	// then the partition's and LocalStart the first local offset.
+	Tiered               bool
+	LocalStart           int64
 	Source, Title, Topic string
 	Path                 string // the full path of a loaded source: the title's tooltip only
 	Partition            int32
@@ -165,6 +169,9 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	// The true holder (txnindex.LSOHolder), open or decided with its
 	// marker not yet below the high watermark, not the first of Log.Open.
 	v.OffsetsUnknown = l.NoSegment
+	if t := l.Tiered; t != nil {
+		v.Tiered, v.LocalStart, v.LogStart = true, l.LogStartOffset, min(t.LogStartOffset, l.LogStartOffset)
+	}
 	switch t := l.LSOHolder(); {
 	case l.NoSegment:
 		v.Pinned = "No .log segment was read: the offsets are unknown (the diagnosis says what the other files show)."

@@ -278,3 +278,39 @@ func TestDiagnosisPanelTopicField(t *testing.T) {
 	}
 	shotToTemp(t, ctx, "TestDiagnosisPanelTopicField")
 }
+
+// TestDiagnosisPanelTiered: the page of a follower rebuilt from remote
+// storage (KIP-405) gives the broker's LSO, 7,930, below the first local
+// offset, and says the pinning transaction began in remote storage; the
+// diagnosis API carries the evidence.
+func TestDiagnosisPanelTiered(t *testing.T) {
+	ctx, srv, cat := browser(t, false)
+	s := loadShape(t, cat, "tiered1", tieredDir(t, true, [][2]int64{{7, 8000}}))
+	var api struct {
+		LogStart int64 `json:"log_start_offset"`
+		LSO      int64 `json:"last_stable_offset"`
+		Tiered   *struct {
+			Evidence []string `json:"evidence"`
+		} `json:"tiered_storage"`
+	}
+	getJSONInto(t, srv.URL+"/api/v1/sources/tiered1/partitions/orders/0/diagnosis", &api)
+	if api.LogStart != 5000 || api.LSO != 7930 || api.Tiered == nil || len(api.Tiered.Evidence) != 2 {
+		t.Errorf("diagnosis API: %+v", api)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="pinned-by"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{`[data-testid="diag-lso"]`: "7930", `[data-testid="summary-log-start"]`: "5000", `[data-testid="summary-local-start"]`: "8000"} {
+		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
+			t.Errorf("%s: %q, want %q", sel, got, want)
+		}
+	}
+	if got := text(t, ctx, `[data-testid="pinned-by"]`); !strings.Contains(got, "in remote storage") || strings.Contains(got, "deleted by retention") {
+		t.Errorf("pinned by: %q", got)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelTiered")
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diagnosis"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shotToTemp(t, ctx, "TestDiagnosisPanelTiered")
+}
