@@ -536,18 +536,14 @@ type Partition struct {
 	// every producer's entry; nil when none was used.
 	Snapshot *SnapshotInfo
 
-	// NoSegment: the partition directory holds no .log segment, so its
-	// offsets (log start, log end, high watermark, LSO) are unknown, not
-	// 0; NoSegmentEvidence says what its other files show of them.
+	// NoSegment: no .log segment, so the offsets are unknown, not 0;
+	// NoSegmentEvidence says what the other files show of them.
 	NoSegment         bool
 	NoSegmentEvidence []string
-
 	// TopicUnknown: Topic is only a label (a segment read alone is named
-	// by its base offset, not its topic); commands use TopicVar.
+	// by its base offset); commands use TopicVar.
 	TopicUnknown bool
-
-	// Tiered, when set, says the partition keeps older segments in remote
-	// storage (KIP-405): its log start lies below the first local segment.
+	// Tiered: older segments are in remote storage (KIP-405).
 	Tiered *TieredStorage
 
 	// Replay, when set, says how much of the log Batches hold: with Mode
