@@ -172,7 +172,8 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		} else if ok {
 			o.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(o.AgeMs), txnindex.Duration(w.maxTxn))
 		} else if !known {
-			o.Hanging, o.Reason = o.EngineState == "hanging", logReason+" (from the log alone)"
+			o.Hanging, o.Reason = o.EngineState == string(txnindex.StateHanging), logReason+" (from the log alone)"
+			o.Late = o.EngineState == string(txnindex.StateLate)
 		} else {
 			o.Reason = "open in the log; DescribeProducers did not list it (it may have just ended)"
 		}

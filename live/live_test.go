@@ -348,7 +348,7 @@ func TestLiveHanging(t *testing.T) {
 		t.Fatalf("open: %+v", p.Open)
 	}
 	o := p.Open[0]
-	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(txnindex.StateHanging) || !strings.Contains(o.Reason, "still tracks") {
+	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(txnindex.StateLate) || !strings.Contains(o.Reason, "still tracks") {
 		t.Fatalf("coordinator tracking it: %+v", o)
 	}
 

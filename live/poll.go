@@ -90,11 +90,15 @@ type OpenTxn struct {
 	CoordinatorTopic []string `json:"coordinator_partitions,omitempty"`
 	LastTimestamp    int64    `json:"last_timestamp"` // DescribeProducers' LastTimestamp, or the log's
 	AgeMs            int64    `json:"age_ms"`
-	EngineState      string   `json:"engine_state"` // txnindex's open / expired / hanging from the log
+	EngineState      string   `json:"engine_state"` // txnindex's open / expired / late / hanging from the log
 	// Hanging is the KIP-664 verdict (find-hanging): open on the
 	// partition for longer than transaction.max.timeout.ms and unknown
 	// to the coordinator, or known without this partition.
-	Hanging      bool   `json:"hanging"`
+	Hanging bool `json:"hanging"`
+	// Late: DescribeProducers did not answer, and the log alone says the
+	// transaction is late (txnindex.StateLate): hanging is not confirmed,
+	// but an operator must look (watch --once exits 3).
+	Late         bool   `json:"late,omitempty"`
 	Reason       string `json:"reason"`
 	AbortCommand string `json:"abort_command"`
 	PinsLSO      bool   `json:"pins_lso"`

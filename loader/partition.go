@@ -145,6 +145,7 @@ func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o Sc
 		return nil, err
 	}
 	p.applyCheckpoints()
+	p.noSegmentEvidence(l)
 	return p, nil
 }
 

@@ -322,6 +322,15 @@ func (s *SegmentFiles) nextOffset() int64 {
 //     offset and those at or below the log start offset (the larger of the
 //     log-start-offset checkpoint and the first segment's base).
 //
+// One exception: a snapshot exactly at the log start is kept. The running
+// broker deletes only the snapshots below a log start that retention
+// moved (ProducerStateManager.deleteSnapshotsBefore); truncateAndReload
+// deletes the one at it only when the broker next starts. Its presence
+// means the broker has not restarted since, and the state it holds in
+// memory, the one consumers meet, is the one this snapshot records (open
+// transactions included). txnindex.Diagnosis.AfterRestart says what the
+// next restart changes.
+//
 // bases are the segments' base offsets after the swaps, ascending. A
 // negative logStart or logEnd leaves that rule out (not known yet). Seeding
 // from a snapshot the broker deletes would start the replay from a state
@@ -356,8 +365,8 @@ func SnapshotsKept(names []string, bases []int64, swapLo, swapHi, logStart, logE
 			why = fmt.Sprintf("deleted by the broker on startup: a stray snapshot, no segment begins at offset %d and it is not the newest at or past the last segment's base %d (ProducerStateManager.removeStraySnapshots)", off, lastBase)
 		case logEnd >= 0 && off > logEnd:
 			why = fmt.Sprintf("deleted by the broker on startup: offset %d is past the log end offset %d (ProducerStateManager.truncateAndReload)", off, logEnd)
-		case logStart >= 0 && off <= logStart:
-			why = fmt.Sprintf("deleted by the broker on startup: offset %d is at or below the log start offset %d (ProducerStateManager.truncateAndReload)", off, logStart)
+		case logStart >= 0 && off < logStart:
+			why = fmt.Sprintf("deleted by the broker on startup: offset %d is below the log start offset %d (ProducerStateManager.truncateAndReload)", off, logStart)
 		}
 		if why != "" {
 			deleted = append(deleted, IgnoredFile{n, why})

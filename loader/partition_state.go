@@ -252,6 +252,7 @@ func (p *Partition) applyCheckpoints() {
 	if c == nil {
 		return
 	}
+	defer p.detectTiered()
 	if v, ok := c.LogStartOffset.Lookup(t, n); ok {
 		p.Input.LogStartOffset = v
 	}

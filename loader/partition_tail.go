@@ -240,6 +240,13 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// (UnifiedLog.collectAbortedTransactions). With Reasons the snapshot
 	// is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("the producer snapshot %s has no transaction open from before its offset %d", s.Name, s.Offset)
+	if s.Offset <= first {
+		// At the first segment's base (the log start, which only a broker
+		// that has not restarted since retention moved it there keeps,
+		// SnapshotsKept; or, with tiered storage, the first local offset):
+		// the transactions open in it began before any segment to read.
+		why = fmt.Sprintf("the producer snapshot %s is at the first segment's base offset %d", s.Name, first)
+	}
 	if p := t.Position; p >= 0 && p < full {
 		full, why = p, fmt.Sprintf("every offset from the position %d on is decided", p)
 	}

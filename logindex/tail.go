@@ -92,8 +92,8 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 	from, first := int64(-1), 0
 	if len(bases) > 0 {
 		last := bases[len(bases)-1]
-		// A snapshot the broker deletes on startup (a stray one, one at
-		// or below the log start: loader.SnapshotsKept) seeds nothing,
+		// A snapshot the broker deletes on startup (a stray one, one
+		// below the log start: loader.SnapshotsKept) seeds nothing,
 		// as in the full load the ranking is checked against.
 		logStart := bases[0]
 		if cps != nil {

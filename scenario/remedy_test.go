@@ -39,8 +39,8 @@ func TestAdminAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := b.Log.Diagnose(txnindex.DiagnoseOptions{Position: -1})
-	if !d.Hanging() {
-		t.Fatalf("stuck-lso is not hanging: %+v", d.PinnedBy)
+	if !d.Alert() {
+		t.Fatalf("stuck-lso is not pinned by a late or hanging transaction: %+v", d.PinnedBy)
 	}
 	pin := d.PinnedBy
 	end := b.Log.LogEndOffset

@@ -97,7 +97,7 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 // cannot see them open). A snapshot that cannot be read seeds nothing, as
 // a damaged one does in the loader, and neither does one the broker
 // deletes on startup (loader.SnapshotsKept: the listing left out those
-// of the swap and the strays; here those at or below the log start and
+// of the swap and the strays; here those below the log start and
 // past the log end). Before the bounds are computed the log end is not
 // known: only the newest snapshot can lie past it (the others are at
 // segments' base offsets), and when the one taken does, summarize

@@ -87,12 +87,17 @@ func TestSnapshotsBrokerDeletes(t *testing.T) {
 		keep []int
 		swap bool
 		why  string // in the reason the fake is ignored with; "" when kept
+		// seeds: a kept fake the seeded diagnose and the segment windows
+		// must seed from too, and agree with the full load
+		seeds bool
 	}{
-		{"stray below the last segment", func(b []int64, _, _ int64) int64 { return b[len(b)-2] + 1 }, []int{-3, -2}, false, "stray snapshot"},
-		{"past the log end", func(_ []int64, _, end int64) int64 { return end + 10 }, nil, false, "past the log end offset"},
-		{"at the log start", func(_ []int64, start, _ int64) int64 { return start }, []int{}, false, "at or below the log start offset"},
-		{"in the range a swap replaces", func(b []int64, _, _ int64) int64 { return b[len(b)-2] }, []int{-3}, true, "which the interrupted cleaning's .swap replaces"},
-		{"kept: at the last segment's base", func(b []int64, _, _ int64) int64 { return b[len(b)-1] }, []int{-3, -2}, false, ""},
+		{"stray below the last segment", func(b []int64, _, _ int64) int64 { return b[len(b)-2] + 1 }, []int{-3, -2}, false, "stray snapshot", false},
+		{"past the log end", func(_ []int64, _, end int64) int64 { return end + 10 }, nil, false, "past the log end offset", false},
+		// The running broker keeps a snapshot at the log start (only its
+		// next start deletes it) and its state is the one consumers meet.
+		{"kept: at the log start", func(_ []int64, start, _ int64) int64 { return start }, []int{}, false, "", true},
+		{"in the range a swap replaces", func(b []int64, _, _ int64) int64 { return b[len(b)-2] }, []int{-3}, true, "which the interrupted cleaning's .swap replaces", false},
+		{"kept: at the last segment's base", func(b []int64, _, _ int64) int64 { return b[len(b)-1] }, []int{-3, -2}, false, "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,24 +149,27 @@ func TestSnapshotsBrokerDeletes(t *testing.T) {
 				if full.Snapshot == nil || full.Snapshot.Name != fake || got == want {
 					t.Fatalf("the kept snapshot %s did not seed the load (seeded from %v): the fake changes nothing", fake, full.Snapshot)
 				}
-				return
-			}
-			if full.Snapshot != nil && full.Snapshot.Name == fake {
-				t.Fatalf("the full load seeded from %s, which the broker deletes", fake)
-			}
-			i := slices.IndexFunc(full.Ignored, func(f loader.IgnoredFile) bool { return f.Name == fake })
-			if i < 0 || !strings.Contains(full.Ignored[i].Reason, tc.why) {
-				t.Errorf("%s not listed as ignored with %q: %+v", fake, tc.why, full.Ignored)
-			}
-			if got != want {
-				t.Errorf("full load with %s:\n%s\nwithout it:\n%s", fake, got, want)
+				if !tc.seeds {
+					return
+				}
+			} else {
+				if full.Snapshot != nil && full.Snapshot.Name == fake {
+					t.Fatalf("the full load seeded from %s, which the broker deletes", fake)
+				}
+				i := slices.IndexFunc(full.Ignored, func(f loader.IgnoredFile) bool { return f.Name == fake })
+				if i < 0 || !strings.Contains(full.Ignored[i].Reason, tc.why) {
+					t.Errorf("%s not listed as ignored with %q: %+v", fake, tc.why, full.Ignored)
+				}
+				if got != want {
+					t.Errorf("full load with %s:\n%s\nwithout it:\n%s", fake, got, want)
+				}
 			}
 			if !tc.swap {
 				tail, err := loader.OpenPartitionTail(context.Background(), dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s := tail.Input.Replay; s != nil && s.Snapshot == fake {
+				if s := tail.Input.Replay; s != nil && s.Snapshot == fake && tc.why != "" {
 					t.Errorf("the seeded diagnose read from %s", fake)
 				}
 				if d := diagnoseOf(t, tail); d != got {
@@ -187,15 +195,14 @@ func TestSnapshotsBrokerDeletesListed(t *testing.T) {
 		}
 	}
 	// The genlog snapshot at the log start (the first kept segment's
-	// base) is one too.
+	// base) is kept: only the broker's next start deletes it.
 	atStart := snapName(start)
 	if _, err := os.Stat(filepath.Join(dir, atStart)); err != nil {
 		t.Fatalf("genlog wrote no snapshot at the log start %d: %v", start, err)
 	}
 	want := map[string]string{
-		stray:   fmt.Sprintf("a stray snapshot, no segment begins at offset %d", bases[2]+1),
-		past:    fmt.Sprintf("offset %d is past the log end offset %d", end+5, end),
-		atStart: fmt.Sprintf("offset %d is at or below the log start offset %d", start, start),
+		stray: fmt.Sprintf("a stray snapshot, no segment begins at offset %d", bases[2]+1),
+		past:  fmt.Sprintf("offset %d is past the log end offset %d", end+5, end),
 	}
 	in, err := input.Open(dir)
 	if err != nil {
@@ -219,6 +226,9 @@ func TestSnapshotsBrokerDeletesListed(t *testing.T) {
 				t.Errorf("inspect lists %s among the loaded snapshots", n)
 			}
 		}
+	}
+	if !slices.ContainsFunc(ip.Snapshots, func(s inspect.Snapshot) bool { return s.Name == atStart }) {
+		t.Errorf("inspect does not list %s, at the log start, among the loaded snapshots", atStart)
 	}
 	if len(ip.Snapshots) == 0 {
 		t.Errorf("inspect lists no loaded snapshot: the ones at the other segments' bases are kept")

@@ -20,6 +20,10 @@ func Build(p *Partition) *Log {
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
 		Replay:              p.Replay,
 		window:              p.Window,
+		NoSegment:           p.NoSegment && len(p.Batches) == 0,
+		NoSegmentEvidence:   p.NoSegmentEvidence,
+		TopicUnknown:        p.TopicUnknown,
+		Tiered:              p.Tiered,
 	}
 	i, why, markers := firstUnusable(l.Batches)
 	if i >= 0 {
@@ -407,7 +411,7 @@ func (l *Log) computeLSO() {
 	}
 	l.LastStableOffset = l.HighWatermark
 	if fu >= 0 {
-		fu = max(fu, l.LogStartOffset)
+		fu = max(fu, l.lsoFloor())
 		if fu < l.HighWatermark {
 			l.LastStableOffset = fu
 		}

@@ -3,6 +3,7 @@ package txnindex
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -184,7 +185,18 @@ const (
 	// RulePartitionListed: the coordinator's transaction in progress
 	// includes the partition: its marker is still to come. Not hanging.
 	RulePartitionListed = "partition_in_transaction"
+	// RulePreparedTwoPhase: the coordinator's transaction includes the
+	// partition and is prepared for a two-phase commit (KIP-939: Ongoing
+	// with a transaction timeout of Integer.MAX_VALUE,
+	// TransactionMetadata.isDistributedTwoPhaseCommitTxn): the
+	// coordinator never times it out, and find-hanging does not list it.
+	// Not hanging: its external transaction manager ends it.
+	RulePreparedTwoPhase = "prepared_two_phase_commit"
 )
+
+// twoPhaseTimeoutMs is the transaction timeout a producer prepared for a
+// two-phase commit registers (KIP-939): Integer.MAX_VALUE.
+const twoPhaseTimeoutMs = math.MaxInt32
 
 // CoordinatorMatch is the coordinator's view of one open transaction.
 type CoordinatorMatch struct {
@@ -197,6 +209,9 @@ type CoordinatorMatch struct {
 	// RuleTransactionalIDUnknown); Hanging is then false.
 	Known   bool
 	Hanging bool
+	// Prepared: the transaction is prepared for a two-phase commit
+	// (RulePreparedTwoPhase); Hanging is then false.
+	Prepared bool
 	// Rule names the rule that decided (the Rule* constants); Reason says
 	// it in a sentence.
 	Rule   string
@@ -309,6 +324,9 @@ func (c *TxnCoordinators) Match(topic string, partition int32, pid ProducerID, e
 	case !s.Lists(topic, partition):
 		m.Hanging, m.Rule = true, RulePartitionNotListed
 		m.Reason = fmt.Sprintf("the coordinator of %q is in %s for %s, and %s is not one of them: it will write no marker there", s.TransactionalID, s.State, Plural(len(s.Partitions), "partition", "partitions"), where)
+	case s.State == TxnStatusOngoing && s.TimeoutMs == twoPhaseTimeoutMs:
+		m.Rule, m.Prepared = RulePreparedTwoPhase, true
+		m.Reason = fmt.Sprintf("the coordinator of %q lists %s in a transaction prepared for a two-phase commit (KIP-939: Ongoing, transaction timeout Integer.MAX_VALUE): the coordinator never times it out; its external transaction manager commits or aborts it", s.TransactionalID, where)
 	default:
 		m.Rule = RulePartitionListed
 		m.Reason = fmt.Sprintf("the coordinator of %q is in %s and lists %s: its marker is still to come", s.TransactionalID, s.State, where)

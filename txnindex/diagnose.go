@@ -10,6 +10,10 @@ import (
 const (
 	DefaultTxnTimeout    = 60 * time.Second // transaction.timeout.ms (producer default)
 	DefaultMaxTxnTimeout = 15 * time.Minute // transaction.max.timeout.ms (broker default), also find-hanging's default
+	// LateTransactionBuffer is what the broker adds to
+	// transaction.max.timeout.ms before it calls a transaction late
+	// (ProducerStateManager.LATE_TRANSACTION_BUFFER_MS).
+	LateTransactionBuffer = 5 * time.Minute
 )
 
 // DiagnoseOptions tune Diagnose.
@@ -28,7 +32,21 @@ type OpenTxnState string
 const (
 	StateOpen    OpenTxnState = "open"    // within transaction.timeout.ms
 	StateExpired OpenTxnState = "expired" // past transaction.timeout.ms: the coordinator should abort it
-	StateHanging OpenTxnState = "hanging" // KIP-664: no write for longer than the max timeout while the partition moved on
+	// StateLate is the broker's own rule, decidable from the partition
+	// alone: no write for longer than transaction.max.timeout.ms plus
+	// LateTransactionBuffer (ProducerStateManager.hasLateTransaction,
+	// counted by the PartitionsWithLateTransactionsCount metric). Whether
+	// it is hanging takes the coordinator's word.
+	StateLate OpenTxnState = "late"
+	// StateHanging is KIP-664's, decided by the coordinator's evidence
+	// (__transaction_state, DescribeTransactions): the coordinator no
+	// longer has this transaction on this partition, so no marker comes.
+	StateHanging OpenTxnState = "hanging"
+	// StatePrepared is a transaction prepared for a two-phase commit
+	// (KIP-939): its coordinator holds it Ongoing with a
+	// transaction.timeout.ms of Integer.MAX_VALUE and never times it out;
+	// its external transaction manager ends it.
+	StatePrepared OpenTxnState = "prepared"
 	// StateDecidedUnreplicated is a transaction whose COMMIT or ABORT
 	// marker is in the log at or above the high watermark: decided, but
 	// the LSO waits for the marker to be replicated (ProducerStateManager
@@ -71,9 +89,22 @@ type OpenTxnReport struct {
 	// whose snapshot entry has no timestamp), so it is not classified by
 	// age.
 	AgeUnknown bool `json:"age_unknown,omitempty"`
+	// Late: the broker's rule (StateLate) holds, whatever the
+	// coordinator says.
+	Late bool `json:"late,omitempty"`
+	// ConfirmCommand, for a late transaction no coordinator evidence
+	// decided, is the command that asks the coordinator whether it hangs.
+	ConfirmCommand string `json:"confirm_command,omitempty"`
+	// AbortBreaks says what aborting a prepared transaction (KIP-939)
+	// breaks.
+	AbortBreaks string `json:"abort_breaks,omitempty"`
 	// BeganBeforeLogStart: its first offset is below the log start; the
 	// producer snapshot remembers it (FirstOffset), retention deleted it.
 	BeganBeforeLogStart bool `json:"began_before_log_start,omitempty"`
+	// BeganInRemoteStorage: with tiered storage (KIP-405), its first
+	// offset lies at or above the log start but below the first local
+	// segment: in remote storage, not deleted.
+	BeganInRemoteStorage bool `json:"began_in_remote_storage,omitempty"`
 	// MayHaveBegunBeforeLogStart: without a snapshot, the producer's first
 	// surviving batch is this transaction's data with no marker before it,
 	// so it may have begun in a segment retention deleted. StartEvidence
@@ -184,11 +215,32 @@ type Diagnosis struct {
 	Capture *CaptureReport `json:"capture,omitempty"`
 	// Replay says which segments were read (loader.OpenPartitionTail).
 	Replay *ReplayReport `json:"replay,omitempty"`
+	// AfterRestart is what the next restart of the broker would change:
+	// set when the directory holds a producer snapshot at the log start,
+	// which the running broker keeps and a restart deletes.
+	AfterRestart *RestartReport `json:"after_restart,omitempty"`
+	// OffsetsUnknown says why the offsets are -1: no .log segment was in
+	// the partition directory.
+	OffsetsUnknown *OffsetsUnknownReport `json:"offsets_unknown,omitempty"`
+	// Tiered is the tiered-storage evidence (KIP-405): LogStartOffset is
+	// then the partition's, below the first local segment.
+	Tiered *TieredReport `json:"tiered_storage,omitempty"`
+	// TopicUnknown: Topic is only a label (a segment read alone); the
+	// commands use TopicVar.
+	TopicUnknown bool `json:"topic_unknown,omitempty"`
 	DiagnosisJoin
 }
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
 func (d *Diagnosis) Hanging() bool { return d.PinnedBy != nil && d.PinnedBy.State == StateHanging }
+
+// Alert reports whether an operator must act on the LSO: it is pinned by a
+// hanging transaction, or by a late one whose coordinator was not heard
+// (no evidence decided whether it hangs: HangingRule is empty).
+func (d *Diagnosis) Alert() bool {
+	p := d.PinnedBy
+	return p != nil && (p.State == StateHanging || p.State == StateLate && p.HangingRule == "")
+}
 
 // Diagnose explains the partition's LSO: who pins it, since when, how the
 // open transactions classify, what command ends each and what that discards.
@@ -261,6 +313,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	}
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
+		d.AfterRestart = l.restartReport()
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -284,7 +337,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 			case p.FirstTimestamp >= 0:
 				// For one that began before the log start this is its
 				// first surviving write: a lower bound.
-				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart
+				d.LSOLagMs, d.LSOLagAtLeast = max(newest-p.FirstTimestamp, 0), p.BeganBeforeLogStart || p.BeganInRemoteStorage
 			case p.LastTimestamp >= 0:
 				// Its first write was deleted with its segment: the
 				// LSO has been held at least since its last one.
@@ -296,6 +349,9 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if o.Position >= 0 {
 		d.Lag = l.lag(o.Position)
 	}
+	l.offsetsUnknown(d)
+	l.tieredReport(d)
+	d.TopicUnknown = l.TopicUnknown
 	return d
 }
 
@@ -376,6 +432,8 @@ func (d *Diagnosis) Status() string {
 	switch p := d.PinnedBy; {
 	case p == nil && d.Note != "":
 		return fmt.Sprintf("not a data partition: %s", d.Note)
+	case d.OffsetsUnknown != nil:
+		return "unknown: no .log segment was read, so nothing says where the LSO is"
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
 		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", Plural(d.LSOLagOffsets, "offset", "offsets"))
@@ -390,8 +448,14 @@ func (d *Diagnosis) Status() string {
 		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)",
 			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
 	default:
+		state := p.State.Words()
+		if p.State == StateLate && p.HangingRule == "" {
+			state = "late; hanging not confirmed"
+		} else if p.State == StateLate {
+			state = "late, not hanging"
+		}
 		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark (their writes span %s), pinned by producer %d epoch %d's transaction from offset %d (%s)",
-			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.State)
+			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, state)
 	}
 }
 
@@ -402,15 +466,19 @@ func (d *Diagnosis) Runbook() string {
 	if d.TopicNameProblem != "" {
 		fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", TextWord(d.Topic), d.TopicNameProblem)
 	}
-	fmt.Fprintf(&sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
-		d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
+	d.runbookOffsets(&sb)
+	d.runbookTiered(&sb)
 	if r := d.Replay; r != nil {
 		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
 	}
 	fmt.Fprintf(&sb, "  %s\n", d.Status())
 	d.runbookPinned(&sb)
+	d.runbookRestart(&sb)
 	if d.usesBootstrapVar() {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
+	}
+	if d.TopicUnknown {
+		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", TopicVar)
 	}
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
@@ -432,7 +500,11 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",
 			Plural(l.ToDeliver, "record", "records"), Plural(l.ControlMarkers, "control marker", "control markers"), Plural(l.Aborted, "aborted record", "aborted records"),
 			Plural(l.BehindOpenTxns, "record", "records"), Plural(l.Missing, "offset", "offsets"))
-		fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
+		if l.LastReachable < 0 {
+			fmt.Fprintf(&sb, "    a read_committed consumer receives nothing from there; its position stops at %d\n", l.PositionAfterAll)
+		} else {
+			fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
+		}
 	}
 	return sb.String()
 }

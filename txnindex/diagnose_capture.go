@@ -201,7 +201,7 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,
 	// through DescribeProducers' currentTxnStartOffset.
-	cmds := NewTopicCommands(bootstrap, l.Topic, l.Partition)
+	cmds := l.topicCommands(bootstrap)
 	r.AbortCommand = cmds.AbortStart(lso)
 	if cr.BrokerLogStart > 0 && lso == cr.BrokerLogStart {
 		// The LSO sits on the log start: the broker clamps a first

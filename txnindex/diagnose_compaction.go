@@ -265,8 +265,8 @@ func (l *Log) lsoWithout(gone map[int]string) int64 {
 			fu = t.FirstOffset
 		}
 	}
-	if fu >= 0 && max(fu, l.LogStartOffset) < l.HighWatermark {
-		return max(fu, l.LogStartOffset)
+	if fu >= 0 && max(fu, l.lsoFloor()) < l.HighWatermark {
+		return max(fu, l.lsoFloor())
 	}
 	return l.HighWatermark
 }

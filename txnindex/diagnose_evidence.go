@@ -15,8 +15,9 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	r := OpenTxnReport{
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 		Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso,
-		BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso,
+		BeganBeforeLogStart:  t.FirstOffset < l.lsoFloor(),
+		BeganInRemoteStorage: l.Tiered != nil && t.FirstOffset >= l.lsoFloor() && t.FirstOffset < l.LogStartOffset,
 	}
 	last := t.LastTimestamp
 	r.AgeMs = now - last
@@ -28,34 +29,29 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		// ahead of "now" is skew, not a young transaction.
 		r.ClockSkew, r.AgeMs = true, 0
 	}
-	// The partition moved on when anything was appended after the
-	// transaction's last write; a seeded one with no surviving data last
-	// wrote before the snapshot's offset.
-	lastWrite := t.LastDataOffset
-	if lastWrite < 0 && l.Snapshot != nil {
-		if e, ok := l.Snapshot.Producers[t.ProducerID]; ok {
-			lastWrite = e.LastOffset
-		}
-	}
-	movedOn := l.LogEndOffset > lastWrite+1
+	age := time.Duration(r.AgeMs) * time.Millisecond
 	switch {
 	case r.AgeUnknown:
 		r.State = StateOpen
 		r.Reason = "its last write time is unknown (the snapshot entry carries none and no batch of it survives), so it is not classified by age; kafka-transactions.sh find-hanging asks the broker"
-	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout && movedOn:
-		r.State, r.HangingRule = StateHanging, RuleAge
-		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s), while the partition moved on to offset %d: the coordinator will not end it (KIP-664)",
-			t.ProducerID, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), l.LogEndOffset)
-	case time.Duration(r.AgeMs)*time.Millisecond > o.MaxTxnTimeout:
-		// Past the max timeout but nothing was appended after it: not
-		// hanging by KIP-664's rule, and no longer "about to be".
+	case age > o.MaxTxnTimeout+LateTransactionBuffer:
+		r.State, r.Late = StateLate, true
+		r.Reason = fmt.Sprintf("late: producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
+			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
+			t.ProducerID, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(LateTransactionBuffer))
+		var minutes int64
+		if m := o.MaxTxnTimeout / time.Minute; o.MaxTxnTimeout != DefaultMaxTxnTimeout && m > 0 {
+			minutes = int64(m)
+		}
+		r.ConfirmCommand = l.topicCommands(bootstrap).FindHanging(minutes)
+	case age > o.MaxTxnTimeout:
 		r.State = StateExpired
-		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s), but nothing was written to the partition after it, so KIP-664's rule does not call it hanging; its coordinator should have aborted it after transaction.timeout.ms (%s)",
-			fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(o.TxnTimeout))
-	case time.Duration(r.AgeMs)*time.Millisecond > o.TxnTimeout:
+		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s): its coordinator should have aborted it after transaction.timeout.ms (%s); the broker calls it late %s from now",
+			fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs))
+	case age > o.TxnTimeout:
 		r.State = StateExpired
-		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, when its last write is older than transaction.max.timeout.ms (%s), and the partition has moved on, it is hanging",
-			fmtDur(r.AgeMs), Duration(o.TxnTimeout), fmtDur(o.MaxTxnTimeout.Milliseconds()-r.AgeMs), Duration(o.MaxTxnTimeout))
+		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, the broker calls it late (transaction.max.timeout.ms, %s, plus %s)",
+			fmtDur(r.AgeMs), Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs), Duration(o.MaxTxnTimeout), Duration(LateTransactionBuffer))
 	default:
 		r.State = StateOpen
 		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), Duration(o.TxnTimeout))
@@ -72,12 +68,22 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		if l.Snapshot != nil && l.Snapshot.Window {
 			src = "the " + l.Snapshot.Label()
 		} else if l.Snapshot != nil {
-			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LogStartOffset)
+			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.lsoFloor())
 		}
 		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 		if t.LastDataOffset < 0 && last >= 0 {
 			r.StartEvidence += fmt.Sprintf("; its last write, %s, is the snapshot's timestamp", time.UnixMilli(last).UTC().Format(time.RFC3339))
 		}
+	} else if r.BeganInRemoteStorage {
+		// Tiered storage (KIP-405): below the first local segment and at
+		// or above the log start, the data is in remote storage, not
+		// deleted.
+		src := "the producer state"
+		if l.Snapshot != nil {
+			src = "the " + l.Snapshot.Label()
+		}
+		r.cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.lsoFloor())
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 	} else if l.mayHaveBegunEarlier(t) {
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's producer snapshot (a .snapshot file in the partition directory, whose entry for producer %d has its currentTxnFirstOffset) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
@@ -87,7 +93,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	// DescribeProducers, whose currentTxnStartOffset is the producer
 	// state's currentTxnFirstOffset: the first offset even after retention
 	// deleted it, and the broker fills in the epochs itself.
-	cmds := NewTopicCommands(bootstrap, l.Topic, l.Partition)
+	cmds := l.topicCommands(bootstrap)
 	r.AbortCommand = cmds.AbortStart(t.FirstOffset)
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
 	r.AbortByProducerCommand = cmds.AbortProducer(int64(t.ProducerID), t.ProducerEpoch, r.CoordinatorEpoch)
@@ -96,7 +102,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.Discards.Ranges = []OffsetRange{}
 	}
 	// Only what survives can be printed: from the log start on.
-	from := max(t.FirstOffset, l.LogStartOffset)
+	from := max(t.FirstOffset, l.lsoFloor())
 	r.Discards.PrintCommand = cmds.KcatPrint(from, max(t.LastDataOffset-from+1, 1))
 	if t.LastDataOffset < 0 {
 		// Nothing of it survives to print; the broker still describes it.
@@ -109,7 +115,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 // producer's first surviving batch (no marker of that producer before it)
 // and something below the log start was deleted.
 func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
-	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 {
+	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 || l.Tiered != nil {
 		return false
 	}
 	for i := range l.Producers {
@@ -136,7 +142,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		r := OpenTxnReport{
 			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LogStartOffset) == lso, BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset,
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso, BeganBeforeLogStart: t.FirstOffset < l.lsoFloor(),
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
 			Discards: Discards{Ranges: []OffsetRange{}},
 		}
@@ -154,7 +160,7 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
 		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
 			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
-		r.CheckCommand = NewTopicCommands(bootstrap, l.Topic, l.Partition).DescribeTopic()
+		r.CheckCommand = l.topicCommands(bootstrap).DescribeTopic()
 		out = append(out, r)
 	}
 	return out
@@ -164,14 +170,16 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 // -1 of "no data here": "offsets 3-7", or "began at offset 120, before the
 // log start 500 (deleted by retention)", with what survives of it.
 func (t *OpenTxnReport) offsetsText(d *Diagnosis) string {
-	if !t.BeganBeforeLogStart {
+	if !t.BeganBeforeLogStart && !t.BeganInRemoteStorage {
 		if t.LastOffset < 0 {
 			return fmt.Sprintf("from offset %d, no data batch here", t.FirstOffset)
 		}
 		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
 	}
 	cut := t.cut
-	if cut == "" {
+	if cut == "" && t.BeganInRemoteStorage {
+		cut = "in remote storage"
+	} else if cut == "" {
 		cut = fmt.Sprintf("before the log start %d (deleted by retention)", d.LogStartOffset)
 	}
 	s := fmt.Sprintf("began at offset %d, %s", t.FirstOffset, cut)
@@ -191,6 +199,12 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 	}
 	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
 	t.runbookCoordinator(sb)
+	if t.ConfirmCommand != "" {
+		fmt.Fprintf(sb, "    to confirm it hangs: %s\n", t.ConfirmCommand)
+	}
+	if t.AbortBreaks != "" {
+		fmt.Fprintf(sb, "    before aborting: %s\n", t.AbortBreaks)
+	}
 	if t.StartEvidence != "" {
 		fmt.Fprintf(sb, "    start: %s\n", t.StartEvidence)
 	}

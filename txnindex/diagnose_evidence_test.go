@@ -29,7 +29,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			snap:  snap(map[ProducerID]SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
 			check: func(t *testing.T, d *Diagnosis) {
 				p := d.PinnedBy
-				if p == nil || p.State != StateHanging || p.AgeMs != 30*day+1_000 || p.LastTimestamp != t0-30*day || !p.BeganBeforeLogStart {
+				if p == nil || p.State != StateLate || p.AgeMs != 30*day+1_000 || p.LastTimestamp != t0-30*day || !p.BeganBeforeLogStart {
 					t.Fatalf("pinned by %+v", p)
 				}
 				if p.CoordinatorEpoch != 3 || p.CoordinatorEpochSource != "producer snapshot 00000000000000000012.snapshot" || !strings.HasSuffix(p.AbortCommand, "--start-offset 5") {

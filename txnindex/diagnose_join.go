@@ -113,24 +113,36 @@ func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
 		}
 	}
 	if !m.Known {
-		// Not knowing is not hanging: the age rule stands.
+		// Not knowing is not hanging: a late transaction stays late,
+		// its hanging unconfirmed.
 		r.Reason += "; coordinator: " + m.Reason
 		return
 	}
 	r.HangingRule = m.Rule
+	// The coordinator has answered: no command is left to confirm it.
+	r.ConfirmCommand = ""
 	switch {
 	case m.Hanging:
 		r.State = StateHanging
 		// The rule's name stays in HangingRule (JSON hanging_rule); the
 		// text says it in words, as a person reads it.
 		r.Reason = fmt.Sprintf("hanging whatever its age (KIP-664): %s; last write %s ago", m.Reason, fmtDur(r.AgeMs))
-	case r.State == StateHanging:
-		// find-hanging asks the coordinator about an old transaction and
-		// reports it only when the coordinator will not write its marker;
-		// this one's coordinator lists the partition.
-		r.State = StateExpired
-		r.Reason = fmt.Sprintf("idle for %s, but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
-			fmtDur(r.AgeMs), m.Reason)
+		if r.Late {
+			r.Reason += ", late by the broker's rule too (ProducerStateManager.hasLateTransaction)"
+		}
+	case m.Prepared:
+		r.State = StatePrepared
+		r.Reason = fmt.Sprintf("prepared, waiting for its external transaction manager, not hanging (KIP-664): %s; last write %s ago", m.Reason, fmtDur(r.AgeMs))
+		if r.Late {
+			r.Reason += "; the broker counts it late (PartitionsWithLateTransactionsCount), but find-hanging does not list it"
+		}
+		r.AbortBreaks = fmt.Sprintf("aborting it breaks the two-phase commit of %q: its external transaction manager may already have decided to commit, and the other participants of that decision would commit while these records are discarded; ask that manager to end it (or it to recover) before aborting", m.TransactionalID)
+	case r.State == StateLate:
+		// find-hanging asks the coordinator about a late transaction and
+		// reports it only when the coordinator will write no marker; this
+		// one's coordinator lists the partition.
+		r.Reason = fmt.Sprintf("late: no write for %s, longer than transaction.max.timeout.ms plus the broker's %s (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
+			fmtDur(r.AgeMs), Duration(LateTransactionBuffer), m.Reason)
 	default:
 		r.Reason += fmt.Sprintf("; not hanging (KIP-664): %s", m.Reason)
 	}

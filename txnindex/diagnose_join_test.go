@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +23,21 @@ func TestDiagnoseJoin(t *testing.T) {
 		want    OpenTxnState
 		rule    string
 		hanging bool
+		alert   bool // exit 3: hanging, or late with no coordinator's word
 	}{
-		{"no coordinator state, young: open by age", nil, time.Second, "", StateOpen, "", false},
-		{"no coordinator state, old: hanging by age", nil, 20 * time.Minute, "", StateHanging, RuleAge, true},
-		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, RuleCoordinatorComplete, true},
-		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, TxnStatusEmpty)), time.Second, "zombie", StateHanging, RuleCoordinatorEmpty, true},
-		{"dead: hanging", ptr(coordState("zombie", 1, 0, TxnStatusDead)), time.Second, "zombie", StateHanging, RuleCoordinatorDead, true},
-		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, RulePartitionNotListed, true},
-		{"ongoing listing it, old: not hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), 20 * time.Minute, "zombie", StateExpired, RulePartitionListed, false},
-		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, RulePartitionListed, false},
+		{"no coordinator state, young: open by age", nil, time.Second, "", StateOpen, "", false, false},
+		{"no coordinator state, old: late, hanging not confirmed", nil, 21 * time.Minute, "", StateLate, "", false, true},
+		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, RuleCoordinatorComplete, true, true},
+		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, TxnStatusEmpty)), time.Second, "zombie", StateHanging, RuleCoordinatorEmpty, true, true},
+		{"dead: hanging", ptr(coordState("zombie", 1, 0, TxnStatusDead)), time.Second, "zombie", StateHanging, RuleCoordinatorDead, true, true},
+		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, RulePartitionNotListed, true, true},
+		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", StateLate, RulePartitionListed, false, false},
+		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, RulePartitionListed, false, false},
+		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", StatePrepared, RulePreparedTwoPhase, false, false},
+		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", StateHanging, RulePartitionNotListed, true, true},
+		// A transaction timeout of Integer.MAX_VALUE - 1 is an ordinary
+		// (if absurd) one: only MAX_VALUE marks a prepared transaction.
+		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", StateLate, RulePartitionListed, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,8 +52,14 @@ func TestDiagnoseJoin(t *testing.T) {
 			}
 			l.Join(d, ev)
 			p := d.PinnedBy
-			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging {
-				t.Fatalf("pinned by %+v, want id %q state %s rule %q", p, tt.id, tt.want, tt.rule)
+			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging || d.Alert() != tt.alert {
+				t.Fatalf("pinned by %+v, want id %q state %s rule %q, alert %v", p, tt.id, tt.want, tt.rule, tt.alert)
+			}
+			// Only a late transaction no coordinator evidence decided
+			// carries the command that asks; only a prepared one says
+			// what aborting it breaks.
+			if (p.ConfirmCommand != "") != (tt.want == StateLate && tt.rule == "") || (p.AbortBreaks != "") != (tt.want == StatePrepared) {
+				t.Errorf("confirm %q, abort breaks %q", p.ConfirmCommand, p.AbortBreaks)
 			}
 			if tt.state != nil && (p.CoordinatorState != tt.state.State.String() ||
 				!strings.Contains(p.Reason, "KIP-664") || !strings.Contains(p.Reason, tt.state.State.String()) || strings.Contains(p.Reason, tt.rule)) {
@@ -93,4 +106,13 @@ func TestDiagnoseJoin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prepared marks the state as a transaction prepared for a two-phase
+// commit (KIP-939): its timeout is Integer.MAX_VALUE.
+func prepared(s TxnCoordinatorState) TxnCoordinatorState { return withTimeout(s, math.MaxInt32) }
+
+func withTimeout(s TxnCoordinatorState, ms int32) TxnCoordinatorState {
+	s.TimeoutMs = ms
+	return s
 }

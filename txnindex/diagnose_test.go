@@ -22,14 +22,20 @@ func TestDiagnoseClassification(t *testing.T) {
 	}{
 		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
 		{"ExpiredPastTxnTimeout", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(2 * 60_000), []OpenTxnState{StateExpired}, p1, false},
-		{"HangingPastMaxTimeoutWhilePartitionMovedOn", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []OpenTxnState{StateHanging}, p1, false},
-		// Old, but nothing was written after it: the partition did not
-		// move on, so KIP-664 does not call it hanging.
-		{"OldButPartitionIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(16 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		// Past transaction.max.timeout.ms but within the broker's buffer:
+		// not late yet (ProducerStateManager.hasLateTransaction).
+		{"ExpiredPastMaxTimeoutWithinTheBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		// The broker's rule is strictly longer than max timeout + buffer.
+		{"ExpiredAtExactlyMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		// Without coordinator evidence an old transaction is late, never
+		// hanging: that is the coordinator's word.
+		{"LatePastMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20*60_000 + 1), []OpenTxnState{StateLate}, p1, false},
+		// Nothing was written after it: the broker's rule does not ask.
+		{"LateThoughThePartitionIsIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(21 * 60_000), []OpenTxnState{StateLate}, p1, false},
 		// Timestamps ahead of now: skew, age 0, not hanging.
 		{"ClockSkew", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(-60_000), []OpenTxnState{StateOpen}, p1, true},
-		{"SeveralOpenTransactions", func() *logBuilder { return newLog().txn(p1, 1).txn(p2, 1).plain(-1, 1) }, at(16 * 60_000),
-			[]OpenTxnState{StateHanging, StateHanging}, p1, false},
+		{"SeveralOpenTransactions", func() *logBuilder { return newLog().txn(p1, 1).txn(p2, 1).plain(-1, 1) }, at(21 * 60_000),
+			[]OpenTxnState{StateLate, StateLate}, p1, false},
 		{"OpenAcrossSegmentRoll", func() *logBuilder { return newLog().txn(p1, 1).roll().txn(p1, 1).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
 		{"ClearAfterCommit", func() *logBuilder { return newLog().txn(p1, 1).commit(p1) }, at(16 * 60_000), nil, 0, false},
 	}
@@ -54,8 +60,13 @@ func TestDiagnoseClassification(t *testing.T) {
 			case tc.pinnedBy != 0 && (d.PinnedBy == nil || d.PinnedBy.ProducerID != tc.pinnedBy):
 				t.Errorf("pinned by %+v, want producer %d", d.PinnedBy, tc.pinnedBy)
 			}
-			if d.Hanging() != (len(tc.want) > 0 && tc.want[0] == StateHanging) {
-				t.Errorf("Hanging() = %v", d.Hanging())
+			late := len(tc.want) > 0 && tc.want[0] == StateLate
+			if d.Hanging() || d.Alert() != late {
+				t.Errorf("Hanging() = %v, Alert() = %v", d.Hanging(), d.Alert())
+			}
+			if p := d.PinnedBy; late && (p.ConfirmCommand != "kafka-transactions.sh --bootstrap-server b:9092 find-hanging --topic t --partition 0" ||
+				!p.Late || !strings.Contains(p.Reason, "hasLateTransaction") || !strings.Contains(p.Reason, "not confirmed")) {
+				t.Errorf("late: confirm %q, late %v, reason %q", p.ConfirmCommand, p.Late, p.Reason)
 			}
 		})
 	}

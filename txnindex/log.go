@@ -197,6 +197,16 @@ type Log struct {
 	// (Partition.Snapshot); nil when none.
 	Snapshot *SnapshotInfo
 
+	// NoSegment and NoSegmentEvidence are the Partition's: no .log
+	// segment was there, so the offsets are unknown.
+	NoSegment         bool
+	NoSegmentEvidence []string
+	// TopicUnknown is the Partition's: Topic is only a label.
+	TopicUnknown bool
+	// Tiered is the Partition's: LogStartOffset is then the first local
+	// offset, and Tiered.LogStartOffset the partition's.
+	Tiered *TieredStorage
+
 	// Replay says how much of the log was read (Partition.Replay); nil
 	// when the loader did not say (every batch given).
 	Replay *ReplayReport

@@ -15,6 +15,27 @@ const BootstrapVar = `"$BOOTSTRAP"`
 // it runs, and stops with the reason while BOOTSTRAP is unset or empty.
 const BootstrapGuard = `: "${BOOTSTRAP:?set BOOTSTRAP to your brokers, e.g. BOOTSTRAP=kafka:9092}"`
 
+// TopicVar is what the printed commands carry for the topic when it is not
+// known: a segment read alone, whose file name is its base offset, not a
+// topic. As with BootstrapVar, a copied command runs once TOPIC is set.
+const TopicVar = `"$TOPIC"`
+
+// TopicGuard is the line put before commands that use TopicVar.
+const TopicGuard = `: "${TOPIC:?set TOPIC to the topic this segment belongs to, e.g. TOPIC=orders}"`
+
+// UsesTopicVar reports whether cmd names the topic through TopicVar.
+func UsesTopicVar(cmd string) bool { return strings.Contains(cmd, TopicVar) }
+
+// topicCommands are the commands of l's partition: its topic quoted by
+// ShellWord, or TopicVar, unquoted so that the shell expands it, when the
+// topic is not known (a segment read alone).
+func (l *Log) topicCommands(bootstrap string) TopicCommands {
+	if l.TopicUnknown {
+		return TopicCommands{boot: bootstrapWord(bootstrap), topic: TopicVar, partition: l.Partition}
+	}
+	return NewTopicCommands(bootstrap, l.Topic, l.Partition)
+}
+
 // ShellWord quotes s for a POSIX shell: as it is when it holds only
 // characters no shell treats specially (every legal Kafka topic name and
 // host:port), else in single quotes, inside which a POSIX shell takes
@@ -109,6 +130,18 @@ func (c TopicCommands) AbortProducer(pid int64, epoch int16, coordinatorEpoch in
 // transactions' start offsets.
 func (c TopicCommands) DescribeProducers() string { return c.guard(c.txns("describe-producers")) }
 
+// FindHanging is kafka-transactions.sh find-hanging for the partition: the
+// coordinator's word on whether its open transactions are hanging
+// (KIP-664); maxTimeoutMinutes, when above 0, is passed as the tool's
+// --max-transaction-timeout.
+func (c TopicCommands) FindHanging(maxTimeoutMinutes int64) string {
+	cmd := c.txns("find-hanging")
+	if maxTimeoutMinutes > 0 {
+		cmd += fmt.Sprintf(" --max-transaction-timeout %d", maxTimeoutMinutes)
+	}
+	return c.guard(cmd)
+}
+
 // KcatPrint prints count records from offset from, read_uncommitted (the
 // records of open transactions too).
 func (c TopicCommands) KcatPrint(from, count int64) string {
@@ -136,7 +169,7 @@ func UsesBootstrapVar(cmd string) bool { return strings.Contains(cmd, BootstrapV
 func (d *Diagnosis) usesBootstrapVar() bool {
 	for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
 		for i := range ts {
-			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) {
+			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) || UsesBootstrapVar(ts[i].ConfirmCommand) {
 				return true
 			}
 		}

@@ -119,7 +119,7 @@ func (l *Log) LSOHolder() *Txn {
 		if t.State != TxnOpen && t.MarkerOffset < l.HighWatermark {
 			continue
 		}
-		if max(t.FirstOffset, l.LogStartOffset) == l.LastStableOffset && (best == nil || t.FirstOffset < best.FirstOffset) {
+		if max(t.FirstOffset, l.lsoFloor()) == l.LastStableOffset && (best == nil || t.FirstOffset < best.FirstOffset) {
 			best = t
 		}
 	}

@@ -547,6 +547,16 @@ type Partition struct {
 	// every producer's entry; nil when none was used.
 	Snapshot *SnapshotInfo
 
+	// NoSegment: no .log segment, so the offsets are unknown, not 0;
+	// NoSegmentEvidence says what the other files show of them.
+	NoSegment         bool
+	NoSegmentEvidence []string
+	// TopicUnknown: Topic is only a label (a segment read alone is named
+	// by its base offset); commands use TopicVar.
+	TopicUnknown bool
+	// Tiered: older segments are in remote storage (KIP-405).
+	Tiered *TieredStorage
+
 	// Replay, when set, says how much of the log Batches hold: with Mode
 	// ReplaySnapshot, the segments before FromOffset are listed in
 	// Segments with no batches, and were not read.

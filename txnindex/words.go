@@ -64,7 +64,9 @@ func (c Cause) Words() string {
 var stateWords = map[OpenTxnState]string{
 	StateOpen:                "open",
 	StateExpired:             "expired",
+	StateLate:                "late",
 	StateHanging:             "hanging",
+	StatePrepared:            "prepared, waiting for its external transaction manager",
 	StateDecidedUnreplicated: "decided, marker not replicated",
 	StateMarkerRemoved:       "decided, marker removed by the cleaner",
 }
@@ -87,6 +89,7 @@ var ruleWords = map[string]string{
 	RuleCoordinatorEmpty:       "the coordinator has no transaction in progress (Empty)",
 	RulePartitionNotListed:     "the coordinator's transaction does not include this partition",
 	RulePartitionListed:        "the coordinator's transaction includes this partition",
+	RulePreparedTwoPhase:       "the coordinator holds it prepared for a two-phase commit",
 }
 
 // RuleWords is a KIP-664 rule name (RuleAge, RuleCoordinatorEmpty, …) as a

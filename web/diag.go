@@ -33,6 +33,9 @@ type DiagnosisView struct {
 	// they use txnindex.BootstrapVar, with its guard line).
 	Bootstrap string
 	Commands  bool // some command is shown (the bootstrap field is)
+	// TopicUnknown: the commands name TOPIC (a segment read alone), and
+	// the topic field is shown beside the bootstrap one.
+	TopicUnknown bool
 	// Note says what a partition that is not a data partition is (the
 	// KRaft metadata log): shown instead of "clear".
 	Note string
@@ -62,6 +65,21 @@ type DiagnosisView struct {
 	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
 	Compaction    []string
 	MarkerRemoved []TxnView
+	// Unknown says why the offsets are unknown (no .log segment was
+	// read); nil when they are known.
+	Unknown *txnindex.OffsetsUnknownReport
+	// Restart is what the next restart of the broker would change
+	// (txnindex.RestartReport); nil when the directory holds no state a
+	// restart drops.
+	Restart *RestartView
+}
+
+// RestartView is the running broker's LSO against the one after its next
+// restart, and why.
+type RestartView struct {
+	Now, After int64
+	Snapshot   string
+	Text       string
 }
 
 // GroupView is one consumer group's committed offset against the LSO.
@@ -107,6 +125,12 @@ type TxnView struct {
 	EndsWhen        string
 	CheckCommand    Cmd
 	HangingRuleText string // the rule in words
+	// ConfirmCommand asks the coordinator whether a late transaction
+	// hangs (kafka-transactions.sh find-hanging); empty once coordinator
+	// evidence decided. AbortBreaks says what aborting a transaction
+	// prepared for a two-phase commit breaks.
+	ConfirmCommand Cmd
+	AbortBreaks    string
 }
 
 // Cmd is a command a copy button copies. Text is what is shown and
@@ -119,14 +143,31 @@ type Cmd struct {
 	Text string
 }
 
-func command(template, bootstrap string) Cmd {
-	if !txnindex.UsesBootstrapVar(template) {
-		return Cmd{Text: template}
+// cmdFill is what a page puts into the commands: the bootstrap address
+// and, for a segment read alone, the topic its field names.
+type cmdFill struct{ bootstrap, topic string }
+
+func command(template string, f cmdFill) Cmd {
+	text, guards := template, ""
+	if txnindex.UsesBootstrapVar(template) {
+		if f.bootstrap == "" {
+			guards = txnindex.BootstrapGuard + "\n"
+		} else {
+			text = strings.ReplaceAll(text, txnindex.BootstrapVar, txnindex.ShellWord(f.bootstrap))
+		}
 	}
-	if bootstrap == "" {
-		return Cmd{Text: txnindex.BootstrapGuard + "\n" + template}
+	// The topic of a segment read alone is not known: the command names
+	// TOPIC, after the guard line that stops it until TOPIC is set, or
+	// the topic the page's field gives, quoted (static/js/diagnosis.js
+	// fetches the panel again when the field changes).
+	if txnindex.UsesTopicVar(template) {
+		if f.topic == "" {
+			guards += txnindex.TopicGuard + "\n"
+		} else {
+			text = strings.ReplaceAll(text, txnindex.TopicVar, txnindex.ShellWord(f.topic))
+		}
 	}
-	return Cmd{Text: strings.ReplaceAll(template, txnindex.BootstrapVar, txnindex.ShellWord(bootstrap))}
+	return Cmd{Text: guards + text}
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
@@ -157,6 +198,16 @@ type RangeView struct {
 // (txnindex.Duration): "850ms", "20m", "335d 17h".
 func durText(ms int64) string { return txnindex.DurationMs(ms) }
 
+// txnSpan is an open transaction's offsets: first to last, or, for one
+// whose data retention deleted all of (a producer snapshot remembers its
+// first offset, no batch of it survives), its first offset alone.
+func txnSpan(t TxnView) string {
+	if t.Last < t.First {
+		return "from " + i64(t.First) + " (its data deleted)"
+	}
+	return span(t.First, t.Last)
+}
+
 func rangeView(r txnindex.OffsetRange) RangeView {
 	n := r.To - r.From + 1
 	pad := max(n/2, 4)
@@ -170,7 +221,7 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 	return v
 }
 
-func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
+func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
@@ -178,7 +229,13 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
 		HangingRuleText: txnindex.RuleWords(t.HangingRule),
-		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap)}
+		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
+		ConfirmCommand: command(t.ConfirmCommand, bootstrap), AbortBreaks: t.AbortBreaks}
+	if t.State == txnindex.StateLate && t.HangingRule == "" {
+		v.StateText = "late, hanging not confirmed"
+	} else if t.State == txnindex.StateLate {
+		v.StateText = "late, not hanging"
+	}
 	if t.Unseen {
 		v.TestID = "diag-txn-unseen-" + i64(t.FirstOffset)
 	}
@@ -210,6 +267,13 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap string) TxnView {
 // txnindex.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
 // is put into them. clock says whose time d.Now is (clockServer, …).
 func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisView {
+	return diagnosisViewFor(d, cmdFill{bootstrap: bootstrap}, clock)
+}
+
+// diagnosisViewFor is diagnosisView with the topic the page's field names
+// for a segment read alone.
+func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *DiagnosisView {
+	bootstrap := fill.bootstrap
 	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
 		Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource,
 		Bootstrap: bootstrap, ClockWhat: clock}
@@ -230,10 +294,10 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 		v.Position = d.Lag.Position
 	}
 	for i := range d.OpenTransactions {
-		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i], bootstrap))
+		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i], fill))
 	}
 	if d.PinnedBy != nil {
-		p := txnView(d.PinnedBy, bootstrap)
+		p := txnView(d.PinnedBy, fill)
 		v.Pinned = &p
 	}
 	v.Commands = v.Pinned != nil || len(v.Txns) > 0
@@ -247,7 +311,12 @@ func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisVie
 		v.Compaction = c.Evidence
 	}
 	for i := range d.MarkerRemoved {
-		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], bootstrap))
+		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], fill))
+	}
+	v.Unknown = d.OffsetsUnknown
+	v.TopicUnknown = d.TopicUnknown && v.Commands
+	if r := d.AfterRestart; r != nil {
+		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
 	}
 	switch {
 	case v.Stuck:
@@ -310,11 +379,12 @@ func (u *UI) DiagnosisPanel() http.Handler {
 			return
 		}
 		o, bootstrap, clock, err := u.diagnoseOptions(r, r.PathValue("id"))
+		topic := topicName(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		render(w, r, diagnosisPanel(diagnosisView(u.diags.diagnose(l, o), bootstrap, clock)))
+		render(w, r, diagnosisPanel(diagnosisViewFor(u.diags.diagnose(l, o), cmdFill{bootstrap, topic}, clock)))
 	})
 }
 
@@ -349,4 +419,14 @@ func boolRank(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// topicName is the topic the page's field names for a segment read alone
+// (?topic_name=), at most as long as Kafka's longest topic name.
+func topicName(r *http.Request) string {
+	t := strings.TrimSpace(r.URL.Query().Get("topic_name"))
+	if len(t) > txnindex.MaxTopicNameLength {
+		t = t[:txnindex.MaxTopicNameLength]
+	}
+	return t
 }

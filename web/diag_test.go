@@ -85,7 +85,7 @@ func TestIndexByLag(t *testing.T) {
 		t.Errorf("held-back list wrong:\n%s", held)
 	}
 	for _, want := range []string{`data-testid="partition-row-b-s-0"`, `data-testid="partition-row-a-t-0"`, `data-testid="partition-row-lazy-big-0"`,
-		`data-lag="4"`, `data-state="hanging"`, "producer 9 (epoch 0) from 2", `data-built="false"`, `data-testid="partition-link-lazy-big-0"`, "20m",
+		`data-lag="4"`, `data-state="expired"`, "producer 9 (epoch 0) from 2", `data-built="false"`, `data-testid="partition-link-lazy-big-0"`, "20m",
 		`data-testid="topic-group-b-s"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("index lacks %s", want)

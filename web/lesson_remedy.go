@@ -1,10 +1,11 @@
 package web
 
 // The end of a stuck-LSO lesson: the remedy played out. When the engine's
-// diagnosis finds the LSO pinned by a hanging transaction (KIP-664), the
-// lesson appends, one step each, the ABORT marker that
+// diagnosis finds the LSO pinned by a hanging transaction (KIP-664), or by
+// a late one no coordinator evidence decided (txnindex.Diagnosis.Alert),
+// the lesson appends, one step each, the ABORT marker that
 // `kafka-transactions.sh abort --start-offset` makes the broker write for
-// every hanging transaction, oldest first; the LSO moves and the consumer
+// every such transaction, oldest first; the LSO moves and the consumer
 // proceeds, computed by the same engine as every other step.
 
 import (
@@ -22,12 +23,13 @@ func remedies(l *txnindex.Log) ([]string, []txnindex.Batch) {
 	// No bootstrap: the commands name the shell variable BOOTSTRAP
 	// (txnindex.BootstrapVar), so the command runs once it is set.
 	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
-	if !d.Hanging() || d.Capture != nil || len(l.Segments) == 0 {
+	if !d.Alert() || d.Capture != nil || len(l.Segments) == 0 {
 		// A capture's LSO is the broker's word, not a log to append to.
 		return nil, nil
 	}
 	hanging := slices.DeleteFunc(slices.Clone(d.OpenTransactions), func(t txnindex.OpenTxnReport) bool {
-		return t.State != txnindex.StateHanging || t.Unseen
+		act := t.State == txnindex.StateHanging || t.State == txnindex.StateLate && t.HangingRule == ""
+		return !act || t.Unseen
 	})
 	slices.SortFunc(hanging, func(a, b txnindex.OpenTxnReport) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	si := int32(len(l.Segments) - 1)

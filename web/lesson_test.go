@@ -236,8 +236,10 @@ func TestLessonRemedy(t *testing.T) {
 	logs := demoLogs(t)
 	l := logs["stuck-lso"]
 	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
-	if d.PinnedBy == nil || !d.Hanging() {
-		t.Fatalf("the stuck-LSO demo is not pinned by a hanging transaction: %+v", d.PinnedBy)
+	// The demo has no coordinator state: its transaction is late, its
+	// hanging unconfirmed, and an operator must act (Alert).
+	if d.PinnedBy == nil || !d.Alert() || d.PinnedBy.State != txnindex.StateLate {
+		t.Fatalf("the stuck-LSO demo is not pinned by a late transaction: %+v", d.PinnedBy)
 	}
 	pin := d.PinnedBy
 	ls := NewLesson("stuck-lso", l, -1)

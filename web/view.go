@@ -66,6 +66,13 @@ func assets() Assets {
 // TimelineView is the timeline page: the parts drawn in the DOM (lanes,
 // markers, summary) and what the script needs to open the stream.
 type TimelineView struct {
+	// OffsetsUnknown: no .log segment was read (txnindex.Log.NoSegment):
+	// the summary says the offsets are unknown instead of printing 0s.
+	OffsetsUnknown bool
+	// Tiered: older segments are in remote storage (KIP-405); LogStart is
+	// then the partition's and LocalStart the first local offset.
+	Tiered               bool
+	LocalStart           int64
 	Source, Title, Topic string
 	Path                 string // the full path of a loaded source: the title's tooltip only
 	Partition            int32
@@ -162,7 +169,13 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	v.Lanes = laneViews(l.Lanes())
 	// The true holder (txnindex.LSOHolder), open or decided with its
 	// marker not yet below the high watermark, not the first of Log.Open.
+	v.OffsetsUnknown = l.NoSegment
+	if t := l.Tiered; t != nil {
+		v.Tiered, v.LocalStart, v.LogStart = true, l.LogStartOffset, min(t.LogStartOffset, l.LogStartOffset)
+	}
 	switch t := l.LSOHolder(); {
+	case l.NoSegment:
+		v.Pinned = "No .log segment was read: the offsets are unknown (the diagnosis says what the other files show)."
 	case t != nil && l.MarkerRemovedEvidence(t) != "":
 		// The replay leaves it open; the cleaner shows the broker
 		// decided it (the diagnosis lists it as decided_marker_removed).

@@ -206,7 +206,7 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 	} else if tail != nil {
 		v.readTail(tail)
 	}
-	v.Diag = diagnosisView(u.diags.diagnose(dl, o), bootstrap, clock)
+	v.Diag = diagnosisViewFor(u.diags.diagnose(dl, o), cmdFill{bootstrap, topicName(r)}, clock)
 	return v, true
 }
 

@@ -16,12 +16,13 @@ import (
 )
 
 // exitHanging is diagnose's exit status when a partition is pinned by a
-// hanging transaction, so monitors can alert on it.
+// hanging transaction, or by a late one whose coordinator was not heard
+// (txnindex.Diagnosis.Alert), so monitors can alert on it.
 const exitHanging = 3
 
 func runDiagnose(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "diagnose", "[flags] PATH | --demo NAME | --bootstrap HOST:PORT",
-		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, hanging), the command that ends it and what that discards.\nWith --bootstrap and no PATH, --demo or --topic: scan every partition of the cluster, stuck ones first.\nExit status 3 when a partition is pinned by a hanging transaction.")
+		"Explain each partition's last stable offset: who pins it, since when, how every open transaction\nclassifies (open, expired, late, hanging, prepared), the command that ends it and what that discards.\nWith --bootstrap and no PATH, --demo or --topic: scan every partition of the cluster, stuck ones first.\nExit status 3 when a partition is pinned by a hanging transaction, or by a late one (no write for longer than\ntransaction.max.timeout.ms plus 5m) whose coordinator was not read.")
 	var (
 		format     = fs.String("format", "text", "text or json")
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
@@ -64,7 +65,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		if *format == "text" {
 			fmt.Fprint(e.stdout, live.Runbook(d))
-			if d.Hanging() {
+			if d.Alert() {
 				return &codeError{code: exitHanging}
 			}
 			return nil

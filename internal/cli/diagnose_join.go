@@ -109,17 +109,23 @@ func nothingToSay(d *txnindex.Diagnosis) bool {
 // how many are stuck and why, most offsets behind first.
 func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
 	var stuck []*txnindex.Diagnosis
-	hanging := 0
+	hanging, late := 0, 0
 	for _, d := range ds {
 		if d.LastStableOffset < d.HighWatermark {
 			stuck = append(stuck, d)
 		}
 		if d.Hanging() {
 			hanging++
+		} else if d.Alert() {
+			late++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s stuck (LSO below the high watermark), %s pinned by a hanging transaction, %s clear\n",
-		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), txnindex.Count(int64(len(ds)-len(stuck))))
+	lateText := ""
+	if late > 0 {
+		lateText = fmt.Sprintf(", %s by a late one whose coordinator was not read (hanging not confirmed)", txnindex.Count(int64(late)))
+	}
+	fmt.Fprintf(w, "%s: %s stuck (LSO below the high watermark), %s pinned by a hanging transaction%s, %s clear\n",
+		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), lateText, txnindex.Count(int64(len(ds)-len(stuck))))
 	slices.SortStableFunc(stuck, func(a, b *txnindex.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
 		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), d.Status())
@@ -127,7 +133,9 @@ func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
 }
 
 // writeDiagnoses prints the diagnoses as JSON or runbooks, and returns
-// exit status 3 when one is pinned by a hanging transaction.
+// exit status 3 when one needs an operator (txnindex.Diagnosis.Alert):
+// pinned by a hanging transaction, or by a late one no coordinator
+// evidence decided.
 func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
 	if format == "json" {
 		if err := jsonid.WriteIndent(e.stdout, struct {
@@ -139,7 +147,7 @@ func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
 		writeRunbooks(e.stdout, ds)
 	}
 	for _, d := range ds {
-		if d.Hanging() {
+		if d.Alert() {
 			return &codeError{code: exitHanging}
 		}
 	}

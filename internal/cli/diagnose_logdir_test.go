@@ -122,7 +122,7 @@ func TestDiagnoseLogDirSummary(t *testing.T) {
 	}
 	lines := strings.Split(text, "\n")
 	want := []string{
-		"3 partitions: 2 stuck (LSO below the high watermark), 2 pinned by a hanging transaction, 1 clear",
+		"3 partitions: 2 stuck (LSO below the high watermark), 0 pinned by a hanging transaction, 2 by a late one whose coordinator was not read (hanging not confirmed), 1 clear",
 		"  orders-2: STUCK: the LSO has been held for 24h, 10 offsets",
 		"  orders-1: STUCK: the LSO has been held for",
 	}

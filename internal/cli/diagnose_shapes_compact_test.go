@@ -151,14 +151,14 @@ func compactedShapes(nowMs int64) []shapeCase {
 			code: exitHanging,
 			check: func(t *testing.T, d diagJSON) {
 				p := d.Partitions[0]
-				if b := p.PinnedBy; b == nil || b.ProducerID != 42 || b.FirstOffset != 12 || b.State != "hanging" || p.LastStableOffset != 12 {
+				if b := p.PinnedBy; b == nil || b.ProducerID != 42 || b.FirstOffset != 12 || b.State != "late" || p.LastStableOffset != 12 {
 					t.Errorf("LSO %d pinned %+v", p.LastStableOffset, b)
 				}
 				if c := p.Compaction; c == nil || c.CleanedBelow != 10 || len(p.Compacted) != 0 {
 					t.Errorf("compaction %+v, compacted %+v", c, p.Compacted)
 				}
 			},
-			text:  []string{"pinned by producer 42 epoch 3's transaction from offset 12 (hanging)", "compacted: the log cleaner has worked", "--start-offset 12"},
+			text:  []string{"pinned by producer 42 epoch 3's transaction from offset 12 (late; hanging not confirmed)", "compacted: the log cleaner has worked", "--start-offset 12"},
 			never: []string{"decided_marker_removed"},
 		},
 	}

@@ -133,7 +133,7 @@ func productionShapes(now time.Time) []shapeCase {
 					t.Fatalf("LSO %d log start %d HWM %d pinned %+v", p.LastStableOffset, p.LogStartOffset, p.HighWatermark, p.PinnedBy)
 				}
 				b := p.PinnedBy
-				if b.ProducerID != 42 || b.ProducerEpoch != 5 || b.FirstOffset != 120 || b.State != "hanging" || !b.FromSnapshot || !b.BeganBeforeLogStart {
+				if b.ProducerID != 42 || b.ProducerEpoch != 5 || b.FirstOffset != 120 || b.State != "late" || !b.FromSnapshot || !b.BeganBeforeLogStart {
 					t.Errorf("pinned by %+v", b)
 				}
 				if b.LastTimestamp != old || b.AgeMs != elevenMonths || !p.LSOLagAtLeast {
@@ -147,7 +147,7 @@ func productionShapes(now time.Time) []shapeCase {
 					t.Errorf("commands %q / %q", b.AbortCommand, b.AbortByProducerCommand)
 				}
 			},
-			text: []string{"STUCK", "pinned by producer 42 epoch 5's transaction from offset 120 (hanging)",
+			text: []string{"STUCK", "pinned by producer 42 epoch 5's transaction from offset 120 (late; hanging not confirmed)",
 				"began at offset 120, before the log start 500 (deleted by retention)", "335d,", "--start-offset 120",
 				"--coordinator-epoch 3", "(coordinator epoch 3, the largest known; evidence: producer snapshot 00000000000000000520.snapshot)"},
 			never: []string{"--1", "0s ago", "--coordinator-epoch 0", "--start-offset 500"},
@@ -192,7 +192,7 @@ func productionShapes(now time.Time) []shapeCase {
 			code: exitHanging,
 			check: func(t *testing.T, d diagJSON) {
 				b := d.Partitions[0].PinnedBy
-				if b == nil || b.FirstOffset != 500 || !b.MayHaveBegunBeforeLogStart || b.BeganBeforeLogStart || b.State != "hanging" {
+				if b == nil || b.FirstOffset != 500 || !b.MayHaveBegunBeforeLogStart || b.BeganBeforeLogStart || b.State != "late" {
 					t.Fatalf("pinned by %+v", b)
 				}
 				for _, s := range []string{".snapshot", "describe-producers", "CurrentTransactionStartOffset"} {
@@ -266,11 +266,11 @@ func productionShapes(now time.Time) []shapeCase {
 				p := d.Partitions[0]
 				b := p.PinnedBy
 				if p.LastStableOffset != 7 || len(p.OpenTransactions) != 1 || b == nil || b.ProducerID != 6 || b.ProducerEpoch != 0 ||
-					b.FirstOffset != 7 || b.State != "hanging" || !strings.HasSuffix(b.AbortCommand, "--start-offset 7") {
+					b.FirstOffset != 7 || b.State != "late" || !strings.HasSuffix(b.AbortCommand, "--start-offset 7") {
 					t.Errorf("LSO %d open %+v pinned by %+v", p.LastStableOffset, p.OpenTransactions, b)
 				}
 			},
-			text:  []string{"pinned by producer 6 epoch 0's transaction from offset 7 (hanging)", "--start-offset 7"},
+			text:  []string{"pinned by producer 6 epoch 0's transaction from offset 7 (late; hanging not confirmed)", "--start-offset 7"},
 			never: []string{"producer 5 epoch", "open transaction 2"},
 		},
 		{

@@ -63,7 +63,7 @@ func TestDiagnoseTV2(t *testing.T) {
 		t.Errorf("diagnosis %+v pinned by %+v", p, p.PinnedBy)
 	}
 	code, text, _ := runArgs(t, "diagnose", "--now", "2027-01-01T00:00:00Z", part)
-	if code != 3 || !strings.Contains(text, "pinned by producer 1002 epoch 0's transaction from offset 7 (hanging)") {
+	if code != 3 || !strings.Contains(text, "pinned by producer 1002 epoch 0's transaction from offset 7 (late; hanging not confirmed)") {
 		t.Errorf("a year later: code %d\n%s", code, text)
 	}
 

@@ -101,8 +101,11 @@ func TestUICopyButtonsRunInBash(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
 		t.Error("a copied command ran the substitution in the bootstrap")
 	}
-	if got := eval[string](t, ctx, `document.querySelector('[data-testid="abort-command"]').textContent`); got != texts[0] {
-		t.Errorf("the code box shows %q, the button copies %q", got, texts[0])
+	// The abort command's box shows what its button copies (the demo's
+	// transaction is late: the find-hanging command comes first).
+	if got, copied := eval[string](t, ctx, `document.querySelector('[data-testid="abort-command"]').textContent`),
+		eval[string](t, ctx, `document.querySelector('[data-testid="copy-abort-command"]').dataset.copy`); got != copied {
+		t.Errorf("the code box shows %q, the button copies %q", got, copied)
 	}
 	if u := eval[string](t, ctx, `new URL(location.href).searchParams.get("bootstrap")`); u != boot {
 		t.Errorf("link's bootstrap %q", u)
@@ -124,8 +127,9 @@ func TestUICopyButtonsRunInBash(t *testing.T) {
 }
 
 // rawIdentifier is a snake_case machine name (aborted_transaction,
-// at_or_above_lso, before_position) or a -1 offset printed as a number.
-var rawIdentifier = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|(?:fetch offset|from=?)\s*-1\b`)
+// at_or_above_lso, before_position) or a -1 offset printed as a number
+// (alone, or as the end of a range: "120–-1").
+var rawIdentifier = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|(?:fetch offset|from=?)\s*-1\b|–-1\b`)
 
 // kafkaWords are Kafka's own names a person types: the isolation levels.
 var kafkaWords = map[string]bool{"read_committed": true, "read_uncommitted": true}

@@ -106,7 +106,7 @@ func onceStatus(u live.Update) error {
 	}
 	for _, p := range u.Partitions {
 		for _, o := range p.Open {
-			if o.Hanging {
+			if o.Hanging || o.Late {
 				return &codeError{code: exitHanging}
 			}
 		}

@@ -42,15 +42,15 @@ func TestDiagnosisPanel(t *testing.T) {
 		`[data-testid="diag-hwm"]`:         fmt.Sprint(l.HighWatermark),
 		`[data-testid="diag-lag-offsets"]`: fmt.Sprintf("%d offsets", l.HighWatermark-l.LastStableOffset),
 		`[data-testid="discard-count"]`:    "3 records",
-		`[data-testid="pinned-state"]`:     "hanging",
+		`[data-testid="pinned-state"]`:     "late, hanging not confirmed",
 	} {
 		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
 			t.Errorf("%s: %q, want %q", sel, got, want)
 		}
 	}
 	pin := eval[map[string]string](t, ctx, `Object.assign({}, document.querySelector('[data-testid="pinned-by"]').dataset)`)
-	if pin["producer"] != "6" || pin["firstOffset"] != "3" || pin["state"] != "hanging" {
-		t.Errorf("pinned-by %v, want producer 6 at offset 3, hanging", pin)
+	if pin["producer"] != "6" || pin["firstOffset"] != "3" || pin["state"] != "late" {
+		t.Errorf("pinned-by %v, want producer 6 at offset 3, late", pin)
 	}
 	if who := text(t, ctx, `[data-testid="pinned-by"]`); !strings.Contains(who, "producer 6") || !strings.Contains(who, "offset 3") || !strings.Contains(who, "KIP-664") {
 		t.Errorf("pinned-by text %q", who)
@@ -65,8 +65,8 @@ func TestDiagnosisPanel(t *testing.T) {
 	if got := text(t, ctx, `[data-testid="print-command"]`); !strings.HasPrefix(got, "kcat -C -b kafka-1:9092 -t demo-stuck-lso -p 0 -o 3 -c 3") {
 		t.Errorf("print command %q", got)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="open-transactions"] tbody tr[data-state="hanging"]').length`); n != len(l.Open) {
-		t.Errorf("%d open transactions listed as hanging, want %d", n, len(l.Open))
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="open-transactions"] tbody tr[data-state="late"]').length`); n != len(l.Open) {
+		t.Errorf("%d open transactions listed as late, want %d", n, len(l.Open))
 	}
 
 	// The pinning transaction is highlighted on the timeline, over its batches.
@@ -152,8 +152,8 @@ func TestPartitionListByLag(t *testing.T) {
 	if len(rows) != len(cat.list()) {
 		t.Fatalf("%d rows, want %d", len(rows), len(cat.list()))
 	}
-	if rows[0].ID != "partition-row-stuck-lso-demo-stuck-lso-0" || rows[0].State != "hanging" || !strings.Contains(rows[0].Text, "producer 6") {
-		t.Errorf("first row %+v, want stuck-lso pinned by producer 6 (hanging)", rows[0])
+	if rows[0].ID != "partition-row-stuck-lso-demo-stuck-lso-0" || rows[0].State != "late" || !strings.Contains(rows[0].Text, "producer 6") {
+		t.Errorf("first row %+v, want stuck-lso pinned by producer 6 (late)", rows[0])
 	}
 	prev := int64(1 << 62)
 	for _, r := range rows {

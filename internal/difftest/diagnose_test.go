@@ -49,8 +49,10 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	if d.PinnedBy.AbortCommand != want || d.PinnedBy.State != txnindex.StateOpen || d.PinnedBy.Discards.Records != 3 {
 		t.Errorf("pinned by %+v", d.PinnedBy)
 	}
-	// Seen from far in the future the same transaction is hanging.
-	if late := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now().Add(time.Hour), Position: -1}); !late.Hanging() {
+	// Seen from far in the future the same transaction is late by the
+	// broker's rule; with no coordinator evidence read, hanging is not
+	// confirmed, and an operator must look (Alert).
+	if late := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now().Add(time.Hour), Position: -1}); late.PinnedBy == nil || late.PinnedBy.State != txnindex.StateLate || !late.Alert() || late.Hanging() {
 		t.Errorf("an hour later: %+v", late.PinnedBy)
 	}
 	// Who did it: the producer id the broker's DescribeProducers reports.

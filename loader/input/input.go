@@ -202,11 +202,15 @@ func openSegment(in fileInput) (*Contents, error) {
 	defer seg.Close()
 	topic, partition, _, perr := loader.ParsePartitionDir(in.partitionDir)
 	if perr != nil {
+		// The file name labels the partition on the pages; it is not a
+		// topic (a segment's name is its base offset), so the commands
+		// do not name it (txnindex.TopicVar).
 		topic, partition = strings.TrimSuffix(in.base, filepath.Ext(in.base)), 0
 	}
 	s := seg.Segment()
 	p := &txnindex.Partition{Topic: topic, Partition: partition, Segments: []txnindex.Segment{s},
-		Batches: seg.Batches, LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: "log_end_offset (single segment)"}
+		Batches: seg.Batches, LogStartOffset: -1, HighWatermark: -1, HighWatermarkSource: "log_end_offset (single segment)",
+		TopicUnknown: perr != nil}
 	c := &Contents{Kind: KindSegment, Partitions: []*Partition{{Log: txnindex.Build(p)}}}
 	if in.keepSegment {
 		c.Segment = &loader.Partition{Dir: in.dir, Input: p, Segments: []*loader.SegmentFiles{{Log: seg}}}

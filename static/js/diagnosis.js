@@ -83,7 +83,7 @@
     if (!p || (!force && String(position) === p.dataset.position)) return;
     const page = new URL(location.href);
     const u = new URL(page.pathname.replace(/\/$/, "") + "/diagnosis", page);
-    for (const k of ["now", "bootstrap", "transaction_timeout", "max_transaction_timeout"]) {
+    for (const k of ["now", "bootstrap", "topic_name", "transaction_timeout", "max_transaction_timeout"]) {
       if (page.searchParams.has(k)) u.searchParams.set(k, page.searchParams.get(k));
     }
     if (position >= 0) u.searchParams.set("position", position);
@@ -164,11 +164,18 @@
   // BOOTSTRAP is set: what a button copies always runs.
   const STORE = "txnscope.bootstrap";
   let commandUpdates = 0, commandsPending = null, commandsTimer = 0;
+  // The topic of a segment read alone is not known (txnindex.TopicVar):
+  // the topic field puts one in, as the bootstrap field does the address;
+  // it stays in the link (?topic_name=), not in storage: it is this
+  // segment's. The server puts it into the commands, quoted.
+  const topicNow = () => (new URL(location.href).searchParams.get("topic_name") || "").trim();
   function applyBootstrap(boot) {
     const p = panel();
     if (!p) return;
     const f = p.querySelector('[data-testid="bootstrap"]');
     if (f && document.activeElement !== f) f.value = boot;
+    const tf = p.querySelector('[data-testid="topic-name"]');
+    if (tf && document.activeElement !== tf) tf.value = topicNow();
     const hint = p.querySelector('[data-testid="bootstrap-hint"]');
     if (hint) {
       hint.textContent = boot ? "Put into the commands below; remembered in the link and this browser."
@@ -184,7 +191,7 @@
     for (const b of p.querySelectorAll(".cmd button.copy")) b.disabled = true;
     const page = new URL(location.href);
     const u = new URL(page.pathname.replace(/\/$/, "") + "/diagnosis", page);
-    for (const k of ["now", "bootstrap", "transaction_timeout", "max_transaction_timeout"]) {
+    for (const k of ["now", "bootstrap", "topic_name", "transaction_timeout", "max_transaction_timeout"]) {
       if (page.searchParams.has(k)) u.searchParams.set(k, page.searchParams.get(k));
     }
     if (p.dataset.position !== undefined && +p.dataset.position >= 0) u.searchParams.set("position", p.dataset.position);
@@ -229,19 +236,32 @@
     commandsTimer = setTimeout(updateCommands, 150);
   }
   const bootNow = () => new URL(location.href).searchParams.get("bootstrap") || "";
+  function setTopic(name) {
+    name = name.trim().slice(0, 249); // Kafka's longest topic name
+    const u = new URL(location.href);
+    if (name) u.searchParams.set("topic_name", name); else u.searchParams.delete("topic_name");
+    history.replaceState(history.state, "", u);
+    applyBootstrap(bootNow());
+    clearTimeout(commandsTimer);
+    commandsTimer = setTimeout(updateCommands, 150);
+  }
   document.addEventListener("input", (e) => {
     if (e.target.matches && e.target.matches('[data-testid="diagnosis"] [data-testid="bootstrap"]')) setBootstrap(e.target.value);
+    if (e.target.matches && e.target.matches('[data-testid="diagnosis"] [data-testid="topic-name"]')) setTopic(e.target.value);
   });
   document.addEventListener("submit", (e) => {
     if (e.target.matches && e.target.matches('[data-testid="bootstrap-form"]')) {
       e.preventDefault();
       const f = e.target.querySelector('[data-testid="bootstrap"]');
       if (f) setBootstrap(f.value);
+      const tf = e.target.querySelector('[data-testid="topic-name"]');
+      if (tf) setTopic(tf.value);
     }
   });
   // A refreshed panel is rendered with the link's bootstrap already.
   document.addEventListener("txnscope:diagnosis", () => applyBootstrap(bootNow()));
   if (!new URL(location.href).searchParams.has("bootstrap") && storedBootstrap()) setBootstrap(storedBootstrap());
+  else if (topicNow()) applyBootstrap(bootNow());
 
-  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap, commandUpdates: () => commandUpdates };
+  window.txnscopeDiagnosis = { copies: () => copies.slice(), refreshes: () => refreshes, loads: () => loads, summaries: () => summaries, refresh, refreshSummary, setBootstrap, setTopic, commandUpdates: () => commandUpdates };
 })();

@@ -196,12 +196,15 @@
       diag.className = "live-diag"; diag.dataset.testid = "live-diagnosis";
       host.appendChild(diag);
     }
-    const open = m.open_transactions, hanging = open.filter((o) => o.hanging), pin = open.find((o) => o.pins_lso);
+    // late: the log alone says so (DescribeProducers did not answer), and
+    // no coordinator confirmed it hangs (live.OpenTxn.Late).
+    const open = m.open_transactions, hanging = open.filter((o) => o.hanging), late = open.filter((o) => o.late && !o.hanging), pin = open.find((o) => o.pins_lso);
     const stuck = m.engine_lso < m.high_watermark;
-    host.dataset.state = hanging.length ? "hanging" : stuck ? "stuck" : "clear";
+    host.dataset.state = hanging.length ? "hanging" : late.length ? "late" : stuck ? "stuck" : "clear";
     host.classList.toggle("stuck", stuck); host.classList.toggle("clear", !stuck);
     let h = "<p>";
     h += hanging.length ? '<span class="verdict stuck" data-testid="live-verdict">HANGING</span> '
+      : late.length ? '<span class="verdict stuck" data-testid="live-verdict">LATE, hanging not confirmed</span> '
       : stuck ? '<span class="verdict stuck" data-testid="live-verdict">LSO held</span> ' : '<span class="verdict clear" data-testid="live-verdict">clear</span> ';
     h += "LSO " + esc(m.engine_lso) + ", high watermark " + esc(m.high_watermark) + " (" + esc(plural(m.high_watermark - m.engine_lso, "offset", "offsets")) + " held back)";
     if (pin) h += ', pinned by producer ' + esc(pid(pin)) + (pin.transactional_id ? ' (<span class="txid">' + esc(pin.transactional_id) + "</span>)" : "") + " from offset " + esc(pin.first_offset);
@@ -214,7 +217,7 @@
           "<td>" + esc(pid(o)) + " <small>epoch " + esc(o.producer_epoch) + "</small>" + (o.pins_lso ? ' <span class="pins-tag">pins LSO</span>' : "") + "</td>" +
           '<td class="txid">' + (o.transactional_id ? esc(o.transactional_id) : "<small>unknown to the coordinators</small>") + (o.coordinator_state ? " <small>" + esc(o.coordinator_state) + "</small>" : "") + "</td>" +
           "<td>" + esc(o.first_offset) + (o.last_offset > o.first_offset ? "–" + esc(o.last_offset) : "") + "</td>" +
-          '<td><span class="state ' + (o.hanging ? "hanging" : "open") + '">' + (o.hanging ? "HANGING" : "open") + "</span></td>" +
+          '<td><span class="state ' + (o.hanging ? "hanging" : o.late ? "late" : "open") + '">' + (o.hanging ? "HANGING" : o.late ? "late, hanging not confirmed" : "open") + "</span></td>" +
           '<td class="why">' + esc(o.reason) + "</td>" +
           '<td class="cmdcell"><div class="cmd"><code>' + esc(o.abort_command) + '</code><button type="button" class="copy" data-copy="' + esc(o.abort_command) + '" aria-label="copy the command">copy</button><span class="copied" role="status" aria-live="polite"></span></div></td></tr>';
       }
