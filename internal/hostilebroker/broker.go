@@ -49,6 +49,9 @@ type Broker struct {
 	Topic      string
 	TopicID    [16]byte
 	Partitions int32
+	// MoreTopics are listed by Metadata beside Topic, each with
+	// Partitions partitions; the other answers serve every topic alike.
+	MoreTopics []string
 	// LogStart, HWM and LSO are what ListOffsets answers (earliest,
 	// latest read_uncommitted, latest read_committed) and what Fetch
 	// reports beside Records.
@@ -310,7 +313,8 @@ func (b *Broker) Default(req kmsg.Request) kmsg.Response {
 	return req.ResponseKind()
 }
 
-// metadata names this broker node 0, leader of every partition.
+// metadata names this broker node 0, leader of every partition of every
+// topic, whatever topics were asked for.
 func (b *Broker) metadata() *kmsg.MetadataResponse {
 	host, port, _ := net.SplitHostPort(b.Addr())
 	p, _ := strconv.Atoi(port)
@@ -319,13 +323,16 @@ func (b *Broker) metadata() *kmsg.MetadataResponse {
 	br := kmsg.NewMetadataResponseBroker()
 	br.NodeID, br.Host, br.Port = 0, host, int32(p)
 	resp.Brokers = append(resp.Brokers, br)
-	t := kmsg.NewMetadataResponseTopic()
-	t.Topic, t.TopicID = kmsg.StringPtr(b.Topic), b.TopicID
-	for i := range b.Partitions {
-		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition, mp.Leader, mp.Replicas, mp.ISR = i, 0, []int32{0}, []int32{0}
-		t.Partitions = append(t.Partitions, mp)
+	for k, name := range append([]string{b.Topic}, b.MoreTopics...) {
+		t := kmsg.NewMetadataResponseTopic()
+		t.Topic, t.TopicID = kmsg.StringPtr(name), b.TopicID
+		t.TopicID[15] = byte(k)
+		for i := range b.Partitions {
+			mp := kmsg.NewMetadataResponseTopicPartition()
+			mp.Partition, mp.Leader, mp.Replicas, mp.ISR = i, 0, []int32{0}, []int32{0}
+			t.Partitions = append(t.Partitions, mp)
+		}
+		resp.Topics = append(resp.Topics, t)
 	}
-	resp.Topics = append(resp.Topics, t)
 	return resp
 }
