@@ -170,7 +170,13 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 		case ok && suffix == ".snapshot":
 			snapshots = append(snapshots, name)
 		case isKRaftSnapshotName(name):
-			p.KRaftSnapshots = append(p.KRaftSnapshots, kraftSnapshot(name, e))
+			ks, err := kraftSnapshot(name, e)
+			if err != nil {
+				p.Damage = append(p.Damage, err)
+				p.Ignored = append(p.Ignored, IgnoredFile{name, "not a KRaft snapshot name: " + err.Msg})
+				continue
+			}
+			p.KRaftSnapshots = append(p.KRaftSnapshots, ks)
 		default:
 			p.Ignored = append(p.Ignored, IgnoredFile{name, "not a segment, index, snapshot or checkpoint file"})
 		}
