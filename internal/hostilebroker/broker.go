@@ -52,6 +52,10 @@ type Broker struct {
 	// MoreTopics are listed by Metadata beside Topic, each with
 	// Partitions partitions; the other answers serve every topic alike.
 	MoreTopics []string
+	// MoreBrokers are advertised by Metadata beside this one (node 0),
+	// which still leads every partition: at closed ports they are the
+	// brokers of a cluster a scan cannot reach.
+	MoreBrokers []kmsg.MetadataResponseBroker
 	// LogStart, HWM and LSO are what ListOffsets answers (earliest,
 	// latest read_uncommitted, latest read_committed) and what Fetch
 	// reports beside Records.
@@ -322,7 +326,7 @@ func (b *Broker) metadata() *kmsg.MetadataResponse {
 	resp.ClusterID = kmsg.StringPtr("hostile")
 	br := kmsg.NewMetadataResponseBroker()
 	br.NodeID, br.Host, br.Port = 0, host, int32(p)
-	resp.Brokers = append(resp.Brokers, br)
+	resp.Brokers = append(append(resp.Brokers, br), b.MoreBrokers...)
 	for k, name := range append([]string{b.Topic}, b.MoreTopics...) {
 		t := kmsg.NewMetadataResponseTopic()
 		t.Topic, t.TopicID = kmsg.StringPtr(name), b.TopicID
