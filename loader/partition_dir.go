@@ -66,9 +66,10 @@ type dirListing struct {
 	// (LogLoader.recoverLog).
 	flushed int64
 
-	// clean: every segment is read without checking CRCs, as the
-	// broker's start after a clean shutdown recovers none
-	// (LogDirCheckpoints.CleanShutdown).
+	// clean: no segment stops at a bad CRC, as the broker's start after
+	// a clean shutdown recovers none (LogDirCheckpoints.CleanShutdown):
+	// the CRCs of the batches read are checked, and a batch that fails is
+	// kept with a note of what a check would change.
 	clean bool
 
 	// span, when set, is the read of the transactions open in the
@@ -89,7 +90,7 @@ func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 		o.span, o.spanUntil = l.span, l.fullPos
 	}
 	if l.clean {
-		o.VerifyCRC = false
+		o.VerifyCRC, o.crcNote = false, true
 	}
 	if l.flushed <= 0 || !o.VerifyCRC {
 		return o
