@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -36,7 +37,25 @@ func ParsePartitionDir(name string) (topic string, partition int32, kind string,
 	if topic == "" || perr != nil || p < 0 {
 		return "", 0, "", fmt.Errorf("loader: %q is not a partition directory name (<topic>-<partition>)", name)
 	}
+	if topic == "." || topic == ".." {
+		return "", 0, "", fmt.Errorf("loader: %q: %w", name, ErrDotTopic)
+	}
 	return topic, int32(p), kind, nil
+}
+
+// ErrDotTopic: a partition directory of topic "." or "..", which Kafka
+// refuses to create (Topic.validate: "Topic name cannot be \".\" or
+// \"..\""). Such a directory was not written by a broker, and the
+// pages' links to it would name the current or parent directory.
+var ErrDotTopic = errors.New(`topic "." or ".." (Kafka refuses these topic names)`)
+
+// SkipReason is why a log directory's entry name is not listed as a
+// partition, given ParsePartitionDir's error.
+func SkipReason(err error) string {
+	if errors.Is(err, ErrDotTopic) {
+		return ErrDotTopic.Error()
+	}
+	return "directory name is not <topic>-<partition>"
 }
 
 // segFiles collects a segment's file names while listing a directory.
