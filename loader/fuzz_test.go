@@ -177,6 +177,18 @@ func FuzzSegment(f *testing.F) {
 				t.Fatalf("batch %d at %d vs %d", i, b.Position(), head.Batches[i].Position())
 			}
 		}
+		// A clean-shutdown scan (CRCs noted, never cut) keeps what the
+		// header scan keeps.
+		noted := NewSegmentBytes(data, "f.log", ScanOptions{crcNote: true, MaxDecompressedSize: fuzzBound})
+		checkScan(t, data, noted)
+		if len(noted.Batches) != len(head.Batches) {
+			t.Fatalf("CRC-noting scan kept %d batches, header scan %d", len(noted.Batches), len(head.Batches))
+		}
+		for i, b := range noted.Batches {
+			if h := head.Batches[i]; h.Position() != b.Position() || h.Control() != b.Control() || h.CoordinatorEpoch() != b.CoordinatorEpoch() {
+				t.Fatalf("batch %d: CRC-noting scan %+v, header scan %+v", i, b, h)
+			}
+		}
 		viaReader, err := NewSegmentWith(bytes.NewReader(data), int64(len(data)), "f.log", limit)
 		if err != nil || len(viaReader.Batches) != len(full.Batches) || len(viaReader.Damage) != len(full.Damage) {
 			t.Fatalf("ReaderAt scan differs: %v", err)
