@@ -42,9 +42,9 @@ func TestWatchOnceHostileFetch(t *testing.T) {
 
 // TestServeLiveHostileFetch: serve --bootstrap --topic against the same
 // broker. A bomb in the first answer is an error at start that names it;
-// a broker that turns hostile once the server runs leaves it serving,
-// and the bombs are polled again (with backoff) without the process running out of
-// memory (it shares this test's process).
+// a broker that turns hostile once the server runs leaves it serving, and
+// the bombs are polled again (with backoff) without the process, which is
+// this test's, running out of memory.
 func TestServeLiveHostileFetch(t *testing.T) {
 	t.Run("first_answer", func(t *testing.T) {
 		b := hostilebroker.New(t, "hostile", 1)
