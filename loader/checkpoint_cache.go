@@ -78,6 +78,12 @@ func cachedLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
 		key = abs
 	}
 	stamps := cpStamps(key)
+	if !stamps[1].exists && !stamps[2].exists && !stamps[3].exists && !stamps[4].exists {
+		// No checkpoint to parse (a partition directory copied on its
+		// own, under /tmp say): nothing to cache, and no listing of a
+		// parent that may hold anything.
+		return readLogDirCheckpoints(dir, nil)
+	}
 	cpCache.mu.Lock()
 	defer cpCache.mu.Unlock()
 	if e := cpCache.m[key]; e != nil && e.stamps == stamps && trusted(stamps, e.parsed) {
