@@ -159,6 +159,8 @@ type httpError struct {
 
 func (e *httpError) Error() string { return fmt.Sprintf("%d %s: %v", e.Code, e.Msg, e.Err) }
 
+func (e *httpError) Unwrap() error { return e.Err }
+
 func notFound(format string, a ...any) error {
 	return &httpError{Code: http.StatusNotFound, Msg: fmt.Sprintf(format, a...)}
 }
@@ -173,6 +175,12 @@ type handler func(w http.ResponseWriter, r *http.Request) error
 func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err := h(w, r)
 	if err == nil {
+		return
+	}
+	if cerr := r.Context().Err(); cerr != nil && errors.Is(err, cerr) {
+		// The request's deadline passed (--request-timeout, whose
+		// middleware answers 503 naming it) or its client went away:
+		// neither is the server's error.
 		return
 	}
 	var he *httpError

@@ -129,7 +129,11 @@ func (a *API) Decisions() http.Handler {
 		// The range is found by binary search in the decisions shared
 		// through the stream cache (one pass per log and options), so a
 		// small range costs its own size, not the log's.
-		rng := decisionsOverlapping(a.cache.decisions(l, o), from, to)
+		all, err := a.cache.decisionsCtx(ctx, l, o)
+		if err != nil {
+			return err
+		}
+		rng := decisionsOverlapping(all, from, to)
 		var line []byte
 		for n := range rng {
 			if n%4096 == 4095 && ctx.Err() != nil {
@@ -190,8 +194,12 @@ func (a *API) Counts() http.Handler {
 		if from > to {
 			return badRequest("from %d is after to %d", from, to)
 		}
+		e, err := a.cache.getCtx(r.Context(), l, o)
+		if err != nil {
+			return err
+		}
 		c := txnindex.NewCounts(from, to)
-		a.cache.get(l, o).overlapping(l, from, to, c.Add)
+		e.overlapping(l, from, to, c.Add)
 		opts := optionsOf(o)
 		return writeJSON(w, CountsJSON{Version: Version, Options: &opts, Counts: c, Records: c.Records()})
 	})
@@ -298,7 +306,11 @@ func (a *API) Batch() http.Handler {
 		if i < 0 {
 			return notFound("no batch holds offset %d", off)
 		}
-		return writeJSON(w, BatchDetail(r.Context(), a.records, id, l, i, o, a.cache.decisions(l, o), page))
+		decs, err := a.cache.decisionsCtx(r.Context(), l, o)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, BatchDetail(r.Context(), a.records, id, l, i, o, decs, page))
 	})
 }
 

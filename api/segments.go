@@ -64,6 +64,9 @@ func (a *API) windowLog(r *http.Request, id, topic string, p int32) (*txnindex.L
 		return nil, notFound("segment views are not enabled")
 	}
 	l, err := sl.WindowLog(r.Context(), id, topic, p, base)
+	if err != nil && r.Context().Err() != nil {
+		return nil, err // cut by the request's deadline: ServeHTTP leaves the answer to the timeout
+	}
 	if err != nil {
 		return nil, notFound("partition %s-%d of source %q: %v", topic, p, id, err)
 	}

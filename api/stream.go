@@ -2,6 +2,7 @@ package api
 
 import (
 	"container/list"
+	"context"
 	"encoding/binary"
 	"iter"
 	"math"
@@ -341,6 +342,38 @@ func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 	})
 	c.trim()
 	return e
+}
+
+// getCtx is get that returns ctx's error once ctx ends, rather than
+// waiting for a pass over a large log past the request's deadline
+// (--request-timeout). The pass goes on to its end behind the request:
+// it is shared by every request on the log (one pass under sem), and the
+// next request finds it cached.
+func (c *streamCache) getCtx(ctx context.Context, l *txnindex.Log, o txnindex.ConsumeOptions) (*encoded, error) {
+	return await(ctx, func() *encoded { return c.get(l, o) })
+}
+
+// decisionsCtx is decisions with getCtx's rule.
+func (c *streamCache) decisionsCtx(ctx context.Context, l *txnindex.Log, o txnindex.ConsumeOptions) ([]txnindex.Decision, error) {
+	return await(ctx, func() []txnindex.Decision { return c.decisions(l, o) })
+}
+
+// await runs f in its own goroutine and returns its result, or ctx's
+// error if ctx ends first (f then runs on to its end).
+func await[T any](ctx context.Context, f func() T) (T, error) {
+	if err := ctx.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }
 
 // decisions returns every decision of l for o, computed once per cached

@@ -45,6 +45,12 @@ type ScanOptions struct {
 	// Bootstrap goes into the printed abort commands; "" prints
 	// txnindex.BootstrapVar.
 	Bootstrap string
+
+	// seeds are the bootstrap addresses, in kgo's seed order, and known
+	// the brokers of the previous scan (Cluster.Scan sets both): where
+	// Metadata goes when kgo's own pick of broker does not answer.
+	seeds []string
+	known []BrokerStatus
 }
 
 // ClusterScan is what one scan of a cluster found.

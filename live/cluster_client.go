@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,6 +24,9 @@ type Cluster struct {
 	cfg  Config
 	cl   *kgo.Client
 	auth *saslHook
+
+	mu    sync.Mutex
+	known []BrokerStatus // the brokers of the last scan that succeeded
 }
 
 // NewCluster builds the client; nothing is sent until Scan, whose errors
@@ -74,7 +78,16 @@ func (c *Cluster) Scan(ctx context.Context, o ScanOptions) (*ClusterScan, error)
 	if o.Now == nil {
 		o.Now = c.cfg.Now
 	}
+	o.seeds = c.cfg.Brokers
+	c.mu.Lock()
+	o.known = c.known
+	c.mu.Unlock()
 	s, err := ScanCluster(ctx, c.cl, o)
+	if err == nil {
+		c.mu.Lock()
+		c.known = s.Brokers
+		c.mu.Unlock()
+	}
 	if err != nil {
 		// The watcher's classification, which reads only the
 		// connection's configuration and SASL hook.

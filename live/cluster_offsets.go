@@ -8,9 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,6 +31,9 @@ func (s *scanner) metadata(ctx context.Context, out *ClusterScan) ([]*PartitionL
 	defer cancel()
 	s.count(req.Key())
 	kresp, err := s.cl.Request(mctx, req)
+	if err != nil && ctx.Err() == nil {
+		kresp, err = s.metadataFallback(ctx, req, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,4 +217,74 @@ func inOrder(ps []*PartitionLag, resp *kmsg.ListOffsetsResponse) bool {
 		}
 	}
 	return i == len(ps)
+}
+
+// metadataFallback asks each seed, then each broker of the previous scan
+// (those that answered it first), for the Metadata the client's own
+// request could not get. kgo sends Metadata to a broker it picks among all
+// it knows, the advertised ones included: once most of those were
+// unreachable, almost every scan failed, and the error named the bootstrap
+// list although the seed answered. A broker that fails here is marked
+// down (named in the scan's Brokers, sent nothing more); when none
+// answers, the error names each one tried and why.
+func (s *scanner) metadataFallback(ctx context.Context, req *kmsg.MetadataRequest, first error) (kmsg.Response, error) {
+	type target struct {
+		name string
+		id   int32 // -1 for a seed
+		br   *kgo.Broker
+	}
+	var ts []target
+	for i, br := range s.cl.SeedBrokers() {
+		name := fmt.Sprintf("seed %d", i+1)
+		if i < len(s.o.seeds) {
+			name = "seed " + s.o.seeds[i]
+		}
+		ts = append(ts, target{name, -1, br})
+	}
+	known := slices.Clone(s.o.known)
+	down := func(b BrokerStatus) int {
+		if b.Err != "" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(known, func(a, b BrokerStatus) int { return cmp.Compare(down(a), down(b)) })
+	for _, b := range known {
+		ts = append(ts, target{fmt.Sprintf("broker %d (%s)", b.ID, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))), b.ID, s.cl.Broker(int(b.ID))})
+	}
+	// kgo's error names the address it dialed: the broker of the
+	// previous scan there is the one that did not answer.
+	var oe *net.OpError
+	if errors.As(first, &oe) && oe.Addr != nil {
+		for _, b := range known {
+			if net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) == oe.Addr.String() {
+				s.markDown(ctx, b.ID, first)
+				s.note("broker %d (%s) did not answer Metadata (%v); the scan went on with the brokers that answer", b.ID, oe.Addr, first)
+			}
+		}
+	}
+	var tried []string
+	for _, t := range ts {
+		rctx, cancel := context.WithTimeout(ctx, s.o.RequestTimeout)
+		s.count(req.Key())
+		resp, err := t.br.Request(rctx, req)
+		cancel()
+		if err == nil {
+			if len(tried) > 0 {
+				s.note("Metadata was answered by %s after %s did not answer", t.name, strings.Join(tried, "; "))
+			}
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if t.id >= 0 {
+			s.markDown(ctx, t.id, err)
+		}
+		tried = append(tried, fmt.Sprintf("%s: %v", t.name, err))
+	}
+	if len(tried) == 0 {
+		return nil, first
+	}
+	return nil, fmt.Errorf("no broker answered Metadata (%s): %w", strings.Join(tried, "; "), first)
 }

@@ -117,6 +117,9 @@ var (
 	ErrTopicMissing = errors.New("topic does not exist")
 	ErrDenied       = errors.New("not authorized")
 	ErrTLS          = errors.New("TLS handshake failed")
+	// ErrCutAnswer: the broker closed the connection partway through an
+	// answer. Retried, as the cut may be a restart or a proxy.
+	ErrCutAnswer = errors.New("answer cut short")
 )
 
 // Watcher is a connection to a cluster watching one topic. Run polls it; it
@@ -341,6 +344,12 @@ func (w *Watcher) classify(err error, api string) error {
 	case w.cfg.SASL != nil && w.auth.failed.Load():
 		return fmt.Errorf("live: %w with %s at %s: the broker closed the connection during SASL authentication (%v); check the user, password and mechanism",
 			ErrAuth, w.cfg.SASL, w.Bootstrap(), err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The answer's size arrived and then not all of its bytes: the
+		// broker or something between it and us cut it. kgo words a cut
+		// first answer on a connection as "is SASL missing?", but a
+		// broker that wants SASL closes before answering anything.
+		return fmt.Errorf("live: %w: the broker at %s closed the connection partway through its %s answer (%v)", ErrCutAnswer, w.Bootstrap(), api, io.ErrUnexpectedEOF)
 	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState), errors.Is(err, kerr.UnsupportedSaslMechanism):
 		who := "without credentials"
 		if w.cfg.SASL != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/loader"
@@ -384,9 +383,10 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 		rcs = append(rcs, committedFetch{p.rcPos, r})
 		hwm = max(hwm, r.HighWatermark)
 		v.BrokerLSO, v.LogStartOffset = r.LastStableOffset, r.LogStartOffset
-		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-			Topic: w.cfg.Topic, Partition: p.id, Offset: p.rcPos, IsolationLevel: kgo.ReadCommitted(),
-		}, r, kgo.DefaultDecompressor(), nil)
+		fp, next, err := w.committedFilter(p, r)
+		if err != nil {
+			return v, err
+		}
 		for _, rec := range fp.Records {
 			p.delivered = addOffset(p.delivered, rec.Offset)
 		}

@@ -99,6 +99,7 @@ type lines struct {
 	name string
 	n    int
 	err  error
+	buf  []byte
 }
 
 func newLines(r io.Reader, name string) *lines {
@@ -107,39 +108,45 @@ func newLines(r io.Reader, name string) *lines {
 
 // next returns the next line, or ok false at the end or on error (in l.err).
 func (l *lines) next() (string, bool) {
+	b, ok := l.nextBytes()
+	return string(b), ok
+}
+
+// nextBytes is next without a copy: the line is valid until the next call.
+func (l *lines) nextBytes() ([]byte, bool) {
 	if l.err != nil {
-		return "", false
+		return nil, false
 	}
-	var sb strings.Builder
+	l.buf = l.buf[:0]
 	for {
 		c, err := l.r.ReadByte()
 		if err == io.EOF {
-			if sb.Len() == 0 {
-				return "", false
+			if len(l.buf) == 0 {
+				return nil, false
 			}
 			l.n++
-			return sb.String(), true
+			return l.buf, true
 		}
 		if err != nil {
 			l.err = fmt.Errorf("loader: %s: reading line %d: %w", l.name, l.n+1, err)
-			return "", false
+			return nil, false
 		}
 		switch c {
 		case '\n':
 			l.n++
-			return sb.String(), true
+			return l.buf, true
 		case '\r':
 			if nb, err := l.r.Peek(1); err == nil && nb[0] == '\n' {
 				l.r.ReadByte()
 			}
 			l.n++
-			return sb.String(), true
+			return l.buf, true
 		}
-		if sb.Len() >= maxLineLen {
+		if len(l.buf) >= maxLineLen {
 			l.err = lineErr(l.name, l.n+1, "line longer than %d bytes", maxLineLen)
-			return "", false
+			return nil, false
 		}
-		sb.WriteByte(c)
+		l.buf = append(l.buf, c)
 	}
 }
 
@@ -147,10 +154,15 @@ func (l *lines) next() (string, bool) {
 // first field and trailing empty fields are dropped, so " a b" has three
 // fields and "a b " two.
 func splitWS(s string) []string {
+	return splitWSInto(nil, s)
+}
+
+// splitWSInto is splitWS appending the fields to dst[:0].
+func splitWSInto[T string | []byte](dst []T, s T) []T {
 	isWS := func(c byte) bool {
 		return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 	}
-	var out []string
+	out := dst[:0]
 	start, matched := 0, false
 	for i := 0; i < len(s); {
 		if !isWS(s[i]) {
@@ -166,10 +178,10 @@ func splitWS(s string) []string {
 	}
 	if !matched {
 		// No separator: Java returns the input itself, even "".
-		return []string{s}
+		return append(out, s)
 	}
 	out = append(out, s[start:])
-	for len(out) > 0 && out[len(out)-1] == "" {
+	for len(out) > 0 && len(out[len(out)-1]) == 0 {
 		out = out[:len(out)-1]
 	}
 	return out
@@ -179,7 +191,7 @@ func splitWS(s string) []string {
 // line, a count line, then entries until EOF, parsed by entry. A missing
 // version or count line yields no entries, as in Kafka; a count that does
 // not match the lines read is an error.
-func readCheckpoint(r io.Reader, name string, entry func(fields []string) error) (version int, err error) {
+func readCheckpoint(r io.Reader, name string, entry func(fields [][]byte) error) (version int, err error) {
 	l := newLines(r, name)
 	line, ok := l.next()
 	if !ok {
@@ -201,13 +213,17 @@ func readCheckpoint(r io.Reader, name string, entry func(fields []string) error)
 		return 0, lineErr(name, l.n, "entry count: want an integer, found %s", excerpt(line))
 	}
 	found := 0
+	var fields [][]byte
 	for {
-		line, ok = l.next()
+		b, ok := l.nextBytes()
 		if !ok {
 			break
 		}
-		if err := entry(splitWS(line)); err != nil {
-			return 0, lineErr(name, l.n, "malformed line %s: %v", excerpt(line), err)
+		// The fields are views of the line: an entry that keeps one
+		// copies it (most lines of a large checkpoint are not kept).
+		fields = splitWSInto(fields, b)
+		if err := entry(fields); err != nil {
+			return 0, lineErr(name, l.n, "malformed line %s: %v", excerpt(string(b)), err)
 		}
 		found++
 	}
@@ -224,20 +240,43 @@ func readCheckpoint(r io.Reader, name string, entry func(fields []string) error)
 // recovery-point-offset-checkpoint, log-start-offset-checkpoint or
 // cleaner-offset-checkpoint. On error it returns the entries read so far.
 func ReadOffsetCheckpoint(r io.Reader, name string) (*OffsetCheckpoint, error) {
+	return readOffsetCheckpoint(r, name, nil)
+}
+
+// readOffsetCheckpoint is ReadOffsetCheckpoint keeping only the entries of
+// the partitions keep holds (every entry when keep is nil); every line is
+// still checked. Its Lookup map is built before it returns, so that the
+// result can be shared by goroutines.
+func readOffsetCheckpoint(r io.Reader, name string, keep map[tp]bool) (*OffsetCheckpoint, error) {
 	c := &OffsetCheckpoint{Name: name}
-	v, err := readCheckpoint(r, name, func(f []string) error {
+	var topics map[string]bool // the topics keep names, looked up without a copy of the line's
+	if keep != nil {
+		topics = map[string]bool{}
+		for k := range keep {
+			topics[k.topic] = true
+		}
+	}
+	v, err := readCheckpoint(r, name, func(f [][]byte) error {
 		if len(f) != 3 {
 			return fmt.Errorf("want 3 fields (topic partition offset), found %d", len(f))
 		}
-		p, err1 := strconv.ParseInt(f[1], 10, 32)
-		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		p, err1 := parseIntBytes(f[1], 32)
+		o, err2 := parseIntBytes(f[2], 64)
 		if err := errors.Join(err1, err2); err != nil {
 			return errors.New("partition or offset is not an integer")
 		}
-		c.Entries = append(c.Entries, OffsetCheckpointEntry{Topic: f[0], Partition: int32(p), Offset: o})
+		if keep != nil && !topics[string(f[0])] {
+			return nil
+		}
+		topic := string(f[0])
+		if keep != nil && !keep[tp{topic, int32(p)}] {
+			return nil
+		}
+		c.Entries = append(c.Entries, OffsetCheckpointEntry{Topic: topic, Partition: int32(p), Offset: o})
 		return nil
 	})
 	c.Version = v
+	c.Lookup("", -1)
 	return c, err
 }
 
@@ -245,12 +284,12 @@ func ReadOffsetCheckpoint(r io.Reader, name string) (*OffsetCheckpoint, error) {
 // ("epoch startOffset" lines).
 func ReadLeaderEpochCheckpoint(r io.Reader, name string) (*LeaderEpochCheckpoint, error) {
 	c := &LeaderEpochCheckpoint{Name: name}
-	v, err := readCheckpoint(r, name, func(f []string) error {
+	v, err := readCheckpoint(r, name, func(f [][]byte) error {
 		if len(f) != 2 {
 			return fmt.Errorf("want 2 fields (epoch startOffset), found %d", len(f))
 		}
-		e, err1 := strconv.ParseInt(f[0], 10, 32)
-		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		e, err1 := parseIntBytes(f[0], 32)
+		o, err2 := parseIntBytes(f[1], 64)
 		if err := errors.Join(err1, err2); err != nil {
 			return errors.New("epoch or offset is not an integer")
 		}
@@ -326,4 +365,15 @@ func ParseUUID(s string) (UUID, error) {
 	}
 	copy(u[:], b)
 	return u, nil
+}
+
+// parseIntBytes is strconv.ParseInt(string(b), 10, bits) without the
+// copy for a short field (the compiler keeps a conversion that does not
+// escape on the stack).
+func parseIntBytes(b []byte, bits int) (int64, error) {
+	if len(b) > 32 {
+		return 0, strconv.ErrRange
+	}
+	var buf [32]byte
+	return strconv.ParseInt(string(append(buf[:0], b...)), 10, bits)
 }

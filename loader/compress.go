@@ -40,6 +40,14 @@ func decompress(codec txnindex.Compression, src []byte, limit int64, magic int8)
 	return buf.Bytes(), nil
 }
 
+// Decompress expands src, the records of a magic 2 batch compressed with
+// codec, to at most limit bytes; a larger output is an error. It is the
+// bounded decoding of this package for callers that decode batches through
+// another library's interface (kgo.Decompressor).
+func Decompress(codec txnindex.Compression, src []byte, limit int64) ([]byte, error) {
+	return decompress(codec, src, limit, 2)
+}
+
 // decompressReader returns src decompressed with codec as a stream, and a
 // func that releases the stream's decoder (call it once done). The stream
 // never yields more than limit bytes: reading past them fails with

@@ -71,7 +71,9 @@
 // s2, zstd) and pierrec/lz4 directly, the libraries franz-go's kgo uses,
 // rather than through kgo's Decompressor: kgo's DefaultDecompressor is
 // bounded only at math.MaxInt32 and cannot be given a smaller bound, and a
-// loader of arbitrary files needs one. Snappy accepts the xerial framing
+// loader of arbitrary files needs one. Decompress lends that bounded
+// decoder to callers that decode through kgo's interface (the live
+// watcher's read_committed filter). Snappy accepts the xerial framing
 // snappy-java writes and raw blocks; magic 0 LZ4 frames get their
 // historically wrong header checksum patched, as Kafka ignores it
 // (Lz4BlockInputStream) and Wireshark rewrites it.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,6 +175,18 @@ func FuzzSegment(f *testing.F) {
 		for i, b := range full.Batches {
 			if head.Batches[i].Position() != b.Position() {
 				t.Fatalf("batch %d at %d vs %d", i, b.Position(), head.Batches[i].Position())
+			}
+		}
+		// A clean-shutdown scan (CRCs noted, never cut) keeps what the
+		// header scan keeps.
+		noted := NewSegmentBytes(data, "f.log", ScanOptions{crcNote: true, MaxDecompressedSize: fuzzBound})
+		checkScan(t, data, noted)
+		if len(noted.Batches) != len(head.Batches) {
+			t.Fatalf("CRC-noting scan kept %d batches, header scan %d", len(noted.Batches), len(head.Batches))
+		}
+		for i, b := range noted.Batches {
+			if h := head.Batches[i]; h.Position() != b.Position() || h.Control() != b.Control() || h.CoordinatorEpoch() != b.CoordinatorEpoch() {
+				t.Fatalf("batch %d: CRC-noting scan %+v, header scan %+v", i, b, h)
 			}
 		}
 		viaReader, err := NewSegmentWith(bytes.NewReader(data), int64(len(data)), "f.log", limit)
@@ -359,6 +372,7 @@ func FuzzCheckpoint(f *testing.F) {
 	f.Add([]byte("0\n2\nt 0 5\nt 1 6\n"))
 	f.Add([]byte("0\r\n1\r\n3 7\r\n"))
 	f.Add([]byte("version: 0\ntopic_id: Fa1tHmowQS2lSyUrEd4jSA"))
+	f.Add([]byte("0\n4\nother 0 1\nt 3 9\n other 1 2\nt 3 10\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) + 1
 		c, err := ReadOffsetCheckpoint(bytes.NewReader(data), "cp")
@@ -376,6 +390,24 @@ func FuzzCheckpoint(f *testing.F) {
 			c2, err := ReadOffsetCheckpoint(strings.NewReader(sb.String()), "cp")
 			if err != nil || len(c2.Entries) != len(c.Entries) {
 				t.Fatalf("round trip: %v", err)
+			}
+		}
+		// Keeping one partition's lines checks every line alike: the
+		// same error, and the kept entries are the full read's for it.
+		if len(c.Entries) > 0 {
+			k := tp{c.Entries[0].Topic, c.Entries[0].Partition}
+			f, ferr := readOffsetCheckpoint(bytes.NewReader(data), "cp", map[tp]bool{k: true})
+			if (ferr == nil) != (err == nil) || ferr != nil && ferr.Error() != err.Error() {
+				t.Fatalf("filtered read: %v, full read: %v", ferr, err)
+			}
+			var want []OffsetCheckpointEntry
+			for _, e := range c.Entries {
+				if (tp{e.Topic, e.Partition}) == k {
+					want = append(want, e)
+				}
+			}
+			if !slices.Equal(f.Entries, want) {
+				t.Fatalf("filtered read kept %v, want %v", f.Entries, want)
 			}
 		}
 		e, _ := ReadLeaderEpochCheckpoint(bytes.NewReader(data), "le")

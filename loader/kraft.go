@@ -2,6 +2,7 @@ package loader
 
 import (
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,15 +36,26 @@ func isKRaftSnapshotName(name string) bool {
 	return true
 }
 
-func kraftSnapshot(name string, e fs.DirEntry) KRaftSnapshot {
+// kraftSnapshot reads a snapshot's end offset and epoch from its name. A
+// name whose offset passes the largest int64 or whose epoch passes the
+// largest int32 is no snapshot Kafka writes (Snapshots.parse reads them
+// with Long.parseLong and Integer.parseInt, which refuse them): the error
+// names the file instead of a snapshot at 9223372036854775807.
+func kraftSnapshot(name string, e fs.DirEntry) (KRaftSnapshot, *FormatError) {
 	s := KRaftSnapshot{Name: name, Bytes: -1}
-	s.EndOffset, _ = strconv.ParseInt(name[:20], 10, 64)
-	ep, _ := strconv.ParseInt(name[21:31], 10, 32)
+	var err error
+	if s.EndOffset, err = strconv.ParseInt(name[:20], 10, 64); err != nil {
+		return s, formatErr(name, 0, "file name", "end offset %s: want at most %d (the largest offset), found a larger number", name[:20], int64(math.MaxInt64))
+	}
+	ep, err := strconv.ParseInt(name[21:31], 10, 32)
+	if err != nil {
+		return s, formatErr(name, 21, "file name", "epoch %s: want at most %d (the largest epoch), found a larger number", name[21:31], int32(math.MaxInt32))
+	}
 	s.Epoch = int32(ep)
 	if fi, err := e.Info(); err == nil {
 		s.Bytes = fi.Size()
 	}
-	return s
+	return s, nil
 }
 
 // IsKRaftMetadataDir reports whether dir is the KRaft metadata log's

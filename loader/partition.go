@@ -208,7 +208,7 @@ func OpenLogDirContext(ctx context.Context, dir string, o ScanOptions) (*LogDir,
 			continue
 		}
 		if _, _, _, err := ParsePartitionDir(name); err != nil {
-			l.Skipped = append(l.Skipped, IgnoredFile{name, "directory name is not <topic>-<partition>"})
+			l.Skipped = append(l.Skipped, IgnoredFile{name, SkipReason(err)})
 			continue
 		}
 		if err := ctx.Err(); err != nil {

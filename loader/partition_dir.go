@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -37,7 +38,25 @@ func ParsePartitionDir(name string) (topic string, partition int32, kind string,
 	if topic == "" || perr != nil || p < 0 {
 		return "", 0, "", fmt.Errorf("loader: %q is not a partition directory name (<topic>-<partition>)", name)
 	}
+	if topic == "." || topic == ".." {
+		return "", 0, "", fmt.Errorf("loader: %q: %w", name, ErrDotTopic)
+	}
 	return topic, int32(p), kind, nil
+}
+
+// ErrDotTopic: a partition directory of topic "." or "..", which Kafka
+// refuses to create (Topic.validate: "Topic name cannot be \".\" or
+// \"..\""). Such a directory was not written by a broker, and the
+// pages' links to it would name the current or parent directory.
+var ErrDotTopic = errors.New(`topic "." or ".." (Kafka refuses these topic names)`)
+
+// SkipReason is why a log directory's entry name is not listed as a
+// partition, given ParsePartitionDir's error.
+func SkipReason(err error) string {
+	if errors.Is(err, ErrDotTopic) {
+		return ErrDotTopic.Error()
+	}
+	return "directory name is not <topic>-<partition>"
 }
 
 // segFiles collects a segment's file names while listing a directory.
@@ -67,9 +86,10 @@ type dirListing struct {
 	// (LogLoader.recoverLog).
 	flushed int64
 
-	// clean: every segment is read without checking CRCs, as the
-	// broker's start after a clean shutdown recovers none
-	// (LogDirCheckpoints.CleanShutdown).
+	// clean: no segment stops at a bad CRC, as the broker's start after
+	// a clean shutdown recovers none (LogDirCheckpoints.CleanShutdown):
+	// the CRCs of the batches read are checked, and a batch that fails is
+	// kept with a note of what a check would change.
 	clean bool
 
 	// span, when set, is the read of the transactions open in the
@@ -90,7 +110,7 @@ func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 		o.span, o.spanUntil = l.span, l.fullPos
 	}
 	if l.clean {
-		o.VerifyCRC = false
+		o.VerifyCRC, o.crcNote = false, true
 	}
 	if l.flushed <= 0 || !o.VerifyCRC {
 		return o
@@ -171,7 +191,13 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 		case ok && suffix == ".snapshot":
 			snapshots = append(snapshots, name)
 		case isKRaftSnapshotName(name):
-			p.KRaftSnapshots = append(p.KRaftSnapshots, kraftSnapshot(name, e))
+			ks, err := kraftSnapshot(name, e)
+			if err != nil {
+				p.Damage = append(p.Damage, err)
+				p.Ignored = append(p.Ignored, IgnoredFile{name, "not a KRaft snapshot name: " + err.Msg})
+				continue
+			}
+			p.KRaftSnapshots = append(p.KRaftSnapshots, ks)
 		default:
 			p.Ignored = append(p.Ignored, IgnoredFile{name, "not a segment, index, snapshot or checkpoint file"})
 		}

@@ -38,9 +38,18 @@ type LogDirCheckpoints struct {
 const CleanShutdownFile = ".kafka_cleanshutdown"
 
 // ReadLogDirCheckpoints reads the four offset checkpoints of a log
-// directory. A damaged file is recorded in Damage with the entries read
-// before the damage; only an I/O error fails.
+// directory, keeping the entries of the partitions it holds (see
+// checkpoint_cache.go: each directory's files are parsed once while they
+// do not change). A damaged file is recorded in Damage with the entries
+// read before the damage; only an I/O error fails. The result is shared:
+// callers must not change it.
 func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
+	return cachedLogDirCheckpoints(dir)
+}
+
+// readLogDirCheckpoints parses the checkpoints of dir, keeping only the
+// entries keep holds (all when keep is nil).
+func readLogDirCheckpoints(dir string, keep map[tp]bool) (*LogDirCheckpoints, error) {
 	c := &LogDirCheckpoints{Dir: dir}
 	// Only a regular file counts (its contents, a broker epoch in KRaft
 	// mode, do not matter here).
@@ -68,7 +77,7 @@ func ReadLogDirCheckpoints(dir string) (*LogDirCheckpoints, error) {
 		if data == nil {
 			continue
 		}
-		cp, err := ReadOffsetCheckpoint(bytes.NewReader(data), f.name)
+		cp, err := readOffsetCheckpoint(bytes.NewReader(data), f.name, keep)
 		if err != nil {
 			var fe *FormatError
 			if !errors.As(err, &fe) {

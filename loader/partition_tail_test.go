@@ -215,6 +215,10 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 	t.Run("CRCs from the recovery point", func(t *testing.T) {
 		st := write(t)
 		seg := hangingSegment(st)
+		healthy, err := loader.OpenPartitionTail(context.Background(), st.Dir, loader.DefaultScanOptions, loader.TailOptions{Position: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, err := os.ReadFile(filepath.Join(st.Dir, seg+".index"))
 		if err != nil || len(b) < 8 {
 			t.Fatalf("%s.index: %d bytes, %v", seg, len(b), err)
@@ -273,11 +277,17 @@ func TestOpenPartitionTailFallbacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = tail()
-		if r := p.Input.Replay; !r.CleanShutdown || r.CRCFrom != 0 || len(p.Damage) != 0 {
-			t.Errorf("clean shutdown marker: replay %+v, damage %v; want every segment trusted", r, p.Damage)
+		// The batch is kept, as the broker serves it, and named: a
+		// replay that checks CRCs ends the log before it.
+		if r := p.Input.Replay; !r.CleanShutdown || r.CRCFrom != 0 || len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Error(), "bad CRC") ||
+			!strings.Contains(p.Damage[0].Error(), "kept: the broker's start after its clean shutdown") {
+			t.Errorf("clean shutdown marker: replay %+v, damage %v; want every segment trusted and the bad CRC named", r, p.Damage)
 		}
-		if line := p.Input.Replay.Line(); !strings.Contains(line, "CRCs not checked: the log directory has .kafka_cleanshutdown") {
-			t.Errorf("the replay line does not say why no CRC was checked: %s", line)
+		if got, want := len(p.Input.Batches), len(healthy.Input.Batches); got != want {
+			t.Errorf("clean shutdown marker: %d batches, want the %d of the undamaged log (no segment cut)", got, want)
+		}
+		if line := p.Input.Replay.Line(); !strings.Contains(line, "no segment cut at a bad CRC: the log directory has .kafka_cleanshutdown") {
+			t.Errorf("the replay line does not say why no segment was cut: %s", line)
 		}
 	})
 	t.Run("position in the first segment", func(t *testing.T) {

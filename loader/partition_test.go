@@ -244,6 +244,12 @@ func TestParsePartitionDir(t *testing.T) {
 		{"-1", "", 0, "", false},
 		{"t-x", "", 0, "", false},
 		{"t--1", "t-", 1, "", true}, // lastIndexOf('-'), as Kafka
+		// Topic.validate refuses "." and ".."; "..." and "a." are topics.
+		{".-0", "", 0, "", false},
+		{"..-0", "", 0, "", false},
+		{"..-3.abc-delete", "", 0, "", false},
+		{"...-0", "...", 0, "", true},
+		{"a.-0", "a.", 0, "", true},
 	} {
 		topic, part, kind, err := ParsePartitionDir(tc.name)
 		if (err == nil) != tc.ok || topic != tc.topic || part != tc.part || kind != tc.kind {

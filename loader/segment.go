@@ -79,6 +79,13 @@ type ScanOptions struct {
 	span      *spanScan
 	spanUntil int64
 
+	// crcNote checks the CRC of each batch the scan keeps without
+	// VerifyCRC's stop: a batch that fails is kept and the failure noted.
+	// For the segments a broker started after a clean shutdown does not
+	// recover (it serves such a batch), so that the decisions stay the
+	// broker's and the damage is said.
+	crcNote bool
+
 	// segment is the Batch.Segment the scan writes: the segment's place
 	// in the partition being loaded, so that assemble need not renumber
 	// every batch (a pass over 86 MB for 1.35M batches of 1 KiB).

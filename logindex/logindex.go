@@ -153,7 +153,7 @@ func List(dir string) (*Index, error) {
 		topic, p, kind, err := loader.ParsePartitionDir(name)
 		switch {
 		case err != nil:
-			x.Skipped = append(x.Skipped, loader.IgnoredFile{Name: name, Reason: "directory name is not <topic>-<partition>"})
+			x.Skipped = append(x.Skipped, loader.IgnoredFile{Name: name, Reason: loader.SkipReason(err)})
 		case kind != "":
 			x.Skipped = append(x.Skipped, loader.IgnoredFile{Name: name, Reason: "set aside by the broker (" + kind + ")"})
 		case topic == MetadataTopic:

@@ -237,3 +237,35 @@ func TestTailIsASeededReplay(t *testing.T) {
 		t.Fatalf("every segment replayed: replay %+v, %v", l.Replay, err)
 	}
 }
+
+// TestListSkipsDotTopics: directories of topic "." or "..", which Kafka
+// refuses to create, are skipped with that reason; the index's links to
+// them would have named the current or the parent directory.
+func TestListSkipsDotTopics(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"t-0", "..-0", ".-0", "...-1"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, e := range x.Entries {
+		listed = append(listed, e.Name)
+	}
+	if strings.Join(listed, ",") != "...-1,t-0" {
+		t.Errorf("listed %v, want ...-1 and t-0", listed)
+	}
+	skipped := map[string]string{}
+	for _, s := range x.Skipped {
+		skipped[s.Name] = s.Reason
+	}
+	for _, name := range []string{"..-0", ".-0"} {
+		if !strings.Contains(skipped[name], `Kafka refuses these topic names`) {
+			t.Errorf("%s: skipped with %q", name, skipped[name])
+		}
+	}
+}

@@ -89,7 +89,7 @@ func (r *ReplayReport) Line() string {
 		crc := ""
 		switch {
 		case r.CleanShutdown:
-			crc = ", CRCs not checked: the log directory has .kafka_cleanshutdown, and a broker that shut down cleanly recovers no segment"
+			crc = ", no segment cut at a bad CRC: the log directory has .kafka_cleanshutdown, and a broker that shut down cleanly recovers no segment (a batch read whose CRC fails is named below)"
 		case r.CRCFrom > 0:
 			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
 		}

@@ -93,7 +93,7 @@ func (s *source) problemList() []string {
 // mu and publish a new slice.
 type catalog struct {
 	mu      sync.Mutex // serializes writers
-	srcs    atomic.Pointer[[]*source]
+	srcs    atomic.Pointer[snapshot]
 	uploads int // upload ids handed out; ids are never reused
 	// indexes are the lazy log directories (--load DIR), by source id.
 	indexes map[string]*logindex.Index
@@ -111,10 +111,24 @@ func (c *catalog) shownAs(path string) string {
 	return filepath.Base(filepath.Clean(path))
 }
 
+// snapshot is one published state of the catalog: its sources in order,
+// and the first source of each partition by key, so that a page listing
+// every partition looks each one up in constant time (a scan of the list
+// per row was quadratic: 8.7 s for the index of 50,000 partitions).
+type snapshot struct {
+	srcs  []*source
+	byKey map[sourceKey]*source
+}
+
+type sourceKey struct {
+	id, topic string
+	partition int32
+}
+
 // list returns the sources as they are now. The slice must not be changed.
 func (c *catalog) list() []*source {
 	if p := c.srcs.Load(); p != nil {
-		return *p
+		return p.srcs
 	}
 	return nil
 }
@@ -126,7 +140,16 @@ func (c *catalog) put(srcs ...*source) {
 	c.store(append(slices.Clone(c.list()), srcs...))
 }
 
-func (c *catalog) store(srcs []*source) { c.srcs.Store(&srcs) }
+func (c *catalog) store(srcs []*source) {
+	by := make(map[sourceKey]*source, len(srcs))
+	for _, s := range srcs {
+		k := sourceKey{s.id, s.topic, s.partition}
+		if _, ok := by[k]; !ok {
+			by[k] = s
+		}
+	}
+	c.srcs.Store(&snapshot{srcs: srcs, byKey: by})
+}
 
 // add makes a source of each partition a --load PATH held. Its title
 // names the partition by its path relative to the loaded root (loadTitle);
@@ -176,13 +199,13 @@ func sourcesOf(id, name string, ld *input.Contents) []*source {
 	return out
 }
 
+// find returns the first source of the partition, nil if there is none.
 func (c *catalog) find(id, topic string, partition int32) *source {
-	for _, s := range c.list() {
-		if s.id == id && s.topic == topic && s.partition == partition {
-			return s
-		}
+	p := c.srcs.Load()
+	if p == nil {
+		return nil
 	}
-	return nil
+	return p.byKey[sourceKey{id, topic, partition}]
 }
 
 // apiCatalog and webCatalog adapt the catalog to the interface each

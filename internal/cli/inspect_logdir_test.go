@@ -63,7 +63,8 @@ func TestInspectLogDirOneAtATime(t *testing.T) {
 // TestInspectCleanShutdownMarker: inspect of a log directory, and of a
 // partition directory in it, says when the directory holds the broker's
 // clean shutdown marker (its next start recovers no segment, and diagnose
-// checks no CRC), in text and in JSON, and says nothing without it.
+// cuts no segment at a bad CRC but names it), in text and in JSON, and
+// says nothing without it.
 func TestInspectCleanShutdownMarker(t *testing.T) {
 	gd := t.TempDir()
 	if _, err := gen.WriteLogDir(gd, gen.LogOptions{SegmentBytes: 32 << 10, TotalBytes: 2 * 32 << 10}, 1); err != nil {

@@ -11,11 +11,14 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,6 +38,7 @@ const (
 	NameBrokerUp     = "txnscope_broker_up"
 	NameScanRequests = "txnscope_scan_requests"
 	NameLastScan     = "txnscope_last_scan_timestamp_seconds"
+	NameSkipped      = "txnscope_partitions_without_series"
 )
 
 // Options tune a Collector.
@@ -73,6 +77,7 @@ type Collector struct {
 
 	lagOffsets, lagSeconds, open, hanging          *prometheus.Desc
 	scanDuration, mismatches, up, requests, lastAt *prometheus.Desc
+	skipped                                        *prometheus.Desc
 
 	mu         sync.Mutex
 	parts      []Partition
@@ -105,12 +110,13 @@ func New(o Options) *Collector {
 		up:           d(NameBrokerUp, "1 if the broker answered the latest scan, 0 if it was unreachable (its partitions then have no series).", []string{"broker"}),
 		requests:     d(NameScanRequests, "Requests the latest scan sent to the cluster.", nil),
 		lastAt:       d(NameLastScan, "Unix time of the latest successful scan or poll.", nil),
+		skipped:      d(NameSkipped, "Partitions of the latest observation left out because a label could not be exported (the other series are served).", nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.lagOffsets, c.lagSeconds, c.open, c.hanging, c.scanDuration, c.mismatches, c.up, c.requests, c.lastAt} {
+	for _, d := range []*prometheus.Desc{c.lagOffsets, c.lagSeconds, c.open, c.hanging, c.scanDuration, c.mismatches, c.up, c.requests, c.lastAt, c.skipped} {
 		ch <- d
 	}
 }
@@ -135,16 +141,61 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, v, strconv.Itoa(int(b.id)))
 	}
+	dropped := 0
 	for _, p := range c.parts {
 		if c.o.LaggingOnly && p.LagOffsets == 0 && p.Open == 0 {
 			continue
 		}
-		part := strconv.Itoa(int(p.Partition))
-		ch <- prometheus.MustNewConstMetric(c.lagOffsets, prometheus.GaugeValue, float64(p.LagOffsets), p.Topic, part)
-		ch <- prometheus.MustNewConstMetric(c.lagSeconds, prometheus.GaugeValue, p.LagSeconds, p.Topic, part)
-		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(p.Open), p.Topic, part)
-		ch <- prometheus.MustNewConstMetric(c.hanging, prometheus.GaugeValue, float64(p.Hanging), p.Topic, part)
+		topic, part := LabelValue(p.Topic), strconv.Itoa(int(p.Partition))
+		ms := make([]prometheus.Metric, 0, 4)
+		for _, m := range []struct {
+			d *prometheus.Desc
+			v float64
+		}{{c.lagOffsets, float64(p.LagOffsets)}, {c.lagSeconds, p.LagSeconds}, {c.open, float64(p.Open)}, {c.hanging, float64(p.Hanging)}} {
+			cm, err := prometheus.NewConstMetric(m.d, prometheus.GaugeValue, m.v, topic, part)
+			if err != nil {
+				break
+			}
+			ms = append(ms, cm)
+		}
+		if len(ms) < 4 {
+			// A series the registry would refuse fails the whole
+			// scrape: leave the partition out, counted below.
+			dropped++
+			continue
+		}
+		for _, m := range ms {
+			ch <- m
+		}
 	}
+	ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.GaugeValue, float64(dropped))
+}
+
+// LabelValue is a topic name as a label value. Prometheus refuses a label
+// value that is not valid UTF-8, and one refused series makes the whole
+// scrape answer 500, silencing every alert. Kafka allows only ASCII
+// letters, digits, '.', '_' and '-' in a topic name (Topic.validate), so
+// a name with other bytes comes from a broken or hostile broker: each byte
+// of an invalid UTF-8 sequence becomes \xNN and a backslash becomes \\, so
+// that two different names never share a label value.
+func LabelValue(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Set replaces the per-partition observation, for a mode that is neither

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/hostilebroker"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/live/metrics"
 )
@@ -349,5 +350,59 @@ func TestMetricsBrokerDown(t *testing.T) {
 	}
 	if s := series(t, mfs, metrics.NameLagSeconds)["orders-0"]; s != 2 {
 		t.Errorf("orders-0 held for %v s, want 2", s)
+	}
+}
+
+// TestMetricsHostileTopicNames scans a broker whose Metadata lists topic
+// names no Kafka accepts (bytes that are not UTF-8, a backslash) beside a
+// plain one, and scrapes /metrics over HTTP. A label value that is not
+// UTF-8 made the registry answer 500 for the whole scrape; now the names
+// are escaped and every partition has its series.
+func TestMetricsHostileTopicNames(t *testing.T) {
+	b := hostilebroker.New(t, "orders", 2)
+	b.MoreTopics = []string{"bad\xff\xfename", `bad\xff\xfename`, "caf\xc3"}
+	b.HWM = 5
+	cl, err := live.NewCluster(live.Config{Brokers: []string{b.Addr()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	scan, err := cl.Scan(context.Background(), live.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := metrics.New(metrics.Options{})
+	col.ObserveScan(scan)
+	mfs := scrape(t, col.Handler())
+	got := series(t, mfs, metrics.NameLagOffsets)
+	for _, want := range []string{"orders-0", "orders-1", `bad\xff\xfename-0`, `bad\\xff\\xfename-1`, `caf\xc3-0`} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("no lag series for %q; have %v", want, got)
+		}
+	}
+	if len(got) != 8 {
+		t.Errorf("%d lag series, want 8 (4 topics of 2 partitions): %v", len(got), got)
+	}
+	if s := single(t, mfs, metrics.NameSkipped); s != 0 {
+		t.Errorf("%v partitions without series", s)
+	}
+}
+
+// TestLabelValue: names Kafka accepts are unchanged; the escape of the
+// others is one-to-one.
+func TestLabelValue(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"orders.v1_x-2", "orders.v1_x-2"},
+		{"caf\u00e9", "caf\u00e9"},
+		{"bad\xff", `bad\xff`},
+		{`bad\xff`, `bad\\xff`},
+		{"\xc3", `\xc3`},
+		{"\xe2\x82", `\xe2\x82`},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if got := metrics.LabelValue(tc.in); got != tc.want {
+			t.Errorf("LabelValue(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

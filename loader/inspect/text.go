@@ -54,7 +54,7 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 	}
 	fmt.Fprintf(w, "%s\n", v.Kind)
 	if v.CleanShutdown {
-		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then checks no CRC)\n", loader.CleanShutdownFile)
+		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then keeps a batch whose CRC fails, as the broker serves it, and says so)\n", loader.CleanShutdownFile)
 	}
 	for _, f := range v.Files {
 		// As kafka-dump-log.sh --files prints it, the lines indented.

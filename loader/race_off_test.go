@@ -1,0 +1,5 @@
+//go:build !race
+
+package loader
+
+const raceOn = false

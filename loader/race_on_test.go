@@ -1,0 +1,7 @@
+//go:build race
+
+package loader
+
+// raceOn: the race detector drops sync.Pool items at random, so pooled
+// decoders are made again and allocation bounds are looser.
+const raceOn = true
