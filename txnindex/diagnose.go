@@ -228,14 +228,12 @@ type Diagnosis struct {
 	// TopicUnknown: Topic is only a label (a segment read alone); the
 	// commands use TopicVar.
 	TopicUnknown bool `json:"topic_unknown,omitempty"`
-	// ClientDepartures is, per client that departs from Kafka's rule
-	// (kafkajs, kafka-go, kafka-python), what it delivers asked for
-	// read_committed that the Java consumer does not, over the offsets
-	// of ClientDeparturesScope (Log.ClientDepartures); absent when no
-	// client departs, and for a capture.
-	ClientDepartures       []ClientDeparture `json:"client_departures,omitempty"`
-	ClientDeparturesScope  *OffsetRange      `json:"client_departures_offsets,omitempty"`
-	ClientDeparturesCapped bool              `json:"client_departures_capped,omitempty"`
+	// ClientDepartures is what the clients that depart from Kafka's rule
+	// deliver, asked for read_committed, that the Java consumer does not
+	// (Log.ClientDepartures); nil when no client departs, and for a
+	// capture. Like the cleaner's marks, it covers the batches read: on a
+	// log seeded from a producer snapshot, those from the snapshot on.
+	ClientDepartures *ClientsReport `json:"client_departures,omitempty"`
 	DiagnosisJoin
 }
 
@@ -322,7 +320,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 		d.AfterRestart = l.restartReport()
-		d.clientDepartures(l)
+		d.ClientDepartures = l.ClientDepartures()
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)

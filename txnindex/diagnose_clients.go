@@ -29,6 +29,17 @@ type ClientDeparture struct {
 	UndecidedDelivered int64  `json:"undecided_delivered"`
 }
 
+// ClientsReport is, per client variant (kafkajs, kafka-go, kafka-python,
+// in Variants' order), what it delivers over the offsets From to To that
+// Kafka's rule skips. Capped: the log has more than
+// ClientDeparturesMaxBatches batches, and only the first were decided.
+type ClientsReport struct {
+	From    int64             `json:"from"`
+	To      int64             `json:"to"`
+	Capped  bool              `json:"capped,omitempty"`
+	Clients []ClientDeparture `json:"clients"`
+}
+
 // any reports whether the client departs at all.
 func (c *ClientDeparture) any() bool {
 	return c.AbortedDelivered+c.ControlDelivered+c.UndecidedDelivered > 0
@@ -37,51 +48,48 @@ func (c *ClientDeparture) any() bool {
 // clientsMemo keeps a log's client departures: a built log does not
 // change, and the diagnosis is recomputed every second.
 type clientsMemo struct {
-	once   sync.Once
-	deps   []ClientDeparture
-	scope  OffsetRange
-	capped bool
+	once sync.Once
+	r    *ClientsReport
 }
 
 // ClientDepartures counts, for each client variant, what it delivers from
 // the offsets a full read of l holds (from where every batch was kept, on
 // a log seeded from a producer snapshot) that a read_committed Java
-// consumer from there does not; nil when no client departs. scope is the
-// offsets counted, capped when the log has more than
-// ClientDeparturesMaxBatches batches. Computed once per log Build made.
-func (l *Log) ClientDepartures() (deps []ClientDeparture, scope OffsetRange, capped bool) {
+// consumer from there does not; nil when no client departs. Capped when
+// the log has more than ClientDeparturesMaxBatches batches. Computed once
+// per log Build made; the report is shared: callers must not modify it.
+func (l *Log) ClientDepartures() *ClientsReport {
 	m := l.clients
 	if m == nil {
 		return l.clientDepartures()
 	}
-	m.once.Do(func() { m.deps, m.scope, m.capped = l.clientDepartures() })
-	return m.deps, m.scope, m.capped
+	m.once.Do(func() { m.r = l.clientDepartures() })
+	return m.r
 }
 
-func (l *Log) clientDepartures() ([]ClientDeparture, OffsetRange, bool) {
+func (l *Log) clientDepartures() *ClientsReport {
 	if len(l.Batches) == 0 || len(l.Txns) == 0 && !l.hasControl() {
-		return nil, OffsetRange{}, false
+		return nil
 	}
 	from := l.LogStartOffset
 	if l.Replay.seeded() {
 		from = max(from, l.Replay.everyFrom())
 	}
 	last := len(l.Batches) - 1
-	capped := last >= clientsMaxBatches
-	if capped {
+	r := &ClientsReport{From: from, Capped: last >= clientsMaxBatches}
+	if r.Capped {
 		last = clientsMaxBatches - 1
 	}
-	scope := OffsetRange{From: from, To: l.Batches[last].LastOffset()}
-	var deps []ClientDeparture
+	r.To = l.Batches[last].LastOffset()
 	departs := false
 	for _, v := range Variants {
 		if !v.Client() {
 			continue
 		}
 		c := ClientDeparture{Client: v.String()}
-		ab, ct, un := NewCounts(scope.From, scope.To), NewCounts(scope.From, scope.To), NewCounts(scope.From, scope.To)
+		ab, ct, un := NewCounts(r.From, r.To), NewCounts(r.From, r.To), NewCounts(r.From, r.To)
 		for d := range l.Decisions(ConsumeOptions{From: from, Isolation: ReadCommitted, Variant: v, MaxBytes: DefaultMaxBytes}) {
-			if d.From > scope.To {
+			if d.From > r.To {
 				break
 			}
 			switch {
@@ -95,12 +103,12 @@ func (l *Log) clientDepartures() ([]ClientDeparture, OffsetRange, bool) {
 		}
 		c.AbortedDelivered, c.ControlDelivered, c.UndecidedDelivered = ab.Delivered, ct.Delivered, un.Delivered
 		departs = departs || c.any()
-		deps = append(deps, c)
+		r.Clients = append(r.Clients, c)
 	}
 	if !departs {
-		return nil, OffsetRange{}, false
+		return nil
 	}
-	return deps, scope, capped
+	return r
 }
 
 // hasControl reports whether l holds a control batch.
@@ -113,17 +121,6 @@ func (l *Log) hasControl() bool {
 	return false
 }
 
-// clientDepartures sets d's client departures from l (not for a
-// capture: its log holds what the fetches returned, not the partition).
-func (d *Diagnosis) clientDepartures(l *Log) {
-	deps, scope, capped := l.ClientDepartures()
-	if deps == nil {
-		return
-	}
-	d.ClientDepartures, d.ClientDeparturesCapped = deps, capped
-	d.ClientDeparturesScope = &scope
-}
-
 // ClientsLine is the diagnosis's sentence on the clients that depart from
 // Kafka's rule, "" when none does: "kafka-go and kafka-python would
 // deliver 102 aborted records and 14 control markers from this partition;
@@ -131,7 +128,8 @@ func (d *Diagnosis) clientDepartures(l *Log) {
 // none of them". Clients that deliver the same are named together, those
 // that deliver most first.
 func (d *Diagnosis) ClientsLine() string {
-	if len(d.ClientDepartures) == 0 {
+	r := d.ClientDepartures
+	if r == nil {
 		return ""
 	}
 	type group struct {
@@ -140,7 +138,7 @@ func (d *Diagnosis) ClientsLine() string {
 	}
 	var groups []group
 	none := []string{"the Java consumer", "librdkafka", "franz-go"}
-	for _, c := range d.ClientDepartures {
+	for _, c := range r.Clients {
 		if !c.any() {
 			none = append(none, c.Client)
 			continue
@@ -160,13 +158,12 @@ func (d *Diagnosis) ClientsLine() string {
 	slices.SortStableFunc(groups, func(x, y group) int {
 		return cmp.Compare(y.c.AbortedDelivered+y.c.ControlDelivered+y.c.UndecidedDelivered, x.c.AbortedDelivered+x.c.ControlDelivered+x.c.UndecidedDelivered)
 	})
-	s := d.ClientDeparturesScope
 	where := "from this partition"
 	switch {
-	case d.ClientDeparturesCapped:
-		where = fmt.Sprintf("from offsets %d to %d (the first %s of the partition; the rest was not counted)", s.From, s.To, Plural(clientsMaxBatches, "batch", "batches"))
-	case s.From > d.LogStartOffset:
-		where = fmt.Sprintf("from offset %d on (the segments read)", s.From)
+	case r.Capped:
+		where = fmt.Sprintf("from offsets %d to %d (the first %s of the partition; the rest was not counted)", r.From, r.To, Plural(clientsMaxBatches, "batch", "batches"))
+	case r.From > d.LogStartOffset || r.To < d.LogEndOffset-1:
+		where = fmt.Sprintf("from offsets %d to %d (those read)", r.From, r.To)
 	}
 	var parts []string
 	for i, g := range groups {

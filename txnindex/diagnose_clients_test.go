@@ -68,7 +68,11 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 			l := tc.log().build()
 			d := l.Diagnose(DiagnoseOptions{Position: -1})
 			var got map[string]counts
-			for _, c := range d.ClientDepartures {
+			var cs []ClientDeparture
+			if d.ClientDepartures != nil {
+				cs = d.ClientDepartures.Clients
+			}
+			for _, c := range cs {
 				if got == nil {
 					got = map[string]counts{}
 				}
@@ -87,15 +91,21 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 				}
 				return
 			}
-			if *d.ClientDeparturesScope != tc.scope || d.ClientDeparturesCapped != tc.capped {
-				t.Errorf("scope %v capped %v, want %v %v", *d.ClientDeparturesScope, d.ClientDeparturesCapped, tc.scope, tc.capped)
+			if r := d.ClientDepartures; (OffsetRange{r.From, r.To}) != tc.scope || r.Capped != tc.capped {
+				t.Errorf("offsets %d-%d capped %v, want %v %v", r.From, r.To, r.Capped, tc.scope, tc.capped)
 			}
 			var back struct {
-				Deps []map[string]any `json:"client_departures"`
+				Deps struct {
+					From, To int64
+					Capped   bool
+					Clients  []map[string]any
+				} `json:"client_departures"`
 			}
-			if err := json.Unmarshal(js, &back); err != nil || len(back.Deps) != 3 || back.Deps[1]["client"] != "kafka-go" ||
-				back.Deps[1]["aborted_delivered"] != float64(tc.want["kafka-go"].aborted) || back.Deps[1]["control_delivered"] != float64(tc.want["kafka-go"].control) {
-				t.Errorf("JSON client_departures %v (%v)", back.Deps, err)
+			if err := json.Unmarshal(js, &back); err != nil || back.Deps.To != tc.scope.To || back.Deps.Capped != tc.capped {
+				t.Errorf("JSON client_departures %+v (%v)", back.Deps, err)
+			} else if deps := back.Deps.Clients; len(deps) != 3 || deps[1]["client"] != "kafka-go" ||
+				deps[1]["aborted_delivered"] != float64(tc.want["kafka-go"].aborted) || deps[1]["control_delivered"] != float64(tc.want["kafka-go"].control) {
+				t.Errorf("JSON client_departures' clients %v", deps)
 			}
 			rb := d.Runbook()
 			for _, w := range tc.line {
