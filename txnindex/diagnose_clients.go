@@ -10,7 +10,7 @@ import (
 
 // ClientDeparturesMaxBatches bounds the batches the diagnosis decides to
 // count what the clients deliver: past it, the counts cover the first
-// batches only and say so (Diagnosis.ClientDeparturesCapped). The three
+// batches only and say so (ClientsReport.Capped). The three
 // clients' passes over the 1M-batch demo take about 0.2 s together.
 const ClientDeparturesMaxBatches = 2_000_000
 
