@@ -61,6 +61,9 @@ func TestLessonRolledBackOrder(t *testing.T) {
 	if rules := eval[string](t, ctx, `document.querySelector('[data-testid="variant"]').value`); rules != "kafka-go" {
 		t.Errorf("the timeline's rules selector shows %q, want kafka-go", rules)
 	}
+	if quiz, _ := attr(ctx, `[data-testid="lesson-mode-link"]`, "href"); !strings.Contains(quiz, "quiz=1&variant=kafka-go") {
+		t.Errorf("the quiz link %q leaves kafka-go's rules behind", quiz)
+	}
 	const why = "kafka-go reads the fetch response's aborted-transactions list and never uses it"
 	abortStep := -1
 	for n := 0; n < len(ls.Steps); n++ {
