@@ -13,6 +13,7 @@ func Build(p *Partition) *Log {
 	l := &Log{
 		Topic:               p.Topic,
 		Partition:           p.Partition,
+		clients:             &clientsMemo{},
 		Segments:            p.Segments,
 		Batches:             p.Batches,
 		HighWatermarkSource: p.HighWatermarkSource,

@@ -392,3 +392,17 @@ func replayKafkaJS(fetches []CapturedFetch, iso Isolation, l *Log, emit func(Dec
 		pos = max(pos, newPos)
 	}
 }
+
+// AsClient is the Java consumer's decision d as client v makes it, for a
+// consumer that plays the Java consumer's fetch loop (the lessons):
+// kafka-go and kafka-python deliver what Java skips (readCommitted: the
+// application asked for read_committed); any other variant's is d, its
+// Variant set. kafka-python's fetches are read_uncommitted ones: the
+// caller fetches them so.
+func AsClient(v Variant, readCommitted bool, d Decision) Decision {
+	if v == VariantKafkaGo || v == VariantKafkaPython {
+		return unfiltered(v, readCommitted, d)
+	}
+	d.Variant = v
+	return d
+}

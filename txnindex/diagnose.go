@@ -228,6 +228,12 @@ type Diagnosis struct {
 	// TopicUnknown: Topic is only a label (a segment read alone); the
 	// commands use TopicVar.
 	TopicUnknown bool `json:"topic_unknown,omitempty"`
+	// ClientDepartures is what the clients that depart from Kafka's rule
+	// deliver, asked for read_committed, that the Java consumer does not
+	// (Log.ClientDepartures); nil when no client departs, and for a
+	// capture. Like the cleaner's marks, it covers the batches read: on a
+	// log seeded from a producer snapshot, those from the snapshot on.
+	ClientDepartures *ClientsReport `json:"client_departures,omitempty"`
 	DiagnosisJoin
 }
 
@@ -314,6 +320,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 		d.AfterRestart = l.restartReport()
+		d.ClientDepartures = l.ClientDepartures()
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -495,6 +502,7 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
 	d.runbookCompaction(&sb)
+	d.runbookClients(&sb)
 	if l := d.Lag; l != nil {
 		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, Plural(l.Offsets, "offset", "offsets"))
 		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",

@@ -230,6 +230,7 @@ type Log struct {
 	effSorted  []bool            // per segment: effective entries sorted by marker offset, as Kafka appends them
 	abortByID  map[abortKey]*AbortInfo
 	window     *PartitionWindow // Partition.Window
+	clients    *clientsMemo     // Log.ClientDepartures's, set by Build
 }
 
 type abortKey struct {

@@ -20,9 +20,11 @@ const (
 // loader.OpenPartitionTail for why), but for what only the segments not
 // read could show: the log cleaner's marks on their batches
 // (CompactionReport.Scope says so), differences between their .txnindex
-// and their batches, which broker recovery does not check either, and
+// and their batches, which broker recovery does not check either,
 // their transactions whose marker the cleaner removed (a full replay lists
-// them as decided, the snapshot has them closed).
+// them as decided, the snapshot has them closed), and what the clients
+// that depart from Kafka's rule deliver from them (ClientsReport covers
+// the batches read).
 type ReplayReport struct {
 	Mode     string `json:"mode"`
 	Snapshot string `json:"snapshot,omitempty"` // the .snapshot seeded from

@@ -72,6 +72,11 @@ type DiagnosisView struct {
 	// (txnindex.RestartReport); nil when the directory holds no state a
 	// restart drops.
 	Restart *RestartView
+	// Clients is the sentence on the clients that depart from Kafka's
+	// rule (txnindex.Diagnosis.ClientsLine), "" when none does;
+	// ClientsHref the partition's clients page, "" where the page has
+	// no server to ask (an exported page).
+	Clients, ClientsHref string
 }
 
 // RestartView is the running broker's LSO against the one after its next
@@ -314,6 +319,7 @@ func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *Diagno
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], fill))
 	}
 	v.Unknown = d.OffsetsUnknown
+	v.Clients = d.ClientsLine()
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
@@ -384,7 +390,9 @@ func (u *UI) DiagnosisPanel() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		render(w, r, diagnosisPanel(diagnosisViewFor(u.diags.diagnose(l, o), cmdFill{bootstrap, topic}, clock)))
+		v := diagnosisViewFor(u.diags.diagnose(l, o), cmdFill{bootstrap, topic}, clock)
+		v.ClientsHref = clientsHref(r.PathValue("id"), r.PathValue("topic"), int32(p))
+		render(w, r, diagnosisPanel(v))
 	})
 }
 
@@ -429,4 +437,9 @@ func topicName(r *http.Request) string {
 		t = t[:txnindex.MaxTopicNameLength]
 	}
 	return t
+}
+
+// clientsHref is the clients page of a partition.
+func clientsHref(id, topic string, p int32) string {
+	return "/sources/" + id + "/partitions/" + topic + "/" + i64(int64(p)) + "/clients"
 }

@@ -28,7 +28,8 @@ type Lesson struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Isolation string `json:"isolation"`
-	Rules     string `json:"rules"`
+	Rules     string `json:"rules"`    // the consumer rules in words
+	Variant   string `json:"variant"`  // their name (txnindex.Variant)
 	Position  int64  `json:"position"` // where the consumer starts
 	Batches   int    `json:"batches"`  // batches in the partition
 	Note      string `json:"note,omitempty"`
@@ -181,9 +182,15 @@ func abortsOf(list []txnindex.AbortedTransaction) []LessonAbort {
 // NewLesson computes the step-through of l for a read_committed Java
 // consumer starting at from (-1: the log start offset).
 func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
+	return NewLessonFor(id, l, from, txnindex.VariantJava)
+}
+
+// NewLessonFor is NewLesson for the consumer rules v: any variant that
+// LessonVariant accepts.
+func NewLessonFor(id string, l *txnindex.Log, from int64, v txnindex.Variant) *Lesson {
 	n := min(len(l.Batches), LessonMaxBatches)
 	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
-		Rules: "Java consumer", Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
+		Rules: rulesWords(v), Variant: v.String(), Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {
 		ls.Note = fmt.Sprintf("this lesson plays the first %s of %s batches", txnindex.Count(int64(n)), txnindex.Count(int64(len(l.Batches))))
 	}
@@ -236,8 +243,8 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 	ls.Steps = append(ls.Steps, LessonStep{N: 0,
 		Broker:   LessonBroker{LogEnd: prev.LogEndOffset, HWM: prev.HighWatermark, LSO: prev.LastStableOffset, PrevLSO: prev.LastStableOffset, Ongoing: ongoing(prev), Index: []LessonEntry{}},
 		Consumer: LessonConsumer{Fetches: []LessonFetch{}, Decided: []LessonDecision{}, Queue: []LessonAbort{}, Set: []LessonAbort{}, Position: ls.Position},
-		Sentence: fmt.Sprintf("%s-%d holds %s. Step forward to watch the broker append them one by one (left), and a read_committed consumer (%s rules) reading from offset %d fetch what the broker lets it read at each moment (right).",
-			l.Topic, l.Partition, plural(len(l.Batches), "batch", "batches"), ls.Rules, ls.Position),
+		Sentence: fmt.Sprintf("%s-%d holds %s. Step forward to watch the broker append them one by one (left), and a read_committed consumer (%s rules) reading from offset %d fetch what the broker lets it read at each moment (right).%s",
+			l.Topic, l.Partition, plural(len(l.Batches), "batch", "batches"), ls.Rules, ls.Position, variantNote(v)),
 	})
 	pos := ls.Position
 	for k := 1; k <= len(all); k++ {
@@ -272,7 +279,7 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 			st.Broker.Decided = &LessonTxn{Producer: int64(t.ProducerID), First: t.FirstOffset, Last: t.LastDataOffset, State: t.State.String()}
 		}
 
-		st.Consumer, pos = consumeStep(cur, from, pos, bi, gaps)
+		st.Consumer, pos = consumeStep(cur, from, pos, bi, gaps, v)
 		for _, d := range st.Consumer.Decided {
 			c := &ls.Cells[d.Batch]
 			c.Decided, c.Verdict = k, d.Verdict
@@ -294,9 +301,19 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 // before_position, decided as it lands); then, as Log.Decisions does,
 // FetchInto and Consumer.Process from the position while it is below the
 // LSO. It returns what the consumer did and its position after.
-func consumeStep(cur *txnindex.Log, from, pos int64, bi int, gaps []string) (LessonConsumer, int64) {
+//
+// For kafka-go and kafka-python (v) the loop is the Java consumer's, each
+// decision as the client makes it (txnindex.AsClient), and no aborted
+// queue or set is kept, as neither client keeps one; kafka-python's
+// fetches are read_uncommitted ones, to the high watermark.
+func consumeStep(cur *txnindex.Log, from, pos int64, bi int, gaps []string, v txnindex.Variant) (LessonConsumer, int64) {
 	out := LessonConsumer{Fetches: []LessonFetch{}, Decided: []LessonDecision{}, Queue: []LessonAbort{}, Set: []LessonAbort{}}
+	unfiltered := v == txnindex.VariantKafkaGo || v == txnindex.VariantKafkaPython
 	add := func(d txnindex.Decision, fetch int, queue, set []LessonAbort) {
+		d = txnindex.AsClient(v, true, d)
+		if unfiltered {
+			queue, set = []LessonAbort{}, []LessonAbort{}
+		}
 		i := int(d.BatchIndex)
 		b := &cur.Batches[i]
 		ld := LessonDecision{Batch: i, From: d.From, To: d.To, Kind: kindOf(b), Producer: -1, Fetch: fetch,
@@ -317,10 +334,17 @@ func consumeStep(cur *txnindex.Log, from, pos int64, bi int, gaps []string) (Les
 			}
 		}
 	}
-	c := txnindex.Consumer{Isolation: txnindex.ReadCommitted, Variant: txnindex.VariantJava, Position: pos, Log: cur}
+	iso, limit, cv := txnindex.ReadCommitted, cur.LastStableOffset, v
+	if unfiltered {
+		cv = txnindex.VariantJava
+	}
+	if v == txnindex.VariantKafkaPython {
+		iso, limit = txnindex.ReadUncommitted, cur.HighWatermark
+	}
+	c := txnindex.Consumer{Isolation: iso, Variant: cv, Position: pos, Log: cur}
 	var resp txnindex.FetchResponse
-	for pos < cur.LastStableOffset {
-		cur.FetchInto(txnindex.FetchRequest{Offset: pos, Isolation: txnindex.ReadCommitted}, &resp)
+	for pos < limit {
+		cur.FetchInto(txnindex.FetchRequest{Offset: pos, Isolation: iso}, &resp)
 		if resp.Err != txnindex.FetchOK || len(resp.Batches) == 0 {
 			break
 		}
@@ -329,7 +353,9 @@ func consumeStep(cur *txnindex.Log, from, pos int64, bi int, gaps []string) (Les
 		fi := len(out.Fetches) - 1
 		c.Process(&resp, pos, func(d txnindex.Decision) bool {
 			if d.BatchIndex >= 0 {
-				out.Queue, out.Set = abortsOf(c.AbortedQueue()), abortsOf(c.AbortedSet())
+				if !unfiltered {
+					out.Queue, out.Set = abortsOf(c.AbortedQueue()), abortsOf(c.AbortedSet())
+				}
 				add(d, fi, out.Queue, out.Set)
 			}
 			return true

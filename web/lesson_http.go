@@ -111,7 +111,12 @@ func (u *UI) lessonView(w http.ResponseWriter, r *http.Request) (*LessonView, bo
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return nil, false
 	}
-	v.Lesson = NewLesson(id, l, from)
+	vr, err := LessonVariant(r.URL.Query().Get("variant"))
+	if err != nil {
+		http.Error(w, "variant: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	v.Lesson = NewLessonFor(id, l, from, vr)
 	v.Step = min(v.Step, len(v.Lesson.Steps)-1)
 	b, err := LessonJSON(v.Lesson)
 	if err != nil {
@@ -241,6 +246,15 @@ func lessonPath(v LessonView) string {
 	return LessonPath(v.Timeline.Source, v.Timeline.Topic, v.Timeline.Partition)
 }
 
+// lessonLink is the lesson's page with query q (its step or quiz) and the
+// consumer rules it plays, when not the Java consumer's.
+func lessonLink(v LessonView, q string) string {
+	if v.Lesson != nil && v.Lesson.Variant != "" && v.Lesson.Variant != txnindex.VariantJava.String() {
+		q += "&variant=" + v.Lesson.Variant
+	}
+	return lessonPath(v) + "?" + q
+}
+
 // embedSnippet is the iframe a page pastes to show the lesson at step 1.
 func embedSnippet(v TimelineView) string {
 	src := v.Origin + EmbedPath(v.Source, v.Topic, v.Partition) + "?step=1"
@@ -268,6 +282,14 @@ func requestOrigin(r *http.Request) string {
 type LessonsView struct {
 	Assets Assets
 	Rows   []LessonsRow
+	// Cases are lessons about one question, each a demo's lesson played
+	// with the consumer rules that show it.
+	Cases []LessonCase
+}
+
+// LessonCase is one such lesson: its question and its link.
+type LessonCase struct {
+	TestID, Question, What, Lesson string
 }
 
 // LessonsRow is one partition's lesson links.
@@ -284,6 +306,14 @@ func (u *UI) Lessons() http.Handler {
 			for _, p := range s.Partitions {
 				v.Rows = append(v.Rows, LessonsRow{ID: s.ID, Title: s.Title, Name: p.Topic + "-" + strconv.Itoa(int(p.Partition)),
 					Timeline: PartitionPath(s.ID, p.Topic, p.Partition), Lesson: LessonPath(s.ID, p.Topic, p.Partition), Embed: EmbedPath(s.ID, p.Topic, p.Partition)})
+			}
+		}
+		for _, s := range u.cat.Sources() {
+			if s.ID == "interleaved" && len(s.Partitions) == 1 {
+				p := s.Partitions[0]
+				v.Cases = append(v.Cases, LessonCase{TestID: "lessons-case-rolled-back", Question: "Why your service processed a rolled-back order",
+					What:   "the interleaved demo played by kafka-go, which delivers the records of an aborted transaction that a Java read_committed consumer skips, step by step and why",
+					Lesson: LessonPath(s.ID, p.Topic, p.Partition) + "?variant=" + txnindex.VariantKafkaGo.String()})
 			}
 		}
 		render(w, r, LessonsPage(v))

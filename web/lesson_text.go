@@ -119,6 +119,26 @@ func consumerSentence(c LessonConsumer, br LessonBroker) string {
 	if len(kept) > 0 {
 		fmt.Fprintf(&sb, "It delivers %s. ", strings.Join(kept, ", "))
 	}
+	// What a client that departs from Kafka's rule delivers where the
+	// Java consumer would not, in the client's own reason.
+	for _, k := range []struct{ cause, what string }{
+		{txnindex.CauseAbortedDelivered.String(), "aborted records a Java consumer skips"},
+		{txnindex.CauseControlDelivered.String(), "markers a Java consumer never returns"},
+	} {
+		var at []string
+		reason := ""
+		for _, d := range c.Decided {
+			if d.Fetch >= 0 && d.Cause == k.cause {
+				at = append(at, span(d.From, d.To))
+				if reason == "" {
+					reason = d.Reason
+				}
+			}
+		}
+		if len(at) > 0 {
+			fmt.Fprintf(&sb, "Among them %s, %s: %s. ", andList(at), k.what, reason)
+		}
+	}
 	if len(dropped) > 0 {
 		fmt.Fprintf(&sb, "It skips %s as aborted. ", strings.Join(dropped, ", "))
 	}
@@ -170,4 +190,57 @@ func whyOf(d txnindex.Decision) string {
 		return "The cleaner emptied this batch: it holds no record."
 	}
 	return d.Reason()
+}
+
+// rulesWords names a consumer's rules as the timeline's rules selector
+// does.
+func rulesWords(v txnindex.Variant) string {
+	switch v {
+	case txnindex.VariantJava:
+		return "Java consumer"
+	case txnindex.VariantKafkaJS:
+		return "kafkajs 2.2.4"
+	case txnindex.VariantKafkaGo:
+		return "kafka-go 0.4 (segmentio)"
+	case txnindex.VariantKafkaPython:
+		return "kafka-python 2.0"
+	}
+	return v.String()
+}
+
+// variantNote is what the first step says of a client that departs from
+// Kafka's rule: "" for the others.
+func variantNote(v txnindex.Variant) string {
+	switch v {
+	case txnindex.VariantKafkaGo:
+		return " This consumer is kafka-go: it asks for read_committed, so the broker stops its fetches at the LSO, but it reads the response's aborted list and never uses it, and never tests the control bit: aborted records and markers reach the application. Watch where it departs from what a Java consumer delivers."
+	case txnindex.VariantKafkaPython:
+		return " This consumer is kafka-python: it cannot ask for read_committed, so it reads to the high watermark, and hands aborted records, records of open transactions and markers to the application. Watch where it departs from what a Java consumer delivers."
+	}
+	return ""
+}
+
+// LessonVariant parses a lesson's ?variant=: the rules its consumer plays.
+// kafkajs is refused: it filters record by record in a fetch loop of its
+// own, which the lesson's steps do not play.
+func LessonVariant(s string) (txnindex.Variant, error) {
+	if s == "" {
+		return txnindex.VariantJava, nil
+	}
+	v, err := txnindex.ParseVariant(s)
+	if err != nil {
+		return 0, err
+	}
+	if v == txnindex.VariantKafkaJS {
+		return 0, fmt.Errorf("a lesson cannot play kafkajs, which filters record by record in a fetch loop of its own: its decisions are on the timeline (rules kafkajs) and the clients page")
+	}
+	return v, nil
+}
+
+// andList joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func andList(ws []string) string {
+	if n := len(ws); n > 1 {
+		return strings.Join(ws[:n-1], ", ") + " and " + ws[n-1]
+	}
+	return strings.Join(ws, "")
 }

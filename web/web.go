@@ -207,6 +207,7 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 		v.readTail(tail)
 	}
 	v.Diag = diagnosisViewFor(u.diags.diagnose(dl, o), cmdFill{bootstrap, topicName(r)}, clock)
+	v.Diag.ClientsHref = clientsHref(id, topic, int32(p))
 	return v, true
 }
 

@@ -11,7 +11,8 @@ import (
 // that depart from Kafka's rule: a deep link with variant=kafka-go draws
 // the aborted batch at 2-4 of the interleaved demo as delivered, and its
 // detail gives kafka-go's reason; the page links to the clients page,
-// which draws one row per client over the same offsets.
+// which draws one row per client over the same offsets; so does the
+// diagnosis panel's line on the clients that deliver aborted records.
 func TestWebClientVariant(t *testing.T) {
 	ctx, srv, cat := browser(t, false)
 	s := cat.find("interleaved", "demo-interleaved", 0)
@@ -31,8 +32,21 @@ func TestWebClientVariant(t *testing.T) {
 		t.Errorf("detail reason %q (%v)", reason, err)
 	}
 	href, _ := attr(ctx, `[data-testid="clients-link"]`, "href")
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+href), chromedp.WaitVisible(chromedp.CSS(`[data-testid="clients-table"]`))); err != nil {
+	// The diagnosis panel names the clients that deliver the aborted
+	// records, and its link leads to the same clients page.
+	line, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="diag-clients"]`)))
+	if err != nil || !strings.Contains(strings.Join(strings.Fields(line), " "), interleavedClients) {
+		t.Errorf("diagnosis panel's clients line %q (%v), want %q", line, err, interleavedClients)
+	}
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diag-clients"]`))); err != nil {
 		t.Fatal(err)
+	}
+	screenshot(t, ctx, "TestWebClientVariant-diagnosis")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="diag-clients-link"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="clients-table"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval[string](t, ctx, `location.pathname`); got != href {
+		t.Errorf("the panel's link leads to %s, want the clients page %s", got, href)
 	}
 	rows := eval[int](t, ctx, `document.querySelectorAll('[data-testid^="clients-row-"]').length`)
 	deps := eval[int](t, ctx, `document.querySelectorAll('[data-testid="clients-row-kafka-go"] td[data-departure="aborted_delivered"]').length`)

@@ -265,11 +265,15 @@
       } });
     if (!document.body.classList.contains("lesson-asof")) {
       document.body.classList.add("lesson-asof");
-      // The timeline now plays the lesson's consumer (read_committed, Java,
-      // from its position): its consumer controls would draw another one.
+      // The timeline now plays the lesson's consumer (read_committed, its
+      // rules, from its position): its consumer controls would draw
+      // another one. The rules selector shows the lesson's.
       for (const id of ["isolation", "position", "max-bytes", "variant"]) {
         const el = document.querySelector('[data-testid="' + id + '"]');
-        if (el) { el.disabled = true; el.title = "the lesson plays a read_committed Java consumer from offset " + L.position; }
+        if (!el) continue;
+        if (id === "variant" && L.variant) el.value = L.variant;
+        el.disabled = true;
+        el.title = "the lesson plays a read_committed consumer (" + L.rules + " rules) from offset " + L.position;
       }
     }
     if (tl.highlight) tl.highlight(s.batch ? s.batch.from : null, s.batch ? s.batch.to : null);
