@@ -89,7 +89,7 @@ func (u *UI) Clients() http.Handler {
 		if o.From >= 0 {
 			v.Consumer = v.Isolation + " consumers from offset " + i64(o.From)
 		}
-		v.Consumer += ", fetches of " + i64(int64(o.MaxBytes)) + " bytes"
+		v.Consumer += ", fetches of " + txnindex.Plural(int64(o.MaxBytes), "byte", "bytes")
 		for _, vr := range txnindex.Variants {
 			v.Rows = append(v.Rows, ClientsRow{Client: vr.String()})
 		}

@@ -68,7 +68,7 @@ func ClientsPage(v ClientsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, ". The java row is Kafka's rule; <span class=\"dep-mark\">!</span> marks where a client departs from it (hover a cell for the client's reason). <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, ". The Java row is Kafka's rule; <span class=\"dep-mark\">!</span> marks where a client departs from it (hover a cell for the client's reason). <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
