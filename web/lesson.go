@@ -181,7 +181,17 @@ func abortsOf(list []txnindex.AbortedTransaction) []LessonAbort {
 // NewLesson computes the step-through of l for a read_committed Java
 // consumer starting at from (-1: the log start offset).
 func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
-	n := min(len(l.Batches), LessonMaxBatches)
+	return NewLessonOf(id, l, from, LessonMaxBatches)
+}
+
+// ExportLessonMaxBatches caps the lesson an export inlines: a step holds
+// the broker's and the consumer's state, which grows with the batches
+// before it, so 400 steps of a busy partition made 2.9 MB of the page.
+const ExportLessonMaxBatches = 100
+
+// NewLessonOf is NewLesson playing at most most batches.
+func NewLessonOf(id string, l *txnindex.Log, from int64, most int) *Lesson {
+	n := min(len(l.Batches), most)
 	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
 		Rules: "Java consumer", Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {

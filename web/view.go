@@ -89,6 +89,7 @@ type TimelineView struct {
 	tail            bool
 	Pinned          string // sentence about the LSO
 	Diag            *DiagnosisView
+	DiagFirst       bool // the diagnosis above the timeline (an export of a stuck partition)
 	WSPath, APIPath string
 	Assets          Assets
 	Chrome          chromeKind

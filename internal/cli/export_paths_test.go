@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/loader/input"
@@ -45,7 +46,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 		title string
 	}{
 		{"scenario", []string{"--scenario", scen}, "A stuck LSO: a hanging transaction pins every read_committed consumer"},
-		{"path", []string{logs}, "kafka-logs/demo-stuck-lso-0 (log directory)"},
+		{"path", []string{logs}, "demo-stuck-lso-0 from kafka-logs (log directory), exported " + time.Now().UTC().Format(time.DateOnly)},
 		{"title", []string{"--title", "orders, Tuesday", logs}, "orders, Tuesday"},
 	} {
 		out := filepath.Join(t.TempDir(), tc.name+".html")
