@@ -63,7 +63,7 @@ func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSourc
 		d.Reasons = map[string][][4]any{}
 		d.Batches = map[string][]json.RawMessage{}
 		if to-from < len(l.Batches) {
-			d.Note = fmt.Sprintf("this export holds the details of %d of the %s (offsets %d–%d, around the LSO); `txnscope serve` shows every batch's",
+			d.Note = fmt.Sprintf("this export holds the details of %d of the %s (offsets %d–%d, around the LSO); `txnscope serve` shows them all",
 				to-from, txnindex.Plural(len(l.Batches), "batch", "batches"), l.Batches[from].BaseOffset, l.Batches[to-1].LastOffset())
 		}
 	} else {

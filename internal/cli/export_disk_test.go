@@ -105,6 +105,9 @@ func TestExportDiskStuck(t *testing.T) {
 	if got := strings.TrimSpace(text(t, ctx, `[data-testid="source-title"]`)); !regexp.MustCompile(`^orders-0 from [^/ ]+ \(log directory\), exported 2026-12-06$`).MatchString(got) {
 		t.Errorf("subtitle %q", got)
 	}
+	if n := text(t, ctx, `[data-testid="export-note"]`); !strings.HasPrefix(n, "Note: this export holds the details of 300 of the 3,600 batches") {
+		t.Errorf("export note %q", n)
+	}
 	order := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="summary"], [data-testid="diagnosis"], [data-testid="lesson"], [data-testid="timeline"]')].map((e) => e.dataset.testid)`)
 	if strings.Join(order, " ") != "summary diagnosis lesson timeline" {
 		t.Errorf("document order %v, want the diagnosis first after the summary", order)
