@@ -6,19 +6,29 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // ExportDetailLimit is the number of batches below which an export embeds
-// every batch's detail and every decision's reason (for hover and the
-// detail panel); above it the page says they are left out.
+// every decision's reason (for hover) and the details of some batches
+// (the detail panel, ExportDetailBatches); above it the page says they are
+// left out.
 const ExportDetailLimit = 5000
 
+// ExportDetailBatches is how many batches' details an export embeds per
+// isolation: the batches around the LSO, where the diagnosis points. A
+// batch's detail is about 1 to 2 KB (with its records, at most
+// exportRecordLimit) where its reason is about 150 bytes, so every batch's
+// detail made 14.5 MB of 3,646 batches; the others' panels say to run
+// `txnscope serve`.
+const ExportDetailBatches = 300
+
 // exportRecordLimit caps the records embedded per batch (the detail panel
-// shows the first 50).
-const exportRecordLimit = 50
+// says how many the batch has).
+const exportRecordLimit = 10
 
 // ExportIsolations are the consumers a static export holds: the default
 // consumer (from the log start, default max bytes, Java rules) at each
@@ -42,14 +52,20 @@ type ExportData struct {
 // Export returns the data of a static export of l (of source id): what the
 // stream (Recording), the decisions route (the reasons) and the batch
 // route (BatchDetail, records decoded by records) answer for each of
-// ExportIsolations. A log of ExportDetailLimit batches or more gets the
-// streams alone and a note saying why.
+// ExportIsolations, the batch route's for ExportDetailBatches of the
+// batches (exportWindow) with a note saying so. A log of ExportDetailLimit
+// batches or more gets the streams alone and a note saying why.
 func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSource) (*ExportData, error) {
 	d := &ExportData{Version: 1, Streams: map[string][]json.RawMessage{}}
 	detail := len(l.Batches) < ExportDetailLimit
+	from, to := exportWindow(l)
 	if detail {
 		d.Reasons = map[string][][4]any{}
 		d.Batches = map[string][]json.RawMessage{}
+		if to-from < len(l.Batches) {
+			d.Note = fmt.Sprintf("this export holds the details of %d of the %s (offsets %d–%d, around the LSO); `txnscope serve` shows them all",
+				to-from, txnindex.Plural(len(l.Batches), "batch", "batches"), l.Batches[from].BaseOffset, l.Batches[to-1].LastOffset())
+		}
 	} else {
 		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `txnscope serve` for them",
 			len(l.Batches), ExportDetailLimit)
@@ -78,11 +94,24 @@ func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSourc
 			decs = append(decs, dec)
 		}
 		d.Reasons[iso] = exportReasons(decs)
-		if d.Batches[iso], err = exportBatches(ctx, records, id, l, o, decs); err != nil {
+		if d.Batches[iso], err = exportBatches(ctx, records, id, l, o, decs, from, to); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// exportWindow is the batches whose details an export embeds, [from, to):
+// ExportDetailBatches of them, the first batch at or above the LSO in the
+// middle when the log is longer.
+func exportWindow(l *txnindex.Log) (from, to int) {
+	n := len(l.Batches)
+	if n <= ExportDetailBatches {
+		return 0, n
+	}
+	k := sort.Search(n, func(i int) bool { return l.Batches[i].LastOffset() >= l.LastStableOffset })
+	from = min(max(k-ExportDetailBatches/2, 0), n-ExportDetailBatches)
+	return from, from + ExportDetailBatches
 }
 
 // Script is d as the text of the page's <script type="application/json">
@@ -108,11 +137,11 @@ func exportReasons(decs []txnindex.Decision) [][4]any {
 	return out
 }
 
-// exportBatches is the batch route's answer for the base offset of every
-// batch of l, its records capped at exportRecordLimit.
-func exportBatches(ctx context.Context, records RecordSource, id string, l *txnindex.Log, o txnindex.ConsumeOptions, decs []txnindex.Decision) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(l.Batches))
-	for i := range l.Batches {
+// exportBatches is the batch route's answer for the base offset of the
+// batches [from, to) of l, their records capped at exportRecordLimit.
+func exportBatches(ctx context.Context, records RecordSource, id string, l *txnindex.Log, o txnindex.ConsumeOptions, decs []txnindex.Decision, from, to int) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, to-from)
+	for i := from; i < to; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,10 +33,12 @@ var elapsed = regexp.MustCompile(`"elapsed_ms":\d+`)
 // TestExportIsWhatTheServerSends: an export holds, byte for byte, the
 // messages a websocket client reads (its progress messages aside, and the
 // done message's elapsed time), the reasons of the decisions route and the
-// batch route's answers (records capped at 50), for both isolations; a log
-// of ExportDetailLimit batches gets the streams and a note.
+// batch route's answers (records capped at exportRecordLimit) for the
+// batches of exportWindow, with a note when that is not all of them, for
+// both isolations; a log of ExportDetailLimit batches gets the streams and
+// a note.
 func TestExportIsWhatTheServerSends(t *testing.T) {
-	logs := fakeCatalog{"small": small(), "large": large(ExportDetailLimit), "gappy": gappy()}
+	logs := fakeCatalog{"small": small(), "large": large(ExportDetailLimit), "gappy": gappy(), "window": large(ExportDetailBatches + 40)}
 	srv, _ := server(t, logs, oneRecordPerOffset, nil)
 	for id, l := range logs {
 		d, err := Export(context.Background(), id, l, oneRecordPerOffset)
@@ -70,29 +73,36 @@ func TestExportIsWhatTheServerSends(t *testing.T) {
 				t.Errorf("%s %s: reasons\n%s\nthe route's\n%s", id, iso, g, w)
 			}
 
-			if len(d.Batches[iso]) != len(l.Batches) {
-				t.Fatalf("%s %s: %d batches, want %d", id, iso, len(d.Batches[iso]), len(l.Batches))
+			from, to := exportWindow(l)
+			if len(d.Batches[iso]) != to-from || len(d.Batches[iso]) > ExportDetailBatches {
+				t.Fatalf("%s %s: %d batches, want %d", id, iso, len(d.Batches[iso]), to-from)
+			}
+			if (to-from < len(l.Batches)) != strings.Contains(d.Note, "txnscope serve") {
+				t.Errorf("%s %s: %d of %d batches, note %q", id, iso, to-from, len(l.Batches), d.Note)
+			}
+			if k := sort.Search(len(l.Batches), func(i int) bool { return l.Batches[i].LastOffset() >= l.LastStableOffset }); k < len(l.Batches) && (k < from || k >= to) {
+				t.Errorf("%s %s: the LSO's batch %d is outside the window [%d, %d)", id, iso, k, from, to)
 			}
 			capped := 0
-			for i := range l.Batches {
+			for i := from; i < to; i++ {
 				var w BatchJSON
-				// The export holds the route's first page of 50 records.
-				raw := get(t, srv.URL+"/api/v1"+base+"/batches/"+strconv.FormatInt(l.Batches[i].BaseOffset, 10)+q+sep(q)+"records_limit=50", 200)
+				// The export holds the route's first page of records.
+				raw := get(t, srv.URL+"/api/v1"+base+"/batches/"+strconv.FormatInt(l.Batches[i].BaseOffset, 10)+q+sep(q)+"records_limit="+strconv.Itoa(exportRecordLimit), 200)
 				if err := json.Unmarshal(raw, &w); err != nil {
 					t.Fatal(err)
 				}
 				if w.RecordsTruncated {
 					w.RecordsNote = fmt.Sprintf("the export holds the first %d of %d records", len(w.RecordList), w.RecordsTotal)
 					capped++
-				} else if c := new(bytes.Buffer); json.Compact(c, raw) != nil || !bytes.Equal(c.Bytes(), d.Batches[iso][i]) {
-					t.Errorf("%s %s: batch %d\n%s\nthe route's\n%s", id, iso, i, d.Batches[iso][i], c)
+				} else if c := new(bytes.Buffer); json.Compact(c, raw) != nil || !bytes.Equal(c.Bytes(), d.Batches[iso][i-from]) {
+					t.Errorf("%s %s: batch %d\n%s\nthe route's\n%s", id, iso, i, d.Batches[iso][i-from], c)
 				}
-				if g, w := d.Batches[iso][i], mustJSON(t, w); !bytes.Equal(g, w) {
+				if g, w := d.Batches[iso][i-from], mustJSON(t, w); !bytes.Equal(g, w) {
 					t.Errorf("%s %s: batch %d\n%s\nwant\n%s", id, iso, i, g, w)
 				}
 			}
 			if want := map[string]int{"gappy": 1}[id]; capped != want {
-				t.Errorf("%s %s: %d batches capped at 50 records, want %d", id, iso, capped, want)
+				t.Errorf("%s %s: %d batches capped at %d records, want %d", id, iso, capped, exportRecordLimit, want)
 			}
 		}
 	}

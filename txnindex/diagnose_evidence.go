@@ -101,14 +101,44 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	if r.Discards.Ranges == nil {
 		r.Discards.Ranges = []OffsetRange{}
 	}
-	// Only what survives can be printed: from the log start on.
-	from := max(t.FirstOffset, l.lsoFloor())
-	r.Discards.PrintCommand = cmds.KcatPrint(from, max(t.LastDataOffset-from+1, 1))
-	if t.LastDataOffset < 0 {
+	// Only what survives can be printed, and only its records: the
+	// other producers' records between them are not the abort's.
+	r.Discards.PrintCommand = cmds.KcatPrintRanges(l.printRanges(t, r.Discards.Ranges), kcatMostRanges)
+	if r.Discards.PrintCommand == "" {
 		// Nothing of it survives to print; the broker still describes it.
 		r.Discards.PrintCommand = cmds.DescribeProducers()
 	}
 	return r
+}
+
+// kcatMostRanges is how many kcat commands "to see them first" prints
+// (one per range of the transaction's records); the rest are counted.
+const kcatMostRanges = 5
+
+// printRanges is rs, the ranges of t's data (openTxnRanges), with the
+// records of t's batches in each; only what survives can be printed, so
+// they start at the log start (a batch across it counted from there).
+func (l *Log) printRanges(t *Txn, rs []OffsetRange) []PrintRange {
+	out := make([]PrintRange, len(rs))
+	if len(rs) == 0 {
+		return out
+	}
+	floor := l.lsoFloor()
+	for k := range rs {
+		out[k].OffsetRange = OffsetRange{max(rs[k].From, floor), rs[k].To}
+	}
+	k := 0
+	for i := l.batchAtOrAfter(rs[0].From); i < len(l.Batches) && l.Batches[i].BaseOffset <= rs[len(rs)-1].To; i++ {
+		b := &l.Batches[i]
+		if b.ProducerID != t.ProducerID || b.IsControl() || l.TxnOf(i) != t || b.LastOffset() < floor {
+			continue
+		}
+		for k < len(rs)-1 && rs[k].To < b.BaseOffset {
+			k++
+		}
+		out[k].Records += min(int64(b.Records), b.LastOffset()-floor+1)
+	}
+	return out
 }
 
 // mayHaveBegunEarlier: with no snapshot to say otherwise, t is its
@@ -235,5 +265,5 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 			}
 		}
 	}
-	fmt.Fprintf(sb, "\n    to see them first: %s\n", t.Discards.PrintCommand)
+	fmt.Fprintf(sb, "\n    to see them first: %s\n", strings.ReplaceAll(t.Discards.PrintCommand, "\n", "\n                       "))
 }

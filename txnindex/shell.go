@@ -152,6 +152,45 @@ func (c TopicCommands) kcat(from, count int64) string {
 	return fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'", c.boot, c.topic, c.partition, from, count)
 }
 
+// PrintRange is a range of offsets whose records to print, and how many
+// records it holds: fewer than its offsets when the log cleaner removed
+// some, and kcat's -c counts records, not offsets.
+type PrintRange struct {
+	OffsetRange
+	Records int64
+}
+
+// KcatPrintRanges prints the records of rs and only those, read_uncommitted:
+// kcat cannot filter by producer, so each range is a kcat of its own (a
+// line each), from its first offset for its count of records. At most
+// most ranges are printed; a comment line says how many are left out and
+// where. Ranges without a record are skipped; with none left it is "".
+func (c TopicCommands) KcatPrintRanges(rs []PrintRange, most int) string {
+	var lines []string
+	for i, r := range rs {
+		if r.Records <= 0 {
+			continue
+		}
+		if len(lines) == most {
+			var left, recs int64
+			for _, r := range rs[i:] {
+				if r.Records > 0 {
+					left++
+					recs += r.Records
+				}
+			}
+			lines = append(lines, fmt.Sprintf("# and %s (%s) up to offset %d: the list of offsets above has them all",
+				Plural(left, "more range", "more ranges"), Plural(recs, "record", "records"), rs[len(rs)-1].To))
+			break
+		}
+		lines = append(lines, c.kcat(r.From, r.Records))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return c.guard(strings.Join(lines, "\n"))
+}
+
 // DescribeAndKcatPrint is DescribeProducers, then KcatPrint, on one line.
 func (c TopicCommands) DescribeAndKcatPrint(from, count int64) string {
 	return c.guard(c.txns("describe-producers") + "; " + c.kcat(from, count))

@@ -243,7 +243,10 @@ BOOTSTRAP='k:9092'
 	}
 	all := func(c TopicCommands) []string {
 		return []string{c.AbortStart(4), c.AbortStartAfterDescribe(), c.AbortProducer(9, 2, 3), c.DescribeProducers(),
-			c.KcatPrint(4, 2), c.DescribeAndKcatPrint(4, 2), c.DescribeTopic()}
+			c.KcatPrint(4, 2), c.DescribeAndKcatPrint(4, 2), c.DescribeTopic(),
+			// A range of 6 offsets holding 2 records (compacted), one emptied,
+			// one past the most printed.
+			c.KcatPrintRanges([]PrintRange{{OffsetRange{4, 9}, 2}, {OffsetRange{11, 11}, 0}, {OffsetRange{12, 14}, 3}, {OffsetRange{20, 21}, 2}}, 2)}
 	}
 	legal := NewTopicCommands("", "orders.eu_1-x", 3)
 	want := []string{
@@ -256,6 +259,8 @@ BOOTSTRAP='k:9092'
 		"txn <--bootstrap-server> <k:9092> <describe-producers> <--topic> <orders.eu_1-x> <--partition> <3>\n" +
 			"kcat <-C> <-b> <k:9092> <-t> <orders.eu_1-x> <-p> <3> <-o> <4> <-c> <2> <-X> <isolation.level=read_uncommitted> <-f> <%o %k %s\\n>\n",
 		"topics <--bootstrap-server> <k:9092> <--describe> <--topic> <orders.eu_1-x>\n",
+		"kcat <-C> <-b> <k:9092> <-t> <orders.eu_1-x> <-p> <3> <-o> <4> <-c> <2> <-X> <isolation.level=read_uncommitted> <-f> <%o %k %s\\n>\n" +
+			"kcat <-C> <-b> <k:9092> <-t> <orders.eu_1-x> <-p> <3> <-o> <12> <-c> <3> <-X> <isolation.level=read_uncommitted> <-f> <%o %k %s\\n>\n",
 	}
 	for i, c := range all(legal) {
 		// The reader fills in START from describe-producers' answer.

@@ -185,10 +185,24 @@ func NewLesson(id string, l *txnindex.Log, from int64) *Lesson {
 	return NewLessonFor(id, l, from, txnindex.VariantJava)
 }
 
+// ExportLessonMaxBatches caps the lesson an export inlines: a step holds
+// the broker's and the consumer's state, which grows with the batches
+// before it, so 400 steps of a busy partition made 2.9 MB of the page.
+const ExportLessonMaxBatches = 100
+
+// NewLessonOf is NewLesson playing at most most batches.
+func NewLessonOf(id string, l *txnindex.Log, from int64, most int) *Lesson {
+	return newLesson(id, l, from, txnindex.VariantJava, most)
+}
+
 // NewLessonFor is NewLesson for the consumer rules v: any variant that
 // LessonVariant accepts.
 func NewLessonFor(id string, l *txnindex.Log, from int64, v txnindex.Variant) *Lesson {
-	n := min(len(l.Batches), LessonMaxBatches)
+	return newLesson(id, l, from, v, LessonMaxBatches)
+}
+
+func newLesson(id string, l *txnindex.Log, from int64, v txnindex.Variant, most int) *Lesson {
+	n := min(len(l.Batches), most)
 	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
 		Rules: rulesWords(v), Variant: v.String(), Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {

@@ -183,11 +183,14 @@ func (u *UI) LessonEmbed() http.Handler {
 // StaticLessonPage is StaticPage with the lesson panel: the step list is
 // inlined with the timeline's data, lesson.js and lesson.css with the
 // other assets.
-func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, ls *Lesson) error {
+// note, when not "", says what the embedded data leaves out (api.ExportData's
+// Note); the page shows it under the summary.
+func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, note string, ls *Lesson) error {
 	v, err := staticTimelineView(id, title, l, d, data)
 	if err != nil {
 		return err
 	}
+	v.ExportNote = note
 	lv := LessonView{Timeline: v, Lesson: ls}
 	if lv.Assets.CSSText, err = readAsset("css/lesson.css", "</style"); err != nil {
 		return err

@@ -89,6 +89,8 @@ type TimelineView struct {
 	tail            bool
 	Pinned          string // sentence about the LSO
 	Diag            *DiagnosisView
+	DiagFirst       bool   // the diagnosis above the timeline (an export of a stuck partition)
+	ExportNote      string // what an export leaves out, or ""
 	WSPath, APIPath string
 	Assets          Assets
 	Chrome          chromeKind

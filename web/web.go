@@ -306,6 +306,9 @@ func staticTimelineView(id, title string, l *txnindex.Log, d *txnindex.Diagnosis
 			clock = clockLog
 		}
 		v.Diag = diagnosisView(d, "", clock)
+		// An export of a stuck partition is read for its diagnosis: it
+		// comes first, above the lesson and the timeline.
+		v.DiagFirst = v.Diag.Stuck
 	}
 	v.Chrome = chromeStatic
 	v.WSPath, v.APIPath = "", ""

@@ -37,12 +37,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	clock := url.Values{}
+	clock, at := url.Values{}, time.Now()
 	if *nowFlag != "" {
-		if _, err := parseTime(*nowFlag); err != nil {
+		t, err := parseTime(*nowFlag)
+		if err != nil {
 			return usagef("--now: %v", err)
 		}
 		clock.Set("now", *nowFlag)
+		at = t
 	}
 	if *out == "" {
 		return usagef("--out is required")
@@ -79,6 +81,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		path = fs.Arg(0)
 	}
 	var cat *catalog
+	var kind string
 	if *demo != "" {
 		if *demo == "big" {
 			cat = &catalog{}
@@ -99,6 +102,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		cat = &catalog{}
 		cat.add("export", path, ld)
+		kind = ld.Kind
 	}
 	s, err := exportPick(cat, *demo, *topic, *partition)
 	if err != nil {
@@ -107,21 +111,46 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	// A scenario file tells a story in its own time, as a demo does: its
 	// page ages it by its newest write, not by the day it is exported.
 	s.demo = s.demo || *scen != ""
+	if kind != "" && *scen == "" {
+		s.title = exportTitle(s, path, kind, at)
+	}
 	if t := cmp.Or(*title, scenTitle); t != "" {
 		s.title = t
 	}
 	var buf bytes.Buffer
-	if err := exportPage(ctx, &buf, cat, s, clock); err != nil {
+	note, err := exportPage(ctx, &buf, cat, s, clock)
+	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s of %s, %s\n", *out, txnindex.PartitionName(s.topic, s.partition), s.id, txnindex.Plural(buf.Len(), "byte", "bytes"))
+	what := s.title
+	if name := txnindex.PartitionName(s.topic, s.partition); !strings.HasPrefix(what, name) {
+		what = name + ", " + what
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %s; %s (%s)\n", *out, what, txnindex.Bytes(int64(buf.Len())), txnindex.Plural(buf.Len(), "byte", "bytes"))
+	if note != "" {
+		fmt.Fprintf(e.stdout, "note: %s\n", note)
+	}
 	if buf.Len() > exportWarnBytes {
 		fmt.Fprintf(e.stderr, "warning: %s is %d MiB; a browser may be slow to open it, or fail\n", *out, buf.Len()>>20)
 	}
 	return nil
+}
+
+// exportTitle is the subtitle of an export of a partition read from disk:
+// what it is, from where and when, as "orders-3 from kafka-logs (log
+// directory), exported 2026-12-06". The load is named by its base name,
+// never by its full path (the file travels; the path is no reader's
+// business).
+func exportTitle(s *source, path, kind string, at time.Time) string {
+	name := txnindex.PartitionName(s.topic, s.partition)
+	from := " from " + filepath.Base(filepath.Clean(path))
+	if filepath.Base(filepath.Clean(path)) == name {
+		from = ""
+	}
+	return fmt.Sprintf("%s%s (%s), exported %s", name, from, kind, at.UTC().Format(time.DateOnly))
 }
 
 // exportPick chooses the one partition to export.
@@ -153,25 +182,26 @@ func exportPick(cat *catalog, demo, topic string, partition int) (*source, error
 }
 
 // exportPage writes the static page of s: the data the stream and the API
-// would have sent (api.Export), inlined into the timeline and lesson page.
-func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, clock url.Values) error {
+// would have sent (api.Export), inlined into the timeline and lesson page,
+// and the export's note of what it leaves out.
+func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, clock url.Values) (string, error) {
 	l := s.get()
 	d, err := api.Export(ctx, s.id, l, loaderRecords{cat})
 	if err != nil {
-		return err
+		return "", err
 	}
 	data, err := d.Script()
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The served page's one clock rule (view.DiagnoseClock): a demo or
 	// scenario aged by its own time, a partition read from disk by now,
 	// unless --now (clock's now=) says otherwise.
 	o, _, err := view.DiagnoseClock(clock, time.Now(), s.demo)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, web.NewLesson(s.id, l, -1))
+	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
 }
 
 // buildScenarioFile builds a scenario file into a fresh temporary log

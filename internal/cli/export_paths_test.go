@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/loader/input"
@@ -21,8 +22,9 @@ const domText = `document.title + "\n" + document.documentElement.outerHTML`
 // TestExportNoLocalPaths exports a scenario file (built in a temporary
 // directory) and a log directory given by its absolute path, opens each
 // from file:// and finds neither path, nor the temporary directory, in the
-// page: the subtitle is the scenario's title, the log directory's name
-// with the partition under it, or --title.
+// page: the subtitle is the scenario's title, the partition from the log
+// directory's base name (or the partition directory alone) with the date of
+// the export, or --title.
 func TestExportNoLocalPaths(t *testing.T) {
 	ctx, _, _ := browser(t, false)
 	dir := t.TempDir()
@@ -45,7 +47,8 @@ func TestExportNoLocalPaths(t *testing.T) {
 		title string
 	}{
 		{"scenario", []string{"--scenario", scen}, "A stuck LSO: a hanging transaction pins every read_committed consumer"},
-		{"path", []string{logs}, "kafka-logs/demo-stuck-lso-0 (log directory)"},
+		{"path", []string{logs}, "demo-stuck-lso-0 from kafka-logs (log directory), exported " + time.Now().UTC().Format(time.DateOnly)},
+		{"partition dir", []string{filepath.Join(logs, "demo-stuck-lso-0")}, "demo-stuck-lso-0 (partition directory), exported " + time.Now().UTC().Format(time.DateOnly)},
 		{"title", []string{"--title", "orders, Tuesday", logs}, "orders, Tuesday"},
 	} {
 		out := filepath.Join(t.TempDir(), tc.name+".html")

@@ -86,7 +86,7 @@
     const bs = embedded.batches && embedded.batches[state.isolation];
     if (!bs) return Promise.reject(embedded.note || "batch details are not in this export");
     const b = bs.find((b) => b.base_offset <= off && off <= b.last_offset);
-    return b ? Promise.resolve(b) : Promise.reject("not in this export");
+    return b ? Promise.resolve(b) : Promise.reject(embedded.note || "not in this export");
   }
   // batchFor is the batch the panel shows: the API's (or the export's),
   // or, while a lesson step is drawn (timeline.js asOf), that batch as of
@@ -136,7 +136,7 @@
       detail.querySelector(".close").onclick = closeDetail;
       const cfh = detail.querySelector('[data-testid="consume-from-here"]');
       if (cfh) cfh.onclick = () => { state.position = b.base_offset; posEl.value = b.base_offset; tl.restart(); };
-    }).catch((err) => { detail.hidden = false; detail.textContent = "no batch at offset " + off + " (" + err + ")"; });
+    }).catch((err) => { detail.hidden = false; detail.textContent = (embedded ? "offset " + off + ": " : "no batch at offset " + off + " (") + err + (embedded ? "" : ")"); });
   }
 
   Object.assign(tl, { closeDetail, hideTip, hover, openDetail, pointed });
