@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -126,4 +127,23 @@ func countLine(m map[string]int64, order []string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Compare serves GET .../compare: what `txnscope decide --compare-variants
+// --format ndjson` writes for the partition, with the consumer options of
+// .../decisions (the variant among them is ignored: every variant is
+// compared): one object per offset with each client's decision and its
+// departure from Kafka's rule, then the counts per client.
+func (a *API) Compare() http.Handler {
+	return handler(func(w http.ResponseWriter, r *http.Request) error {
+		l, o, _, _, err := a.rangeQuery(r, false)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		if err := WriteCompare(r.Context(), w, l, o, txnindex.Variants, true); err != nil && r.Context().Err() == nil {
+			return err
+		}
+		return nil
+	})
 }

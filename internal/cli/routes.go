@@ -121,6 +121,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 			r.Get("/batches/{offset}", a.Batch().ServeHTTP)
 			r.Get("/diagnosis", a.Diagnosis().ServeHTTP)
 			r.Get("/fetches", a.Fetches().ServeHTTP)
+			r.Get("/compare", a.Compare().ServeHTTP)
 		}
 		r.Route("/sources/{id}/partitions/{topic}/{partition}", func(r chi.Router) {
 			partition(r)
