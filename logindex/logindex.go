@@ -309,7 +309,9 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 		e.err = err
 		e.state.Store(int32(Failed))
 	} else {
-		d := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: -1})
+		// The index row shows no client line: its ranking leaves the
+		// client passes to the partition's page.
+		d := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: -1, NoClientDepartures: true})
 		e.tail = &Summary{Diagnosis: trim(d), Info: info, Batches: len(l.Batches), Took: time.Since(t0), Damage: damage}
 		e.state.Store(int32(Scanned))
 	}

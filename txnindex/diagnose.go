@@ -23,6 +23,11 @@ type DiagnoseOptions struct {
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
 	Bootstrap     string        // for the commands; "" prints BootstrapVar
 	Position      int64         // consumer position for the lag split; -1 for none
+	// NoClientDepartures leaves ClientDepartures out: three client
+	// decision passes over the log, which a view that shows no client line
+	// (the ranking of a log directory's tails, one diagnosis a partition)
+	// need not pay.
+	NoClientDepartures bool
 }
 
 // OpenTxnState classifies an open transaction.
@@ -320,7 +325,9 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 		d.AfterRestart = l.restartReport()
-		d.ClientDepartures = l.ClientDepartures()
+		if !o.NoClientDepartures {
+			d.ClientDepartures = l.ClientDepartures()
+		}
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
