@@ -94,7 +94,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 	// transaction: by KIP-664 its marker is still to come (late by the
 	// broker's rule, not hanging), the words of a log dir's join.
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed", From: first + 2}), fmt.Sprintf("before offset %d, where the data read here starts", first+2),
-		txnindex.StateLate, txnindex.RulePartitionListed, "late: no write for 330d, longer than transaction.max.timeout.ms plus the broker's 5m (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664)")
+		txnindex.StateLate, txnindex.RulePartitionListed, "no write for 330d, longer than transaction.max.timeout.ms plus the broker's 5m, so the broker calls it late (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664)")
 
 	// The coordinator forgets the id (TRANSACTIONAL_ID_NOT_FOUND, as after
 	// transactional.id.expiration.ms): hanging by KIP-664's step 2, aged

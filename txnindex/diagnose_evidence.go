@@ -36,7 +36,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.Reason = "its last write time is unknown (the snapshot entry carries none and no batch of it survives), so it is not classified by age; kafka-transactions.sh find-hanging asks the broker"
 	case age > o.MaxTxnTimeout+LateTransactionBuffer:
 		r.State, r.Late = StateLate, true
-		r.Reason = fmt.Sprintf("late: producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
+		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s, so the broker calls it late (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
 			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
 			t.ProducerID, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(LateTransactionBuffer))
 		var minutes int64

@@ -141,7 +141,7 @@ func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
 		// find-hanging asks the coordinator about a late transaction and
 		// reports it only when the coordinator will write no marker; this
 		// one's coordinator lists the partition.
-		r.Reason = fmt.Sprintf("late: no write for %s, longer than transaction.max.timeout.ms plus the broker's %s (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
+		r.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms plus the broker's %s, so the broker calls it late (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
 			fmtDur(r.AgeMs), Duration(LateTransactionBuffer), m.Reason)
 	default:
 		r.Reason += fmt.Sprintf("; not hanging (KIP-664): %s", m.Reason)

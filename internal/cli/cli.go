@@ -15,8 +15,9 @@
 //	txnscope version                  print the module version and VCS revision
 //
 // Exit codes: 0 success, 1 runtime failure, 2 bad usage, 3 (diagnose,
-// watch --once) a partition is pinned by a hanging transaction, 4 (watch
-// --once) the engine and the broker disagree.
+// watch --once) a partition is pinned by a hanging transaction, or by a late
+// one whose coordinator was not read, 4 (watch --once) the engine and the
+// broker disagree.
 package cli
 
 import (
@@ -148,7 +149,7 @@ func topUsage(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'txnscope COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 hanging transaction (diagnose, watch --once), 4 engine and broker disagree (watch --once).")
+	fmt.Fprintln(w, "\nRun 'txnscope COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 bad usage, 3 hanging, or late with no coordinator read (diagnose, watch --once), 4 engine and broker disagree (watch --once).")
 }
 
 // newFlags returns a flag set that reports errors instead of exiting, with
