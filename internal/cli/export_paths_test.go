@@ -46,7 +46,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 		args  []string
 		title string
 	}{
-		{"scenario", []string{"--scenario", scen}, "A stuck LSO: a hanging transaction pins every read_committed consumer"},
+		{"scenario", []string{"--scenario", scen}, "A stuck LSO: an abandoned transaction pins every read_committed consumer"},
 		{"path", []string{logs}, "demo-stuck-lso-0 from kafka-logs (log directory), exported " + time.Now().UTC().Format(time.DateOnly)},
 		{"partition dir", []string{filepath.Join(logs, "demo-stuck-lso-0")}, "demo-stuck-lso-0 (partition directory), exported " + time.Now().UTC().Format(time.DateOnly)},
 		{"title", []string{"--title", "orders, Tuesday", logs}, "orders, Tuesday"},
