@@ -98,25 +98,7 @@ func TestDiagnoseLogDirOneAtATime(t *testing.T) {
 // transaction) gets one name in a line instead of a runbook. The JSON keeps
 // every partition whole.
 func TestDiagnoseLogDirSummary(t *testing.T) {
-	story := func(topic string, p int, body string) *scenario.Built {
-		s, err := scenario.Parse(strings.NewReader(fmt.Sprintf("topic %s partition %d\nproducer a transactional id 7\nproducer b transactional id 8\n%s", topic, p, body)), topic+".txn")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir,
-		story("quiet", 0, "begin a\nsend a 2\ncommit a\nplain 3\n"),
-		story("orders", 1, "plain 2\nbegin a\nsend a 2\nplain 4\n"),
-		story("orders", 2, "begin b\nsend b 1\nplain 9\n"),
-	); err != nil {
-		t.Fatal(err)
-	}
+	dir := threeStoriesLogDir(t)
 	const now = "2026-01-02T00:00:00Z"
 	code, text, errOut := runArgs(t, "diagnose", "--now", now, dir)
 	if code != exitHanging {
@@ -146,4 +128,31 @@ func TestDiagnoseLogDirSummary(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &d); err != nil || len(d.Partitions) != 3 {
 		t.Fatalf("JSON: %d partitions, %v", len(d.Partitions), err)
 	}
+}
+
+// threeStoriesLogDir writes a log dir of three partitions: quiet-0 clear,
+// orders-1 and orders-2 each pinned by a transaction left open (producer
+// ids 7 and 8) while plain batches moved on.
+func threeStoriesLogDir(t *testing.T) string {
+	t.Helper()
+	story := func(topic string, p int, body string) *scenario.Built {
+		s, err := scenario.Parse(strings.NewReader(fmt.Sprintf("topic %s partition %d\nproducer a transactional id 7\nproducer b transactional id 8\n%s", topic, p, body)), topic+".txn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dir := t.TempDir()
+	if err := scenario.WriteLogDir(dir,
+		story("quiet", 0, "begin a\nsend a 2\ncommit a\nplain 3\n"),
+		story("orders", 1, "plain 2\nbegin a\nsend a 2\nplain 4\n"),
+		story("orders", 2, "begin b\nsend b 1\nplain 9\n"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

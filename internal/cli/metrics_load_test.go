@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/txnscope/txnscope/scenario"
 )
 
 // TestMetricsOfLoadedPartitions: serve --load of a log directory serves
@@ -19,25 +17,7 @@ import (
 // without opening a partition for the scrape; a server with only its demos
 // answers /metrics with what would serve it.
 func TestMetricsOfLoadedPartitions(t *testing.T) {
-	story := func(topic string, p int, body string) *scenario.Built {
-		s, err := scenario.Parse(strings.NewReader(fmt.Sprintf("topic %s partition %d\nproducer a transactional id 7\nproducer b transactional id 8\n%s", topic, p, body)), topic+".txn")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir,
-		story("quiet", 0, "begin a\nsend a 2\ncommit a\nplain 3\n"),
-		story("orders", 1, "plain 2\nbegin a\nsend a 2\nplain 4\n"),
-		story("orders", 2, "begin b\nsend b 1\nplain 9\n"),
-	); err != nil {
-		t.Fatal(err)
-	}
+	dir := threeStoriesLogDir(t)
 	code, out, errOut := runArgs(t, "diagnose", "--format", "json", dir)
 	if code != exitHanging {
 		t.Fatalf("diagnose: exit %d: %s", code, errOut)
