@@ -16,7 +16,7 @@ func PartitionRecords(p *loader.Partition, b *txnindex.Batch) ([]Record, error) 
 
 // PartitionRecordsPage decodes the page req of b's records from the segment
 // of p it was read from, and no more: the loader streams the batch and stops
-// after the page (a batch can hold millions of records, issue 17).
+// after the page (a batch can hold millions of records).
 func PartitionRecordsPage(ctx context.Context, p *loader.Partition, b *txnindex.Batch, req RecordPageRequest) (RecordPage, error) {
 	if b.Segment < 0 || int(b.Segment) >= len(p.Segments) {
 		return RecordPage{}, ErrNoRecords

@@ -244,14 +244,14 @@ type BatchPages func(ctx context.Context, b *txnindex.Batch, req RecordPageReque
 
 // offsetPage is how many records the encoder asks BatchPages for at a time:
 // the memory of one page, and few enough pages that a 9.6M-record batch
-// (issue 17's record-count bomb) is decoded a few hundred times, not once
+// (a record-count bomb) is decoded a few hundred times, not once
 // per record.
 const offsetPage = 1 << 16
 
 // WriteOffsetsNDJSON writes the decisions of l from seq as `txnscope decide
 // --format ndjson` prints them: one object per offset that holds a record,
 // in offset order; offsets without a record are one gap object with from
-// and to per run (issue 17 defect 13: a 309-byte batch claiming 2^31
+// and to per run (a 309-byte batch claiming 2^31
 // offsets had 2^31 lines, and compaction's holes were "delivered"). A
 // decision's fields are encoded once and repeated for each of its offsets.
 //

@@ -12,7 +12,7 @@ import (
 // Bounds of one GET .../batches/{offset} answer. A batch's records are
 // paged: a 6 KB zstd batch can decompress to 64 MiB holding 9.6 million
 // records of 7 bytes, which one request once turned into 891 MB of JSON and
-// 4.45 GB of memory (issue 17). A page holds at most MaxRecordsLimit
+// 4.45 GB of memory. A page holds at most MaxRecordsLimit
 // records and, past its first record, MaxRecordsBytes of record data.
 const (
 	DefaultRecordsLimit = 1000

@@ -26,7 +26,7 @@ type UploadLimits struct {
 	// MinRate is the slowest a body may arrive, in bytes per second on
 	// average, once MinRateGrace has passed; 0: no minimum. Without it two
 	// clients sending a byte a second hold both upload slots for the
-	// whole BodyTimeout (issue 17 defect 12).
+	// whole BodyTimeout.
 	MinRate      int64
 	MinRateGrace time.Duration
 	MinRateFlag  string // names the setting ("serve --min-upload-rate")

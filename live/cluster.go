@@ -1,6 +1,6 @@
 package live
 
-// Cluster mode (issue 20): one scan ranks every partition of a cluster by
+// Cluster mode: one scan ranks every partition of a cluster by
 // how far its last stable offset lags the high watermark, names the
 // transactions that hold the stuck ones and the consumer groups waiting
 // behind them, with a number of requests that does not grow with the

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The one format of counts and durations in text (issue 21: "1 offset", "1 batch",
+// The one format of counts and durations in text ("1 offset", "1 batch",
 // "1,234,567 records", CLI included): every CLI text printer and the
 // labels here use Count and Plural. Counts are quantities; offsets,
 // producer ids and epochs are identifiers that a reader copies into

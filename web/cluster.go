@@ -1,6 +1,6 @@
 package web
 
-// The cluster view (serve --bootstrap without --topic, issue 20): every
+// The cluster view (serve --bootstrap without --topic): every
 // partition of a live cluster by LSO lag, grouped by topic, from the latest
 // live.ClusterScan. The page refreshes its table every scan interval
 // (static/js/cluster.js fetches the page again and swaps the table in,

@@ -1,6 +1,6 @@
 package cli
 
-// Cluster mode (issue 20, docs/cluster-mode.md): `diagnose --bootstrap`
+// Cluster mode (docs/cluster-mode.md): `diagnose --bootstrap`
 // without a path, a demo or a topic, and `serve --bootstrap` without
 // --topic. The scan is live.Cluster's; this file only wires flags to it.
 

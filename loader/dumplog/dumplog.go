@@ -83,8 +83,8 @@ type fileState struct {
 }
 
 // partState is one partition being read. Segments are found by base offset
-// in a map, so reading is linear in the number of segments (issue 17,
-// defect 10: a list searched per batch made 80K segments take 36 s).
+// in a map, so reading is linear in the number of segments (a
+// list searched per batch made 80K segments take 36 s).
 type partState struct {
 	p      *txnindex.Partition
 	segs   map[int64]int     // base offset -> index in p.Segments
@@ -106,7 +106,7 @@ func (ps *partState) segment(base int64) int {
 //
 // A line that cannot be used is a problem, at its line and byte, and
 // reading goes on: what came before is kept. A batch is refused (a problem,
-// not kept) when it could not be a broker's (issue 17, defect 4): an offset
+// not kept) when it could not be a broker's: an offset
 // negative or with no next offset in an int64, a last offset below the base
 // or more than the int32 lastOffsetDelta above it, a base offset not above
 // the last offset of the batch before it in the same file (a segment's

@@ -11,7 +11,7 @@ import (
 // partition: its batches (txnindex.Batch is 64 bytes), transactions,
 // producers and gaps. `serve --max-upload-memory` bounds the kept uploads
 // by it: sixteen uploads of 256 MiB segments of 61-byte batches held 8.8 GB
-// (issue 17 defect 9), 4.4M batches each.
+// 4.4M batches each.
 func (c *Contents) Memory() int64 {
 	var n int64
 	if c.Segment != nil {
