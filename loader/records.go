@@ -44,7 +44,7 @@ const minRecordSize = 7
 
 // PageLimits select the part of a batch's records RecordsPage decodes and
 // returns. A batch of 7-byte records decompressing to the 64 MiB bound
-// holds 9.6 million of them: decoding them all for one request took 4.45 GB
+// holds 9.6 million of them: decoding them all for one request took 4.45 GB,
 // so a caller serving a request asks for a page.
 type PageLimits struct {
 	From  int // index in the batch (0-based, batch order) of the first record returned
