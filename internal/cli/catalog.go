@@ -26,7 +26,7 @@ type source struct {
 	files     *loader.Partition  // the files read, when there are any (records are decoded from them)
 	live      *api.LivePartition // a partition of a watched cluster (live.go): its log changes
 	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
-	mem       int64              // an upload's memory (input.Contents.Memory), on its first source; 0 for the others
+	mem       int64              // an upload's memory (load.Cost.Memory), on its first source; 0 for the others
 	problems  []string           // what the loader could not read, shown on the timeline
 	lazy      *lazyPart          // a partition of a --load log directory, opened on first use (catalog_lazy.go)
 	demo      bool               // an embedded or generated demo: the index lists demos apart, its pages age it by its own time

@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -25,9 +26,9 @@ const tailWait = 2 * time.Second
 // (a partition of tens of GiB takes a while), requests get the tail: the
 // last segments, as the tail scan reads them.
 type lazyPart struct {
-	x   *logindex.Index
-	e   *logindex.Entry
-	lim logindex.Limits
+	x *logindex.Index
+	e *logindex.Entry
+	d *load.LogDir // x, opened within serve's limits (load.LogDir.Open)
 
 	start    sync.Once
 	done     chan struct{} // closed when the full load ended, either way
@@ -72,7 +73,7 @@ func (lz *lazyPart) get() *txnindex.Log {
 	}
 	lz.tailOnce.Do(func() {
 		// The full load reports every file's damage: the tail's is not kept.
-		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		l, info, err := lz.d.Tail(context.Background(), lz.e)
 		if l != nil {
 			from := info.From
 			if info.Full {
@@ -116,14 +117,18 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 }
 
 func (lz *lazyPart) load() {
-	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
-	if l != nil {
+	var p *loader.Partition
+	var l *txnindex.Log
+	c, err := lz.d.Open(context.Background(), lz.e)
+	if err == nil {
+		p, l = c.Dirs[0], c.Partitions[0].Log
 		lz.setEvidence(l, -1)
 	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
-	if p != nil {
-		for _, d := range p.Damage {
+	if c != nil {
+		// The files' damage, the log directory's checkpoints' with it.
+		for _, d := range append(c.Problems, lz.d.Problems...) {
 			lz.problems = append(lz.problems, d.Error())
 		}
 	}
@@ -212,11 +217,12 @@ func (lz *lazyPart) scanView() *web.Scan {
 // addLogDir puts a listed log directory into the catalog as lazy sources,
 // one per partition; nothing of their segments is read here, and the
 // ranking is started by the caller (x.Start).
-func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
+func (c *catalog) addLogDir(id string, d *load.LogDir) {
+	x := d.Index
 	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := c.shownAs(x.Root) + " (log directory)"
 	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d}})
 	}
 	c.put(srcs...)
 	c.mu.Lock()
@@ -234,15 +240,12 @@ func (c *catalog) index(id string) *logindex.Index {
 	return c.indexes[id]
 }
 
-// loadLogDir lists the log directory path into cat as source id and starts
-// its ranking; on a terminal, stderr shows the ranking's progress while it
-// takes more than a few seconds.
-func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, path string) error {
-	x, err := logindex.List(path)
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", path, err)
-	}
-	cat.addLogDir(id, x, hard.limits())
+// loadLogDir puts the log directory path, listed (load.Open), into cat as
+// source id and starts its ranking; on a terminal, stderr shows the
+// ranking's progress while it takes more than a few seconds.
+func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, path string, d *load.LogDir) error {
+	x := d.Index
+	cat.addLogDir(id, d)
 	if err := hard.checkSources(cat, path); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
@@ -30,7 +31,7 @@ func lazyJoinPage(t *testing.T, dir string, joinBytes int64) string {
 	}
 	x.JoinBytes = joinBytes
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
 	return getPage(t, srv.URL+"/sources/load1/partitions/orders/0")
@@ -125,7 +126,7 @@ func TestLazyTailGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	lz.start.Do(func() { lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait) })
 	tail := lz.get()

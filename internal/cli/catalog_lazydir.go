@@ -2,56 +2,33 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
-// isPartitionDir reports whether path is one <topic>-<partition> directory
-// holding segments, which a --load over the limits opens lazily
-// (loadPartitionDir) rather than refusing.
-func isPartitionDir(path string) bool {
-	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err != nil {
-		return false
-	}
-	return loader.HasLogFile(path) && !loader.IsKfakeDir(path)
-}
-
-// limits are what one partition may hold to be opened in full
-// (--max-source-bytes, --max-source-batches), in logindex's terms.
-func (h *hardening) limits() logindex.Limits {
-	return logindex.Limits{MaxBytes: h.maxSourceBytes, MaxBatches: h.maxSourceBatches,
-		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"}
+// budget is what one partition may hold to be opened in full
+// (--max-source-bytes, --max-source-batches), in load's terms.
+func (h *hardening) budget() load.Budget {
+	return load.Budget{MaxFileBytes: h.maxSourceBytes, MaxBatches: int64(h.maxSourceBatches)}
 }
 
 // loadPartitionDir puts a --load PARTITIONDIR over the limits into cat as
 // a lazy partition, as a log directory's partition over them is
-// (catalog_lazy.go): listed at once, its row ranked from a tail scan
-// seeded from the newest .snapshot (logindex.ScanTail), its page drawn one
-// segment at a time from the segment summaries (segments.go) with the
-// refusal as the reason. refusal is why it is not opened in full when the
-// caller already knows (a load over --max-source-batches); nil: the size
-// is checked here, before a byte is read.
-func loadPartitionDir(ctx context.Context, cat *catalog, hard *hardening, id, path string, refusal error) error {
-	x, err := logindex.ListPartition(path)
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", path, err)
-	}
-	lim := hard.limits()
+// (catalog_lazy.go): listed at once (d, load.Open's listing of it alone),
+// its row ranked from a tail scan seeded from the newest .snapshot
+// (logindex.ScanTail), its page drawn one segment at a time from the
+// segment summaries (segments.go) with the refusal, why, as the reason.
+func loadPartitionDir(ctx context.Context, cat *catalog, hard *hardening, id, path string, d *load.LogDir, why string) error {
+	x := d.Index
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, lim: lim}
-	if refusal == nil {
-		refusal = lim.CheckBytes(e)
-	}
-	if refusal != nil {
-		lz.refuse(refusal)
-	}
+	lz := &lazyPart{x: x, e: e, d: d}
+	lz.refuse(errors.New(why))
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
 	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
 	cat.put(src)

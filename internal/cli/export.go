@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
-	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -93,10 +93,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			cat = demoCatalog(false)
 		}
 	} else {
-		ld, err := input.OpenContext(ctx, path)
+		in, err := load.Open(ctx, path, load.Question{Kind: load.Whole, Position: -1}, load.Budget{})
 		if err != nil {
 			return err
 		}
+		ld := in.Contents
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}

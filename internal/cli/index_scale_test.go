@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 )
 
@@ -115,7 +116,7 @@ func TestIndexPageScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
 	ctx := startChromium(t, path)

@@ -1,21 +1,17 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
-	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -50,7 +46,7 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	h := &hardening{}
 	fs.IntVar(&h.maxSources, "max-sources", 100_000, "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)")
 	fs.Int64Var(&h.maxSourceBytes, "max-source-bytes", 64<<30, "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading")
-	fs.IntVar(&h.maxSourceBatches, "max-source-batches", 100_000_000, "most batches one partition opened in full may hold (64 B of memory each)")
+	fs.IntVar(&h.maxSourceBatches, "max-source-batches", 100_000_000, fmt.Sprintf("most batches one partition opened in full may hold (%d B of memory each)", txnindex.LogBytesPerBatch))
 	fs.IntVar(&h.maxOpenFiles, "max-open-files", 64, "most segment files open at once to decode records")
 	fs.IntVar(&h.wsMaxMessage, "ws-max-message", 4096, "largest websocket message a client may send, in bytes (larger: closed with 1008)")
 	fs.Float64Var(&h.wsRate, "ws-rate", 50, "websocket messages per second a client may send on average (faster: closed with 1008)")
@@ -62,7 +58,7 @@ func addHardeningFlags(fs *flag.FlagSet) *hardening {
 	fs.DurationVar(&h.shutdownGrace, "shutdown-grace", shutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&h.listenPublic, "listen-public", false, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&h.authTokenFile, "auth-token-file", "", "file holding a bearer token every HTTP request and websocket must carry")
-	fs.Int64Var(&h.maxUploadMemory, "max-upload-memory", 1<<30, "most memory the kept uploads may hold together (their kept bytes and decoded batches, 64 B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)")
+	fs.Int64Var(&h.maxUploadMemory, "max-upload-memory", 1<<30, fmt.Sprintf("most memory the kept uploads may hold together (their kept bytes and decoded batches, %d B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)", txnindex.LogBytesPerBatch))
 	fs.Int64Var(&h.minUploadRate, "min-upload-rate", 64<<10, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
 	fs.DurationVar(&h.minUploadGrace, "min-upload-grace", 10*time.Second, "how long an upload may arrive at any rate before --min-upload-rate applies")
 	fs.Int64Var(&h.maxUploadBytes, "max-upload-bytes", 256<<20, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
@@ -180,49 +176,6 @@ func (h *hardening) uploads() uploadOptions {
 // configure sets the websocket limits on a.
 func (h *hardening) configure(a *api.API) {
 	a.Limits = api.WSLimits{MaxMessageSize: h.wsMaxMessage, MessageRate: h.wsRate, MessageBurst: h.wsBurst}
-}
-
-// checkLoadSize refuses a --load PATH whose files add up to more than
-// --max-source-bytes (a partition directory is opened lazily instead:
-// loadPartitionDir), before a byte of them is read: loading keeps about
-// 200 B per batch, and a batch can be as small as 61 bytes, so memory
-// follows file size. Walking stops as soon as the limit is passed.
-func (h *hardening) checkLoadSize(path string) error {
-	var total int64
-	errOver := errors.New("over")
-	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if info.Mode().IsRegular() {
-			total += info.Size()
-		}
-		if total > h.maxSourceBytes {
-			return errOver
-		}
-		return nil
-	})
-	if errors.Is(err, errOver) {
-		return fmt.Errorf("--load %s: more than %s of files, over --max-source-bytes (%s); raise the limit, or load a partition directory, which is drawn segment by segment when over it", path, txnindex.Bytes(h.maxSourceBytes), txnindex.Bytes(h.maxSourceBytes))
-	}
-	return err
-}
-
-// checkLoaded refuses a loaded partition with more than --max-source-batches.
-func (h *hardening) checkLoaded(path string, ld *input.Contents) error {
-	for _, p := range ld.Partitions {
-		if n := len(p.Log.Batches); n > h.maxSourceBatches {
-			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.Log.Topic, p.Log.Partition, n, h.maxSourceBatches)
-		}
-	}
-	return nil
 }
 
 // checkSources refuses a catalog of more than --max-sources partitions.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -31,8 +32,15 @@ type segStores struct {
 	m  map[string]*openStore
 }
 
-// openSegsum is segsum.Open; a test replaces it with one that blocks.
-var openSegsum = segsum.Open
+// openSegsum opens a partition directory's segment windows (load.Open of
+// a Window question); a test replaces it with one that blocks.
+var openSegsum = func(dir string, o segsum.Options) (*segsum.Store, error) {
+	in, err := load.Open(context.Background(), dir, load.Question{Kind: load.Window, Position: -1, Windows: o}, load.Budget{})
+	if err != nil {
+		return nil, err
+	}
+	return in.Store, nil
+}
 
 // openStore is one directory's Store, opened once by the first request.
 type openStore struct {

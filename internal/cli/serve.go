@@ -7,14 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live/metrics"
-	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -65,53 +62,32 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	for i, path := range loads {
 		id := fmt.Sprintf("load%d", i+1)
-		if logindex.IsLogDir(path) && !loader.IsKfakeDir(path) {
-			// A log.dirs entry: listed now, ranked in the background,
-			// each partition opened when asked for (catalog_lazy.go).
-			if err := loadLogDir(ctx, e, cat, hard, id, path); err != nil {
-				return err
-			}
-			continue
+		// A log.dirs entry is listed now, ranked in the background, each
+		// partition opened when asked for (catalog_lazy.go); a partition
+		// over --max-source-bytes or --max-source-batches is listed
+		// alone, drawn segment by segment as a log directory's partition
+		// over them is (catalog_lazydir.go); the rest is read whole
+		// (load.Open, load.Choose).
+		in, err := load.Open(ctx, path, load.Question{Kind: load.Whole, Position: -1, LogDir: true, Segments: true}, hard.budget())
+		if why, over := load.IsOverBudget(err); over {
+			return fmt.Errorf("--load %s: %s", path, why)
 		}
-		part := isPartitionDir(path)
-		if err := hard.checkLoadSize(path); err != nil {
-			if !part {
-				return err
-			}
-			// One partition over --max-source-bytes: opened lazily and
-			// drawn segment by segment, as a log directory's partition
-			// over it is (catalog_lazydir.go).
-			if err := loadPartitionDir(ctx, cat, hard, id, path, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		ld, err := input.OpenContext(ctx, path)
 		if err != nil {
 			return err
 		}
-		if err := hard.checkLoaded(path, ld); err != nil {
-			if !part || len(ld.Partitions) != 1 {
-				return err
+		switch {
+		case in.Plan.Path == load.ReadLogDir:
+			err = loadLogDir(ctx, e, cat, hard, id, path, in.Dir)
+		case in.Dir != nil:
+			err = loadPartitionDir(ctx, cat, hard, id, path, in.Dir, in.Plan.Why)
+		default:
+			for _, p := range in.Contents.Problems {
+				fmt.Fprintf(e.stderr, "warning: %v\n", p)
 			}
-			// Over --max-source-batches: the same, the batches read
-			// dropped and their segment files closed.
-			for _, d := range ld.Dirs {
-				for _, sf := range d.Segments {
-					sf.Log.Close()
-				}
-			}
-			name := filepath.Base(filepath.Clean(path))
-			if err := loadPartitionDir(ctx, cat, hard, id, path, hard.limits().BatchesError(name, len(ld.Partitions[0].Log.Batches))); err != nil {
-				return err
-			}
-			continue
+			cat.add(id, path, in.Contents)
+			err = hard.checkSources(cat, path)
 		}
-		for _, p := range ld.Problems {
-			fmt.Fprintf(e.stderr, "warning: %v\n", p)
-		}
-		cat.add(id, path, ld)
-		if err := hard.checkSources(cat, path); err != nil {
+		if err != nil {
 			return err
 		}
 	}
