@@ -58,7 +58,16 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		if f == nil {
 			return err
 		}
-		return writeInspect(ctx, e, *format, inspect.NewFile(f, err), *entries)
+		v := inspect.NewFile(f, err)
+		if f.Snapshot != nil {
+			// Beside its entries, the producer state the broker loads
+			// from it: the transactions open there and the LSO they pin.
+			if in, err := load.Open(ctx, fs.Arg(0), load.Question{Kind: load.AtSnapshot, Position: -1}, load.Budget{}); err == nil {
+				at := inspect.New(in.Contents, inspect.Options{})
+				v.Partitions, v.Problems = at.Partitions, append(v.Problems, at.Problems...)
+			}
+		}
+		return writeInspect(ctx, e, *format, v, *entries)
 	default:
 		// Every batch is read, for the counts per segment, the
 		// transactions, the .txnindex mismatches and the gaps: a

@@ -44,6 +44,11 @@ func Open(ctx context.Context, path string, q Question, b Budget) (*Input, error
 		return in, err
 	case ReadBySegment:
 		return in, in.bySegment(path, q, b)
+	case ReadSnapshot:
+		if in.Contents, err = atSnapshot(ctx, path); err != nil {
+			return nil, err
+		}
+		return in, nil
 	case ReadTail:
 		p, err := loader.OpenPartitionTail(ctx, path, loader.DefaultScanOptions, loader.TailOptions{Position: q.Position, Reasons: q.Reasons})
 		if err != nil {

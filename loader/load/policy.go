@@ -21,6 +21,10 @@ const (
 	// Window: a partition directory a segment window at a time
 	// (segsum.Store).
 	Window
+	// AtSnapshot: the producer state the broker loads from a .snapshot
+	// file, seeded as every load is (loader.SeedSnapshots): its open
+	// transactions and the LSO they pin at its offset.
+	AtSnapshot
 )
 
 // Question is what is asked of an input.
@@ -76,6 +80,7 @@ const (
 	ReadBySegment             // a segment window at a time (segsum), or listed for the server to draw so
 	ReadLogDir                // a log directory listed, its partitions opened one at a time
 	Refused                   // not read: over the budget
+	ReadSnapshot              // one producer snapshot's state, no batch read
 )
 
 func (p Path) String() string {
@@ -88,6 +93,8 @@ func (p Path) String() string {
 		return "by segment"
 	case ReadLogDir:
 		return "log directory"
+	case ReadSnapshot:
+		return "snapshot"
 	}
 	return "refused"
 }
@@ -118,6 +125,8 @@ func Choose(q Question, c Cost, b Budget) Plan {
 		return Plan{Path: ReadLogDir}
 	case q.Kind == Window:
 		return Plan{Path: ReadBySegment}
+	case q.Kind == AtSnapshot:
+		return Plan{Path: ReadSnapshot} // a file of 46 bytes a producer, bounded as every snapshot read
 	}
 	segments := q.Segments && c.Partition
 	if why := over(q, c, b, segments); why != "" {
