@@ -20,8 +20,10 @@
 // size. And, for any of them, LogDir: a log directory (a log.dirs entry)
 // is listed at once and its partitions opened one at a time with the
 // question (LogDir), so that a broker's thousands of partitions are read
-// in the memory of one. Every one of these seeds its producer state with
-// the loader's one routine, loader.SeedSnapshots.
+// in the memory of one. AtSnapshot: the producer state the broker loads
+// from one .snapshot file (inspect of it), no batch read. Every one of these
+// seeds its producer state with the loader's one routine,
+// loader.SeedSnapshots; docs/architecture.md walks through adding one.
 //
 // # The estimator
 //
