@@ -30,14 +30,14 @@ type Cost struct {
 	// budget bounds them (Budget.MaxFileBytes); a walk of a directory
 	// stops once past the bound.
 	FileBytes int64
-	// SegmentBytes is the bytes of the segments a load reads, from the
-	// one holding the question's position on; LastSegment is the path
-	// of the last.
+	// SegmentBytes is the bytes of a partition directory's segments;
+	// LastSegment is the path of the last.
 	SegmentBytes int64
 	LastSegment  string
 	// Batches is how many batches the load decodes: counted once read
-	// (Counted), else estimated from SegmentBytes and the mean batch
-	// size sampled at the first segment read and the last; 0 when none
+	// (Counted), else estimated from the bytes of the segments it reads
+	// (from the one holding the question's position on) and the mean
+	// batch size sampled at the first of them and the last; 0 when none
 	// could be sampled. Largest is the largest partition's, LargestName
 	// its name.
 	Batches, Largest int64
@@ -101,7 +101,7 @@ func (c *Cost) measure(ctx context.Context, q Question, b Budget) error {
 }
 
 // sample estimates the batches of a load of the partition directory dir
-// from the segment holding offset from on: the segments' bytes over the
+// from the segment holding offset from on: those segments' bytes over the
 // mean batch size sampled at the first of them and the last. The segments
 // are those the loader reads (loader.ListSegments: a completed .swap in
 // the place of what it replaces).
@@ -112,12 +112,16 @@ func (c *Cost) sample(ctx context.Context, dir string, from int64) error {
 	}
 	segs := l.Segments
 	k := max(sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset > from })-1, 0)
-	for _, s := range segs[k:] {
+	var read int64
+	for i, s := range segs {
 		st, err := os.Lstat(filepath.Join(dir, s.Log))
 		if err != nil {
 			return err
 		}
 		c.SegmentBytes += st.Size()
+		if i >= k {
+			read += st.Size()
+		}
 	}
 	c.LastSegment = filepath.Join(dir, segs[len(segs)-1].Log)
 	var sum, n int64
@@ -127,7 +131,7 @@ func (c *Cost) sample(ctx context.Context, dir string, from int64) error {
 		}
 	}
 	if n > 0 {
-		c.Batches = c.SegmentBytes / (sum / n)
+		c.Batches = read / (sum / n)
 		c.Largest, c.LargestName = c.Batches, c.Name
 	}
 	return nil

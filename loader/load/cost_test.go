@@ -40,7 +40,7 @@ func TestCostOfCountsKeptBytesAndBatches(t *testing.T) {
 // the segments from the one holding it to the end: the whole partition's
 // from the log start, one segment's from the last one's base or past the
 // end; and its batches, from the mean batch size sampled, near what the
-// load then counts.
+// load then counts. The bytes of segments it names are the partition's.
 func TestEstimateFromPosition(t *testing.T) {
 	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{SegmentBytes: 24 << 10, BatchBytes: 512, TotalBytes: 240 << 10, HangingFrom: -1, Seed: 9})
 	if err != nil {
@@ -82,7 +82,11 @@ func TestEstimateFromPosition(t *testing.T) {
 	if !(last.Memory() > 0 && last.Memory() < mid.Memory() && mid.Memory() < whole.Memory()) || past.Memory() != last.Memory() {
 		t.Errorf("whole %d, from the middle %d, from the last segment %d, past the end %d: want whole > middle > last = past > 0", whole.Memory(), mid.Memory(), last.Memory(), past.Memory())
 	}
-	if last.SegmentBytes != segs[n-1].Log.Size || last.LastSegment == "" {
-		t.Errorf("from the last segment: %d bytes of segments, last %q; want %d", last.SegmentBytes, last.LastSegment, segs[n-1].Log.Size)
+	var size int64
+	for _, s := range segs {
+		size += s.Log.Size
+	}
+	if last.SegmentBytes != size || whole.SegmentBytes != size || last.LastSegment == "" {
+		t.Errorf("from the last segment: %d bytes of segments (whole: %d), last %q; want the partition's %d", last.SegmentBytes, whole.SegmentBytes, last.LastSegment, size)
 	}
 }
