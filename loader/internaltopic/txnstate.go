@@ -66,7 +66,10 @@ func ReadTransactionState(p *loader.Partition, l *txnindex.Log) (*TxnStates, err
 				s.Stats.Damaged++
 				dmg.add(recordErr(seg, b, rec.Offset, err))
 			case r.Unknown:
+				// TransactionLog.read: an unknown key version is
+				// skipped (KIP-915).
 				s.Stats.OtherRecords++
+				s.Stats.UnknownRecords++
 			case r.Tombstone:
 				s.Stats.Tombstones++
 				delete(s.byID, r.TransactionalID)
