@@ -179,6 +179,12 @@ func (m *ClusterMetadata) readSnapshot(p *loader.Partition, dmg *damage) (end in
 		return 0, false
 	}
 	defer f.Close()
+	if len(f.Damage) > 0 {
+		// A snapshot is read whole or not at all: an image with a
+		// hole in it would be a state no node ever had.
+		dmg.add(&loader.FormatError{File: newest.Name, Offset: f.Damage[0].Offset, Item: "snapshot", Msg: fmt.Sprintf("%v: the log is read from its start instead", f.Damage[0])})
+		return 0, false
+	}
 	saved := *m
 	saved.Topics, saved.GroupConfigs, saved.TopicConfigs = maps.Clone(m.Topics), cloneConfigs(m.GroupConfigs), cloneConfigs(m.TopicConfigs)
 	for i := range f.Batches {
