@@ -69,7 +69,7 @@ func ShareUpdateRecord(group, topicID string, partition int32, startOffset int64
 	v = binary.BigEndian.AppendUint32(v, 0) // leader epoch
 	v = binary.BigEndian.AppendUint64(v, uint64(startOffset))
 	v = appendStateBatches(v, max(startOffset, 0))
-	v = append(v, 1, 0, 4)                     // one tagged field: tag 0, 4 bytes
+	v = append(v, 1, 0, 4)                  // one tagged field: tag 0, 4 bytes
 	v = binary.BigEndian.AppendUint32(v, 3) // DeliveryCompleteCount
 	return InternalRecord{Key: shareKey(1, group, topicID, partition), Value: v}
 }
