@@ -129,8 +129,8 @@ func (d *Diagnosis) runbookGroupKinds(sb *strings.Builder) {
 				w = c.Kind.Words()
 			}
 			held := "held up"
-			if c.Kind == GroupShare {
-				held = "held or perhaps held"
+			if c.Kind == GroupShare && slices.ContainsFunc(d.ShareGroups, func(s SharePosition) bool { return s.MayBeHeld }) {
+				held = "held up or perhaps held up (isolation level unknown)"
 			}
 			parts = append(parts, fmt.Sprintf("%s %s (%s), %s %s", Count(int64(len(c.Groups))), w, quoteList(c.Groups), Count(int64(len(c.Affected))), held))
 		}
