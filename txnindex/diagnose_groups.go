@@ -148,6 +148,12 @@ func (d *Diagnosis) runbookShareGroups(sb *strings.Builder) {
 	}
 	fmt.Fprintf(sb, "  share groups (KIP-932) against the LSO %d (read_committed ones acquire records only below it; read_uncommitted ones read to the high watermark):\n", d.LastStableOffset)
 	for _, s := range d.ShareGroups {
+		if s.Isolation == ShareIsolationUnknown {
+			fmt.Fprintf(sb, "    share.isolation.level %s\n", s.IsolationSource)
+			break
+		}
+	}
+	for _, s := range d.ShareGroups {
 		lvl := string(s.Isolation)
 		if s.Isolation == ShareIsolationUnknown {
 			lvl = "isolation level unknown"
@@ -158,8 +164,10 @@ func (d *Diagnosis) runbookShareGroups(sb *strings.Builder) {
 			what = "BLOCKED: waiting at the LSO, acquires nothing until it moves"
 		case s.Held:
 			what = Plural(s.OffsetsToLSO, "offset", "offsets") + " to the LSO, then waits at it"
+		case s.MayBeHeld && s.OffsetsToLSO == 0:
+			what = "waits at the LSO if it reads read_committed"
 		case s.MayBeHeld:
-			what = "held by the LSO if it reads read_committed, " + Plural(s.OffsetsToLSO, "offset", "offsets") + " below it (" + s.IsolationSource + ")"
+			what = Plural(s.OffsetsToLSO, "offset", "offsets") + " below the LSO: held there if it reads read_committed"
 		case s.BehindLSO:
 			what = "reads past the LSO to the high watermark: not held"
 		default:

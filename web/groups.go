@@ -61,7 +61,7 @@ func groupKindsView(d *txnindex.Diagnosis) *GroupKindsView {
 		case s.Held:
 			sv.What = txnindex.Plural(s.OffsetsToLSO, "offset", "offsets") + " to the LSO, then waits at it"
 		case s.MayBeHeld:
-			sv.What = "held at the LSO if it reads committed: " + s.IsolationSource
+			sv.What = "held at the LSO if it reads read_committed (its isolation level was not read: " + s.IsolationSource + ")"
 		case s.BehindLSO:
 			sv.What = "reads uncommitted, to the high watermark: not held"
 		default:
