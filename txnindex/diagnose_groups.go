@@ -154,26 +154,7 @@ func (d *Diagnosis) runbookShareGroups(sb *strings.Builder) {
 		}
 	}
 	for _, s := range d.ShareGroups {
-		lvl := string(s.Isolation)
-		if s.Isolation == ShareIsolationUnknown {
-			lvl = "isolation level unknown"
-		}
-		var what string
-		switch {
-		case s.Blocked:
-			what = "BLOCKED: waiting at the LSO, acquires nothing until it moves"
-		case s.Held:
-			what = Plural(s.OffsetsToLSO, "offset", "offsets") + " to the LSO, then waits at it"
-		case s.MayBeHeld && s.OffsetsToLSO == 0:
-			what = "waits at the LSO if it reads read_committed"
-		case s.MayBeHeld:
-			what = Plural(s.OffsetsToLSO, "offset", "offsets") + " below the LSO: held there if it reads read_committed"
-		case s.BehindLSO:
-			what = "reads past the LSO to the high watermark: not held"
-		default:
-			what = "past the LSO: not held"
-		}
-		fmt.Fprintf(sb, "    share group %q at start offset %d (%s): %s\n", s.Group, s.StartOffset, lvl, what)
+		fmt.Fprintf(sb, "    %s\n", s.Line())
 	}
 }
 

@@ -2,6 +2,7 @@ package txnindex
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -170,4 +171,29 @@ type GroupKindCount struct {
 	Kind     GroupKind `json:"kind"`
 	Groups   []string  `json:"groups"`
 	Affected []string  `json:"affected"`
+}
+
+// Line is the share group's place in words, as the runbooks print it:
+// share group "s" at start offset 5 (read_committed): BLOCKED: ...
+func (s SharePosition) Line() string {
+	lvl := string(s.Isolation)
+	if s.Isolation == ShareIsolationUnknown {
+		lvl = "isolation level unknown"
+	}
+	var what string
+	switch {
+	case s.Blocked:
+		what = "BLOCKED: waiting at the LSO, acquires nothing until it moves"
+	case s.Held:
+		what = Plural(s.OffsetsToLSO, "offset", "offsets") + " to the LSO, then waits at it"
+	case s.MayBeHeld && s.OffsetsToLSO == 0:
+		what = "waits at the LSO if it reads read_committed"
+	case s.MayBeHeld:
+		what = Plural(s.OffsetsToLSO, "offset", "offsets") + " below the LSO: held there if it reads read_committed"
+	case s.BehindLSO:
+		what = "reads past the LSO to the high watermark: not held"
+	default:
+		what = "past the LSO: not held"
+	}
+	return fmt.Sprintf("share group %q at start offset %d (%s): %s", s.Group, s.StartOffset, lvl, what)
 }
