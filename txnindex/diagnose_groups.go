@@ -31,6 +31,15 @@ type GroupEvidence struct {
 	SkippedWhere   string
 }
 
+// TopicEvidence is what the KRaft metadata log says of the topics, embedded
+// in InternalEvidence.
+type TopicEvidence struct {
+	// RemoteStorage is each topic's remote.storage.enable as its
+	// ConfigRecord sets it ("true", "false"), by topic; nil when no
+	// metadata log was read.
+	RemoteStorage map[string]string
+}
+
 // GroupsJoin is what a diagnosis says of the groups beyond their
 // committed offsets, embedded in DiagnosisJoin.
 type GroupsJoin struct {
@@ -63,6 +72,17 @@ func (l *Log) joinGroups(d *Diagnosis, ev InternalEvidence) {
 		d.ShareGroupsSource = ev.ShareSource
 	}
 	d.GroupsByKind = GroupsByKind(d.ConsumerGroups, d.ShareGroups)
+	if t := d.Tiered; t != nil {
+		// The topic config is evidence of its own (KIP-405): the
+		// detection from the disk (loader.detectTiered) needed a sign
+		// besides the checkpoint.
+		switch v, ok := ev.RemoteStorage[l.Topic]; {
+		case ok && v == "true":
+			t.Evidence = append(slices.Clip(t.Evidence), fmt.Sprintf("%s sets remote.storage.enable=true for the topic (its ConfigRecord)", ClusterMetadataTopic))
+		case ok:
+			t.Evidence = append(slices.Clip(t.Evidence), fmt.Sprintf("%s sets remote.storage.enable=%s for the topic now: remote storage was turned off after these segments were copied (KIP-950)", ClusterMetadataTopic, v))
+		}
+	}
 	if ev.SkippedRecords > 0 {
 		d.SkippedGroupRecords = ev.SkippedRecords
 		d.SkippedNote = fmt.Sprintf("%s of a type no Kafka release writes skipped in %s, as the coordinators skip them (KIP-915)",

@@ -67,6 +67,7 @@ type InternalEvidence struct {
 	// was left out.
 	Note string
 	GroupEvidence
+	TopicEvidence
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a

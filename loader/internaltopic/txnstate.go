@@ -186,6 +186,14 @@ func (in *Internal) Evidence() txnindex.InternalEvidence {
 		ev.GroupsSource = txnindex.Plural(len(o.Partitions), "partition", "partitions") + " of " + ConsumerOffsetsTopic
 	}
 	ev.GroupEvidence = in.groupEvidence()
+	if c := in.Cluster; c != nil {
+		ev.RemoteStorage = map[string]string{}
+		for t, cs := range c.TopicConfigs {
+			if v, ok := cs[RemoteStorageEnableConfig]; ok {
+				ev.RemoteStorage[t] = v
+			}
+		}
+	}
 	return ev
 }
 
