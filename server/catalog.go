@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"fmt"
@@ -11,8 +11,10 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -156,12 +158,35 @@ func (c *catalog) store(srcs []*source) {
 // the full path is kept for a tooltip only, so that nothing a user shares
 // (a page, a screenshot, an export) carries a local path.
 func (c *catalog) add(id, path string, ld *input.Contents) {
-	setEvidence(ld) // diagnose_join.go
+	setEvidence(ld)
 	srcs := sourcesOf(id, path, ld)
 	for _, s := range srcs {
 		s.title, s.path = loadTitle(path, c.shownAs(path), s.files, ld.Kind)
 	}
 	c.put(srcs...)
+}
+
+// setEvidence records the internal topics of a loaded log dir for the
+// diagnoses the pages and the API serve (view.Diagnose joins them), as
+// `diagnose DIR` joins them. An unreadable internal partition leaves the
+// diagnosis unjoined; its damage is the loader's to report.
+func setEvidence(ld *input.Contents) {
+	if len(ld.Dirs) == 0 {
+		return
+	}
+	in, err := internaltopic.ReadLogDir(&loader.LogDir{Partitions: ld.Dirs})
+	if err != nil {
+		return
+	}
+	ev := in.Evidence()
+	if ev.Coordinators == nil && !ev.HaveOffsets {
+		return
+	}
+	for _, p := range ld.Partitions {
+		if p.Fetches == nil {
+			view.SetEvidence(p.Log, ev)
+		}
+	}
 }
 
 // loadTitle is "<root shown as>/<partition dir relative to it> (kind)" and
@@ -190,7 +215,7 @@ func sourcesOf(id, name string, ld *input.Contents) []*source {
 	var out []*source
 	for _, p := range ld.Partitions {
 		l := p.Log
-		f := partitionFiles(ld, l) // decide.go
+		f := ld.Files(l.Topic, l.Partition)
 		s := &source{id: id, title: fmt.Sprintf("%s (%s)", name, ld.Kind), topic: l.Topic, partition: l.Partition,
 			build: func() *txnindex.Log { return l }, files: f, problems: problems}
 		s.get()

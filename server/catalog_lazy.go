@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"context"
@@ -133,7 +133,7 @@ func (lz *lazyPart) load() {
 
 // setEvidence joins the log directory's internal topics into l's
 // diagnoses (view.SetEvidence), as an eager load of the whole directory
-// does (setEvidence, diagnose_join.go): read once for the directory, within
+// does (setEvidence, catalog.go): read once for the directory, within
 // its bound (logindex.Index.Join), before l is handed to anyone, since a
 // cached diagnosis is not recomputed. readFrom is where a tail's batches
 // begin (view.SetTailEvidence), -1 for a log read whole.
@@ -237,17 +237,17 @@ func (c *catalog) index(id string) *logindex.Index {
 // loadLogDir lists the log directory path into cat as source id and starts
 // its ranking; on a terminal, stderr shows the ranking's progress while it
 // takes more than a few seconds.
-func loadLogDir(ctx context.Context, e *env, cat *catalog, hard *hardening, id, path string) error {
+func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string) error {
 	x, err := logindex.List(path)
 	if err != nil {
 		return fmt.Errorf("--load %s: %w", path, err)
 	}
-	cat.addLogDir(id, x, hard.limits())
-	if err := hard.checkSources(cat, path); err != nil {
+	cat.addLogDir(id, x, o.limits())
+	if err := o.checkSources(cat, path); err != nil {
 		return err
 	}
 	x.Start(ctx, 0) // GOMAXPROCS workers
-	line := progress.Start(e.stderr, progress.Delay, func() string {
+	line := progress.Start(o.Stderr, progress.Delay, func() string {
 		n, total := x.Progress()
 		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
 	})

@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"context"
@@ -25,8 +25,8 @@ func isPartitionDir(path string) bool {
 
 // limits are what one partition may hold to be opened in full
 // (--max-source-bytes, --max-source-batches), in logindex's terms.
-func (h *hardening) limits() logindex.Limits {
-	return logindex.Limits{MaxBytes: h.maxSourceBytes, MaxBatches: h.maxSourceBatches,
+func (o *Options) limits() logindex.Limits {
+	return logindex.Limits{MaxBytes: o.MaxSourceBytes, MaxBatches: o.MaxSourceBatches,
 		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"}
 }
 
@@ -38,12 +38,12 @@ func (h *hardening) limits() logindex.Limits {
 // refusal as the reason. refusal is why it is not opened in full when the
 // caller already knows (a load over --max-source-batches); nil: the size
 // is checked here, before a byte is read.
-func loadPartitionDir(ctx context.Context, cat *catalog, hard *hardening, id, path string, refusal error) error {
+func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, refusal error) error {
 	x, err := logindex.ListPartition(path)
 	if err != nil {
 		return fmt.Errorf("--load %s: %w", path, err)
 	}
-	lim := hard.limits()
+	lim := o.limits()
 	e := append(x.Entries, x.MetadataEntries...)[0]
 	lz := &lazyPart{x: x, e: e, lim: lim}
 	if refusal == nil {
@@ -55,7 +55,7 @@ func loadPartitionDir(ctx context.Context, cat *catalog, hard *hardening, id, pa
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
 	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
 	cat.put(src)
-	if err := hard.checkSources(cat, path); err != nil {
+	if err := o.checkSources(cat, path); err != nil {
 		return err
 	}
 	x.Start(ctx, 1) // its one tail scan, for the index's row

@@ -1,8 +1,8 @@
-package cli
+package server
 
 import (
+	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -29,9 +29,8 @@ const maxClusterWatches = 16
 // /metrics, and a watcher per partition opened from the view.
 type clusterServe struct {
 	ctx  context.Context
-	e    *env
 	poll time.Duration
-	lf   *liveFlags
+	o    *Options
 	cat  *catalog
 
 	mu   sync.Mutex // guards scan and err
@@ -47,14 +46,9 @@ type clusterServe struct {
 
 // startCluster connects, scans once (so that a dead cluster or bad
 // credentials fail the command at once) and keeps scanning until stop.
-func startCluster(ctx context.Context, e *env, fs *flag.FlagSet, lf *liveFlags, cat *catalog, m *metrics.Collector) (*clusterServe, func(), error) {
-	cfg := live.Config{Brokers: splitBootstrap(*lf.bootstrap), Poll: *lf.poll, MaxTxnTimeout: *lf.maxTxnTimeout}
-	if !flagSet(fs, "poll") {
-		cfg.Poll = live.DefaultScanPoll
-	}
-	if err := lf.connect(&cfg); err != nil {
-		return nil, nil, err
-	}
+func startCluster(ctx context.Context, o *Options, cat *catalog, m *metrics.Collector) (*clusterServe, func(), error) {
+	cfg := live.Config{Brokers: splitBootstrap(o.Bootstrap), Poll: cmp.Or(o.Poll, live.DefaultScanPoll), MaxTxnTimeout: o.MaxTxnTimeout,
+		DialTimeout: o.DialTimeout, SASL: o.SASL, TLS: o.TLS}
 	c, err := live.NewCluster(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -65,7 +59,7 @@ func startCluster(ctx context.Context, e *env, fs *flag.FlagSet, lf *liveFlags, 
 		return nil, nil, err
 	}
 	m.ObserveScan(s)
-	cs := &clusterServe{e: e, lf: lf, cat: cat, poll: cfg.Poll, scan: s, opened: map[string]bool{}}
+	cs := &clusterServe{o: o, cat: cat, poll: cfg.Poll, scan: s, opened: map[string]bool{}}
 	ctx, cancel := context.WithCancel(ctx)
 	cs.ctx = ctx
 	done := make(chan struct{})
@@ -112,10 +106,10 @@ func (cs *clusterServe) latest() (*live.ClusterScan, error) {
 // index is the cluster view (package web).
 func (cs *clusterServe) index() http.Handler {
 	window := int64(clusterWindow)
-	if *cs.lf.last > 0 {
-		window = *cs.lf.last
+	if cs.o.Last > 0 {
+		window = cs.o.Last
 	}
-	return web.ClusterIndex(cs.latest, *cs.lf.bootstrap, cs.poll, window)
+	return web.ClusterIndex(cs.latest, cs.o.Bootstrap, cs.poll, window)
 }
 
 // open serves /cluster/{topic}/{partition}: it starts watching the
@@ -143,13 +137,15 @@ func (cs *clusterServe) open() http.Handler {
 				http.Error(w, fmt.Sprintf("%d partitions are already watched; restart the server to watch others", maxClusterWatches), http.StatusServiceUnavailable)
 				return
 			}
-			lf := *cs.lf
-			part, none, last := strconv.FormatInt(p, 10), "", *cs.lf.last
-			if *lf.from < 0 && last <= 0 {
+			part, last := strconv.FormatInt(p, 10), cs.o.Last
+			if cs.o.From < 0 && last <= 0 {
 				last = clusterWindow
 			}
-			lf.topic, lf.partition, lf.last, lf.record = &topic, &part, &last, &none
-			stop, err := startLive(cs.ctx, cs.e, &lf, cs.cat, nil)
+			cfg, err := cs.o.liveConfig(topic, []int32{int32(p)}, last)
+			var stop func()
+			if err == nil {
+				stop, err = startLive(cs.ctx, cs.o.Stderr, cfg, "", cs.cat, nil) // no --record: the recording is --topic's
+			}
 			if err != nil {
 				http.Error(w, "watching "+topic+"-"+part+": "+err.Error(), http.StatusBadGateway)
 				return

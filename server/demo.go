@@ -1,18 +1,9 @@
-package cli
+package server
 
 import (
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// findDemo is gen.FindDemo with an unknown name as the caller's mistake.
-func findDemo(name string) (gen.Demo, error) {
-	d, err := gen.FindDemo(name)
-	if err != nil {
-		return gen.Demo{}, usagef("%v", err)
-	}
-	return d, nil
-}
 
 // demoCatalog is a catalog of the embedded demos and, with big, the
 // generated 1M-batch one.
@@ -23,18 +14,11 @@ func demoCatalog(big bool) *catalog {
 		s.build = func() *txnindex.Log {
 			// The demo's files stay on disk, so its records can be
 			// decoded on demand (web_records.go).
-			lp, err := d.Open()
+			lp, l, err := d.Log()
 			if err != nil {
 				panic("demo " + d.Name + ": " + err.Error()) // the embedded demos are tested
 			}
 			s.files = lp
-			l := txnindex.Build(lp.Input)
-			// The scenario names its producers ("producer orders
-			// transactional id 7"): the lanes show the names.
-			l.ProducerNames = map[txnindex.ProducerID]string{}
-			for _, p := range d.Scenario.Producers {
-				l.ProducerNames[txnindex.ProducerID(p.ID)] = p.Name
-			}
 			return l
 		}
 		// Small demos are built now: cheap, and a broken one fails at start.
@@ -51,6 +35,14 @@ func demoCatalog(big bool) *catalog {
 // bigDemo is the generated 1M-batch partition (gen.Big), built on first
 // request, not at start-up.
 func bigDemo() *source {
-	return &source{id: "big", title: "1M generated batches (level-of-detail demo)", topic: gen.BigTopic, demo: true,
+	return &source{id: "big", title: gen.BigTitle, topic: gen.BigTopic, demo: true,
 		build: func() *txnindex.Log { return txnindex.Build(gen.Big(gen.BigBatches)) }}
+}
+
+// memorySource is an Options.InMemory partition, built on first request as
+// the 1M-batch demo is.
+func memorySource(m MemoryPartition) *source {
+	p := m.Partition
+	return &source{id: m.ID, title: m.Title, topic: p.Topic, partition: p.Partition,
+		build: func() *txnindex.Log { return txnindex.Build(p) }}
 }

@@ -1,12 +1,14 @@
-package cli
+package server
 
 import (
 	"fmt"
 	"html"
+	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -22,7 +24,8 @@ func TestDiagnosisAPIClock(t *testing.T) {
 	l := demo.get()
 	plain := &source{id: "stuck-copy", title: "not a demo", topic: demo.topic, partition: demo.partition, build: func() *txnindex.Log { return l }}
 	cat.put(plain)
-	_, srv := embedServers(t, cat, false)
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	t.Cleanup(srv.Close)
 	newest := int64(-1)
 	for i := range l.Batches {
 		newest = max(newest, l.Batches[i].MaxTimestamp)

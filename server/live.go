@@ -1,12 +1,11 @@
-package cli
+package server
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,69 +14,34 @@ import (
 	"github.com/txnscope/txnscope/live/metrics"
 )
 
-// liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
-type liveFlags struct {
-	bootstrap, topic, partition *string
-	from, last                  *int64
-	maxBatches                  *int
-	poll, maxTxnTimeout         *time.Duration
-	*connFlags                  // dial timeout, SASL, TLS: cluster.go
-	record                      *string
-}
-
-// addLiveFlags defines the cluster flags on fs. required names what
-// --bootstrap is for in the help text.
-func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
-	return &liveFlags{
-		bootstrap:     fs.String("bootstrap", "", bootstrapHelp),
-		topic:         fs.String("topic", "", "the topic to watch (with --bootstrap)"),
-		partition:     fs.String("partition", "", "partitions to watch, comma-separated (default: all)"),
-		from:          fs.Int64("from", -1, "start the window at this offset"),
-		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
-		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)"),
-		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster (serve without --topic: between scans, default "+live.DefaultScanPoll.String()+")"),
-		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
-		connFlags:     addConnFlags(fs),
-		record:        fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)"),
-	}
-}
-
-// refusePasswordFlag refuses a password on the command line without
-// echoing it: flags show in ps and in shell history.
-func refusePasswordFlag(args []string) error {
-	for _, a := range args {
-		if n := strings.TrimLeft(a, "-"); a != n && (n == "sasl-password" || strings.HasPrefix(n, "sasl-password=")) {
-			return usagef("a password is never taken as a flag value (ps and shell history show it): use --sasl-password-file FILE or $%s", passwordEnv)
-		}
-	}
-	return nil
-}
-
-// config validates the flags and builds the watcher's configuration
-// (without Record, which the caller opens).
-func (f *liveFlags) config() (live.Config, error) {
-	if *f.bootstrap == "" || *f.topic == "" {
+// liveConfig checks the live options and builds the watcher's
+// configuration of topic's partitions (nil: all) from last offsets below
+// the high watermark (0: Options.From, else live's default), without
+// Record, which startLive opens.
+func (o *Options) liveConfig(topic string, partitions []int32, last int64) (live.Config, error) {
+	if o.Bootstrap == "" || topic == "" {
 		return live.Config{}, usagef("--bootstrap and --topic are required")
 	}
-	if *f.from >= 0 && *f.last > 0 {
+	if o.From >= 0 && last > 0 {
 		return live.Config{}, usagef("--from and --last exclude each other")
 	}
-	if *f.last < 0 {
+	if last < 0 {
 		return live.Config{}, usagef("--last must be positive")
 	}
-	cfg := live.Config{From: *f.from, Last: *f.last, MaxBatches: *f.maxBatches, Poll: *f.poll,
-		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic, Brokers: splitBootstrap(*f.bootstrap)}
-	if *f.partition != "" {
-		cfg.Partitions = []int32{}
-		for _, s := range strings.Split(*f.partition, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-			if err != nil || n < 0 {
-				return live.Config{}, usagef("--partition: %q is not a partition number", s)
-			}
-			cfg.Partitions = append(cfg.Partitions, int32(n))
+	return live.Config{From: o.From, Last: last, MaxBatches: o.MaxBatches, Poll: o.Poll, MaxTxnTimeout: o.MaxTxnTimeout,
+		Topic: topic, Partitions: partitions, Brokers: splitBootstrap(o.Bootstrap),
+		DialTimeout: o.DialTimeout, SASL: o.SASL, TLS: o.TLS}, nil
+}
+
+// splitBootstrap is the brokers of a HOST:PORT[,HOST:PORT] list.
+func splitBootstrap(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
 		}
 	}
-	return cfg, f.connect(&cfg)
+	return out
 }
 
 // liveSourceID is the source id of the watched partitions in serve mode.
@@ -89,14 +53,10 @@ const liveSourceID = "live"
 // adds the partitions to the catalog as source "live" and starts polling.
 // stop ends the polling and flushes the recording. m, when not nil, gets
 // every poll (/metrics).
-func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metrics.Collector) (stop func(), err error) {
-	cfg, err := f.config()
-	if err != nil {
-		return nil, err
-	}
+func startLive(ctx context.Context, stderr io.Writer, cfg live.Config, record string, cat *catalog, m *metrics.Collector) (stop func(), err error) {
 	var rec *os.File
-	if *f.record != "" {
-		if rec, err = os.Create(*f.record); err != nil {
+	if record != "" {
+		if rec, err = os.Create(record); err != nil {
 			return nil, err
 		}
 		cfg.Record = rec
@@ -104,7 +64,7 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metri
 	fail := func(err error) (func(), error) {
 		if rec != nil {
 			rec.Close()
-			os.Remove(*f.record) // nothing useful recorded: leave no capture behind
+			os.Remove(record) // nothing useful recorded: leave no capture behind
 		}
 		return nil, err
 	}
@@ -130,7 +90,7 @@ func startLive(ctx context.Context, e *env, f *liveFlags, cat *catalog, m *metri
 		cat.put(&source{id: liveSourceID, title: title, topic: cfg.Topic, partition: pv.Partition, live: feed.Partition(pv.Partition)})
 	}
 	for _, n := range u.Notes {
-		fmt.Fprintf(e.stderr, "note: %s\n", n)
+		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"path/filepath"
@@ -35,16 +35,14 @@ func TestLoadNames(t *testing.T) {
 func TestServeTellsLoadsApart(t *testing.T) {
 	root := t.TempDir()
 	for _, d := range []string{"a", "b"} {
-		if code, _, errOut := runArgs(t, "scenario", "build", "../../scenario/demos/interleaved.txn", "--out", filepath.Join(root, d)); code != 0 {
-			t.Fatalf("scenario build: %s", errOut)
-		}
+		writeScenario(t, "../scenario/demos/interleaved.txn", filepath.Join(root, d))
 	}
 	parts, _ := filepath.Glob(filepath.Join(root, "a", "*-0"))
 	if len(parts) != 1 {
 		t.Fatalf("partitions %v", parts)
 	}
 	part := filepath.Base(parts[0])
-	s := startServe(t, "--load", filepath.Join(root, "a", part), "--load", filepath.Join(root, "b", part), "--load", filepath.Join(root, "b"))
+	s := startServe(t, loads(filepath.Join(root, "a", part), filepath.Join(root, "b", part), filepath.Join(root, "b")))
 	page := getPage(t, s.url("/"))
 	for _, want := range []string{"a/" + part + " (partition directory)", "b/" + part + " (partition directory)", ">b (log directory)<"} {
 		if !strings.Contains(page, want) {

@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"encoding/json"
@@ -43,7 +43,7 @@ func TestOddTopicLinksOpenTheirPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startServe(t, "--load", dir)
+	s := startServe(t, loads(dir))
 	base, _ := url.Parse("http://" + s.addr + "/")
 	get := func(u *url.URL) (int, string) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package cli
+package server
 
 // The server's limits: sizes refused at load, open-file, websocket,
 // request-time, header and body limits.
@@ -25,51 +25,51 @@ import (
 // the path and the flag (exit 1); --max-source-bytes and
 // --max-source-batches refuse to open a partition in full, loaded alone or
 // of a log directory, when it is opened, never at start: its page then
-// shows one segment's window (ui_segments_test.go) and says why; the
+// shows one segment's window (e2e/ui_segments_test.go) and says why; the
 // defaults load it.
 func TestLimitsAtLoad(t *testing.T) {
 	dir := buildDemoDir(t)
 	pdir := filepath.Join(dir, "demo-interleaved-0")
 	n := len(demoCatalog(false).list())
 	for _, c := range []struct {
-		path  string
-		flags []string
-		want  string
+		path string
+		set  func(*Options)
+		want string
 	}{
-		{dir, []string{"--max-sources", fmt.Sprint(n)}, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
-		{filepath.Join(pdir, "00000000000000000000.log"), []string{"--max-source-bytes", "1000"}, fmt.Sprintf("--load %s: more than 1000 B of files, over --max-source-bytes (1000 B); raise the limit, or load a partition directory", filepath.Join(pdir, "00000000000000000000.log"))},
-		{dir, []string{"--max-sources", "0"}, "--max-sources must be positive"},
-		{dir, []string{"--ws-rate", "-1"}, "--ws-rate must be positive"},
+		{dir, func(o *Options) { o.MaxSources = n }, fmt.Sprintf("--load %s brings the partitions served to %d, over --max-sources %d", dir, n+1, n)},
+		{filepath.Join(pdir, "00000000000000000000.log"), func(o *Options) { o.MaxSourceBytes = 1000 }, fmt.Sprintf("--load %s: more than 1000 B of files, over --max-source-bytes (1000 B); raise the limit, or load a partition directory", filepath.Join(pdir, "00000000000000000000.log"))},
+		{dir, func(o *Options) { o.MaxSources = 0 }, "--max-sources must be positive"},
+		{dir, func(o *Options) { o.WSRate = -1 }, "--ws-rate must be positive"},
 	} {
-		args := append([]string{"serve", "--big=false", "--addr", "127.0.0.1:0", "--load", c.path}, c.flags...)
-		code, _, errOut := runArgs(t, args...)
-		if code == 0 || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: code %d, stderr %q, want %q", c.flags, code, errOut, c.want)
+		if err := serveErr(t, loads(c.path), c.set); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.want, err, c.want)
 		}
 	}
 	// A partition over a limit, of a log directory or loaded alone (issue
 	// 19), starts and is drawn segment by segment, its page saying why.
+	batches8 := func(o *Options) { o.MaxSourceBatches = 8 }
+	bytes1000 := func(o *Options) { o.MaxSourceBytes = 1000 }
 	for _, c := range []struct {
-		path  string
-		flags []string
-		want  string
+		path string
+		set  func(*Options)
+		want string
 	}{
-		{dir, []string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
-		{dir, []string{"--max-source-bytes", "1000"}, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
-		{pdir, []string{"--max-source-batches", "8"}, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
-		{pdir, []string{"--max-source-bytes", "1000"}, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{dir, batches8, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{dir, bytes1000, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{pdir, batches8, "demo-interleaved-0 holds 9 batches, more than --max-source-batches (8) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
+		{pdir, bytes1000, "B of files, more than --max-source-bytes (1000 B) allows: not opened in full, so it is drawn one segment at a time: the timeline shows segment"},
 	} {
-		s := startServe(t, append([]string{"--load", c.path}, c.flags...)...)
+		s := startServe(t, loads(c.path), c.set)
 		resp, body := do(t, "GET", s.url("/sources/load1/partitions/demo-interleaved/0"), nil)
 		if resp.StatusCode == http.StatusFound { // to the last segment's window
 			resp, body = do(t, "GET", s.url(resp.Header.Get("Location")), nil)
 		}
 		if resp.StatusCode != 200 || !strings.Contains(body, c.want) {
-			t.Errorf("%v: %s, page lacks %q", c.flags, resp.Status, c.want)
+			t.Errorf("%s: %s, page lacks %q", c.path, resp.Status, c.want)
 		}
 		s.stop(t)
 	}
-	s := startServe(t, "--load", dir, "--max-sources", fmt.Sprint(n+1), "--max-source-batches", "9")
+	s := startServe(t, loads(dir), func(o *Options) { o.MaxSources = n + 1; o.MaxSourceBatches = 9 })
 	if resp, _ := do(t, "GET", s.url("/api/v1/sources/load1/partitions"), nil); resp.StatusCode != 200 {
 		t.Errorf("at the limits: %s", resp.Status)
 	}
@@ -104,7 +104,7 @@ func TestMaxOpenFiles(t *testing.T) {
 // faster than --ws-rate allows, close the stream with 1008 and a reason
 // naming the limit; messages within the limits are answered.
 func TestWebsocketLimits(t *testing.T) {
-	s := startServe(t, "--ws-max-message", "256", "--ws-rate", "0.01", "--ws-burst", "3")
+	s := startServe(t, func(o *Options) { o.WSMaxMessage = 256; o.WSRate = 0.01; o.WSBurst = 3 })
 	u := "ws://" + s.addr + "/ws/v1" + interleaved
 	dial := func() *websocket.Conn {
 		c, _, err := websocket.DefaultDialer.Dial(u, nil)
@@ -196,7 +196,7 @@ func TestRequestTimeout(t *testing.T) {
 // answered 431; a client that never finishes its headers is disconnected
 // after --read-timeout.
 func TestHeaderAndReadLimits(t *testing.T) {
-	s := startServe(t, "--max-header-bytes", "4096", "--read-timeout", "300ms")
+	s := startServe(t, func(o *Options) { o.MaxHeaderBytes = 4096; o.ReadTimeout = 300 * time.Millisecond })
 	resp, _ := do(t, "GET", s.url("/healthz"), http.Header{"X-Big": {strings.Repeat("a", 16<<10)}})
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("16 KiB header: %s, want 431", resp.Status)

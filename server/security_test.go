@@ -1,8 +1,9 @@
-package cli
+package server
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,7 +23,8 @@ import (
 	"golang.org/x/net/html"
 )
 
-// served is a real server started by run, as main does, on a loopback port.
+// served is a real server started as `txnscope serve` runs it (New, then
+// Run) on a loopback port.
 type served struct {
 	addr      string
 	out, errb *syncBuffer
@@ -30,16 +32,32 @@ type served struct {
 	cancel    context.CancelFunc
 }
 
-// startServe runs "server serve ARGS" and waits until it listens. The demos
-// are loaded; the 1M-batch one is left out unless ARGS ask for it.
-func startServe(t *testing.T, args ...string) *served {
+// startServe runs a server with serve's default options, changed by set,
+// and waits until it listens. The demos are loaded; the 1M-batch one is
+// left out unless set asks for it. Its exit code, as the command's, is 0
+// when Run ends without error, else 1 (the error on errb).
+func startServe(t *testing.T, set ...func(*Options)) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan int, 1), cancel: cancel}
 	addrc := make(chan string, 1)
-	all := append([]string{"serve", "--addr", "127.0.0.1:0", "--big=false"}, args...)
+	o := DefaultOptions()
+	o.Addr, o.Big = "127.0.0.1:0", false
+	for _, f := range set {
+		f(&o)
+	}
+	o.Stdout, o.Stderr, o.Listening = s.out, s.errb, func(a string) { addrc <- a }
 	go func() {
-		s.done <- run(ctx, all, &env{stdout: s.out, stderr: s.errb, ready: func(a string) { addrc <- a }})
+		srv, err := New(ctx, o)
+		if err == nil {
+			err = srv.Run(ctx)
+		}
+		if err != nil {
+			fmt.Fprintf(s.errb, "txnscope serve: %v\n", err)
+			s.done <- 1
+			return
+		}
+		s.done <- 0
 	}()
 	select {
 	case s.addr = <-addrc:
@@ -52,6 +70,11 @@ func startServe(t *testing.T, args ...string) *served {
 	}
 	t.Cleanup(func() { s.stop(t) })
 	return s
+}
+
+// loads is the Options change of `--load PATH` for each path.
+func loads(paths ...string) func(*Options) {
+	return func(o *Options) { o.Loads = append(o.Loads, paths...) }
 }
 
 func (s *served) stop(t *testing.T) int {
@@ -83,9 +106,7 @@ func captureLog(t *testing.T) *syncBuffer {
 func buildDemoDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "logs")
-	if code, _, errOut := runArgs(t, "scenario", "build", "../../scenario/demos/interleaved.txn", "--out", dir); code != 0 {
-		t.Fatalf("scenario build: %d %s", code, errOut)
-	}
+	writeScenario(t, "../scenario/demos/interleaved.txn", dir)
 	return dir
 }
 
@@ -115,12 +136,13 @@ const interleaved = "/sources/interleaved/partitions/demo-interleaved/0"
 // --listen-public, and warned about with it.
 func TestListenPublic(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0"} {
-		code, _, errOut := runArgs(t, "serve", "--big=false", "--addr", addr)
-		if code != exitUsage || !strings.Contains(errOut, "--listen-public") {
-			t.Errorf("--addr %s without --listen-public: code %d, stderr %q", addr, code, errOut)
+		err := serveErr(t, func(o *Options) { o.Addr = addr })
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--listen-public") {
+			t.Errorf("--addr %s without --listen-public: %v, want the caller's mistake naming the flag", addr, err)
 		}
 	}
-	s := startServe(t, "--addr", "0.0.0.0:0", "--listen-public")
+	s := startServe(t, func(o *Options) { o.Addr = "0.0.0.0:0"; o.ListenPublic = true })
 	if !strings.Contains(s.errb.String(), "warning: listening on 0.0.0.0:0, reachable from other machines, WITHOUT a token") {
 		t.Errorf("no warning for a public listener: %q", s.errb.String())
 	}
@@ -146,7 +168,7 @@ func TestAuthToken(t *testing.T) {
 	if err := os.WriteFile(tf, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--auth-token-file", tf)
+	s := startServe(t, func(o *Options) { o.AuthTokenFile = tf })
 	var seen strings.Builder // everything the server said, to search for the token
 	record := func(resp *http.Response, body string) {
 		seen.WriteString(body)
@@ -227,14 +249,15 @@ func TestAuthToken(t *testing.T) {
 	// A token file others can read is warned about; a short one refused.
 	loose := filepath.Join(t.TempDir(), "loose")
 	os.WriteFile(loose, []byte(token), 0o644)
-	s2 := startServe(t, "--auth-token-file", loose)
+	s2 := startServe(t, func(o *Options) { o.AuthTokenFile = loose })
 	if !strings.Contains(s2.errb.String(), "readable by other users") {
 		t.Errorf("no warning for a 0644 token file: %q", s2.errb.String())
 	}
 	short := filepath.Join(t.TempDir(), "short")
 	os.WriteFile(short, []byte("abc"), 0o600)
-	if code, _, errOut := runArgs(t, "serve", "--big=false", "--addr", "127.0.0.1:0", "--auth-token-file", short); code != exitFailure || strings.Contains(errOut, "abc\n") || !strings.Contains(errOut, "at least 16") {
-		t.Errorf("short token: %d %q", code, errOut)
+	var ue *UsageError
+	if err := serveErr(t, func(o *Options) { o.AuthTokenFile = short }); err == nil || errors.As(err, &ue) || strings.Contains(err.Error(), "abc") || !strings.Contains(err.Error(), "at least 16") {
+		t.Errorf("short token: %v", err)
 	}
 }
 
@@ -257,7 +280,7 @@ func readUntilDone(t *testing.T, c *websocket.Conn) string {
 // allows no inline script, and no served page holds an inline script or an
 // on* handler attribute.
 func TestSecurityHeaders(t *testing.T) {
-	s := startServe(t, "--allowed-origin", "https://docs.example.com")
+	s := startServe(t, func(o *Options) { o.AllowedOrigins = append(o.AllowedOrigins, "https://docs.example.com") })
 	for _, p := range []string{"/", interleaved, "/embed/interleaved/demo-interleaved/0", "/sources/stuck-lso/partitions/demo-stuck-lso/0",
 		"/api/v1/sources", "/api/v1" + interleaved + "/decisions", "/api/v1" + interleaved + "/batches/2", "/static/js/timeline.js",
 		"/static/css/app.css", "/healthz", "/nope", "/api/v1/sources/nope/partitions"} {
@@ -371,7 +394,7 @@ func TestPathTraversal(t *testing.T) {
 	const canary = "CANARY-f00dfeed"
 	os.WriteFile(filepath.Join(filepath.Dir(dir), "secret.txt"), []byte(canary), 0o600)
 	os.WriteFile(filepath.Join(dir, "demo-interleaved-0", "secret.txt"), []byte(canary), 0o600)
-	s := startServe(t, "--load", dir)
+	s := startServe(t, loads(dir))
 	// The loaded source serves normally.
 	if code, body := rawGet(t, s.addr, "/api/v1/sources/load1/partitions/demo-interleaved/0/batches/2"); code != 200 || !strings.Contains(body, `"key_text"`) {
 		t.Fatalf("loaded source: %d %.200s", code, body)
@@ -453,7 +476,7 @@ func TestPanicRecovered(t *testing.T) {
 // refused with 421 on every route, websocket included; the loopback names
 // and the --allowed-origin hosts pass. --listen-public turns it off.
 func TestSecurityHostHeader(t *testing.T) {
-	s := startServe(t, "--allowed-origin", "https://docs.example.com")
+	s := startServe(t, func(o *Options) { o.AllowedOrigins = append(o.AllowedOrigins, "https://docs.example.com") })
 	get := func(host, path string, hdr http.Header) (int, string) {
 		req, err := http.NewRequest("GET", s.url(path), nil)
 		if err != nil {
@@ -489,7 +512,7 @@ func TestSecurityHostHeader(t *testing.T) {
 	}
 	s.stop(t)
 
-	pub := startServe(t, "--addr", "127.0.0.1:0", "--listen-public")
+	pub := startServe(t, func(o *Options) { o.Addr = "127.0.0.1:0"; o.ListenPublic = true })
 	s = pub
 	if code, _ := get("rebind.evil.example", "/api/v1/sources", nil); code != 200 {
 		t.Errorf("--listen-public: a foreign Host got %d", code)

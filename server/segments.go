@@ -1,12 +1,10 @@
-package cli
+package server
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/txnscope/txnscope/api"
@@ -23,6 +21,8 @@ type segStores struct {
 	cat      *catalog
 	cache    *segsum.Cache
 	cacheDir string // "" when the user has no cache directory: summaries in memory only
+	// open is segsum.Open; a test replaces it with one that blocks.
+	open func(dir string, o segsum.Options) (*segsum.Store, error)
 
 	// mu guards m only; a Store is opened outside it (its listing reads
 	// the directory and scans a .swap segment), so that a request for an
@@ -30,9 +30,6 @@ type segStores struct {
 	mu sync.Mutex
 	m  map[string]*openStore
 }
-
-// openSegsum is segsum.Open; a test replaces it with one that blocks.
-var openSegsum = segsum.Open
 
 // openStore is one directory's Store, opened once by the first request.
 type openStore struct {
@@ -44,17 +41,7 @@ type openStore struct {
 var _ api.Segmented = (*segStores)(nil)
 
 func newSegStores(cat *catalog, maxMemory int64, cacheDir string) *segStores {
-	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, m: map[string]*openStore{}}
-}
-
-// defaultSummaryCache is serve --summary-cache-dir's default: txnscope's
-// directory in the user's cache directory, "" when there is none.
-func defaultSummaryCache() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "txnscope")
+	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, open: segsum.Open, m: map[string]*openStore{}}
 }
 
 // dirOf is the partition directory a source was read from, "" when it
@@ -88,7 +75,7 @@ func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, err
 	o.once.Do(func() {
 		// Headers only, as the tail scans of a log directory read: the
 		// timeline's decisions need nothing else.
-		o.st, o.err = openSegsum(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
+		o.st, o.err = s.open(dir, segsum.Options{Scan: loader.HeaderScanOptions, Cache: s.cache, CacheDir: s.cacheDir})
 	})
 	if o.err != nil {
 		// Not kept: the next request opens the directory again (it

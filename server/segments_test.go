@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"encoding/json"
@@ -125,9 +125,8 @@ func TestSegStoresOpenNotGlobal(t *testing.T) {
 		t.Fatalf("store of p0: %v %v", st, err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
-	open := openSegsum
-	t.Cleanup(func() { openSegsum = open })
-	openSegsum = func(dir string, o segsum.Options) (*segsum.Store, error) {
+	open := segs.open
+	segs.open = func(dir string, o segsum.Options) (*segsum.Store, error) {
 		if dir == sts[1].Dir {
 			close(entered)
 			<-release

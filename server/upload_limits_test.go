@@ -1,4 +1,4 @@
-package cli
+package server
 
 // The upload limits of issue 17: a minimum transfer rate and a bound on the
 // memory kept uploads hold.
@@ -24,7 +24,11 @@ import (
 // ordinary upload then goes through.
 func TestUploadMinRate(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--min-upload-rate", "4096", "--min-upload-grace", "1s", "--request-timeout", "60s")
+	s := startServe(t, func(o *Options) {
+		o.MinUploadRate = 4096
+		o.MinUploadGrace = time.Second
+		o.RequestTimeout = 60 * time.Second
+	})
 	type answer struct {
 		code int
 		body string
@@ -94,7 +98,7 @@ func TestUploadMemory(t *testing.T) {
 	if want := int64(len(b)) + int64(len(in.Partitions[0].Log.Batches))*64; mem < want {
 		t.Fatalf("Memory %d, want at least the bytes and 64 B a batch: %d", mem, want)
 	}
-	s := startServe(t, "--max-upload-memory", fmt.Sprint(2*mem+mem/2))
+	s := startServe(t, func(o *Options) { o.MaxUploadMemory = 2*mem + mem/2 })
 	var ids []string
 	for i := range 3 {
 		code, a := upload(t, "http://"+s.addr, fmt.Sprintf("m%d.log", i), bytes.NewReader(b), nil)
@@ -111,7 +115,7 @@ func TestUploadMemory(t *testing.T) {
 	}
 	s.stop(t)
 
-	s = startServe(t, "--max-upload-memory", fmt.Sprint(mem-1))
+	s = startServe(t, func(o *Options) { o.MaxUploadMemory = mem - 1 })
 	code, a := upload(t, "http://"+s.addr, "big.log", bytes.NewReader(b), nil)
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(a.Error, "--max-upload-memory") {
 		t.Errorf("an upload alone over --max-upload-memory: %d %q", code, a.Error)

@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/inspect"
 )
 
 // The real files the upload tests send: a segment of 14 batches from 13
@@ -100,27 +101,30 @@ func TestUploadDecidesAsLoad(t *testing.T) {
 	if err := os.WriteFile(seg, readFile(t, uploadSegment), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, dump, errOut := runArgs(t, "inspect", "--records", filepath.Dir(uploadSegment))
-	if code != 0 {
-		t.Fatalf("inspect: %d %s", code, errOut)
+	// `txnscope inspect --records`' text of the segment's directory.
+	ld, err := input.Open(filepath.Dir(uploadSegment))
+	if err != nil {
+		t.Fatal(err)
 	}
+	var dumpText strings.Builder
+	inspect.WriteText(&dumpText, inspect.New(ld, inspect.Options{Batches: true, Records: true}))
+	dump := dumpText.String()
 	txt := filepath.Join(dir, "lsx1-0.txt")
 	if err := os.WriteFile(txt, []byte(dump[strings.Index(dump, "Dumping "):]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A raw capture: watch --record of a real consumer of a kfake broker
-	// with a committed and an open transaction.
+	// A raw capture: one poll's recording (watch --once --record) of a
+	// kfake broker with a committed and an open transaction.
 	addr, _ := watchCluster(t)
 	raw := filepath.Join(dir, "live.raw")
-	if out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--partition", "0", "--once", "--record", raw); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	recordPoll(t, addr, "w", raw)
 	cases := []struct{ path, kind string }{{seg, "segment"}, {uploadCapture, "capture"}, {txt, "dump text"}, {raw, "raw capture"}}
-	args := []string{"--max-uploads", "8"}
-	for _, c := range cases {
-		args = append(args, "--load", c.path)
-	}
-	s := startServe(t, args...)
+	s := startServe(t, func(o *Options) {
+		o.MaxUploads = 8
+		for _, c := range cases {
+			o.Loads = append(o.Loads, c.path)
+		}
+	})
 	for i, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
 			name := filepath.Base(c.path)
@@ -162,7 +166,7 @@ func TestUploadDecidesAsLoad(t *testing.T) {
 // the index page drops its drop zone.
 func TestUploadLimit(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--max-upload-bytes", fmt.Sprint(len(b)-1))
+	s := startServe(t, func(o *Options) { o.MaxUploadBytes = int64(len(b) - 1) })
 	for _, body := range []io.Reader{bytes.NewReader(b), io.MultiReader(bytes.NewReader(b))} { // the second has no length
 		code, a := upload(t, "http://"+s.addr, "big.log", body, nil)
 		if code != http.StatusRequestEntityTooLarge || !strings.Contains(a.Error, fmt.Sprintf("upload limit of 1.4 KiB (%d bytes, serve --max-upload-bytes)", len(b)-1)) {
@@ -176,7 +180,7 @@ func TestUploadLimit(t *testing.T) {
 		t.Errorf("index page without the drop zone and its limit")
 	}
 
-	off := startServe(t, "--max-upload-bytes", "0")
+	off := startServe(t, func(o *Options) { o.MaxUploadBytes = 0 })
 	if code, a := upload(t, "http://"+off.addr, "x.log", bytes.NewReader(b), nil); code != http.StatusForbidden || !strings.Contains(a.Error, "uploads are disabled") {
 		t.Errorf("disabled: %d %q", code, a.Error)
 	}
@@ -232,7 +236,7 @@ func TestUploadDamaged(t *testing.T) {
 // program's POST, which carries neither header.
 func TestUploadCrossOrigin(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--allowed-origin", "https://docs.example.com")
+	s := startServe(t, func(o *Options) { o.AllowedOrigins = append(o.AllowedOrigins, "https://docs.example.com") })
 	base := "http://" + s.addr
 	for _, c := range []struct {
 		hdr  http.Header
@@ -262,7 +266,7 @@ func TestUploadToken(t *testing.T) {
 	if err := os.WriteFile(tok, []byte("0123456789abcdef-upload\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--auth-token-file", tok)
+	s := startServe(t, func(o *Options) { o.AuthTokenFile = tok })
 	base := "http://" + s.addr
 	if code, a := upload(t, base, "s.log", bytes.NewReader(b), nil); code != http.StatusUnauthorized || !strings.Contains(a.Error, "needs its token") {
 		t.Errorf("without the token: %d %q", code, a.Error)
@@ -292,7 +296,7 @@ func sourceIDs(t *testing.T, s *served) []string {
 // does not fit beside them within --max-sources is refused with 507.
 func TestUploadEviction(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--max-uploads", "2", "--load", uploadSegment)
+	s := startServe(t, loads(uploadSegment), func(o *Options) { o.MaxUploads = 2 })
 	base := "http://" + s.addr
 	before := sourceIDs(t, s)
 	for i := 1; i <= 4; i++ {
@@ -317,13 +321,13 @@ func TestUploadEviction(t *testing.T) {
 
 	// Room for one partition beside the demos: each upload replaces the last.
 	n := len(demoCatalog(false).list())
-	one := startServe(t, "--max-sources", fmt.Sprint(n+1))
+	one := startServe(t, func(o *Options) { o.MaxSources = n + 1 })
 	for i := 1; i <= 2; i++ {
 		if code, a := upload(t, "http://"+one.addr, "f.log", bytes.NewReader(b), nil); code != http.StatusCreated || (i == 2 && len(a.Evicted) != 1) {
 			t.Errorf("upload %d with room for one: %d %+v", i, code, a)
 		}
 	}
-	full := startServe(t, "--max-sources", fmt.Sprint(n))
+	full := startServe(t, func(o *Options) { o.MaxSources = n })
 	if code, a := upload(t, "http://"+full.addr, "f.log", bytes.NewReader(b), nil); code != http.StatusInsufficientStorage || !strings.Contains(a.Error, "--max-sources") {
 		t.Errorf("no room: %d %+v", code, a)
 	}
@@ -335,7 +339,7 @@ func TestUploadEviction(t *testing.T) {
 // catalog holds exactly the newest --max-uploads uploads.
 func TestUploadConcurrent(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--max-uploads", "3")
+	s := startServe(t, func(o *Options) { o.MaxUploads = 3 })
 	base := "http://" + s.addr
 	const writers, each = 4, 3
 	var wg sync.WaitGroup
@@ -476,7 +480,7 @@ func (r *slowReader) Read(p []byte) (int, error) {
 // over a slow link), and no longer.
 func TestUploadSlowBody(t *testing.T) {
 	b := readFile(t, uploadSegment)
-	s := startServe(t, "--read-timeout", "500ms", "--request-timeout", "3s")
+	s := startServe(t, func(o *Options) { o.ReadTimeout = 500 * time.Millisecond; o.RequestTimeout = 3 * time.Second })
 	if code, a := upload(t, "http://"+s.addr, "slow.log", &slowReader{b: b, pause: time.Second}, nil); code != http.StatusCreated {
 		t.Errorf("a body slower than --read-timeout: %d %+v", code, a)
 	}
@@ -498,7 +502,7 @@ func TestLoadProblemsOnTimeline(t *testing.T) {
 	if err := os.WriteFile(seg, b[:len(b)-10], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--load", seg)
+	s := startServe(t, loads(seg))
 	if !strings.Contains(s.errb.String(), "warning: loader: 00000000000000000000.log: batch at byte") {
 		t.Errorf("stderr %q", s.errb.String())
 	}
@@ -521,7 +525,7 @@ func TestUploadRecords(t *testing.T) {
 	if err := os.WriteFile(seg, data, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--load", seg)
+	s := startServe(t, loads(seg))
 	code, a := upload(t, "http://"+s.addr, filepath.Base(seg), bytes.NewReader(data), nil)
 	if code != http.StatusCreated || len(a.Partitions) != 1 {
 		t.Fatalf("upload: %d %+v", code, a)
