@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,10 +12,8 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
-	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -102,6 +101,22 @@ type catalog struct {
 	// names are the headings of the --load paths (loadNames), by the
 	// path as given; set before the loads are added.
 	names map[string]string
+	// open is Options.OpenFull, nil for logindex.Index.Open.
+	open func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+}
+
+// openFunc opens a listed partition in full: logindex.Index.Open, or
+// Options.OpenFull around it.
+type openFunc func(ctx context.Context, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+
+// openFull is how a lazy partition of x is opened in full; nil: x.Open.
+func (c *catalog) openFull(x *logindex.Index) openFunc {
+	if c.open == nil {
+		return nil
+	}
+	return func(ctx context.Context, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
+		return c.open(ctx, x, e, lim)
+	}
 }
 
 // shownAs is the heading of what was loaded from path: the name serve
@@ -164,29 +179,6 @@ func (c *catalog) add(id, path string, ld *input.Contents) {
 		s.title, s.path = loadTitle(path, c.shownAs(path), s.files, ld.Kind)
 	}
 	c.put(srcs...)
-}
-
-// setEvidence records the internal topics of a loaded log dir for the
-// diagnoses the pages and the API serve (view.Diagnose joins them), as
-// `diagnose DIR` joins them. An unreadable internal partition leaves the
-// diagnosis unjoined; its damage is the loader's to report.
-func setEvidence(ld *input.Contents) {
-	if len(ld.Dirs) == 0 {
-		return
-	}
-	in, err := internaltopic.ReadLogDir(&loader.LogDir{Partitions: ld.Dirs})
-	if err != nil {
-		return
-	}
-	ev := in.Evidence()
-	if ev.Coordinators == nil && !ev.HaveOffsets {
-		return
-	}
-	for _, p := range ld.Partitions {
-		if p.Fetches == nil {
-			view.SetEvidence(p.Log, ev)
-		}
-	}
 }
 
 // loadTitle is "<root shown as>/<partition dir relative to it> (kind)" and

@@ -25,9 +25,10 @@ const tailWait = 2 * time.Second
 // (a partition of tens of GiB takes a while), requests get the tail: the
 // last segments, as the tail scan reads them.
 type lazyPart struct {
-	x   *logindex.Index
-	e   *logindex.Entry
-	lim logindex.Limits
+	x    *logindex.Index
+	e    *logindex.Entry
+	lim  logindex.Limits
+	open openFunc // Options.OpenFull; nil: x.Open
 
 	start    sync.Once
 	done     chan struct{} // closed when the full load ended, either way
@@ -116,7 +117,11 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 }
 
 func (lz *lazyPart) load() {
-	p, l, err := lz.x.Open(context.Background(), lz.e, lz.lim)
+	open := lz.open
+	if open == nil {
+		open = lz.x.Open
+	}
+	p, l, err := open(context.Background(), lz.e, lz.lim)
 	if l != nil {
 		lz.setEvidence(l, -1)
 	}
@@ -216,7 +221,7 @@ func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
 	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := c.shownAs(x.Root) + " (log directory)"
 	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim}})
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim, open: c.openFull(x)}})
 	}
 	c.put(srcs...)
 	c.mu.Lock()

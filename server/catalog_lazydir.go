@@ -45,7 +45,7 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 	}
 	lim := o.limits()
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, lim: lim}
+	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x)}
 	if refusal == nil {
 		refusal = lim.CheckBytes(e)
 	}

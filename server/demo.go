@@ -38,11 +38,3 @@ func bigDemo() *source {
 	return &source{id: "big", title: gen.BigTitle, topic: gen.BigTopic, demo: true,
 		build: func() *txnindex.Log { return txnindex.Build(gen.Big(gen.BigBatches)) }}
 }
-
-// memorySource is an Options.InMemory partition, built on first request as
-// the 1M-batch demo is.
-func memorySource(m MemoryPartition) *source {
-	p := m.Partition
-	return &source{id: m.ID, title: m.Title, topic: p.Topic, partition: p.Partition,
-		build: func() *txnindex.Log { return txnindex.Build(p) }}
-}

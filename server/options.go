@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"io"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -162,17 +166,30 @@ type Options struct {
 	// Now is the pages' clock; nil is time.Now. Tests fix it, so that a
 	// page aged by the server's clock looks the same on every run.
 	Now func() time.Time
-	// InMemory are partitions built in memory rather than read from
-	// files, served after the loads as the 1M-batch demo is: no records
-	// to decode, no segment routes.
-	InMemory []MemoryPartition
+	// OpenFull, if set, opens a listed partition in full (of a log
+	// directory, or a partition directory over the limits) when its page
+	// is first asked for, in place of x.Open, which it may call: a
+	// program embedding the server can meter or queue the loads, and the
+	// browser tests hold one to see a page drawn from the tail while its
+	// load runs. Until it returns, requests get the partition's tail.
+	OpenFull func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+	// Opened are inputs the caller has opened itself (input.Open, or a
+	// partition built in memory), served whole after the loads: not
+	// through the load policy a --load goes through, which lists a log
+	// directory lazily and draws a partition over the limits segment by
+	// segment.
+	Opened []Opened
 }
 
-// MemoryPartition is one of Options.InMemory: a source of one partition
-// whose log is built from p on first use.
-type MemoryPartition struct {
-	ID, Title string
-	Partition *txnindex.Partition
+// Opened is one of Options.Opened: the partitions Contents holds, served
+// as source ID, titled as a --load of Path is (the name and the kind), or
+// Title when Path is "". Index instead of Contents is a log directory the
+// caller has listed (logindex.List): served lazily as a --load of it is,
+// ranked when the caller starts its ranking (Index.Start).
+type Opened struct {
+	ID, Path, Title string
+	Contents        *input.Contents
+	Index           *logindex.Index
 }
 
 // DefaultOptions are the defaults of `txnscope serve`'s flags.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,7 @@ func New(ctx context.Context, o Options) (*Server, error) {
 func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 	o := &s.o
 	cat := demoCatalog(o.Big)
+	cat.open = o.OpenFull
 	s.cat = cat
 	cat.names = map[string]string{}
 	for i, n := range loadNames(o.Loads) {
@@ -150,8 +152,11 @@ func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 			return err
 		}
 	}
-	for _, m := range o.InMemory {
-		cat.put(memorySource(m)) // demo.go
+	for _, op := range o.Opened {
+		cat.addOpened(op, o.limits()) // catalog.go
+		if err := o.checkSources(cat, cmp.Or(op.Path, op.ID)); err != nil {
+			return err
+		}
 	}
 	switch {
 	case o.Bootstrap != "" && o.Topic == "":

@@ -87,3 +87,16 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("done %s; API %d lines; want %d", last, n, want)
 	}
 }
+
+func TestCheckOrigin(t *testing.T) {
+	for in, want := range map[string]string{"https://docs.example.com": "https://docs.example.com", "http://127.0.0.1:8081/": "http://127.0.0.1:8081"} {
+		if got, err := checkOrigin(in); err != nil || got != want {
+			t.Errorf("checkOrigin(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "docs.example.com", "ftp://x", "https://x/page", "https://x; script-src *", "https://x 'unsafe-inline'", "https://u@x"} {
+		if _, err := checkOrigin(in); err == nil {
+			t.Errorf("checkOrigin(%q) accepted", in)
+		}
+	}
+}
