@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"encoding/json"
@@ -64,12 +64,11 @@ func TestBigProducerID(t *testing.T) {
 		t.Errorf("diagnose: code %d, %v:\n%s", code, err, out)
 	}
 
-	ctx, srv, cat := browser(t, false)
 	ld, err := loadinput.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("bigpid", dir, ld)
+	ctx, srv, cat := browser(t, false, opened("bigpid", dir, ld))
 	s := cat.find("bigpid", "big", 0)
 	if s == nil {
 		t.Fatal("big-0 not loaded")
@@ -104,7 +103,7 @@ func TestBigProducerID(t *testing.T) {
 // and never prints a producer id rounded to a double.
 func TestREADMEJqRecipes(t *testing.T) {
 	jq := testtool.Need(t, "jq")
-	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

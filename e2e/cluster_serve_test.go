@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/live/metrics"
+	"github.com/txnscope/txnscope/server"
 )
 
 // scrape GETs /metrics with hdr and parses the Prometheus text.
@@ -106,7 +107,11 @@ func TestClusterMetrics(t *testing.T) {
 	if err := os.WriteFile(tf, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr, _ := startLiveServe(t, "--bootstrap", strings.Join(f.addrs, ","), "--auth-token-file", tf, "--poll", "200ms")
+	addr, _ := startLiveServe(t, func(o *server.Options) {
+		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.AuthTokenFile = tf
+		o.Poll = 200 * time.Millisecond
+	})
 	if code, _ := scrape(t, addr, http.Header{}); code != http.StatusUnauthorized {
 		t.Errorf("no token: %d", code)
 	}
@@ -155,7 +160,11 @@ func TestClusterServeBrowser(t *testing.T) {
 	// A transaction.max.timeout.ms of 1 ms puts both open transactions
 	// past it: stuck-orders, which its coordinator lost, is hanging, and
 	// slow-billing, still tracked, expired.
-	addr, _ := startLiveServe(t, "--bootstrap", strings.Join(f.addrs, ","), "--poll", "300ms", "--max-transaction-timeout", "1ms")
+	addr, _ := startLiveServe(t, func(o *server.Options) {
+		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.Poll = 300 * time.Millisecond
+		o.MaxTxnTimeout = 1 * time.Millisecond
+	})
 	ctx := liveBrowser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 		t.Fatal(err)
@@ -235,7 +244,11 @@ func TestClusterServeBrowser(t *testing.T) {
 // cluster has no /metrics.
 func TestMetricsSingleTopic(t *testing.T) {
 	f := newClusterFixture(t)
-	addr, _ := startLiveServe(t, "--bootstrap", strings.Join(f.addrs, ","), "--topic", "billing", "--poll", "200ms")
+	addr, _ := startLiveServe(t, func(o *server.Options) {
+		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.Topic = "billing"
+		o.Poll = 200 * time.Millisecond
+	})
 	code, mfs := scrape(t, addr, http.Header{})
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	"github.com/txnscope/txnscope/api"
 )
 
 // TestEmbedInHiddenContainer frames the embed inside a collapsed
@@ -23,7 +21,7 @@ import (
 // draws the timeline and the minimap.
 func TestEmbedInHiddenContainer(t *testing.T) {
 	ctx, _, cat := browser(t, false)
-	routes := routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{now: screenshotClock})
+	routes := cat.srv.Handler()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/course", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/internal/cli"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -61,7 +62,7 @@ func exportDisk(t *testing.T, n int, now time.Time) (string, string) {
 	dir := writeStuckPartition(t, n, now)
 	out := filepath.Join(t.TempDir(), "orders.html")
 	var so, se bytes.Buffer
-	if code := run(context.Background(), []string{"export", dir, "--now", now.Format(time.RFC3339), "--out", out}, &env{stdout: &so, stderr: &se}); code != exitOK {
+	if code := cli.Run(context.Background(), []string{"export", dir, "--now", now.Format(time.RFC3339), "--out", out}, &so, &se); code != exitOK {
 		t.Fatalf("export: exit %d: %s%s", code, so.String(), se.String())
 	}
 	return out, so.String()

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/internal/cli"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -29,7 +30,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 	ctx, _, _ := browser(t, false)
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "my-class.txn")
-	src, err := os.ReadFile(filepath.Join("..", "..", "scenario", "demos", "stuck-lso.txn"))
+	src, err := os.ReadFile(filepath.Join("..", "scenario", "demos", "stuck-lso.txn"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 	}
 	logs := filepath.Join(dir, "kafka-logs")
 	var so, se bytes.Buffer
-	if code := run(context.Background(), []string{"scenario", "build", scen, "--out", logs}, &env{stdout: &so, stderr: &se}); code != exitOK {
+	if code := cli.Run(context.Background(), []string{"scenario", "build", scen, "--out", logs}, &so, &se); code != exitOK {
 		t.Fatalf("scenario build: exit %d: %s", code, se.String())
 	}
 	for _, tc := range []struct {
@@ -54,7 +55,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 		out := filepath.Join(t.TempDir(), tc.name+".html")
 		so.Reset()
 		se.Reset()
-		if code := run(context.Background(), append([]string{"export", "--out", out}, tc.args...), &env{stdout: &so, stderr: &se}); code != exitOK {
+		if code := cli.Run(context.Background(), append([]string{"export", "--out", out}, tc.args...), &so, &se); code != exitOK {
 			t.Fatalf("%s: export: exit %d: %s", tc.name, code, se.String())
 		}
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+out), waitDone(1)); err != nil {
@@ -85,13 +86,12 @@ func TestExportNoLocalPaths(t *testing.T) {
 // TestLoadTitleRelative: a --load source's page names the partition by its
 // path under the loaded root; the full path is only its tooltip.
 func TestLoadTitleRelative(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	root := writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
 	ld, err := input.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("load1", root, ld)
+	ctx, srv, cat := browser(t, false, opened("load1", root, ld))
 	s := cat.find("load1", "orders", 0)
 	if s == nil {
 		t.Fatal("orders-0 not loaded")

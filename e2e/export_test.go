@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/cli"
 )
 
 // exportDemo runs `server export --demo name` into a temp file.
@@ -24,7 +25,7 @@ func exportDemo(t *testing.T, name string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name+".html")
 	var so, se bytes.Buffer
-	if code := run(context.Background(), []string{"export", "--demo", name, "--out", out}, &env{stdout: &so, stderr: &se}); code != exitOK {
+	if code := cli.Run(context.Background(), []string{"export", "--demo", name, "--out", out}, &so, &se); code != exitOK {
 		t.Fatalf("export: exit %d: %s%s", code, so.String(), se.String())
 	}
 	return out
@@ -66,7 +67,7 @@ func TestExportUsage(t *testing.T) {
 		{"export", "--demo", "interleaved", "some/path", "--out", "x.html"},    // both
 	} {
 		var so, se bytes.Buffer
-		if code := run(context.Background(), args, &env{stdout: &so, stderr: &se}); code != exitUsage {
+		if code := cli.Run(context.Background(), args, &so, &se); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, se.String())
 		}
 	}
@@ -173,7 +174,7 @@ func TestExportFileURL(t *testing.T) {
 func TestExportLessonFileURL(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "lesson.html")
 	var so, se bytes.Buffer
-	if code := run(context.Background(), []string{"export", "--scenario", "interleaved", "--out", out}, &env{stdout: &so, stderr: &se}); code != exitOK {
+	if code := cli.Run(context.Background(), []string{"export", "--scenario", "interleaved", "--out", out}, &so, &se); code != exitOK {
 		t.Fatalf("export: exit %d: %s%s", code, so.String(), se.String())
 	}
 	ctx, _, cat := browser(t, false)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/server"
 )
 
 // scaleStuck are the partitions of the 2,000 left with an open
@@ -62,7 +62,7 @@ func getPage(t *testing.T, u string) string {
 func TestServeLogDirScale(t *testing.T) {
 	dir := writeScaleDir(t)
 	t0 := time.Now()
-	s := startServe(t, "--load", dir)
+	s := startServe(t, loads(dir))
 	page := getPage(t, s.url("/"))
 	listed := time.Since(t0)
 	// 2,000 partitions, and the KRaft metadata log's row.
@@ -110,13 +110,12 @@ func TestServeLogDirScale(t *testing.T) {
 func TestIndexPageScale(t *testing.T) {
 	path := testtool.Need(t, "chromium")
 	dir := writeScaleDir(t)
-	cat := demoCatalog(false)
 	x, err := logindex.List(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.addLogDir("load1", x, logindex.Limits{})
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	cat := newCatalog(t, func(o *server.Options) { o.Opened = append(o.Opened, server.Opened{ID: "load1", Index: x}) })
+	srv := httptest.NewServer(cat.srv.Handler())
 	t.Cleanup(srv.Close)
 	ctx := startChromium(t, path)
 

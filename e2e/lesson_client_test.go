@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 // decides for those rules on the log as of that step, with the same
 // reasons.
 func TestLessonVariantCoherence(t *testing.T) {
-	cat := demoCatalog(false)
+	cat := newCatalog(t)
 	for _, name := range lessonDemos {
 		s := cat.find(name, "demo-"+name, 0)
 		l := s.get()

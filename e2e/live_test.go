@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/live"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -55,36 +56,12 @@ func liveBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
-// startServe runs the real command on a loopback port and returns its
-// address and the function that stops it (and returns its exit code).
-func startLiveServe(t *testing.T, args ...string) (string, func() int) {
+// startLiveServe runs a server (startServe) and returns its address and
+// the function that stops it (and returns its exit code).
+func startLiveServe(t *testing.T, set ...func(*server.Options)) (string, func() int) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan int, 1)
-	var errb syncBuffer
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--big=false"}, args...),
-			&env{stdout: io.Discard, stderr: &errb, ready: func(a string) { addrc <- a }})
-	}()
-	select {
-	case addr := <-addrc:
-		var once sync.Once
-		code := -1
-		stop := func() int {
-			once.Do(func() { cancel(); code = <-done })
-			return code
-		}
-		t.Cleanup(func() { stop() })
-		return addr, stop
-	case code := <-done:
-		cancel()
-		t.Fatalf("serve exited %d: %s", code, errb.String())
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("serve did not start")
-	}
-	return "", nil
+	s := startServe(t, set...)
+	return s.addr, func() int { return s.stop(t) }
 }
 
 // waitJS polls expr in the page until it is true. The bound catches hangs;
@@ -171,17 +148,13 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	const topic = "orders"
 	kopts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(1, topic)}
 	var auth []kgo.Opt
-	var flags []string
+	var sasl *live.SASL
 	name := "TestLiveServe"
 	if useSCRAM {
 		name += "SCRAM"
 		kopts = append(kopts, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "ops", "s3cret-scram"))
 		auth = append(auth, kgo.SASL(scram.Auth{User: "ops", Pass: "s3cret-scram"}.AsSha256Mechanism()))
-		pf := filepath.Join(t.TempDir(), "pass")
-		if err := os.WriteFile(pf, []byte("s3cret-scram\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		flags = []string{"--sasl-mechanism", "scram-sha-256", "--sasl-user", "ops", "--sasl-password-file", pf}
+		sasl = &live.SASL{Mechanism: live.MechanismSCRAMSHA256, User: "ops", Password: "s3cret-scram"}
 	}
 	c, err := kfake.NewCluster(kopts...)
 	if err != nil {
@@ -257,15 +230,16 @@ func liveServe(t *testing.T, useSCRAM bool) {
 		return nil, nil, false
 	})
 	rec := filepath.Join(t.TempDir(), "live.raw")
-	args := []string{"--bootstrap", addr, "--topic", topic, "--poll", "50ms", "--record", rec}
-	if !useSCRAM {
-		// transaction.max.timeout.ms for KIP-664's rule, short enough to
-		// see a transaction hang (kfake itself would abort one that
-		// outlived a real, short maximum). The SCRAM run asks the broker
-		// instead (DescribeConfigs).
-		args = append(args, "--max-transaction-timeout", "2s")
-	}
-	srvAddr, stop := startLiveServe(t, append(args, flags...)...)
+	srvAddr, stop := startLiveServe(t, func(o *server.Options) {
+		o.Bootstrap, o.Topic, o.Poll, o.Record, o.SASL = addr, topic, 50*time.Millisecond, rec, sasl
+		if !useSCRAM {
+			// transaction.max.timeout.ms for KIP-664's rule, short
+			// enough to see a transaction hang (kfake itself would abort
+			// one that outlived a real, short maximum). The SCRAM run
+			// asks the broker instead (DescribeConfigs).
+			o.MaxTxnTimeout = 2 * time.Second
+		}
+	})
 	base := "http://" + srvAddr
 	ctx := liveBrowser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="partition-link-live-orders-0"]`))); err != nil {
@@ -486,7 +460,7 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	if code := stop(); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
-	replayAddr, _ := startLiveServe(t, "--load", rec)
+	replayAddr, _ := startLiveServe(t, loads(rec))
 	replayed := ndjsonDecisions(t, "http://"+replayAddr+"/api/v1/sources/load1/partitions/orders/0/decisions")
 	if len(liveDecisions) == 0 || !slices.Equal(replayed, liveDecisions) {
 		t.Errorf("replayed recording:\n%s\nlive view:\n%s", strings.Join(replayed, "\n"), strings.Join(liveDecisions, "\n"))

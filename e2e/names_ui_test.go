@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func TestUIOddNamesCopyServerCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startServe(t, "--load", dir)
+	s := startServe(t, loads(dir))
 	resp, err := http.Get("http://" + s.addr + "/")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/screenshots (else screenshots go to $TMPDIR/txnscope-screenshots)")
 
 // committedScreenshots is where the pictures the docs show are kept.
-var committedScreenshots = filepath.Join("..", "..", "docs", "screenshots")
+var committedScreenshots = filepath.Join("..", "docs", "screenshots")
 
 // screenshotDir is where screenshot writes: docs/screenshots when asked to
 // update them, else $TMPDIR/txnscope-screenshots (one directory, rewritten

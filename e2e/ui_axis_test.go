@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -128,7 +128,6 @@ func TestUITimeAxis(t *testing.T) {
 // the time axis, and a zoom (here the deep link's fractional view) pulls
 // them apart.
 func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	w := gen.NewWriter("clock")
 	p := w.Partition()
 	times := []int64{1000, 1000, 500, 3000}
@@ -138,9 +137,8 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 	for i, d := range times {
 		p.Batches[i].BaseTimestamp, p.Batches[i].MaxTimestamp = gen.Start+d, gen.Start+d
 	}
-	s := &source{id: "clock", title: "repeated and backward timestamps", topic: "clock", build: func() *txnindex.Log { return txnindex.Build(p) }}
-	s.get()
-	cat.put(s)
+	ctx, srv, cat := browser(t, false, generated("clock", "repeated and backward timestamps", p))
+	s := cat.find("clock", "clock", 0)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)+"?axis=time"), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -182,7 +180,6 @@ func TestUITimeAxisEqualAndBackwardTimes(t *testing.T) {
 // time axis drawn batch by batch (3 px minimum width) or binned wrongly
 // differs in most columns.
 func TestUITimeAxisBinned(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	w := gen.NewWriter("uniform")
 	p := w.Partition()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -204,9 +201,8 @@ func TestUITimeAxisBinned(t *testing.T) {
 			inTxn[pid]++
 		}
 	}
-	s := &source{id: "uniform", title: "30,000 batches one second apart", topic: "uniform", build: func() *txnindex.Log { return txnindex.Build(p) }}
-	s.get()
-	cat.put(s)
+	ctx, srv, cat := browser(t, false, generated("uniform", "30,000 batches one second apart", p))
+	s := cat.find("uniform", "uniform", 0)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -374,7 +370,6 @@ func TestUITimeAxisMinimap(t *testing.T) {
 // offset 1 and the position at 2, zoomed out on the offset axis, crowds
 // the first three and the segment names.
 func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	w := gen.NewWriter("crowded")
 	p := w.Partition()
 	w.Data(-1, 1, false)
@@ -385,9 +380,8 @@ func TestUIMarkerLabelsDoNotOverlap(t *testing.T) {
 		}
 		w.Data(-1, 1, false)
 	}
-	crowded := &source{id: "crowded", title: "segments every 60 batches", topic: "crowded", build: func() *txnindex.Log { return txnindex.Build(p) }}
-	crowded.get()
-	cat.put(crowded)
+	ctx, srv, cat := browser(t, false, generated("crowded", "segments every 60 batches", p))
+	crowded := cat.find("crowded", "crowded", 0)
 
 	type label struct {
 		ID                       string

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"encoding/json"
@@ -35,11 +35,10 @@ func TestUICaptureFetches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
-	cat.add("cap", file, ld)
+	cat := newCatalog(t, opened("cap", file, ld))
 	var s *source
 	for _, c := range cat.list() {
-		if l := c.get(); len(l.Fetches) > 0 && l.Fetches[0].Isolation == txnindex.ReadCommitted {
+		if l := c.get(); c.id == "cap" && len(l.Fetches) > 0 && l.Fetches[0].Isolation == txnindex.ReadCommitted {
 			s = c
 		}
 	}
@@ -48,7 +47,7 @@ func TestUICaptureFetches(t *testing.T) {
 	}
 	l := s.get()
 	ctx, _, _ := browser(t, false)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(cat.srv.Handler())
 	t.Cleanup(srv.Close)
 
 	// The route: one entry per captured response, as the capture has it.

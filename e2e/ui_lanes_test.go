@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -82,13 +82,12 @@ const laneRowsJS = `Array.from(document.querySelectorAll('.labels .lane')).map((
 // it apart; "each non-transactional" unfolds them up to the cap of rows,
 // and the producers filter gives a producer its row.
 func TestUILaneFolding(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	dir, idemIDs, txnIDs := writeCrowdedDir(t, "crowd", 300, 3, 8070450532249000001)
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("crowd", dir, ld)
+	ctx, srv, cat := browser(t, false, opened("crowd", dir, ld))
 	s := cat.find("crowd", "crowd", 0)
 	l := s.get()
 	if len(l.Producers) != 303 {
@@ -200,7 +199,18 @@ func TestUILaneFolding(t *testing.T) {
 // and "3 more producers", the filter gives one of the three its row, and
 // one producer past the cap is "1 more producer", as the server rendered.
 func TestUILaneCap(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
+	dir2, _, capIDs := writeCrowdedDir(t, "many", 0, 15, 9000)
+	ld2, err := input.Open(dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One past the cap is still "1 more producer", as the server rendered.
+	dir3, _, _ := writeCrowdedDir(t, "thirteen", 0, txnindex.LaneCap+1, 7000)
+	ld3, err := input.Open(dir3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, srv, cat := browser(t, false, opened("many", dir2, ld2), opened("thirteen", dir3, ld3))
 	rows := func() []laneRow { return eval[[]laneRow](t, ctx, laneRowsJS) }
 	ids := func(rs []laneRow) []string {
 		var out []string
@@ -209,12 +219,6 @@ func TestUILaneCap(t *testing.T) {
 		}
 		return out
 	}
-	dir2, _, capIDs := writeCrowdedDir(t, "many", 0, 15, 9000)
-	ld2, err := input.Open(dir2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat.add("many", dir2, ld2)
 	s2 := cat.find("many", "many", 0)
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s2)), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -239,13 +243,6 @@ func TestUILaneCap(t *testing.T) {
 		t.Errorf("filtered by %s: rows %v", last, ids(got))
 	}
 
-	// One past the cap is still "1 more producer", as the server rendered.
-	dir3, _, _ := writeCrowdedDir(t, "thirteen", 0, txnindex.LaneCap+1, 7000)
-	ld3, err := input.Open(dir3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat.add("thirteen", dir3, ld3)
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, cat.find("thirteen", "thirteen", 0))), waitDone(1)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,20 @@
-package cli
+package e2e
 
 import (
+	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -64,7 +70,7 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	if !strings.Contains(tailSummary, "summary-segments: 1 of 2 read\n") || !strings.Contains(tailSummary, "summary-gaps: 0") {
 		t.Fatalf("the tail's summary counts segments and gaps as a whole log's: %q", tailSummary)
 	}
-	lz.load() // the full load lands while the page is open
+	lz.land() // the full load lands while the page is open
 	full := discards(lz.get())
 	if full == tail {
 		t.Fatalf("the tail and the whole log discard the same %q: nothing to see change", full)
@@ -100,3 +106,60 @@ func TestUILazyPanelRefresh(t *testing.T) {
 const summaryText = `(() => { const s = document.querySelector('[data-testid="summary"]'); if (!s) return "";
 	return [s.querySelector("h1")].concat(Array.from(s.querySelectorAll("[data-testid]")))
 		.map((e) => ((e.dataset.testid || "heading") + ": " + e.textContent).replace(/\s+/g, " ").trim()).join("\n"); })()`
+
+// lazyPart is a partition of a lazy log directory whose full load is held
+// until land: its page is drawn from the tail meanwhile, as a partition of
+// many GiB is while it loads.
+type lazyPart struct {
+	*source
+	release chan struct{}
+	tail    *txnindex.Log
+}
+
+// lazyServer serves a log directory of genlogdir's shape (t0-0 stuck
+// before the roll: its tail and its whole log differ), its partitions
+// loaded lazily (server.Options.Loads), the full load of t0-0 held
+// (server.Options.OpenFull) until the test calls land.
+func lazyServer(t *testing.T) (*httptest.Server, *lazyPart) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: 2, Stuck: []string{"t0-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	cat := newCatalog(t, loads(dir), func(o *server.Options) {
+		o.OpenFull = func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
+			if e.Name == "t0-0" {
+				<-release
+			}
+			return x.Open(ctx, e, lim)
+		}
+	})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release) // the load ends, and the server with it
+		}
+	})
+	srv := httptest.NewServer(cat.srv.Handler())
+	t.Cleanup(srv.Close)
+	lz := &lazyPart{source: cat.find("load1", "t0", 0), release: release}
+	if lz.source == nil {
+		t.Fatal("t0-0 not listed")
+	}
+	// The first request starts the full load and, once it has waited a
+	// while for it, gets the tail.
+	lz.tail = lz.get()
+	return srv, lz
+}
+
+// land lets the full load run and waits until the server serves its log.
+func (lz *lazyPart) land() {
+	close(lz.release)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if l := lz.get(); l != nil && l != lz.tail {
+			return
+		}
+	}
+}

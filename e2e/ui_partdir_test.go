@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -44,7 +45,7 @@ func TestUIPartitionDirSegments(t *testing.T) {
 	}
 	const limit = 256 << 10
 	why := fmt.Sprintf("%s-%d holds %s of files, more than --max-source-bytes (%s) allows: not opened in full", full.Topic, full.Partition, txnindex.Bytes(size), txnindex.Bytes(limit))
-	s := startServe(t, "--load", st.Dir, "--max-source-bytes", fmt.Sprint(limit), "--summary-cache-dir", t.TempDir())
+	s := startServe(t, loads(st.Dir), func(o *server.Options) { o.MaxSourceBytes = limit; o.SummaryCacheDir = t.TempDir() })
 
 	// The index lists it at once and ranks it from its tail scan.
 	row := regexp.MustCompile(`data-testid="partition-row-load1-` + full.Topic + `-0"[^>]*data-lag="([0-9,]+)"[^>]*data-scan="scanned"`)
@@ -96,3 +97,6 @@ func TestUIPartitionDirSegments(t *testing.T) {
 		t.Errorf("embed streams %q with %s batches; the page of the window has %v", ws, batches, dataBatches.FindStringSubmatch(page))
 	}
 }
+
+// dataBatches is the timeline's batch count in a page.
+var dataBatches = regexp.MustCompile(`data-batches="(\d+)"`)

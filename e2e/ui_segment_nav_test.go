@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	loadinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -45,7 +46,7 @@ func segmentedLogSteps(t *testing.T, timeSteps []int64) (*loadinput.Contents, []
 	if len(ov.Segments) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(ov.Segments))
 	}
-	s := startServe(t, "--load", logDir, "--max-source-bytes", fmt.Sprint(512<<10), "--summary-cache-dir", t.TempDir())
+	s := startServe(t, loads(logDir), func(o *server.Options) { o.MaxSourceBytes = 512 << 10; o.SummaryCacheDir = t.TempDir() })
 	full := ld.Partitions[0].Log
 	return ld, ov.Segments, s, s.url("/sources/load1/partitions/" + full.Topic + "/" + fmt.Sprint(full.Partition))
 }

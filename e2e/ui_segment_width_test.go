@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/server"
 )
 
 // span is the timeline's view, in offsets (window.txnscope.state().view).
@@ -234,7 +235,7 @@ func TestUIWholeStripCellZooms(t *testing.T) {
 	if len(segs) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(segs))
 	}
-	s := startServe(t, "--load", logDir, "--summary-cache-dir", t.TempDir())
+	s := startServe(t, loads(logDir), func(o *server.Options) { o.SummaryCacheDir = t.TempDir() })
 	full := ld.Partitions[0].Log
 	page := s.url("/sources/load1/partitions/" + full.Topic + "/" + fmt.Sprint(full.Partition))
 	ctx := startChromium(t, path)

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	loadinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -37,7 +38,7 @@ func TestUISegmentWindows(t *testing.T) {
 	if len(ov.Segments) < 6 {
 		t.Fatalf("generated %d segments, want 6", len(ov.Segments))
 	}
-	s := startServe(t, "--load", logDir, "--max-source-bytes", fmt.Sprint(2<<20), "--summary-cache-dir", t.TempDir())
+	s := startServe(t, loads(logDir), func(o *server.Options) { o.MaxSourceBytes = 2 << 20; o.SummaryCacheDir = t.TempDir() })
 	ctx := startChromium(t, path)
 	checkSegmentWindows(t, ctx, s, full, ov)
 	screenshot(t, ctx, "TestUISegmentWindows")
@@ -174,7 +175,7 @@ func TestSegmentStripWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--load", st.Dir, "--summary-cache-dir", t.TempDir())
+	s := startServe(t, loads(st.Dir), func(o *server.Options) { o.SummaryCacheDir = t.TempDir() })
 	resp, body := do(t, "GET", s.url("/sources/load1/partitions/bench/0"), nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("page: %s", resp.Status)

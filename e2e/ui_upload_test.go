@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testtool"
 	loaderinput "github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/server"
 )
 
 // waitTimeline waits until the page is the timeline of source id and its
@@ -149,7 +150,7 @@ func TestUIUploadOverLimit(t *testing.T) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, "--max-upload-bytes", "1000")
+	s := startServe(t, func(o *server.Options) { o.MaxUploadBytes = 1000 })
 	ctx := startChromium(t, path)
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url("/")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="drop-zone"]`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="upload-input"]`), []string{file}),

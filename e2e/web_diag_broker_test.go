@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -14,18 +14,24 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// loadShape adds the log dir to the test server's catalog as id and
-// returns its partition orders-0.
-func loadShape(t *testing.T, cat *catalog, id, dir string) *source {
+// loadShape is the Options change that serves the log dir, opened, as
+// source id (browser's set).
+func loadShape(t *testing.T, id, dir string) func(*server.Options) {
 	t.Helper()
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add(id, dir, ld)
+	return opened(id, dir, ld)
+}
+
+// ordersOf is source id's partition orders-0.
+func ordersOf(t *testing.T, cat *catalog, id string) *source {
+	t.Helper()
 	s := cat.find(id, "orders", 0)
 	if s == nil {
 		t.Fatalf("%s: orders-0 not loaded", id)
@@ -74,8 +80,8 @@ func shotToTemp(t *testing.T, ctx context.Context, name string) {
 // beside it, what the next restart changes; the diagnosis API says the
 // same.
 func TestDiagnosisPanelRunningBroker(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
-	s := loadShape(t, cat, "restart1", atLogStartDir(t, false))
+	ctx, srv, cat := browser(t, false, loadShape(t, "restart1", atLogStartDir(t, false)))
+	s := ordersOf(t, cat, "restart1")
 	var one struct {
 		LastStableOffset int64 `json:"last_stable_offset"`
 		AfterRestart     *struct {
@@ -126,11 +132,10 @@ func TestDiagnosisPanelRunningBroker(t *testing.T) {
 // for a two-phase commit (KIP-939) says prepared, offers no such command
 // and says what aborting it breaks above the abort command.
 func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	lateDir, _ := writeLateLogDir(t)
-	late := loadShape(t, cat, "late1", lateDir)
 	prepDir, _ := writeLateLogDir(t, zombieState(txnindex.TxnStatusOngoing, math.MaxInt32, txnindex.TopicPartition{Topic: "orders", Partition: 0}))
-	prep := loadShape(t, cat, "prep1", prepDir)
+	ctx, srv, cat := browser(t, false, loadShape(t, "late1", lateDir), loadShape(t, "prep1", prepDir))
+	late, prep := ordersOf(t, cat, "late1"), ordersOf(t, cat, "prep1")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, late)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm-command"]`)), waitDone(1)); err != nil {
 		t.Fatal(err)
@@ -183,13 +188,12 @@ func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
 // (no 0s, no -1s) and lists what the snapshots show; the diagnosis API
 // gives -1 with the reason.
 func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	dir := writeMetadataOnlyDir(t)
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("meta", dir, ld)
+	ctx, srv, cat := browser(t, false, opened("meta", dir, ld))
 	s := cat.find("meta", "__cluster_metadata", 0)
 	if s == nil {
 		t.Fatal("__cluster_metadata-0 not loaded")
@@ -232,7 +236,6 @@ func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
 // the panel has a topic field, and a name typed there goes into every
 // command and what its button copies, as the bootstrap does.
 func TestDiagnosisPanelTopicField(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	b, err := os.ReadFile(openTxnSegment(t))
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +246,7 @@ func TestDiagnosisPanelTopicField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("bare1", bare, ld)
+	ctx, srv, cat := browser(t, false, opened("bare1", bare, ld))
 	s := cat.find("bare1", "00000000000000000000", 0)
 	if s == nil {
 		t.Fatal("the segment was not loaded")
@@ -284,8 +287,8 @@ func TestDiagnosisPanelTopicField(t *testing.T) {
 // offset, and says the pinning transaction began in remote storage; the
 // diagnosis API carries the evidence.
 func TestDiagnosisPanelTiered(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
-	s := loadShape(t, cat, "tiered1", tieredDir(t, true, [][2]int64{{7, 8000}}))
+	ctx, srv, cat := browser(t, false, loadShape(t, "tiered1", tieredDir(t, true, [][2]int64{{7, 8000}})))
+	s := ordersOf(t, cat, "tiered1")
 	var api struct {
 		LogStart int64 `json:"log_start_offset"`
 		LSO      int64 `json:"last_stable_offset"`

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"strings"
@@ -16,13 +16,12 @@ import (
 // the coordinator state and the KIP-664 rule, and lists the consumer
 // groups, the blocked one marked, the read_uncommitted one not affected.
 func TestDiagnosisPanelJoin(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	dir := writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("load1", dir, ld)
+	ctx, srv, cat := browser(t, false, opened("load1", dir, ld))
 	s := cat.find("load1", "orders", 0)
 	if s == nil {
 		t.Fatal("orders-0 not loaded")

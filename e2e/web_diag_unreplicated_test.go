@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"strings"
@@ -17,7 +17,6 @@ import (
 // watermark passing the marker: the followers catching up), with the
 // command that shows the replicas, and offers no abort and no discards.
 func TestDiagnosisPanelUnreplicated(t *testing.T) {
-	ctx, srv, cat := browser(t, false)
 	recent := time.Now().Add(-time.Minute).UnixMilli()
 	dir := writeShapeDir(t, "orders", 0, 7, []shapeBatch{
 		{base: 0, pid: -1, ctrl: -1, n: 4, ts: recent},
@@ -30,7 +29,7 @@ func TestDiagnosisPanelUnreplicated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat.add("load1", dir, ld)
+	ctx, srv, cat := browser(t, false, opened("load1", dir, ld))
 	s := cat.find("load1", "orders", 0)
 	if s == nil {
 		t.Fatal("orders-0 not loaded")

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -18,18 +18,19 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // browser starts headless chromium (skipping when it is missing, unless
-// CI=true) and a test server over the demo catalog.
-func browser(t testing.TB, big bool) (context.Context, *httptest.Server, *catalog) {
+// CI=true) and a test server (server.New) over the demo catalog, the
+// 1M-batch demo with big, changed by set, on the screenshots' clock.
+func browser(t testing.TB, big bool, set ...func(*server.Options)) (context.Context, *httptest.Server, *catalog) {
 	t.Helper()
 	path := testtool.Need(t, "chromium")
-	cat := demoCatalog(big)
-	srv := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{now: screenshotClock}))
+	cat := newCatalog(t, append([]func(*server.Options){func(o *server.Options) { o.Big, o.Now = big, screenshotClock }}, set...)...)
+	srv := httptest.NewServer(cat.srv.Handler())
 	t.Cleanup(srv.Close)
 	return startChromium(t, path), srv, cat
 }
