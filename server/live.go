@@ -6,43 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/live/metrics"
 )
-
-// liveConfig checks the live options and builds the watcher's
-// configuration of topic's partitions (nil: all) from last offsets below
-// the high watermark (0: Options.From, else live's default), without
-// Record, which startLive opens.
-func (o *Options) liveConfig(topic string, partitions []int32, last int64) (live.Config, error) {
-	if o.Bootstrap == "" || topic == "" {
-		return live.Config{}, usagef("--bootstrap and --topic are required")
-	}
-	if o.From >= 0 && last > 0 {
-		return live.Config{}, usagef("--from and --last exclude each other")
-	}
-	if last < 0 {
-		return live.Config{}, usagef("--last must be positive")
-	}
-	return live.Config{From: o.From, Last: last, MaxBatches: o.MaxBatches, Poll: o.Poll, MaxTxnTimeout: o.MaxTxnTimeout,
-		Topic: topic, Partitions: partitions, Brokers: splitBootstrap(o.Bootstrap),
-		DialTimeout: o.DialTimeout, SASL: o.SASL, TLS: o.TLS}, nil
-}
-
-// splitBootstrap is the brokers of a HOST:PORT[,HOST:PORT] list.
-func splitBootstrap(s string) []string {
-	var out []string
-	for _, b := range strings.Split(s, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			out = append(out, b)
-		}
-	}
-	return out
-}
 
 // liveSourceID is the source id of the watched partitions in serve mode.
 const liveSourceID = "live"
