@@ -65,7 +65,10 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 	}
 	var ctx context.Context
 	var cancelC context.CancelFunc
-	if chromedp.FromContext(parent) != nil {
+	// A browser context of its own needs a running browser: the shared
+	// one. A fresh allocator's context (a benchmark's) has none yet, and
+	// chromedp panics on WithNewBrowserContext there.
+	if c := chromedp.FromContext(parent); c != nil && c.Browser != nil {
 		ctx, cancelC = chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
 	} else {
 		ctx, cancelC = chromedp.NewContext(parent)
