@@ -3,12 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/api"
-	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
@@ -95,7 +92,8 @@ type groupsJSON struct {
 // text), places the share groups by their isolation level from
 // __cluster_metadata (or says it is unknown without it), counts the
 // records of unknown types it skipped, and exits 3 (the pinning
-// transaction hangs); the page's panel says the same, eager and lazy.
+// transaction hangs). The page's panel is tested on the same log dir in
+// package server (TestDiagnosisPanelGroupKinds).
 func TestDiagnoseGroupKinds(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -181,37 +179,6 @@ func TestDiagnoseGroupKinds(t *testing.T) {
 				}
 			}
 
-			// The page: loaded whole (serve --load), and lazily (a log
-			// dir served partition by partition, the join read apart).
-			ld, err := input.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat := &catalog{}
-			cat.add("load1", dir, ld)
-			srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
-			t.Cleanup(srv.Close)
-			for name, page := range map[string]string{
-				"eager": getPage(t, srv.URL+"/sources/load1/partitions/orders/0"),
-				"lazy":  lazyJoinPage(t, dir, 0),
-			} {
-				for _, w := range []string{
-					`data-testid="group-kind-consumer" data-kind="consumer" data-count="1" data-affected="1"`,
-					`data-testid="group-kind-classic" data-kind="classic" data-count="3" data-affected="2"`,
-					`data-testid="group-kind-streams" data-kind="streams" data-count="1" data-affected="1"`,
-					`data-testid="group-kind-share" data-kind="share" data-count="2"`,
-					`data-testid="share-group-share-rc" data-group="share-rc" data-start="3"`,
-					`data-testid="group-kind-of-new-app">consumer group (KIP-848)<`,
-					`data-testid="skipped-records"`,
-				} {
-					if !strings.Contains(page, w) {
-						t.Errorf("%s page lacks %s", name, w)
-					}
-				}
-				if got := testidText(page, "group-kind-share"); !strings.Contains(got, "2 share groups (KIP-932) (share-rc, share-ru)") {
-					t.Errorf("%s page: share line %q", name, got)
-				}
-			}
 		})
 	}
 }
