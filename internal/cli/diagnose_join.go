@@ -160,7 +160,7 @@ func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
 // is the loader's to report.
 func setEvidence(ld *input.Contents) {
 	ev, err := internalEvidence(&env{stderr: io.Discard}, ld)
-	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates {
+	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates && ev.RemoteStorage == nil {
 		return
 	}
 	for _, p := range ld.Partitions {
