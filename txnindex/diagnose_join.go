@@ -49,6 +49,7 @@ type DiagnosisJoin struct {
 	// read of large internal topics, damaged records): the groups and
 	// transactional ids shown may then be partial. "" when complete.
 	JoinNote string `json:"join_note,omitempty"`
+	GroupsJoin
 }
 
 // InternalEvidence is what a log dir's internal topics (or a cluster's
@@ -65,6 +66,8 @@ type InternalEvidence struct {
 	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
 	// was left out.
 	Note string
+	GroupEvidence
+	TopicEvidence
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a
@@ -97,6 +100,7 @@ func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
 		}
 		d.GroupsSource = ev.GroupsSource
 	}
+	l.joinGroups(d, ev)
 }
 
 // joinMatch applies a coordinator match to the report.
@@ -163,6 +167,8 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 	if d.JoinNote != "" {
 		fmt.Fprintf(sb, "  join partial: %s\n", d.JoinNote)
 	}
+	d.runbookGroupKinds(sb)
+	defer d.runbookShareGroups(sb)
 	if d.ConsumerGroups == nil {
 		return
 	}
@@ -194,10 +200,10 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}
-		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+		fmt.Fprintf(sb, "    %s %q committed %d: %s\n", g.Kind.KindLabel(), g.Group, g.Offset, what)
 	}
 	for _, g := range other {
-		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
+		fmt.Fprintf(sb, "    %s %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Kind.KindLabel(), g.Group, g.Offset)
 	}
 }
 
