@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -96,7 +96,7 @@ type BrokerStatus struct {
 }
 
 // PartitionLag is one partition of a cluster scan. Its JSON names follow
-// diagnose's (txnindex.Diagnosis) where they mean the same.
+// diagnose's (diagnosis.Diagnosis) where they mean the same.
 type PartitionLag struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
@@ -155,11 +155,11 @@ type ClusterTxn struct {
 	// it gave none.
 	coord *txnindex.TxnCoordinatorState
 
-	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
-	Hanging      bool                  `json:"hanging"`
-	Reason       string                `json:"reason"`
-	AbortCommand string                `json:"abort_command"`
-	PinsLSO      bool                  `json:"pins_lso"`
+	State        diagnosis.OpenTxnState `json:"state"` // open, expired or hanging
+	Hanging      bool                   `json:"hanging"`
+	Reason       string                 `json:"reason"`
+	AbortCommand string                 `json:"abort_command"`
+	PinsLSO      bool                   `json:"pins_lso"`
 }
 
 // GroupBehind is a consumer group whose committed offset on a stuck

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/capture"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -348,7 +348,7 @@ func TestLiveHanging(t *testing.T) {
 		t.Fatalf("open: %+v", p.Open)
 	}
 	o := p.Open[0]
-	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(txnindex.StateLate) || !strings.Contains(o.Reason, "still tracks") {
+	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(diagnosis.StateLate) || !strings.Contains(o.Reason, "still tracks") {
 		t.Fatalf("coordinator tracking it: %+v", o)
 	}
 

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -85,14 +85,14 @@ func TestKfakeDataDirStuckThenClear(t *testing.T) {
 		p := kfdFetch(t, reader, mresp.Topics[0].TopicID, 0, 1)
 		return p.LastStableOffset, p.HighWatermark
 	}
-	diagnose := func() (*txnindex.Log, *txnindex.Diagnosis) {
+	diagnose := func() (*txnindex.Log, *diagnosis.Diagnosis) {
 		t.Helper()
 		ps, err := OpenKfakeDir(dir)
 		if err != nil || len(ps) != 1 {
 			t.Fatalf("OpenKfakeDir: %v (%d partitions)", err, len(ps))
 		}
 		l := ps[0].Build()
-		return l, l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: "kfake:9092"})
+		return l, diagnosis.Diagnose(l, diagnosis.Options{Position: -1, Bootstrap: "kfake:9092"})
 	}
 
 	var start int64

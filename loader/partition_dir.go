@@ -354,7 +354,7 @@ func (s *SegmentFiles) nextOffset() int64 {
 // deletes the one at it only when the broker next starts. Its presence
 // means the broker has not restarted since, and the state it holds in
 // memory, the one consumers meet, is the one this snapshot records (open
-// transactions included). txnindex.Diagnosis.AfterRestart says what the
+// transactions included). diagnosis.Diagnosis.AfterRestart says what the
 // next restart changes.
 //
 // bases are the segments' base offsets after the swaps, ascending. A

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -132,8 +133,8 @@ func TestOpenPartitionTailSpan(t *testing.T) {
 			t.Fatalf("replay %+v: want the span from offset %d read whole", r, marked)
 		}
 		now := time.UnixMilli(gen.Start + 3_600_000*24)
-		fd := full.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
-		td := tail.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
+		fd := diagnosis.Diagnose(full.Build(), diagnosis.Options{Now: now, Position: -1})
+		td := diagnosis.Diagnose(tail.Build(), diagnosis.Options{Now: now, Position: -1})
 		if td.Compaction == nil || !strings.Contains(strings.Join(td.Compaction.Evidence, " "), "delete horizon") {
 			t.Fatalf("the seeded diagnosis does not count the mark at offset %d: %+v", marked, td.Compaction)
 		}

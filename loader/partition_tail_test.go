@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -23,7 +24,7 @@ import (
 // fixed clock.
 func diagnoseJSON(t *testing.T, p *loader.Partition) string {
 	t.Helper()
-	d := p.Build().Diagnose(txnindex.DiagnoseOptions{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: -1})
+	d := diagnosis.Diagnose(p.Build(), diagnosis.Options{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: -1})
 	d.Replay, d.ClientDepartures = nil, nil
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {
@@ -457,8 +458,8 @@ func TestOpenPartitionTailCompactionScope(t *testing.T) {
 		t.Fatalf("replay %+v: want it seeded, reading from above the marked marker at %d", r, marked)
 	}
 	now := time.UnixMilli(gen.Start + 3_600_000*24)
-	fd := full.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
-	td := tail.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
+	fd := diagnosis.Diagnose(full.Build(), diagnosis.Options{Now: now, Position: -1})
+	td := diagnosis.Diagnose(tail.Build(), diagnosis.Options{Now: now, Position: -1})
 	if fd.Compaction == nil || td.Compaction == nil {
 		t.Fatalf("compaction: full %+v, seeded %+v", fd.Compaction, td.Compaction)
 	}
@@ -537,8 +538,8 @@ func TestOpenPartitionTailPositionEqualsFullReplay(t *testing.T) {
 			} else if pos >= second {
 				t.Errorf("seed %d, position %d: %s", o.Seed, pos, r.Line())
 			}
-			do := txnindex.DiagnoseOptions{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: pos}
-			fd, td := fl.Diagnose(do), tail.Build().Diagnose(do)
+			do := diagnosis.Options{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: pos}
+			fd, td := diagnosis.Diagnose(fl, do), diagnosis.Diagnose(tail.Build(), do)
 			fd.Replay, td.Replay = nil, nil
 			fd.ClientDepartures, td.ClientDepartures = nil, nil // they cover the batches read
 			if td.Compaction != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -63,8 +64,8 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 					passed++
 				}
 			}
-			o := txnindex.DiagnoseOptions{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
-			fd, td := fl.Diagnose(o), tl.Diagnose(o)
+			o := diagnosis.Options{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
+			fd, td := diagnosis.Diagnose(fl, o), diagnosis.Diagnose(tl, o)
 			fd.Replay, td.Replay = nil, nil
 			fd.ClientDepartures, td.ClientDepartures = nil, nil // they cover the batches read
 			if tl.Replay.Mode == txnindex.ReplaySnapshot {
@@ -75,7 +76,7 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 				// and lists it as decided by the broker; the snapshot
 				// the seeded load starts from (the broker's state) has
 				// it closed, so it is not there at all.
-				fd.MarkerRemoved = slices.DeleteFunc(fd.MarkerRemoved, func(r txnindex.OpenTxnReport) bool { return r.FirstOffset < tl.Replay.FromOffset })
+				fd.MarkerRemoved = slices.DeleteFunc(fd.MarkerRemoved, func(r diagnosis.OpenTxnReport) bool { return r.FirstOffset < tl.Replay.FromOffset })
 			}
 			a, _ := json.MarshalIndent(fd, "", " ")
 			b, _ := json.MarshalIndent(td, "", " ")

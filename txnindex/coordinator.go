@@ -194,6 +194,13 @@ const (
 	RulePreparedTwoPhase = "prepared_two_phase_commit"
 )
 
+// RuleAge names the classification by age alone: no coordinator state was
+// read, so an open transaction idle for longer than
+// transaction.max.timeout.ms while the partition moved on is hanging, the
+// threshold kafka-transactions.sh find-hanging applies before it asks the
+// coordinator (KIP-664).
+const RuleAge = "idle_past_max_transaction_timeout"
+
 // twoPhaseTimeoutMs is the transaction timeout a producer prepared for a
 // two-phase commit registers (KIP-939): Integer.MAX_VALUE.
 const twoPhaseTimeoutMs = math.MaxInt32
@@ -358,4 +365,20 @@ func (c *TxnCoordinators) others(idx []int, chosen *TxnCoordinatorState) []strin
 		}
 	}
 	return out
+}
+
+// InternalEvidence is what a log dir's internal topics (or a cluster's
+// read-only APIs) say, for Join.
+type InternalEvidence struct {
+	// Coordinators are the transactional ids' states; nil when none was
+	// read.
+	Coordinators *TxnCoordinators
+	// Offsets are committed offsets of any partitions; HaveOffsets says
+	// they were read at all (an empty list is then evidence: no group).
+	Offsets      []GroupOffset
+	HaveOffsets  bool
+	GroupsSource string
+	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
+	// was left out.
+	Note string
 }

@@ -69,12 +69,12 @@ type ReplayReport struct {
 	SnapshotPassed string `json:"snapshot_passed,omitempty"`
 }
 
-// seeded reports whether batches before FromOffset were left unread.
-func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
+// Seeded reports whether batches before FromOffset were left unread.
+func (r *ReplayReport) Seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
 
-// everyFrom is, for a seeded replay, where every batch was kept:
+// EveryFrom is, for a seeded replay, where every batch was kept:
 // EveryBatchFrom, or FromOffset when the whole of what was read was kept.
-func (r *ReplayReport) everyFrom() int64 {
+func (r *ReplayReport) EveryFrom() int64 {
 	if r.EveryBatchFrom > 0 {
 		return r.EveryBatchFrom
 	}

@@ -26,16 +26,6 @@ const TopicGuard = `: "${TOPIC:?set TOPIC to the topic this segment belongs to, 
 // UsesTopicVar reports whether cmd names the topic through TopicVar.
 func UsesTopicVar(cmd string) bool { return strings.Contains(cmd, TopicVar) }
 
-// topicCommands are the commands of l's partition: its topic quoted by
-// ShellWord, or TopicVar, unquoted so that the shell expands it, when the
-// topic is not known (a segment read alone).
-func (l *Log) topicCommands(bootstrap string) TopicCommands {
-	if l.TopicUnknown {
-		return TopicCommands{boot: bootstrapWord(bootstrap), topic: TopicVar, partition: l.Partition}
-	}
-	return NewTopicCommands(bootstrap, l.Topic, l.Partition)
-}
-
 // ShellWord quotes s for a POSIX shell: as it is when it holds only
 // characters no shell treats specially (every legal Kafka topic name and
 // host:port), else in single quotes, inside which a POSIX shell takes
@@ -77,6 +67,13 @@ type TopicCommands struct {
 	boot, topic string
 	partition   int32
 	refused     string
+}
+
+// UnknownTopicCommands are the commands of a partition whose topic is not
+// known (a segment read alone): TopicVar, unquoted so that the shell
+// expands it, stands for the topic.
+func UnknownTopicCommands(bootstrap string, partition int32) TopicCommands {
+	return TopicCommands{boot: bootstrapWord(bootstrap), topic: TopicVar, partition: partition}
 }
 
 // NewTopicCommands: bootstrap is the address as given ("" for
@@ -203,15 +200,3 @@ func (c TopicCommands) DescribeTopic() string {
 
 // UsesBootstrapVar reports whether a printed command needs BOOTSTRAP set.
 func UsesBootstrapVar(cmd string) bool { return strings.Contains(cmd, BootstrapVar) }
-
-// usesBootstrapVar: some command of d needs BOOTSTRAP set.
-func (d *Diagnosis) usesBootstrapVar() bool {
-	for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
-		for i := range ts {
-			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) || UsesBootstrapVar(ts[i].ConfirmCommand) {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -61,24 +61,6 @@ func (c Cause) Words() string {
 	return "unknown"
 }
 
-var stateWords = map[OpenTxnState]string{
-	StateOpen:                "open",
-	StateExpired:             "expired",
-	StateLate:                "late",
-	StateHanging:             "hanging",
-	StatePrepared:            "prepared, waiting for its external transaction manager",
-	StateDecidedUnreplicated: "decided, marker not replicated",
-	StateMarkerRemoved:       "decided, marker removed by the cleaner",
-}
-
-// Words is the state as a reader says it ("decided, marker not replicated").
-func (s OpenTxnState) Words() string {
-	if w, ok := stateWords[s]; ok {
-		return w
-	}
-	return string(s)
-}
-
 var ruleWords = map[string]string{
 	RuleAge:                    "no write for longer than transaction.max.timeout.ms while the partition moved on",
 	RuleNoTransactionalID:      "no transactional id uses its producer id",

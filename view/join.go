@@ -5,6 +5,7 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -66,14 +67,14 @@ func SetTailEvidence(l *txnindex.Log, ev txnindex.InternalEvidence, readFrom int
 }
 
 // join adds l's recorded evidence to d, if any.
-func join(l *txnindex.Log, d *txnindex.Diagnosis) {
+func join(l *txnindex.Log, d *diagnosis.Diagnosis) {
 	evidence.mu.Lock()
 	j, ok := evidence.m[weak.Make(l)]
 	evidence.mu.Unlock()
 	if !ok {
 		return
 	}
-	l.Join(d, j.ev)
+	diagnosis.Join(l, d, j.ev)
 	if j.readFrom < 0 {
 		return
 	}

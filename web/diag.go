@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -47,8 +48,8 @@ type DiagnosisView struct {
 	Clear        string // the sentence shown when nothing pins it
 	Pinned       *TxnView
 	Txns         []TxnView
-	Lag          *txnindex.LagReport // nil without a consumer position
-	Position     int64               // the consumer position the lag split is for; -1 for none
+	Lag          *diagnosis.LagReport // nil without a consumer position
+	Position     int64                // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -59,21 +60,21 @@ type DiagnosisView struct {
 	// join of the internal topics left out ("" when nothing): the groups
 	// and transactional ids shown are then partial.
 	GroupsSource, JoinNote string
-	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
+	// Compaction is the log cleaner's evidence (diagnosis.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
-	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
+	// markers removed by the cleaner (diagnosis.StateMarkerRemoved).
 	Compaction    []string
 	MarkerRemoved []TxnView
 	// Unknown says why the offsets are unknown (no .log segment was
 	// read); nil when they are known.
-	Unknown *txnindex.OffsetsUnknownReport
+	Unknown *diagnosis.OffsetsUnknownReport
 	// Restart is what the next restart of the broker would change
-	// (txnindex.RestartReport); nil when the directory holds no state a
+	// (diagnosis.RestartReport); nil when the directory holds no state a
 	// restart drops.
 	Restart *RestartView
 	// Clients is the sentence on the clients that depart from Kafka's
-	// rule (txnindex.Diagnosis.ClientsLine), "" when none does;
+	// rule (diagnosis.Diagnosis.ClientsLine), "" when none does;
 	// ClientsHref the partition's clients page, "" where the page has
 	// no server to ask (an exported page).
 	Clients, ClientsHref string
@@ -105,7 +106,7 @@ type TxnView struct {
 	Batches         int
 	Records         int64
 	Age             string // "20m"; "unknown" when AgeUnknown
-	AgeUnknown      bool   // no write time of it is known (txnindex.OpenTxnReport.AgeUnknown)
+	AgeUnknown      bool   // no write time of it is known (diagnosis.OpenTxnReport.AgeUnknown)
 	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
 	StateText       string // the state in words: "decided, marker not replicated"
 	Reason          string
@@ -124,7 +125,7 @@ type TxnView struct {
 	CoordinatorState string
 	HangingRule      string
 	// Unreplicated: decided, its marker not yet below the high watermark
-	// (txnindex.StateDecidedUnreplicated). No abort ends it: EndsWhen says
+	// (diagnosis.StateDecidedUnreplicated). No abort ends it: EndsWhen says
 	// what does, CheckCommand shows the replicas.
 	Unreplicated    bool
 	EndsWhen        string
@@ -176,7 +177,7 @@ func command(template string, f cmdFill) Cmd {
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
-type CaptureView = txnindex.CaptureReport
+type CaptureView = diagnosis.CaptureReport
 
 // msClock renders a capture time of day, UTC, to the millisecond; "—"
 // when the capture has no timestamps.
@@ -226,7 +227,7 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 	return v
 }
 
-func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
+func txnView(t *diagnosis.OpenTxnReport, bootstrap cmdFill) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
 		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
@@ -234,11 +235,11 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
 		HangingRuleText: txnindex.RuleWords(t.HangingRule),
-		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
+		Unreplicated:    t.State == diagnosis.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
 		ConfirmCommand: command(t.ConfirmCommand, bootstrap), AbortBreaks: t.AbortBreaks}
-	if t.State == txnindex.StateLate && t.HangingRule == "" {
+	if t.State == diagnosis.StateLate && t.HangingRule == "" {
 		v.StateText = "late, hanging not confirmed"
-	} else if t.State == txnindex.StateLate {
+	} else if t.State == diagnosis.StateLate {
 		v.StateText = "late, not hanging"
 	}
 	if t.Unseen {
@@ -271,13 +272,13 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
 // diagnosisView is the panel of d, whose commands carry
 // txnindex.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
 // is put into them. clock says whose time d.Now is (clockServer, …).
-func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisView {
+func diagnosisView(d *diagnosis.Diagnosis, bootstrap, clock string) *DiagnosisView {
 	return diagnosisViewFor(d, cmdFill{bootstrap: bootstrap}, clock)
 }
 
 // diagnosisViewFor is diagnosisView with the topic the page's field names
 // for a segment read alone.
-func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *DiagnosisView {
+func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *DiagnosisView {
 	bootstrap := fill.bootstrap
 	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
 		Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource,
@@ -364,7 +365,7 @@ func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
 // share one computation per (log, options, second) however many ask at once.
 type diagCache struct{}
 
-func (diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+func (diagCache) diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
 	return view.Diagnose(l, o)
 }
 

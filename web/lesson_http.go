@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
@@ -185,7 +186,7 @@ func (u *UI) LessonEmbed() http.Handler {
 // other assets.
 // note, when not "", says what the embedded data leaves out (api.ExportData's
 // Note); the page shows it under the summary.
-func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, note string, ls *Lesson) error {
+func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *diagnosis.Diagnosis, data []byte, note string, ls *Lesson) error {
 	v, err := staticTimelineView(id, title, l, d, data)
 	if err != nil {
 		return err

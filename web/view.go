@@ -3,6 +3,7 @@ package web
 import (
 	"strconv"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -178,7 +179,7 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	switch t := l.LSOHolder(); {
 	case l.NoSegment:
 		v.Pinned = "No .log segment was read: the offsets are unknown (the diagnosis says what the other files show)."
-	case t != nil && l.MarkerRemovedEvidence(t) != "":
+	case t != nil && diagnosis.MarkerRemovedEvidence(l, t) != "":
 		// The replay leaves it open; the cleaner shows the broker
 		// decided it (the diagnosis lists it as decided_marker_removed).
 		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " here is the replay's: it leaves the transaction of producer " +

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
@@ -133,7 +134,7 @@ func TestLazyTailGroups(t *testing.T) {
 		t.Fatalf("tail from %d, LSO %d", tail.Batches[0].BaseOffset, tail.LastStableOffset)
 	}
 	group := func(l *txnindex.Log) txnindex.GroupPosition {
-		d := view.Diagnose(l, txnindex.DiagnoseOptions{Position: -1})
+		d := view.Diagnose(l, diagnosis.Options{Position: -1})
 		if len(d.ConsumerGroups) != 1 {
 			t.Fatalf("groups %+v", d.ConsumerGroups)
 		}

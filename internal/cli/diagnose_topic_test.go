@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -96,7 +97,7 @@ func TestDiagnoseBareSegmentTopicUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Partitions[0].Log.Diagnose(txnindex.DiagnoseOptions{Now: brokerNow, Position: -1})
+	d := diagnosis.Diagnose(c.Partitions[0].Log, diagnosis.Options{Now: brokerNow, Position: -1})
 	if !d.TopicUnknown || d.PinnedBy == nil || !strings.Contains(d.PinnedBy.AbortCommand, "--topic "+txnindex.TopicVar+" ") {
 		t.Errorf("upload: topic unknown %v, pinned by %+v", d.TopicUnknown, d.PinnedBy)
 	}

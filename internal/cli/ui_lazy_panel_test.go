@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -31,7 +31,7 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	ctx := startChromium(t, path)
 	discards := func(l *txnindex.Log) string {
 		t.Helper()
-		d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+		d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 		for _, x := range d.OpenTransactions {
 			if x.PinsLSO {
 				return txnindex.Plural(x.Discards.Records, "record", "records")

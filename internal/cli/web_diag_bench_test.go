@@ -3,7 +3,7 @@ package cli
 import (
 	"testing"
 
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/diagnosis"
 )
 
 // BenchmarkDiagnoseBig is what the index pays per request for the 1M-batch
@@ -12,6 +12,6 @@ func BenchmarkDiagnoseBig(b *testing.B) {
 	l := bigDemo().get()
 	b.ResetTimer()
 	for b.Loop() {
-		l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+		diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 	}
 }

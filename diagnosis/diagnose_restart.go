@@ -1,8 +1,10 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // RestartReport is what the next restart of the broker that wrote a
@@ -41,8 +43,8 @@ type RestartReport struct {
 
 // RestartTxn is one transaction the snapshot at the log start keeps open.
 type RestartTxn struct {
-	ProducerID  ProducerID `json:"producer_id"`
-	FirstOffset int64      `json:"first_offset"`
+	ProducerID  txnindex.ProducerID `json:"producer_id"`
+	FirstOffset int64               `json:"first_offset"`
 	// ReopensAt is where the replay after the restart opens it again: its
 	// producer's first transactional batch in the surviving log, which
 	// nothing before tells it is part of an older transaction; -1 when it
@@ -53,7 +55,7 @@ type RestartTxn struct {
 // restartReport is the RestartReport of the log, nil when the snapshot it
 // was seeded from is not at the log start or keeps no transaction that
 // began before it.
-func (l *Log) restartReport() *RestartReport {
+func (l plog) restartReport() *RestartReport {
 	s := l.Snapshot
 	// With remote storage the log start lies below the local segments and
 	// the snapshot at the first local offset is kept on startup.
@@ -81,14 +83,14 @@ func (l *Log) restartReport() *RestartReport {
 
 // reopensAt is the offset of transaction ti's first data batch in the log,
 // -1 when it has none there.
-func (l *Log) reopensAt(ti int) int64 {
+func (l plog) reopensAt(ti int) int64 {
 	t := &l.Txns[ti]
 	if t.LastDataOffset < 0 {
 		return -1
 	}
-	for i := l.batchAtOrAfter(l.LogStartOffset); i < len(l.Batches) && l.Batches[i].BaseOffset <= t.LastDataOffset; i++ {
+	for i := l.BatchAtOrAfter(l.LogStartOffset); i < len(l.Batches) && l.Batches[i].BaseOffset <= t.LastDataOffset; i++ {
 		b := &l.Batches[i]
-		if b.ProducerID == t.ProducerID && !b.IsControl() && l.txnIndexOf(i) == ti {
+		if b.ProducerID == t.ProducerID && !b.IsControl() && l.TxnIndexOf(i) == ti {
 			return b.BaseOffset
 		}
 	}
@@ -99,11 +101,11 @@ func (l *Log) reopensAt(ti int) int64 {
 // first replaced (-1: the transaction is gone), by the rule of
 // ProducerStateManager.firstUnstableOffset and
 // UnifiedLog.maybeIncrementFirstUnstableOffset.
-func (l *Log) lsoWithFirst(first map[int]int64) int64 {
+func (l plog) lsoWithFirst(first map[int]int64) int64 {
 	fu := int64(-1)
 	for i := range l.Txns {
 		t := &l.Txns[i]
-		if t.State != TxnOpen && t.MarkerOffset < l.HighWatermark {
+		if t.State != txnindex.TxnOpen && t.MarkerOffset < l.HighWatermark {
 			continue
 		}
 		f := t.FirstOffset
@@ -114,8 +116,8 @@ func (l *Log) lsoWithFirst(first map[int]int64) int64 {
 			fu = f
 		}
 	}
-	if fu >= 0 && max(fu, l.lsoFloor()) < l.HighWatermark {
-		return max(fu, l.lsoFloor())
+	if fu >= 0 && max(fu, l.LSOFloor()) < l.HighWatermark {
+		return max(fu, l.LSOFloor())
 	}
 	return l.HighWatermark
 }

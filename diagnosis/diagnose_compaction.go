@@ -1,9 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // StateMarkerRemoved is a transaction the replay of the surviving batches
@@ -39,48 +41,6 @@ type CompactionReport struct {
 	Scope string `json:"scope,omitempty"`
 }
 
-// MismatchReport is one difference between a segment's .txnindex on disk
-// and the one rebuilt from the batches, with its explanation: what
-// `inspect` and `diagnose` print.
-type MismatchReport struct {
-	Segment string `json:"segment"` // the .txnindex file
-	Kind    string `json:"kind"`
-	Disk    string `json:"disk,omitempty"`
-	Rebuilt string `json:"rebuilt,omitempty"`
-	// Explanation is MismatchExplanation's name
-	// ("cleaner_removed_aborted_data", …, "unknown"); Note says it.
-	Explanation string `json:"explanation"`
-	Note        string `json:"note,omitempty"`
-}
-
-// MismatchReports lists l.Mismatches in the words of the JSON.
-func (l *Log) MismatchReports() []MismatchReport {
-	out := make([]MismatchReport, 0, len(l.Mismatches))
-	for _, m := range l.Mismatches {
-		// A replay seeded from a producer snapshot (Replay) did not read
-		// the batches before FromOffset, nor keep every batch before
-		// EveryBatchFrom: an entry whose transaction or LSO lies before
-		// them cannot be rebuilt whole, so a difference there says
-		// nothing about the files (a full replay finds none).
-		if l.Replay.seeded() && m.Kind != MissingOnDisk &&
-			(m.Disk.FirstOffset < l.Replay.everyFrom() || m.Disk.LastStableOffset < l.Replay.everyFrom()) {
-			continue
-		}
-		r := MismatchReport{Kind: m.Kind.String(), Explanation: m.Explanation.String(), Note: m.Note}
-		if int(m.Segment) < len(l.Segments) {
-			r.Segment = l.Segments[m.Segment].TxnIndexName()
-		}
-		if m.Kind != MissingOnDisk {
-			r.Disk = m.Disk.String()
-		}
-		if m.Kind != ExtraOnDisk {
-			r.Rebuilt = m.Rebuilt.String()
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // cleanerMark counts one kind of the cleaner's marks on batches.
 type cleanerMark struct {
 	n       int
@@ -105,15 +65,6 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// CleanerMarked reports whether a v2 batch header carries one of the marks
-// compaction counts as the cleaner's: no records left, fewer records than
-// offsets in a data batch, or the KIP-534 delete horizon. (Offsets missing
-// between two batches of a segment are the fourth, a property of the pair.)
-func CleanerMarked(attributes int16, lastOffsetDelta, records int32) bool {
-	data := attributes&AttrControl == 0
-	return records == 0 || data && int64(records) < int64(lastOffsetDelta)+1 || attributes&AttrDeleteHorizon != 0
-}
-
 // compaction gathers the cleaner's evidence: the cleaner-offset-checkpoint
 // line and its marks on the batches. Each mark is the cleaner's alone:
 // producers write every offset of a batch (the broker assigns them
@@ -122,14 +73,14 @@ func CleanerMarked(attributes int16, lastOffsetDelta, records int32) bool {
 // producer's last batch, or the last of a cleaning round), and the KIP-534
 // delete-horizon bit is set by the cleaner on a marker it may remove once
 // delete.retention.ms has passed. nil when nothing shows the cleaner.
-func (l *Log) compaction() *CompactionReport {
+func (l plog) compaction() *CompactionReport {
 	var inside, emptied, emptiedMarkers, horizon, gaps cleanerMark
 	// A seeded replay kept only the batches of the transactions open in
 	// its snapshot before EveryBatchFrom: the marks counted are those of
 	// the batches from there on, as Scope says.
 	from := int64(math.MinInt64)
-	if l.Replay.seeded() {
-		from = l.Replay.everyFrom()
+	if l.Replay.Seeded() {
+		from = l.Replay.EveryFrom()
 	}
 	for i := range l.Batches {
 		b := &l.Batches[i]
@@ -150,7 +101,7 @@ func (l *Log) compaction() *CompactionReport {
 		}
 	}
 	for _, g := range l.Gaps {
-		if g.Cause == GapCompacted {
+		if g.Cause == txnindex.GapCompacted {
 			gaps.add(g.From, g.To, g.To-g.From+1)
 		}
 	}
@@ -178,11 +129,11 @@ func (l *Log) compaction() *CompactionReport {
 		}
 	}
 	add(&inside, fmt.Sprintf("%s with %s missing inside them (records removed by compaction: a superseded key, or a tombstone past delete.retention.ms), from offset %d",
-		count(inside.n, "batch", "batches"), Plural(inside.offsets, "offset", "offsets"), inside.first))
+		count(inside.n, "batch", "batches"), txnindex.Plural(inside.offsets, "offset", "offsets"), inside.first))
 	add(&gaps, fmt.Sprintf("%s of %s between batches of one segment (batches the cleaner removed), from offset %d",
-		count(gaps.n, "gap", "gaps"), Plural(gaps.offsets, "offset", "offsets"), gaps.first))
+		count(gaps.n, "gap", "gaps"), txnindex.Plural(gaps.offsets, "offset", "offsets"), gaps.first))
 	add(&emptied, fmt.Sprintf("%s kept as empty headers over %s (BatchRetention.RETAIN_EMPTY: a producer's last batch or a cleaning round's last), from offset %d",
-		count(emptied.n, "data batch", "data batches"), Plural(emptied.offsets, "offset", "offsets"), emptied.first))
+		count(emptied.n, "data batch", "data batches"), txnindex.Plural(emptied.offsets, "offset", "offsets"), emptied.first))
 	add(&emptiedMarkers, fmt.Sprintf("%s with no record left (empty control batches: the transaction wholly cleaned, the batch kept for the producer's epoch or the round's last offset), from offset %d",
 		count(emptiedMarkers.n, "marker", "markers"), emptiedMarkers.first))
 	add(&horizon, fmt.Sprintf("%s carrying a delete horizon (KIP-534: the cleaner sets it on a marker or tombstone it removes after delete.retention.ms), from offset %d",
@@ -191,12 +142,12 @@ func (l *Log) compaction() *CompactionReport {
 		return nil
 	}
 	r.Compacted = true
-	if rp := l.Replay; rp.seeded() && rp.EveryBatchFrom > 0 {
+	if rp := l.Replay; rp.Seeded() && rp.EveryBatchFrom > 0 {
 		r.Scope = fmt.Sprintf("the marks counted are those of the batches from offset %d on; before it only the open transactions' batches were kept, from offset %d, and %s not read (--full-replay reads every segment)",
-			rp.EveryBatchFrom, rp.FromOffset, Plural(rp.Segments-rp.SegmentsRead, "segment before that was", "segments before that were"))
-	} else if rp.seeded() {
+			rp.EveryBatchFrom, rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before that was", "segments before that were"))
+	} else if rp.Seeded() {
 		r.Scope = fmt.Sprintf("the marks counted are those of the segments read, from offset %d on; %s not read (--full-replay reads every segment)",
-			rp.FromOffset, Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"))
+			rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"))
 	}
 	return r
 }
@@ -205,8 +156,12 @@ func (l *Log) compaction() *CompactionReport {
 // of the surviving batches, was decided by the broker, its marker removed
 // by the log cleaner (StateMarkerRemoved); "" when nothing shows it. It
 // reads the whole log: the timeline's banner asks it once per page.
-func (l *Log) MarkerRemovedEvidence(t *Txn) string {
-	if t == nil || t.State != TxnOpen {
+func MarkerRemovedEvidence(l *txnindex.Log, t *txnindex.Txn) string {
+	return plog{l}.markerRemovedEvidence(t)
+}
+
+func (l plog) markerRemovedEvidence(t *txnindex.Txn) string {
+	if t == nil || t.State != txnindex.TxnOpen {
 		return ""
 	}
 	return l.removedMarkerEvidence(t, l.compaction())
@@ -214,7 +169,7 @@ func (l *Log) MarkerRemovedEvidence(t *Txn) string {
 
 // removedMarkerEvidence says why the transaction t, open in the replay,
 // was decided by the broker; "" when nothing shows it.
-func (l *Log) removedMarkerEvidence(t *Txn, c *CompactionReport) string {
+func (l plog) removedMarkerEvidence(t *txnindex.Txn, c *CompactionReport) string {
 	if c != nil && t.FirstOffset < c.CleanedBelow {
 		src := "its marks on the batches"
 		if c.CleanerCheckpoint != nil && *c.CleanerCheckpoint == c.CleanedBelow {
@@ -227,7 +182,7 @@ func (l *Log) removedMarkerEvidence(t *Txn, c *CompactionReport) string {
 	// records its ABORT at a marker the log no longer holds.
 	for _, m := range l.Mismatches {
 		d := m.Disk
-		if m.Kind == ExtraOnDisk && m.Explanation == ExplainMarkerGone && d.ProducerID == t.ProducerID &&
+		if m.Kind == txnindex.ExtraOnDisk && m.Explanation == txnindex.ExplainMarkerGone && d.ProducerID == t.ProducerID &&
 			d.FirstOffset <= t.FirstOffset && t.FirstOffset < d.LastOffset {
 			return fmt.Sprintf("%s records its ABORT: first offset %d, marker at offset %d, which the log no longer holds (the cleaner removes a marker after delete.retention.ms)",
 				l.Segments[m.Segment].TxnIndexName(), d.FirstOffset, d.LastOffset)
@@ -238,15 +193,15 @@ func (l *Log) removedMarkerEvidence(t *Txn, c *CompactionReport) string {
 
 // markerRemovedReport reports l.Txns[ti] as decided with its marker
 // removed: no age, no command, it holds nothing.
-func (l *Log) markerRemovedReport(ti int, evidence string) OpenTxnReport {
+func (l plog) markerRemovedReport(ti int, evidence string) OpenTxnReport {
 	t := &l.Txns[ti]
 	r := OpenTxnReport{
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 		Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
 		Seeded: t.Seeded, BeganBeforeLogStart: t.FirstOffset < l.LogStartOffset, State: StateMarkerRemoved,
-		Discards: Discards{Ranges: []OffsetRange{}},
+		Discards: Discards{Ranges: []txnindex.OffsetRange{}},
 	}
-	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
+	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.CoordinatorEpochEvidence(t.ProducerID)
 	r.Reason = "the replay of the surviving batches finds no marker for it, but the broker decided it: " + evidence +
 		"; it does not hold the LSO and there is nothing to abort"
 	return r
@@ -254,19 +209,19 @@ func (l *Log) markerRemovedReport(ti int, evidence string) OpenTxnReport {
 
 // lsoWithout is the LSO computeLSO gives when the transactions in gone
 // (indexes into Txns) are not unstable.
-func (l *Log) lsoWithout(gone map[int]string) int64 {
+func (l plog) lsoWithout(gone map[int]string) int64 {
 	fu := int64(-1)
 	for i := range l.Txns {
 		t := &l.Txns[i]
 		if _, g := gone[i]; g {
 			continue
 		}
-		if (t.State == TxnOpen || t.MarkerOffset >= l.HighWatermark) && (fu < 0 || t.FirstOffset < fu) {
+		if (t.State == txnindex.TxnOpen || t.MarkerOffset >= l.HighWatermark) && (fu < 0 || t.FirstOffset < fu) {
 			fu = t.FirstOffset
 		}
 	}
-	if fu >= 0 && max(fu, l.lsoFloor()) < l.HighWatermark {
-		return max(fu, l.lsoFloor())
+	if fu >= 0 && max(fu, l.LSOFloor()) < l.HighWatermark {
+		return max(fu, l.LSOFloor())
 	}
 	return l.HighWatermark
 }

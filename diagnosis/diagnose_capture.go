@@ -1,9 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // A capture is evidence of a different kind than a partition directory: it
@@ -58,13 +60,13 @@ type CaptureReport struct {
 
 // LSORun is consecutive responses that reported the same LSO and HWM.
 type LSORun struct {
-	FromMs           int64       `json:"from_ms"`
-	ToMs             int64       `json:"to_ms"`
-	Fetches          int         `json:"fetches"`
-	FetchOffsets     OffsetRange `json:"fetch_offsets"`
-	LastStableOffset int64       `json:"last_stable_offset"`
-	HighWatermark    int64       `json:"high_watermark"`
-	Batches          int         `json:"batches"` // batches returned in the run
+	FromMs           int64                `json:"from_ms"`
+	ToMs             int64                `json:"to_ms"`
+	Fetches          int                  `json:"fetches"`
+	FetchOffsets     txnindex.OffsetRange `json:"fetch_offsets"`
+	LastStableOffset int64                `json:"last_stable_offset"`
+	HighWatermark    int64                `json:"high_watermark"`
+	Batches          int                  `json:"batches"` // batches returned in the run
 	// Aborted is every distinct aborted-transactions entry the run's
 	// responses carried; null when every list was null (read_uncommitted).
 	Aborted []AbortedJSON `json:"aborted"`
@@ -72,8 +74,8 @@ type LSORun struct {
 
 // AbortedJSON is one aborted-transactions entry of a Fetch response.
 type AbortedJSON struct {
-	ProducerID  ProducerID `json:"producer_id"`
-	FirstOffset int64      `json:"first_offset"`
+	ProducerID  txnindex.ProducerID `json:"producer_id"`
+	FirstOffset int64               `json:"first_offset"`
 }
 
 // PositionCheck says whether the consumer ever fetched beyond an offset.
@@ -86,18 +88,18 @@ type PositionCheck struct {
 }
 
 // captureEvidence summarises l.Fetches; nil for a log not from a capture.
-func (l *Log) captureEvidence(position int64) *CaptureReport {
+func (l plog) captureEvidence(position int64) *CaptureReport {
 	if len(l.Fetches) == 0 {
 		return nil
 	}
 	cr := &CaptureReport{Fetches: len(l.Fetches), BrokerLSO: -1, BrokerHWM: -1, BrokerLogStart: -1, BatchesLSO: l.LastStableOffset, HighestPosition: -1, History: []LSORun{}}
-	iso := ReadUncommitted
+	iso := txnindex.ReadUncommitted
 	lastFetch := int64(-1)
 	for i := range l.Fetches {
 		f := &l.Fetches[i]
 		r := &f.Response
-		if f.Isolation == ReadCommitted || r.AbortedTransactions != nil {
-			iso = ReadCommitted
+		if f.Isolation == txnindex.ReadCommitted || r.AbortedTransactions != nil {
+			iso = txnindex.ReadCommitted
 		}
 		if f.Time != 0 {
 			if cr.FirstMs == 0 {
@@ -112,7 +114,7 @@ func (l *Log) captureEvidence(position int64) *CaptureReport {
 				cr.Position = &PositionCheck{Offset: position, Passed: true, PassedMs: f.Time}
 			}
 		}
-		if r.Err != FetchOK {
+		if r.Err != txnindex.FetchOK {
 			continue
 		}
 		if r.LastStableOffset >= 0 {
@@ -121,7 +123,7 @@ func (l *Log) captureEvidence(position int64) *CaptureReport {
 		n := len(cr.History)
 		if n == 0 || cr.History[n-1].LastStableOffset != r.LastStableOffset || cr.History[n-1].HighWatermark != r.HighWatermark {
 			cr.History = append(cr.History, LSORun{FromMs: f.Time, LastStableOffset: r.LastStableOffset, HighWatermark: r.HighWatermark,
-				FetchOffsets: OffsetRange{From: f.Offset, To: f.Offset}})
+				FetchOffsets: txnindex.OffsetRange{From: f.Offset, To: f.Offset}})
 			n++
 		}
 		run := &cr.History[n-1]
@@ -168,7 +170,7 @@ func (cr *CaptureReport) lsoSince() (ms, hwm int64, ok bool) {
 // when no captured batch belongs to it: a read_committed consumer never
 // receives it. What is known: it starts exactly at the LSO, and it has
 // been open at least as long as the broker kept reporting that LSO.
-func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions, bootstrap string) OpenTxnReport {
+func (l plog) unseenPinner(cr *CaptureReport, hwm, now int64, o Options, bootstrap string) OpenTxnReport {
 	lso := cr.BrokerLSO
 	r := OpenTxnReport{ProducerID: -1, ProducerEpoch: -1, FirstOffset: lso, LastOffset: -1, Batches: -1, Records: -1, Bytes: -1,
 		FirstTimestamp: -1, LastTimestamp: -1, PinsLSO: true, Unseen: true}
@@ -177,7 +179,7 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 		r.AgeMs = max(now-since, 0)
 	}
 	what := fmt.Sprintf("a transaction starts at offset %d (the LSO the broker reported); this %s capture holds none of its batches", lso, cr.Isolation)
-	if cr.Isolation == ReadCommitted.String() {
+	if cr.Isolation == txnindex.ReadCommitted.String() {
 		what += ", as a read_committed fetch never returns batches at or above the LSO"
 	}
 	movedOn := hwm > hwmThen
@@ -189,14 +191,14 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 	case age > o.MaxTxnTimeout && movedOn:
 		r.State = StateHanging
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.max.timeout.ms (%s), while the high watermark moved from %d to %d: no transaction may stay open that long, the coordinator will not end it (KIP-664)",
-			what, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), hwmThen, hwm)
+			what, fmtDur(r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), hwmThen, hwm)
 	case age > o.TxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s, longer than transaction.timeout.ms (%s): the coordinator should abort it",
-			what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
+			what, fmtDur(r.AgeMs), txnindex.Duration(o.TxnTimeout))
 	default:
 		r.State = StateOpen
-		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), Duration(o.TxnTimeout))
+		r.Reason = fmt.Sprintf("%s; the broker reported that LSO for %s (at least that old), within transaction.timeout.ms (%s)", what, fmtDur(r.AgeMs), txnindex.Duration(o.TxnTimeout))
 	}
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,
@@ -215,7 +217,7 @@ func (l *Log) unseenPinner(cr *CaptureReport, hwm, now int64, o DiagnoseOptions,
 		// from the first one's answer.
 		r.AbortCommand = cmds.AbortStartAfterDescribe()
 	}
-	r.Discards = Discards{Records: -1, Ranges: []OffsetRange{},
+	r.Discards = Discards{Records: -1, Ranges: []txnindex.OffsetRange{},
 		PrintCommand: cmds.DescribeAndKcatPrint(lso, max(hwm-lso, 1))}
 	return r
 }
@@ -231,10 +233,10 @@ func (cr *CaptureReport) runbook(sb *strings.Builder) {
 			time.UnixMilli(cr.FirstMs).UTC().Format(time.RFC3339), time.UnixMilli(cr.LastMs).UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(sb, "  capture: %s%s; the batches alone imply LSO %d, the broker reported %d\n",
-		Plural(cr.Fetches, cr.Isolation+" fetch", cr.Isolation+" fetches"), span, cr.BatchesLSO, cr.BrokerLSO)
+		txnindex.Plural(cr.Fetches, cr.Isolation+" fetch", cr.Isolation+" fetches"), span, cr.BatchesLSO, cr.BrokerLSO)
 	start := max(len(cr.History)-maxRunbookRuns, 0)
 	if start > 0 {
-		fmt.Fprintf(sb, "    (%s omitted; --format json has them all)\n", Plural(start, "earlier stretch", "earlier stretches"))
+		fmt.Fprintf(sb, "    (%s omitted; --format json has them all)\n", txnindex.Plural(start, "earlier stretch", "earlier stretches"))
 	}
 	for _, r := range cr.History[start:] {
 		when := ""
@@ -242,8 +244,8 @@ func (cr *CaptureReport) runbook(sb *strings.Builder) {
 			when = time.UnixMilli(r.FromMs).UTC().Format("15:04:05.000") + " "
 		}
 		fmt.Fprintf(sb, "    %s%s at offsets %d-%d: LSO %d, high watermark %d, %s returned, %s\n",
-			when, Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
-			Plural(r.Batches, "batch", "batches"), Plural(len(r.Aborted), "aborted entry", "aborted entries"))
+			when, txnindex.Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
+			txnindex.Plural(r.Batches, "batch", "batches"), txnindex.Plural(len(r.Aborted), "aborted entry", "aborted entries"))
 	}
 	if p := cr.Position; p != nil {
 		if p.Passed {

@@ -1,9 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestDiagnoseRetainedLog: a partition whose segments below offset 10 were
@@ -12,21 +14,21 @@ import (
 func TestDiagnoseRetainedLog(t *testing.T) {
 	const t0 = 1_700_000_000_000 // the builder's clock
 	const day = int64(24 * time.Hour / time.Millisecond)
-	snap := func(ps map[ProducerID]SnapshotProducer) *SnapshotInfo {
-		return &SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12, Producers: ps}
+	snap := func(ps map[txnindex.ProducerID]txnindex.SnapshotProducer) *txnindex.SnapshotInfo {
+		return &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12, Producers: ps}
 	}
 	cases := []struct {
 		name   string
-		seeds  []OngoingTxn
-		snap   *SnapshotInfo
+		seeds  []txnindex.OngoingTxn
+		snap   *txnindex.SnapshotInfo
 		more   func(*logBuilder)
 		check  func(t *testing.T, d *Diagnosis)
 		inText []string
 	}{
 		{
 			name:  "SeededLastWriteIsTheSnapshotTimestamp",
-			seeds: []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
-			snap:  snap(map[ProducerID]SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
+			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
+			snap:  snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
 			check: func(t *testing.T, d *Diagnosis) {
 				p := d.PinnedBy
 				if p == nil || p.State != StateLate || p.AgeMs != 30*day+1_000 || p.LastTimestamp != t0-30*day || !p.BeganBeforeLogStart {
@@ -42,8 +44,8 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			// ProducerStateEntry.update: a later batch of the transaction
 			// is the last write, not the snapshot's older timestamp.
 			name:  "LaterSurvivingBatchIsTheLastWrite",
-			seeds: []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
-			snap:  snap(map[ProducerID]SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
+			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
+			snap:  snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
 			more:  func(b *logBuilder) { b.txn(p3, 2).plain(-1, 1) },
 			check: func(t *testing.T, d *Diagnosis) {
 				p := d.PinnedBy
@@ -55,7 +57,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 		},
 		{
 			name:  "SnapshotWithoutTimestampLeavesTheAgeUnknown",
-			seeds: []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: -1, CoordinatorEpoch: -1}},
+			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: -1, CoordinatorEpoch: -1}},
 			check: func(t *testing.T, d *Diagnosis) {
 				p := d.PinnedBy
 				if p == nil || !p.AgeUnknown || p.State != StateOpen || d.Hanging() {
@@ -68,7 +70,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			// Two transactions began before the log start: both clamp to
 			// it, and the earlier one is the holder.
 			name: "EarliestOfTwoClampedTransactionsHolds",
-			seeds: []OngoingTxn{{ProducerID: p2, ProducerEpoch: 1, FirstOffset: 8, LastTimestamp: t0, CoordinatorEpoch: 0},
+			seeds: []txnindex.OngoingTxn{{ProducerID: p2, ProducerEpoch: 1, FirstOffset: 8, LastTimestamp: t0, CoordinatorEpoch: 0},
 				{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0, CoordinatorEpoch: 2}},
 			check: func(t *testing.T, d *Diagnosis) {
 				if d.LastStableOffset != 10 || d.PinnedBy == nil || d.PinnedBy.ProducerID != p3 || len(d.OpenTransactions) != 2 {
@@ -91,7 +93,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 		{
 			// A snapshot that does not list the producer as open settles it.
 			name: "SnapshotSettlesWhereTheTransactionBegan",
-			snap: snap(map[ProducerID]SnapshotProducer{}),
+			snap: snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{}),
 			more: func(b *logBuilder) { b.txn(p1, 2).plain(-1, 1) },
 			check: func(t *testing.T, d *Diagnosis) {
 				if p := d.PinnedBy; p == nil || p.MayHaveBegunBeforeLogStart || p.StartEvidence != "" {
@@ -103,14 +105,14 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newLog()
-			b.p.Segments[0] = Segment{Name: segName(10), BaseOffset: 10}
+			b.p.Segments[0] = txnindex.Segment{Name: segName(10), BaseOffset: 10}
 			b.p.LogStartOffset, b.next = 10, 10
 			b.plain(-1, 2)
 			if tc.more != nil {
 				tc.more(b)
 			}
 			b.p.Ongoing, b.p.Snapshot = tc.seeds, tc.snap
-			d := b.build().Diagnose(DiagnoseOptions{Now: time.UnixMilli(t0 + 1_000), Position: -1})
+			d := Diagnose(b.build(), Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
 			tc.check(t, d)
 			rb := d.Runbook()
 			if strings.Contains(rb, "--1") {
@@ -145,10 +147,10 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 			l := newLog().txn(p1, 2).commit(p1).plain(-1, 1).build()
 			l.HighWatermark = 9
 			for i, hwm := range []int64{6, 9} {
-				l.Fetches = append(l.Fetches, CapturedFetch{Offset: 4, Time: t0 + int64(i)*1_000,
-					Response: FetchResponse{HighWatermark: hwm, LastStableOffset: 4, LogStartOffset: tc.logStart, AbortedTransactions: []AbortedTransaction{}}})
+				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: 4, Time: t0 + int64(i)*1_000,
+					Response: txnindex.FetchResponse{HighWatermark: hwm, LastStableOffset: 4, LogStartOffset: tc.logStart, AbortedTransactions: []txnindex.AbortedTransaction{}}})
 			}
-			p := l.Diagnose(DiagnoseOptions{Position: -1}).PinnedBy
+			p := Diagnose(l, Options{Position: -1}).PinnedBy
 			if p == nil || !p.Unseen {
 				t.Fatalf("pinned by %+v", p)
 			}
@@ -164,11 +166,11 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 // retention left: the runbook does not blame retention.
 func TestDiagnoseSeedWithoutSnapshotIsNotRetention(t *testing.T) {
 	b := newLog()
-	b.p.Segments[0] = Segment{Name: "live window", BaseOffset: 10}
+	b.p.Segments[0] = txnindex.Segment{Name: "live window", BaseOffset: 10}
 	b.p.LogStartOffset, b.next = 10, 10
 	b.plain(-1, 2)
-	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	rb := b.build().Diagnose(DiagnoseOptions{Position: -1}).Runbook()
+	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	rb := Diagnose(b.build(), Options{Position: -1}).Runbook()
 	if strings.Contains(rb, "retention") || !strings.Contains(rb, "began at offset 5, before offset 10, where the data read here starts") {
 		t.Errorf("runbook:\n%s", rb)
 	}

@@ -1,9 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestDiagnoseClassification: the rules that make an open transaction open,
@@ -16,8 +18,8 @@ func TestDiagnoseClassification(t *testing.T) {
 		name     string
 		log      func() *logBuilder
 		now      time.Time
-		want     []OpenTxnState // per open transaction
-		pinnedBy ProducerID     // 0: nothing pinned
+		want     []OpenTxnState      // per open transaction
+		pinnedBy txnindex.ProducerID // 0: nothing pinned
 		skew     bool
 	}{
 		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
@@ -42,7 +44,7 @@ func TestDiagnoseClassification(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.log().build()
-			d := l.Diagnose(DiagnoseOptions{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
+			d := Diagnose(l, Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
 			if len(d.OpenTransactions) != len(tc.want) {
 				t.Fatalf("%d open transactions, want %d", len(d.OpenTransactions), len(tc.want))
 			}
@@ -78,12 +80,12 @@ func TestDiagnoseClassification(t *testing.T) {
 // explicit producer form is offered too.
 func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	b := newLog()
-	b.p.Segments[0] = Segment{Name: segName(10), BaseOffset: 10}
+	b.p.Segments[0] = txnindex.Segment{Name: segName(10), BaseOffset: 10}
 	b.next = 10
 	b.plain(-1, 2)
-	b.p.Ongoing = []OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	b.p.Snapshot = &SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
-	d := b.build().Diagnose(DiagnoseOptions{Position: -1})
+	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	b.p.Snapshot = &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
+	d := Diagnose(b.build(), Options{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
 	}
@@ -103,7 +105,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 // what an abort throws away.
 func TestDiagnoseCommandAndDiscards(t *testing.T) {
 	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).txn(p1, 1).commit(p1).txn(p2, 2).plain(-1, 1).build()
-	d := l.Diagnose(DiagnoseOptions{Position: 0, Bootstrap: "kafka:9092"})
+	d := Diagnose(l, Options{Position: 0, Bootstrap: "kafka:9092"})
 	p := d.PinnedBy
 	if p == nil || p.ProducerID != p2 || p.FirstOffset != 2 {
 		t.Fatalf("pinned by %+v", p)
@@ -111,7 +113,7 @@ func TestDiagnoseCommandAndDiscards(t *testing.T) {
 	if want := "kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic t --partition 0 --start-offset 2"; p.AbortCommand != want {
 		t.Errorf("command %q", p.AbortCommand)
 	}
-	if p.Discards.Records != 5 || len(p.Discards.Ranges) != 2 || p.Discards.Ranges[0] != (OffsetRange{2, 4}) || p.Discards.Ranges[1] != (OffsetRange{7, 8}) {
+	if p.Discards.Records != 5 || len(p.Discards.Ranges) != 2 || p.Discards.Ranges[0] != (txnindex.OffsetRange{From: 2, To: 4}) || p.Discards.Ranges[1] != (txnindex.OffsetRange{From: 7, To: 8}) {
 		t.Errorf("discards %+v", p.Discards)
 	}
 	lag := d.Lag

@@ -1,16 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
 	"strings"
-)
 
-// RuleAge names the classification by age alone: no coordinator state was
-// read, so an open transaction idle for longer than
-// transaction.max.timeout.ms while the partition moved on is hanging, the
-// threshold kafka-transactions.sh find-hanging applies before it asks the
-// coordinator (KIP-664).
-const RuleAge = "idle_past_max_transaction_timeout"
+	"github.com/txnscope/txnscope/txnindex"
+)
 
 // TxnJoin is what the transaction coordinator says about an open
 // transaction (__transaction_state in a log dir, DescribeTransactions in
@@ -42,29 +37,13 @@ type DiagnosisJoin struct {
 	// the groups an open transaction holds up; blocked: at the LSO now).
 	// Absent when no __consumer_offsets partition (or OffsetFetch) was
 	// read.
-	ConsumerGroups []GroupPosition `json:"consumer_groups,omitempty"`
+	ConsumerGroups []txnindex.GroupPosition `json:"consumer_groups,omitempty"`
 	// GroupsSource says where the offsets were read.
 	GroupsSource string `json:"consumer_groups_source,omitempty"`
 	// JoinNote says what the join could not read (a bound on what is
 	// read of large internal topics, damaged records): the groups and
 	// transactional ids shown may then be partial. "" when complete.
 	JoinNote string `json:"join_note,omitempty"`
-}
-
-// InternalEvidence is what a log dir's internal topics (or a cluster's
-// read-only APIs) say, for Join.
-type InternalEvidence struct {
-	// Coordinators are the transactional ids' states; nil when none was
-	// read.
-	Coordinators *TxnCoordinators
-	// Offsets are committed offsets of any partitions; HaveOffsets says
-	// they were read at all (an empty list is then evidence: no group).
-	Offsets      []GroupOffset
-	HaveOffsets  bool
-	GroupsSource string
-	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
-	// was left out.
-	Note string
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a
@@ -74,7 +53,9 @@ type InternalEvidence struct {
 // age; one whose coordinator lists the partition is not (its marker is
 // still to come), whatever its age. Captures are left alone: their
 // evidence is the broker's reported LSO, not a log dir's files.
-func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
+func Join(l *txnindex.Log, d *Diagnosis, ev txnindex.InternalEvidence) { plog{l}.join(d, ev) }
+
+func (l plog) join(d *Diagnosis, ev txnindex.InternalEvidence) {
 	if d.Capture != nil {
 		return
 	}
@@ -93,14 +74,14 @@ func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
 	if ev.HaveOffsets {
 		d.ConsumerGroups = l.GroupPositions(ev.Offsets)
 		if d.ConsumerGroups == nil {
-			d.ConsumerGroups = []GroupPosition{}
+			d.ConsumerGroups = []txnindex.GroupPosition{}
 		}
 		d.GroupsSource = ev.GroupsSource
 	}
 }
 
 // joinMatch applies a coordinator match to the report.
-func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
+func (r *OpenTxnReport) joinMatch(m txnindex.CoordinatorMatch) {
 	r.TransactionalID = m.TransactionalID
 	if c := m.Coordinator; c != nil {
 		r.CoordinatorState = c.State.String()
@@ -142,7 +123,7 @@ func (r *OpenTxnReport) joinMatch(m CoordinatorMatch) {
 		// reports it only when the coordinator will write no marker; this
 		// one's coordinator lists the partition.
 		r.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms plus the broker's %s, so the broker calls it late (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664): %s; if the coordinator does not end it, it is stuck on the coordinator, not on this partition",
-			fmtDur(r.AgeMs), Duration(LateTransactionBuffer), m.Reason)
+			fmtDur(r.AgeMs), txnindex.Duration(LateTransactionBuffer), m.Reason)
 	default:
 		r.Reason += fmt.Sprintf("; not hanging (KIP-664): %s", m.Reason)
 	}
@@ -166,7 +147,7 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 	if d.ConsumerGroups == nil {
 		return
 	}
-	var affected, other []GroupPosition
+	var affected, other []txnindex.GroupPosition
 	for _, g := range d.ConsumerGroups {
 		if g.BehindLSO {
 			affected = append(affected, g)
@@ -187,10 +168,10 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 		fmt.Fprintf(sb, "  consumer groups (committed offset <= LSO %d):\n", d.LastStableOffset)
 	}
 	for _, g := range affected {
-		what := Plural(g.RecordsToLSO, "record", "records") + " to receive before the LSO"
+		what := txnindex.Plural(g.RecordsToLSO, "record", "records") + " to receive before the LSO"
 		switch {
 		case g.RecordsToLSO < 0:
-			what = Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: no log read)"
+			what = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: no log read)"
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}
@@ -213,7 +194,7 @@ func (t *OpenTxnReport) runbookCoordinator(sb *strings.Builder) {
 	if len(t.CoordinatorPartitions) > 0 {
 		sb.WriteString(", partitions")
 		for _, p := range t.CoordinatorPartitions {
-			fmt.Fprintf(sb, " %s", TextWord(p))
+			fmt.Fprintf(sb, " %s", txnindex.TextWord(p))
 		}
 	}
 	if t.HangingRule != "" {
@@ -243,4 +224,4 @@ func (t *OpenTxnReport) CoordinatorRunbook() string {
 // live mode, which reads the coordinators with DescribeTransactions and
 // decides which matches stand (the partition and the coordinator are read
 // at two moments).
-func (r *OpenTxnReport) JoinMatch(m CoordinatorMatch) { r.joinMatch(m) }
+func (r *OpenTxnReport) JoinMatch(m txnindex.CoordinatorMatch) { r.joinMatch(m) }

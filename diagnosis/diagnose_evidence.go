@@ -1,23 +1,25 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // openTxnReport reports the open transaction l.Txns[ti]: its age from its
 // last write (the snapshot's Timestamp for one that began before the log
 // start, unless a later batch of it survives), its classification, the
 // abort commands the broker accepts and what aborting discards.
-func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap string) OpenTxnReport {
+func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string) OpenTxnReport {
 	t := &l.Txns[ti]
 	r := OpenTxnReport{
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 		Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso,
-		BeganBeforeLogStart:  t.FirstOffset < l.lsoFloor(),
-		BeganInRemoteStorage: l.Tiered != nil && t.FirstOffset >= l.lsoFloor() && t.FirstOffset < l.LogStartOffset,
+		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LSOFloor()) == lso,
+		BeganBeforeLogStart:  t.FirstOffset < l.LSOFloor(),
+		BeganInRemoteStorage: l.Tiered != nil && t.FirstOffset >= l.LSOFloor() && t.FirstOffset < l.LogStartOffset,
 	}
 	last := t.LastTimestamp
 	r.AgeMs = now - last
@@ -38,7 +40,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		r.State, r.Late = StateLate, true
 		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s, so the broker calls it late (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
 			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
-			t.ProducerID, fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(LateTransactionBuffer))
+			t.ProducerID, fmtDur(r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), txnindex.Duration(LateTransactionBuffer))
 		var minutes int64
 		if m := o.MaxTxnTimeout / time.Minute; o.MaxTxnTimeout != DefaultMaxTxnTimeout && m > 0 {
 			minutes = int64(m)
@@ -47,14 +49,14 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	case age > o.MaxTxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s): its coordinator should have aborted it after transaction.timeout.ms (%s); the broker calls it late %s from now",
-			fmtDur(r.AgeMs), Duration(o.MaxTxnTimeout), Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs))
+			fmtDur(r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), txnindex.Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs))
 	case age > o.TxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.timeout.ms (%s): the coordinator should abort it; if it is still open %s from now, the broker calls it late (transaction.max.timeout.ms, %s, plus %s)",
-			fmtDur(r.AgeMs), Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs), Duration(o.MaxTxnTimeout), Duration(LateTransactionBuffer))
+			fmtDur(r.AgeMs), txnindex.Duration(o.TxnTimeout), fmtDur((o.MaxTxnTimeout+LateTransactionBuffer).Milliseconds()-r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), txnindex.Duration(LateTransactionBuffer))
 	default:
 		r.State = StateOpen
-		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), Duration(o.TxnTimeout))
+		r.Reason = fmt.Sprintf("last write %s ago, within transaction.timeout.ms (%s)", fmtDur(r.AgeMs), txnindex.Duration(o.TxnTimeout))
 	}
 	if r.ClockSkew {
 		r.Reason += "; its timestamps are ahead of the clock (producer clock skew), so its age is unknown"
@@ -68,7 +70,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		if l.Snapshot != nil && l.Snapshot.Window {
 			src = "the " + l.Snapshot.Label()
 		} else if l.Snapshot != nil {
-			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.lsoFloor())
+			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LSOFloor())
 		}
 		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 		if t.LastDataOffset < 0 && last >= 0 {
@@ -82,7 +84,7 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 		if l.Snapshot != nil {
 			src = "the " + l.Snapshot.Label()
 		}
-		r.cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.lsoFloor())
+		r.cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.LSOFloor())
 		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
 	} else if l.mayHaveBegunEarlier(t) {
 		r.MayHaveBegunBeforeLogStart = true
@@ -95,11 +97,11 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 	// deleted it, and the broker fills in the epochs itself.
 	cmds := l.topicCommands(bootstrap)
 	r.AbortCommand = cmds.AbortStart(t.FirstOffset)
-	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
+	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.CoordinatorEpochEvidence(t.ProducerID)
 	r.AbortByProducerCommand = cmds.AbortProducer(int64(t.ProducerID), t.ProducerEpoch, r.CoordinatorEpoch)
-	r.Discards = Discards{Records: t.Records, Ranges: l.openTxnRanges(ti)}
+	r.Discards = Discards{Records: t.Records, Ranges: l.TxnDataRanges(ti)}
 	if r.Discards.Ranges == nil {
-		r.Discards.Ranges = []OffsetRange{}
+		r.Discards.Ranges = []txnindex.OffsetRange{}
 	}
 	// Only what survives can be printed, and only its records: the
 	// other producers' records between them are not the abort's.
@@ -115,20 +117,20 @@ func (l *Log) openTxnReport(ti int, lso, now int64, o DiagnoseOptions, bootstrap
 // (one per range of the transaction's records); the rest are counted.
 const kcatMostRanges = 5
 
-// printRanges is rs, the ranges of t's data (openTxnRanges), with the
+// printRanges is rs, the ranges of t's data (TxnDataRanges), with the
 // records of t's batches in each; only what survives can be printed, so
 // they start at the log start (a batch across it counted from there).
-func (l *Log) printRanges(t *Txn, rs []OffsetRange) []PrintRange {
-	out := make([]PrintRange, len(rs))
+func (l plog) printRanges(t *txnindex.Txn, rs []txnindex.OffsetRange) []txnindex.PrintRange {
+	out := make([]txnindex.PrintRange, len(rs))
 	if len(rs) == 0 {
 		return out
 	}
-	floor := l.lsoFloor()
+	floor := l.LSOFloor()
 	for k := range rs {
-		out[k].OffsetRange = OffsetRange{max(rs[k].From, floor), rs[k].To}
+		out[k].OffsetRange = txnindex.OffsetRange{From: max(rs[k].From, floor), To: rs[k].To}
 	}
 	k := 0
-	for i := l.batchAtOrAfter(rs[0].From); i < len(l.Batches) && l.Batches[i].BaseOffset <= rs[len(rs)-1].To; i++ {
+	for i := l.BatchAtOrAfter(rs[0].From); i < len(l.Batches) && l.Batches[i].BaseOffset <= rs[len(rs)-1].To; i++ {
 		b := &l.Batches[i]
 		if b.ProducerID != t.ProducerID || b.IsControl() || l.TxnOf(i) != t || b.LastOffset() < floor {
 			continue
@@ -144,7 +146,7 @@ func (l *Log) printRanges(t *Txn, rs []OffsetRange) []PrintRange {
 // mayHaveBegunEarlier: with no snapshot to say otherwise, t is its
 // producer's first surviving batch (no marker of that producer before it)
 // and something below the log start was deleted.
-func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
+func (l plog) mayHaveBegunEarlier(t *txnindex.Txn) bool {
 	if l.Snapshot != nil || t.Seeded || t.FirstBatch < 0 || l.LogStartOffset <= 0 || l.Tiered != nil {
 		return false
 	}
@@ -160,11 +162,11 @@ func (l *Log) mayHaveBegunEarlier(t *Txn) bool {
 // above the high watermark. The broker keeps them in unreplicatedTxns until
 // the high watermark passes the marker, and firstUnstableOffset (hence the
 // LSO) counts them: a decided transaction can hold the LSO.
-func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTxnReport {
+func (l plog) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTxnReport {
 	out := []OpenTxnReport{}
 	for i := range l.Txns {
 		t := &l.Txns[i]
-		if t.State == TxnOpen || t.MarkerOffset < hwm {
+		if t.State == txnindex.TxnOpen || t.MarkerOffset < hwm {
 			continue
 		}
 		mb := &l.Batches[t.MarkerBatch]
@@ -172,14 +174,14 @@ func (l *Log) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		r := OpenTxnReport{
 			ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, FirstOffset: t.FirstOffset, LastOffset: t.LastDataOffset,
 			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
-			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.lsoFloor()) == lso, BeganBeforeLogStart: t.FirstOffset < l.lsoFloor(),
+			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LSOFloor()) == lso, BeganBeforeLogStart: t.FirstOffset < l.LSOFloor(),
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
-			Discards: Discards{Ranges: []OffsetRange{}},
+			Discards: Discards{Ranges: []txnindex.OffsetRange{}},
 		}
 		if r.BeganBeforeLogStart && (l.Snapshot == nil || l.Snapshot.Window) {
 			r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
 		}
-		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.coordinatorEpochEvidence(t.ProducerID)
+		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.CoordinatorEpochEvidence(t.ProducerID)
 		r.Reason = fmt.Sprintf("decided: its %s marker is at offset %d, at or above the high watermark %d (%s); the LSO waits until the high watermark passes the marker (ProducerStateManager keeps it in unreplicatedTxns); nothing to abort: the followers must catch up (or, for a copied log dir, the checkpoint lags the log end %d)",
 			r.MarkerType, mo, hwm, hwmSource, l.LogEndOffset)
 		// The leader's high watermark is the smallest log end offset of
@@ -225,7 +227,7 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 		fmt.Fprintf(sb, "\n  open transaction %d: unseen producer, from offset %d\n", n, t.FirstOffset)
 	} else {
 		fmt.Fprintf(sb, "\n  open transaction %d: producer %d epoch %d, %s, %s, %s, %s\n",
-			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), Plural(t.Batches, "batch", "batches"), Plural(t.Records, "record", "records"), Plural(t.Bytes, "byte", "bytes"))
+			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), txnindex.Plural(t.Batches, "batch", "batches"), txnindex.Plural(t.Records, "record", "records"), txnindex.Plural(t.Bytes, "byte", "bytes"))
 	}
 	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
 	t.runbookCoordinator(sb)
@@ -253,7 +255,7 @@ func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
 		if t.Discards.Records == 1 {
 			at = "offset"
 		}
-		fmt.Fprintf(sb, "    aborting discards %s at %s ", Plural(t.Discards.Records, "record", "records"), at)
+		fmt.Fprintf(sb, "    aborting discards %s at %s ", txnindex.Plural(t.Discards.Records, "record", "records"), at)
 		for i, r := range t.Discards.Ranges {
 			if i > 0 {
 				sb.WriteString(", ")

@@ -1,4 +1,4 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // kcatRun is what the kcat lines of cmd print, read_uncommitted, from l:
 // each line starts at its -o offset and prints its -c data records, of
 // whichever producer (kcat cannot filter by producer; control records are
 // never delivered). A batch the cleaner compacted holds its last records.
-func kcatRun(t *testing.T, l *Log, cmd string) (offsets []int64, comments []string) {
+func kcatRun(t *testing.T, l *txnindex.Log, cmd string) (offsets []int64, comments []string) {
 	t.Helper()
 	re := regexp.MustCompile(` -o (\d+) -c (\d+) `)
 	for _, line := range strings.Split(cmd, "\n") {
@@ -48,11 +50,11 @@ func kcatRun(t *testing.T, l *Log, cmd string) (offsets []int64, comments []stri
 
 // txnRecordOffsets is every offset of a record of the open transaction of
 // pid: what aborting it discards.
-func txnRecordOffsets(l *Log, pid ProducerID) []int64 {
+func txnRecordOffsets(l *txnindex.Log, pid txnindex.ProducerID) []int64 {
 	var out []int64
 	for i := range l.Batches {
 		b := &l.Batches[i]
-		if t := l.TxnOf(i); b.ProducerID != pid || b.IsControl() || t == nil || t.State != TxnOpen {
+		if t := l.TxnOf(i); b.ProducerID != pid || b.IsControl() || t == nil || t.State != txnindex.TxnOpen {
 			continue
 		}
 		for off := b.LastOffset() - int64(b.Records) + 1; off <= b.LastOffset(); off++ {
@@ -82,8 +84,8 @@ func TestSeeThemFirstPrintsOnlyTheDiscarded(t *testing.T) {
 
 	for _, tc := range []struct {
 		name     string
-		l        *Log
-		pid      ProducerID
+		l        *txnindex.Log
+		pid      txnindex.ProducerID
 		lines    int
 		printed  int // how many of the discarded records the commands print
 		comments string
@@ -93,7 +95,7 @@ func TestSeeThemFirstPrintsOnlyTheDiscarded(t *testing.T) {
 		{"more ranges than printed", long, p2, kcatMostRanges, 2 * kcatMostRanges, "# and 3 more ranges (6 records) up to offset 36"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := tc.l.Diagnose(DiagnoseOptions{Position: -1, Bootstrap: "k:9092"})
+			d := Diagnose(tc.l, Options{Position: -1, Bootstrap: "k:9092"})
 			var cmd string
 			for _, tr := range d.OpenTransactions {
 				if tr.ProducerID == tc.pid {

@@ -1,4 +1,4 @@
-package txnindex
+package diagnosis
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ type OffsetsUnknownReport struct {
 
 // offsetsUnknown blanks d's offsets when l was read from a directory with
 // no .log segment.
-func (l *Log) offsetsUnknown(d *Diagnosis) {
+func (l plog) offsetsUnknown(d *Diagnosis) {
 	if !l.NoSegment {
 		return
 	}

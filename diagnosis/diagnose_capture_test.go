@@ -1,9 +1,11 @@
-package txnindex
+package diagnosis
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // resp is one captured exchange: at ms after t0, the consumer fetched from
@@ -11,7 +13,7 @@ import (
 // list (read_uncommitted).
 type resp struct {
 	ms, offset, lso, hwm int64
-	aborted              []AbortedTransaction
+	aborted              []txnindex.AbortedTransaction
 }
 
 // TestDiagnoseCaptureEvidence: the diagnosis of a log assembled from
@@ -22,7 +24,7 @@ type resp struct {
 // plain batch), so the batches alone would say "clear at 4".
 func TestDiagnoseCaptureEvidence(t *testing.T) {
 	const t0 = 1_700_000_000_000 // the builder's clock
-	rc := []AbortedTransaction{}
+	rc := []txnindex.AbortedTransaction{}
 	cases := []struct {
 		name      string
 		extra     func(*logBuilder) // batches captured beyond offset 3
@@ -31,7 +33,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 		wantLSO   int64
 		wantState OpenTxnState // "" for clear
 		unseen    bool
-		pinner    ProducerID
+		pinner    txnindex.ProducerID
 		passed    *bool
 	}{
 		{name: "UnseenPinnerOpen", fetches: []resp{{0, 0, 4, 6, rc}, {5_000, 4, 4, 9, rc}},
@@ -69,10 +71,10 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 			l := b.build()
 			for _, f := range tc.fetches {
 				l.HighWatermark = max(l.HighWatermark, f.hwm)
-				l.Fetches = append(l.Fetches, CapturedFetch{Offset: f.offset, Time: t0 + f.ms,
-					Response: FetchResponse{HighWatermark: f.hwm, LastStableOffset: f.lso, AbortedTransactions: f.aborted}})
+				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: f.offset, Time: t0 + f.ms,
+					Response: txnindex.FetchResponse{HighWatermark: f.hwm, LastStableOffset: f.lso, AbortedTransactions: f.aborted}})
 			}
-			d := l.Diagnose(DiagnoseOptions{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
+			d := Diagnose(l, Options{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
 			if d.LastStableOffset != tc.wantLSO || d.LastStableOffsetSource != "capture" {
 				t.Fatalf("LSO %d from %s, want %d from the capture", d.LastStableOffset, d.LastStableOffsetSource, tc.wantLSO)
 			}
@@ -124,15 +126,15 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 // HWM fold into one run, with the union of their aborted entries.
 func TestDiagnoseCaptureHistory(t *testing.T) {
 	l := newLog().txn(p1, 2).abort(p1).plain(-1, 1).build()
-	ab := []AbortedTransaction{{ProducerID: p1, FirstOffset: 0}}
-	for i, r := range []resp{{0, 0, 4, 4, ab}, {10, 0, 4, 4, ab}, {20, 4, 4, 4, []AbortedTransaction{}}, {30, 4, 4, 6, []AbortedTransaction{}}} {
-		l.Fetches = append(l.Fetches, CapturedFetch{Offset: r.offset, Time: int64(1000 + i*10),
-			Response: FetchResponse{HighWatermark: r.hwm, LastStableOffset: r.lso, AbortedTransactions: r.aborted}})
+	ab := []txnindex.AbortedTransaction{{ProducerID: p1, FirstOffset: 0}}
+	for i, r := range []resp{{0, 0, 4, 4, ab}, {10, 0, 4, 4, ab}, {20, 4, 4, 4, []txnindex.AbortedTransaction{}}, {30, 4, 4, 6, []txnindex.AbortedTransaction{}}} {
+		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: r.offset, Time: int64(1000 + i*10),
+			Response: txnindex.FetchResponse{HighWatermark: r.hwm, LastStableOffset: r.lso, AbortedTransactions: r.aborted}})
 	}
 	l.HighWatermark = 6
-	d := l.Diagnose(DiagnoseOptions{Position: -1})
+	d := Diagnose(l, Options{Position: -1})
 	h := d.Capture.History
-	if len(h) != 2 || h[0].Fetches != 3 || h[1].Fetches != 1 || len(h[0].Aborted) != 1 || h[0].FetchOffsets != (OffsetRange{0, 4}) ||
+	if len(h) != 2 || h[0].Fetches != 3 || h[1].Fetches != 1 || len(h[0].Aborted) != 1 || h[0].FetchOffsets != (txnindex.OffsetRange{From: 0, To: 4}) ||
 		h[1].Aborted == nil || d.Capture.Isolation != "read_committed" {
 		t.Fatalf("history %+v", h)
 	}
@@ -146,7 +148,7 @@ func ptr[T any](v T) *T { return &v }
 func TestLagSplitPositionInsideBatch(t *testing.T) {
 	cases := []struct {
 		name                     string
-		log                      *Log
+		log                      *txnindex.Log
 		pos                      int64
 		deliver, behind, offsets int64
 	}{
@@ -159,7 +161,7 @@ func TestLagSplitPositionInsideBatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.log.HighWatermark = tc.log.LogEndOffset
-			l := tc.log.Diagnose(DiagnoseOptions{Position: tc.pos}).Lag
+			l := Diagnose(tc.log, Options{Position: tc.pos}).Lag
 			if l.ToDeliver != tc.deliver || l.BehindOpenTxns != tc.behind || l.Offsets != tc.offsets {
 				t.Errorf("lag %+v, want %d to deliver, %d behind open transactions, %d offsets", l, tc.deliver, tc.behind, tc.offsets)
 			}

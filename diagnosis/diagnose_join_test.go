@@ -1,4 +1,4 @@
-package txnindex
+package diagnosis
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestDiagnoseJoin: a young open transaction is hanging when its
@@ -13,12 +15,12 @@ import (
 // an old one is not when the coordinator lists the partition, and the
 // groups at or below the LSO are named in the JSON and the runbook.
 func TestDiagnoseJoin(t *testing.T) {
-	t3 := TopicPartition{"t", 0}
-	other := TopicPartition{"t", 1}
+	t3 := txnindex.TopicPartition{Topic: "t", Partition: 0}
+	other := txnindex.TopicPartition{Topic: "t", Partition: 1}
 	tests := []struct {
 		name    string
-		state   *TxnCoordinatorState // nil: no __transaction_state read
-		now     time.Duration        // age of the open transaction's last write
+		state   *txnindex.TxnCoordinatorState // nil: no __transaction_state read
+		now     time.Duration                 // age of the open transaction's last write
 		id      string
 		want    OpenTxnState
 		rule    string
@@ -27,30 +29,30 @@ func TestDiagnoseJoin(t *testing.T) {
 	}{
 		{"no coordinator state, young: open by age", nil, time.Second, "", StateOpen, "", false, false},
 		{"no coordinator state, old: late, hanging not confirmed", nil, 21 * time.Minute, "", StateLate, "", false, true},
-		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, RuleCoordinatorComplete, true, true},
-		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, TxnStatusEmpty)), time.Second, "zombie", StateHanging, RuleCoordinatorEmpty, true, true},
-		{"dead: hanging", ptr(coordState("zombie", 1, 0, TxnStatusDead)), time.Second, "zombie", StateHanging, RuleCoordinatorDead, true, true},
-		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, RulePartitionNotListed, true, true},
-		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", StateLate, RulePartitionListed, false, false},
-		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, RulePartitionListed, false, false},
-		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", StatePrepared, RulePreparedTwoPhase, false, false},
-		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", StateHanging, RulePartitionNotListed, true, true},
+		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorComplete, true, true},
+		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusEmpty)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorEmpty, true, true},
+		{"dead: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusDead)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorDead, true, true},
+		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, txnindex.RulePartitionNotListed, true, true},
+		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", StateLate, txnindex.RulePartitionListed, false, false},
+		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, txnindex.RulePartitionListed, false, false},
+		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", StatePrepared, txnindex.RulePreparedTwoPhase, false, false},
+		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", StateHanging, txnindex.RulePartitionNotListed, true, true},
 		// A transaction timeout of Integer.MAX_VALUE - 1 is an ordinary
 		// (if absurd) one: only MAX_VALUE marks a prepared transaction.
-		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", StateLate, RulePartitionListed, false, false},
+		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", StateLate, txnindex.RulePartitionListed, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
 			l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
 			last := l.Batches[1].MaxTimestamp
-			d := l.Diagnose(DiagnoseOptions{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
-			ev := InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
-				Offsets: []GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
+			d := Diagnose(l, Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
+			ev := txnindex.InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
+				Offsets: []txnindex.GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
 			if tt.state != nil {
-				ev.Coordinators = NewTxnCoordinators([]TxnCoordinatorState{*tt.state}, true)
+				ev.Coordinators = txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*tt.state}, true)
 			}
-			l.Join(d, ev)
+			Join(l, d, ev)
 			p := d.PinnedBy
 			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging || d.Alert() != tt.alert {
 				t.Fatalf("pinned by %+v, want id %q state %s rule %q, alert %v", p, tt.id, tt.want, tt.rule, tt.alert)
@@ -110,9 +112,11 @@ func TestDiagnoseJoin(t *testing.T) {
 
 // prepared marks the state as a transaction prepared for a two-phase
 // commit (KIP-939): its timeout is Integer.MAX_VALUE.
-func prepared(s TxnCoordinatorState) TxnCoordinatorState { return withTimeout(s, math.MaxInt32) }
+func prepared(s txnindex.TxnCoordinatorState) txnindex.TxnCoordinatorState {
+	return withTimeout(s, math.MaxInt32)
+}
 
-func withTimeout(s TxnCoordinatorState, ms int32) TxnCoordinatorState {
+func withTimeout(s txnindex.TxnCoordinatorState, ms int32) txnindex.TxnCoordinatorState {
 	s.TimeoutMs = ms
 	return s
 }

@@ -1,26 +1,26 @@
-package txnindex
+package diagnosis
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestDiagnoseClientDepartures: what each client that departs from Kafka's
 // rule delivers from a partition that a read_committed Java consumer does
 // not, in the diagnosis, its JSON and its runbook line.
 func TestDiagnoseClientDepartures(t *testing.T) {
-	const a, b ProducerID = 7, 9
+	const a, b txnindex.ProducerID = 7, 9
 	type counts struct{ aborted, control, undecided int64 }
 	for _, tc := range []struct {
-		name   string
-		log    func() *logBuilder
-		cap    int
-		want   map[string]counts // kafkajs, kafka-go, kafka-python; nil: no departure
-		scope  OffsetRange
-		capped bool
-		line   []string
+		name  string
+		log   func() *logBuilder
+		want  map[string]counts // kafkajs, kafka-go, kafka-python; nil: no departure
+		scope txnindex.OffsetRange
+		line  []string
 	}{{
 		name: "no transaction",
 		log:  func() *logBuilder { return newLog().plain(-1, 3) },
@@ -34,7 +34,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 			return newLog().txn(a, 2).txn(b, 2).txn(a, 1).abort(b).txn(a, 1).abort(a).plain(-1, 1)
 		},
 		want:  map[string]counts{"kafkajs": {2, 0, 0}, "kafka-go": {6, 2, 0}, "kafka-python": {6, 2, 0}},
-		scope: OffsetRange{0, 8},
+		scope: txnindex.OffsetRange{From: 0, To: 8},
 		line: []string{
 			"kafka-go and kafka-python would deliver 6 aborted records and 2 control markers from this partition",
 			"; kafkajs 2 aborted records; the Java consumer, librdkafka and franz-go none of them",
@@ -45,30 +45,17 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		name:  "open transaction",
 		log:   func() *logBuilder { return newLog().txn(a, 2).commit(a).txn(b, 3) },
 		want:  map[string]counts{"kafkajs": {}, "kafka-go": {0, 1, 0}, "kafka-python": {0, 1, 3}},
-		scope: OffsetRange{0, 5},
+		scope: txnindex.OffsetRange{From: 0, To: 5},
 		line: []string{
 			"kafka-python would deliver 1 control marker and 3 records of transactions still open from this partition; kafka-go 1 control marker;",
 			"the Java consumer, librdkafka, franz-go and kafkajs none of them",
 		},
-	}, {
-		// Only the first two batches are decided: b's abort is past them.
-		name:   "capped",
-		log:    func() *logBuilder { return newLog().txn(a, 2).abort(a).txn(b, 1).abort(b) },
-		cap:    2,
-		want:   map[string]counts{"kafkajs": {}, "kafka-go": {2, 1, 0}, "kafka-python": {2, 1, 0}},
-		scope:  OffsetRange{0, 2},
-		capped: true,
-		line:   []string{"would deliver 2 aborted records and 1 control marker from offsets 0 to 2 (the first 2 batches of the partition; the rest was not counted)"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.cap > 0 {
-				defer func(n int) { clientsMaxBatches = n }(clientsMaxBatches)
-				clientsMaxBatches = tc.cap
-			}
 			l := tc.log().build()
-			d := l.Diagnose(DiagnoseOptions{Position: -1})
+			d := Diagnose(l, Options{Position: -1})
 			var got map[string]counts
-			var cs []ClientDeparture
+			var cs []txnindex.ClientDeparture
 			if d.ClientDepartures != nil {
 				cs = d.ClientDepartures.Clients
 			}
@@ -91,8 +78,8 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 				}
 				return
 			}
-			if r := d.ClientDepartures; (OffsetRange{r.From, r.To}) != tc.scope || r.Capped != tc.capped {
-				t.Errorf("offsets %d-%d capped %v, want %v %v", r.From, r.To, r.Capped, tc.scope, tc.capped)
+			if r := d.ClientDepartures; (txnindex.OffsetRange{From: r.From, To: r.To}) != tc.scope || r.Capped {
+				t.Errorf("offsets %d-%d capped %v, want %v", r.From, r.To, r.Capped, tc.scope)
 			}
 			var back struct {
 				Deps struct {
@@ -101,7 +88,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 					Clients  []map[string]any
 				} `json:"client_departures"`
 			}
-			if err := json.Unmarshal(js, &back); err != nil || back.Deps.To != tc.scope.To || back.Deps.Capped != tc.capped {
+			if err := json.Unmarshal(js, &back); err != nil || back.Deps.To != tc.scope.To || back.Deps.Capped {
 				t.Errorf("JSON client_departures %+v (%v)", back.Deps, err)
 			} else if deps := back.Deps.Clients; len(deps) != 3 || deps[1]["client"] != "kafka-go" ||
 				deps[1]["aborted_delivered"] != float64(tc.want["kafka-go"].aborted) || deps[1]["control_delivered"] != float64(tc.want["kafka-go"].control) {
@@ -117,5 +104,17 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 				t.Errorf("runbook names no command that shows each offset:\n%s", rb)
 			}
 		})
+	}
+}
+
+// TestClientsLineCapped: a count capped at ClientDeparturesMaxBatches says
+// which offsets it covers, the first batches only
+// (txnindex.TestClientDeparturesCapped counts them).
+func TestClientsLineCapped(t *testing.T) {
+	d := &Diagnosis{LogStartOffset: 0, LogEndOffset: 4, ClientDepartures: &txnindex.ClientsReport{From: 0, To: 2, Capped: true, Decided: 2,
+		Clients: []txnindex.ClientDeparture{{Client: "kafkajs"}, {Client: "kafka-go", AbortedDelivered: 2, ControlDelivered: 1}, {Client: "kafka-python", AbortedDelivered: 2, ControlDelivered: 1}}}}
+	want := "kafka-go and kafka-python would deliver 2 aborted records and 1 control marker from offsets 0 to 2 (the first 2 batches of the partition; the rest was not counted); the Java consumer, librdkafka, franz-go and kafkajs none of them"
+	if got := d.ClientsLine(); got != want {
+		t.Errorf("clients line\n%s\nwant\n%s", got, want)
 	}
 }

@@ -1,9 +1,18 @@
-package txnindex
+// Package diagnosis explains a partition's last stable offset: which
+// transaction pins it and since when, how each open transaction classifies
+// (open, expired, late, hanging by KIP-664 once the coordinators' word is
+// joined, prepared for a two-phase commit, decided but unreplicated), what
+// ends it and what aborting it discards. It reads a *txnindex.Log, the
+// broker's replay of the partition, and knows nothing of how it was loaded
+// or how its report is shown.
+package diagnosis
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Broker defaults that bound a transaction's life.
@@ -16,8 +25,8 @@ const (
 	LateTransactionBuffer = 5 * time.Minute
 )
 
-// DiagnoseOptions tune Diagnose.
-type DiagnoseOptions struct {
+// Options tune Diagnose.
+type Options struct {
 	Now           time.Time     // the clock ages are measured against; zero means the newest timestamp in the log
 	TxnTimeout    time.Duration // 0 means DefaultTxnTimeout
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
@@ -59,31 +68,43 @@ const (
 	StateDecidedUnreplicated OpenTxnState = "decided_unreplicated"
 )
 
-// OffsetRange is an inclusive range of offsets.
-type OffsetRange struct {
-	From int64 `json:"from"`
-	To   int64 `json:"to"`
+var stateWords = map[OpenTxnState]string{
+	StateOpen:                "open",
+	StateExpired:             "expired",
+	StateLate:                "late",
+	StateHanging:             "hanging",
+	StatePrepared:            "prepared, waiting for its external transaction manager",
+	StateDecidedUnreplicated: "decided, marker not replicated",
+	StateMarkerRemoved:       "decided, marker removed by the cleaner",
+}
+
+// Words is the state as a reader says it ("decided, marker not replicated").
+func (s OpenTxnState) Words() string {
+	if w, ok := stateWords[s]; ok {
+		return w
+	}
+	return string(s)
 }
 
 // OpenTxnReport is one undecided transaction and what to do about it.
 type OpenTxnReport struct {
-	ProducerID     ProducerID   `json:"producer_id"`
-	ProducerEpoch  int16        `json:"producer_epoch"`
-	FirstOffset    int64        `json:"first_offset"`
-	LastOffset     int64        `json:"last_offset"`
-	Batches        int          `json:"batches"`
-	Records        int64        `json:"records"`
-	Bytes          int64        `json:"bytes"`
-	FirstTimestamp int64        `json:"first_timestamp"`
-	LastTimestamp  int64        `json:"last_timestamp"`
-	AgeMs          int64        `json:"age_ms"`
-	State          OpenTxnState `json:"state"`
-	Reason         string       `json:"reason"`
-	AbortCommand   string       `json:"abort_command"`
-	Discards       Discards     `json:"discards"`
-	Seeded         bool         `json:"from_snapshot,omitempty"`
-	ClockSkew      bool         `json:"clock_skew,omitempty"`
-	PinsLSO        bool         `json:"pins_lso"`
+	ProducerID     txnindex.ProducerID `json:"producer_id"`
+	ProducerEpoch  int16               `json:"producer_epoch"`
+	FirstOffset    int64               `json:"first_offset"`
+	LastOffset     int64               `json:"last_offset"`
+	Batches        int                 `json:"batches"`
+	Records        int64               `json:"records"`
+	Bytes          int64               `json:"bytes"`
+	FirstTimestamp int64               `json:"first_timestamp"`
+	LastTimestamp  int64               `json:"last_timestamp"`
+	AgeMs          int64               `json:"age_ms"`
+	State          OpenTxnState        `json:"state"`
+	Reason         string              `json:"reason"`
+	AbortCommand   string              `json:"abort_command"`
+	Discards       Discards            `json:"discards"`
+	Seeded         bool                `json:"from_snapshot,omitempty"`
+	ClockSkew      bool                `json:"clock_skew,omitempty"`
+	PinsLSO        bool                `json:"pins_lso"`
 	// Unseen marks a transaction known only from the LSO a capture's
 	// responses reported: its producer, batches and records are unknown
 	// (-1) and FirstOffset is that LSO.
@@ -143,9 +164,9 @@ type OpenTxnReport struct {
 
 // Discards is what aborting a transaction throws away.
 type Discards struct {
-	Records      int64         `json:"records"`
-	Ranges       []OffsetRange `json:"ranges"`
-	PrintCommand string        `json:"print_command"`
+	Records      int64                  `json:"records"`
+	Ranges       []txnindex.OffsetRange `json:"ranges"`
+	PrintCommand string                 `json:"print_command"`
 }
 
 // LagReport splits the distance from a consumer position to the high
@@ -213,13 +234,13 @@ type Diagnosis struct {
 	Compaction *CompactionReport `json:"compaction"`
 	// TxnIndexMismatches are the differences between the .txnindex files
 	// on disk and the ones rebuilt from the batches, each explained.
-	TxnIndexMismatches []MismatchReport `json:"txnindex_mismatches"`
-	Lag                *LagReport       `json:"lag,omitempty"`
-	Now                int64            `json:"now"`
+	TxnIndexMismatches []txnindex.MismatchReport `json:"txnindex_mismatches"`
+	Lag                *LagReport                `json:"lag,omitempty"`
+	Now                int64                     `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 	// Replay says which segments were read (loader.OpenPartitionTail).
-	Replay *ReplayReport `json:"replay,omitempty"`
+	Replay *txnindex.ReplayReport `json:"replay,omitempty"`
 	// AfterRestart is what the next restart of the broker would change:
 	// set when the directory holds a producer snapshot at the log start,
 	// which the running broker keeps and a restart deletes.
@@ -238,7 +259,7 @@ type Diagnosis struct {
 	// (Log.ClientDepartures); nil when no client departs, and for a
 	// capture. Like the cleaner's marks, it covers the batches read: on a
 	// log seeded from a producer snapshot, those from the snapshot on.
-	ClientDepartures *ClientsReport `json:"client_departures,omitempty"`
+	ClientDepartures *txnindex.ClientsReport `json:"client_departures,omitempty"`
 	DiagnosisJoin
 }
 
@@ -253,9 +274,14 @@ func (d *Diagnosis) Alert() bool {
 	return p != nil && (p.State == StateHanging || p.State == StateLate && p.HangingRule == "")
 }
 
+// plog is a partition's log with the diagnosis's questions to it.
+type plog struct{ *txnindex.Log }
+
 // Diagnose explains the partition's LSO: who pins it, since when, how the
 // open transactions classify, what command ends each and what that discards.
-func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
+func Diagnose(l *txnindex.Log, o Options) *Diagnosis { return plog{l}.diagnose(o) }
+
+func (l plog) diagnose(o Options) *Diagnosis {
 	if o.TxnTimeout <= 0 {
 		o.TxnTimeout = DefaultTxnTimeout
 	}
@@ -267,7 +293,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	for i := range l.Batches {
 		newest = max(newest, l.Batches[i].MaxTimestamp)
 	}
-	if l.Replay.seeded() {
+	if l.Replay.Seeded() {
 		newest = max(newest, l.Replay.SkippedMaxTimestamp)
 	}
 	if o.Now.IsZero() {
@@ -311,7 +337,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	d := &Diagnosis{
 		Topic: l.Topic, Partition: l.Partition, LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset,
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
-		LSOLagOffsets: hwm - lso, Now: now, Note: MetadataLogNote(l.Topic), TopicNameProblem: TopicNameProblem(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
+		LSOLagOffsets: hwm - lso, Now: now, Note: txnindex.MetadataLogNote(l.Topic), TopicNameProblem: txnindex.TopicNameProblem(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 		Replay: l.Replay,
 	}
@@ -422,13 +448,13 @@ func slicesContainsPin(ts []OpenTxnReport) bool {
 // lag splits HWM - position by what a read_committed consumer does with it.
 // Counts are records: a whole batch counts its recordsCount, a batch cut by
 // the position counts the offsets past it, capped at its records.
-func (l *Log) lag(pos int64) *LagReport {
+func (l plog) lag(pos int64) *LagReport {
 	r := &LagReport{Position: pos, HighWatermark: l.HighWatermark, Offsets: max(l.HighWatermark-pos, 0), LastReachable: -1}
 	// A batch that straddles the position is decided whole (the fetch
 	// returns it whole), but only its offsets from the position on are
 	// lag: the counts' range clips it.
-	c := NewCounts(pos, l.HighWatermark-1)
-	for d := range l.Decisions(ConsumeOptions{From: pos, Isolation: ReadCommitted}) {
+	c := txnindex.NewCounts(pos, l.HighWatermark-1)
+	for d := range l.Decisions(txnindex.ConsumeOptions{From: pos, Isolation: txnindex.ReadCommitted}) {
 		c.Add(&d)
 	}
 	r.ToDeliver, r.ControlMarkers, r.Aborted, r.BehindOpenTxns, r.Missing = c.Delivered, c.ControlMarkers, c.Aborted, c.Pending, c.Missing
@@ -438,7 +464,7 @@ func (l *Log) lag(pos int64) *LagReport {
 }
 
 // fmtDur renders an age in the one duration format (Duration).
-func fmtDur(ms int64) string { return DurationMs(ms) }
+func fmtDur(ms int64) string { return txnindex.DurationMs(ms) }
 
 // Status is the runbook's one sentence on the partition's LSO: STUCK and
 // what pins it, or clear.
@@ -450,17 +476,17 @@ func (d *Diagnosis) Status() string {
 		return "unknown: no .log segment was read, so nothing says where the LSO is"
 	case p == nil && d.LastStableOffset < d.HighWatermark:
 		// Never "clear" while consumers are held below the HWM.
-		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", Plural(d.LSOLagOffsets, "offset", "offsets"))
+		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"))
 	case p == nil && len(d.OpenTransactions) == 0:
 		return "clear: no open transaction; read_committed consumers can read to the high watermark"
 	case p == nil:
 		return "clear: open transactions exist but none holds the LSO below the high watermark"
 	case p.Unseen:
 		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)",
-			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), p.FirstOffset, p.State)
+			d.heldText(), txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), p.FirstOffset, p.State)
 	case p.State == StateDecidedUnreplicated:
 		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)",
-			Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
+			txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
 	default:
 		state := p.State.Words()
 		if p.State == StateLate && p.HangingRule == "" {
@@ -469,16 +495,16 @@ func (d *Diagnosis) Status() string {
 			state = "late, not hanging"
 		}
 		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark (their writes span %s), pinned by producer %d epoch %d's transaction from offset %d (%s)",
-			d.heldText(), Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, state)
+			d.heldText(), txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, state)
 	}
 }
 
 // Runbook renders the diagnosis as a short runbook.
 func (d *Diagnosis) Runbook() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s\n", PartitionName(d.Topic, d.Partition))
+	fmt.Fprintf(&sb, "%s\n", txnindex.PartitionName(d.Topic, d.Partition))
 	if d.TopicNameProblem != "" {
-		fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", TextWord(d.Topic), d.TopicNameProblem)
+		fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", txnindex.TextWord(d.Topic), d.TopicNameProblem)
 	}
 	d.runbookOffsets(&sb)
 	d.runbookTiered(&sb)
@@ -489,10 +515,10 @@ func (d *Diagnosis) Runbook() string {
 	d.runbookPinned(&sb)
 	d.runbookRestart(&sb)
 	if d.usesBootstrapVar() {
-		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
+		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", txnindex.BootstrapVar)
 	}
 	if d.TopicUnknown {
-		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", TopicVar)
+		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", txnindex.TopicVar)
 	}
 	if c := d.Capture; c != nil {
 		c.runbook(&sb)
@@ -511,10 +537,10 @@ func (d *Diagnosis) Runbook() string {
 	d.runbookCompaction(&sb)
 	d.runbookClients(&sb)
 	if l := d.Lag; l != nil {
-		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, Plural(l.Offsets, "offset", "offsets"))
+		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, txnindex.Plural(l.Offsets, "offset", "offsets"))
 		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",
-			Plural(l.ToDeliver, "record", "records"), Plural(l.ControlMarkers, "control marker", "control markers"), Plural(l.Aborted, "aborted record", "aborted records"),
-			Plural(l.BehindOpenTxns, "record", "records"), Plural(l.Missing, "offset", "offsets"))
+			txnindex.Plural(l.ToDeliver, "record", "records"), txnindex.Plural(l.ControlMarkers, "control marker", "control markers"), txnindex.Plural(l.Aborted, "aborted record", "aborted records"),
+			txnindex.Plural(l.BehindOpenTxns, "record", "records"), txnindex.Plural(l.Missing, "offset", "offsets"))
 		if l.LastReachable < 0 {
 			fmt.Fprintf(&sb, "    a read_committed consumer receives nothing from there; its position stops at %d\n", l.PositionAfterAll)
 		} else {
@@ -524,25 +550,24 @@ func (d *Diagnosis) Runbook() string {
 	return sb.String()
 }
 
-// openTxnRanges is the offset ranges of transaction ti's data, walking
-// only the batches between its first and last data offsets (where all its
-// data lies) instead of the whole log: the diagnosis asks for open
-// transactions only, and is recomputed every second for a wall clock, so
-// walking the 1M-batch demo's every transaction cost 95% of it. The test's
-// oracle (txnRanges) walks the whole log.
-func (l *Log) openTxnRanges(ti int) []OffsetRange {
-	t := &l.Txns[ti]
-	var rs []OffsetRange
-	for i := l.batchAtOrAfter(t.FirstOffset); i < len(l.Batches) && l.Batches[i].BaseOffset <= t.LastDataOffset; i++ {
-		b := &l.Batches[i]
-		if b.ProducerID != t.ProducerID || b.IsControl() || l.TxnOf(i) != t {
-			continue
-		}
-		if n := len(rs); n > 0 && rs[n-1].To+1 == b.BaseOffset {
-			rs[n-1].To = b.LastOffset()
-		} else {
-			rs = append(rs, OffsetRange{b.BaseOffset, b.LastOffset()})
+// topicCommands are the commands of l's partition: its topic quoted by
+// ShellWord, or TopicVar, unquoted so that the shell expands it, when the
+// topic is not known (a segment read alone).
+func (l plog) topicCommands(bootstrap string) txnindex.TopicCommands {
+	if l.TopicUnknown {
+		return txnindex.UnknownTopicCommands(bootstrap, l.Partition)
+	}
+	return txnindex.NewTopicCommands(bootstrap, l.Topic, l.Partition)
+}
+
+// usesBootstrapVar: some command of d needs BOOTSTRAP set.
+func (d *Diagnosis) usesBootstrapVar() bool {
+	for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
+		for i := range ts {
+			if txnindex.UsesBootstrapVar(ts[i].AbortCommand) || txnindex.UsesBootstrapVar(ts[i].Discards.PrintCommand) || txnindex.UsesBootstrapVar(ts[i].ConfirmCommand) {
+				return true
+			}
 		}
 	}
-	return rs
+	return false
 }
