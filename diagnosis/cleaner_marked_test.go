@@ -1,8 +1,9 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -31,7 +32,7 @@ func TestCleanerMarkedAgreesWithCompaction(t *testing.T) {
 				Attributes: tc.attr, Magic: 2, Control: txnindex.ControlCommit, CoordinatorEpoch: 0}.Batch()
 		}
 		l := txnindex.Build(&txnindex.Partition{Topic: "t", Batches: []txnindex.Batch{b}, LogStartOffset: 10, HighWatermark: -1})
-		c := plog{l}.compaction()
+		c := diagnosis.Compaction(l)
 		if got, want := txnindex.CleanerMarked(tc.attr, tc.delta, tc.records), c != nil; got != want {
 			t.Errorf("%s: CleanerMarked %v, compaction evidence %v (%+v)", tc.name, got, want, c)
 		}

@@ -8,8 +8,6 @@
 package diagnosis
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -67,24 +65,6 @@ const (
 	// keeps it in unreplicatedTxns and firstUnstableOffset counts it).
 	StateDecidedUnreplicated OpenTxnState = "decided_unreplicated"
 )
-
-var stateWords = map[OpenTxnState]string{
-	StateOpen:                "open",
-	StateExpired:             "expired",
-	StateLate:                "late",
-	StateHanging:             "hanging",
-	StatePrepared:            "prepared, waiting for its external transaction manager",
-	StateDecidedUnreplicated: "decided, marker not replicated",
-	StateMarkerRemoved:       "decided, marker removed by the cleaner",
-}
-
-// Words is the state as a reader says it ("decided, marker not replicated").
-func (s OpenTxnState) Words() string {
-	if w, ok := stateWords[s]; ok {
-		return w
-	}
-	return string(s)
-}
 
 // OpenTxnReport is one undecided transaction and what to do about it.
 type OpenTxnReport struct {
@@ -157,9 +137,10 @@ type OpenTxnReport struct {
 	EndsWhen     string `json:"ends_when,omitempty"`
 	CheckCommand string `json:"check_command,omitempty"`
 
-	// cut says where the log this transaction began before starts: the
-	// log start retention left, or only where reading began.
-	cut string
+	// Cut says where the log this transaction began before starts: the
+	// log start retention left, or only where reading began ("" for the
+	// log start); the runbook's words, not the JSON's.
+	Cut string `json:"-"`
 }
 
 // Discards is what aborting a transaction throws away.
@@ -417,25 +398,6 @@ func (d *Diagnosis) HeldAt(nowMs int64) (ms int64, atLeast bool) {
 	return -1, false
 }
 
-// heldText is LSOHeldMs in words: "422d 17h", "at least 5s", "an unknown time".
-func (d *Diagnosis) heldText() string {
-	switch {
-	case d.LSOHeldMs < 0:
-		return "an unknown time"
-	case d.LSOHeldAtLeast:
-		return "at least " + fmtDur(d.LSOHeldMs)
-	}
-	return fmtDur(d.LSOHeldMs)
-}
-
-// spanText is what the offsets behind the LSO span, as the status says it.
-func (d *Diagnosis) spanText() string {
-	if d.LSOLagAtLeast {
-		return "at least " + fmtDur(d.LSOLagMs)
-	}
-	return fmtDur(d.LSOLagMs)
-}
-
 func slicesContainsPin(ts []OpenTxnReport) bool {
 	for i := range ts {
 		if ts[i].PinsLSO {
@@ -466,90 +428,6 @@ func (l plog) lag(pos int64) *LagReport {
 // fmtDur renders an age in the one duration format (Duration).
 func fmtDur(ms int64) string { return txnindex.DurationMs(ms) }
 
-// Status is the runbook's one sentence on the partition's LSO: STUCK and
-// what pins it, or clear.
-func (d *Diagnosis) Status() string {
-	switch p := d.PinnedBy; {
-	case p == nil && d.Note != "":
-		return fmt.Sprintf("not a data partition: %s", d.Note)
-	case d.OffsetsUnknown != nil:
-		return "unknown: no .log segment was read, so nothing says where the LSO is"
-	case p == nil && d.LastStableOffset < d.HighWatermark:
-		// Never "clear" while consumers are held below the HWM.
-		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, and no transaction found here holds it", txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"))
-	case p == nil && len(d.OpenTransactions) == 0:
-		return "clear: no open transaction; read_committed consumers can read to the high watermark"
-	case p == nil:
-		return "clear: open transactions exist but none holds the LSO below the high watermark"
-	case p.Unseen:
-		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark, pinned by a transaction the capture did not see, from offset %d (%s)",
-			d.heldText(), txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), p.FirstOffset, p.State)
-	case p.State == StateDecidedUnreplicated:
-		return fmt.Sprintf("STUCK: the LSO is %s behind the high watermark, held by producer %d epoch %d's transaction from offset %d, decided (%s marker at offset %d) but not yet replicated: the marker is at or above the high watermark %d (%s)",
-			txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), p.ProducerID, p.ProducerEpoch, p.FirstOffset, p.MarkerType, *p.MarkerOffset, d.HighWatermark, p.HighWatermarkSource)
-	default:
-		state := p.State.Words()
-		if p.State == StateLate && p.HangingRule == "" {
-			state = "late; hanging not confirmed"
-		} else if p.State == StateLate {
-			state = "late, not hanging"
-		}
-		return fmt.Sprintf("STUCK: the LSO has been held for %s, %s behind the high watermark (their writes span %s), pinned by producer %d epoch %d's transaction from offset %d (%s)",
-			d.heldText(), txnindex.Plural(d.LSOLagOffsets, "offset", "offsets"), d.spanText(), p.ProducerID, p.ProducerEpoch, p.FirstOffset, state)
-	}
-}
-
-// Runbook renders the diagnosis as a short runbook.
-func (d *Diagnosis) Runbook() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s\n", txnindex.PartitionName(d.Topic, d.Partition))
-	if d.TopicNameProblem != "" {
-		fmt.Fprintf(&sb, "  topic name Kafka would reject: %s: %s; no command is printed for it\n", txnindex.TextWord(d.Topic), d.TopicNameProblem)
-	}
-	d.runbookOffsets(&sb)
-	d.runbookTiered(&sb)
-	if r := d.Replay; r != nil {
-		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
-	}
-	fmt.Fprintf(&sb, "  %s\n", d.Status())
-	d.runbookPinned(&sb)
-	d.runbookRestart(&sb)
-	if d.usesBootstrapVar() {
-		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", txnindex.BootstrapVar)
-	}
-	if d.TopicUnknown {
-		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", txnindex.TopicVar)
-	}
-	if c := d.Capture; c != nil {
-		c.runbook(&sb)
-	}
-	for i := range d.OpenTransactions {
-		d.OpenTransactions[i].runbook(&sb, i+1, d)
-	}
-	for i := range d.Unreplicated {
-		t := &d.Unreplicated[i]
-		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
-			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), t.MarkerType, *t.MarkerOffset)
-		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
-		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
-		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
-	}
-	d.runbookCompaction(&sb)
-	d.runbookClients(&sb)
-	if l := d.Lag; l != nil {
-		fmt.Fprintf(&sb, "\n  lag from position %d to the high watermark %d: %s\n", l.Position, l.HighWatermark, txnindex.Plural(l.Offsets, "offset", "offsets"))
-		fmt.Fprintf(&sb, "    %s still to deliver, %s, %s, %s waiting behind open transactions, %s missing\n",
-			txnindex.Plural(l.ToDeliver, "record", "records"), txnindex.Plural(l.ControlMarkers, "control marker", "control markers"), txnindex.Plural(l.Aborted, "aborted record", "aborted records"),
-			txnindex.Plural(l.BehindOpenTxns, "record", "records"), txnindex.Plural(l.Missing, "offset", "offsets"))
-		if l.LastReachable < 0 {
-			fmt.Fprintf(&sb, "    a read_committed consumer receives nothing from there; its position stops at %d\n", l.PositionAfterAll)
-		} else {
-			fmt.Fprintf(&sb, "    a read_committed consumer can reach offset %d; its position stops at %d\n", l.LastReachable, l.PositionAfterAll)
-		}
-	}
-	return sb.String()
-}
-
 // topicCommands are the commands of l's partition: its topic quoted by
 // ShellWord, or TopicVar, unquoted so that the shell expands it, when the
 // topic is not known (a segment read alone).
@@ -558,16 +436,4 @@ func (l plog) topicCommands(bootstrap string) txnindex.TopicCommands {
 		return txnindex.UnknownTopicCommands(bootstrap, l.Partition)
 	}
 	return txnindex.NewTopicCommands(bootstrap, l.Topic, l.Partition)
-}
-
-// usesBootstrapVar: some command of d needs BOOTSTRAP set.
-func (d *Diagnosis) usesBootstrapVar() bool {
-	for _, ts := range [][]OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
-		for i := range ts {
-			if txnindex.UsesBootstrapVar(ts[i].AbortCommand) || txnindex.UsesBootstrapVar(ts[i].Discards.PrintCommand) || txnindex.UsesBootstrapVar(ts[i].ConfirmCommand) {
-				return true
-			}
-		}
-	}
-	return false
 }

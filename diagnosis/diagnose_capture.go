@@ -2,7 +2,6 @@ package diagnosis
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -220,38 +219,4 @@ func (l plog) unseenPinner(cr *CaptureReport, hwm, now int64, o Options, bootstr
 	r.Discards = Discards{Records: -1, Ranges: []txnindex.OffsetRange{},
 		PrintCommand: cmds.DescribeAndKcatPrint(lso, max(hwm-lso, 1))}
 	return r
-}
-
-// maxRunbookRuns bounds the LSO history printed in the runbook; the JSON
-// keeps all of it.
-const maxRunbookRuns = 12
-
-func (cr *CaptureReport) runbook(sb *strings.Builder) {
-	span := ""
-	if cr.FirstMs > 0 {
-		span = fmt.Sprintf(" over %s, %s to %s", fmtDur(cr.LastMs-cr.FirstMs),
-			time.UnixMilli(cr.FirstMs).UTC().Format(time.RFC3339), time.UnixMilli(cr.LastMs).UTC().Format(time.RFC3339))
-	}
-	fmt.Fprintf(sb, "  capture: %s%s; the batches alone imply LSO %d, the broker reported %d\n",
-		txnindex.Plural(cr.Fetches, cr.Isolation+" fetch", cr.Isolation+" fetches"), span, cr.BatchesLSO, cr.BrokerLSO)
-	start := max(len(cr.History)-maxRunbookRuns, 0)
-	if start > 0 {
-		fmt.Fprintf(sb, "    (%s omitted; --format json has them all)\n", txnindex.Plural(start, "earlier stretch", "earlier stretches"))
-	}
-	for _, r := range cr.History[start:] {
-		when := ""
-		if r.FromMs > 0 {
-			when = time.UnixMilli(r.FromMs).UTC().Format("15:04:05.000") + " "
-		}
-		fmt.Fprintf(sb, "    %s%s at offsets %d-%d: LSO %d, high watermark %d, %s returned, %s\n",
-			when, txnindex.Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
-			txnindex.Plural(r.Batches, "batch", "batches"), txnindex.Plural(len(r.Aborted), "aborted entry", "aborted entries"))
-	}
-	if p := cr.Position; p != nil {
-		if p.Passed {
-			fmt.Fprintf(sb, "    the consumer got past offset %d (it last fetched at %d)\n", p.Offset, p.LastFetchOffset)
-		} else {
-			fmt.Fprintf(sb, "    the consumer never got past offset %d (it last fetched at %d)\n", p.Offset, p.LastFetchOffset)
-		}
-	}
 }

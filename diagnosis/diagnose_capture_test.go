@@ -1,10 +1,12 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -31,35 +33,35 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 		fetches   []resp
 		position  int64
 		wantLSO   int64
-		wantState OpenTxnState // "" for clear
+		wantState diagnosis.OpenTxnState // "" for clear
 		unseen    bool
 		pinner    txnindex.ProducerID
 		passed    *bool
 	}{
 		{name: "UnseenPinnerOpen", fetches: []resp{{0, 0, 4, 6, rc}, {5_000, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateOpen, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, unseen: true},
 		{name: "UnseenPinnerExpiredPastTxnTimeout", fetches: []resp{{0, 0, 4, 6, rc}, {2 * 60_000, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateExpired, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateExpired, unseen: true},
 		{name: "UnseenPinnerHangingPastMaxTimeoutWhileHWMMoved", fetches: []resp{{0, 0, 4, 6, rc}, {16 * 60_000, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateHanging, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateHanging, unseen: true},
 		// The LSO was stuck past the max timeout, but nothing was written
 		// after it: the partition did not move on.
 		{name: "UnseenPinnerIdlePartitionNotHanging", fetches: []resp{{0, 0, 4, 9, rc}, {16 * 60_000, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateExpired, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateExpired, unseen: true},
 		// The age counts from when the broker started reporting this LSO,
 		// not from the first response.
 		{name: "UnseenPinnerAgedFromWhenLSOStopped", fetches: []resp{{0, 0, 2, 3, rc}, {15 * 60_000, 2, 4, 6, rc}, {16 * 60_000, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateOpen, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, unseen: true},
 		{name: "NoTimestampsAgeUnknown", fetches: []resp{{-t0, 0, 4, 6, rc}, {-t0, 4, 4, 9, rc}},
-			position: -1, wantLSO: 4, wantState: StateOpen, unseen: true},
+			position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, unseen: true},
 		// A read_uncommitted consumer receives the open transaction: the
 		// pinner is named from its batches, the LSO is still the broker's.
 		{name: "ReadUncommittedCaptureNamesThePinner", extra: func(b *logBuilder) { b.txn(p2, 3).plain(-1, 2) },
-			fetches: []resp{{0, 0, 4, 9, nil}, {1_000, 9, 4, 9, nil}}, position: -1, wantLSO: 4, wantState: StateOpen, pinner: p2},
+			fetches: []resp{{0, 0, 4, 9, nil}, {1_000, 9, 4, 9, nil}}, position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, pinner: p2},
 		{name: "ClearWhenBrokerLSOReachesHWM", fetches: []resp{{0, 0, 4, 4, rc}, {1_000, 4, 4, 4, rc}}, position: -1, wantLSO: 4},
-		{name: "PositionPassed", fetches: []resp{{0, 0, 4, 6, rc}, {1_000, 4, 4, 9, rc}}, position: 3, wantLSO: 4, wantState: StateOpen,
+		{name: "PositionPassed", fetches: []resp{{0, 0, 4, 6, rc}, {1_000, 4, 4, 9, rc}}, position: 3, wantLSO: 4, wantState: diagnosis.StateOpen,
 			unseen: true, passed: ptr(true)},
-		{name: "PositionNeverPassed", fetches: []resp{{0, 0, 4, 6, rc}, {1_000, 4, 4, 9, rc}}, position: 4, wantLSO: 4, wantState: StateOpen,
+		{name: "PositionNeverPassed", fetches: []resp{{0, 0, 4, 6, rc}, {1_000, 4, 4, 9, rc}}, position: 4, wantLSO: 4, wantState: diagnosis.StateOpen,
 			unseen: true, passed: ptr(false)},
 	}
 	for _, tc := range cases {
@@ -74,7 +76,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: f.offset, Time: t0 + f.ms,
 					Response: txnindex.FetchResponse{HighWatermark: f.hwm, LastStableOffset: f.lso, AbortedTransactions: f.aborted}})
 			}
-			d := Diagnose(l, Options{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
+			d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
 			if d.LastStableOffset != tc.wantLSO || d.LastStableOffsetSource != "capture" {
 				t.Fatalf("LSO %d from %s, want %d from the capture", d.LastStableOffset, d.LastStableOffsetSource, tc.wantLSO)
 			}
@@ -85,8 +87,8 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 				if d.PinnedBy != nil {
 					t.Fatalf("pinned by %+v", d.PinnedBy)
 				}
-				if !strings.Contains(d.Runbook(), "clear") {
-					t.Errorf("runbook:\n%s", d.Runbook())
+				if !strings.Contains(present.Runbook(d), "clear") {
+					t.Errorf("runbook:\n%s", present.Runbook(d))
 				}
 				return
 			}
@@ -104,7 +106,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 			if p.AbortCommand != want {
 				t.Errorf("abort command %q", p.AbortCommand)
 			}
-			if d.Hanging() != (tc.wantState == StateHanging) {
+			if d.Hanging() != (tc.wantState == diagnosis.StateHanging) {
 				t.Errorf("Hanging() = %v", d.Hanging())
 			}
 			// Ages are measured at the end of the capture, not at Now.
@@ -114,7 +116,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 			if tc.passed != nil && (d.Capture.Position == nil || d.Capture.Position.Passed != *tc.passed) {
 				t.Errorf("position check %+v, want passed=%v", d.Capture.Position, *tc.passed)
 			}
-			rb := d.Runbook()
+			rb := present.Runbook(d)
 			if tc.unseen && !strings.Contains(rb, "did not see, from offset 4") {
 				t.Errorf("runbook:\n%s", rb)
 			}
@@ -132,7 +134,7 @@ func TestDiagnoseCaptureHistory(t *testing.T) {
 			Response: txnindex.FetchResponse{HighWatermark: r.hwm, LastStableOffset: r.lso, AbortedTransactions: r.aborted}})
 	}
 	l.HighWatermark = 6
-	d := Diagnose(l, Options{Position: -1})
+	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 	h := d.Capture.History
 	if len(h) != 2 || h[0].Fetches != 3 || h[1].Fetches != 1 || len(h[0].Aborted) != 1 || h[0].FetchOffsets != (txnindex.OffsetRange{From: 0, To: 4}) ||
 		h[1].Aborted == nil || d.Capture.Isolation != "read_committed" {
@@ -161,7 +163,7 @@ func TestLagSplitPositionInsideBatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.log.HighWatermark = tc.log.LogEndOffset
-			l := Diagnose(tc.log, Options{Position: tc.pos}).Lag
+			l := diagnosis.Diagnose(tc.log, diagnosis.Options{Position: tc.pos}).Lag
 			if l.ToDeliver != tc.deliver || l.BehindOpenTxns != tc.behind || l.Offsets != tc.offsets {
 				t.Errorf("lag %+v, want %d to deliver, %d behind open transactions, %d offsets", l, tc.deliver, tc.behind, tc.offsets)
 			}

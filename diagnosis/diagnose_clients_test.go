@@ -1,4 +1,4 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -53,7 +55,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.log().build()
-			d := Diagnose(l, Options{Position: -1})
+			d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 			var got map[string]counts
 			var cs []txnindex.ClientDeparture
 			if d.ClientDepartures != nil {
@@ -73,8 +75,8 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.want == nil {
-				if d.ClientsLine() != "" || strings.Contains(string(js), "client_departures") || strings.Contains(d.Runbook(), "depart") {
-					t.Fatalf("no client departs, yet the diagnosis says one does: %s\n%s", js, d.Runbook())
+				if present.ClientsLine(d) != "" || strings.Contains(string(js), "client_departures") || strings.Contains(present.Runbook(d), "depart") {
+					t.Fatalf("no client departs, yet the diagnosis says one does: %s\n%s", js, present.Runbook(d))
 				}
 				return
 			}
@@ -94,9 +96,9 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 				deps[1]["aborted_delivered"] != float64(tc.want["kafka-go"].aborted) || deps[1]["control_delivered"] != float64(tc.want["kafka-go"].control) {
 				t.Errorf("JSON client_departures' clients %v", deps)
 			}
-			rb := d.Runbook()
+			rb := present.Runbook(d)
 			for _, w := range tc.line {
-				if !strings.Contains(d.ClientsLine(), w) || !strings.Contains(rb, w) {
+				if !strings.Contains(present.ClientsLine(d), w) || !strings.Contains(rb, w) {
 					t.Errorf("the clients line and runbook lack %q:\n%s", w, rb)
 				}
 			}
@@ -111,10 +113,10 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 // which offsets it covers, the first batches only
 // (txnindex.TestClientDeparturesCapped counts them).
 func TestClientsLineCapped(t *testing.T) {
-	d := &Diagnosis{LogStartOffset: 0, LogEndOffset: 4, ClientDepartures: &txnindex.ClientsReport{From: 0, To: 2, Capped: true, Decided: 2,
+	d := &diagnosis.Diagnosis{LogStartOffset: 0, LogEndOffset: 4, ClientDepartures: &txnindex.ClientsReport{From: 0, To: 2, Capped: true, Decided: 2,
 		Clients: []txnindex.ClientDeparture{{Client: "kafkajs"}, {Client: "kafka-go", AbortedDelivered: 2, ControlDelivered: 1}, {Client: "kafka-python", AbortedDelivered: 2, ControlDelivered: 1}}}}
 	want := "kafka-go and kafka-python would deliver 2 aborted records and 1 control marker from offsets 0 to 2 (the first 2 batches of the partition; the rest was not counted); the Java consumer, librdkafka, franz-go and kafkajs none of them"
-	if got := d.ClientsLine(); got != want {
+	if got := present.ClientsLine(d); got != want {
 		t.Errorf("clients line\n%s\nwant\n%s", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package diagnosis
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -224,30 +223,4 @@ func (l plog) lsoWithout(gone map[int]string) int64 {
 		return max(fu, l.LSOFloor())
 	}
 	return l.HighWatermark
-}
-
-// runbookCompaction writes the cleaner's evidence, the .txnindex
-// differences and the transactions whose marker the cleaner removed.
-func (d *Diagnosis) runbookCompaction(sb *strings.Builder) {
-	if c := d.Compaction; c != nil {
-		fmt.Fprintf(sb, "\n  compacted: the log cleaner has worked on this partition (cleanup.policy includes compact):\n")
-		for _, e := range c.Evidence {
-			fmt.Fprintf(sb, "    - %s\n", e)
-		}
-		if c.Scope != "" {
-			fmt.Fprintf(sb, "    (%s)\n", c.Scope)
-		}
-	}
-	if len(d.TxnIndexMismatches) > 0 {
-		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", len(d.TxnIndexMismatches))
-		for _, m := range d.TxnIndexMismatches {
-			fmt.Fprintf(sb, "    - %s %s: %s: %s\n", m.Segment, m.Kind, m.Explanation, m.Note)
-		}
-	}
-	for i := range d.MarkerRemoved {
-		t := &d.MarkerRemoved[i]
-		fmt.Fprintf(sb, "\n  decided, marker removed by the cleaner, transaction %d: producer %d epoch %d, %s\n",
-			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d))
-		fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
-	}
 }

@@ -2,7 +2,6 @@ package diagnosis
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -66,13 +65,13 @@ func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string)
 		// start; a live window's seeds come from DescribeProducers and its
 		// start is only where reading began.
 		src := "the producer state"
-		r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
+		r.Cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
 		if l.Snapshot != nil && l.Snapshot.Window {
 			src = "the " + l.Snapshot.Label()
 		} else if l.Snapshot != nil {
-			src, r.cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LSOFloor())
+			src, r.Cut = "the "+l.Snapshot.Label(), fmt.Sprintf("before the log start %d (deleted by retention)", l.LSOFloor())
 		}
-		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.Cut)
 		if t.LastDataOffset < 0 && last >= 0 {
 			r.StartEvidence += fmt.Sprintf("; its last write, %s, is the snapshot's timestamp", time.UnixMilli(last).UTC().Format(time.RFC3339))
 		}
@@ -84,8 +83,8 @@ func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string)
 		if l.Snapshot != nil {
 			src = "the " + l.Snapshot.Label()
 		}
-		r.cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.LSOFloor())
-		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.cut)
+		r.Cut = fmt.Sprintf("in remote storage (the first local segment begins at %d; the log start is %d)", l.LogStartOffset, l.LSOFloor())
+		r.StartEvidence = fmt.Sprintf("%s: the transaction began at offset %d, %s", src, t.FirstOffset, r.Cut)
 	} else if l.mayHaveBegunEarlier(t) {
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("no producer snapshot: producer %d's first surviving batch, at offset %d, is this transaction's data with no marker before it, so it may have begun before the log start %d (retention deleted what came before); the broker's producer snapshot (a .snapshot file in the partition directory, whose entry for producer %d has its currentTxnFirstOffset) or kafka-transactions.sh describe-producers (CurrentTransactionStartOffset) would settle it, and if that offset is lower, abort with --start-offset at it",
@@ -179,7 +178,7 @@ func (l plog) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 			Discards: Discards{Ranges: []txnindex.OffsetRange{}},
 		}
 		if r.BeganBeforeLogStart && (l.Snapshot == nil || l.Snapshot.Window) {
-			r.cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
+			r.Cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
 		}
 		r.CoordinatorEpoch, r.CoordinatorEpochSource = l.CoordinatorEpochEvidence(t.ProducerID)
 		r.Reason = fmt.Sprintf("decided: its %s marker is at offset %d, at or above the high watermark %d (%s); the LSO waits until the high watermark passes the marker (ProducerStateManager keeps it in unreplicatedTxns); nothing to abort: the followers must catch up (or, for a copied log dir, the checkpoint lags the log end %d)",
@@ -196,76 +195,4 @@ func (l plog) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		out = append(out, r)
 	}
 	return out
-}
-
-// offsetsText says where the transaction's offsets are, never printing the
-// -1 of "no data here": "offsets 3-7", or "began at offset 120, before the
-// log start 500 (deleted by retention)", with what survives of it.
-func (t *OpenTxnReport) offsetsText(d *Diagnosis) string {
-	if !t.BeganBeforeLogStart && !t.BeganInRemoteStorage {
-		if t.LastOffset < 0 {
-			return fmt.Sprintf("from offset %d, no data batch here", t.FirstOffset)
-		}
-		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
-	}
-	cut := t.cut
-	if cut == "" && t.BeganInRemoteStorage {
-		cut = "in remote storage"
-	} else if cut == "" {
-		cut = fmt.Sprintf("before the log start %d (deleted by retention)", d.LogStartOffset)
-	}
-	s := fmt.Sprintf("began at offset %d, %s", t.FirstOffset, cut)
-	if t.LastOffset < 0 {
-		return s + ", none of its data survives"
-	}
-	return s + fmt.Sprintf(", its data survives up to offset %d", t.LastOffset)
-}
-
-// runbook writes open transaction n of d.
-func (t *OpenTxnReport) runbook(sb *strings.Builder, n int, d *Diagnosis) {
-	if t.Unseen {
-		fmt.Fprintf(sb, "\n  open transaction %d: unseen producer, from offset %d\n", n, t.FirstOffset)
-	} else {
-		fmt.Fprintf(sb, "\n  open transaction %d: producer %d epoch %d, %s, %s, %s, %s\n",
-			n, t.ProducerID, t.ProducerEpoch, t.offsetsText(d), txnindex.Plural(t.Batches, "batch", "batches"), txnindex.Plural(t.Records, "record", "records"), txnindex.Plural(t.Bytes, "byte", "bytes"))
-	}
-	fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
-	t.runbookCoordinator(sb)
-	if t.ConfirmCommand != "" {
-		fmt.Fprintf(sb, "    to confirm it hangs: %s\n", t.ConfirmCommand)
-	}
-	if t.AbortBreaks != "" {
-		fmt.Fprintf(sb, "    before aborting: %s\n", t.AbortBreaks)
-	}
-	if t.StartEvidence != "" {
-		fmt.Fprintf(sb, "    start: %s\n", t.StartEvidence)
-	}
-	fmt.Fprintf(sb, "    to end it:  %s\n", t.AbortCommand)
-	if t.AbortByProducerCommand != "" {
-		fmt.Fprintf(sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
-		fmt.Fprintf(sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
-	}
-	switch {
-	case t.Unseen:
-		fmt.Fprintf(sb, "    aborting discards its records, somewhere in offsets %d-%d (not in the capture)", t.FirstOffset, d.HighWatermark-1)
-	case len(t.Discards.Ranges) == 0:
-		fmt.Fprintf(sb, "    aborting discards no record that survives here")
-	default:
-		at := "offsets"
-		if t.Discards.Records == 1 {
-			at = "offset"
-		}
-		fmt.Fprintf(sb, "    aborting discards %s at %s ", txnindex.Plural(t.Discards.Records, "record", "records"), at)
-		for i, r := range t.Discards.Ranges {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			if r.From == r.To {
-				fmt.Fprintf(sb, "%d", r.From)
-			} else {
-				fmt.Fprintf(sb, "%d-%d", r.From, r.To)
-			}
-		}
-	}
-	fmt.Fprintf(sb, "\n    to see them first: %s\n", strings.ReplaceAll(t.Discards.PrintCommand, "\n", "\n                       "))
 }

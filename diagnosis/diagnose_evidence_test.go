@@ -1,10 +1,12 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -22,16 +24,16 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 		seeds  []txnindex.OngoingTxn
 		snap   *txnindex.SnapshotInfo
 		more   func(*logBuilder)
-		check  func(t *testing.T, d *Diagnosis)
+		check  func(t *testing.T, d *diagnosis.Diagnosis)
 		inText []string
 	}{
 		{
 			name:  "SeededLastWriteIsTheSnapshotTimestamp",
 			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
 			snap:  snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				p := d.PinnedBy
-				if p == nil || p.State != StateLate || p.AgeMs != 30*day+1_000 || p.LastTimestamp != t0-30*day || !p.BeganBeforeLogStart {
+				if p == nil || p.State != diagnosis.StateLate || p.AgeMs != 30*day+1_000 || p.LastTimestamp != t0-30*day || !p.BeganBeforeLogStart {
 					t.Fatalf("pinned by %+v", p)
 				}
 				if p.CoordinatorEpoch != 3 || p.CoordinatorEpochSource != "producer snapshot 00000000000000000012.snapshot" || !strings.HasSuffix(p.AbortCommand, "--start-offset 5") {
@@ -47,9 +49,9 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
 			snap:  snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
 			more:  func(b *logBuilder) { b.txn(p3, 2).plain(-1, 1) },
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				p := d.PinnedBy
-				if p == nil || p.State != StateOpen || p.LastTimestamp != t0+10 || !d.LSOLagAtLeast || p.FirstOffset != 5 || p.Records != 2 {
+				if p == nil || p.State != diagnosis.StateOpen || p.LastTimestamp != t0+10 || !d.LSOLagAtLeast || p.FirstOffset != 5 || p.Records != 2 {
 					t.Fatalf("pinned by %+v", p)
 				}
 			},
@@ -58,9 +60,9 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 		{
 			name:  "SnapshotWithoutTimestampLeavesTheAgeUnknown",
 			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: -1, CoordinatorEpoch: -1}},
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				p := d.PinnedBy
-				if p == nil || !p.AgeUnknown || p.State != StateOpen || d.Hanging() {
+				if p == nil || !p.AgeUnknown || p.State != diagnosis.StateOpen || d.Hanging() {
 					t.Fatalf("pinned by %+v", p)
 				}
 			},
@@ -72,7 +74,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			name: "EarliestOfTwoClampedTransactionsHolds",
 			seeds: []txnindex.OngoingTxn{{ProducerID: p2, ProducerEpoch: 1, FirstOffset: 8, LastTimestamp: t0, CoordinatorEpoch: 0},
 				{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0, CoordinatorEpoch: 2}},
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				if d.LastStableOffset != 10 || d.PinnedBy == nil || d.PinnedBy.ProducerID != p3 || len(d.OpenTransactions) != 2 {
 					t.Fatalf("LSO %d pinned by %+v", d.LastStableOffset, d.PinnedBy)
 				}
@@ -83,7 +85,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			// transactional data may have begun before the log start.
 			name: "WithoutSnapshotFirstSurvivingTransactionMayHaveBegunEarlier",
 			more: func(b *logBuilder) { b.txn(p1, 2).plain(-1, 1) },
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				if p := d.PinnedBy; p == nil || !p.MayHaveBegunBeforeLogStart || p.BeganBeforeLogStart || !strings.Contains(p.StartEvidence, "describe-producers") {
 					t.Fatalf("pinned by %+v", p)
 				}
@@ -95,7 +97,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			name: "SnapshotSettlesWhereTheTransactionBegan",
 			snap: snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{}),
 			more: func(b *logBuilder) { b.txn(p1, 2).plain(-1, 1) },
-			check: func(t *testing.T, d *Diagnosis) {
+			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				if p := d.PinnedBy; p == nil || p.MayHaveBegunBeforeLogStart || p.StartEvidence != "" {
 					t.Fatalf("pinned by %+v", p)
 				}
@@ -112,9 +114,9 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 				tc.more(b)
 			}
 			b.p.Ongoing, b.p.Snapshot = tc.seeds, tc.snap
-			d := Diagnose(b.build(), Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
+			d := diagnosis.Diagnose(b.build(), diagnosis.Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
 			tc.check(t, d)
-			rb := d.Runbook()
+			rb := present.Runbook(d)
 			if strings.Contains(rb, "--1") {
 				t.Errorf("runbook prints -1:\n%s", rb)
 			}
@@ -150,7 +152,7 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: 4, Time: t0 + int64(i)*1_000,
 					Response: txnindex.FetchResponse{HighWatermark: hwm, LastStableOffset: 4, LogStartOffset: tc.logStart, AbortedTransactions: []txnindex.AbortedTransaction{}}})
 			}
-			p := Diagnose(l, Options{Position: -1}).PinnedBy
+			p := diagnosis.Diagnose(l, diagnosis.Options{Position: -1}).PinnedBy
 			if p == nil || !p.Unseen {
 				t.Fatalf("pinned by %+v", p)
 			}
@@ -170,7 +172,7 @@ func TestDiagnoseSeedWithoutSnapshotIsNotRetention(t *testing.T) {
 	b.p.LogStartOffset, b.next = 10, 10
 	b.plain(-1, 2)
 	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	rb := Diagnose(b.build(), Options{Position: -1}).Runbook()
+	rb := present.Runbook(diagnosis.Diagnose(b.build(), diagnosis.Options{Position: -1}))
 	if strings.Contains(rb, "retention") || !strings.Contains(rb, "began at offset 5, before offset 10, where the data read here starts") {
 		t.Errorf("runbook:\n%s", rb)
 	}

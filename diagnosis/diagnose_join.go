@@ -2,7 +2,6 @@ package diagnosis
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -127,97 +126,6 @@ func (r *OpenTxnReport) joinMatch(m txnindex.CoordinatorMatch) {
 	default:
 		r.Reason += fmt.Sprintf("; not hanging (KIP-664): %s", m.Reason)
 	}
-}
-
-// runbookPinned writes who pins the LSO by transactional id, and the
-// groups it holds up.
-func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
-	if p := d.PinnedBy; p != nil && p.TransactionalID != "" {
-		fmt.Fprintf(sb, "  pinned by transactional id %q (coordinator state %s, %s)", p.TransactionalID, p.CoordinatorState, p.CoordinatorSource)
-		if p.HangingRule != "" {
-			fmt.Fprintf(sb, ", decided by rule %s", p.HangingRule)
-		}
-		sb.WriteString("\n")
-	} else if p != nil && p.HangingRule != "" {
-		fmt.Fprintf(sb, "  pinning transaction decided by rule %s\n", p.HangingRule)
-	}
-	if d.JoinNote != "" {
-		fmt.Fprintf(sb, "  join partial: %s\n", d.JoinNote)
-	}
-	if d.ConsumerGroups == nil {
-		return
-	}
-	var affected, other []txnindex.GroupPosition
-	for _, g := range d.ConsumerGroups {
-		if g.BehindLSO {
-			affected = append(affected, g)
-		} else {
-			other = append(other, g)
-		}
-	}
-	switch {
-	case len(d.ConsumerGroups) == 0:
-		if d.PinnedBy != nil {
-			sb.WriteString("  consumer groups affected: none (no group committed an offset on this partition)\n")
-		}
-	case len(affected) == 0:
-		fmt.Fprintf(sb, "  consumer groups affected: none (%d group(s) committed on this partition, all past the LSO)\n", len(d.ConsumerGroups))
-	case d.PinnedBy != nil:
-		fmt.Fprintf(sb, "  consumer groups affected (committed offset <= LSO %d; read_committed consumers cannot pass it):\n", d.LastStableOffset)
-	default:
-		fmt.Fprintf(sb, "  consumer groups (committed offset <= LSO %d):\n", d.LastStableOffset)
-	}
-	for _, g := range affected {
-		what := txnindex.Plural(g.RecordsToLSO, "record", "records") + " to receive before the LSO"
-		switch {
-		case g.RecordsToLSO < 0:
-			what = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: no log read)"
-		case g.Blocked:
-			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
-		}
-		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
-	}
-	for _, g := range other {
-		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
-	}
-}
-
-// runbookCoordinator writes an open transaction's coordinator line.
-func (t *OpenTxnReport) runbookCoordinator(sb *strings.Builder) {
-	if t.CoordinatorState == "" && t.TransactionalID == "" {
-		if t.HangingRule != "" {
-			fmt.Fprintf(sb, "    decided by rule %s\n", t.HangingRule)
-		}
-		return
-	}
-	fmt.Fprintf(sb, "    coordinator: transactional id %q, state %s", t.TransactionalID, t.CoordinatorState)
-	if len(t.CoordinatorPartitions) > 0 {
-		sb.WriteString(", partitions")
-		for _, p := range t.CoordinatorPartitions {
-			fmt.Fprintf(sb, " %s", txnindex.TextWord(p))
-		}
-	}
-	if t.HangingRule != "" {
-		fmt.Fprintf(sb, "; decided by rule %s", t.HangingRule)
-	}
-	sb.WriteString("\n")
-}
-
-// JoinRunbook is the runbook's join lines alone (who pins the LSO by
-// transactional id, the groups it holds up), for reports that print the
-// rest themselves (diagnose --bootstrap, which reads no log).
-func (d *Diagnosis) JoinRunbook() string {
-	var sb strings.Builder
-	d.runbookPinned(&sb)
-	return sb.String()
-}
-
-// CoordinatorRunbook is an open transaction's coordinator line of the
-// runbook, "" when nothing was joined.
-func (t *OpenTxnReport) CoordinatorRunbook() string {
-	var sb strings.Builder
-	t.runbookCoordinator(&sb)
-	return sb.String()
 }
 
 // JoinMatch applies a coordinator match to the report as Join does, for

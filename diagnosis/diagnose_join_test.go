@@ -1,4 +1,4 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -22,37 +24,37 @@ func TestDiagnoseJoin(t *testing.T) {
 		state   *txnindex.TxnCoordinatorState // nil: no __transaction_state read
 		now     time.Duration                 // age of the open transaction's last write
 		id      string
-		want    OpenTxnState
+		want    diagnosis.OpenTxnState
 		rule    string
 		hanging bool
 		alert   bool // exit 3: hanging, or late with no coordinator's word
 	}{
-		{"no coordinator state, young: open by age", nil, time.Second, "", StateOpen, "", false, false},
-		{"no coordinator state, old: late, hanging not confirmed", nil, 21 * time.Minute, "", StateLate, "", false, true},
-		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusCompleteCommit)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorComplete, true, true},
-		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusEmpty)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorEmpty, true, true},
-		{"dead: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusDead)), time.Second, "zombie", StateHanging, txnindex.RuleCoordinatorDead, true, true},
-		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other)), time.Second, "zombie", StateHanging, txnindex.RulePartitionNotListed, true, true},
-		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", StateLate, txnindex.RulePartitionListed, false, false},
-		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), time.Second, "zombie", StateOpen, txnindex.RulePartitionListed, false, false},
-		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", StatePrepared, txnindex.RulePreparedTwoPhase, false, false},
-		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", StateHanging, txnindex.RulePartitionNotListed, true, true},
+		{"no coordinator state, young: open by age", nil, time.Second, "", diagnosis.StateOpen, "", false, false},
+		{"no coordinator state, old: late, hanging not confirmed", nil, 21 * time.Minute, "", diagnosis.StateLate, "", false, true},
+		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusCompleteCommit)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorComplete, true, true},
+		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusEmpty)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorEmpty, true, true},
+		{"dead: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusDead)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorDead, true, true},
+		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
+		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
+		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), time.Second, "zombie", diagnosis.StateOpen, txnindex.RulePartitionListed, false, false},
+		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", diagnosis.StatePrepared, txnindex.RulePreparedTwoPhase, false, false},
+		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
 		// A transaction timeout of Integer.MAX_VALUE - 1 is an ordinary
 		// (if absurd) one: only MAX_VALUE marks a prepared transaction.
-		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", StateLate, txnindex.RulePartitionListed, false, false},
+		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
 			l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
 			last := l.Batches[1].MaxTimestamp
-			d := Diagnose(l, Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
+			d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
 			ev := txnindex.InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
 				Offsets: []txnindex.GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
 			if tt.state != nil {
 				ev.Coordinators = txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*tt.state}, true)
 			}
-			Join(l, d, ev)
+			diagnosis.Join(l, d, ev)
 			p := d.PinnedBy
 			if p == nil || p.TransactionalID != tt.id || p.State != tt.want || p.HangingRule != tt.rule || d.Hanging() != tt.hanging || d.Alert() != tt.alert {
 				t.Fatalf("pinned by %+v, want id %q state %s rule %q, alert %v", p, tt.id, tt.want, tt.rule, tt.alert)
@@ -60,7 +62,7 @@ func TestDiagnoseJoin(t *testing.T) {
 			// Only a late transaction no coordinator evidence decided
 			// carries the command that asks; only a prepared one says
 			// what aborting it breaks.
-			if (p.ConfirmCommand != "") != (tt.want == StateLate && tt.rule == "") || (p.AbortBreaks != "") != (tt.want == StatePrepared) {
+			if (p.ConfirmCommand != "") != (tt.want == diagnosis.StateLate && tt.rule == "") || (p.AbortBreaks != "") != (tt.want == diagnosis.StatePrepared) {
 				t.Errorf("confirm %q, abort breaks %q", p.ConfirmCommand, p.AbortBreaks)
 			}
 			if tt.state != nil && (p.CoordinatorState != tt.state.State.String() ||
@@ -94,7 +96,7 @@ func TestDiagnoseJoin(t *testing.T) {
 				m.Groups[2].Group != "uncommitted" || m.Groups[2].Behind {
 				t.Errorf("consumer_groups %+v", m.Groups)
 			}
-			text := d.Runbook()
+			text := present.Runbook(d)
 			for _, want := range []string{`group "at-lso" committed 2: BLOCKED`, `group "reading" committed 0: 2 records`, `group "uncommitted" committed 8: past the LSO`} {
 				if !strings.Contains(text, want) {
 					t.Errorf("runbook lacks %q:\n%s", want, text)

@@ -1,9 +1,6 @@
 package diagnosis
 
-import (
-	"fmt"
-	"strings"
-)
+import ()
 
 // OffsetsUnknownReport says why a diagnosis has no offsets: the partition
 // directory holds no .log segment (a copy that left them out), so its log
@@ -30,22 +27,5 @@ func (l plog) offsetsUnknown(d *Diagnosis) {
 	d.OffsetsUnknown = &OffsetsUnknownReport{
 		Reason:   "no .log segment in the partition directory: its log start, log end, high watermark and last stable offset cannot be read",
 		Evidence: ev,
-	}
-}
-
-// runbookOffsets is the runbook's offsets line.
-func (d *Diagnosis) runbookOffsets(sb *strings.Builder) {
-	u := d.OffsetsUnknown
-	if u == nil {
-		fmt.Fprintf(sb, "  log start %d, log end %d, high watermark %d (%s), last stable offset %d\n",
-			d.LogStartOffset, d.LogEndOffset, d.HighWatermark, d.HighWatermarkSource, d.LastStableOffset)
-		return
-	}
-	fmt.Fprintf(sb, "  offsets unknown: %s\n", u.Reason)
-	if len(u.Evidence) > 0 {
-		sb.WriteString("  what the directory shows:\n")
-	}
-	for _, e := range u.Evidence {
-		fmt.Fprintf(sb, "    - %s\n", e)
 	}
 }

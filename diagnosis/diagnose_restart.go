@@ -154,13 +154,3 @@ func (r *RestartReport) words(lso int64) string {
 	sb.WriteString("Each replica holds its own producer state: a follower that restarted uncleanly since retention reached this offset reports the later LSO if it becomes leader, one that did not reports this one, so the LSO consumers meet can change with the leader. Only an abort writes a marker that every replica applies.")
 	return sb.String()
 }
-
-// runbookRestart writes the restart report, if any.
-func (d *Diagnosis) runbookRestart(sb *strings.Builder) {
-	r := d.AfterRestart
-	if r == nil {
-		return
-	}
-	fmt.Fprintf(sb, "\n  the running broker against its next restart: LSO %d now, %d after a restart that follows an unclean shutdown\n", d.LastStableOffset, r.LastStableOffset)
-	fmt.Fprintf(sb, "    %s\n", r.Text)
-}

@@ -1,10 +1,12 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -18,33 +20,33 @@ func TestDiagnoseClassification(t *testing.T) {
 		name     string
 		log      func() *logBuilder
 		now      time.Time
-		want     []OpenTxnState      // per open transaction
-		pinnedBy txnindex.ProducerID // 0: nothing pinned
+		want     []diagnosis.OpenTxnState // per open transaction
+		pinnedBy txnindex.ProducerID      // 0: nothing pinned
 		skew     bool
 	}{
-		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
-		{"ExpiredPastTxnTimeout", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(2 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
+		{"ExpiredPastTxnTimeout", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(2 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// Past transaction.max.timeout.ms but within the broker's buffer:
 		// not late yet (ProducerStateManager.hasLateTransaction).
-		{"ExpiredPastMaxTimeoutWithinTheBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		{"ExpiredPastMaxTimeoutWithinTheBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// The broker's rule is strictly longer than max timeout + buffer.
-		{"ExpiredAtExactlyMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20 * 60_000), []OpenTxnState{StateExpired}, p1, false},
+		{"ExpiredAtExactlyMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// Without coordinator evidence an old transaction is late, never
 		// hanging: that is the coordinator's word.
-		{"LatePastMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20*60_000 + 1), []OpenTxnState{StateLate}, p1, false},
+		{"LatePastMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20*60_000 + 1), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
 		// Nothing was written after it: the broker's rule does not ask.
-		{"LateThoughThePartitionIsIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(21 * 60_000), []OpenTxnState{StateLate}, p1, false},
+		{"LateThoughThePartitionIsIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(21 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
 		// Timestamps ahead of now: skew, age 0, not hanging.
-		{"ClockSkew", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(-60_000), []OpenTxnState{StateOpen}, p1, true},
+		{"ClockSkew", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(-60_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, true},
 		{"SeveralOpenTransactions", func() *logBuilder { return newLog().txn(p1, 1).txn(p2, 1).plain(-1, 1) }, at(21 * 60_000),
-			[]OpenTxnState{StateLate, StateLate}, p1, false},
-		{"OpenAcrossSegmentRoll", func() *logBuilder { return newLog().txn(p1, 1).roll().txn(p1, 1).plain(-1, 1) }, at(1_000), []OpenTxnState{StateOpen}, p1, false},
+			[]diagnosis.OpenTxnState{diagnosis.StateLate, diagnosis.StateLate}, p1, false},
+		{"OpenAcrossSegmentRoll", func() *logBuilder { return newLog().txn(p1, 1).roll().txn(p1, 1).plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
 		{"ClearAfterCommit", func() *logBuilder { return newLog().txn(p1, 1).commit(p1) }, at(16 * 60_000), nil, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.log().build()
-			d := Diagnose(l, Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
+			d := diagnosis.Diagnose(l, diagnosis.Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
 			if len(d.OpenTransactions) != len(tc.want) {
 				t.Fatalf("%d open transactions, want %d", len(d.OpenTransactions), len(tc.want))
 			}
@@ -62,7 +64,7 @@ func TestDiagnoseClassification(t *testing.T) {
 			case tc.pinnedBy != 0 && (d.PinnedBy == nil || d.PinnedBy.ProducerID != tc.pinnedBy):
 				t.Errorf("pinned by %+v, want producer %d", d.PinnedBy, tc.pinnedBy)
 			}
-			late := len(tc.want) > 0 && tc.want[0] == StateLate
+			late := len(tc.want) > 0 && tc.want[0] == diagnosis.StateLate
 			if d.Hanging() || d.Alert() != late {
 				t.Errorf("Hanging() = %v, Alert() = %v", d.Hanging(), d.Alert())
 			}
@@ -85,7 +87,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	b.plain(-1, 2)
 	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
 	b.p.Snapshot = &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
-	d := Diagnose(b.build(), Options{Position: -1})
+	d := diagnosis.Diagnose(b.build(), diagnosis.Options{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
 	}
@@ -96,7 +98,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	if !strings.Contains(r.AbortByProducerCommand, "--producer-id 3 --producer-epoch 4 --coordinator-epoch 0") || !strings.HasPrefix(r.CoordinatorEpochSource, "none") {
 		t.Errorf("command %q (%s)", r.AbortByProducerCommand, r.CoordinatorEpochSource)
 	}
-	if rb := d.Runbook(); strings.Contains(rb, "-1") || !strings.Contains(rb, "began at offset 5, before the log start 10 (deleted by retention)") {
+	if rb := present.Runbook(d); strings.Contains(rb, "-1") || !strings.Contains(rb, "began at offset 5, before the log start 10 (deleted by retention)") {
 		t.Errorf("runbook:\n%s", rb)
 	}
 }
@@ -105,7 +107,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 // what an abort throws away.
 func TestDiagnoseCommandAndDiscards(t *testing.T) {
 	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).txn(p1, 1).commit(p1).txn(p2, 2).plain(-1, 1).build()
-	d := Diagnose(l, Options{Position: 0, Bootstrap: "kafka:9092"})
+	d := diagnosis.Diagnose(l, diagnosis.Options{Position: 0, Bootstrap: "kafka:9092"})
 	p := d.PinnedBy
 	if p == nil || p.ProducerID != p2 || p.FirstOffset != 2 {
 		t.Fatalf("pinned by %+v", p)
@@ -120,7 +122,7 @@ func TestDiagnoseCommandAndDiscards(t *testing.T) {
 	if lag.ToDeliver != 1 || lag.ControlMarkers != 1 || lag.BehindOpenTxns != 8 || lag.LastReachable != 1 || lag.PositionAfterAll != 2 {
 		t.Errorf("lag %+v", lag)
 	}
-	rb := d.Runbook()
+	rb := present.Runbook(d)
 	for _, s := range []string{"STUCK", "--start-offset 2", "discards 5 records at offsets 2-4, 7-8"} {
 		if !strings.Contains(rb, s) {
 			t.Errorf("runbook lacks %q:\n%s", s, rb)

@@ -1,4 +1,4 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"fmt"

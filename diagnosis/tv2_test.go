@@ -1,9 +1,11 @@
-package diagnosis
+package diagnosis_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -19,11 +21,11 @@ func TestTV2DiagnosedAtLastEpoch(t *testing.T) {
 	}
 	b.txnAt(7, 3000, 2).plain(-1, 1)
 	l := b.build()
-	d := Diagnose(l, Options{Position: -1})
+	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 	if d.PinnedBy == nil || d.PinnedBy.ProducerEpoch != 3000 || d.PinnedBy.FirstOffset != 6000 || l.LastStableOffset != 6000 {
 		t.Fatalf("pinned by %+v, LSO %d", d.PinnedBy, l.LastStableOffset)
 	}
-	if rb := d.Runbook(); !strings.Contains(rb, "producer 7 epoch 3000's transaction from offset 6000") {
+	if rb := present.Runbook(d); !strings.Contains(rb, "producer 7 epoch 3000's transaction from offset 6000") {
 		t.Errorf("runbook:\n%s", rb)
 	}
 }

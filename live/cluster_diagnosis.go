@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -139,12 +140,12 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	} else {
 		sb.WriteString("  clear: no open transaction holds the LSO below the high watermark\n")
 	}
-	sb.WriteString(d.JoinRunbook())
+	sb.WriteString(present.JoinRunbook(d))
 	for i, t := range d.OpenTransactions {
 		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, from offset %d, last write %s ago\n",
 			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, txnindex.DurationMs(t.AgeMs))
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
-		sb.WriteString(t.CoordinatorRunbook())
+		sb.WriteString(present.CoordinatorLine(&t))
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
 		if t.AbortByProducerCommand != "" {
 			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)

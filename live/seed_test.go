@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -86,7 +87,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		if !r.BeganBeforeLogStart || !strings.HasPrefix(r.StartEvidence, want) {
 			t.Errorf("start evidence %q, want %q...", r.StartEvidence, want)
 		}
-		if rb := d.Runbook(); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || sentinel.MatchString(rb) {
+		if rb := present.Runbook(d); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || sentinel.MatchString(rb) {
 			t.Errorf("runbook:\n%s", rb)
 		}
 	}

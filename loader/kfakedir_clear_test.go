@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -128,7 +129,7 @@ func TestKfakeDataDirStuckThenClear(t *testing.T) {
 		t.Fatalf("after fencing: broker LSO %d, HWM %d (was %d)", lso, hwm, before)
 	}
 	_, d = diagnose()
-	if d.PinnedBy != nil || d.LastStableOffset != lso || len(d.OpenTransactions) != 0 || !strings.Contains(d.Runbook(), "clear") {
-		t.Fatalf("after fencing: LSO %d (broker %d), pinned by %+v\n%s", d.LastStableOffset, lso, d.PinnedBy, d.Runbook())
+	if d.PinnedBy != nil || d.LastStableOffset != lso || len(d.OpenTransactions) != 0 || !strings.Contains(present.Runbook(d), "clear") {
+		t.Fatalf("after fencing: LSO %d (broker %d), pinned by %+v\n%s", d.LastStableOffset, lso, d.PinnedBy, present.Runbook(d))
 	}
 }

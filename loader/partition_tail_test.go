@@ -15,6 +15,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -477,8 +478,8 @@ func TestOpenPartitionTailCompactionScope(t *testing.T) {
 	if fd.Compaction.Scope != "" || !strings.Contains(td.Compaction.Scope, fmt.Sprintf("from offset %d", r.FromOffset)) {
 		t.Errorf("scope: full %q, seeded %q", fd.Compaction.Scope, td.Compaction.Scope)
 	}
-	if !strings.Contains(td.Runbook(), td.Compaction.Scope) || !strings.Contains(r.Line(), "not read") {
-		t.Errorf("the runbook does not say what the evidence covers:\n%s", td.Runbook())
+	if !strings.Contains(present.Runbook(td), td.Compaction.Scope) || !strings.Contains(r.Line(), "not read") {
+		t.Errorf("the runbook does not say what the evidence covers:\n%s", present.Runbook(td))
 	}
 	fd.Compaction, td.Compaction, fd.Replay, td.Replay = nil, nil, nil, nil
 	fd.ClientDepartures, td.ClientDepartures = nil, nil // they cover the batches read

@@ -141,3 +141,23 @@ func needsEscape(s string) bool {
 	}
 	return false
 }
+
+// ClusterMetadataTopic is the KRaft metadata log's topic: the controllers'
+// Raft log (KafkaRaftServer's MetadataTopic), in every KRaft node's
+// metadata.log.dir as __cluster_metadata-0.
+const ClusterMetadataTopic = "__cluster_metadata"
+
+// MetadataLogNote says what a partition of topic is when it is not a data
+// partition a consumer reads: for __cluster_metadata, the KRaft metadata
+// log, whose batches are metadata records and Raft control records
+// (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters), never a
+// producer transaction, and whose snapshots are the .checkpoint files
+// beside it. "" for any other topic.
+func MetadataLogNote(topic string) string {
+	if topic != ClusterMetadataTopic {
+		return ""
+	}
+	return "KRaft cluster metadata log (__cluster_metadata): the controllers' Raft log of metadata records, " +
+		"with its snapshots in .checkpoint files; it holds no producer transactions and no consumer reads it, " +
+		"so it has no last stable offset to be held"
+}

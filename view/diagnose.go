@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -60,7 +61,7 @@ func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis
 	diags.computed.Add(1)
 	d := diagnosis.Diagnose(l, o)
 	join(l, d)
-	e.runbook = d.Runbook()
+	e.runbook = present.Runbook(d)
 	e.d = d
 	return e.d, e.runbook
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -86,7 +87,7 @@ func TestDiagnoseSingleFlight(t *testing.T) {
 		}
 	}
 	d, runbook := DiagnoseRunbook(l, diagnosis.Options{Now: now.Add(500 * time.Millisecond), Position: -1})
-	if d != got[0] || runbook != d.Runbook() || DiagnoseComputations()-before != 1 {
+	if d != got[0] || runbook != present.Runbook(d) || DiagnoseComputations()-before != 1 {
 		t.Errorf("same second: another diagnosis (%d computations) or runbook %q", DiagnoseComputations()-before, runbook)
 	}
 	if Diagnose(l, diagnosis.Options{Now: now.Add(time.Second), Position: -1}) == got[0] {

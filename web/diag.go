@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -230,11 +231,11 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 func txnView(t *diagnosis.OpenTxnReport, bootstrap cmdFill) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
-		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
+		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: present.StateWords(t.State), Reason: t.Reason,
 		AbortCommand: command(t.AbortCommand, bootstrap), PrintCommand: command(t.Discards.PrintCommand, bootstrap),
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
-		HangingRuleText: txnindex.RuleWords(t.HangingRule),
+		HangingRuleText: present.RuleWords(t.HangingRule),
 		Unreplicated:    t.State == diagnosis.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
 		ConfirmCommand: command(t.ConfirmCommand, bootstrap), AbortBreaks: t.AbortBreaks}
 	if t.State == diagnosis.StateLate && t.HangingRule == "" {
@@ -320,7 +321,7 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], fill))
 	}
 	v.Unknown = d.OffsetsUnknown
-	v.Clients = d.ClientsLine()
+	v.Clients = present.ClientsLine(d)
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}

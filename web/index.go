@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -293,7 +294,7 @@ func stateText(state string) string {
 	case stateNotData:
 		return "not a data partition"
 	}
-	return diagnosis.OpenTxnState(state).Words()
+	return present.StateWords(diagnosis.OpenTxnState(state))
 }
 
 // sortByLag orders rows by LSO lag, largest first: offsets, then time;

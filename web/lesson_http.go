@@ -12,6 +12,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/pathname"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -213,11 +214,11 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 var quizChoices = []string{"delivered", "aborted", "control"}
 
 // quizChoiceWords is a choice's button label: the verdict in words
-// (txnindex.Verdict.Words, "control marker").
+// (present.VerdictWords, "control marker").
 func quizChoiceWords(name string) string {
 	for v := txnindex.Verdict(0); v < 16; v++ {
 		if v.String() == name {
-			return v.Words()
+			return present.VerdictWords(v)
 		}
 	}
 	return name

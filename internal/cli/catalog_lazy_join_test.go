@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -60,7 +61,7 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 		"pinned-state":             "hanging",
 		"pinned-transactional-id":  "zombie-tx",
 		"pinned-coordinator-state": "Ongoing",
-		"pinned-hanging-rule":      txnindex.RuleWords(txnindex.RulePartitionNotListed),
+		"pinned-hanging-rule":      present.RuleWords(txnindex.RulePartitionNotListed),
 	} {
 		if got := testidText(page, id); got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)
@@ -90,7 +91,7 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 	if !strings.Contains(page, `data-testid="join-note"`) || !strings.Contains(page, "not read") || !strings.Contains(page, "Partial join") {
 		t.Errorf("a join within half the bytes does not say it is partial:\n%s", testidText(page, "pinned-reason"))
 	}
-	if testidText(page, "pinned-hanging-rule") == txnindex.RuleWords(txnindex.RuleNoTransactionalID) {
+	if testidText(page, "pinned-hanging-rule") == present.RuleWords(txnindex.RuleNoTransactionalID) {
 		t.Errorf("a partial join calls the producer id's transactional id absent")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -82,7 +83,7 @@ func writeRunbooks(w io.Writer, ds []*diagnosis.Diagnosis) {
 			fmt.Fprintln(w)
 		}
 		n++
-		fmt.Fprint(w, d.Runbook())
+		fmt.Fprint(w, present.Runbook(d))
 	}
 	if len(quiet) > 0 {
 		if n > 0 {
@@ -129,7 +130,7 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), lateText, txnindex.Count(int64(len(ds)-len(stuck))))
 	slices.SortStableFunc(stuck, func(a, b *diagnosis.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
-		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), d.Status())
+		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), present.Status(d))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -69,7 +70,7 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	if d.PinnedBy != nil || lso != l.HighWatermark || l.LastStableOffset != lso {
 		t.Fatalf("after abort: LSO %d (broker %d), HWM %d, pinned by %+v", l.LastStableOffset, lso, l.HighWatermark, d.PinnedBy)
 	}
-	if !strings.Contains(d.Runbook(), "clear") {
-		t.Errorf("runbook: %s", d.Runbook())
+	if !strings.Contains(present.Runbook(d), "clear") {
+		t.Errorf("runbook: %s", present.Runbook(d))
 	}
 }

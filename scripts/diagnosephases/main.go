@@ -18,6 +18,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -41,7 +42,7 @@ func main() {
 		t3 := time.Now()
 		fmt.Printf("%d batches kept: load %v (cpu %v), build %v, diagnose %v: %s\n",
 			len(p.Input.Batches), t1.Sub(t0).Round(time.Millisecond), (c1 - c0).Round(time.Millisecond),
-			t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), d.Status())
+			t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), present.Status(d))
 	}
 }
 

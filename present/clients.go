@@ -1,4 +1,4 @@
-package diagnosis
+package present
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -15,7 +16,7 @@ import (
 // kafkajs 3 aborted records; the Java consumer, librdkafka and franz-go
 // none of them". Clients that deliver the same are named together, those
 // that deliver most first.
-func (d *Diagnosis) ClientsLine() string {
+func ClientsLine(d *diagnosis.Diagnosis) string {
 	r := d.ClientDepartures
 	if r == nil {
 		return ""
@@ -83,8 +84,8 @@ func andList(ws []string) string {
 }
 
 // runbookClients writes ClientsLine and the command that shows each offset.
-func (d *Diagnosis) runbookClients(sb *strings.Builder) {
-	line := d.ClientsLine()
+func runbookClients(sb *strings.Builder, d *diagnosis.Diagnosis) {
+	line := ClientsLine(d)
 	if line == "" {
 		return
 	}

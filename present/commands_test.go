@@ -1,10 +1,11 @@
-package diagnosis
+package present
 
 import (
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -17,8 +18,8 @@ func TestCommandsParseInBash(t *testing.T) {
 		t.Skip("no bash")
 	}
 	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).plain(-1, 1).build()
-	d := Diagnose(l, Options{Position: -1})
-	if len(d.OpenTransactions) == 0 || !d.usesBootstrapVar() {
+	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	if len(d.OpenTransactions) == 0 || !usesBootstrapVar(d) {
 		t.Fatalf("%+v", d)
 	}
 	for _, tr := range d.OpenTransactions {
@@ -33,7 +34,7 @@ func TestCommandsParseInBash(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(d.Runbook(), "set it to your brokers first") {
-		t.Errorf("the runbook does not say to set BOOTSTRAP:\n%s", d.Runbook())
+	if !strings.Contains(Runbook(d), "set it to your brokers first") {
+		t.Errorf("the runbook does not say to set BOOTSTRAP:\n%s", Runbook(d))
 	}
 }

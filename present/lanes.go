@@ -1,8 +1,10 @@
-package txnindex
+package present
 
 import (
 	"math"
 	"strconv"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Lane is one producer's lane of the timeline, the unit the stream
@@ -21,7 +23,7 @@ type Lane struct {
 	Index int
 	// Producer is the lane's producer, nil for lane 0. It points into
 	// l.Producers; the log is read-only, so callers must not modify it.
-	Producer *Producer
+	Producer *txnindex.Producer
 	// Batches is the lane's batch count (Producer.Batches, or for lane 0
 	// the batches without a producer id).
 	Batches int
@@ -69,7 +71,7 @@ type LaneRow struct {
 // Lanes returns the timeline lanes of l: lane 0 first, then one per
 // producer in order of first appearance, with their labels and default
 // rows. It walks the batches once to count lane 0.
-func (l *Log) Lanes() []Lane {
+func Lanes(l *txnindex.Log) []Lane {
 	none := 0
 	for i := range l.Batches {
 		if !l.Batches[i].HasProducerID() {
@@ -78,7 +80,7 @@ func (l *Log) Lanes() []Lane {
 	}
 	out := make([]Lane, 0, len(l.Producers)+1)
 	out = append(out, Lane{Index: 0, Batches: none, Folded: true, Label: "no producer id"})
-	ids := make([]ProducerID, len(l.Producers))
+	ids := make([]txnindex.ProducerID, len(l.Producers))
 	for i := range l.Producers {
 		ids[i] = l.Producers[i].ID
 	}
@@ -145,7 +147,7 @@ const shortIDLen = 10
 // otherwise its first 4 digits, "…" and the shortest suffix (at least 5
 // digits) that no other id's label ends with, so that two labels never
 // read alike ("8070…24917", "8070…53281").
-func shortIDs(ids []ProducerID) []string {
+func shortIDs(ids []txnindex.ProducerID) []string {
 	out := make([]string, len(ids))
 	var long []int
 	for i, id := range ids {
@@ -205,7 +207,7 @@ func shortIDs(ids []ProducerID) []string {
 // (TransactionCoordinator: isProducerEpochExhausted at epoch >= 32766),
 // and completes the transaction under that new id at epoch 0
 // (TransactionMetadata.prepareComplete), which is another lane.
-func (p *Producer) EpochLabel() string {
+func EpochLabel(p *txnindex.Producer) string {
 	if p.FirstEpoch == p.LastEpoch {
 		return "epoch " + strconv.Itoa(int(p.FirstEpoch))
 	}

@@ -2,10 +2,10 @@ package txnindex
 
 import "slices"
 
-// This file lets a step-through (web/lesson.go) show the Java consumer's
-// aborted-transaction state between batches. Consumer.Process calls yield
-// after a batch's bookkeeping, so inside yield these report the state the
-// next batch will be filtered with.
+// The Java consumer's aborted-transaction state between batches, for a
+// step through its filter. Consumer.Process calls yield after a batch's
+// bookkeeping, so inside yield these report the state the next batch will
+// be filtered with.
 
 // AbortedQueue returns the aborted-list elements of the current response
 // that the Java consumer has not reached yet, in the order it pops them

@@ -1,24 +1,28 @@
-package txnindex
+package present
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
 
 // TestLanes: lane 0 counts the batches without a producer id, then one lane
 // per producer in order of first appearance, whatever order their ids are
 // in; every batch is on exactly one lane.
 func TestLanes(t *testing.T) {
 	l := newLog().plain(-1, 2).txn(7, 3).plain(9, 1).commit(7).plain(-1, 1).txn(8, 1).txn(7, 1).build()
-	lanes := l.Lanes()
+	lanes := Lanes(l)
 	type lane struct {
-		pid     ProducerID
+		pid     txnindex.ProducerID
 		batches int
 	}
-	want := []lane{{NoProducerID, 2}, {7, 3}, {9, 1}, {8, 1}}
+	want := []lane{{txnindex.NoProducerID, 2}, {7, 3}, {9, 1}, {8, 1}}
 	if len(lanes) != len(want) {
 		t.Fatalf("%d lanes, want %d: %+v", len(lanes), len(want), lanes)
 	}
 	total := 0
 	for i, ln := range lanes {
-		pid := NoProducerID
+		pid := txnindex.NoProducerID
 		if ln.Producer != nil {
 			pid = ln.Producer.ID
 		}
@@ -42,13 +46,13 @@ func TestLanes(t *testing.T) {
 func TestLaneRows(t *testing.T) {
 	b := newLog()
 	for i := range 300 {
-		b.plain(ProducerID(1000+i), 1)
+		b.plain(txnindex.ProducerID(1000+i), 1)
 	}
-	for p := range ProducerID(LaneCap + 3) {
+	for p := range txnindex.ProducerID(LaneCap + 3) {
 		b.txn(10+p, 2).commit(10 + p)
 	}
 	l := b.build()
-	lanes := l.Lanes()
+	lanes := Lanes(l)
 	rows := LaneRows(lanes)
 	if len(rows) != 1+LaneCap+1 {
 		t.Fatalf("%d rows, want %d", len(rows), LaneCap+2)
@@ -57,7 +61,7 @@ func TestLaneRows(t *testing.T) {
 		t.Errorf("row 0: %v %d lanes %d batches, want the 300 idempotent producers (lane 0 is empty)", rows[0].Kind, len(rows[0].Lanes), rows[0].Batches)
 	}
 	for r := 1; r <= LaneCap; r++ {
-		if p := lanes[rows[r].Lanes[0]].Producer; rows[r].Kind != RowProducer || len(rows[r].Lanes) != 1 || p.ID != ProducerID(10+r-1) {
+		if p := lanes[rows[r].Lanes[0]].Producer; rows[r].Kind != RowProducer || len(rows[r].Lanes) != 1 || p.ID != txnindex.ProducerID(10+r-1) {
 			t.Errorf("row %d: %+v", r, rows[r])
 		}
 	}
@@ -84,12 +88,12 @@ func TestLaneRows(t *testing.T) {
 func TestLaneLabels(t *testing.T) {
 	l := newLog().plain(8070450532247928000, 1).plain(8070450532247924917, 1).plain(8070450532247953281, 1).
 		txn(24917, 1).commit(24917).txn(7, 1).commit(7).build()
-	l.ProducerNames = map[ProducerID]string{7: "orders"}
-	got := map[ProducerID]string{}
-	for _, ln := range l.Lanes()[1:] {
+	l.ProducerNames = map[txnindex.ProducerID]string{7: "orders"}
+	got := map[txnindex.ProducerID]string{}
+	for _, ln := range Lanes(l)[1:] {
 		got[ln.Producer.ID] = ln.Label
 	}
-	want := map[ProducerID]string{
+	want := map[txnindex.ProducerID]string{
 		8070450532247928000: "producer 8070…28000",
 		// 24917 is a whole id too: the suffix grows past it.
 		8070450532247924917: "producer 8070…924917",
