@@ -8,6 +8,7 @@
 package diagnosis
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/txnscope/txnscope/txnindex"
@@ -30,11 +31,34 @@ type Options struct {
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
 	Bootstrap     string        // for the commands; "" prints BootstrapVar
 	Position      int64         // consumer position for the lag split; -1 for none
+	// Hints name what settles the questions the files leave open, in the
+	// caller's words.
+	Hints Hints
 	// NoClientDepartures leaves ClientDepartures out: three client
 	// decision passes over the log, which a view that shows no client line
 	// (the ranking of a log directory's tails, one diagnosis a partition)
 	// need not pay.
 	NoClientDepartures bool
+}
+
+// Hints say, in the caller's words, how its user supplies what would
+// settle a question a partition's files leave open: a sentence of the
+// diagnosis names them where it says what would settle it. The zero value
+// says it in Kafka's terms.
+type Hints struct {
+	// Coordinators: how to read the transaction coordinators' word on a
+	// late transaction (KIP-664). "" says "DescribeTransactions".
+	Coordinators string
+	// EverySegment: how to read the segments a replay seeded from a
+	// producer snapshot left unread. "" says "a replay from the first
+	// segment counts theirs".
+	EverySegment string
+}
+
+func (h Hints) coordinators() string { return cmp.Or(h.Coordinators, "DescribeTransactions") }
+
+func (h Hints) everySegment() string {
+	return cmp.Or(h.EverySegment, "a replay from the first segment counts theirs")
 }
 
 // OpenTxnState classifies an open transaction.
@@ -136,6 +160,10 @@ type OpenTxnReport struct {
 	// command that shows the replicas.
 	EndsWhen     string `json:"ends_when,omitempty"`
 	CheckCommand string `json:"check_command,omitempty"`
+
+	// Remedy is what ends the transaction, in Kafka's terms; the
+	// commands above are rendered from it (package present).
+	Remedy Remedy `json:"-"`
 
 	// Cut says where the log this transaction began before starts: the
 	// log start retention left, or only where reading began ("" for the
@@ -302,7 +330,7 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	var removed map[int]string
 	var compaction *CompactionReport
 	if cr == nil {
-		compaction = l.compaction()
+		compaction = l.compaction(o.Hints)
 		for _, ti := range l.Open {
 			if ev := l.removedMarkerEvidence(&l.Txns[ti], compaction); ev != "" {
 				if removed == nil {
@@ -427,13 +455,3 @@ func (l plog) lag(pos int64) *LagReport {
 
 // fmtDur renders an age in the one duration format (Duration).
 func fmtDur(ms int64) string { return txnindex.DurationMs(ms) }
-
-// topicCommands are the commands of l's partition: its topic quoted by
-// ShellWord, or TopicVar, unquoted so that the shell expands it, when the
-// topic is not known (a segment read alone).
-func (l plog) topicCommands(bootstrap string) txnindex.TopicCommands {
-	if l.TopicUnknown {
-		return txnindex.UnknownTopicCommands(bootstrap, l.Partition)
-	}
-	return txnindex.NewTopicCommands(bootstrap, l.Topic, l.Partition)
-}

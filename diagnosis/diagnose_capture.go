@@ -202,8 +202,8 @@ func (l plog) unseenPinner(cr *CaptureReport, hwm, now int64, o Options, bootstr
 	r.Reason += "; to name its producer, capture a read_uncommitted consumer or run kafka-transactions.sh describe-producers"
 	// kafka-transactions.sh resolves the producer of --start-offset itself,
 	// through DescribeProducers' currentTxnStartOffset.
-	cmds := l.topicCommands(bootstrap)
-	r.AbortCommand = cmds.AbortStart(lso)
+	r.Remedy = l.remedy(bootstrap)
+	r.Remedy.Abort, r.Remedy.StartOffset = true, lso
 	if cr.BrokerLogStart > 0 && lso == cr.BrokerLogStart {
 		// The LSO sits on the log start: the broker clamps a first
 		// unstable offset below the log start up to it, so the
@@ -212,11 +212,11 @@ func (l plog) unseenPinner(cr *CaptureReport, hwm, now int64, o Options, bootstr
 		// which may not be the LSO (no transaction need start there).
 		r.MayHaveBegunBeforeLogStart = true
 		r.StartEvidence = fmt.Sprintf("the LSO %d equals the log start offset the broker reported: the broker raises the first unstable offset to the log start, so this transaction may have begun before it (retention deleted the start); describe-producers shows its CurrentTransactionStartOffset", lso)
-		// Two commands that run as copied: START is set by hand
-		// from the first one's answer.
-		r.AbortCommand = cmds.AbortStartAfterDescribe()
+		r.Remedy.StartUnknown = true
 	}
-	r.Discards = Discards{Records: -1, Ranges: []txnindex.OffsetRange{},
-		PrintCommand: cmds.DescribeAndKcatPrint(lso, max(hwm-lso, 1))}
+	// None of its batches was captured: what to print is somewhere
+	// between the LSO and the high watermark.
+	r.Discards = Discards{Records: -1, Ranges: []txnindex.OffsetRange{}}
+	r.Remedy.PrintUnseen, r.Remedy.PrintCount = true, max(hwm-lso, 1)
 	return r
 }

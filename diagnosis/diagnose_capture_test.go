@@ -76,7 +76,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: f.offset, Time: t0 + f.ms,
 					Response: txnindex.FetchResponse{HighWatermark: f.hwm, LastStableOffset: f.lso, AbortedTransactions: f.aborted}})
 			}
-			d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
+			d := present.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(t0 + 99*60_000), Position: tc.position, Bootstrap: "b:9092"})
 			if d.LastStableOffset != tc.wantLSO || d.LastStableOffsetSource != "capture" {
 				t.Fatalf("LSO %d from %s, want %d from the capture", d.LastStableOffset, d.LastStableOffsetSource, tc.wantLSO)
 			}
@@ -134,7 +134,7 @@ func TestDiagnoseCaptureHistory(t *testing.T) {
 			Response: txnindex.FetchResponse{HighWatermark: r.hwm, LastStableOffset: r.lso, AbortedTransactions: r.aborted}})
 	}
 	l.HighWatermark = 6
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	h := d.Capture.History
 	if len(h) != 2 || h[0].Fetches != 3 || h[1].Fetches != 1 || len(h[0].Aborted) != 1 || h[0].FetchOffsets != (txnindex.OffsetRange{From: 0, To: 4}) ||
 		h[1].Aborted == nil || d.Capture.Isolation != "read_committed" {
@@ -163,7 +163,7 @@ func TestLagSplitPositionInsideBatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.log.HighWatermark = tc.log.LogEndOffset
-			l := diagnosis.Diagnose(tc.log, diagnosis.Options{Position: tc.pos}).Lag
+			l := present.Diagnose(tc.log, diagnosis.Options{Position: tc.pos}).Lag
 			if l.ToDeliver != tc.deliver || l.BehindOpenTxns != tc.behind || l.Offsets != tc.offsets {
 				t.Errorf("lag %+v, want %d to deliver, %d behind open transactions, %d offsets", l, tc.deliver, tc.behind, tc.offsets)
 			}

@@ -72,7 +72,7 @@ func count(n int, one, many string) string {
 // producer's last batch, or the last of a cleaning round), and the KIP-534
 // delete-horizon bit is set by the cleaner on a marker it may remove once
 // delete.retention.ms has passed. nil when nothing shows the cleaner.
-func (l plog) compaction() *CompactionReport {
+func (l plog) compaction(h Hints) *CompactionReport {
 	var inside, emptied, emptiedMarkers, horizon, gaps cleanerMark
 	// A seeded replay kept only the batches of the transactions open in
 	// its snapshot before EveryBatchFrom: the marks counted are those of
@@ -142,11 +142,11 @@ func (l plog) compaction() *CompactionReport {
 	}
 	r.Compacted = true
 	if rp := l.Replay; rp.Seeded() && rp.EveryBatchFrom > 0 {
-		r.Scope = fmt.Sprintf("the marks counted are those of the batches from offset %d on; before it only the open transactions' batches were kept, from offset %d, and %s not read (--full-replay reads every segment)",
-			rp.EveryBatchFrom, rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before that was", "segments before that were"))
+		r.Scope = fmt.Sprintf("the marks counted are those of the batches from offset %d on; before it only the open transactions' batches were kept, from offset %d, and %s not read (%s)",
+			rp.EveryBatchFrom, rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before that was", "segments before that were"), h.everySegment())
 	} else if rp.Seeded() {
-		r.Scope = fmt.Sprintf("the marks counted are those of the segments read, from offset %d on; %s not read (--full-replay reads every segment)",
-			rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"))
+		r.Scope = fmt.Sprintf("the marks counted are those of the segments read, from offset %d on; %s not read (%s)",
+			rp.FromOffset, txnindex.Plural(rp.Segments-rp.SegmentsRead, "segment before it was", "segments before it were"), h.everySegment())
 	}
 	return r
 }
@@ -163,7 +163,7 @@ func (l plog) markerRemovedEvidence(t *txnindex.Txn) string {
 	if t == nil || t.State != txnindex.TxnOpen {
 		return ""
 	}
-	return l.removedMarkerEvidence(t, l.compaction())
+	return l.removedMarkerEvidence(t, l.compaction(Hints{}))
 }
 
 // removedMarkerEvidence says why the transaction t, open in the replay,

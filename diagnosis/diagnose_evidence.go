@@ -19,6 +19,7 @@ func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string)
 		Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LSOFloor()) == lso,
 		BeganBeforeLogStart:  t.FirstOffset < l.LSOFloor(),
 		BeganInRemoteStorage: l.Tiered != nil && t.FirstOffset >= l.LSOFloor() && t.FirstOffset < l.LogStartOffset,
+		Remedy:               l.remedy(bootstrap),
 	}
 	last := t.LastTimestamp
 	r.AgeMs = now - last
@@ -38,13 +39,12 @@ func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string)
 	case age > o.MaxTxnTimeout+LateTransactionBuffer:
 		r.State, r.Late = StateLate, true
 		r.Reason = fmt.Sprintf("producer %d wrote nothing for %s, longer than transaction.max.timeout.ms (%s) plus the broker's %s, so the broker calls it late (ProducerStateManager.hasLateTransaction; the broker counts the partition in PartitionsWithLateTransactionsCount); "+
-			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or --bootstrap); find-hanging asks the coordinator",
-			t.ProducerID, fmtDur(r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), txnindex.Duration(LateTransactionBuffer))
-		var minutes int64
-		if m := o.MaxTxnTimeout / time.Minute; o.MaxTxnTimeout != DefaultMaxTxnTimeout && m > 0 {
-			minutes = int64(m)
+			"hanging, that its coordinator no longer has this transaction on this partition (KIP-664), is not confirmed: no coordinator evidence was read (__transaction_state in the same log dir, or %s); find-hanging asks the coordinator",
+			t.ProducerID, fmtDur(r.AgeMs), txnindex.Duration(o.MaxTxnTimeout), txnindex.Duration(LateTransactionBuffer), o.Hints.coordinators())
+		r.Remedy.ConfirmHanging = true
+		if o.MaxTxnTimeout != DefaultMaxTxnTimeout {
+			r.Remedy.MaxTxnTimeout = o.MaxTxnTimeout
 		}
-		r.ConfirmCommand = l.topicCommands(bootstrap).FindHanging(minutes)
 	case age > o.MaxTxnTimeout:
 		r.State = StateExpired
 		r.Reason = fmt.Sprintf("last write %s ago, longer than transaction.max.timeout.ms (%s): its coordinator should have aborted it after transaction.timeout.ms (%s); the broker calls it late %s from now",
@@ -94,33 +94,24 @@ func (l plog) openTxnReport(ti int, lso, now int64, o Options, bootstrap string)
 	// DescribeProducers, whose currentTxnStartOffset is the producer
 	// state's currentTxnFirstOffset: the first offset even after retention
 	// deleted it, and the broker fills in the epochs itself.
-	cmds := l.topicCommands(bootstrap)
-	r.AbortCommand = cmds.AbortStart(t.FirstOffset)
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = l.CoordinatorEpochEvidence(t.ProducerID)
-	r.AbortByProducerCommand = cmds.AbortProducer(int64(t.ProducerID), t.ProducerEpoch, r.CoordinatorEpoch)
+	r.Remedy.Abort, r.Remedy.StartOffset = true, t.FirstOffset
+	r.Remedy.ByProducer, r.Remedy.ProducerID, r.Remedy.ProducerEpoch, r.Remedy.CoordinatorEpoch = true, t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch
 	r.Discards = Discards{Records: t.Records, Ranges: l.TxnDataRanges(ti)}
 	if r.Discards.Ranges == nil {
 		r.Discards.Ranges = []txnindex.OffsetRange{}
 	}
 	// Only what survives can be printed, and only its records: the
 	// other producers' records between them are not the abort's.
-	r.Discards.PrintCommand = cmds.KcatPrintRanges(l.printRanges(t, r.Discards.Ranges), kcatMostRanges)
-	if r.Discards.PrintCommand == "" {
-		// Nothing of it survives to print; the broker still describes it.
-		r.Discards.PrintCommand = cmds.DescribeProducers()
-	}
+	r.Remedy.Print = l.printRanges(t, r.Discards.Ranges)
 	return r
 }
-
-// kcatMostRanges is how many kcat commands "to see them first" prints
-// (one per range of the transaction's records); the rest are counted.
-const kcatMostRanges = 5
 
 // printRanges is rs, the ranges of t's data (TxnDataRanges), with the
 // records of t's batches in each; only what survives can be printed, so
 // they start at the log start (a batch across it counted from there).
-func (l plog) printRanges(t *txnindex.Txn, rs []txnindex.OffsetRange) []txnindex.PrintRange {
-	out := make([]txnindex.PrintRange, len(rs))
+func (l plog) printRanges(t *txnindex.Txn, rs []txnindex.OffsetRange) []PrintRange {
+	out := make([]PrintRange, len(rs))
 	if len(rs) == 0 {
 		return out
 	}
@@ -175,7 +166,7 @@ func (l plog) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 			Batches: t.Batches, Records: t.Records, Bytes: t.Bytes, FirstTimestamp: t.FirstTimestamp, LastTimestamp: t.LastTimestamp,
 			Seeded: t.Seeded, PinsLSO: max(t.FirstOffset, l.LSOFloor()) == lso, BeganBeforeLogStart: t.FirstOffset < l.LSOFloor(),
 			State: StateDecidedUnreplicated, MarkerOffset: &mo, MarkerType: mb.Control().String(), HighWatermarkSource: hwmSource,
-			Discards: Discards{Ranges: []txnindex.OffsetRange{}},
+			Discards: Discards{Ranges: []txnindex.OffsetRange{}}, Remedy: l.remedy(bootstrap),
 		}
 		if r.BeganBeforeLogStart && (l.Snapshot == nil || l.Snapshot.Window) {
 			r.Cut = fmt.Sprintf("before offset %d, where the data read here starts", l.LogStartOffset)
@@ -191,7 +182,7 @@ func (l plog) unreplicated(lso, hwm int64, hwmSource, bootstrap string) []OpenTx
 		// replica.high.watermark.checkpoint.interval.ms, so it may lag.
 		r.EndsWhen = fmt.Sprintf("nothing to abort: the %s marker is written; the LSO moves past offset %d when the high watermark passes the marker at %d, that is when the in-sync followers have fetched it (a follower behind for longer than replica.lag.time.max.ms leaves the ISR and the high watermark moves without it); if it stays, check the replicas; for a copied log dir, replication-offset-checkpoint (written every replica.high.watermark.checkpoint.interval.ms) may only lag the log end %d",
 			r.MarkerType, max(r.FirstOffset, l.LogStartOffset), mo, l.LogEndOffset)
-		r.CheckCommand = l.topicCommands(bootstrap).DescribeTopic()
+		r.Remedy.CheckReplicas = true
 		out = append(out, r)
 	}
 	return out

@@ -114,7 +114,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 				tc.more(b)
 			}
 			b.p.Ongoing, b.p.Snapshot = tc.seeds, tc.snap
-			d := diagnosis.Diagnose(b.build(), diagnosis.Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
+			d := present.Diagnose(b.build(), diagnosis.Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
 			tc.check(t, d)
 			rb := present.Runbook(d)
 			if strings.Contains(rb, "--1") {
@@ -152,7 +152,7 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: 4, Time: t0 + int64(i)*1_000,
 					Response: txnindex.FetchResponse{HighWatermark: hwm, LastStableOffset: 4, LogStartOffset: tc.logStart, AbortedTransactions: []txnindex.AbortedTransaction{}}})
 			}
-			p := diagnosis.Diagnose(l, diagnosis.Options{Position: -1}).PinnedBy
+			p := present.Diagnose(l, diagnosis.Options{Position: -1}).PinnedBy
 			if p == nil || !p.Unseen {
 				t.Fatalf("pinned by %+v", p)
 			}
@@ -172,7 +172,7 @@ func TestDiagnoseSeedWithoutSnapshotIsNotRetention(t *testing.T) {
 	b.p.LogStartOffset, b.next = 10, 10
 	b.plain(-1, 2)
 	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	rb := present.Runbook(diagnosis.Diagnose(b.build(), diagnosis.Options{Position: -1}))
+	rb := present.Runbook(present.Diagnose(b.build(), diagnosis.Options{Position: -1}))
 	if strings.Contains(rb, "retention") || !strings.Contains(rb, "began at offset 5, before offset 10, where the data read here starts") {
 		t.Errorf("runbook:\n%s", rb)
 	}

@@ -100,7 +100,7 @@ func (r *OpenTxnReport) joinMatch(m txnindex.CoordinatorMatch) {
 	}
 	r.HangingRule = m.Rule
 	// The coordinator has answered: no command is left to confirm it.
-	r.ConfirmCommand = ""
+	r.ConfirmCommand, r.Remedy.ConfirmHanging = "", false
 	switch {
 	case m.Hanging:
 		r.State = StateHanging

@@ -48,7 +48,7 @@ func TestDiagnoseJoin(t *testing.T) {
 			// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
 			l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
 			last := l.Batches[1].MaxTimestamp
-			d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
+			d := present.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
 			ev := txnindex.InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
 				Offsets: []txnindex.GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
 			if tt.state != nil {

@@ -1,7 +1,5 @@
 package diagnosis
 
-import ()
-
 // OffsetsUnknownReport says why a diagnosis has no offsets: the partition
 // directory holds no .log segment (a copy that left them out), so its log
 // start, log end, high watermark and LSO cannot be read; they are -1 in

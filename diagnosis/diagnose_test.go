@@ -46,7 +46,7 @@ func TestDiagnoseClassification(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.log().build()
-			d := diagnosis.Diagnose(l, diagnosis.Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
+			d := present.Diagnose(l, diagnosis.Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
 			if len(d.OpenTransactions) != len(tc.want) {
 				t.Fatalf("%d open transactions, want %d", len(d.OpenTransactions), len(tc.want))
 			}
@@ -87,7 +87,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 	b.plain(-1, 2)
 	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
 	b.p.Snapshot = &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
-	d := diagnosis.Diagnose(b.build(), diagnosis.Options{Position: -1})
+	d := present.Diagnose(b.build(), diagnosis.Options{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
 	}
@@ -107,7 +107,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 // what an abort throws away.
 func TestDiagnoseCommandAndDiscards(t *testing.T) {
 	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).txn(p1, 1).commit(p1).txn(p2, 2).plain(-1, 1).build()
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: 0, Bootstrap: "kafka:9092"})
+	d := present.Diagnose(l, diagnosis.Options{Position: 0, Bootstrap: "kafka:9092"})
 	p := d.PinnedBy
 	if p == nil || p.ProducerID != p2 || p.FirstOffset != 2 {
 		t.Fatalf("pinned by %+v", p)

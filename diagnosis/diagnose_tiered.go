@@ -1,7 +1,5 @@
 package diagnosis
 
-import ()
-
 // TieredReport is the diagnosis' account of tiered storage.
 type TieredReport struct {
 	LogStartOffset      int64    `json:"log_start_offset"`       // the partition's

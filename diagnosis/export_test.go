@@ -4,7 +4,4 @@ import "github.com/txnscope/txnscope/txnindex"
 
 // Compaction is the cleaner's evidence on l, for the tests outside the
 // package.
-func Compaction(l *txnindex.Log) *CompactionReport { return plog{l}.compaction() }
-
-// KcatMostRanges is kcatMostRanges, for the tests outside the package.
-const KcatMostRanges = kcatMostRanges
+func Compaction(l *txnindex.Log) *CompactionReport { return plog{l}.compaction(Hints{}) }

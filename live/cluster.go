@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -43,7 +44,7 @@ type ScanOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// Bootstrap goes into the printed abort commands; "" prints
-	// txnindex.BootstrapVar.
+	// present.BootstrapVar.
 	Bootstrap string
 
 	// seeds are the bootstrap addresses, in kgo's seed order, and known
@@ -220,7 +221,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 		o.Now = time.Now
 	}
 	if o.Bootstrap == "" {
-		o.Bootstrap = txnindex.BootstrapVar
+		o.Bootstrap = present.BootstrapVar
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}

@@ -88,7 +88,7 @@ func (s *ClusterScan) openReport(p *PartitionLag, t *ClusterTxn) diagnosis.OpenT
 		LastTimestamp: t.LastTimestamp, AgeMs: t.AgeMs, State: t.State, Reason: t.Reason, AbortCommand: t.AbortCommand,
 		PinsLSO: t.PinsLSO, Discards: diagnosis.Discards{Records: -1, Ranges: []txnindex.OffsetRange{}}}
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = producerCoordinatorEpoch(t.CoordinatorEpoch, p.Leader)
-	r.AbortByProducerCommand = txnindex.NewTopicCommands(s.Bootstrap, p.Topic, p.Partition).AbortProducer(t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+	r.AbortByProducerCommand = present.NewTopicCommands(s.Bootstrap, p.Topic, p.Partition).AbortProducer(t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
 	judgeCoordinator(&r, p, t, time.Duration(s.MaxTxnTimeoutMs)*time.Millisecond)
 	return r
 }

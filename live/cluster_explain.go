@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -351,7 +352,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 				t.Reason += "; " + unknown
 			}
 		}
-		t.AbortCommand = txnindex.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
+		t.AbortCommand = present.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
 		p.Hanging = p.Hanging || t.Hanging
 		p.Open = append(p.Open, t)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -177,7 +178,7 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		} else {
 			o.Reason = "open in the log; DescribeProducers did not list it (it may have just ended)"
 		}
-		o.AbortCommand = txnindex.NewTopicCommands(w.Bootstrap(), w.cfg.Topic, p.id).AbortStart(o.FirstOffset)
+		o.AbortCommand = present.NewTopicCommands(w.Bootstrap(), w.cfg.Topic, p.id).AbortStart(o.FirstOffset)
 		v.Open = append(v.Open, o)
 	}
 	if d := v.Diagnosis; d != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -479,7 +480,7 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 	w.compare(p, &v, logAt, brokerSaw{h1: h1, h2: h2, lso: lso, rcs: rcs, clamped: clamped})
 
 	// Coordinator state and the diagnosis.
-	v.Diagnosis = diagnosis.Diagnose(l, diagnosis.Options{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
+	v.Diagnosis = present.Diagnose(l, diagnosis.Options{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
 	if err := w.coordinator(ctx, p, &v, u, prods, perr); err != nil {
 		return v, err
 	}

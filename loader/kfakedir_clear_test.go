@@ -93,7 +93,7 @@ func TestKfakeDataDirStuckThenClear(t *testing.T) {
 			t.Fatalf("OpenKfakeDir: %v (%d partitions)", err, len(ps))
 		}
 		l := ps[0].Build()
-		return l, diagnosis.Diagnose(l, diagnosis.Options{Position: -1, Bootstrap: "kfake:9092"})
+		return l, present.Diagnose(l, diagnosis.Options{Position: -1, Bootstrap: "kfake:9092"})
 	}
 
 	var start int64

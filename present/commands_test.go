@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestCommandsParseInBash: the commands of a diagnosis without a bootstrap
@@ -18,17 +17,17 @@ func TestCommandsParseInBash(t *testing.T) {
 		t.Skip("no bash")
 	}
 	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).plain(-1, 1).build()
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	d := Diagnose(l, diagnosis.Options{Position: -1})
 	if len(d.OpenTransactions) == 0 || !usesBootstrapVar(d) {
 		t.Fatalf("%+v", d)
 	}
 	for _, tr := range d.OpenTransactions {
 		for _, c := range []string{tr.AbortCommand, tr.AbortByProducerCommand, tr.Discards.PrintCommand} {
-			if !txnindex.UsesBootstrapVar(c) || strings.Contains(c, "<") {
-				t.Errorf("%q: want %s and no placeholder", c, txnindex.BootstrapVar)
+			if !UsesBootstrapVar(c) || strings.Contains(c, "<") {
+				t.Errorf("%q: want %s and no placeholder", c, BootstrapVar)
 			}
 			cmd := exec.Command(bash, "-n")
-			cmd.Stdin = strings.NewReader(txnindex.BootstrapGuard + "\n" + c)
+			cmd.Stdin = strings.NewReader(BootstrapGuard + "\n" + c)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("bash -n %q: %v %s", c, err, out)
 			}

@@ -65,6 +65,9 @@ func (b *logBuilder) marker(pid txnindex.ProducerID, ct txnindex.ControlType, ep
 func (b *logBuilder) commit(pid txnindex.ProducerID) *logBuilder {
 	return b.marker(pid, txnindex.ControlCommit, 0)
 }
+func (b *logBuilder) abort(pid txnindex.ProducerID) *logBuilder {
+	return b.marker(pid, txnindex.ControlAbort, 0)
+}
 
 func (b *logBuilder) build() *txnindex.Log { return txnindex.Build(&b.p) }
 

@@ -51,16 +51,16 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	runbookOffsets(&sb, d)
 	runbookTiered(&sb, d)
 	if r := d.Replay; r != nil {
-		fmt.Fprintf(&sb, "  read: %s\n", r.Line())
+		fmt.Fprintf(&sb, "  read: %s\n", ReplayLine(r))
 	}
 	fmt.Fprintf(&sb, "  %s\n", Status(d))
 	runbookPinned(&sb, d)
 	runbookRestart(&sb, d)
 	if usesBootstrapVar(d) {
-		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", txnindex.BootstrapVar)
+		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
 	}
 	if d.TopicUnknown {
-		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", txnindex.TopicVar)
+		fmt.Fprintf(&sb, "  the topic is not known (a segment read alone is named by its base offset, not its topic): the commands below use %s; set it first (TOPIC=orders)\n", TopicVar)
 	}
 	if c := d.Capture; c != nil {
 		runbookCapture(&sb, c)
@@ -180,7 +180,7 @@ func runbookCompaction(sb *strings.Builder, d *diagnosis.Diagnosis) {
 func usesBootstrapVar(d *diagnosis.Diagnosis) bool {
 	for _, ts := range [][]diagnosis.OpenTxnReport{d.OpenTransactions, d.Unreplicated} {
 		for i := range ts {
-			if txnindex.UsesBootstrapVar(ts[i].AbortCommand) || txnindex.UsesBootstrapVar(ts[i].Discards.PrintCommand) || txnindex.UsesBootstrapVar(ts[i].ConfirmCommand) {
+			if UsesBootstrapVar(ts[i].AbortCommand) || UsesBootstrapVar(ts[i].Discards.PrintCommand) || UsesBootstrapVar(ts[i].ConfirmCommand) {
 				return true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -38,7 +39,7 @@ func TestAdminAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := diagnosis.Diagnose(b.Log, diagnosis.Options{Position: -1})
+	d := present.Diagnose(b.Log, diagnosis.Options{Position: -1})
 	if !d.Alert() {
 		t.Fatalf("stuck-lso is not pinned by a late or hanging transaction: %+v", d.PinnedBy)
 	}

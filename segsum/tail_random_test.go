@@ -14,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -81,7 +82,7 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 			a, _ := json.MarshalIndent(fd, "", " ")
 			b, _ := json.MarshalIndent(td, "", " ")
 			if string(a) != string(b) {
-				t.Fatalf("seed %d, position %d (%s):\nfull:\n%s\nseeded:\n%s\nscenario:\n%s", seed, p, tl.Replay.Line(), a, b, text)
+				t.Fatalf("seed %d, position %d (%s):\nfull:\n%s\nseeded:\n%s\nscenario:\n%s", seed, p, present.ReplayLine(tl.Replay), a, b, text)
 			}
 		}
 	}
@@ -149,10 +150,10 @@ func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 			if !slices.Equal(a, b) {
 				for k := range min(len(a), len(b)) {
 					if a[k] != b[k] {
-						t.Fatalf("seed %d, %+v (%s): decision %d differs:\nfull:   %s\nseeded: %s\nscenario:\n%s", seed, o, tl.Replay.Line(), k, a[k], b[k], text)
+						t.Fatalf("seed %d, %+v (%s): decision %d differs:\nfull:   %s\nseeded: %s\nscenario:\n%s", seed, o, present.ReplayLine(tl.Replay), k, a[k], b[k], text)
 					}
 				}
-				t.Fatalf("seed %d, %+v (%s): %d decisions, full replay %d\nscenario:\n%s", seed, o, tl.Replay.Line(), len(b), len(a), text)
+				t.Fatalf("seed %d, %+v (%s): %d decisions, full replay %d\nscenario:\n%s", seed, o, present.ReplayLine(tl.Replay), len(b), len(a), text)
 			}
 		}
 	}
@@ -211,7 +212,7 @@ func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
 				got.Add(&d)
 			}
 			if got != want {
-				t.Fatalf("seed %d, [%d,%d] %+v (%s):\ntail %+v\nfull %+v\nscenario:\n%s", seed, from, to, o, tl.Replay.Line(), got, want, text)
+				t.Fatalf("seed %d, [%d,%d] %+v (%s):\ntail %+v\nfull %+v\nscenario:\n%s", seed, from, to, o, present.ReplayLine(tl.Replay), got, want, text)
 			}
 			if want.Records() > 0 {
 				nonzero++

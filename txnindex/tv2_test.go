@@ -38,7 +38,7 @@ func TestTV2(t *testing.T) {
 		txns: []txn{{7, 0, 1, 0, 3, TxnAborted}, {8, 5, 6, 2, 5, TxnCommitted}, {7, 1, 2, 4, 6, TxnCommitted}},
 		// The abort's entry: p8's transaction from 2 was still open.
 		letters: "AA D C D C C", lso: 7,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 3, LastStableOffset: 2}},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 3, LastStableOffset: 2}},
 	}, {
 		// A coordinator retrying a marker the leader already wrote gets
 		// it appended again (KAFKA-19999): no transaction is open, so
@@ -47,7 +47,7 @@ func TestTV2(t *testing.T) {
 		log:     newLog().txnAt(7, 3, 2).marker(7, ControlAbort, 4).marker(7, ControlAbort, 4).txnAt(7, 4, 1),
 		txns:    []txn{{7, 3, 4, 0, 2, TxnAborted}, {7, 4, -1, 4, -1, TxnOpen}},
 		letters: "AA C C P", lso: 4,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
 	}, {
 		// Epoch 32766 is exhausted: the coordinator bumps to 32767 for
 		// the marker and completes under the next producer id at epoch
@@ -64,7 +64,7 @@ func TestTV2(t *testing.T) {
 		log:     newLog().txnAt(7, 0, 1).marker(7, ControlCommit, 0).txnAt(7, 1, 1).marker(7, ControlAbort, 1),
 		txns:    []txn{{7, 0, 0, 0, 1, TxnCommitted}, {7, 1, 1, 2, 3, TxnAborted}},
 		letters: "D C A C", lso: 4,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 3, LastStableOffset: 4}},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 3, LastStableOffset: 4}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

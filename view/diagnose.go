@@ -10,8 +10,8 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Diagnose is diagnosis.Diagnose(l, o) through one cache shared by the diagnosis API
-// and the web pages: a built log does not change, and the 1M-batch demo
+// Diagnose is present.Diagnose(l, o) through one cache shared by the
+// diagnosis API and the web pages: a built log does not change, and the 1M-batch demo
 // costs ~0.1 s to diagnose, which every concurrent caller would otherwise
 // pay on every request. "now" is truncated to the second (ages are shown
 // to the second), so a hit is at most a second stale, and callers that ask
@@ -59,7 +59,7 @@ func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis
 		close(e.ready)
 	}()
 	diags.computed.Add(1)
-	d := diagnosis.Diagnose(l, o)
+	d := present.Diagnose(l, o)
 	join(l, d)
 	e.runbook = present.Runbook(d)
 	e.d = d

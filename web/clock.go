@@ -27,7 +27,7 @@ func utcText(ms int64) string {
 // diagnoseOptions reads a page's diagnosis options with the one clock rule
 // the pages and the diagnosis API share (view.DiagnoseClock: a demo is aged
 // by its own time). The bootstrap is taken out: the diagnosis prints
-// txnindex.BootstrapVar and the view puts the address in (so that one
+// present.BootstrapVar and the view puts the address in (so that one
 // cached diagnosis serves every address, and the page's script can redo
 // it).
 func (u *UI) diagnoseOptions(r *http.Request, source string) (o diagnosis.Options, bootstrap, clock string, err error) {

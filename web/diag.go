@@ -32,7 +32,7 @@ type DiagnosisView struct {
 	// a demo's own time, the end of a capture.
 	Clock, ClockWhat string
 	// Bootstrap is the address the commands carry ("" until one is given:
-	// they use txnindex.BootstrapVar, with its guard line).
+	// they use present.BootstrapVar, with its guard line).
 	Bootstrap string
 	Commands  bool // some command is shown (the bootstrap field is)
 	// TopicUnknown: the commands name TOPIC (a segment read alone), and
@@ -141,9 +141,9 @@ type TxnView struct {
 }
 
 // Cmd is a command a copy button copies. Text is what is shown and
-// copied: the command txnindex wrote (with txnindex.BootstrapVar for the
-// address) with the page's bootstrap put in through txnindex.ShellWord,
-// or, while none is set, after txnindex.BootstrapGuard's line, so that
+// copied: the command txnindex wrote (with present.BootstrapVar for the
+// address) with the page's bootstrap put in through present.ShellWord,
+// or, while none is set, after present.BootstrapGuard's line, so that
 // what is copied always runs. The page's script never rebuilds it: when
 // the bootstrap field changes it fetches the panel again and takes Text.
 type Cmd struct {
@@ -156,22 +156,22 @@ type cmdFill struct{ bootstrap, topic string }
 
 func command(template string, f cmdFill) Cmd {
 	text, guards := template, ""
-	if txnindex.UsesBootstrapVar(template) {
+	if present.UsesBootstrapVar(template) {
 		if f.bootstrap == "" {
-			guards = txnindex.BootstrapGuard + "\n"
+			guards = present.BootstrapGuard + "\n"
 		} else {
-			text = strings.ReplaceAll(text, txnindex.BootstrapVar, txnindex.ShellWord(f.bootstrap))
+			text = strings.ReplaceAll(text, present.BootstrapVar, present.ShellWord(f.bootstrap))
 		}
 	}
 	// The topic of a segment read alone is not known: the command names
 	// TOPIC, after the guard line that stops it until TOPIC is set, or
 	// the topic the page's field gives, quoted (static/js/diagnosis.js
 	// fetches the panel again when the field changes).
-	if txnindex.UsesTopicVar(template) {
+	if present.UsesTopicVar(template) {
 		if f.topic == "" {
-			guards += txnindex.TopicGuard + "\n"
+			guards += present.TopicGuard + "\n"
 		} else {
-			text = strings.ReplaceAll(text, txnindex.TopicVar, txnindex.ShellWord(f.topic))
+			text = strings.ReplaceAll(text, present.TopicVar, present.ShellWord(f.topic))
 		}
 	}
 	return Cmd{Text: guards + text}
@@ -271,7 +271,7 @@ func txnView(t *diagnosis.OpenTxnReport, bootstrap cmdFill) TxnView {
 }
 
 // diagnosisView is the panel of d, whose commands carry
-// txnindex.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
+// present.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
 // is put into them. clock says whose time d.Now is (clockServer, …).
 func diagnosisView(d *diagnosis.Diagnosis, bootstrap, clock string) *DiagnosisView {
 	return diagnosisViewFor(d, cmdFill{bootstrap: bootstrap}, clock)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -216,7 +217,7 @@ func TestDiagnosisPanelOfCapture(t *testing.T) {
 		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: min(int64(i)*4, 4), Time: 1_000 + int64(i)*30*60_000, Isolation: txnindex.ReadCommitted,
 			Response: txnindex.FetchResponse{LastStableOffset: lso, HighWatermark: 6 + int64(i), AbortedTransactions: []txnindex.AbortedTransaction{}}})
 	}
-	v := diagnosisView(diagnosis.Diagnose(l, diagnosis.Options{Position: 4}), "k:9092", clockLog)
+	v := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: 4}), "k:9092", clockLog)
 	var sb strings.Builder
 	if err := diagnosisPanel(v).Render(t.Context(), &sb); err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	if !strings.Contains(v.Pinned, "producer 7 from offset 2, decided (COMMIT marker at offset 5) but not yet below the high watermark 5") {
 		t.Errorf("banner %q", v.Pinned)
 	}
-	d := diagnosisView(diagnosis.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
+	d := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
 	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(diagnosis.StateDecidedUnreplicated) ||
 		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand.Text != "" || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
@@ -292,7 +293,7 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 	if b := timelineView("demo", "demo", l).Pinned; !strings.Contains(b, "leaves the transaction of producer 9 from offset 2 open, but the log cleaner removed its marker") {
 		t.Errorf("banner %q", b)
 	}
-	v := diagnosisView(diagnosis.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
+	v := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
 	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(diagnosis.StateMarkerRemoved) ||
 		len(v.Compaction) != 1 || !strings.Contains(v.Compaction[0], "cleaned below offset 6") {
 		t.Fatalf("panel %+v", v)

@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -22,8 +23,8 @@ import (
 // the diagnosis' clock (the newest timestamp in the log).
 func remedies(l *txnindex.Log) ([]string, []txnindex.Batch) {
 	// No bootstrap: the commands name the shell variable BOOTSTRAP
-	// (txnindex.BootstrapVar), so the command runs once it is set.
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	// (present.BootstrapVar), so the command runs once it is set.
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	if !d.Alert() || d.Capture != nil || len(l.Segments) == 0 {
 		// A capture's LSO is the broker's word, not a log to append to.
 		return nil, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -236,7 +237,7 @@ func TestLessonWaitsAtLSO(t *testing.T) {
 func TestLessonRemedy(t *testing.T) {
 	logs := demoLogs(t)
 	l := logs["stuck-lso"]
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	// The demo has no coordinator state: its transaction is late, its
 	// hanging unconfirmed, and an operator must act (Alert).
 	if d.PinnedBy == nil || !d.Alert() || d.PinnedBy.State != diagnosis.StateLate {

@@ -13,6 +13,7 @@ import (
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -111,7 +112,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			// Diagnose take the newest write.
 			o.Now = time.Time{}
 		}
-		d := diagnosis.Diagnose(p.Log, o)
+		d := present.Diagnose(p.Log, o)
 		diagnosis.Join(p.Log, d, ev)
 		ds = append(ds, d)
 	}
@@ -195,7 +196,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts diag
 				}
 				warn(c)
 				for _, p := range c.Partitions {
-					d := diagnosis.Diagnose(p.Log, opts)
+					d := present.Diagnose(p.Log, opts)
 					diagnosis.Join(p.Log, d, ev)
 					results[i].ds = append(results[i].ds, d)
 				}

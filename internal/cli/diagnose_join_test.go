@@ -11,6 +11,7 @@ import (
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -226,7 +227,7 @@ func wholeDirDiagnoses(t *testing.T, dir, now string) string {
 	}
 	var ds []*diagnosis.Diagnosis
 	for _, p := range c.Partitions {
-		d := diagnosis.Diagnose(p.Log, o)
+		d := present.Diagnose(p.Log, o)
 		diagnosis.Join(p.Log, d, ev)
 		ds = append(ds, d)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -75,7 +76,7 @@ func TestDiagnoseLogDirOneAtATime(t *testing.T) {
 	o := diagnosis.Options{TxnTimeout: diagnosis.DefaultTxnTimeout, MaxTxnTimeout: diagnosis.DefaultMaxTxnTimeout, Position: -1}
 	o.Now, _ = parseTime(now)
 	for i, p := range c.Partitions {
-		want := diagnosis.Diagnose(p.Log, o)
+		want := present.Diagnose(p.Log, o)
 		if a, b := js(full[i]), js(want); a != b {
 			t.Errorf("--full-replay, partition %d:\n%s\nwhole load:\n%s", i, a, b)
 		}

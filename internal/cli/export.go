@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
-	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -202,7 +202,7 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, c
 	if err != nil {
 		return "", err
 	}
-	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, diagnosis.Diagnose(l, o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
+	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, present.Diagnose(l, o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
 }
 
 // buildScenarioFile builds a scenario file into a fresh temporary log

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -126,7 +127,7 @@ func checkStep(t *testing.T, ctx context.Context, ls *web.Lesson, n int) lessonS
 // leader write), not taken from the lesson.
 func lessonBatches(l *txnindex.Log) []txnindex.Batch {
 	bs := slices.Clone(l.Batches)
-	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	// An operator acts on a hanging transaction, and on a late one no
 	// coordinator evidence decided (the demos have none).
 	if !d.Alert() {

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -31,7 +32,7 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	ctx := startChromium(t, path)
 	discards := func(l *txnindex.Log) string {
 		t.Helper()
-		d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
+		d := present.Diagnose(l, diagnosis.Options{Position: -1})
 		for _, x := range d.OpenTransactions {
 			if x.PinsLSO {
 				return txnindex.Plural(x.Discards.Records, "record", "records")

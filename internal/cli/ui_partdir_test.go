@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -48,7 +49,7 @@ func TestUIPartitionDirSegments(t *testing.T) {
 
 	// The index lists it at once and ranks it from its tail scan.
 	row := regexp.MustCompile(`data-testid="partition-row-load1-` + full.Topic + `-0"[^>]*data-lag="([0-9,]+)"[^>]*data-scan="scanned"`)
-	d := diagnosis.Diagnose(full, diagnosis.Options{Position: -1})
+	d := present.Diagnose(full, diagnosis.Options{Position: -1})
 	var m []string
 	for deadline := time.Now().Add(time.Minute); m == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) { // hang guard
 		m = row.FindStringSubmatch(getPage(t, s.url("/")))

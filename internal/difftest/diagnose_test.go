@@ -42,7 +42,7 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	if l.LastStableOffset != lso || lso != start {
 		t.Fatalf("engine LSO %d, ListOffsets(read_committed) %d, open transaction starts at %d", l.LastStableOffset, lso, start)
 	}
-	d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: 0, Bootstrap: b.addr})
+	d := present.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: 0, Bootstrap: b.addr})
 	if d.PinnedBy == nil || d.PinnedBy.FirstOffset != start || len(d.OpenTransactions) != 1 {
 		t.Fatalf("diagnosis: %+v", d)
 	}
@@ -53,7 +53,7 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	// Seen from far in the future the same transaction is late by the
 	// broker's rule; with no coordinator evidence read, hanging is not
 	// confirmed, and an operator must look (Alert).
-	if late := diagnosis.Diagnose(l, diagnosis.Options{Now: time.Now().Add(time.Hour), Position: -1}); late.PinnedBy == nil || late.PinnedBy.State != diagnosis.StateLate || !late.Alert() || late.Hanging() {
+	if late := present.Diagnose(l, diagnosis.Options{Now: time.Now().Add(time.Hour), Position: -1}); late.PinnedBy == nil || late.PinnedBy.State != diagnosis.StateLate || !late.Alert() || late.Hanging() {
 		t.Errorf("an hour later: %+v", late.PinnedBy)
 	}
 	// Who did it: the producer id the broker's DescribeProducers reports.
@@ -66,7 +66,7 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	}
 	l, _ = readLog(t, admin, topic)
 	lso, _ = testtool.ListOffsets(t, admin, topic)
-	d = diagnosis.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: -1})
+	d = present.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: -1})
 	if d.PinnedBy != nil || lso != l.HighWatermark || l.LastStableOffset != lso {
 		t.Fatalf("after abort: LSO %d (broker %d), HWM %d, pinned by %+v", l.LastStableOffset, lso, l.HighWatermark, d.PinnedBy)
 	}

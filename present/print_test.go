@@ -1,4 +1,4 @@
-package diagnosis_test
+package present
 
 import (
 	"fmt"
@@ -68,7 +68,7 @@ func txnRecordOffsets(l *txnindex.Log, pid txnindex.ProducerID) []int64 {
 // TestSeeThemFirstPrintsOnlyTheDiscarded: with producers interleaved, "to
 // see them first" prints exactly the records the abort discards, not the
 // other producers' between them: one kcat per range, each counting the
-// range's records; past diagnosis.KcatMostRanges ranges a comment counts the rest.
+// range's records; past kcatMostRanges ranges a comment counts the rest.
 // (A compacted batch, whose records are fewer than its offsets, is in
 // TestTopicCommandsInBash: here the cleaner's evidence would report the
 // transactions decided, their markers removed.)
@@ -78,7 +78,7 @@ func TestSeeThemFirstPrintsOnlyTheDiscarded(t *testing.T) {
 	interleaved := b.build()
 
 	many := newLog()
-	for range diagnosis.KcatMostRanges + 3 {
+	for range kcatMostRanges + 3 {
 		many.txn(p2, 2).plain(-1, 3)
 	}
 	long := many.build()
@@ -93,10 +93,10 @@ func TestSeeThemFirstPrintsOnlyTheDiscarded(t *testing.T) {
 	}{
 		{"interleaved p2", interleaved, p2, 3, 6, ""},
 		{"interleaved p3", interleaved, p3, 2, 7, ""},
-		{"more ranges than printed", long, p2, diagnosis.KcatMostRanges, 2 * diagnosis.KcatMostRanges, "# and 3 more ranges (6 records) up to offset 36"},
+		{"more ranges than printed", long, p2, kcatMostRanges, 2 * kcatMostRanges, "# and 3 more ranges (6 records) up to offset 36"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := diagnosis.Diagnose(tc.l, diagnosis.Options{Position: -1, Bootstrap: "k:9092"})
+			d := Diagnose(tc.l, diagnosis.Options{Position: -1, Bootstrap: "k:9092"})
 			var cmd string
 			for _, tr := range d.OpenTransactions {
 				if tr.ProducerID == tc.pid {

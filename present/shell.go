@@ -1,8 +1,11 @@
-package txnindex
+package present
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // BootstrapVar is what the printed commands carry for the bootstrap
@@ -80,8 +83,8 @@ func UnknownTopicCommands(bootstrap string, partition int32) TopicCommands {
 // BootstrapVar), topic the name as read.
 func NewTopicCommands(bootstrap, topic string, partition int32) TopicCommands {
 	c := TopicCommands{boot: bootstrapWord(bootstrap), topic: ShellWord(topic), partition: partition}
-	if p := TopicNameProblem(topic); p != "" {
-		c.refused = "# no command: topic name Kafka would reject: " + TextWord(topic) + ": " + p
+	if p := txnindex.TopicNameProblem(topic); p != "" {
+		c.refused = "# no command: topic name Kafka would reject: " + txnindex.TextWord(topic) + ": " + p
 	}
 	return c
 }
@@ -149,20 +152,13 @@ func (c TopicCommands) kcat(from, count int64) string {
 	return fmt.Sprintf("kcat -C -b %s -t %s -p %d -o %d -c %d -X isolation.level=read_uncommitted -f '%%o %%k %%s\\n'", c.boot, c.topic, c.partition, from, count)
 }
 
-// PrintRange is a range of offsets whose records to print, and how many
-// records it holds: fewer than its offsets when the log cleaner removed
-// some, and kcat's -c counts records, not offsets.
-type PrintRange struct {
-	OffsetRange
-	Records int64
-}
-
 // KcatPrintRanges prints the records of rs and only those, read_uncommitted:
 // kcat cannot filter by producer, so each range is a kcat of its own (a
-// line each), from its first offset for its count of records. At most
+// line each), from its first offset for its count of records (kcat's -c
+// counts records, not offsets). At most
 // most ranges are printed; a comment line says how many are left out and
 // where. Ranges without a record are skipped; with none left it is "".
-func (c TopicCommands) KcatPrintRanges(rs []PrintRange, most int) string {
+func (c TopicCommands) KcatPrintRanges(rs []diagnosis.PrintRange, most int) string {
 	var lines []string
 	for i, r := range rs {
 		if r.Records <= 0 {
@@ -177,7 +173,7 @@ func (c TopicCommands) KcatPrintRanges(rs []PrintRange, most int) string {
 				}
 			}
 			lines = append(lines, fmt.Sprintf("# and %s (%s) up to offset %d: the list of offsets above has them all",
-				Plural(left, "more range", "more ranges"), Plural(recs, "record", "records"), rs[len(rs)-1].To))
+				txnindex.Plural(left, "more range", "more ranges"), txnindex.Plural(recs, "record", "records"), rs[len(rs)-1].To))
 			break
 		}
 		lines = append(lines, c.kcat(r.From, r.Records))
