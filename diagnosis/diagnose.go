@@ -29,7 +29,7 @@ type Options struct {
 	Now           time.Time     // the clock ages are measured against; zero means the newest timestamp in the log
 	TxnTimeout    time.Duration // 0 means DefaultTxnTimeout
 	MaxTxnTimeout time.Duration // 0 means DefaultMaxTxnTimeout
-	Bootstrap     string        // for the commands; "" prints BootstrapVar
+	Bootstrap     string        // the brokers for the commands (Remedy.Bootstrap); "" when not known
 	Position      int64         // consumer position for the lag split; -1 for none
 	// Hints name what settles the questions the files leave open, in the
 	// caller's words.
@@ -201,7 +201,7 @@ type Diagnosis struct {
 	Note string `json:"note,omitempty"`
 	// TopicNameProblem says why Kafka would reject Topic as a topic name
 	// (TopicNameProblem), "" for a legal name; the commands of such a
-	// topic are a comment that says so (TopicCommands).
+	// topic are a comment that says so (present.TopicCommands).
 	TopicNameProblem    string `json:"topic_name_problem,omitempty"`
 	Partition           int32  `json:"partition"`
 	LogStartOffset      int64  `json:"log_start_offset"`
@@ -261,7 +261,7 @@ type Diagnosis struct {
 	// then the partition's, below the first local segment.
 	Tiered *TieredReport `json:"tiered_storage,omitempty"`
 	// TopicUnknown: Topic is only a label (a segment read alone); the
-	// commands use TopicVar.
+	// commands name it through a shell variable (present.TopicVar).
 	TopicUnknown bool `json:"topic_unknown,omitempty"`
 	// ClientDepartures is what the clients that depart from Kafka's rule
 	// deliver, asked for read_committed, that the Java consumer does not

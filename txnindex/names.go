@@ -24,7 +24,7 @@ const MaxTopicNameLength = 249
 // hand, or a broker that lies in its Metadata answers. The commands
 // printed for such a name would at best fail and at worst act on another
 // topic (a shell reads "a;b" as two commands), so none is printed for it
-// (TopicCommands); the report says the name is one Kafka would reject.
+// (present.TopicCommands); the report says the name is one Kafka would reject.
 func TopicNameProblem(topic string) string {
 	switch {
 	case topic == "":
