@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )

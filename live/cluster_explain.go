@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"

@@ -40,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/capture"
 )

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/txnindex"
 )
 

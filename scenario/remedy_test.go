@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/present"

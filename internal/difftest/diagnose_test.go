@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/present"
