@@ -43,6 +43,7 @@ type DiagnosisJoin struct {
 	// read of large internal topics, damaged records): the groups and
 	// transactional ids shown may then be partial. "" when complete.
 	JoinNote string `json:"join_note,omitempty"`
+	GroupsJoin
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a
@@ -77,6 +78,7 @@ func (l plog) join(d *Diagnosis, ev txnindex.InternalEvidence) {
 		}
 		d.GroupsSource = ev.GroupsSource
 	}
+	l.joinGroups(d, ev)
 }
 
 // joinMatch applies a coordinator match to the report.

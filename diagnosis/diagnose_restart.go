@@ -9,7 +9,8 @@ import (
 
 // RestartReport is what the next restart of the broker that wrote a
 // partition directory would change, when the directory holds state that
-// recovery drops: a producer snapshot exactly at the log start.
+// recovery drops: a producer snapshot at the log start (retention moved
+// it there), or below it inside its segment (DeleteRecords moved it).
 //
 // While the broker runs, retention deletes only the snapshots below the
 // new log start (ProducerStateManager.deleteSnapshotsBefore), and the
@@ -29,7 +30,7 @@ import (
 // lists them again and survives truncateAndReload.
 type RestartReport struct {
 	Snapshot       string `json:"snapshot"`        // the snapshot at the log start
-	SnapshotOffset int64  `json:"snapshot_offset"` // its offset, the log start
+	SnapshotOffset int64  `json:"snapshot_offset"` // its offset: the log start, or below it after DeleteRecords
 	// LastStableOffset is the LSO the broker would report after a restart
 	// that follows an unclean shutdown (replay from the log start without
 	// the snapshot).
@@ -59,14 +60,17 @@ func (l plog) restartReport() *RestartReport {
 	s := l.Snapshot
 	// With remote storage the log start lies below the local segments and
 	// the snapshot at the first local offset is kept on startup.
-	if s == nil || s.Source != "" || s.Window || s.Offset != l.LogStartOffset || l.LogStartOffset <= 0 || l.Tiered != nil {
+	if s == nil || s.Source != "" || s.Window || s.Offset > l.LogStartOffset || l.LogStartOffset <= 0 || l.Tiered != nil {
 		return nil
 	}
 	first := map[int]int64{}
 	r := &RestartReport{Snapshot: s.Name, SnapshotOffset: s.Offset, Transactions: []RestartTxn{}}
 	for i := range l.Txns {
 		t := &l.Txns[i]
-		if !t.Seeded || t.FirstOffset >= l.LogStartOffset {
+		// Seeded from the snapshot, or begun in the replay below a log
+		// start DeleteRecords moved: a restart replays from the log
+		// start and knows neither's beginning.
+		if t.State != txnindex.TxnOpen || t.FirstOffset >= l.LogStartOffset {
 			continue
 		}
 		at := l.reopensAt(i)
@@ -77,7 +81,7 @@ func (l plog) restartReport() *RestartReport {
 		return nil
 	}
 	r.LastStableOffset = l.lsoWithFirst(first)
-	r.Text = r.words(l.LastStableOffset)
+	r.Text = r.words(l.LastStableOffset, l.LogStartOffset)
 	return r
 }
 
@@ -122,7 +126,7 @@ func (l plog) lsoWithFirst(first map[int]int64) int64 {
 	return l.HighWatermark
 }
 
-func (r *RestartReport) words(lso int64) string {
+func (r *RestartReport) words(lso, logStart int64) string {
 	var who []string
 	forgets := 0
 	for _, t := range r.Transactions {
@@ -135,8 +139,13 @@ func (r *RestartReport) words(lso int64) string {
 		who = append(who, w)
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s lies at the log start %d: the broker deletes a snapshot at or below the log start when it starts (ProducerStateManager.truncateAndReload), so the broker that wrote it has not restarted since retention moved the log start there. ",
-		r.Snapshot, r.SnapshotOffset)
+	if r.SnapshotOffset == logStart {
+		fmt.Fprintf(&sb, "%s lies at the log start %d: the broker deletes a snapshot at or below the log start when it starts (ProducerStateManager.truncateAndReload), so the broker that wrote it has not restarted since retention moved the log start there. ",
+			r.Snapshot, r.SnapshotOffset)
+	} else {
+		fmt.Fprintf(&sb, "%s lies below the log start %d, inside its segment: DeleteRecords moved the log start there and deleted no file (UnifiedLog.maybeIncrementLogStartOffset), and the broker deletes a snapshot at or below the log start when it starts (ProducerStateManager.truncateAndReload), so the broker that wrote it has not restarted since. ",
+			r.Snapshot, logStart)
+	}
 	fmt.Fprintf(&sb, "It holds %s in memory, and the LSO %d above is the one it reports to every read_committed consumer. ", strings.Join(who, " and "), lso)
 	fmt.Fprintf(&sb, "If it restarts after an unclean shutdown (a crash, a lost host), it deletes the snapshot and ")
 	switch {

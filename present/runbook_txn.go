@@ -96,6 +96,8 @@ func runbookPinned(sb *strings.Builder, d *diagnosis.Diagnosis) {
 	if d.JoinNote != "" {
 		fmt.Fprintf(sb, "  join partial: %s\n", d.JoinNote)
 	}
+	runbookGroupKinds(sb, d)
+	defer runbookShareGroups(sb, d)
 	if d.ConsumerGroups == nil {
 		return
 	}
@@ -127,10 +129,10 @@ func runbookPinned(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}
-		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+		fmt.Fprintf(sb, "    %s %q committed %d: %s\n", GroupKindLabel(g.Kind), g.Group, g.Offset, what)
 	}
 	for _, g := range other {
-		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
+		fmt.Fprintf(sb, "    %s %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", GroupKindLabel(g.Kind), g.Group, g.Offset)
 	}
 }
 

@@ -144,7 +144,7 @@ func (lz *lazyPart) load() {
 // begin (view.SetTailEvidence), -1 for a log read whole.
 func (lz *lazyPart) setEvidence(l *txnindex.Log, readFrom int64) {
 	j := lz.x.Join(context.Background())
-	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.Note != "" {
+	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.HaveShareStates || ev.RemoteStorage != nil || ev.Note != "" {
 		view.SetTailEvidence(l, ev, readFrom)
 	}
 }

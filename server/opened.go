@@ -40,7 +40,7 @@ func setEvidence(ld *input.Contents) {
 		return
 	}
 	ev := in.Evidence()
-	if ev.Coordinators == nil && !ev.HaveOffsets {
+	if ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates && ev.RemoteStorage == nil {
 		return
 	}
 	for _, p := range ld.Partitions {

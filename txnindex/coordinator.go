@@ -381,4 +381,40 @@ type InternalEvidence struct {
 	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
 	// was left out.
 	Note string
+	GroupEvidence
+	TopicEvidence
+}
+
+// GroupEvidence is what the internal topics (or a cluster's read-only
+// APIs) say of the groups beyond their committed offsets, embedded in
+// InternalEvidence: the share groups' state, their isolation level, and
+// how many records of types no reader knows were skipped.
+type GroupEvidence struct {
+	// ShareStates are share groups' start offsets on any partitions;
+	// HaveShareStates says they were read at all (__share_group_state,
+	// DescribeShareGroupOffsets), ShareSource where.
+	ShareStates     []ShareGroupState
+	HaveShareStates bool
+	ShareSource     string
+	// ShareIsolation is each share group's share.isolation.level where
+	// set; IsolationKnown says the group configs were read (a group
+	// absent then has Kafka's default), IsolationSource where, or why
+	// they were not.
+	ShareIsolation  map[string]ShareIsolation
+	IsolationKnown  bool
+	IsolationSource string
+	// SkippedRecords counts the internal topics' records of a type no
+	// Kafka release writes, skipped as the coordinators skip them
+	// (KIP-915); SkippedWhere names the topics.
+	SkippedRecords int64
+	SkippedWhere   string
+}
+
+// TopicEvidence is what the KRaft metadata log says of the topics, embedded
+// in InternalEvidence.
+type TopicEvidence struct {
+	// RemoteStorage is each topic's remote.storage.enable as its
+	// ConfigRecord sets it ("true", "false"), by topic; nil when no
+	// metadata log was read.
+	RemoteStorage map[string]string
 }

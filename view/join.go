@@ -10,7 +10,7 @@ import (
 )
 
 // evidence holds, per loaded log, what its log dir's internal topics say
-// (txnindex.Log.Join): the pages and the API show the same transactional
+// (diagnosis.Join): the pages and the API show the same transactional
 // ids, coordinator states and groups as `diagnose DIR`. It holds the logs
 // weakly: an entry goes with its log when the server lets the log go (an
 // evicted upload, a lazily opened partition dropped under --max-memory),

@@ -61,6 +61,9 @@ type DiagnosisView struct {
 	// join of the internal topics left out ("" when nothing): the groups
 	// and transactional ids shown are then partial.
 	GroupsSource, JoinNote string
+	// Kinds are the groups by kind, the share groups and the records
+	// skipped (groupKindsView); nil when none was read.
+	Kinds *GroupKindsView
 	// Compaction is the log cleaner's evidence (diagnosis.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
@@ -92,6 +95,7 @@ type RestartView struct {
 // GroupView is one consumer group's committed offset against the LSO.
 type GroupView struct {
 	Group     string
+	Kind      string // "consumer group (KIP-848)", in words (present.GroupKindWords)
 	Committed int64
 	Affected  bool   // committed <= LSO
 	Blocked   bool   // waiting at the LSO
@@ -314,6 +318,7 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 	}
 	v.Groups = groupViews(d.ConsumerGroups)
 	v.GroupsSource, v.JoinNote = d.GroupsSource, d.JoinNote
+	v.Kinds = groupKindsView(d)
 	if c := d.Compaction; c != nil {
 		v.Compaction = c.Evidence
 	}
@@ -405,7 +410,7 @@ func groupViews(gs []txnindex.GroupPosition) []GroupView {
 	}
 	out := []GroupView{}
 	for _, g := range gs {
-		v := GroupView{Group: g.Group, Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
+		v := GroupView{Group: g.Group, Kind: present.GroupKindWords(g.Kind), Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
 		switch {
 		case g.Blocked:
 			v.What = "blocked: waiting at the LSO"
