@@ -3,6 +3,8 @@ package web
 import (
 	"strings"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -38,15 +40,15 @@ type ShareGroupView struct {
 
 // groupKindsView is d's groups by kind; nil when the diagnosis counted no
 // group and read no share group state.
-func groupKindsView(d *txnindex.Diagnosis) *GroupKindsView {
+func groupKindsView(d *diagnosis.Diagnosis) *GroupKindsView {
 	if len(d.GroupsByKind) == 0 && d.ShareGroups == nil && d.SkippedNote == "" {
 		return nil
 	}
 	v := &GroupKindsView{SharesRead: d.ShareGroups != nil, ShareSource: d.ShareGroupsSource, Skipped: d.SkippedNote}
 	for _, c := range d.GroupsByKind {
-		w := c.Kind.PluralWords()
+		w := present.GroupKindPluralWords(c.Kind)
 		if len(c.Groups) == 1 {
-			w = c.Kind.Words()
+			w = present.GroupKindWords(c.Kind)
 		}
 		v.Kinds = append(v.Kinds, KindView{Kind: string(c.Kind), Words: w, Count: len(c.Groups), Groups: strings.Join(c.Groups, ", "), Affected: len(c.Affected)})
 	}
