@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -43,7 +45,7 @@ type ScanOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// Bootstrap goes into the printed abort commands; "" prints
-	// txnindex.BootstrapVar.
+	// present.BootstrapVar.
 	Bootstrap string
 
 	// seeds are the bootstrap addresses, in kgo's seed order, and known
@@ -96,7 +98,7 @@ type BrokerStatus struct {
 }
 
 // PartitionLag is one partition of a cluster scan. Its JSON names follow
-// diagnose's (txnindex.Diagnosis) where they mean the same.
+// diagnose's (diagnosis.Diagnosis) where they mean the same.
 type PartitionLag struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
@@ -119,6 +121,10 @@ type PartitionLag struct {
 	PinnedBy *ClusterTxn   `json:"pinned_by"`
 	Open     []ClusterTxn  `json:"open_transactions"`
 	Groups   []GroupBehind `json:"groups_behind"`
+	// ShareGroups are the share groups (KIP-932) with a state on the
+	// partition, placed against its LSO by their isolation level
+	// (DescribeShareGroupOffsets, DescribeConfigs).
+	ShareGroups []txnindex.SharePosition `json:"share_groups,omitempty"`
 	// Err says why the offsets are unknown (no leader, leader down, a
 	// partition error); Notes carry lesser failures (DescribeProducers,
 	// the coordinators, the groups) that leave the offsets known.
@@ -155,11 +161,11 @@ type ClusterTxn struct {
 	// it gave none.
 	coord *txnindex.TxnCoordinatorState
 
-	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
-	Hanging      bool                  `json:"hanging"`
-	Reason       string                `json:"reason"`
-	AbortCommand string                `json:"abort_command"`
-	PinsLSO      bool                  `json:"pins_lso"`
+	State        diagnosis.OpenTxnState `json:"state"` // open, expired or hanging
+	Hanging      bool                   `json:"hanging"`
+	Reason       string                 `json:"reason"`
+	AbortCommand string                 `json:"abort_command"`
+	PinsLSO      bool                   `json:"pins_lso"`
 }
 
 // GroupBehind is a consumer group whose committed offset on a stuck
@@ -175,6 +181,11 @@ type GroupBehind struct {
 	LagOffsets  int64  `json:"lag_offsets"` // high watermark - committed
 	BehindLSO   bool   `json:"behind_lso"`  // committed <= LSO: always true here
 	Blocked     bool   `json:"blocked"`     // committed == LSO: waiting on the transaction now
+	// Kind is the group's protocol (ListGroups v5's GroupType); Members
+	// are the client ids of a KIP-848 consumer group's members assigned
+	// the partition (ConsumerGroupDescribe).
+	Kind    txnindex.GroupKind `json:"group_kind,omitempty"`
+	Members []string           `json:"assigned_members,omitempty"`
 }
 
 // AnyHanging reports whether a partition is held by a hanging transaction
@@ -183,7 +194,8 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 
 // ScanCluster scans a cluster through cl, strictly read-only: every request
 // is a Metadata, ListOffsets, DescribeProducers, ListTransactions,
-// DescribeTransactions, DescribeConfigs, ListGroups or OffsetFetch, sent with
+// DescribeTransactions, DescribeConfigs, ListGroups, OffsetFetch,
+// ConsumerGroupDescribe or DescribeShareGroupOffsets, sent with
 // cl.Broker(id).Request to the broker that must answer it, never joining a
 // group. (kgo's sharded Request also splits a ListOffsets into one request
 // per leader, measured on kfake, after a Metadata lookup of its own on a
@@ -192,7 +204,7 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 //
 // Requests per scan, with B brokers in the Metadata answer, all reachable:
 //
-//	R = 1 + 2·L + [S > 0]·(Ls + B + Ct + B + Gc + [T > 0 ∧ MaxTxnTimeout unset])
+//	R = 1 + 2·L + [S > 0]·(Ls + B + Ct + B + Gc + Gk + 2·Gs + [T > 0 ∧ MaxTxnTimeout unset])
 //
 // where L ≤ B brokers lead a scanned partition (one ListOffsets each for the
 // high watermark and for the LSO, however many partitions they lead), S
@@ -201,9 +213,13 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 // ListGroups (each lists only what it coordinates), Ct ≤ min(B, T) of them
 // coordinate one of the T open transactions (one DescribeTransactions each),
 // Gc ≤ B coordinate a group (one OffsetFetch each for all their groups, v8+;
-// a broker older than Kafka 3.0 gets one per group instead), and one
-// DescribeConfigs reads transaction.max.timeout.ms. So R ≤ 2 + 7·B whatever
-// the number of partitions. A new client also sends ApiVersions (and the
+// a broker older than Kafka 3.0 gets one per group instead), Gk ≤ B list a
+// KIP-848 consumer group (one ConsumerGroupDescribe each, for its members'
+// assignments), Gs ≤ B list a KIP-932 share group (one
+// DescribeShareGroupOffsets and one DescribeConfigs of the groups'
+// share.isolation.level each), and one DescribeConfigs reads
+// transaction.max.timeout.ms. So R ≤ 2 + 10·B whatever the number of
+// partitions, and 2 + 7·B on a cluster of classic groups only. A new client also sends ApiVersions (and the
 // SASL handshake) once per connection, at most B + 1.
 //
 // A broker that does not answer is reported in Brokers and its partitions
@@ -220,7 +236,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 		o.Now = time.Now
 	}
 	if o.Bootstrap == "" {
-		o.Bootstrap = txnindex.BootstrapVar
+		o.Bootstrap = present.BootstrapVar
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -46,7 +48,13 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 		maxTxn time.Duration
 		src    string
 	)
+	var (
+		members map[string]map[string][]string
+		shares  *shareRead
+	)
 	wg.Go(func() { s.offsetFetch(ctx, groups, stuck) })
+	wg.Go(func() { members = s.assignedMembers(ctx, groups, stuck) })
+	wg.Go(func() { shares = s.readShares(ctx, groups, stuck) })
 	if len(pids) > 0 {
 		wg.Go(func() { coord = s.transactions(ctx, pids) })
 		wg.Go(func() { maxTxn, src = s.maxTxnTimeout(ctx) })
@@ -57,6 +65,11 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 	}
 	for _, p := range stuck {
 		s.judge(p, prods[p], coord, maxTxn, src)
+		for i := range p.Groups {
+			g := &p.Groups[i]
+			g.Members = members[g.Group][fmt.Sprintf("%s-%d", p.Topic, p.Partition)]
+		}
+		p.ShareGroups = shares.place(p.Topic, p.Partition, p.LastStableOffset)
 	}
 }
 
@@ -274,7 +287,7 @@ func (s *scanner) maxTxnTimeout(ctx context.Context) (time.Duration, string) {
 		}
 		return d, src
 	}
-	return txnindex.DefaultMaxTxnTimeout, "default"
+	return diagnosis.DefaultMaxTxnTimeout, "default"
 }
 
 // judge turns a stuck partition's open producers into ClusterTxns and
@@ -294,7 +307,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 	for i, ap := range open {
 		t := ClusterTxn{ProducerID: ap.ProducerID, ProducerEpoch: int16(ap.ProducerEpoch), CoordinatorEpoch: ap.CoordinatorEpoch,
 			FirstOffset: ap.CurrentTxnStartOffset, LastTimestamp: ap.LastTimestamp, AgeMs: max(now-ap.LastTimestamp, 0),
-			Coordinator: -1, StartTimestamp: -1, State: txnindex.StateOpen,
+			Coordinator: -1, StartTimestamp: -1, State: diagnosis.StateOpen,
 			// The LSO is the first offset of the oldest open
 			// transaction (ProducerStateManager.firstUnstableOffset),
 			// or the log start if that is later.
@@ -326,21 +339,21 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		age := time.Duration(t.AgeMs) * time.Millisecond
 		switch {
 		case age > maxTxn && unknown != "":
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s: whether it hangs is unknown",
 				fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, unknown)
 		case age > maxTxn:
 			var why string
 			t.Hanging, why = w.hanging(ps, ap.ProducerID, ti)
 			if t.Hanging {
-				t.State = txnindex.StateHanging
+				t.State = diagnosis.StateHanging
 				t.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			} else {
-				t.State = txnindex.StateExpired
+				t.State = diagnosis.StateExpired
 				t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			}
 		case t.StartTimestamp > 0 && t.TimeoutMs > 0 && now-t.StartTimestamp > int64(t.TimeoutMs):
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("started %s ago, longer than its transaction.timeout.ms (%s): the coordinator should abort it",
 				fmtAge(now-t.StartTimestamp), txnindex.DurationMs(int64(t.TimeoutMs)))
 		default:
@@ -351,7 +364,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 				t.Reason += "; " + unknown
 			}
 		}
-		t.AbortCommand = txnindex.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
+		t.AbortCommand = present.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
 		p.Hanging = p.Hanging || t.Hanging
 		p.Open = append(p.Open, t)
 	}

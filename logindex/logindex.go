@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -60,7 +61,7 @@ type Entry struct {
 	Name      string // its base name, topic-partition
 	Topic     string
 	Partition int32
-	Internal  bool // one of the broker's own topics (IsInternal)
+	Internal  bool // one of the broker's own topics (txnindex.IsInternalTopic)
 	// Metadata: KRaft's metadata log (MetadataTopic), not a data
 	// partition; its State is Scanned from the start, with a diagnosis
 	// that says what it is (txnindex.MetadataLogNote) and nothing read.
@@ -77,7 +78,7 @@ type Entry struct {
 type Summary struct {
 	// Diagnosis is the tail's diagnosis, cut down to the LSO, the high
 	// watermark, the lag and the open transactions.
-	Diagnosis *txnindex.Diagnosis
+	Diagnosis *diagnosis.Diagnosis
 	Info      TailInfo
 	Batches   int // batches read
 	Took      time.Duration
@@ -201,7 +202,7 @@ func ListPartition(dir string) (*Index, error) {
 // transaction, so there is no LSO to rank it by.
 func metadataEntry(dir, name, topic string, p int32) *Entry {
 	e := &Entry{Dir: dir, Name: name, Topic: topic, Partition: p, Metadata: true}
-	e.tail = &Summary{Diagnosis: &txnindex.Diagnosis{Topic: topic, Partition: p, HighWatermark: -1, LastStableOffset: -1,
+	e.tail = &Summary{Diagnosis: &diagnosis.Diagnosis{Topic: topic, Partition: p, HighWatermark: -1, LastStableOffset: -1,
 		Note: txnindex.MetadataLogNote(topic)}}
 	e.state.Store(int32(Scanned))
 	return e
@@ -302,7 +303,7 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 	} else {
 		// The index row shows no client line: its ranking leaves the
 		// client passes to the partition's page.
-		d := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: -1, NoClientDepartures: true})
+		d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: -1, NoClientDepartures: true})
 		e.tail = &Summary{Diagnosis: trim(d), Info: info, Batches: len(l.Batches), Took: time.Since(t0), Damage: damage}
 		e.state.Store(int32(Scanned))
 	}
@@ -313,8 +314,8 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 
 // trim keeps of d what the index shows, so that nothing of the tail's log
 // stays reachable from it.
-func trim(d *txnindex.Diagnosis) *txnindex.Diagnosis {
-	out := &txnindex.Diagnosis{Topic: d.Topic, Partition: d.Partition, HighWatermark: d.HighWatermark, HighWatermarkSource: d.HighWatermarkSource,
+func trim(d *diagnosis.Diagnosis) *diagnosis.Diagnosis {
+	out := &diagnosis.Diagnosis{Topic: d.Topic, Partition: d.Partition, HighWatermark: d.HighWatermark, HighWatermarkSource: d.HighWatermarkSource,
 		LastStableOffset: d.LastStableOffset, LastStableOffsetSource: d.LastStableOffsetSource, LSOLagOffsets: d.LSOLagOffsets,
 		LSOLagMs: d.LSOLagMs, LSOLagAtLeast: d.LSOLagAtLeast, OpenTransactions: slices.Clone(d.OpenTransactions)}
 	if d.PinnedBy != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -138,7 +139,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			err = api.WriteCompare(ctx, w, l, opts, txnindex.Variants, *format == "ndjson")
 		case *counts:
 			if l.Replay != nil && *format == "text" {
-				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())
+				fmt.Fprintf(w, "# read: %s\n", present.ReplayLine(l.Replay))
 			}
 			err = api.WriteCounts(w, l, p.Decisions(opts), *format == "ndjson", cFrom, cTo)
 		case *format == "ndjson":
@@ -146,7 +147,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		default:
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.Describe(opts))
 			if l.Replay != nil {
-				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())
+				fmt.Fprintf(w, "# read: %s\n", present.ReplayLine(l.Replay))
 			}
 			err = api.WriteDecisionsText(ctx, w, api.FromPosition(l, p.Decisions(opts), *from))
 		}
@@ -176,13 +177,7 @@ func recordPages(ld *input.Contents, l *txnindex.Log) api.BatchPages {
 // partitionFiles is the partition directory or segment of ld that l was
 // read from, whose files decode l's records; nil if ld kept none.
 func partitionFiles(ld *input.Contents, l *txnindex.Log) *loader.Partition {
-	if f := ld.Dir(l.Topic, l.Partition); f != nil {
-		return f
-	}
-	if len(ld.Partitions) == 1 {
-		return ld.Segment // a single segment (nil if not kept)
-	}
-	return nil
+	return ld.Files(l.Topic, l.Partition)
 }
 
 type argLister interface {

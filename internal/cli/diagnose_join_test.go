@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -40,6 +43,17 @@ plain 3
 // coordinator lists for its Ongoing transaction.
 func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) string {
 	t.Helper()
+	dir := t.TempDir()
+	if err := scenario.WriteLogDir(dir, joinLogDirParts(t, nil, zombieParts...)...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// joinLogDirParts are writeJoinLogDir's partitions, with more groups'
+// __consumer_offsets batches (by group) added to theirs.
+func joinLogDirParts(t *testing.T, more map[string][]scenario.InternalBatch, zombieParts ...txnindex.TopicPartition) []*scenario.Built {
+	t.Helper()
 	s, err := scenario.Parse(strings.NewReader(joinStory), "join.txn")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +69,7 @@ func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) strin
 		"audit":       {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("audit", "orders", 0, 0, 0, "", ts+2))},
 		"late-reader": {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("late-reader", "orders", 0, 9, 0, "", ts+3))},
 	}
+	maps.Copy(groups, more)
 	byPart := map[int32][]scenario.InternalBatch{}
 	for g, bs := range groups {
 		n := internaltopic.PartitionFor(g, internaltopic.DefaultConsumerOffsetsPartitions)
@@ -83,11 +98,7 @@ func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) strin
 		}
 		parts = append(parts, b)
 	}
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir, parts...); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return parts
 }
 
 // joinJSON is the part of diagnose's JSON the join adds.
@@ -219,19 +230,19 @@ func wholeDirDiagnoses(t *testing.T, dir, now string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := txnindex.DiagnoseOptions{TxnTimeout: txnindex.DefaultTxnTimeout, MaxTxnTimeout: txnindex.DefaultMaxTxnTimeout, Position: -1}
+	o := diagnosis.Options{TxnTimeout: diagnosis.DefaultTxnTimeout, MaxTxnTimeout: diagnosis.DefaultMaxTxnTimeout, Position: -1}
 	if o.Now, err = parseTime(now); err != nil {
 		t.Fatal(err)
 	}
-	var ds []*txnindex.Diagnosis
+	var ds []*diagnosis.Diagnosis
 	for _, p := range c.Partitions {
-		d := p.Log.Diagnose(o)
-		p.Log.Join(d, ev)
+		d := present.Diagnose(p.Log, o)
+		diagnosis.Join(p.Log, d, ev)
 		ds = append(ds, d)
 	}
 	internalLast(ds)
 	b, err := json.Marshal(struct {
-		Partitions []*txnindex.Diagnosis `json:"partitions"`
+		Partitions []*diagnosis.Diagnosis `json:"partitions"`
 	}{ds})
 	if err != nil {
 		t.Fatal(err)

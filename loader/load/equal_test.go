@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
@@ -55,13 +56,13 @@ func TestEveryPathAnswersAsTheWholeLoad(t *testing.T) {
 				seeded++
 			}
 			if tl.LastStableOffset != fl.LastStableOffset || fmt.Sprint(openTxns(tl)) != fmt.Sprint(openTxns(fl)) {
-				t.Errorf("seed %d, position %d (%s): LSO %d, open %v; whole load %d, %v", o.Seed, p, tl.Replay.Line(), tl.LastStableOffset, openTxns(tl), fl.LastStableOffset, openTxns(fl))
+				t.Errorf("seed %d, position %d (%s): LSO %d, open %v; whole load %d, %v", o.Seed, p, present.ReplayLine(tl.Replay), tl.LastStableOffset, openTxns(tl), fl.LastStableOffset, openTxns(fl))
 			}
 			co := txnindex.ConsumeOptions{From: p, Isolation: txnindex.ReadCommitted}
 			a, b := words(fl, co), words(tl, co)
 			compared += len(b)
 			if !slices.Equal(a, b) {
-				t.Fatalf("seed %d, position %d (%s): %d decisions, the whole load's %d; first:\n%v\n%v", o.Seed, p, tl.Replay.Line(), len(b), len(a), first(b), first(a))
+				t.Fatalf("seed %d, position %d (%s): %d decisions, the whole load's %d; first:\n%v\n%v", o.Seed, p, present.ReplayLine(tl.Replay), len(b), len(a), first(b), first(a))
 			}
 		}
 		// Over the budget: a segment window at a time.
