@@ -36,7 +36,7 @@ func TestSeedSnapshotsFallsBackAsTheBroker(t *testing.T) {
 		{"a symlink: damage, the one before", map[int64]string{100: "good", 300: "link"}, SeedOptions{AtMost: -1}, 100, []string{name(300)}, nil, 1},
 		{"none past AtMost", map[int64]string{100: "good", 200: "good", 300: "good"}, SeedOptions{AtMost: 250}, 200, nil, nil, 1},
 		{"a stray one is the broker's to delete", map[int64]string{100: "good", 150: "good"}, SeedOptions{AtMost: -1}, 100, nil, []string{name(150)}, 1},
-		{"below the log start", map[int64]string{100: "good", 200: "good"}, SeedOptions{AtMost: -1, LogStart: 150}, 200, nil, []string{name(100)}, 1},
+		{"a segment's, below the log start: kept until a restart", map[int64]string{100: "good", 200: "good"}, SeedOptions{AtMost: -1, LogStart: 250}, 200, nil, nil, 1},
 		{"past the log end", map[int64]string{100: "good", 300: "good"}, SeedOptions{AtMost: -1, LogEnd: 250}, 100, nil, []string{name(300)}, 1},
 		{"every one damaged", map[int64]string{100: "bad", 200: "bad"}, SeedOptions{AtMost: -1}, -1, []string{name(100), name(200)}, nil, 2},
 	} {
