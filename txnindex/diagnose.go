@@ -28,6 +28,10 @@ type DiagnoseOptions struct {
 	// (the ranking of a log directory's tails, one diagnosis a partition)
 	// need not pay.
 	NoClientDepartures bool
+	// Limit is how many entries each list of the diagnosis holds in
+	// detail (ListLimit: 0 is ListCap); the rest are counted in its
+	// …Total field (diagnose_cap.go).
+	Limit int
 }
 
 // OpenTxnState classifies an open transaction.
@@ -208,6 +212,9 @@ type Diagnosis struct {
 	// batches leaves open but the broker decided (StateMarkerRemoved): on
 	// a compacted log the cleaner removed their markers. They hold no LSO.
 	MarkerRemoved []OpenTxnReport `json:"compacted_transactions"`
+	// The lists hold the first DiagnoseOptions.Limit entries (by first
+	// offset; the pinner always); these count them all.
+	ListTotals
 	// Compaction is the log cleaner's evidence on the partition; nil when
 	// nothing shows it (or for a capture).
 	Compaction *CompactionReport `json:"compaction"`
@@ -240,6 +247,9 @@ type Diagnosis struct {
 	// log seeded from a producer snapshot, those from the snapshot on.
 	ClientDepartures *ClientsReport `json:"client_departures,omitempty"`
 	DiagnosisJoin
+	// limit is the lists' length (DiagnoseOptions.Limit), for Join's
+	// groups; 0 is ListCap.
+	limit int
 }
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
@@ -315,12 +325,23 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 		Replay: l.Replay,
 	}
+	d.limit = ListLimit(o.Limit)
+	pin := -1 // the earliest transaction at the LSO past the limit
 	for _, ti := range l.Open {
 		if ev, ok := removed[ti]; ok {
-			d.MarkerRemoved = append(d.MarkerRemoved, l.markerRemovedReport(ti, ev))
+			if d.MarkerRemovedTotal++; len(d.MarkerRemoved) < d.limit {
+				d.MarkerRemoved = append(d.MarkerRemoved, l.markerRemovedReport(ti, ev))
+			}
 			continue
 		}
-		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
+		if d.OpenTransactionsTotal++; len(d.OpenTransactions) < d.limit {
+			d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
+		} else if l.pinsLSO(ti, lso) && (pin < 0 || l.Txns[ti].FirstOffset < l.Txns[pin].FirstOffset) {
+			pin = ti
+		}
+	}
+	if l.pinMissing(d.OpenTransactions, pin) {
+		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(pin, lso, now, o, bootstrap))
 	}
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
@@ -332,6 +353,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
 		d.OpenTransactions = append(d.OpenTransactions, u)
+		d.OpenTransactionsTotal++
 		d.PinnedBy = &d.OpenTransactions[len(d.OpenTransactions)-1]
 		d.LSOLagMs = u.AgeMs
 	}
@@ -366,6 +388,7 @@ func (l *Log) Diagnose(o DiagnoseOptions) *Diagnosis {
 	l.offsetsUnknown(d)
 	l.tieredReport(d)
 	d.TopicUnknown = l.TopicUnknown
+	d.capLists()
 	return d
 }
 
@@ -500,6 +523,7 @@ func (d *Diagnosis) Runbook() string {
 	for i := range d.OpenTransactions {
 		d.OpenTransactions[i].runbook(&sb, i+1, d)
 	}
+	moreLine(&sb, More(d.OpenTransactions, d.OpenTransactionsTotal), "open transaction", "open transactions")
 	for i := range d.Unreplicated {
 		t := &d.Unreplicated[i]
 		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
@@ -508,6 +532,7 @@ func (d *Diagnosis) Runbook() string {
 		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
 		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
+	moreLine(&sb, More(d.Unreplicated, d.UnreplicatedTotal), "decided, unreplicated transaction", "decided, unreplicated transactions")
 	d.runbookCompaction(&sb)
 	d.runbookClients(&sb)
 	if l := d.Lag; l != nil {

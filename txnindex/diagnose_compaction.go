@@ -284,9 +284,12 @@ func (d *Diagnosis) runbookCompaction(sb *strings.Builder) {
 		}
 	}
 	if len(d.TxnIndexMismatches) > 0 {
-		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", len(d.TxnIndexMismatches))
+		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", max(d.TxnIndexMismatchesTotal, len(d.TxnIndexMismatches)))
 		for _, m := range d.TxnIndexMismatches {
 			fmt.Fprintf(sb, "    - %s %s: %s: %s\n", m.Segment, m.Kind, m.Explanation, m.Note)
+		}
+		if n := More(d.TxnIndexMismatches, d.TxnIndexMismatchesTotal); n > 0 {
+			fmt.Fprintf(sb, "    - %s\n", MoreText(n, "difference", "differences"))
 		}
 	}
 	for i := range d.MarkerRemoved {
@@ -295,4 +298,5 @@ func (d *Diagnosis) runbookCompaction(sb *strings.Builder) {
 			i+1, t.ProducerID, t.ProducerEpoch, t.offsetsText(d))
 		fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
 	}
+	moreLine(sb, More(d.MarkerRemoved, d.MarkerRemovedTotal), "transaction whose marker the cleaner removed", "transactions whose marker the cleaner removed")
 }

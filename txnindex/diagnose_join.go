@@ -49,6 +49,10 @@ type DiagnosisJoin struct {
 	// read of large internal topics, damaged records): the groups and
 	// transactional ids shown may then be partial. "" when complete.
 	JoinNote string `json:"join_note,omitempty"`
+	// ConsumerGroupsTotal counts the groups; ConsumerGroups holds
+	// ListCap of them (or the limit asked for), those behind the LSO
+	// first (CapGroups).
+	ConsumerGroupsTotal int `json:"consumer_groups_total,omitempty"`
 }
 
 // InternalEvidence is what a log dir's internal topics (or a cluster's
@@ -96,6 +100,7 @@ func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
 			d.ConsumerGroups = []GroupPosition{}
 		}
 		d.GroupsSource = ev.GroupsSource
+		d.ConsumerGroups, d.ConsumerGroupsTotal = CapGroups(d.ConsumerGroups, ListLimit(d.limit))
 	}
 }
 
@@ -198,6 +203,9 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 	}
 	for _, g := range other {
 		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
+	}
+	if n := More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
+		fmt.Fprintf(sb, "    %s\n", MoreText(n, "group", "groups"))
 	}
 }
 

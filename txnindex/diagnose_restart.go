@@ -32,8 +32,10 @@ type RestartReport struct {
 	// that follows an unclean shutdown (replay from the log start without
 	// the snapshot).
 	LastStableOffset int64 `json:"last_stable_offset"`
-	// Transactions are the ones the snapshot alone keeps open.
-	Transactions []RestartTxn `json:"transactions"`
+	// Transactions are the ones the snapshot alone keeps open, the first
+	// ListCap of TransactionsTotal.
+	Transactions      []RestartTxn `json:"transactions"`
+	TransactionsTotal int          `json:"transactions_total"`
 	// Text says it in words: what the restart does, and what that means
 	// for the other replicas.
 	Text string `json:"text"`
@@ -75,6 +77,7 @@ func (l *Log) restartReport() *RestartReport {
 		return nil
 	}
 	r.LastStableOffset = l.lsoWithFirst(first)
+	r.Transactions, r.TransactionsTotal = CapList(r.Transactions, ListCap)
 	r.Text = r.words(l.LastStableOffset)
 	return r
 }
@@ -135,6 +138,9 @@ func (r *RestartReport) words(lso int64) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s lies at the log start %d: the broker deletes a snapshot at or below the log start when it starts (ProducerStateManager.truncateAndReload), so the broker that wrote it has not restarted since retention moved the log start there. ",
 		r.Snapshot, r.SnapshotOffset)
+	if n := More(r.Transactions, r.TransactionsTotal); n > 0 {
+		who = append(who, Plural(n, "more transaction", "more transactions"))
+	}
 	fmt.Fprintf(&sb, "It holds %s in memory, and the LSO %d above is the one it reports to every read_committed consumer. ", strings.Join(who, " and "), lso)
 	fmt.Fprintf(&sb, "If it restarts after an unclean shutdown (a crash, a lost host), it deletes the snapshot and ")
 	switch {
