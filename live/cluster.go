@@ -45,6 +45,9 @@ type ScanOptions struct {
 	// Bootstrap goes into the printed abort commands; "" prints
 	// txnindex.BootstrapVar.
 	Bootstrap string
+	// Limit is how many open transactions and groups behind a partition
+	// keeps in detail (txnindex.ListLimit: 0 is txnindex.ListCap).
+	Limit int
 
 	// seeds are the bootstrap addresses, in kgo's seed order, and known
 	// the brokers of the previous scan (Cluster.Scan sets both): where
@@ -115,10 +118,16 @@ type PartitionLag struct {
 	LSOLagSource string `json:"lso_lag_source,omitempty"`
 	// Hanging is set when an open transaction here is hanging by
 	// KIP-664's rule (OpenTxn.Hanging's).
-	Hanging  bool          `json:"hanging"`
-	PinnedBy *ClusterTxn   `json:"pinned_by"`
-	Open     []ClusterTxn  `json:"open_transactions"`
-	Groups   []GroupBehind `json:"groups_behind"`
+	Hanging  bool        `json:"hanging"`
+	PinnedBy *ClusterTxn `json:"pinned_by"`
+	// Open are the first txnindex.ListCap open transactions by first
+	// offset (the pinner first), of OpenTotal that DescribeProducers
+	// reported; Groups the first ListCap groups behind by name, of
+	// GroupsTotal (limits.go).
+	Open        []ClusterTxn  `json:"open_transactions"`
+	OpenTotal   int           `json:"open_transactions_total"`
+	Groups      []GroupBehind `json:"groups_behind"`
+	GroupsTotal int           `json:"groups_behind_total"`
 	// Err says why the offsets are unknown (no leader, leader down, a
 	// partition error); Notes carry lesser failures (DescribeProducers,
 	// the coordinators, the groups) that leave the offsets known.

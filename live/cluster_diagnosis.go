@@ -48,6 +48,7 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
 	for i := range p.Open {
 		d.OpenTransactions = append(d.OpenTransactions, s.openReport(p, &p.Open[i]))
 	}
+	d.OpenTransactionsTotal = max(p.OpenTotal, len(p.Open))
 	for i := range d.OpenTransactions {
 		if d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
 			d.PinnedBy = &d.OpenTransactions[i]
@@ -60,6 +61,7 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
 	for _, g := range p.Groups {
 		d.ConsumerGroups = append(d.ConsumerGroups, g.position(p))
 	}
+	d.ConsumerGroupsTotal = max(p.GroupsTotal, len(p.Groups))
 	return d
 }
 
@@ -149,6 +151,9 @@ func Runbook(d *txnindex.Diagnosis) string {
 			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
 			fmt.Fprintf(&sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
 		}
+	}
+	if n := txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal); n > 0 {
+		fmt.Fprintf(&sb, "\n  %s\n", txnindex.MoreText(n, "open transaction", "open transactions"))
 	}
 	return sb.String()
 }

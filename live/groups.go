@@ -109,5 +109,7 @@ func (w *Watcher) placeGroups(v *PartitionView) {
 				LagOffsets: v.HighWatermark - g.Offset, BehindLSO: true, Blocked: g.Blocked})
 		}
 	}
-	v.Diagnosis.ConsumerGroups, v.Diagnosis.GroupsSource = gs, "OffsetFetch"
+	v.Groups, v.GroupsTotal = capGroups(v.Groups, 0)
+	v.Diagnosis.ConsumerGroups, v.Diagnosis.ConsumerGroupsTotal = txnindex.CapGroups(gs, txnindex.ListCap)
+	v.Diagnosis.GroupsSource = "OffsetFetch"
 }

@@ -128,5 +128,8 @@ func groupLines(p *PartitionView) string {
 		}
 		fmt.Fprintf(&sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
 	}
+	if n := txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
+		fmt.Fprintf(&sb, "    %s\n", txnindex.MoreText(n, "group", "groups"))
+	}
 	return sb.String()
 }

@@ -63,7 +63,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout, *limit)
 		if err != nil {
 			return err
 		}
