@@ -119,7 +119,7 @@ run:
 # $TMPDIR/txnscope-screenshots instead, so that a test run leaves the
 # checkout clean). CI=true: a missing Chromium fails rather than skipping
 # and leaving old pictures in place. Review the PNGs' diff with the code's.
-SCREENSHOT_PKG := ./internal/cli
+SCREENSHOT_PKG := ./e2e
 screenshots: deps
 	CI=true TXNSCOPE_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -timeout 30m $(SCREENSHOT_PKG)
 	CI=true TXNSCOPE_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -run '^$$' -bench 'WebTimeline1M' -benchtime 1x -timeout 30m $(SCREENSHOT_PKG)

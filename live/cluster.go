@@ -63,6 +63,8 @@ type ScanOptions struct {
 // seconds and lag offsets; then those whose offsets could not be read;
 // then the clear ones (lag 0) by topic and partition.
 type ClusterScan struct {
+	// limit is ScanOptions.Limit, the lists' length (0: txnindex.ListCap).
+	limit     int
 	Time      time.Time      `json:"time"`
 	Duration  time.Duration  `json:"duration_ns"`
 	Bootstrap string         `json:"bootstrap"`
@@ -128,6 +130,10 @@ type PartitionLag struct {
 	OpenTotal   int           `json:"open_transactions_total"`
 	Groups      []GroupBehind `json:"groups_behind"`
 	GroupsTotal int           `json:"groups_behind_total"`
+	// ShareGroups are the share groups (KIP-932) with a state on the
+	// partition, placed against its LSO by their isolation level
+	// (DescribeShareGroupOffsets, DescribeConfigs).
+	ShareGroups []txnindex.SharePosition `json:"share_groups,omitempty"`
 	// Err says why the offsets are unknown (no leader, leader down, a
 	// partition error); Notes carry lesser failures (DescribeProducers,
 	// the coordinators, the groups) that leave the offsets known.
@@ -184,6 +190,11 @@ type GroupBehind struct {
 	LagOffsets  int64  `json:"lag_offsets"` // high watermark - committed
 	BehindLSO   bool   `json:"behind_lso"`  // committed <= LSO: always true here
 	Blocked     bool   `json:"blocked"`     // committed == LSO: waiting on the transaction now
+	// Kind is the group's protocol (ListGroups v5's GroupType); Members
+	// are the client ids of a KIP-848 consumer group's members assigned
+	// the partition (ConsumerGroupDescribe).
+	Kind    txnindex.GroupKind `json:"group_kind,omitempty"`
+	Members []string           `json:"assigned_members,omitempty"`
 }
 
 // AnyHanging reports whether a partition is held by a hanging transaction
@@ -192,7 +203,8 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 
 // ScanCluster scans a cluster through cl, strictly read-only: every request
 // is a Metadata, ListOffsets, DescribeProducers, ListTransactions,
-// DescribeTransactions, DescribeConfigs, ListGroups or OffsetFetch, sent with
+// DescribeTransactions, DescribeConfigs, ListGroups, OffsetFetch,
+// ConsumerGroupDescribe or DescribeShareGroupOffsets, sent with
 // cl.Broker(id).Request to the broker that must answer it, never joining a
 // group. (kgo's sharded Request also splits a ListOffsets into one request
 // per leader, measured on kfake, after a Metadata lookup of its own on a
@@ -201,7 +213,7 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 //
 // Requests per scan, with B brokers in the Metadata answer, all reachable:
 //
-//	R = 1 + 2·L + [S > 0]·(Ls + B + Ct + B + Gc + [T > 0 ∧ MaxTxnTimeout unset])
+//	R = 1 + 2·L + [S > 0]·(Ls + B + Ct + B + Gc + Gk + 2·Gs + [T > 0 ∧ MaxTxnTimeout unset])
 //
 // where L ≤ B brokers lead a scanned partition (one ListOffsets each for the
 // high watermark and for the LSO, however many partitions they lead), S
@@ -210,9 +222,13 @@ func (s *ClusterScan) AnyHanging() bool { return s.Hanging > 0 }
 // ListGroups (each lists only what it coordinates), Ct ≤ min(B, T) of them
 // coordinate one of the T open transactions (one DescribeTransactions each),
 // Gc ≤ B coordinate a group (one OffsetFetch each for all their groups, v8+;
-// a broker older than Kafka 3.0 gets one per group instead), and one
-// DescribeConfigs reads transaction.max.timeout.ms. So R ≤ 2 + 7·B whatever
-// the number of partitions. A new client also sends ApiVersions (and the
+// a broker older than Kafka 3.0 gets one per group instead), Gk ≤ B list a
+// KIP-848 consumer group (one ConsumerGroupDescribe each, for its members'
+// assignments), Gs ≤ B list a KIP-932 share group (one
+// DescribeShareGroupOffsets and one DescribeConfigs of the groups'
+// share.isolation.level each), and one DescribeConfigs reads
+// transaction.max.timeout.ms. So R ≤ 2 + 10·B whatever the number of
+// partitions, and 2 + 7·B on a cluster of classic groups only. A new client also sends ApiVersions (and the
 // SASL handshake) once per connection, at most B + 1.
 //
 // A broker that does not answer is reported in Brokers and its partitions
@@ -233,7 +249,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}
-	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap}
+	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap, limit: o.Limit}
 	parts, err := s.metadata(ctx, out)
 	if err != nil {
 		return nil, err

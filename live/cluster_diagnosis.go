@@ -18,8 +18,9 @@ import (
 
 // DiagnosePartition scans the cluster for topic alone and returns
 // partition's diagnosis (ScanCluster, strictly read-only: ListOffsets,
-// DescribeProducers, ListTransactions, DescribeTransactions, ListGroups and
-// OffsetFetch as an admin). o.Topics is replaced by the topic.
+// DescribeProducers, ListTransactions, DescribeTransactions, ListGroups,
+// OffsetFetch as an admin, ConsumerGroupDescribe, DescribeShareGroupOffsets).
+// o.Topics is replaced by the topic.
 func (c *Cluster) DiagnosePartition(ctx context.Context, topic string, partition int32, o ScanOptions) (*txnindex.Diagnosis, error) {
 	o.Topics = regexp.MustCompile("^" + regexp.QuoteMeta(topic) + "$")
 	s, err := c.Scan(ctx, o)
@@ -62,6 +63,14 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
 		d.ConsumerGroups = append(d.ConsumerGroups, g.position(p))
 	}
 	d.ConsumerGroupsTotal = max(p.GroupsTotal, len(p.Groups))
+	if p.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsSource = p.ShareGroups, "DescribeShareGroupOffsets"
+	}
+	d.GroupsByKind = txnindex.GroupsByKind(d.ConsumerGroups, d.ShareGroups)
+	if d.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsTotal = txnindex.CapList(d.ShareGroups, txnindex.ListLimit(s.limit))
+	}
+	txnindex.CapKinds(d.GroupsByKind, txnindex.ListLimit(s.limit))
 	return d
 }
 
@@ -69,7 +78,7 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
 func (g *GroupBehind) position(p *PartitionLag) txnindex.GroupPosition {
 	gp := txnindex.GroupPosition{GroupOffset: txnindex.GroupOffset{Group: g.Group, Topic: p.Topic, Partition: p.Partition,
 		Offset: g.Committed, LeaderEpoch: -1, CommitTimestamp: -1, ExpireTimestamp: -1, ProducerID: -1,
-		Source: fmt.Sprintf("OffsetFetch on broker %d", g.Coordinator), RecordOffset: -1}, BehindLSO: g.BehindLSO, Blocked: g.Blocked, RecordsToLSO: -1}
+		Source: fmt.Sprintf("OffsetFetch on broker %d", g.Coordinator), RecordOffset: -1, Kind: g.Kind}, BehindLSO: g.BehindLSO, Blocked: g.Blocked, RecordsToLSO: -1}
 	if g.Blocked {
 		gp.RecordsToLSO = 0
 	} else {

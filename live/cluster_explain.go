@@ -48,7 +48,13 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 		maxTxn time.Duration
 		src    string
 	)
+	var (
+		members map[string]map[string][]string
+		shares  *shareRead
+	)
 	wg.Go(func() { s.offsetFetch(ctx, groups, stuck) })
+	wg.Go(func() { members = s.assignedMembers(ctx, groups, stuck) })
+	wg.Go(func() { shares = s.readShares(ctx, groups, stuck) })
 	if len(pids) > 0 {
 		wg.Go(func() { coord = s.transactions(ctx, pids) })
 		wg.Go(func() { maxTxn, src = s.maxTxnTimeout(ctx) })
@@ -59,6 +65,11 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 	}
 	for _, p := range stuck {
 		s.judge(p, prods[p], coord, maxTxn, src)
+		for i := range p.Groups {
+			g := &p.Groups[i]
+			g.Members = members[g.Group][fmt.Sprintf("%s-%d", p.Topic, p.Partition)]
+		}
+		p.ShareGroups = shares.place(p.Topic, p.Partition, p.LastStableOffset)
 	}
 }
 

@@ -20,11 +20,13 @@ import (
 )
 
 // clusterReadOnlyKeys is the watcher's read-only list (readOnlyKeys) grown
-// by the three group reads cluster mode needs: OffsetFetch, DescribeGroups
-// and ListGroups.
+// by the group reads cluster mode needs: OffsetFetch, DescribeGroups,
+// ListGroups, and for the newer kinds ConsumerGroupDescribe (KIP-848) and
+// DescribeShareGroupOffsets (KIP-932).
 var clusterReadOnlyKeys = func() map[int16]bool {
 	m := maps.Clone(readOnlyKeys)
 	m[int16(kmsg.OffsetFetch)], m[int16(kmsg.DescribeGroups)], m[int16(kmsg.ListGroups)] = true, true, true
+	m[int16(kmsg.ConsumerGroupDescribe)], m[int16(kmsg.DescribeShareGroupOffsets)] = true, true
 	return m
 }()
 

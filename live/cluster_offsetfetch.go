@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // listGroups asks every broker for the groups it coordinates.
@@ -29,11 +31,15 @@ func (s *scanner) listGroups(ctx context.Context) map[int32][]kmsg.ListGroupsRes
 		}
 		var gs []kmsg.ListGroupsResponseGroup
 		for _, g := range kresp.(*kmsg.ListGroupsResponse).Groups {
-			// Consumer groups commit offsets; an empty protocol type
-			// is a group that only ever committed (simple consumers,
-			// kafka-consumer-groups --reset-offsets). Connect and
-			// share groups keep no offsets OffsetFetch can read.
-			if g.ProtocolType == "consumer" || g.ProtocolType == "" {
+			// Consumer groups commit offsets (classic and KIP-848
+			// ones alike), and so do KIP-1071 streams groups; an
+			// empty protocol type is a group that only ever committed
+			// (simple consumers, kafka-consumer-groups
+			// --reset-offsets). Share groups keep a share-partition
+			// state instead (shareStates). Connect groups keep no
+			// offsets OffsetFetch can read.
+			switch g.ProtocolType {
+			case "consumer", "", "streams", "share":
 				gs = append(gs, g)
 			}
 		}
@@ -66,7 +72,7 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 			continue
 		}
 		p.Groups = append(p.Groups, GroupBehind{Group: c.group.Group, State: c.group.GroupState, Coordinator: c.coordinator, Committed: c.offset,
-			LagOffsets: p.HighWatermark - c.offset, BehindLSO: true, Blocked: c.offset == p.LastStableOffset})
+			LagOffsets: p.HighWatermark - c.offset, BehindLSO: true, Blocked: c.offset == p.LastStableOffset, Kind: groupKind(c.group)})
 	}
 	for _, p := range stuck {
 		p.Groups, p.GroupsTotal = capGroups(p.Groups, s.o.Limit)
@@ -138,15 +144,22 @@ func (s *scanner) fetchOffsets(ctx context.Context, groups map[int32][]kmsg.List
 			out = append(out, committedOffset{coordinator: b, group: g, topic: topic, partition: part, offset: committed})
 		}
 	}
-	ids := make([]int32, 0, len(groups))
+	// Share groups commit no offsets: OffsetFetch is for the others.
+	committers := map[int32][]kmsg.ListGroupsResponseGroup{}
 	for b, gs := range groups {
-		if len(gs) > 0 {
-			ids = append(ids, b)
+		for _, g := range gs {
+			if groupKind(g) != txnindex.GroupShare {
+				committers[b] = append(committers[b], g)
+			}
 		}
+	}
+	ids := make([]int32, 0, len(committers))
+	for b := range committers {
+		ids = append(ids, b)
 	}
 	slices.Sort(ids)
 	eachBroker(ids, func(b int32) {
-		gs := groups[b]
+		gs := committers[b]
 		req := kmsg.NewPtrOffsetFetchRequest()
 		for _, g := range gs {
 			rg := kmsg.NewOffsetFetchRequestGroup()

@@ -68,8 +68,13 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			if g.State != "" {
 				state = " (" + cmp.Or(groupStateWords[g.State], g.State) + ")"
 			}
-			fmt.Fprintf(&sb, "  group %q%s committed %d, %s, %s behind the high watermark\n", g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"))
+			members := ""
+			if len(g.Members) > 0 {
+				members = ", assigned to " + strings.Join(g.Members, ", ")
+			}
+			fmt.Fprintf(&sb, "  %s %q%s committed %d, %s, %s behind the high watermark%s\n", g.Kind.KindLabel(), g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"), members)
 		}
+		writeShareGroups(&sb, p.ShareGroups)
 		for _, n := range p.Notes {
 			fmt.Fprintf(&sb, "  note: %s\n", txnindex.OneLine(n))
 		}

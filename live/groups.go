@@ -2,7 +2,9 @@ package live
 
 // The consumer groups of the watched partitions (watch, serve --bootstrap
 // --topic): the cluster scan's read-only ListGroups and OffsetFetch
-// (cluster_offsetfetch.go), placed against the engine's LSO as a log dir's
+// (cluster_offsetfetch.go), ConsumerGroupDescribe and
+// DescribeShareGroupOffsets (cluster_groupkinds.go), placed against the
+// engine's LSO as a log dir's
 // __consumer_offsets is (txnindex.Log.GroupPositions), so that the update's
 // diagnosis names the groups an open transaction holds up.
 
@@ -25,6 +27,8 @@ const groupsEvery = DefaultScanPoll
 type watchedGroups struct {
 	at      time.Time
 	offsets []committedOffset
+	shares  *shareRead                     // the share groups' states and levels; nil when none is listed
+	members map[string]map[string][]string // a KIP-848 group's members by partition (ConsumerGroupDescribe)
 }
 
 // groupScanner is a scanner over the watcher's client and the brokers it
@@ -60,7 +64,9 @@ func (w *Watcher) groups(ctx context.Context, u *Update) {
 		for i, p := range w.parts {
 			parts[i] = &PartitionLag{Topic: w.cfg.Topic, Partition: p.id}
 		}
-		w.group = watchedGroups{at: time.Now(), offsets: s.fetchOffsets(ctx, s.listGroups(ctx), parts)}
+		listed := s.listGroups(ctx)
+		w.group = watchedGroups{at: time.Now(), offsets: s.fetchOffsets(ctx, listed, parts),
+			shares: s.readShares(ctx, listed, parts), members: s.assignedMembers(ctx, listed, parts)}
 		u.Notes = append(u.Notes, s.notes...)
 	}
 	for i := range u.Partitions {
@@ -89,7 +95,7 @@ func (w *Watcher) placeGroups(v *PartitionView) {
 		state[c.group.Group] = c
 		offs = append(offs, txnindex.GroupOffset{Group: c.group.Group, Topic: c.topic, Partition: c.partition, Offset: c.offset,
 			LeaderEpoch: -1, CommitTimestamp: -1, ExpireTimestamp: -1, ProducerID: -1,
-			Source: fmt.Sprintf("OffsetFetch on broker %d", c.coordinator), RecordOffset: -1})
+			Source: fmt.Sprintf("OffsetFetch on broker %d", c.coordinator), RecordOffset: -1, Kind: groupKind(c.group)})
 	}
 	gs := v.Log.GroupPositions(offs)
 	if gs == nil {
@@ -106,10 +112,15 @@ func (w *Watcher) placeGroups(v *PartitionView) {
 		if g.BehindLSO {
 			c := state[g.Group]
 			v.Groups = append(v.Groups, GroupBehind{Group: g.Group, State: c.group.GroupState, Coordinator: c.coordinator, Committed: g.Offset,
-				LagOffsets: v.HighWatermark - g.Offset, BehindLSO: true, Blocked: g.Blocked})
+				LagOffsets: v.HighWatermark - g.Offset, BehindLSO: true, Blocked: g.Blocked, Kind: g.Kind,
+				Members: w.group.members[g.Group][fmt.Sprintf("%s-%d", w.cfg.Topic, v.Partition)]})
 		}
 	}
 	v.Groups, v.GroupsTotal = capGroups(v.Groups, 0)
-	v.Diagnosis.ConsumerGroups, v.Diagnosis.ConsumerGroupsTotal = txnindex.CapGroups(gs, txnindex.ListCap)
-	v.Diagnosis.GroupsSource = "OffsetFetch"
+	v.Diagnosis.ConsumerGroups, v.Diagnosis.GroupsSource = gs, "OffsetFetch"
+	if w.group.shares != nil {
+		v.Diagnosis.ShareGroups, v.Diagnosis.ShareGroupsSource = w.group.shares.place(w.cfg.Topic, v.Partition, lso), "DescribeShareGroupOffsets"
+	}
+	v.Diagnosis.GroupsByKind = txnindex.GroupsByKind(gs, v.Diagnosis.ShareGroups)
+	capDiagnosisGroups(v.Diagnosis)
 }

@@ -105,3 +105,14 @@ func openPIDs(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer
 	}
 	return byPID, pids
 }
+
+// capDiagnosisGroups cuts a diagnosis's groups to txnindex.ListCap once
+// they are counted by kind: the committed offsets (behind the LSO first),
+// the share groups and each kind's names, their totals kept.
+func capDiagnosisGroups(d *txnindex.Diagnosis) {
+	d.ConsumerGroups, d.ConsumerGroupsTotal = txnindex.CapGroups(d.ConsumerGroups, txnindex.ListCap)
+	if d.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsTotal = txnindex.CapList(d.ShareGroups, txnindex.ListCap)
+	}
+	txnindex.CapKinds(d.GroupsByKind, txnindex.ListCap)
+}

@@ -5,7 +5,9 @@
 // Every request it sends is one of Metadata, ListOffsets, Fetch,
 // DescribeProducers, ListTransactions, DescribeTransactions,
 // DescribeConfigs, and, while an LSO lags, ListGroups and OffsetFetch (as
-// an admin, for the groups it holds up) (plus the ApiVersions and SASL
+// an admin, for the groups it holds up), ConsumerGroupDescribe for KIP-848
+// consumer groups and DescribeShareGroupOffsets for KIP-932 share groups
+// (plus the ApiVersions and SASL
 // handshakes a connection needs). It never joins a group, commits offsets, initialises a producer or
 // writes: it issues raw kmsg requests through kgo.Client's Broker handles
 // rather than kgo's consumer, which would send FindCoordinator,

@@ -275,10 +275,11 @@ func TestLiveSCRAM(t *testing.T) {
 
 // readOnlyKeys are the request keys the watcher may send: Metadata,
 // ListOffsets, Fetch, DescribeProducers, ListTransactions,
-// DescribeTransactions, DescribeConfigs, the group reads ListGroups and
-// OffsetFetch (while an LSO lags), and the connection's ApiVersions,
-// SaslHandshake and SaslAuthenticate.
-var readOnlyKeys = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 16: true, 9: true, 18: true, 17: true, 36: true}
+// DescribeTransactions, DescribeConfigs, the group reads ListGroups,
+// OffsetFetch, ConsumerGroupDescribe and DescribeShareGroupOffsets (while
+// an LSO lags), and the connection's ApiVersions, SaslHandshake and
+// SaslAuthenticate.
+var readOnlyKeys = map[int16]bool{3: true, 2: true, 1: true, 61: true, 66: true, 65: true, 32: true, 16: true, 9: true, 69: true, 90: true, 18: true, 17: true, 36: true}
 
 // TestLiveReadOnly records the key of every request the watcher sends
 // and checks it against the read-only list: never Produce, JoinGroup,

@@ -126,7 +126,12 @@ func groupLines(p *PartitionView) string {
 		case g.RecordsToLSO < 0:
 			what = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: below the window)"
 		}
-		fmt.Fprintf(&sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+		fmt.Fprintf(&sb, "    %s %q committed %d: %s\n", g.Kind.KindLabel(), g.Group, g.Offset, what)
+	}
+	for _, s := range d.ShareGroups {
+		if s.Held || s.MayBeHeld {
+			fmt.Fprintf(&sb, "    %s\n", s.Line())
+		}
 	}
 	if n := txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
 		fmt.Fprintf(&sb, "    %s\n", txnindex.MoreText(n, "group", "groups"))

@@ -70,3 +70,19 @@ func IsKRaftMetadataDir(dir string) bool {
 	_, err = os.Stat(dir)
 	return err == nil
 }
+
+// ListKRaftSnapshots lists the .checkpoint snapshots of a KRaft metadata
+// log directory by name, as loading it does, without reading the rest;
+// names that do not parse are left out (loading reports them).
+func ListKRaftSnapshots(dir string) []KRaftSnapshot {
+	ents, _ := os.ReadDir(dir) // unreadable: no snapshot to read
+	var out []KRaftSnapshot
+	for _, e := range ents {
+		if name := e.Name(); e.Type().IsRegular() && isKRaftSnapshotName(name) {
+			if ks, err := kraftSnapshot(name, e); err == nil {
+				out = append(out, ks)
+			}
+		}
+	}
+	return out
+}

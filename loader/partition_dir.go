@@ -348,14 +348,17 @@ func (s *SegmentFiles) nextOffset() int64 {
 //     offset and those at or below the log start offset (the larger of the
 //     log-start-offset checkpoint and the first segment's base).
 //
-// One exception: a snapshot exactly at the log start is kept. The running
-// broker deletes only the snapshots below a log start that retention
-// moved (ProducerStateManager.deleteSnapshotsBefore); truncateAndReload
-// deletes the one at it only when the broker next starts. Its presence
-// means the broker has not restarted since, and the state it holds in
-// memory, the one consumers meet, is the one this snapshot records (open
-// transactions included). txnindex.Diagnosis.AfterRestart says what the
-// next restart changes.
+// One exception: a segment's snapshot at or below the log start is kept.
+// The running broker deletes a snapshot only with its segment
+// (UnifiedLog.deleteSegments → deleteProducerSnapshots): retention leaves
+// the one at the new first segment, exactly at the log start, and
+// DeleteRecords, which moves the log start inside a segment
+// (UnifiedLog.maybeIncrementLogStartOffset) and deletes no file, leaves
+// that segment's snapshot below it. truncateAndReload deletes them only
+// when the broker next starts. Their presence means the broker has not
+// restarted since, and the state it holds in memory, the one consumers
+// meet, is the one these snapshots record (open transactions included).
+// txnindex.Diagnosis.AfterRestart says what the next restart changes.
 //
 // bases are the segments' base offsets after the swaps, ascending. A
 // negative logStart or logEnd leaves that rule out (not known yet). Seeding
@@ -391,7 +394,7 @@ func SnapshotsKept(names []string, bases []int64, swapLo, swapHi, logStart, logE
 			why = fmt.Sprintf("deleted by the broker on startup: a stray snapshot, no segment begins at offset %d and it is not the newest at or past the last segment's base %d (ProducerStateManager.removeStraySnapshots)", off, lastBase)
 		case logEnd >= 0 && off > logEnd:
 			why = fmt.Sprintf("deleted by the broker on startup: offset %d is past the log end offset %d (ProducerStateManager.truncateAndReload)", off, logEnd)
-		case logStart >= 0 && off < logStart:
+		case logStart >= 0 && off < logStart && (len(bases) == 0 || off < bases[0]):
 			why = fmt.Sprintf("deleted by the broker on startup: offset %d is below the log start offset %d (ProducerStateManager.truncateAndReload)", off, logStart)
 		}
 		if why != "" {

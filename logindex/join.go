@@ -66,8 +66,16 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 		budget = DefaultJoinBytes
 	}
 	var parts []*joinPart
-	for _, e := range x.Entries {
-		if e.Topic != internaltopic.ConsumerOffsetsTopic && e.Topic != internaltopic.TransactionStateTopic {
+	ids := &internaltopic.Internal{}
+	for _, e := range append(x.Entries[:len(x.Entries):len(x.Entries)], x.MetadataEntries...) {
+		if !joinTopics[e.Topic] {
+			if !e.Internal && !e.Metadata {
+				// A data partition's topic id, which share groups'
+				// states name it by (its partition.metadata alone).
+				if m, err := loader.ReadPartitionMetadataIn(e.Dir); err == nil && m != nil {
+					ids.AddTopicID(m.TopicID, e.Topic)
+				}
+			}
 			continue
 		}
 		jp := &joinPart{e: e}
@@ -110,10 +118,9 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 	}
 
 	type result struct {
-		offsets *internaltopic.GroupOffsets
-		txns    *internaltopic.TxnStates
-		err     error
-		bytes   int64
+		in    *internaltopic.Internal
+		err   error
+		bytes int64
 	}
 	res := make([]result, len(parts))
 	jobs := make(chan int)
@@ -122,7 +129,7 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 		wg.Go(func() {
 			for i := range jobs {
 				r := &res[i]
-				r.offsets, r.txns, r.bytes, r.err = x.readInternal(ctx, parts[i])
+				r.in, r.bytes, r.err = x.readInternal(ctx, parts[i])
 			}
 		})
 	}
@@ -132,8 +139,7 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 	close(jobs)
 	wg.Wait()
 
-	var offs *internaltopic.GroupOffsets
-	var txns *internaltopic.TxnStates
+	in := ids
 	var total int64
 	var cut, unread []string
 	var damagedRecords int64
@@ -153,35 +159,27 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 		if (r.err != nil || jp.from > 0 || jp.from == len(jp.bases) && len(jp.bases) > 0) && jp.e.Topic == internaltopic.TransactionStateTopic {
 			txnWhole = false
 		}
-		if r.offsets != nil {
-			damagedRecords += r.offsets.Stats.Damaged
-			damagedFiles += len(r.offsets.Damage)
-			if offs == nil {
-				offs = r.offsets
-			} else {
-				offs.Merge(r.offsets)
-			}
-		}
-		if r.txns != nil {
-			damagedRecords += r.txns.Stats.Damaged
-			damagedFiles += len(r.txns.Damage)
-			if txns == nil {
-				txns = r.txns
-			} else {
-				txns.Merge(r.txns)
-			}
+		if r.in != nil {
+			damagedRecords += statsOf(r.in).Damaged
+			damagedFiles += len(r.in.Damage())
+			in.Merge(r.in)
 		}
 	}
+	j.Evidence = in.Evidence()
 	var read []string
-	if offs != nil {
-		j.Evidence.Offsets, j.Evidence.HaveOffsets = offs.Offsets, true
-		j.Evidence.GroupsSource = fmt.Sprintf("%s of %s", txnindex.Plural(len(offs.Partitions), "partition", "partitions"), internaltopic.ConsumerOffsetsTopic)
+	if in.Offsets != nil {
 		read = append(read, j.Evidence.GroupsSource)
 	}
-	if txns != nil {
+	if txns := in.Txns; txns != nil {
 		j.Evidence.Coordinators = txnindex.NewTxnCoordinators(slices.Clone(txns.States),
 			txnWhole && txns.Covers(internaltopic.DefaultTransactionStatePartitions))
 		read = append(read, fmt.Sprintf("%s of %s", txnindex.Plural(len(txns.Partitions), "partition", "partitions"), internaltopic.TransactionStateTopic))
+	}
+	if in.Shares != nil {
+		read = append(read, j.Evidence.ShareSource)
+	}
+	if in.Cluster != nil {
+		read = append(read, "the "+txnindex.ClusterMetadataTopic+" log")
 	}
 	j.Read = fmt.Sprintf("%s, %s read", strings.Join(read, " and "), txnindex.Bytes(total))
 	var notes []string
@@ -207,9 +205,11 @@ func (x *Index) readJoin(ctx context.Context) *Join {
 // readInternal reads jp's segments from jp.from on into a partition and
 // replays them as the coordinator would. The segment files are closed
 // before it returns.
-func (x *Index) readInternal(ctx context.Context, jp *joinPart) (*internaltopic.GroupOffsets, *internaltopic.TxnStates, int64, error) {
-	if jp.from >= len(jp.bases) {
-		return nil, nil, 0, nil
+func (x *Index) readInternal(ctx context.Context, jp *joinPart) (*internaltopic.Internal, int64, error) {
+	if jp.from >= len(jp.bases) && !(jp.e.Metadata && len(jp.bases) == 0) {
+		// Nothing fits the budget; a metadata log with no segment may
+		// still hold snapshots.
+		return nil, 0, nil
 	}
 	e := jp.e
 	in := &txnindex.Partition{Topic: e.Topic, Partition: e.Partition, LogStartOffset: -1, HighWatermark: -1}
@@ -233,7 +233,7 @@ func (x *Index) readInternal(ctx context.Context, jp *joinPart) (*internaltopic.
 	for k := jp.from; k < len(jp.bases); k++ {
 		f, err := loader.OpenSegmentContext(ctx, filepath.Join(e.Dir, fmt.Sprintf("%020d.log", jp.bases[k])), loader.DefaultScanOptions)
 		if err != nil {
-			return nil, nil, n, err
+			return nil, n, err
 		}
 		n += f.Size
 		si := int32(len(p.Segments))
@@ -244,12 +244,35 @@ func (x *Index) readInternal(ctx context.Context, jp *joinPart) (*internaltopic.
 			in.Batches = append(in.Batches, b)
 		}
 	}
-	if e.Topic == internaltopic.ConsumerOffsetsTopic {
-		g, err := internaltopic.ReadConsumerOffsets(p, nil)
-		return g, nil, n, err
+	if e.Metadata {
+		// The snapshots hold the image the deleted segments held.
+		p.KRaftSnapshots = loader.ListKRaftSnapshots(e.Dir)
 	}
-	t, err := internaltopic.ReadTransactionState(p, nil)
-	return nil, t, n, err
+	it := &internaltopic.Internal{}
+	if err := it.Read(p); err != nil {
+		return nil, n, err
+	}
+	return it, n, nil
+}
+
+// joinTopics are the topics whose partitions the join reads.
+var joinTopics = map[string]bool{internaltopic.ConsumerOffsetsTopic: true, internaltopic.TransactionStateTopic: true,
+	internaltopic.ShareGroupStateTopic: true, MetadataTopic: true}
+
+// statsOf is the record counts of what one internal partition said.
+func statsOf(in *internaltopic.Internal) *internaltopic.Stats {
+	var s internaltopic.Stats
+	switch {
+	case in.Offsets != nil:
+		s = in.Offsets.Stats
+	case in.Txns != nil:
+		s = in.Txns.Stats
+	case in.Shares != nil:
+		s = in.Shares.Stats
+	case in.Cluster != nil:
+		s = in.Cluster.Stats
+	}
+	return &s
 }
 
 // listSome is the first few of names, and how many more.

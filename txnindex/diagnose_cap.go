@@ -81,3 +81,44 @@ func moreLine(sb *strings.Builder, n int, one, many string) {
 		fmt.Fprintf(sb, "\n  %s (diagnose --limit N lists up to %s)\n", MoreText(n, one, many), Count(MaxListLimit))
 	}
 }
+
+// capGroups cuts the groups' lists to n entries, once they are counted by
+// kind (GroupsByKind, which counts them all): the committed offsets
+// (CapGroups), the share groups (held ones first) and the names of each
+// kind's groups.
+func (d *Diagnosis) capGroups(n int) {
+	if d.ConsumerGroups != nil {
+		d.ConsumerGroups, d.ConsumerGroupsTotal = CapGroups(d.ConsumerGroups, n)
+	}
+	if d.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsTotal = capShares(d.ShareGroups, n)
+	}
+	CapKinds(d.GroupsByKind, n)
+}
+
+// CapKinds cuts each kind's lists of group names to n, their totals kept.
+func CapKinds(ks []GroupKindCount, n int) {
+	for i := range ks {
+		k := &ks[i]
+		k.Groups, _ = CapList(k.Groups, n)
+		k.Affected, _ = CapList(k.Affected, n)
+	}
+}
+
+// capShares keeps n share groups, the held (or perhaps held) ones first,
+// in their order.
+func capShares(ss []SharePosition, n int) ([]SharePosition, int) {
+	if len(ss) <= n {
+		return ss, len(ss)
+	}
+	out := make([]SharePosition, 0, n)
+	for _, held := range []bool{true, false} {
+		for _, s := range ss {
+			if len(out) < n && (s.Held || s.MayBeHeld) == held {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b SharePosition) int { return CompareShareStates(a.ShareGroupState, b.ShareGroupState) })
+	return out, len(ss)
+}

@@ -53,6 +53,7 @@ type DiagnosisJoin struct {
 	// ListCap of them (or the limit asked for), those behind the LSO
 	// first (CapGroups).
 	ConsumerGroupsTotal int `json:"consumer_groups_total,omitempty"`
+	GroupsJoin
 }
 
 // InternalEvidence is what a log dir's internal topics (or a cluster's
@@ -69,6 +70,8 @@ type InternalEvidence struct {
 	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
 	// was left out.
 	Note string
+	GroupEvidence
+	TopicEvidence
 }
 
 // Join adds the coordinators' word and the consumer groups to d, a
@@ -100,8 +103,10 @@ func (l *Log) Join(d *Diagnosis, ev InternalEvidence) {
 			d.ConsumerGroups = []GroupPosition{}
 		}
 		d.GroupsSource = ev.GroupsSource
-		d.ConsumerGroups, d.ConsumerGroupsTotal = CapGroups(d.ConsumerGroups, ListLimit(d.limit))
 	}
+	l.joinGroups(d, ev)
+	// Counted by kind first (joinGroups), from every group.
+	d.capGroups(ListLimit(d.limit))
 }
 
 // joinMatch applies a coordinator match to the report.
@@ -168,6 +173,8 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 	if d.JoinNote != "" {
 		fmt.Fprintf(sb, "  join partial: %s\n", d.JoinNote)
 	}
+	d.runbookGroupKinds(sb)
+	defer d.runbookShareGroups(sb)
 	if d.ConsumerGroups == nil {
 		return
 	}
@@ -199,10 +206,10 @@ func (d *Diagnosis) runbookPinned(sb *strings.Builder) {
 		case g.Blocked:
 			what = "BLOCKED: waiting at the LSO, receives nothing until it moves"
 		}
-		fmt.Fprintf(sb, "    group %q committed %d: %s\n", g.Group, g.Offset, what)
+		fmt.Fprintf(sb, "    %s %q committed %d: %s\n", g.Kind.KindLabel(), g.Group, g.Offset, what)
 	}
 	for _, g := range other {
-		fmt.Fprintf(sb, "    group %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Group, g.Offset)
+		fmt.Fprintf(sb, "    %s %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", g.Kind.KindLabel(), g.Group, g.Offset)
 	}
 	if n := More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
 		fmt.Fprintf(sb, "    %s\n", MoreText(n, "group", "groups"))

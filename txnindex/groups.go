@@ -32,6 +32,9 @@ type GroupOffset struct {
 	// "OffsetFetch" with RecordOffset -1.
 	Source       string `json:"source"`
 	RecordOffset int64  `json:"source_offset"`
+	// Kind is the group's protocol, from its metadata record in
+	// __consumer_offsets or ListGroups' group type; "" when unknown.
+	Kind GroupKind `json:"group_kind,omitempty"`
 }
 
 // CompareGroupOffsets orders offsets by group, topic, partition.

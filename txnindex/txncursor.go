@@ -12,8 +12,7 @@ import "math"
 type txnCursor struct {
 	next      int   // first index in Txns not yet walked
 	nextFirst int32 // Txns[next].FirstBatch, MaxInt32 past the end: the walk's test without loading a Txn
-	last      int   // the last batch index asked for
-	random    bool  // a lookup went backwards: answer by binary search from now on
+	last      int   // the furthest batch index asked for
 	init      bool
 	// slot holds, direct-mapped by producer id, a producer's last walked
 	// transaction. A walked transaction always lands in its producer's
@@ -54,8 +53,12 @@ func (c *txnCursor) of(l *Log, i int) *Txn {
 // marker batches, so that choice is made with flag arithmetic and a
 // select, not branches the processor would mispredict.
 func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand uint32) *Txn {
-	if c.random || i < c.last {
-		c.random = true
+	if i < c.last {
+		// Behind the walk, a slot may hold a later transaction of the
+		// same producer: TxnOf answers this lookup, and the walk stays
+		// where it is for the next one. A consumer that fetches a batch
+		// again (kafkajs re-reads the batch its last response ended
+		// in) steps back one batch at a time, then goes on forward.
 		return l.TxnOf(i)
 	}
 	c.last = i
@@ -80,7 +83,7 @@ func (c *txnCursor) resolve(l *Log, i int, b *Batch, cand uint32) *Txn {
 // a call, only for the batches that start a transaction (a batch in four
 // or five, in a log of short transactions).
 func (c *txnCursor) ready(l *Log, i int) bool {
-	return i >= c.last && int32(i) < c.nextFirst && c.init && !c.random && len(l.Txns) > 0
+	return i >= c.last && int32(i) < c.nextFirst && c.init && len(l.Txns) > 0
 }
 
 // slotMiss reports whether batch b, a candidate when cand is 1, must be

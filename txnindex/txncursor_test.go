@@ -27,3 +27,22 @@ func TestTxnCursorSharedSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnCursorStepsBackThenOn: a consumer that re-reads the batch its last
+// fetch ended in asks for a batch behind the walk, then goes on forward;
+// every answer, before and after the step back, is TxnOf's.
+func TestTxnCursorStepsBackThenOn(t *testing.T) {
+	b := newLog()
+	for round := 0; round < 4; round++ {
+		b.txn(7, 2).txn(8, 1).plain(-1, 1).commit(7).txn(7, 1).abort(8).abort(7)
+	}
+	l := b.build()
+	var c txnCursor
+	for i := 0; i < len(l.Batches); i++ {
+		for _, j := range []int{i, max(i-1, 0), i} {
+			if got, want := c.of(l, j), l.TxnOf(j); got != want {
+				t.Fatalf("batch %d (walk at %d): %p, want %p", j, i, got, want)
+			}
+		}
+	}
+}

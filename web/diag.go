@@ -64,6 +64,9 @@ type DiagnosisView struct {
 	// join of the internal topics left out ("" when nothing): the groups
 	// and transactional ids shown are then partial.
 	GroupsSource, JoinNote string
+	// Kinds are the groups by kind, the share groups and the records
+	// skipped (groupKindsView); nil when none was read.
+	Kinds *GroupKindsView
 	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
@@ -95,6 +98,7 @@ type RestartView struct {
 // GroupView is one consumer group's committed offset against the LSO.
 type GroupView struct {
 	Group     string
+	Kind      string // "consumer group (KIP-848)", in words (txnindex.GroupKind.Words)
 	Committed int64
 	Affected  bool   // committed <= LSO
 	Blocked   bool   // waiting at the LSO
@@ -320,6 +324,7 @@ func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *Diagno
 	}
 	v.Groups = groupViews(d.ConsumerGroups)
 	v.GroupsSource, v.JoinNote = d.GroupsSource, d.JoinNote
+	v.Kinds = groupKindsView(d)
 	if c := d.Compaction; c != nil {
 		v.Compaction = c.Evidence
 	}
@@ -411,7 +416,7 @@ func groupViews(gs []txnindex.GroupPosition) []GroupView {
 	}
 	out := []GroupView{}
 	for _, g := range gs {
-		v := GroupView{Group: g.Group, Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
+		v := GroupView{Group: g.Group, Kind: g.Kind.Words(), Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
 		switch {
 		case g.Blocked:
 			v.What = "blocked: waiting at the LSO"

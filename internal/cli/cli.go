@@ -1,5 +1,6 @@
 // Package cli is txnscope's command table: each subcommand's flags and the
-// wiring from them to the packages that do the work. cmd/txnscope (the
+// wiring from them to the packages that do the work (serve's: package
+// server, which it hands its flags as server.Options). cmd/txnscope (the
 // command users install) and cmd/server (what `go run ./cmd/server` has
 // always served) are both this table behind a one-line main.
 //
@@ -32,6 +33,7 @@ import (
 	"syscall"
 
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -48,6 +50,29 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// usageOf is the caller's mistake err tells, if it is one: a usageError,
+// or a server.UsageError (serve's flags, checked by server.New).
+func usageOf(err error) (string, bool) {
+	var ue *usageError
+	var se *server.UsageError
+	switch {
+	case errors.As(err, &ue):
+		return ue.msg, true
+	case errors.As(err, &se):
+		return se.Error(), true
+	}
+	return "", false
+}
+
+// findDemo is gen.FindDemo with an unknown name as the caller's mistake.
+func findDemo(name string) (gen.Demo, error) {
+	d, err := gen.FindDemo(name)
+	if err != nil {
+		return gen.Demo{}, usagef("%v", err)
+	}
+	return d, nil
+}
 
 // command is one subcommand.
 type command struct {
@@ -87,6 +112,14 @@ func Main(args []string) int {
 	return code
 }
 
+// Run is Main with the given context and streams, and no signal
+// handling: for a program that drives the command, such as the browser
+// tests (package e2e), which export pages and build scenarios with it.
+// It returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, &env{stdout: stdout, stderr: stderr})
+}
+
 // run dispatches to a subcommand and maps its error to an exit code.
 func run(ctx context.Context, args []string, e *env) int {
 	cmds := commands()
@@ -112,12 +145,12 @@ func run(ctx context.Context, args []string, e *env) int {
 		escaped.stdout = out
 		err := c.run(ctx, &escaped, args)
 		out.flush()
-		var ue *usageError
+		msg, usage := usageOf(err)
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return exitOK
-		case errors.As(err, &ue):
-			fmt.Fprintf(e.stderr, "txnscope %s: %s (see 'txnscope %s --help')\n", name, txnindex.EscapeControls(ue.msg), name)
+		case usage:
+			fmt.Fprintf(e.stderr, "txnscope %s: %s (see 'txnscope %s --help')\n", name, txnindex.EscapeControls(msg), name)
 			return exitUsage
 		default:
 			var ce *codeError

@@ -15,13 +15,14 @@ import (
 )
 
 // clusterReadKeys are the requests cluster mode may send: the watcher's
-// read-only list (live/live_test.go) grown by ListGroups, DescribeGroups
-// and OffsetFetch (issue 20).
+// read-only list (live/live_test.go) grown by ListGroups, DescribeGroups,
+// OffsetFetch, ConsumerGroupDescribe and DescribeShareGroupOffsets.
 var clusterReadKeys = map[int16]bool{
 	int16(kmsg.Metadata): true, int16(kmsg.ListOffsets): true, int16(kmsg.Fetch): true,
 	int16(kmsg.DescribeProducers): true, int16(kmsg.ListTransactions): true, int16(kmsg.DescribeTransactions): true,
 	int16(kmsg.DescribeConfigs): true, int16(kmsg.ApiVersions): true, int16(kmsg.SASLHandshake): true, int16(kmsg.SASLAuthenticate): true,
 	int16(kmsg.ListGroups): true, int16(kmsg.DescribeGroups): true, int16(kmsg.OffsetFetch): true,
+	int16(kmsg.ConsumerGroupDescribe): true, int16(kmsg.DescribeShareGroupOffsets): true,
 }
 
 // TestClusterDiagnoseScale is issue 20's acceptance through the CLI: three

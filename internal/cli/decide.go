@@ -174,13 +174,7 @@ func recordPages(ld *input.Contents, l *txnindex.Log) api.BatchPages {
 // partitionFiles is the partition directory or segment of ld that l was
 // read from, whose files decode l's records; nil if ld kept none.
 func partitionFiles(ld *input.Contents, l *txnindex.Log) *loader.Partition {
-	if f := ld.Dir(l.Topic, l.Partition); f != nil {
-		return f
-	}
-	if len(ld.Partitions) == 1 {
-		return ld.Segment // a single segment (nil if not kept)
-	}
-	return nil
+	return ld.Files(l.Topic, l.Partition)
 }
 
 type argLister interface {

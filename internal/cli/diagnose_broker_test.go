@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,56 @@ func TestDiagnoseRunningBrokerAgainstRestart(t *testing.T) {
 			},
 			text: []string{"LSO 500 now, 600 after a restart"},
 		},
+		{
+			// DeleteRecords moved the log start to 540, inside the
+			// segment that begins at 500, and deleted no file: the
+			// snapshot at 500 is below the log start yet still the
+			// running broker's (a restart deletes it). Producer 77's
+			// transaction began at 520, below the log start too.
+			name: "DeleteRecordsLeftTheSnapshotBelowTheLogStart",
+			dir:  deleteRecordsDir,
+			code: exitHanging,
+			check: func(t *testing.T, d brokerJSON) {
+				p := d.Partitions[0]
+				if p.LogStartOffset != 540 || p.LastStableOffset != 540 || p.PinnedBy == nil || p.PinnedBy.ProducerID != 8001 || p.PinnedBy.FirstOffset != 120 || !p.PinnedBy.FromSnapshot {
+					t.Fatalf("log start %d LSO %d pinned %+v", p.LogStartOffset, p.LastStableOffset, p.PinnedBy)
+				}
+				r := p.AfterRestart
+				if r == nil || r.Snapshot != "00000000000000000500.snapshot" || r.SnapshotOffset != 500 || r.LastStableOffset != 620 || len(r.Transactions) != 2 {
+					t.Fatalf("after restart %+v", r)
+				}
+				var got []string
+				for _, x := range r.Transactions {
+					got = append(got, fmt.Sprintf("%d@%d>%d", x.ProducerID, x.FirstOffset, x.ReopensAt))
+				}
+				if strings.Join(got, " ") != "8001@120>-1 77@520>-1" {
+					t.Errorf("after restart transactions %v", got)
+				}
+				if !strings.Contains(r.Text, "lies below the log start 540, inside its segment: DeleteRecords moved the log start there") {
+					t.Errorf("after restart text: %s", r.Text)
+				}
+			},
+			text:  []string{"LSO 540 now, 620 after a restart that follows an unclean shutdown", "pinned by producer 8001 epoch 3's transaction from offset 120"},
+			never: []string{"clear:"},
+		},
+	})
+}
+
+// deleteRecordsDir is atLogStartDir's partition after DeleteRecords moved
+// its log start to 540, inside the segment beginning at 500: the snapshot
+// at 500 lists producer 8001's transaction open since 120, and producer
+// 77 began one at 520, both left open.
+func deleteRecordsDir(t *testing.T) string {
+	old := brokerNow.Add(-335 * 24 * time.Hour).UnixMilli()
+	recent := brokerNow.Add(-time.Minute).UnixMilli()
+	return writeShapeDir(t, "orders", 540, 620, []shapeBatch{
+		{base: 500, pid: -1, ctrl: -1, n: 20, ts: recent},
+		{base: 520, pid: 77, epoch: 0, txn: true, ctrl: -1, n: 5, ts: recent},
+		{base: 525, pid: -1, ctrl: -1, n: 25, ts: recent},
+		{base: 550, pid: 9, epoch: 1, txn: true, ctrl: -1, n: 9, ts: recent},
+		{base: 559, pid: 9, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 2},
+		{base: 560, pid: -1, ctrl: -1, n: 60, ts: recent},
+	}, 500, []shapeSnap{
+		{pid: 8001, epoch: 3, lastSeq: 19, lastOffset: 139, offsetDelta: 19, ts: old, coordEpoch: 4, currentTxnFirstOffset: 120},
 	})
 }

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"html"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/server"
 )
 
 // interleavedClients is the diagnosis's sentence on the interleaved demo's
@@ -49,8 +50,14 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		t.Errorf("client_departures %+v", got)
 	}
 
-	cat := demoCatalog(false)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	o := server.DefaultOptions()
+	o.Big = false
+	s, err := server.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	base := "/sources/interleaved/partitions/demo-interleaved/0"
 	for _, path := range []string{base, base + "/diagnosis"} {

@@ -36,7 +36,7 @@ func internalEvidence(e *env, c *input.Contents) (txnindex.InternalEvidence, err
 // isInternalTopic reports the broker's own topics, whose partitions are
 // evidence for the others' diagnosis rather than the answer.
 func isInternalTopic(topic string) bool {
-	return topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic
+	return topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic || topic == internaltopic.ShareGroupStateTopic
 }
 
 // internalLast orders the diagnoses so the internal topics' partitions
@@ -160,7 +160,7 @@ func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
 // is the loader's to report.
 func setEvidence(ld *input.Contents) {
 	ev, err := internalEvidence(&env{stderr: io.Discard}, ld)
-	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets {
+	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates && ev.RemoteStorage == nil {
 		return
 	}
 	for _, p := range ld.Partitions {

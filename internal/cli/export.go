@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
@@ -80,18 +82,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	case fs.NArg() == 1:
 		path = fs.Arg(0)
 	}
-	var cat *catalog
+	var srcs []*exportSource
 	var kind string
 	if *demo != "" {
-		if *demo == "big" {
-			cat = &catalog{}
-			cat.put(bigDemo())
-		} else {
-			if _, err := findDemo(*demo); err != nil {
-				return err
-			}
-			cat = demoCatalog(false)
+		s, err := exportDemo(*demo)
+		if err != nil {
+			return err
 		}
+		srcs = []*exportSource{s}
 	} else {
 		ld, err := input.OpenContext(ctx, path)
 		if err != nil {
@@ -100,11 +98,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
-		cat = &catalog{}
-		cat.add("export", path, ld)
+		setEvidence(ld) // diagnose_join.go: the internal topics' evidence, as the server joins it
+		for _, p := range ld.Partitions {
+			srcs = append(srcs, &exportSource{id: "export", title: fmt.Sprintf("%s (%s)", filepath.Base(filepath.Clean(path)), ld.Kind),
+				topic: p.Log.Topic, partition: p.Log.Partition, log: p.Log, files: ld.Files(p.Log.Topic, p.Log.Partition)})
+		}
 		kind = ld.Kind
 	}
-	s, err := exportPick(cat, *demo, *topic, *partition)
+	s, err := exportPick(srcs, *topic, *partition)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		s.title = t
 	}
 	var buf bytes.Buffer
-	note, err := exportPage(ctx, &buf, cat, s, clock)
+	note, err := exportPage(ctx, &buf, s, clock)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 // directory), exported 2026-12-06". The load is named by its base name,
 // never by its full path (the file travels; the path is no reader's
 // business).
-func exportTitle(s *source, path, kind string, at time.Time) string {
+func exportTitle(s *exportSource, path, kind string, at time.Time) string {
 	name := txnindex.PartitionName(s.topic, s.partition)
 	from := " from " + filepath.Base(filepath.Clean(path))
 	if filepath.Base(filepath.Clean(path)) == name {
@@ -153,13 +154,38 @@ func exportTitle(s *source, path, kind string, at time.Time) string {
 	return fmt.Sprintf("%s%s (%s), exported %s", name, from, kind, at.UTC().Format(time.DateOnly))
 }
 
+// exportSource is the partition an export writes: its log, the files
+// its records are decoded from (nil: none), and how the page names it.
+type exportSource struct {
+	id, title, topic string
+	partition        int32
+	log              *txnindex.Log
+	files            *loader.Partition
+	demo             bool // aged by its own time (view.DiagnoseClock)
+}
+
+// exportDemo is the demo named name: an embedded scenario, read back from
+// its files as the server serves it (gen.Demo.Log), or the generated
+// 1M-batch one.
+func exportDemo(name string) (*exportSource, error) {
+	if name == "big" {
+		return &exportSource{id: name, title: gen.BigTitle, topic: gen.BigTopic, demo: true, log: txnindex.Build(gen.Big(gen.BigBatches))}, nil
+	}
+	d, err := findDemo(name)
+	if err != nil {
+		return nil, err
+	}
+	lp, l, err := d.Log()
+	if err != nil {
+		return nil, err
+	}
+	return &exportSource{id: d.Name, title: d.Title, topic: l.Topic, partition: l.Partition, log: l, files: lp, demo: true}, nil
+}
+
 // exportPick chooses the one partition to export.
-func exportPick(cat *catalog, demo, topic string, partition int) (*source, error) {
-	var hits []*source
-	for _, s := range cat.list() {
-		if demo != "" && s.id != demo {
-			continue
-		}
+func exportPick(srcs []*exportSource, topic string, partition int) (*exportSource, error) {
+	var hits []*exportSource
+	for _, s := range srcs {
 		if topic != "" && s.topic != topic {
 			continue
 		}
@@ -184,9 +210,9 @@ func exportPick(cat *catalog, demo, topic string, partition int) (*source, error
 // exportPage writes the static page of s: the data the stream and the API
 // would have sent (api.Export), inlined into the timeline and lesson page,
 // and the export's note of what it leaves out.
-func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, clock url.Values) (string, error) {
-	l := s.get()
-	d, err := api.Export(ctx, s.id, l, loaderRecords{cat})
+func exportPage(ctx context.Context, w *bytes.Buffer, s *exportSource, clock url.Values) (string, error) {
+	l := s.log
+	d, err := api.Export(ctx, s.id, l, filesRecords{s.files})
 	if err != nil {
 		return "", err
 	}
@@ -202,6 +228,23 @@ func exportPage(ctx context.Context, w *bytes.Buffer, cat *catalog, s *source, c
 		return "", err
 	}
 	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
+}
+
+// filesRecords decodes a batch's records from the files the exported
+// partition was read from, a page at a time (api.RecordPager), as the
+// server's batch route does; api.ErrNoRecords when there are none.
+type filesRecords struct{ files *loader.Partition }
+
+func (r filesRecords) Records(ctx context.Context, id string, l *txnindex.Log, b *txnindex.Batch) ([]api.Record, error) {
+	p, err := r.RecordPage(ctx, id, l, b, api.RecordPageRequest{})
+	return p.Records, err
+}
+
+func (r filesRecords) RecordPage(ctx context.Context, _ string, _ *txnindex.Log, b *txnindex.Batch, p api.RecordPageRequest) (api.RecordPage, error) {
+	if r.files == nil {
+		return api.RecordPage{}, api.ErrNoRecords
+	}
+	return api.PartitionRecordsPage(ctx, r.files, b, p)
 }
 
 // buildScenarioFile builds a scenario file into a fresh temporary log

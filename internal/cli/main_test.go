@@ -6,18 +6,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-// TestMain stops the Chromium the browser tests share (startChromium) after
-// the last test.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	stopSharedChromium()
-	os.Exit(code)
-}
 
 func runArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -92,5 +85,33 @@ func TestServe(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit code %d after shutdown", code)
+	}
+}
+
+// TestServeOptionErrors: serve hands its flags to server.New, whose
+// refusal of a value is the caller's mistake (exit 2, one line naming the
+// flag), and whose other errors are failures (exit 1).
+func TestServeOptionErrors(t *testing.T) {
+	short := filepath.Join(t.TempDir(), "short")
+	if err := os.WriteFile(short, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"a limit that is not positive", []string{"--max-sources", "0"}, exitUsage, "--max-sources must be positive, not 0"},
+		{"a public address without --listen-public", []string{"--addr", "0.0.0.0:0"}, exitUsage, "add --listen-public"},
+		{"an origin that is not one", []string{"--allowed-origin", "https://x.example/path"}, exitUsage, "--allowed-origin"},
+		{"a topic without a cluster", []string{"--topic", "orders"}, exitUsage, "--bootstrap and --topic are required"},
+		{"a partition that is not a number", []string{"--bootstrap", "127.0.0.1:1", "--topic", "orders", "--partition", "x"}, exitUsage, `--partition: "x" is not a partition number`},
+		{"a token too short", []string{"--auth-token-file", short}, exitFailure, "at least 16 characters"},
+	} {
+		code, _, errOut := runArgs(t, append([]string{"serve", "--big=false", "--addr", "127.0.0.1:0"}, c.args...)...)
+		if code != c.code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line saying %q", c.name, code, errOut, c.code, c.want)
+		}
 	}
 }

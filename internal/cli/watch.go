@@ -22,7 +22,8 @@ const exitMismatch = 4
 func runWatch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "watch", "--bootstrap HOST:PORT[,HOST:PORT] --topic T [flags]",
 		"Watch a topic on a running cluster, strictly read-only (Metadata, ListOffsets, Fetch, DescribeProducers,\n"+
-			"ListTransactions, DescribeTransactions, DescribeConfigs; ListGroups and OffsetFetch while an LSO lags):\n"+
+			"ListTransactions, DescribeTransactions, DescribeConfigs; ListGroups, OffsetFetch, ConsumerGroupDescribe and\n"+
+			"DescribeShareGroupOffsets while an LSO lags):\n"+
 			"every batch, marker and LSO move as it happens, open transactions with their transactional ids, hanging\n"+
 			"ones by KIP-664's rule, the consumer groups a lagging LSO holds up, and every difference between\n"+
 			"txnscope's engine and the broker's own answer.\n\n"+

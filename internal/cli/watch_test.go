@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -330,6 +331,31 @@ func caSelfSigned(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return der
+}
+
+// commitGroup commits group's offset on topic's partition 0 as a simple
+// consumer does (OffsetCommit, generation -1: no member, no join).
+func commitGroup(t *testing.T, cl *kgo.Client, topic string, id [16]byte, group string, off int64) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = topic, id // v10 names topics by id
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Request(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
+		for _, p := range rt.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				t.Fatalf("commit %s: %v", group, err)
+			}
+		}
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for the watcher's writes and the

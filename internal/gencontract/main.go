@@ -95,6 +95,10 @@ func current() (contract, error) {
 	for i := range causes {
 		causeWords[i] = txnindex.Cause(i).Words()
 	}
+	var kinds, kindWords []string
+	for _, k := range txnindex.GroupKinds {
+		kinds, kindWords = append(kinds, string(k)), append(kindWords, k.Words())
+	}
 	if len(verdicts) == 0 || len(causes) == 0 {
 		return contract{}, errors.New("txnindex has no verdict or cause names")
 	}
@@ -105,6 +109,8 @@ func current() (contract, error) {
 			{"VERDICT_WORDS", "txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).", verdictWords},
 			{"CAUSE_WORDS", "txnindex.Cause.Words by code: what a page shows for each cause.", causeWords},
 			{"TXN_STATES", "txnindex.TxnState names by code (transaction record byte TXR.STATE).", stateNames},
+			{"GROUP_KINDS", "txnindex.GroupKinds: the group_kind a consumer group's JSON carries.", kinds},
+			{"GROUP_KIND_WORDS", "txnindex.GroupKind.Words, parallel to GROUP_KINDS: what a page shows for each kind.", kindWords},
 		},
 		Consts: []constant{
 			{"PROTOCOL_VERSION", api.Version, "api.Version, header byte HDR.VERSION"},

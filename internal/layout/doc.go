@@ -5,8 +5,8 @@
 //   - No Go or JS file over 600 lines (generated files and testdata aside)
 //     unless it stands in the test's allowlist, each entry with its reason.
 //   - internal/cli, the command table, is flags and wiring: none of its
-//     non-test files over 300 lines; cmd/ holds only the mains (no sync,
-//     no methods).
+//     non-test files over 300 lines, nor any of server/'s; cmd/ holds
+//     only the mains (no sync, no methods).
 //   - Imports follow docs/architecture.md's table (imports_test.go).
 //   - net/http/httptest is imported by _test.go files only (export uses the
 //     api stream encoder, not a server over an in-memory pipe).

@@ -66,6 +66,20 @@ func (c *Contents) Dir(topic string, partition int32) *loader.Partition {
 	return nil
 }
 
+// Files returns the files topic-partition was read from, whose segments
+// decode its records: its partition directory (Dir), else, when c held
+// only that partition, the one segment read (nil if its bytes were not
+// kept); nil when c kept none.
+func (c *Contents) Files(topic string, partition int32) *loader.Partition {
+	if f := c.Dir(topic, partition); f != nil {
+		return f
+	}
+	if len(c.Partitions) == 1 {
+		return c.Segment
+	}
+	return nil
+}
+
 // Open reads a log directory, partition directory, segment, capture or dump
 // text. Files are opened read-only: txnscope never writes to its inputs.
 func Open(path string) (*Contents, error) { return OpenContext(context.Background(), path) }

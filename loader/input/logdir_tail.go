@@ -53,15 +53,23 @@ func (d *LogDirTail) Partitions() []*logindex.Entry {
 	return append(d.Index.Entries[:len(d.Index.Entries):len(d.Index.Entries)], d.Index.MetadataEntries...)
 }
 
-// Evidence reads every partition of __consumer_offsets and
-// __transaction_state, one at a time, for what diagnose joins every
-// diagnosis with (the coordinators' transaction states, the groups'
-// committed offsets): only that is kept. Their damage is not said here:
+// Evidence reads every partition of __consumer_offsets,
+// __transaction_state and __share_group_state, and the KRaft metadata
+// log, one at a time, for what diagnose joins every diagnosis with (the
+// coordinators' transaction states, the groups' committed offsets and
+// kinds, the share groups' start offsets and isolation levels, the data
+// partitions' topic ids): only that is kept. Their damage is not said here:
 // Open reads them again for their own diagnoses and says it then.
 func (d *LogDirTail) Evidence(ctx context.Context) (*internaltopic.Internal, error) {
 	in := &internaltopic.Internal{}
-	for _, e := range d.Index.Entries {
-		if !e.Internal {
+	for _, e := range d.Partitions() {
+		if !e.Internal && !e.Metadata {
+			// Its topic id, which share groups' states name it by; an
+			// unreadable partition.metadata is the partition's own
+			// diagnosis's to report.
+			if m, err := loader.ReadPartitionMetadataIn(e.Dir); err == nil && m != nil {
+				in.AddTopicID(m.TopicID, e.Topic)
+			}
 			continue
 		}
 		p, err := loader.OpenPartitionIn(ctx, e.Dir, d.Index.Checkpoints, loader.DefaultScanOptions)

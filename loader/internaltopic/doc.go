@@ -1,11 +1,18 @@
 // Package internaltopic reads the broker's own internal topics from a
 // loaded log directory: __consumer_offsets, into the committed offsets of
-// every consumer group, and __transaction_state, into every transactional
-// id's coordinator state. Records are decoded with franz-go's kmsg
-// (OffsetCommitKey/Value, GroupMetadataKey, TxnMetadataKey/Value) and
-// replayed the way the group and transaction coordinators load these
-// partitions when they become their leader, so the result is what those
-// coordinators would serve (OffsetFetch, DescribeTransactions).
+// every group and each group's kind (classic, KIP-848 consumer, KIP-932
+// share, KIP-1071 streams); __transaction_state, into every transactional
+// id's coordinator state; __share_group_state, into every share group's
+// start offset per partition; and the KRaft metadata log, for topic names
+// by id and the group and topic configs. Records are decoded with
+// franz-go's kmsg where it has their types (OffsetCommitKey/Value,
+// GroupMetadataKey, TxnMetadataKey/Value), else from the message
+// definitions' fields with a bounded sticky reader (wire), and replayed
+// the way the coordinators load these partitions when they become their
+// leader, so the result is what they would serve (OffsetFetch,
+// DescribeTransactions, DescribeShareGroupOffsets). Record types no Kafka
+// release writes are counted and skipped, as the coordinators skip them
+// (KIP-915).
 //
 // Segments are read through package loader, with its damage rules; a
 // record whose key or value does not decode is listed in Damage with its

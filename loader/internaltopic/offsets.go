@@ -25,6 +25,13 @@ type GroupOffsets struct {
 	// Groups are the group ids with a live GroupMetadata record (classic
 	// groups), sorted.
 	Groups []string
+	// Kinds are the groups with a live metadata record of any kind
+	// (GroupMetadata, ConsumerGroupMetadata, ShareGroupMetadata,
+	// StreamsGroupMetadata), by group id: the kind each Offsets entry
+	// carries. A group that committed offsets without one is a classic
+	// group (the coordinator makes it a "simple" classic group when it
+	// replays such a commit, OffsetMetadataManager.replay).
+	Kinds map[string]txnindex.GroupKind
 	// Partitions are the __consumer_offsets partitions read, sorted.
 	Partitions []int32
 	Stats      Stats
@@ -99,7 +106,7 @@ func ReadConsumerOffsets(p *loader.Partition, l *txnindex.Log) (*GroupOffsets, e
 	if l == nil {
 		l = p.Build()
 	}
-	g := &GroupOffsets{offsets: map[offsetKey]txnindex.GroupOffset{}, groups: map[string]bool{}}
+	g := &GroupOffsets{offsets: map[offsetKey]txnindex.GroupOffset{}, groups: map[string]bool{}, Kinds: map[string]txnindex.GroupKind{}}
 	g.Partitions = []int32{p.Input.Partition}
 	src := source(p)
 	type pendingTxn struct {
@@ -174,9 +181,11 @@ func ReadConsumerOffsets(p *loader.Partition, l *txnindex.Log) (*GroupOffsets, e
 				} else {
 					g.groups[r.Group] = true
 				}
+				g.replayKind(r)
 				continue
-			case KindOtherGroup:
-				g.Stats.OtherRecords++
+			case KindOtherGroup, KindUnknown:
+				g.Stats.countOther(r)
+				g.replayKind(r)
 				continue
 			}
 			g.Stats.OffsetCommits++
@@ -234,6 +243,12 @@ func (g *GroupOffsets) Merge(o *GroupOffsets) {
 		g.offsets = map[offsetKey]txnindex.GroupOffset{}
 		g.groups = map[string]bool{}
 	}
+	if g.Kinds == nil {
+		g.Kinds = map[string]txnindex.GroupKind{}
+	}
+	// A group lives in one __consumer_offsets partition (PartitionFor):
+	// its kind comes from there alone.
+	maps.Copy(g.Kinds, o.Kinds)
 	for _, x := range o.Offsets {
 		k := offsetKey{x.Group, x.Topic, x.Partition}
 		if cur, ok := g.offsets[k]; !ok || x.CommitTimestamp > cur.CommitTimestamp {
@@ -254,6 +269,9 @@ func (g *GroupOffsets) Merge(o *GroupOffsets) {
 
 func (g *GroupOffsets) finish() {
 	g.Offsets = slices.SortedFunc(maps.Values(g.offsets), txnindex.CompareGroupOffsets)
+	for i := range g.Offsets {
+		g.Offsets[i].Kind = g.kindOf(g.Offsets[i].Group)
+	}
 	g.Groups = slices.Sorted(maps.Keys(g.groups))
 	slices.SortFunc(g.Pending, func(a, b PendingOffset) int {
 		return cmp.Or(txnindex.CompareGroupOffsets(a.GroupOffset, b.GroupOffset), cmp.Compare(a.ProducerID, b.ProducerID))

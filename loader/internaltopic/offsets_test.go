@@ -130,7 +130,7 @@ func TestConsumerOffsetsRecordKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{Records: 7, OffsetCommits: 3, Tombstones: 1, GroupMetadata: 3, OtherRecords: 1, Aborted: 1}
+	want := Stats{Records: 7, OffsetCommits: 3, Tombstones: 1, GroupMetadata: 3, OtherRecords: 1, Aborted: 1, ConsumerGroupRecords: 1}
 	if g.Stats != want || len(g.Groups) != 1 || g.Groups[0] != "live" || len(g.Offsets) != 0 {
 		t.Fatalf("stats %+v groups %v offsets %v; want %+v", g.Stats, g.Groups, g.Offsets, want)
 	}
@@ -197,7 +197,7 @@ func TestTransactionStateReplay(t *testing.T) {
 		v.ProducerEpoch != 32767 || len(v.Partitions) != 3 || v.Partitions[0] != tp("a", 1) || v.Partitions[2] != tp("b", 1) {
 		t.Errorf("tv2: %+v", v)
 	}
-	if want := (Stats{Records: 8, Tombstones: 1, OtherRecords: 1}); s.Stats != want {
+	if want := (Stats{Records: 8, Tombstones: 1, OtherRecords: 1, UnknownRecords: 1}); s.Stats != want {
 		t.Errorf("stats %+v, want %+v", s.Stats, want)
 	}
 	// The epoch-overflowed producer's next id is found by the rule.

@@ -79,7 +79,8 @@ type OffsetsRecordKind uint8
 const (
 	KindOffsetCommit  OffsetsRecordKind = iota // key version 0 or 1: OffsetCommitKey
 	KindGroupMetadata                          // key version 2: GroupMetadataKey (a classic group's membership)
-	KindOtherGroup                             // key version 3 and up: consumer, share and streams group records (KIP-848 and later)
+	KindOtherGroup                             // key version 3 to 24: consumer, share and streams group records (KIP-848 and later; groupRecordTypes)
+	KindUnknown                                // a record type no Kafka release writes: skipped, as the coordinator skips it (KIP-915)
 )
 
 // OffsetsRecord is one decoded __consumer_offsets record.
@@ -90,6 +91,13 @@ type OffsetsRecord struct {
 	Topic      string // offset commits
 	Partition  int32  // offset commits
 	Tombstone  bool   // null value: delete the key
+	// GroupKind is the protocol of the group a KindOtherGroup or
+	// KindGroupMetadata record belongs to; KindRecord marks the record
+	// that defines the group and its kind (GroupMetadata,
+	// ConsumerGroupMetadata, ShareGroupMetadata, StreamsGroupMetadata).
+	GroupKind  txnindex.GroupKind
+	KindRecord bool
+	TypeName   string // the record type's name, "GroupMetadata"; "" for an unknown type
 
 	// The OffsetCommitValue, for an offset commit that is no tombstone.
 	ValueVersion    int16
@@ -103,8 +111,9 @@ type OffsetsRecord struct {
 // DecodeOffsetsRecord decodes a __consumer_offsets record with kmsg's
 // OffsetCommitKey/OffsetCommitValue (and GroupMetadataKey for a group's
 // metadata record, whose value is not needed here). value is nil for a
-// tombstone. Other record types are recognised by their key version and
-// not decoded, as the group coordinator ignores the ones it does not know.
+// tombstone. The newer group types have their group id read from the key
+// (decodeGroupRecord), their values left alone; a type no release writes
+// is KindUnknown, which the group coordinator skips too (KIP-915).
 func DecodeOffsetsRecord(key, value []byte) (OffsetsRecord, error) {
 	var r OffsetsRecord
 	if key == nil {
@@ -132,10 +141,10 @@ func DecodeOffsetsRecord(key, value []byte) (OffsetsRecord, error) {
 			return r, fmt.Errorf("GroupMetadataKey of %d bytes: truncated or a bad string length", len(key))
 		}
 		r.Group = k.Group
+		r.GroupKind, r.KindRecord, r.TypeName = txnindex.GroupClassic, true, "GroupMetadata"
 		return r, nil
 	default:
-		r.Kind = KindOtherGroup
-		return r, nil
+		return decodeGroupRecord(r, key)
 	}
 	if r.Tombstone {
 		return r, nil

@@ -66,7 +66,10 @@ func ReadTransactionState(p *loader.Partition, l *txnindex.Log) (*TxnStates, err
 				s.Stats.Damaged++
 				dmg.add(recordErr(seg, b, rec.Offset, err))
 			case r.Unknown:
+				// TransactionLog.read: an unknown key version is
+				// skipped (KIP-915).
 				s.Stats.OtherRecords++
+				s.Stats.UnknownRecords++
 			case r.Tombstone:
 				s.Stats.Tombstones++
 				delete(s.byID, r.TransactionalID)
@@ -109,8 +112,14 @@ func (s *TxnStates) finish() {
 
 // Internal is what a log directory's internal-topic partitions say.
 type Internal struct {
-	Offsets *GroupOffsets // nil when no __consumer_offsets partition is in the dir
-	Txns    *TxnStates    // nil when no __transaction_state partition is
+	Offsets *GroupOffsets    // nil when no __consumer_offsets partition is in the dir
+	Txns    *TxnStates       // nil when no __transaction_state partition is
+	Shares  *ShareStates     // nil when no __share_group_state partition is
+	Cluster *ClusterMetadata // nil when no __cluster_metadata partition is
+	// TopicIDs names the topic ids the partitions read carry in their
+	// partition.metadata (the data partitions' too), for the share
+	// states, which name topics by id.
+	TopicIDs map[loader.UUID]string
 }
 
 // ReadLogDir reads every __consumer_offsets and __transaction_state
@@ -131,6 +140,9 @@ func ReadLogDir(d *loader.LogDir) (*Internal, error) {
 func (in *Internal) Read(p *loader.Partition) error {
 	if p.DirKind != "" {
 		return nil // set aside (-delete, -future, -stray): not what the coordinator serves
+	}
+	if p.Metadata != nil {
+		in.AddTopicID(p.Metadata.TopicID, p.Input.Topic)
 	}
 	switch p.Input.Topic {
 	case ConsumerOffsetsTopic:
@@ -153,6 +165,8 @@ func (in *Internal) Read(p *loader.Partition) error {
 		} else {
 			in.Txns.Merge(t)
 		}
+	default:
+		return in.readGroupTopics(p)
 	}
 	return nil
 }
@@ -171,6 +185,15 @@ func (in *Internal) Evidence() txnindex.InternalEvidence {
 		ev.Offsets, ev.HaveOffsets = o.Offsets, true
 		ev.GroupsSource = txnindex.Plural(len(o.Partitions), "partition", "partitions") + " of " + ConsumerOffsetsTopic
 	}
+	ev.GroupEvidence = in.groupEvidence()
+	if c := in.Cluster; c != nil {
+		ev.RemoteStorage = map[string]string{}
+		for t, cs := range c.TopicConfigs {
+			if v, ok := cs[RemoteStorageEnableConfig]; ok {
+				ev.RemoteStorage[t] = v
+			}
+		}
+	}
 	return ev
 }
 
@@ -182,6 +205,12 @@ func (in *Internal) Damage() []*loader.FormatError {
 	}
 	if in.Offsets != nil {
 		out = append(out, in.Offsets.Damage...)
+	}
+	if in.Shares != nil {
+		out = append(out, in.Shares.Damage...)
+	}
+	if in.Cluster != nil {
+		out = append(out, in.Cluster.Damage...)
 	}
 	return out
 }

@@ -22,6 +22,14 @@ type Stats struct {
 	OtherRecords  int64 `json:"other_records"`  // record types the reader does not use (newer group types, unknown key versions)
 	Aborted       int64 `json:"aborted_records"`
 	Damaged       int64 `json:"damaged_records"`
+	// Of OtherRecords: the records of KIP-848 consumer groups (types 3 to
+	// 8 and 16), KIP-932 share groups (9 to 15), KIP-1071 streams groups
+	// (17 on), and of types no Kafka release writes, skipped as the
+	// coordinator skips them (KIP-915).
+	ConsumerGroupRecords int64 `json:"consumer_group_records"`
+	ShareGroupRecords    int64 `json:"share_group_records"`
+	StreamsGroupRecords  int64 `json:"streams_group_records"`
+	UnknownRecords       int64 `json:"unknown_type_records"`
 }
 
 func (s *Stats) add(o Stats) {
@@ -32,6 +40,10 @@ func (s *Stats) add(o Stats) {
 	s.OtherRecords += o.OtherRecords
 	s.Aborted += o.Aborted
 	s.Damaged += o.Damaged
+	s.ConsumerGroupRecords += o.ConsumerGroupRecords
+	s.ShareGroupRecords += o.ShareGroupRecords
+	s.StreamsGroupRecords += o.StreamsGroupRecords
+	s.UnknownRecords += o.UnknownRecords
 }
 
 // damage collects a partition's problems, bounded.

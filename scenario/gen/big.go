@@ -13,6 +13,9 @@ const BigBatches = 1_000_000
 // BigTopic is the big demo's topic.
 const BigTopic = "demo-big"
 
+// BigTitle is the big demo's title, as the index and an export name it.
+const BigTitle = "1M generated batches (level-of-detail demo)"
+
 // Big is a generated partition of n batches: four transactional producers
 // interleaved, one transaction in ten aborted, a non-transactional batch in
 // five, a compacted gap every 50,000 batches below the open transaction, a segment roll every 100,000,

@@ -75,6 +75,22 @@ func (d Demo) Partition() *txnindex.Partition {
 	return p.Input
 }
 
+// Log opens the demo's files (Open) and builds its log, its producers
+// named as the scenario names them ("producer orders transactional id
+// 7"), so that the lanes show the names.
+func (d Demo) Log() (*loader.Partition, *txnindex.Log, error) {
+	lp, err := d.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	l := txnindex.Build(lp.Input)
+	l.ProducerNames = map[txnindex.ProducerID]string{}
+	for _, p := range d.Scenario.Producers {
+		l.ProducerNames[txnindex.ProducerID(p.ID)] = p.Name
+	}
+	return lp, l, nil
+}
+
 // Open builds the scenario's files into a private temporary log directory
 // (once per process and demo) and loads them with the loader. The files
 // stay, so that records can be decoded from them on demand.

@@ -89,6 +89,20 @@ window.txnscopeContract = Object.freeze({
     "committed", // 1
     "aborted", // 2
   ]),
+  // txnindex.GroupKinds: the group_kind a consumer group's JSON carries.
+  GROUP_KINDS: Object.freeze([
+    "consumer", // 0
+    "classic", // 1
+    "streams", // 2
+    "share", // 3
+  ]),
+  // txnindex.GroupKind.Words, parallel to GROUP_KINDS: what a page shows for each kind.
+  GROUP_KIND_WORDS: Object.freeze([
+    "consumer group (KIP-848)", // 0
+    "classic group", // 1
+    "streams group (KIP-1071)", // 2
+    "share group (KIP-932)", // 3
+  ]),
   PROTOCOL_VERSION: 1, // api.Version, header byte HDR.VERSION
   FRAME_HEADER: 16, // bytes before the records of a frame
   FRAME_DECISIONS: 1, // frame kind (header byte HDR.KIND): decision records

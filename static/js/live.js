@@ -172,17 +172,22 @@
     const gs = m.diagnosis && m.diagnosis.consumer_groups;
     if (!gs) return "";
     const rows = gs.filter((g) => g.behind_lso).concat(gs.filter((g) => !g.behind_lso));
+    // The kind in words (txnindex.GroupKind.Words, through the contract).
+    const C = window.txnscopeContract, kind = (k) => {
+      const i = C ? C.GROUP_KINDS.indexOf(k) : -1;
+      return i >= 0 ? C.GROUP_KIND_WORDS[i] : "group of an unknown kind";
+    };
     let h = '<table class="consumer-groups" data-testid="consumer-groups"><caption>Consumer groups (' + rows.length + "): who is affected</caption><thead><tr>" +
-      '<th scope="col">group</th><th scope="col">committed offset</th><th scope="col">against the LSO ' + esc(m.diagnosis.last_stable_offset) + "</th></tr></thead><tbody>";
+      '<th scope="col">group</th><th scope="col">kind</th><th scope="col">committed offset</th><th scope="col">against the LSO ' + esc(m.diagnosis.last_stable_offset) + "</th></tr></thead><tbody>";
     for (const g of rows) {
       const what = g.blocked ? "blocked: waiting at the LSO"
         : g.behind_lso && g.records_to_lso >= 0 ? g.records_to_lso + (g.records_to_lso === 1 ? " record" : " records") + " to receive, then waits at the LSO"
         : g.behind_lso ? plural(g.offsets_to_lso, "offset", "offsets") + " below the LSO" : "past the LSO (read_uncommitted): not held";
       h += '<tr data-testid="group-' + esc(g.group) + '" data-group="' + esc(g.group) + '" data-committed="' + esc(g.committed_offset) + '" data-affected="' + g.behind_lso +
-        '" data-blocked="' + g.blocked + '" class="' + (g.blocked ? "blocked " : "") + (g.behind_lso ? "affected" : "") + '"><td>' + esc(g.group) + '</td><td class="num">' +
+        '" data-blocked="' + g.blocked + '" class="' + (g.blocked ? "blocked " : "") + (g.behind_lso ? "affected" : "") + '"><td>' + esc(g.group) + "</td><td>" + esc(kind(g.group_kind)) + '</td><td class="num">' +
         esc(g.committed_offset) + "</td><td>" + esc(what) + "</td></tr>";
     }
-    if (!rows.length) h += '<tr><td colspan="3">no group committed an offset on this partition</td></tr>';
+    if (!rows.length) h += '<tr><td colspan="4">no group committed an offset on this partition</td></tr>';
     return h + "</tbody></table>";
   }
   function renderDiagnosis(m) {

@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/progress"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
+	"github.com/txnscope/txnscope/web"
+)
+
+// tailWait is how long the first request for a partition of a lazy log
+// directory waits for its full load before it is answered with the tail.
+const tailWait = 2 * time.Second
+
+// lazyPart is a partition of a log directory loaded lazily (logindex): the
+// index lists it from its name and ranks it from a tail scan; its files
+// are read in full only when someone asks for it. Until that load is done
+// (a partition of tens of GiB takes a while), requests get the tail: the
+// last segments, as the tail scan reads them.
+type lazyPart struct {
+	x    *logindex.Index
+	e    *logindex.Entry
+	lim  logindex.Limits
+	open openFunc // Options.OpenFull; nil: x.Open
+
+	start    sync.Once
+	done     chan struct{} // closed when the full load ended, either way
+	began    time.Time
+	mu       sync.Mutex
+	full     *txnindex.Log
+	files    *loader.Partition
+	problems []string
+	err      error // the full load's
+
+	tailOnce sync.Once
+	tail     *txnindex.Log
+	tailInfo logindex.TailInfo
+	tailErr  error
+}
+
+// get returns the full log if it is loaded, else the tail. Every call in
+// the first tailWait of the full load waits for it up to then, so a small
+// partition opens whole at once, however many ask together: the page, the
+// stream its prewarm starts (api.Prewarm) and the stream of the page.
+func (lz *lazyPart) get() *txnindex.Log {
+	lz.start.Do(func() {
+		lz.mu.Lock()
+		lz.done, lz.began = make(chan struct{}), time.Now()
+		lz.mu.Unlock()
+		go lz.x.Join(context.Background()) // beside the load: both wait for it
+		go lz.load()
+	})
+	lz.mu.Lock()
+	done, wait := lz.done, time.Until(lz.began.Add(tailWait))
+	lz.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if l := lz.built(); l != nil {
+		return l
+	}
+	lz.tailOnce.Do(func() {
+		// The full load reports every file's damage: the tail's is not kept.
+		l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+		if l != nil {
+			from := info.From
+			if info.Full {
+				from = -1 // every batch was read
+			}
+			lz.setEvidence(l, from)
+		}
+		lz.mu.Lock()
+		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
+		lz.mu.Unlock()
+	})
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil {
+		return lz.full // finished while the tail was scanned
+	}
+	return lz.tail
+}
+
+// subscribe is api.Feed's Subscribe for a partition whose full load is
+// under way: the channel receives once, when the load ends, so that a
+// stream opened on the tail starts a new generation with the whole log
+// (api's liveChanged); ok is false once there is nothing left to wait for.
+func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
+	lz.mu.Lock()
+	done, full := lz.done, lz.full
+	lz.mu.Unlock()
+	if done == nil || full != nil {
+		return nil, nil, false
+	}
+	ch, stop := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			ch <- struct{}{} // cap 1, sent once: never blocks
+		case <-stop:
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(stop) }) }, true
+}
+
+func (lz *lazyPart) load() {
+	open := lz.open
+	if open == nil {
+		open = lz.x.Open
+	}
+	p, l, err := open(context.Background(), lz.e, lz.lim)
+	if l != nil {
+		lz.setEvidence(l, -1)
+	}
+	lz.mu.Lock()
+	lz.full, lz.files, lz.err = l, p, err
+	if p != nil {
+		for _, d := range p.Damage {
+			lz.problems = append(lz.problems, d.Error())
+		}
+	}
+	lz.mu.Unlock()
+	close(lz.done) // lz.done is set before load starts (get)
+}
+
+// setEvidence joins the log directory's internal topics into l's
+// diagnoses (view.SetEvidence), as an eager load of the whole directory
+// does (setEvidence, catalog.go): read once for the directory, within
+// its bound (logindex.Index.Join), before l is handed to anyone, since a
+// cached diagnosis is not recomputed. readFrom is where a tail's batches
+// begin (view.SetTailEvidence), -1 for a log read whole.
+func (lz *lazyPart) setEvidence(l *txnindex.Log, readFrom int64) {
+	j := lz.x.Join(context.Background())
+	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.HaveShareStates || ev.RemoteStorage != nil || ev.Note != "" {
+		view.SetTailEvidence(l, ev, readFrom)
+	}
+}
+
+// built is the full log, nil until it is loaded.
+func (lz *lazyPart) built() *txnindex.Log {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	return lz.full
+}
+
+// filesOf returns the files of l if l is the full log (the tail's segment
+// files are closed after its scan: its records are not decoded).
+func (lz *lazyPart) filesOf(l *txnindex.Log) *loader.Partition {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if l != nil && l == lz.full {
+		return lz.files
+	}
+	return nil
+}
+
+// problemList is what the timeline lists above the partition: the files'
+// damage once loaded, or why only the tail is shown.
+func (lz *lazyPart) problemList() []string {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	switch {
+	case lz.full != nil:
+		return lz.problems
+	case lz.err != nil:
+		return []string{fmt.Sprintf("%v; the timeline shows the tail only: %s", lz.err, lz.tailInfo)}
+	case lz.tailErr != nil:
+		return []string{fmt.Sprintf("%s could not be read: %v", lz.e.Name, lz.tailErr)}
+	case lz.tail != nil:
+		return []string{fmt.Sprintf("loading the whole partition (%s so far): the timeline shows its tail, %s; offsets before %d were not read. "+
+			"The timeline switches to the whole partition when its load is done, and the diagnosis, the numbers above and this list with it.",
+			txnindex.Duration(time.Since(lz.began)), lz.tailInfo, lz.tailInfo.From)}
+	}
+	return nil
+}
+
+// tailRead is what the partition's tail view read, nil when the page shows
+// the whole log (loaded, or every segment replayed for the tail).
+func (lz *lazyPart) tailRead() *web.TailRead {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil || lz.tail == nil || lz.tailInfo.Full {
+		return nil
+	}
+	return &web.TailRead{Read: lz.tailInfo.Segments, Total: lz.tailInfo.Total}
+}
+
+// scanView is the index's view of the partition's tail scan.
+func (lz *lazyPart) scanView() *web.Scan {
+	st, sum, err := lz.e.State()
+	v := &web.Scan{State: st.String(), Internal: lz.e.Internal || lz.e.Metadata}
+	switch {
+	case sum != nil && lz.e.Metadata:
+		v.Diagnosis, v.Note = sum.Diagnosis, sum.Diagnosis.Note // nothing scanned: it says what it is
+	case sum != nil:
+		v.Diagnosis, v.Note = sum.Diagnosis, sum.Info.String()
+	}
+	if err != nil {
+		v.Note = err.Error()
+	}
+	return v
+}
+
+// addLogDir puts a listed log directory into the catalog as lazy sources,
+// one per partition; nothing of their segments is read here, and the
+// ranking is started by the caller (x.Start).
+func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
+	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
+	title := c.shownAs(x.Root) + " (log directory)"
+	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim, open: c.openFull(x)}})
+	}
+	c.put(srcs...)
+	c.mu.Lock()
+	if c.indexes == nil {
+		c.indexes = map[string]*logindex.Index{}
+	}
+	c.indexes[id] = x
+	c.mu.Unlock()
+}
+
+// index returns the lazy index of source id, nil for other sources.
+func (c *catalog) index(id string) *logindex.Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexes[id]
+}
+
+// loadLogDir lists the log directory path into cat as source id and starts
+// its ranking; on a terminal, stderr shows the ranking's progress while it
+// takes more than a few seconds.
+func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string) error {
+	x, err := logindex.List(path)
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", path, err)
+	}
+	cat.addLogDir(id, x, o.limits())
+	if err := o.checkSources(cat, path); err != nil {
+		return err
+	}
+	x.Start(ctx, 0) // GOMAXPROCS workers
+	line := progress.Start(o.Stderr, progress.Delay, func() string {
+		n, total := x.Progress()
+		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
+	})
+	go func() {
+		select {
+		case <-x.Done():
+			n, _ := x.Progress()
+			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
+		case <-ctx.Done():
+			line.Stop("")
+		}
+	}()
+	return nil
+}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/web"
+)
+
+// isPartitionDir reports whether path is one <topic>-<partition> directory
+// holding segments, which a --load over the limits opens lazily
+// (loadPartitionDir) rather than refusing.
+func isPartitionDir(path string) bool {
+	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err != nil {
+		return false
+	}
+	return loader.HasLogFile(path) && !loader.IsKfakeDir(path)
+}
+
+// limits are what one partition may hold to be opened in full
+// (--max-source-bytes, --max-source-batches), in logindex's terms.
+func (o *Options) limits() logindex.Limits {
+	return logindex.Limits{MaxBytes: o.MaxSourceBytes, MaxBatches: o.MaxSourceBatches,
+		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"}
+}
+
+// loadPartitionDir puts a --load PARTITIONDIR over the limits into cat as
+// a lazy partition, as a log directory's partition over them is
+// (catalog_lazy.go): listed at once, its row ranked from a tail scan
+// seeded from the newest .snapshot (logindex.ScanTail), its page drawn one
+// segment at a time from the segment summaries (segments.go) with the
+// refusal as the reason. refusal is why it is not opened in full when the
+// caller already knows (a load over --max-source-batches); nil: the size
+// is checked here, before a byte is read.
+func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, refusal error) error {
+	x, err := logindex.ListPartition(path)
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", path, err)
+	}
+	lim := o.limits()
+	e := append(x.Entries, x.MetadataEntries...)[0]
+	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x)}
+	if refusal == nil {
+		refusal = lim.CheckBytes(e)
+	}
+	if refusal != nil {
+		lz.refuse(refusal)
+	}
+	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
+	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
+	cat.put(src)
+	if err := o.checkSources(cat, path); err != nil {
+		return err
+	}
+	x.Start(ctx, 1) // its one tail scan, for the index's row
+	return nil
+}
+
+// refuse marks the full load as ended in err before it starts: requests
+// get the tail at once, and a page the segment windows (refused).
+func (lz *lazyPart) refuse(err error) {
+	lz.start.Do(func() {
+		done := make(chan struct{})
+		close(done)
+		lz.mu.Lock()
+		lz.done, lz.began, lz.err = done, time.Now(), err
+		lz.mu.Unlock()
+	})
+}
+
+// Partial is web.Partial's: a lazy partition served from its tail while
+// its full load runs.
+func (c webCatalog) Partial(id, topic string, partition int32) string {
+	s := c.find(id, topic, partition)
+	if s == nil || s.lazy == nil {
+		return ""
+	}
+	lz := s.lazy
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full != nil || lz.err != nil || lz.done == nil {
+		return "" // whole, refused (web.Segmenter's Refused says why), or not asked for yet
+	}
+	return fmt.Sprintf("its full load has run for %s so far", txnindex.Duration(time.Since(lz.began)))
+}
+
+var _ web.Partial = webCatalog{}

@@ -1,0 +1,17 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// BenchmarkDiagnoseBig is what the index pays per request for the 1M-batch
+// demo once it has been built.
+func BenchmarkDiagnoseBig(b *testing.B) {
+	l := bigDemo().get()
+	b.ResetTimer()
+	for b.Loop() {
+		l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	}
+}
