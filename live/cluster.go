@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -43,7 +45,7 @@ type ScanOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// Bootstrap goes into the printed abort commands; "" prints
-	// txnindex.BootstrapVar.
+	// present.BootstrapVar.
 	Bootstrap string
 	// Limit is how many open transactions and groups behind a partition
 	// keeps in detail (txnindex.ListLimit: 0 is txnindex.ListCap).
@@ -101,7 +103,7 @@ type BrokerStatus struct {
 }
 
 // PartitionLag is one partition of a cluster scan. Its JSON names follow
-// diagnose's (txnindex.Diagnosis) where they mean the same.
+// diagnose's (diagnosis.Diagnosis) where they mean the same.
 type PartitionLag struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
@@ -170,11 +172,11 @@ type ClusterTxn struct {
 	// it gave none.
 	coord *txnindex.TxnCoordinatorState
 
-	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
-	Hanging      bool                  `json:"hanging"`
-	Reason       string                `json:"reason"`
-	AbortCommand string                `json:"abort_command"`
-	PinsLSO      bool                  `json:"pins_lso"`
+	State        diagnosis.OpenTxnState `json:"state"` // open, expired or hanging
+	Hanging      bool                   `json:"hanging"`
+	Reason       string                 `json:"reason"`
+	AbortCommand string                 `json:"abort_command"`
+	PinsLSO      bool                   `json:"pins_lso"`
 }
 
 // GroupBehind is a consumer group whose committed offset on a stuck
@@ -245,7 +247,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 		o.Now = time.Now
 	}
 	if o.Bootstrap == "" {
-		o.Bootstrap = txnindex.BootstrapVar
+		o.Bootstrap = present.BootstrapVar
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}

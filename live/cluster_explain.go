@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -280,7 +282,7 @@ func (s *scanner) maxTxnTimeout(ctx context.Context) (time.Duration, string) {
 		}
 		return d, src
 	}
-	return txnindex.DefaultMaxTxnTimeout, "default"
+	return diagnosis.DefaultMaxTxnTimeout, "default"
 }
 
 // judge turns a stuck partition's open producers into ClusterTxns and
@@ -300,7 +302,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 	for i, ap := range open {
 		t := ClusterTxn{ProducerID: ap.ProducerID, ProducerEpoch: int16(ap.ProducerEpoch), CoordinatorEpoch: ap.CoordinatorEpoch,
 			FirstOffset: ap.CurrentTxnStartOffset, LastTimestamp: ap.LastTimestamp, AgeMs: max(now-ap.LastTimestamp, 0),
-			Coordinator: -1, StartTimestamp: -1, State: txnindex.StateOpen,
+			Coordinator: -1, StartTimestamp: -1, State: diagnosis.StateOpen,
 			// The LSO is the first offset of the oldest open
 			// transaction (ProducerStateManager.firstUnstableOffset),
 			// or the log start if that is later.
@@ -332,21 +334,21 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		age := time.Duration(t.AgeMs) * time.Millisecond
 		switch {
 		case age > maxTxn && unknown != "":
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s: whether it hangs is unknown",
 				fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, unknown)
 		case age > maxTxn:
 			var why string
 			t.Hanging, why = w.hanging(ps, ap.ProducerID, ti)
 			if t.Hanging {
-				t.State = txnindex.StateHanging
+				t.State = diagnosis.StateHanging
 				t.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			} else {
-				t.State = txnindex.StateExpired
+				t.State = diagnosis.StateExpired
 				t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			}
 		case t.StartTimestamp > 0 && t.TimeoutMs > 0 && now-t.StartTimestamp > int64(t.TimeoutMs):
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("started %s ago, longer than its transaction.timeout.ms (%s): the coordinator should abort it",
 				fmtAge(now-t.StartTimestamp), txnindex.DurationMs(int64(t.TimeoutMs)))
 		default:
@@ -357,7 +359,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 				t.Reason += "; " + unknown
 			}
 		}
-		t.AbortCommand = txnindex.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
+		t.AbortCommand = present.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
 		p.Hanging = p.Hanging || t.Hanging
 		p.Open = append(p.Open, t)
 	}

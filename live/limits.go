@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -79,7 +80,7 @@ func claimedOnce(groups map[int32][]kmsg.ListGroupsResponseGroup) int {
 // txnindex.ListCap by first offset (openOf), each once. Every open
 // producer of the answer was asked about once per poll, and each one not
 // in the engine's window became an entry of the update.
-func openPIDs(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, d *txnindex.Diagnosis) (map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, []int64) {
+func openPIDs(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer, d *diagnosis.Diagnosis) (map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, []int64) {
 	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
 	for _, ap := range prods {
 		if _, ok := byPID[ap.ProducerID]; !ok && ap.CurrentTxnStartOffset >= 0 {
@@ -109,7 +110,7 @@ func openPIDs(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProducer
 // capDiagnosisGroups cuts a diagnosis's groups to txnindex.ListCap once
 // they are counted by kind: the committed offsets (behind the LSO first),
 // the share groups and each kind's names, their totals kept.
-func capDiagnosisGroups(d *txnindex.Diagnosis) {
+func capDiagnosisGroups(d *diagnosis.Diagnosis) {
 	d.ConsumerGroups, d.ConsumerGroupsTotal = txnindex.CapGroups(d.ConsumerGroups, txnindex.ListCap)
 	if d.ShareGroups != nil {
 		d.ShareGroups, d.ShareGroupsTotal = txnindex.CapList(d.ShareGroups, txnindex.ListCap)

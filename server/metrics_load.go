@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/live/metrics"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
 
@@ -28,9 +28,9 @@ func loadedMetrics(cat *catalog, m *metrics.Collector) http.Handler {
 			if !strings.HasPrefix(s.id, "load") {
 				continue // the demos and uploads are no production partitions
 			}
-			var d *txnindex.Diagnosis
+			var d *diagnosis.Diagnosis
 			if l := s.built(); l != nil {
-				d = view.Diagnose(l, txnindex.DiagnoseOptions{Now: start, Position: -1})
+				d = view.Diagnose(l, diagnosis.Options{Now: start, Position: -1})
 			} else if s.lazy != nil {
 				d = s.lazy.scanView().Diagnosis
 			}
@@ -42,7 +42,7 @@ func loadedMetrics(cat *catalog, m *metrics.Collector) http.Handler {
 				p.LagSeconds = float64(held) / 1000
 			}
 			for _, t := range d.OpenTransactions {
-				if t.State == txnindex.StateHanging {
+				if t.State == diagnosis.StateHanging {
 					p.Hanging++
 				}
 			}

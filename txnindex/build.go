@@ -194,7 +194,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// transaction (the producer state's currentTxnFirstOffset), -1 if none.
 	// ce and ceBatch are the largest coordinator epoch of the
 	// producer's end-transaction markers and the first marker that
-	// carries it (-1, -1 for none): coordinatorEpochEvidence's answer,
+	// carries it (-1, -1 for none): CoordinatorEpochEvidence's answer,
 	// kept here so that it costs no pass over the batches.
 	// txns is the producer's list for txnsOf, which is filled once at
 	// the end: a map assignment per transaction cost a tenth of the
@@ -435,7 +435,7 @@ func (l *Log) computeLSO() {
 	}
 	l.LastStableOffset = l.HighWatermark
 	if fu >= 0 {
-		fu = max(fu, l.lsoFloor())
+		fu = max(fu, l.LSOFloor())
 		if fu < l.HighWatermark {
 			l.LastStableOffset = fu
 		}
@@ -448,11 +448,11 @@ func (l *Log) findGaps() {
 	// so far end: a batch below it overlaps them (a batch below only the
 	// log start is not an overlap, just a batch retention will delete).
 	next, end := l.LogStartOffset, int64(math.MinInt64)
-	if l.Replay.seeded() {
+	if l.Replay.Seeded() {
 		// The segments before FromOffset were not read, not missing,
 		// and before EveryBatchFrom only the batches of the
 		// transactions open in the snapshot were kept.
-		next = max(next, l.Replay.everyFrom())
+		next = max(next, l.Replay.EveryFrom())
 	}
 	for i := range l.Batches {
 		b := &l.Batches[i]

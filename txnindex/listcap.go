@@ -79,3 +79,12 @@ func MoreText(n int, one, many string) string {
 	}
 	return "… and " + Count(int64(n)) + " more " + w
 }
+
+// CapKinds cuts each kind's lists of group names to n, their totals kept.
+func CapKinds(ks []GroupKindCount, n int) {
+	for i := range ks {
+		k := &ks[i]
+		k.Groups, _ = CapList(k.Groups, n)
+		k.Affected, _ = CapList(k.Affected, n)
+	}
+}

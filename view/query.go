@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -28,8 +29,8 @@ const maxBootstrap = 1024
 // The diagnosis API and the web pages both read it, so that a page and its
 // API agree. An error names the parameter and what it wants; the callers
 // answer it with 400.
-func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptions, error) {
-	o := txnindex.DiagnoseOptions{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
+func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (diagnosis.Options, error) {
+	o := diagnosis.Options{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
 	switch s := q.Get("now"); s {
 	case "":
 	case "log":
@@ -84,7 +85,7 @@ const (
 // except for a demo, which is aged by its own time (its newest write: the
 // story it tells, "20 minutes stuck"), not by how long ago its fixed
 // timestamps were. It returns the options and whose clock they use.
-func DiagnoseClock(q url.Values, wallNow time.Time, demo bool) (txnindex.DiagnoseOptions, string, error) {
+func DiagnoseClock(q url.Values, wallNow time.Time, demo bool) (diagnosis.Options, string, error) {
 	o, err := ParseDiagnoseQuery(q, wallNow)
 	if err != nil {
 		return o, "", err

@@ -3,6 +3,8 @@ package web
 import (
 	"strings"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -39,7 +41,7 @@ type ShareGroupView struct {
 
 // groupKindsView is d's groups by kind; nil when the diagnosis counted no
 // group and read no share group state.
-func groupKindsView(d *txnindex.Diagnosis) *GroupKindsView {
+func groupKindsView(d *diagnosis.Diagnosis) *GroupKindsView {
 	if len(d.GroupsByKind) == 0 && d.ShareGroups == nil && d.SkippedNote == "" {
 		return nil
 	}
@@ -47,9 +49,9 @@ func groupKindsView(d *txnindex.Diagnosis) *GroupKindsView {
 		SharesMore: txnindex.More(d.ShareGroups, d.ShareGroupsTotal)}
 	for _, c := range d.GroupsByKind {
 		n, held := max(c.GroupsTotal, len(c.Groups)), max(c.AffectedTotal, len(c.Affected))
-		w := c.Kind.PluralWords()
+		w := present.GroupKindPluralWords(c.Kind)
 		if n == 1 {
-			w = c.Kind.Words()
+			w = present.GroupKindWords(c.Kind)
 		}
 		names := strings.Join(c.Groups, ", ")
 		if more := txnindex.More(c.Groups, n); more > 0 {
