@@ -39,6 +39,10 @@ type Options struct {
 	// (the ranking of a log directory's tails, one diagnosis a partition)
 	// need not pay.
 	NoClientDepartures bool
+	// Limit is how many entries each list of the diagnosis holds in
+	// detail (ListLimit: 0 is ListCap); the rest are counted in its
+	// …Total field (diagnose_cap.go).
+	Limit int
 }
 
 // Hints say, in the caller's words, how its user supplies what would
@@ -238,6 +242,9 @@ type Diagnosis struct {
 	// batches leaves open but the broker decided (StateMarkerRemoved): on
 	// a compacted log the cleaner removed their markers. They hold no LSO.
 	MarkerRemoved []OpenTxnReport `json:"compacted_transactions"`
+	// The lists hold the first DiagnoseOptions.Limit entries (by first
+	// offset; the pinner always); these count them all.
+	ListTotals
 	// Compaction is the log cleaner's evidence on the partition; nil when
 	// nothing shows it (or for a capture).
 	Compaction *CompactionReport `json:"compaction"`
@@ -270,6 +277,9 @@ type Diagnosis struct {
 	// log seeded from a producer snapshot, those from the snapshot on.
 	ClientDepartures *txnindex.ClientsReport `json:"client_departures,omitempty"`
 	DiagnosisJoin
+	// limit is the lists' length (DiagnoseOptions.Limit), for Join's
+	// groups; 0 is ListCap.
+	limit int
 }
 
 // Hanging reports whether the LSO is pinned by a hanging transaction.
@@ -350,12 +360,23 @@ func (l plog) diagnose(o Options) *Diagnosis {
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
 		Replay: l.Replay,
 	}
+	d.limit = txnindex.ListLimit(o.Limit)
+	pin := -1 // the earliest transaction at the LSO past the limit
 	for _, ti := range l.Open {
 		if ev, ok := removed[ti]; ok {
-			d.MarkerRemoved = append(d.MarkerRemoved, l.markerRemovedReport(ti, ev))
+			if d.MarkerRemovedTotal++; len(d.MarkerRemoved) < d.limit {
+				d.MarkerRemoved = append(d.MarkerRemoved, l.markerRemovedReport(ti, ev))
+			}
 			continue
 		}
-		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
+		if d.OpenTransactionsTotal++; len(d.OpenTransactions) < d.limit {
+			d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(ti, lso, now, o, bootstrap))
+		} else if l.pinsLSO(ti, lso) && (pin < 0 || l.Txns[ti].FirstOffset < l.Txns[pin].FirstOffset) {
+			pin = ti
+		}
+	}
+	if l.pinMissing(d.OpenTransactions, pin) {
+		d.OpenTransactions = append(d.OpenTransactions, l.openTxnReport(pin, lso, now, o, bootstrap))
 	}
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
@@ -367,6 +388,7 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
 		d.OpenTransactions = append(d.OpenTransactions, u)
+		d.OpenTransactionsTotal++
 		d.PinnedBy = &d.OpenTransactions[len(d.OpenTransactions)-1]
 		d.LSOLagMs = u.AgeMs
 	}
@@ -401,6 +423,7 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	l.offsetsUnknown(d)
 	l.tieredReport(d)
 	d.TopicUnknown = l.TopicUnknown
+	d.capLists()
 	return d
 }
 

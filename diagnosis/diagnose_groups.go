@@ -14,6 +14,9 @@ type GroupsJoin struct {
 	// placed against its LSO; absent when no share group state was read.
 	ShareGroups       []txnindex.SharePosition `json:"share_groups,omitempty"`
 	ShareGroupsSource string                   `json:"share_groups_source,omitempty"`
+	// ShareGroupsTotal counts the share groups; ShareGroups holds ListCap
+	// of them (or a diagnosis's limit), the held ones first.
+	ShareGroupsTotal int `json:"share_groups_total,omitempty"`
 	// GroupsByKind counts and names the groups of each kind that read
 	// the partition (committed an offset, or hold a share-partition
 	// state), and those held up by its LSO.

@@ -43,6 +43,10 @@ type DiagnosisJoin struct {
 	// read of large internal topics, damaged records): the groups and
 	// transactional ids shown may then be partial. "" when complete.
 	JoinNote string `json:"join_note,omitempty"`
+	// ConsumerGroupsTotal counts the groups; ConsumerGroups holds
+	// ListCap of them (or the limit asked for), those behind the LSO
+	// first (CapGroups).
+	ConsumerGroupsTotal int `json:"consumer_groups_total,omitempty"`
 	GroupsJoin
 }
 
@@ -79,6 +83,8 @@ func (l plog) join(d *Diagnosis, ev txnindex.InternalEvidence) {
 		d.GroupsSource = ev.GroupsSource
 	}
 	l.joinGroups(d, ev)
+	// Counted by kind first (joinGroups), from every group.
+	d.capGroups(txnindex.ListLimit(d.limit))
 }
 
 // joinMatch applies a coordinator match to the report.

@@ -35,8 +35,10 @@ type RestartReport struct {
 	// that follows an unclean shutdown (replay from the log start without
 	// the snapshot).
 	LastStableOffset int64 `json:"last_stable_offset"`
-	// Transactions are the ones the snapshot alone keeps open.
-	Transactions []RestartTxn `json:"transactions"`
+	// Transactions are the ones the snapshot alone keeps open, the first
+	// ListCap of TransactionsTotal.
+	Transactions      []RestartTxn `json:"transactions"`
+	TransactionsTotal int          `json:"transactions_total"`
 	// Text says it in words: what the restart does, and what that means
 	// for the other replicas.
 	Text string `json:"text"`
@@ -73,32 +75,43 @@ func (l plog) restartReport() *RestartReport {
 		if t.State != txnindex.TxnOpen || t.FirstOffset >= l.LogStartOffset {
 			continue
 		}
-		at := l.reopensAt(i)
-		first[i] = at
-		r.Transactions = append(r.Transactions, RestartTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, ReopensAt: at})
+		first[i] = -1
+	}
+	l.reopenAll(first)
+	for i := range l.Txns {
+		if at, ok := first[i]; ok {
+			t := &l.Txns[i]
+			r.Transactions = append(r.Transactions, RestartTxn{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset, ReopensAt: at})
+		}
 	}
 	if len(r.Transactions) == 0 {
 		return nil
 	}
 	r.LastStableOffset = l.lsoWithFirst(first)
+	r.Transactions, r.TransactionsTotal = txnindex.CapList(r.Transactions, txnindex.ListCap)
 	r.Text = r.words(l.LastStableOffset, l.LogStartOffset)
 	return r
 }
 
-// reopensAt is the offset of transaction ti's first data batch in the log,
-// -1 when it has none there.
-func (l plog) reopensAt(ti int) int64 {
-	t := &l.Txns[ti]
-	if t.LastDataOffset < 0 {
-		return -1
+// reopenAll sets first[ti], for each transaction ti in it, to the offset
+// of its first data batch in the log, leaving -1 where it has
+// none: one pass over the batches from the log start, not one per
+// transaction (a snapshot of 100,000 open producers would make that
+// 100,000 passes).
+func (l plog) reopenAll(first map[int]int64) {
+	if len(first) == 0 {
+		return
 	}
-	for i := l.BatchAtOrAfter(l.LogStartOffset); i < len(l.Batches) && l.Batches[i].BaseOffset <= t.LastDataOffset; i++ {
+	for i := l.BatchAtOrAfter(l.LogStartOffset); i < len(l.Batches); i++ {
 		b := &l.Batches[i]
-		if b.ProducerID == t.ProducerID && !b.IsControl() && l.TxnIndexOf(i) == ti {
-			return b.BaseOffset
+		if b.IsControl() || !b.HasProducerID() {
+			continue
+		}
+		ti := l.TxnIndexOf(i)
+		if at, ok := first[ti]; ok && at < 0 && b.ProducerID == l.Txns[ti].ProducerID {
+			first[ti] = b.BaseOffset
 		}
 	}
-	return -1
 }
 
 // lsoWithFirst is the LSO with the first offsets of the transactions in
@@ -145,6 +158,9 @@ func (r *RestartReport) words(lso, logStart int64) string {
 	} else {
 		fmt.Fprintf(&sb, "%s lies below the log start %d, inside its segment: DeleteRecords moved the log start there and deleted no file (UnifiedLog.maybeIncrementLogStartOffset), and the broker deletes a snapshot at or below the log start when it starts (ProducerStateManager.truncateAndReload), so the broker that wrote it has not restarted since. ",
 			r.Snapshot, logStart)
+	}
+	if n := txnindex.More(r.Transactions, r.TransactionsTotal); n > 0 {
+		who = append(who, txnindex.Plural(n, "more transaction", "more transactions"))
 	}
 	fmt.Fprintf(&sb, "It holds %s in memory, and the LSO %d above is the one it reports to every read_committed consumer. ", strings.Join(who, " and "), lso)
 	fmt.Fprintf(&sb, "If it restarts after an unclean shutdown (a crash, a lost host), it deletes the snapshot and ")

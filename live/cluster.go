@@ -47,6 +47,9 @@ type ScanOptions struct {
 	// Bootstrap goes into the printed abort commands; "" prints
 	// present.BootstrapVar.
 	Bootstrap string
+	// Limit is how many open transactions and groups behind a partition
+	// keeps in detail (txnindex.ListLimit: 0 is txnindex.ListCap).
+	Limit int
 
 	// seeds are the bootstrap addresses, in kgo's seed order, and known
 	// the brokers of the previous scan (Cluster.Scan sets both): where
@@ -62,6 +65,8 @@ type ScanOptions struct {
 // seconds and lag offsets; then those whose offsets could not be read;
 // then the clear ones (lag 0) by topic and partition.
 type ClusterScan struct {
+	// limit is ScanOptions.Limit, the lists' length (0: txnindex.ListCap).
+	limit     int
 	Time      time.Time      `json:"time"`
 	Duration  time.Duration  `json:"duration_ns"`
 	Bootstrap string         `json:"bootstrap"`
@@ -117,10 +122,16 @@ type PartitionLag struct {
 	LSOLagSource string `json:"lso_lag_source,omitempty"`
 	// Hanging is set when an open transaction here is hanging by
 	// KIP-664's rule (OpenTxn.Hanging's).
-	Hanging  bool          `json:"hanging"`
-	PinnedBy *ClusterTxn   `json:"pinned_by"`
-	Open     []ClusterTxn  `json:"open_transactions"`
-	Groups   []GroupBehind `json:"groups_behind"`
+	Hanging  bool        `json:"hanging"`
+	PinnedBy *ClusterTxn `json:"pinned_by"`
+	// Open are the first txnindex.ListCap open transactions by first
+	// offset (the pinner first), of OpenTotal that DescribeProducers
+	// reported; Groups the first ListCap groups behind by name, of
+	// GroupsTotal (limits.go).
+	Open        []ClusterTxn  `json:"open_transactions"`
+	OpenTotal   int           `json:"open_transactions_total"`
+	Groups      []GroupBehind `json:"groups_behind"`
+	GroupsTotal int           `json:"groups_behind_total"`
 	// ShareGroups are the share groups (KIP-932) with a state on the
 	// partition, placed against its LSO by their isolation level
 	// (DescribeShareGroupOffsets, DescribeConfigs).
@@ -240,7 +251,7 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}
-	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap}
+	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap, limit: o.Limit}
 	parts, err := s.metadata(ctx, out)
 	if err != nil {
 		return nil, err

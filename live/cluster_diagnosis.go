@@ -51,6 +51,7 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *diagnosis.Diagnosis {
 	for i := range p.Open {
 		d.OpenTransactions = append(d.OpenTransactions, s.openReport(p, &p.Open[i]))
 	}
+	d.OpenTransactionsTotal = max(p.OpenTotal, len(p.Open))
 	for i := range d.OpenTransactions {
 		if d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
 			d.PinnedBy = &d.OpenTransactions[i]
@@ -63,10 +64,15 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *diagnosis.Diagnosis {
 	for _, g := range p.Groups {
 		d.ConsumerGroups = append(d.ConsumerGroups, g.position(p))
 	}
+	d.ConsumerGroupsTotal = max(p.GroupsTotal, len(p.Groups))
 	if p.ShareGroups != nil {
 		d.ShareGroups, d.ShareGroupsSource = p.ShareGroups, "DescribeShareGroupOffsets"
 	}
 	d.GroupsByKind = txnindex.GroupsByKind(d.ConsumerGroups, d.ShareGroups)
+	if d.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsTotal = txnindex.CapList(d.ShareGroups, txnindex.ListLimit(s.limit))
+	}
+	txnindex.CapKinds(d.GroupsByKind, txnindex.ListLimit(s.limit))
 	return d
 }
 
@@ -156,6 +162,9 @@ func Runbook(d *diagnosis.Diagnosis) string {
 			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
 			fmt.Fprintf(&sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
 		}
+	}
+	if n := txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal); n > 0 {
+		fmt.Fprintf(&sb, "\n  %s\n", txnindex.MoreText(n, "open transaction", "open transactions"))
 	}
 	return sb.String()
 }

@@ -35,9 +35,11 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 	wg.Wait()
 
 	var pids []int64
+	seen := map[int64]bool{}
 	for _, aps := range prods {
 		for _, ap := range aps {
-			if !slices.Contains(pids, ap.ProducerID) {
+			if !seen[ap.ProducerID] {
+				seen[ap.ProducerID] = true
 				pids = append(pids, ap.ProducerID)
 			}
 		}
@@ -75,7 +77,9 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 
 // describeProducers asks each leader of stuck partitions for their producer
 // state (KIP-664), one request per leader, and keeps the producers with a
-// current transaction, by first offset.
+// current transaction, by first offset: of the partitions it asked about,
+// each once, and of each at most txnindex.ListCap, counted in OpenTotal
+// (openOf).
 func (s *scanner) describeProducers(ctx context.Context, stuck []*PartitionLag) map[*PartitionLag][]kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
 	out := map[*PartitionLag][]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
 	var mu sync.Mutex
@@ -118,16 +122,7 @@ func (s *scanner) describeProducers(ctx context.Context, stuck []*PartitionLag) 
 					p.Notes = append(p.Notes, fmt.Sprintf("DescribeProducers: %v: the transactions holding it are unknown", err))
 					continue
 				}
-				var open []kmsg.DescribeProducersResponseTopicPartitionActiveProducer
-				for _, ap := range rp.ActiveProducers {
-					if ap.CurrentTxnStartOffset >= 0 {
-						open = append(open, ap)
-					}
-				}
-				slices.SortFunc(open, func(a, b kmsg.DescribeProducersResponseTopicPartitionActiveProducer) int {
-					return cmp.Compare(a.CurrentTxnStartOffset, b.CurrentTxnStartOffset)
-				})
-				out[p] = open
+				out[p], p.OpenTotal = openOf(rp.ActiveProducers, s.o.Limit)
 			}
 		}
 		for _, p := range byTP {

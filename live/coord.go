@@ -122,14 +122,7 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		u.Notes = append(u.Notes, perr.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
 	}
 	var err error
-	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
-	var pids []int64
-	for _, ap := range prods {
-		if ap.CurrentTxnStartOffset >= 0 {
-			byPID[ap.ProducerID] = ap
-			pids = append(pids, ap.ProducerID)
-		}
-	}
+	byPID, pids := openPIDs(prods, v.Diagnosis)
 	var coord map[int64]*txnInfo
 	if len(pids) > 0 {
 		var notes []string

@@ -68,10 +68,12 @@ type PartitionView struct {
 	Diagnosis *diagnosis.Diagnosis `json:"diagnosis"`
 	// Groups are the consumer groups whose committed offset is at or
 	// below the LSO while it lags (ListGroups, OffsetFetch: groups.go),
-	// as a cluster scan lists them; the diagnosis places every group.
-	Groups     []GroupBehind `json:"groups_behind"`
-	Mismatches []string      `json:"mismatches"`
-	Unsettled  bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
+	// as a cluster scan lists them, the first txnindex.ListCap of
+	// GroupsTotal; the diagnosis places them too.
+	Groups      []GroupBehind `json:"groups_behind"`
+	GroupsTotal int           `json:"groups_behind_total"`
+	Mismatches  []string      `json:"mismatches"`
+	Unsettled   bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
 
 	// Log is the engine's view; not serialised.
 	Log *txnindex.Log `json:"-"`

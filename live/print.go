@@ -134,5 +134,8 @@ func groupLines(p *PartitionView) string {
 			fmt.Fprintf(&sb, "    %s\n", present.ShareLine(s))
 		}
 	}
+	if n := txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
+		fmt.Fprintf(&sb, "    %s\n", txnindex.MoreText(n, "group", "groups"))
+	}
 	return sb.String()
 }

@@ -317,7 +317,7 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 func trim(d *diagnosis.Diagnosis) *diagnosis.Diagnosis {
 	out := &diagnosis.Diagnosis{Topic: d.Topic, Partition: d.Partition, HighWatermark: d.HighWatermark, HighWatermarkSource: d.HighWatermarkSource,
 		LastStableOffset: d.LastStableOffset, LastStableOffsetSource: d.LastStableOffsetSource, LSOLagOffsets: d.LSOLagOffsets,
-		LSOLagMs: d.LSOLagMs, LSOLagAtLeast: d.LSOLagAtLeast, OpenTransactions: slices.Clone(d.OpenTransactions)}
+		LSOLagMs: d.LSOLagMs, LSOLagAtLeast: d.LSOLagAtLeast, OpenTransactions: slices.Clone(d.OpenTransactions), ListTotals: d.ListTotals}
 	if d.PinnedBy != nil {
 		p := *d.PinnedBy
 		out.PinnedBy = &p

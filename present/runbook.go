@@ -68,6 +68,7 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	for i := range d.OpenTransactions {
 		runbookTxn(&sb, &d.OpenTransactions[i], i+1, d)
 	}
+	moreLine(&sb, txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal), "open transaction", "open transactions")
 	for i := range d.Unreplicated {
 		t := &d.Unreplicated[i]
 		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
@@ -76,6 +77,7 @@ func Runbook(d *diagnosis.Diagnosis) string {
 		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
 		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
+	moreLine(&sb, txnindex.More(d.Unreplicated, d.UnreplicatedTotal), "decided, unreplicated transaction", "decided, unreplicated transactions")
 	runbookCompaction(&sb, d)
 	runbookClients(&sb, d)
 	if l := d.Lag; l != nil {
@@ -163,9 +165,12 @@ func runbookCompaction(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		}
 	}
 	if len(d.TxnIndexMismatches) > 0 {
-		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", len(d.TxnIndexMismatches))
+		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", max(d.TxnIndexMismatchesTotal, len(d.TxnIndexMismatches)))
 		for _, m := range d.TxnIndexMismatches {
 			fmt.Fprintf(sb, "    - %s %s: %s: %s\n", m.Segment, m.Kind, m.Explanation, m.Note)
+		}
+		if n := txnindex.More(d.TxnIndexMismatches, d.TxnIndexMismatchesTotal); n > 0 {
+			fmt.Fprintf(sb, "    - %s\n", txnindex.MoreText(n, "difference", "differences"))
 		}
 	}
 	for i := range d.MarkerRemoved {
@@ -173,6 +178,15 @@ func runbookCompaction(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		fmt.Fprintf(sb, "\n  decided, marker removed by the cleaner, transaction %d: producer %d epoch %d, %s\n",
 			i+1, t.ProducerID, t.ProducerEpoch, offsetsText(t, d))
 		fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
+	}
+	moreLine(sb, txnindex.More(d.MarkerRemoved, d.MarkerRemovedTotal), "transaction whose marker the cleaner removed", "transactions whose marker the cleaner removed")
+}
+
+// moreLine is the runbook's line for the entries of a list left out: "…
+// and 99,900 more open transactions", with how to list them.
+func moreLine(sb *strings.Builder, n int, one, many string) {
+	if n > 0 {
+		fmt.Fprintf(sb, "\n  %s (diagnose --limit N lists up to %s)\n", txnindex.MoreText(n, one, many), txnindex.Count(txnindex.MaxListLimit))
 	}
 }
 

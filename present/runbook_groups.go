@@ -49,15 +49,16 @@ func runbookGroupKinds(sb *strings.Builder, d *diagnosis.Diagnosis) {
 	if len(d.GroupsByKind) > 1 || len(d.GroupsByKind) == 1 && d.GroupsByKind[0].Kind != "" {
 		var parts []string
 		for _, c := range d.GroupsByKind {
+			n := max(c.GroupsTotal, len(c.Groups))
 			w := GroupKindPluralWords(c.Kind)
-			if len(c.Groups) == 1 {
+			if n == 1 {
 				w = GroupKindWords(c.Kind)
 			}
 			held := "held up"
 			if c.Kind == txnindex.GroupShare && slices.ContainsFunc(d.ShareGroups, func(s txnindex.SharePosition) bool { return s.MayBeHeld }) {
 				held = "held up or perhaps held up (isolation level unknown)"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s), %s %s", txnindex.Count(int64(len(c.Groups))), w, quoteList(c.Groups), txnindex.Count(int64(len(c.Affected))), held))
+			parts = append(parts, fmt.Sprintf("%s %s (%s), %s %s", txnindex.Count(int64(n)), w, quoteList(c.Groups, n), txnindex.Count(int64(max(c.AffectedTotal, len(c.Affected)))), held))
 		}
 		fmt.Fprintf(sb, "  groups that read this partition, by kind: %s\n", strings.Join(parts, "; "))
 	}
@@ -81,10 +82,14 @@ func runbookShareGroups(sb *strings.Builder, d *diagnosis.Diagnosis) {
 	for _, s := range d.ShareGroups {
 		fmt.Fprintf(sb, "    %s\n", ShareLine(s))
 	}
+	if n := txnindex.More(d.ShareGroups, d.ShareGroupsTotal); n > 0 {
+		fmt.Fprintf(sb, "    %s\n", txnindex.MoreText(n, "share group", "share groups"))
+	}
 }
 
-// quoteList is names quoted and joined: "a", "b" and 3 more.
-func quoteList(names []string) string {
+// quoteList is names quoted and joined: "a", "b" and 3 more, of total
+// names (names may list fewer: txnindex.ListCap).
+func quoteList(names []string, total int) string {
 	const show = 5
 	q := make([]string, 0, min(len(names), show))
 	for i, n := range names {
@@ -94,8 +99,8 @@ func quoteList(names []string) string {
 		q = append(q, fmt.Sprintf("%q", n))
 	}
 	s := strings.Join(q, ", ")
-	if len(names) > show {
-		s += fmt.Sprintf(" and %s more", txnindex.Count(int64(len(names)-show)))
+	if shown := min(len(names), show); total > shown {
+		s += fmt.Sprintf(" and %s more", txnindex.Count(int64(total-shown)))
 	}
 	return s
 }

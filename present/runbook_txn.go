@@ -134,6 +134,9 @@ func runbookPinned(sb *strings.Builder, d *diagnosis.Diagnosis) {
 	for _, g := range other {
 		fmt.Fprintf(sb, "    %s %q committed %d: past the LSO (a read_uncommitted consumer), not held\n", GroupKindLabel(g.Kind), g.Group, g.Offset)
 	}
+	if n := txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
+		fmt.Fprintf(sb, "    %s\n", txnindex.MoreText(n, "group", "groups"))
+	}
 }
 
 // runbookCoordinator writes an open transaction's coordinator line.

@@ -37,7 +37,7 @@ func loadedMetrics(cat *catalog, m *metrics.Collector) http.Handler {
 			if d == nil || d.Note != "" {
 				continue // not known yet, or not a data partition
 			}
-			p := metrics.Partition{Topic: s.topic, Partition: s.partition, LagOffsets: d.LSOLagOffsets, Open: len(d.OpenTransactions)}
+			p := metrics.Partition{Topic: s.topic, Partition: s.partition, LagOffsets: d.LSOLagOffsets, Open: d.OpenCount()}
 			if held, _ := d.HeldAt(start.UnixMilli()); held > 0 {
 				p.LagSeconds = float64(held) / 1000
 			}

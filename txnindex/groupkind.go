@@ -141,11 +141,15 @@ func PlaceShareGroups(states []ShareGroupState, topic string, partition int32, l
 
 // GroupKindCount is how many groups of one kind read a partition, and
 // which; Affected are those an open transaction holds up (behind the LSO,
-// and for share groups read_committed or of unknown level).
+// and for share groups read_committed or of unknown level). The lists name
+// the first ListCap (a diagnosis's limit) by name; GroupsTotal and
+// AffectedTotal count them all.
 type GroupKindCount struct {
-	Kind     GroupKind `json:"kind"`
-	Groups   []string  `json:"groups"`
-	Affected []string  `json:"affected"`
+	Kind          GroupKind `json:"kind"`
+	Groups        []string  `json:"groups"`
+	Affected      []string  `json:"affected"`
+	GroupsTotal   int       `json:"groups_total"`
+	AffectedTotal int       `json:"affected_total"`
 }
 
 // GroupsByKind counts the groups of each kind among gs (their Kind; ""
@@ -181,6 +185,7 @@ func GroupsByKind(gs []GroupPosition, ss []SharePosition) []GroupKindCount {
 	for _, k := range append(slices.Clone(GroupKinds), "") {
 		if c := by[k]; c != nil {
 			c.Groups, c.Affected = slices.Compact(c.Groups), slices.Compact(c.Affected)
+			c.GroupsTotal, c.AffectedTotal = len(c.Groups), len(c.Affected)
 			out = append(out, *c)
 		}
 	}

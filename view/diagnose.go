@@ -26,7 +26,7 @@ func Diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
 // DiagnoseRunbook is Diagnose with the diagnosis's runbook text (the CLI's
 // report), computed once with it and cached alongside.
 func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis, string) {
-	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
+	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position, limit: txnindex.ListLimit(o.Limit)}
 	if !o.Now.IsZero() {
 		o.Now = o.Now.Truncate(time.Second)
 		k.now = o.Now.Unix()
@@ -76,6 +76,7 @@ type diagKey struct {
 	txnTimeout, maxTimeout time.Duration
 	bootstrap              string
 	position               int64
+	limit                  int
 }
 
 type diagEntry struct {

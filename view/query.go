@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // maxBootstrap bounds the bootstrap address echoed into the printed
@@ -22,6 +23,8 @@ const maxBootstrap = 1024
 //	bootstrap                the address put in the printed commands; default <bootstrap>
 //	transaction_timeout      transaction.timeout.ms as a Go duration or milliseconds
 //	max_transaction_timeout  transaction.max.timeout.ms, likewise
+//	limit                    how many entries each list holds in detail, 1 to
+//	                         txnindex.MaxListLimit; default txnindex.ListCap
 //
 // The diagnosis API and the web pages both read it, so that a page and its
 // API agree. An error names the parameter and what it wants; the callers
@@ -57,6 +60,13 @@ func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (diagnosis.Options, err
 	}
 	if len(o.Bootstrap) > maxBootstrap {
 		return o, fmt.Errorf("bootstrap is too long")
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > txnindex.MaxListLimit {
+			return o, fmt.Errorf("limit %q: want 1 to %d", s, txnindex.MaxListLimit)
+		}
+		o.Limit = n
 	}
 	return o, nil
 }

@@ -49,8 +49,13 @@ type DiagnosisView struct {
 	Clear        string // the sentence shown when nothing pins it
 	Pinned       *TxnView
 	Txns         []TxnView
-	Lag          *diagnosis.LagReport // nil without a consumer position
-	Position     int64                // the consumer position the lag split is for; -1 for none
+	// TxnsTotal counts the open transactions, of which Txns lists the
+	// first (txnindex.ListCap, or the limit asked for); the More counts
+	// are those each list leaves out, said below it.
+	TxnsTotal                         int
+	TxnsMore, GroupsMore, RemovedMore int
+	Lag                               *diagnosis.LagReport // nil without a consumer position
+	Position                          int64                // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -307,6 +312,9 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 	for i := range d.OpenTransactions {
 		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i], fill))
 	}
+	v.TxnsTotal, v.TxnsMore = d.OpenCount(), txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal)
+	v.GroupsMore = txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal)
+	v.RemovedMore = txnindex.More(d.MarkerRemoved, d.MarkerRemovedTotal)
 	if d.PinnedBy != nil {
 		p := txnView(d.PinnedBy, fill)
 		v.Pinned = &p
@@ -450,3 +458,7 @@ func topicName(r *http.Request) string {
 func clientsHref(id, topic string, p int32) string {
 	return "/sources/" + id + "/partitions/" + topic + "/" + i64(int64(p)) + "/clients"
 }
+
+// maxListLimit is the most entries a list of the diagnosis API holds
+// (its limit= parameter), said under a list that leaves some out.
+const maxListLimit = txnindex.MaxListLimit

@@ -238,7 +238,7 @@ func partitionRow(s Source, p Partition, d *diagnosis.Diagnosis, nowMs int64) Pa
 	if d == nil {
 		return r
 	}
-	r.Built, r.LSO, r.HWM, r.LagOffsets, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets, len(d.OpenTransactions)
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets, d.OpenCount()
 	r.LagMs, _ = d.HeldAt(nowMs)
 	r.LagTime, r.LagNote = rowLag(d, nowMs)
 	r.State = "clear"

@@ -22,9 +22,11 @@ import (
 const bySegmentCache = 1 << 30
 
 // bySegmentOptions is how decideBySegment's windows are read (load
-// Question.Windows).
+// Question.Windows): seeded with what their decisions read only
+// (segsum.Options.DecisionsOnly), so that transactions left open early
+// in the partition are not replayed again in every later window.
 func bySegmentOptions(maxMemory int64) segsum.Options {
-	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache)}
+	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache), DecisionsOnly: true}
 }
 
 // segQuery is what decide asks of a partition directory: every offset,

@@ -37,6 +37,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
 		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (loader.OpenPartitionTail)")
+		limit      = fs.Int("limit", txnindex.ListCap, fmt.Sprintf("how many entries each list (open transactions, groups, …) holds in detail, at most %d; the rest are counted", txnindex.MaxListLimit))
 	)
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -46,6 +47,9 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("--format must be text or json, not %q", *format)
+	}
+	if *limit < 1 || *limit > txnindex.MaxListLimit {
+		return usagef("--limit must be 1 to %d, not %d", txnindex.MaxListLimit, *limit)
 	}
 	now := time.Now()
 	if *nowFlag != "" {
@@ -61,7 +65,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout, *limit)
 		if err != nil {
 			return err
 		}
@@ -74,7 +78,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		}
 		return writeDiagnoses(e, *format, []*diagnosis.Diagnosis{d})
 	}
-	opts := diagnosis.Options{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
+	opts := diagnosis.Options{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position, Limit: *limit}
 	keep := func(t string, p int32) bool {
 		return (*topic == "" || t == *topic) && (*partition < 0 || int(p) == *partition)
 	}
