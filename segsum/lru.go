@@ -13,7 +13,7 @@ import (
 // holding half keep the process's memory under the whole.
 // The window just put is kept even when it alone is over the budget: the
 // request that scanned it is answered from it, and it goes with the next
-// put.
+// put. The budget may be shared with what else a program keeps (Share).
 type Cache struct {
 	mu     sync.Mutex
 	max    int64 // the memory given
@@ -21,6 +21,7 @@ type Cache struct {
 	bytes  int64
 	order  *list.List // of *Window, most recent at the front
 	at     map[cacheKey]*list.Element
+	others func() int64 // what else holds the budget (Share); nil: nothing
 }
 
 type cacheKey struct {
@@ -76,15 +77,30 @@ func (c *Cache) put(s *Store, k int, w *Window) {
 	c.bytes += w.bytes
 }
 
-// reserve evicts the least recently used windows until n more bytes fit
-// the budget (or nothing is left to evict).
-func (c *Cache) reserve(n int64) {
+// Share makes the windows share the budget with what others reports
+// held elsewhere (serve keeps the partitions it opened whole under the
+// same half of --max-memory): a window put, and Reserve, evict windows
+// until the windows and others fit together. others is called with the
+// cache locked: it must not call the Cache.
+func (c *Cache) Share(others func() int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.others = others
+}
+
+// Reserve evicts the least recently used windows until n more bytes fit
+// the budget beside the windows kept and what Share's others hold (or no
+// window is left to evict).
+func (c *Cache) Reserve(n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.evict(n)
 }
 
 func (c *Cache) evict(n int64) {
+	if c.others != nil {
+		n += c.others()
+	}
 	for c.order.Len() > 0 && c.bytes+n > c.budget {
 		old := c.order.Back()
 		ow := old.Value.(*Window)

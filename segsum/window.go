@@ -158,7 +158,7 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 	for i := j; i <= m; i++ {
 		est += estimateBytes(s.sums[i])
 	}
-	s.lru.reserve(2 * est)
+	s.lru.Reserve(2 * est)
 	l, _, err := s.build(ctx, j, m, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 		LastStableOffset: s.bounds.LastStableOffset})
 	if err != nil {

@@ -45,7 +45,7 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 	}
 	lim := o.limits()
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x)}
+	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x), mem: cat.mem}
 	if refusal == nil {
 		refusal = lim.CheckBytes(e)
 	}
@@ -65,13 +65,13 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 // refuse marks the full load as ended in err before it starts: requests
 // get the tail at once, and a page the segment windows (refused).
 func (lz *lazyPart) refuse(err error) {
-	lz.start.Do(func() {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.done == nil {
 		done := make(chan struct{})
 		close(done)
-		lz.mu.Lock()
 		lz.done, lz.began, lz.err = done, time.Now(), err
-		lz.mu.Unlock()
-	})
+	}
 }
 
 // Partial is web.Partial's: a lazy partition served from its tail while

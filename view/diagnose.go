@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -24,7 +25,7 @@ func Diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
 // DiagnoseRunbook is Diagnose with the diagnosis's runbook text (the CLI's
 // report), computed once with it and cached alongside.
 func DiagnoseRunbook(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Diagnosis, string) {
-	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
+	k := diagKey{l: weak.Make(l), txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
 	if !o.Now.IsZero() {
 		o.Now = o.Now.Truncate(time.Second)
 		k.now = o.Now.Unix()
@@ -69,7 +70,11 @@ func DiagnoseRunbook(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Dia
 func DiagnoseComputations() int64 { return diags.computed.Load() }
 
 type diagKey struct {
-	l                      *txnindex.Log
+	// l is weak: a cached diagnosis must not keep its log alive once
+	// the catalog let it go (serve evicts the partitions it opened
+	// whole to stay within --max-memory); a diagnosis holds no pointer
+	// into its log. A collected log's entries go with the next reset.
+	l                      weak.Pointer[txnindex.Log]
 	now                    int64 // Unix seconds; 0 for the log's newest timestamp
 	txnTimeout, maxTimeout time.Duration
 	bootstrap              string

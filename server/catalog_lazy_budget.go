@@ -1,0 +1,245 @@
+package server
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// The split of --max-memory (M). Half of it is the collector's headroom:
+// with GOGC=100 the heap grows to twice what is live before a collection,
+// so what the server keeps live stays under the other half, the budget.
+// Three things share the budget, each evicting its own least recently
+// used first until all three fit together:
+//   - the partitions of a log directory opened whole (lazyPart: the whole
+//     log, or the tail shown while it loads), by the loader's figure;
+//   - the segment windows of the pages drawn segment by segment
+//     (segsum.Cache, which evicts windows until they fit beside the rest);
+//   - the decision stream's encodings kept for reuse (api's cache), at most
+//     a quarter of M (never more than its own 256 MiB).
+//
+// A partition whose whole load would take more than a quarter of M is not
+// opened whole: beside it, its own encodings (about as large as the log)
+// would fill the budget. Its page is drawn one segment at a time, and
+// every request says why (refused).
+const (
+	budgetShare      = 2 // the budget is M/budgetShare
+	oneWholeShare    = 4 // one partition opened whole may take M/oneWholeShare
+	encodingsShare   = 4 // the stream's kept encodings, M/encodingsShare at most
+	maxEncodingBytes = 256 << 20
+)
+
+// openedCost is what a partition opened whole keeps in memory: the
+// loader's figure for its decoded log (batches, transactions, producers,
+// gaps), which serve --max-upload-memory bounds the uploads by too. The
+// one place the opened partitions are priced: repoint it when the loader's
+// estimator changes.
+func openedCost(l *txnindex.Log) int64 {
+	if l == nil {
+		return 0
+	}
+	return (&input.Contents{Partitions: []*input.Partition{{Log: l}}}).Memory()
+}
+
+// wholeLoadCost estimates openedCost of the partition directory dir before
+// a batch is read (segsum's estimate from the segments' sizes and their
+// mean batch size, the one decide and inspect refuse a load by), and the
+// bytes of its segments; 0 when it cannot tell.
+func wholeLoadCost(dir string) (cost, files int64) {
+	st, err := segsum.Open(dir, segsum.Options{MaxMemory: 1})
+	if err != nil {
+		return 0, 0
+	}
+	return st.WholeLoadBytes(), st.Bytes()
+}
+
+// memBudget keeps the lazy partitions of the catalog (catalog_lazy.go)
+// within their share of --max-memory: each one that holds a log (whole,
+// or its tail) is in an LRU with the bytes it holds; a load reserves its
+// estimate before it starts, and what no load holds is evicted, least
+// recently used first, until everything fits. Eviction only drops the
+// catalog's pointers (lazyPart.release): a request or a stream that holds
+// the log keeps it until it is done, and the next request opens the
+// partition again, with the same answers. A nil *memBudget bounds nothing.
+type memBudget struct {
+	max, budget, oneWhole int64
+
+	// Set by New once the segment routes and the API exist; nil until
+	// then (nothing is opened before).
+	windows   func() int64        // the segment windows' bytes (segsum.Cache.InUse)
+	encodings func() int64        // the stream's kept encodings (api.API.CacheBytes)
+	reserve   func(n int64)       // evicts windows until n more fit (segsum.Cache.Reserve)
+	forget    func(*txnindex.Log) // api.API.Forget: its caches must not keep an evicted log alive
+
+	held      atomic.Int64 // bytes the lazy partitions hold or have reserved
+	evictions atomic.Int64 // partitions whose log was dropped to make room
+
+	mu    sync.Mutex
+	wait  *sync.Cond // a load waiting for the loads in flight to end
+	order *list.List // of *lazyPart, most recently used at the front
+}
+
+func newMemBudget(maxMemory int64) *memBudget {
+	b := &memBudget{max: maxMemory, budget: maxMemory / budgetShare, oneWhole: maxMemory / oneWholeShare, order: list.New()}
+	b.wait = sync.NewCond(&b.mu)
+	return b
+}
+
+// encodingBytes is what the stream's kept encodings may hold.
+func (b *memBudget) encodingBytes() int64 { return min(b.max/encodingsShare, maxEncodingBytes) }
+
+// share makes the windows of cache, the encodings of the API (through
+// its CacheBytes and Forget) and the lazy partitions share the budget.
+func (b *memBudget) share(cache *segsum.Cache, encodings func() int64, forget func(*txnindex.Log)) {
+	b.windows, b.encodings, b.reserve, b.forget = cache.InUse, encodings, cache.Reserve, forget
+	cache.Share(func() int64 { return b.held.Load() + encodings() })
+}
+
+// others is what the windows and the encodings hold.
+func (b *memBudget) others() int64 {
+	var n int64
+	if b.windows != nil {
+		n += b.windows()
+	}
+	if b.encodings != nil {
+		n += b.encodings()
+	}
+	return n
+}
+
+// tooLarge is the refusal of a partition whose whole load would take
+// more than one partition may: what the page of it and the CLI say.
+func (b *memBudget) tooLarge(name string, cost, files int64) error {
+	return fmt.Errorf("%s: not opened whole: it holds %s of segments, whose whole load would take about %s, more than a quarter of --max-memory %s "+
+		"(the most one partition opened whole may take beside its decisions); its page shows one segment at a time (raise --max-memory to open it whole)",
+		name, txnindex.Bytes(files), txnindex.Bytes(cost), txnindex.Bytes(b.max))
+}
+
+// admit reserves est bytes for the full load of lz, evicting to make
+// room. While the loads in flight hold too much for it to fit, it waits
+// for one of them to end. An estimate over one partition's share refuses
+// the load.
+func (b *memBudget) admit(lz *lazyPart) error {
+	if b == nil {
+		return nil
+	}
+	est, files := wholeLoadCost(lz.e.Dir)
+	if est > b.oneWhole {
+		return b.tooLarge(lz.e.Name, est, files)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.use(lz)
+	lz.loading = true
+	for !b.makeRoom(est, lz) && b.othersLoading(lz) {
+		b.wait.Wait()
+	}
+	b.add(lz, est)
+	return nil
+}
+
+// loaded replaces lz's reservation by what its load keeps (cost; 0 when
+// it failed) and wakes the loads waiting for room.
+func (b *memBudget) loaded(lz *lazyPart, cost int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lz.loading = false
+	b.add(lz, cost-lz.held)
+	b.makeRoom(0, lz)
+	if lz.held == 0 && lz.elem != nil {
+		b.order.Remove(lz.elem)
+		lz.elem = nil
+	}
+	b.wait.Broadcast()
+}
+
+// holdTail accounts the tail lz keeps (cost bytes), evicting others.
+func (b *memBudget) holdTail(lz *lazyPart, cost int64) {
+	if b == nil || cost == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.use(lz)
+	b.add(lz, cost)
+	b.makeRoom(0, lz)
+}
+
+// touch marks lz as just used.
+func (b *memBudget) touch(lz *lazyPart) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if lz.elem != nil {
+		b.order.MoveToFront(lz.elem)
+	}
+}
+
+func (b *memBudget) use(lz *lazyPart) {
+	if lz.elem == nil {
+		lz.elem = b.order.PushFront(lz)
+	} else {
+		b.order.MoveToFront(lz.elem)
+	}
+}
+
+func (b *memBudget) add(lz *lazyPart, n int64) {
+	lz.held += n
+	b.held.Add(n)
+}
+
+// makeRoom evicts the least recently used partitions but keep, and those
+// loading, then the windows, until n more bytes fit; it reports whether
+// they do.
+func (b *memBudget) makeRoom(n int64, keep *lazyPart) bool {
+	fits := func() bool { return b.held.Load()+n+b.others() <= b.budget }
+	for e := b.order.Back(); e != nil && !fits(); {
+		prev := e.Prev()
+		if lz := e.Value.(*lazyPart); lz != keep && !lz.loading {
+			b.evict(lz)
+		}
+		e = prev
+	}
+	if !fits() && b.reserve != nil {
+		b.reserve(n) // the windows count held and the encodings beside them (Share)
+	}
+	return fits()
+}
+
+// othersLoading reports whether a load other than lz's is in flight: the
+// room it holds comes back when it ends.
+func (b *memBudget) othersLoading(lz *lazyPart) bool {
+	for e := b.order.Front(); e != nil; e = e.Next() {
+		if o := e.Value.(*lazyPart); o != lz && o.loading {
+			return true
+		}
+	}
+	return false
+}
+
+// evict drops what lz holds from the catalog and from the API's caches.
+func (b *memBudget) evict(lz *lazyPart) {
+	full, tail := lz.release()
+	b.held.Add(-lz.held)
+	lz.held = 0
+	b.order.Remove(lz.elem)
+	lz.elem = nil
+	b.evictions.Add(1)
+	if b.forget != nil {
+		for _, l := range []*txnindex.Log{full, tail} {
+			if l != nil {
+				b.forget(l)
+			}
+		}
+	}
+}
