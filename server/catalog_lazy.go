@@ -163,7 +163,7 @@ func (lz *lazyPart) load(done chan struct{}) {
 		p, l, err = open(context.Background(), lz.e, lz.lim)
 		if cost = openedCost(l); lz.mem != nil && cost > lz.mem.oneWhole {
 			// The estimate was short: not kept, as if refused before.
-			_, files := wholeLoadCost(lz.e.Dir)
+			_, files := lz.mem.estimate(lz.e.Dir)
 			p, l, err, cost = nil, nil, lz.mem.tooLarge(lz.e.Name, cost, files), 0
 		}
 	}

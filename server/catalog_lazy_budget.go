@@ -46,16 +46,27 @@ func openedCost(l *txnindex.Log) int64 {
 	return (&input.Contents{Partitions: []*input.Partition{{Log: l}}}).Memory()
 }
 
-// wholeLoadCost estimates openedCost of the partition directory dir before
-// a batch is read (segsum's estimate from the segments' sizes and their
-// mean batch size, the one decide and inspect refuse a load by), and the
-// bytes of its segments; 0 when it cannot tell.
-func wholeLoadCost(dir string) (cost, files int64) {
-	st, err := segsum.Open(dir, segsum.Options{MaxMemory: 1})
-	if err != nil {
+// wholeLoadCost estimates openedCost of a partition directory before a
+// batch is read: segsum's estimate from the segments' sizes and their mean
+// batch size, the one decide and inspect refuse a load by; and the bytes
+// of its segments.
+func wholeLoadCost(st *segsum.Store) (cost, files int64) {
+	return st.WholeLoadBytes(), st.Bytes()
+}
+
+// estimate is wholeLoadCost of the partition directory dir, from the
+// segment routes' Store of it (opened once, for the page's strip too);
+// 0 when it cannot tell.
+func (b *memBudget) estimate(dir string) (cost, files int64) {
+	open := b.store
+	if open == nil {
+		open = func(dir string) (*segsum.Store, error) { return segsum.Open(dir, segsum.Options{MaxMemory: 1}) }
+	}
+	st, err := open(dir)
+	if err != nil || st == nil {
 		return 0, 0
 	}
-	return st.WholeLoadBytes(), st.Bytes()
+	return wholeLoadCost(st)
 }
 
 // memBudget keeps the lazy partitions of the catalog (catalog_lazy.go)
@@ -71,10 +82,11 @@ type memBudget struct {
 
 	// Set by New once the segment routes and the API exist; nil until
 	// then (nothing is opened before).
-	windows   func() int64        // the segment windows' bytes (segsum.Cache.InUse)
-	encodings func() int64        // the stream's kept encodings (api.API.CacheBytes)
-	reserve   func(n int64)       // evicts windows until n more fit (segsum.Cache.Reserve)
-	forget    func(*txnindex.Log) // api.API.Forget: its caches must not keep an evicted log alive
+	windows   func() int64                            // the segment windows' bytes (segsum.Cache.InUse)
+	encodings func() int64                            // the stream's kept encodings (api.API.CacheBytes)
+	reserve   func(n int64)                           // evicts windows until n more fit (segsum.Cache.Reserve)
+	forget    func(*txnindex.Log)                     // api.API.Forget: its caches must not keep an evicted log alive
+	store     func(dir string) (*segsum.Store, error) // the segment routes' Store of a partition directory
 
 	held      atomic.Int64 // bytes the lazy partitions hold or have reserved
 	evictions atomic.Int64 // partitions whose log was dropped to make room
@@ -93,11 +105,11 @@ func newMemBudget(maxMemory int64) *memBudget {
 // encodingBytes is what the stream's kept encodings may hold.
 func (b *memBudget) encodingBytes() int64 { return min(b.max/encodingsShare, maxEncodingBytes) }
 
-// share makes the windows of cache, the encodings of the API (through
+// share makes the windows of segs, the encodings of the API (through
 // its CacheBytes and Forget) and the lazy partitions share the budget.
-func (b *memBudget) share(cache *segsum.Cache, encodings func() int64, forget func(*txnindex.Log)) {
-	b.windows, b.encodings, b.reserve, b.forget = cache.InUse, encodings, cache.Reserve, forget
-	cache.Share(func() int64 { return b.held.Load() + encodings() })
+func (b *memBudget) share(segs *segStores, encodings func() int64, forget func(*txnindex.Log)) {
+	b.windows, b.encodings, b.reserve, b.forget, b.store = segs.cache.InUse, encodings, segs.cache.Reserve, forget, segs.storeOf
+	segs.cache.Share(func() int64 { return b.held.Load() + encodings() })
 }
 
 // others is what the windows and the encodings hold.
@@ -113,11 +125,12 @@ func (b *memBudget) others() int64 {
 }
 
 // tooLarge is the refusal of a partition whose whole load would take
-// more than one partition may: what the page of it and the CLI say.
+// more than one partition may, in the words of the other refusals
+// (logindex.Limits.CheckBytes): the page of it adds that it is drawn one
+// segment at a time.
 func (b *memBudget) tooLarge(name string, cost, files int64) error {
-	return fmt.Errorf("%s: not opened whole: it holds %s of segments, whose whole load would take about %s, more than a quarter of --max-memory %s "+
-		"(the most one partition opened whole may take beside its decisions); its page shows one segment at a time (raise --max-memory to open it whole)",
-		name, txnindex.Bytes(files), txnindex.Bytes(cost), txnindex.Bytes(b.max))
+	return fmt.Errorf("%s holds %s of segments, whose whole load would take about %s, more than one partition opened whole may take (%s, a quarter of --max-memory %s): not opened in full",
+		name, txnindex.Bytes(files), txnindex.Bytes(cost), txnindex.Bytes(b.oneWhole), txnindex.Bytes(b.max))
 }
 
 // admit reserves est bytes for the full load of lz, evicting to make
@@ -128,17 +141,19 @@ func (b *memBudget) admit(lz *lazyPart) error {
 	if b == nil {
 		return nil
 	}
-	est, files := wholeLoadCost(lz.e.Dir)
+	est, files := b.estimate(lz.e.Dir)
 	if est > b.oneWhole {
 		return b.tooLarge(lz.e.Name, est, files)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.use(lz)
-	lz.loading = true
-	for !b.makeRoom(est, lz) && b.othersLoading(lz) {
+	// Only loads admitted are waited for, never one waiting too: they
+	// end, and each wakes the waiters.
+	for !b.makeRoom(est, lz) && b.loadsInFlight() {
 		b.wait.Wait()
 	}
+	b.use(lz)
+	lz.loading = true
 	b.add(lz, est)
 	return nil
 }
@@ -153,8 +168,13 @@ func (b *memBudget) loaded(lz *lazyPart, cost int64) {
 	defer b.mu.Unlock()
 	lz.loading = false
 	b.add(lz, cost-lz.held)
-	b.makeRoom(0, lz)
-	if lz.held == 0 && lz.elem != nil {
+	switch {
+	case lz.held > 0:
+		// Listed again should a tail counted in cost have been evicted
+		// since: evicting it again sets the account right.
+		b.use(lz)
+		b.makeRoom(0, lz)
+	case lz.elem != nil:
 		b.order.Remove(lz.elem)
 		lz.elem = nil
 	}
@@ -216,11 +236,11 @@ func (b *memBudget) makeRoom(n int64, keep *lazyPart) bool {
 	return fits()
 }
 
-// othersLoading reports whether a load other than lz's is in flight: the
-// room it holds comes back when it ends.
-func (b *memBudget) othersLoading(lz *lazyPart) bool {
+// loadsInFlight reports whether a load admitted is in flight: the room it
+// holds comes back when it ends.
+func (b *memBudget) loadsInFlight() bool {
 	for e := b.order.Front(); e != nil; e = e.Next() {
-		if o := e.Value.(*lazyPart); o != lz && o.loading {
+		if e.Value.(*lazyPart).loading {
 			return true
 		}
 	}

@@ -4,15 +4,24 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestEvictOpenedPartitionsWithinMaxMemory: a log directory whose
@@ -140,4 +149,142 @@ func scrape(t *testing.T, u string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// evictServer serves a log directory of parts partitions of genlogdir's
+// shape, 2,500 transactions a segment (about 1.1 MiB opened whole, 1.3 MiB
+// by the estimate made before), under maxMemory; openFull, if set, is
+// Options.OpenFull.
+func evictServer(t *testing.T, parts int, maxMemory int64, openFull func(context.Context, *logindex.Index, *logindex.Entry, logindex.Limits) (*loader.Partition, *txnindex.Log, error)) (*Server, *httptest.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := genlogdir.Write(dir, genlogdir.Options{Topics: 1, Partitions: parts, Batches: 2500}); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Addr, o.Big, o.SummaryCacheDir = "127.0.0.1:0", false, ""
+	o.Loads, o.MaxMemory, o.OpenFull = []string{dir}, maxMemory, openFull
+	s, err := New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	<-s.cat.index("load1").Done()
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// TestEvictKeepsStreamedPartition: a partition whose stream is open is
+// evicted from the catalog as any other, and the stream goes on from the
+// log it holds: a change of options gets a new generation with every
+// decision, computed for it alone (api's caches forgot the log).
+func TestEvictKeepsStreamedPartition(t *testing.T) {
+	s, srv := evictServer(t, 4, 8<<20, nil)
+	conn, meta := streamMeta(t, srv, "/sources/load1/partitions/t0/0")
+	if conn == nil {
+		t.FailNow()
+	}
+	defer conn.Close()
+	for p := 1; p < 4; p++ {
+		getPage(t, fmt.Sprintf("%s/sources/load1/partitions/t0/%d", srv.URL, p))
+	}
+	if s.cat.find("load1", "t0", 0).built() != nil {
+		t.Fatalf("t0-0 was not evicted")
+	}
+	if err := conn.WriteJSON(map[string]any{"type": "options", "isolation": "read_uncommitted"}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := nextMeta(conn)
+	if err != nil {
+		t.Fatalf("the stream of the evicted partition: %v", err)
+	}
+	if next.Generation <= meta.Generation || next.Totals != meta.Totals {
+		t.Errorf("new generation %d with %+v, want > %d with %+v", next.Generation, next.Totals, meta.Generation, meta.Totals)
+	}
+	for {
+		typ, b, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("before the generation's end: %v", err)
+		}
+		var m map[string]any
+		if typ == websocket.TextMessage && json.Unmarshal(b, &m) == nil && m["type"] == "done" && m["generation"] == float64(next.Generation) {
+			if m["decisions"] != float64(next.Totals.Decisions) {
+				t.Errorf("done with %v decisions, want %d", m["decisions"], next.Totals.Decisions)
+			}
+			break
+		}
+	}
+}
+
+// TestEvictRefusesPartitionOverItsShare: a partition whose whole load
+// would take more than a quarter of --max-memory is not opened whole; its
+// page is drawn one segment at a time and says why, naming it, the
+// estimate and the budget; what it keeps (its tail) is within the budget.
+func TestEvictRefusesPartitionOverItsShare(t *testing.T) {
+	const maxMemory = 4 << 20 // a partition may take 1 MiB; these take 1.3 MiB
+	_, srv := evictServer(t, 2, maxMemory, nil)
+	page := getPage(t, srv.URL+"/sources/load1/partitions/t0/1")
+	note := testidText(page, "segment-note")
+	if !regexp.MustCompile(`^t0-1 holds \d+\.\d [KM]iB of segments, whose whole load would take about 1\.\d MiB, more than one partition opened whole may take \(1\.0 MiB, a quarter of --max-memory 4\.0 MiB\): not opened in full, so it is drawn one segment at a time`).MatchString(note) {
+		t.Errorf("the page's note: %q", note)
+	}
+	m := scrape(t, srv.URL+"/metrics")
+	if m["txnscope_opened_partition_bytes"] > maxMemory/2 || m["txnscope_memory_budget_bytes"] != maxMemory/2 {
+		t.Errorf("held %.0f, budget %.0f, want at most and exactly %d", m["txnscope_opened_partition_bytes"], m["txnscope_memory_budget_bytes"], maxMemory/2)
+	}
+}
+
+// TestEvictWaitsForLoadsInFlight: a load reserves its estimate before it
+// reads a byte; while the loads in flight hold the room another needs,
+// it waits for them, and a partition being loaded is never evicted. The
+// budget (3 MiB) holds two estimates of 1.3 MiB, not three.
+func TestEvictWaitsForLoadsInFlight(t *testing.T) {
+	var mu sync.Mutex
+	release := map[string]chan struct{}{"t0-0": make(chan struct{}), "t0-1": make(chan struct{}), "t0-2": make(chan struct{})}
+	var started []string
+	open := func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
+		mu.Lock()
+		started = append(started, e.Name)
+		mu.Unlock()
+		<-release[e.Name]
+		return x.Open(ctx, e, lim)
+	}
+	s, srv := evictServer(t, 3, 6<<20, open)
+	releaseAll := func() {
+		for _, c := range release {
+			select {
+			case <-c:
+			default:
+				close(c)
+			}
+		}
+	}
+	t.Cleanup(releaseAll) // before the server's: no load left hanging
+	startedNow := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(started)
+	}
+	var wg sync.WaitGroup
+	for p := range 3 {
+		wg.Go(func() { getPage(t, fmt.Sprintf("%s/sources/load1/partitions/t0/%d", srv.URL, p)) })
+		for len(startedNow()) < min(p+1, 2) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the third load's admission, were it not waiting
+	if got := startedNow(); len(got) != 2 {
+		t.Fatalf("loads started while two are in flight: %v, want two", got)
+	}
+	first := startedNow()[0]
+	close(release[first])
+	for len(startedNow()) < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	releaseAll()
+	wg.Wait()
+	if held := s.cat.mem.held.Load(); held > s.cat.mem.budget {
+		t.Errorf("held %d, over the budget %d", held, s.cat.mem.budget)
+	}
 }

@@ -88,7 +88,7 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	// whole, the segment windows and the stream's kept encodings
 	// (catalog_lazy_budget.go).
 	s.api.SetCacheBytes(s.cat.mem.encodingBytes())
-	s.cat.mem.share(ro.segs.cache, s.api.CacheBytes, s.api.Forget)
+	s.cat.mem.share(ro.segs, s.api.CacheBytes, s.api.Forget)
 	s.api.SetSegmented(ro.segs)
 	s.handler = routesWith(s.cat, s.api, ro)
 	return s, nil
