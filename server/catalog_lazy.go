@@ -4,11 +4,9 @@ import (
 	"container/list"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
@@ -276,58 +274,4 @@ func (lz *lazyPart) scanView() *web.Scan {
 		v.Note = err.Error()
 	}
 	return v
-}
-
-// addLogDir puts a listed log directory into the catalog as lazy sources,
-// one per partition; nothing of their segments is read here, and the
-// ranking is started by the caller (x.Start).
-func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
-	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
-	title := c.shownAs(x.Root) + " (log directory)"
-	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim, open: c.openFull(x), mem: c.mem}})
-	}
-	c.put(srcs...)
-	c.mu.Lock()
-	if c.indexes == nil {
-		c.indexes = map[string]*logindex.Index{}
-	}
-	c.indexes[id] = x
-	c.mu.Unlock()
-}
-
-// index returns the lazy index of source id, nil for other sources.
-func (c *catalog) index(id string) *logindex.Index {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.indexes[id]
-}
-
-// loadLogDir lists the log directory path into cat as source id and starts
-// its ranking; on a terminal, stderr shows the ranking's progress while it
-// takes more than a few seconds.
-func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string) error {
-	x, err := logindex.List(path)
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", path, err)
-	}
-	cat.addLogDir(id, x, o.limits())
-	if err := o.checkSources(cat, path); err != nil {
-		return err
-	}
-	x.Start(ctx, 0) // GOMAXPROCS workers
-	line := progress.Start(o.Stderr, progress.Delay, func() string {
-		n, total := x.Progress()
-		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
-	})
-	go func() {
-		select {
-		case <-x.Done():
-			n, _ := x.Progress()
-			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
-		case <-ctx.Done():
-			line.Stop("")
-		}
-	}()
-	return nil
 }
