@@ -133,10 +133,12 @@ func (b *memBudget) tooLarge(name string, cost, files int64) error {
 		name, txnindex.Bytes(files), txnindex.Bytes(cost), txnindex.Bytes(b.oneWhole), txnindex.Bytes(b.max))
 }
 
-// admit reserves est bytes for the full load of lz, evicting to make
-// room. While the loads in flight hold too much for it to fit, it waits
-// for one of them to end. An estimate over one partition's share refuses
-// the load.
+// admit reserves room for the full load of lz, evicting to make it:
+// twice its estimate, since while the partition is read its batches (in
+// a slice grown by doubling) and the log built from them are live
+// together, as segsum reserves for a window. While the loads in flight
+// hold too much for it to fit, it waits for one of them to end. An
+// estimate over one partition's share refuses the load.
 func (b *memBudget) admit(lz *lazyPart) error {
 	if b == nil {
 		return nil
@@ -145,16 +147,17 @@ func (b *memBudget) admit(lz *lazyPart) error {
 	if est > b.oneWhole {
 		return b.tooLarge(lz.e.Name, est, files)
 	}
+	room := 2 * est
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Only loads admitted are waited for, never one waiting too: they
 	// end, and each wakes the waiters.
-	for !b.makeRoom(est, lz) && b.loadsInFlight() {
+	for !b.makeRoom(room, lz) && b.loadsInFlight() {
 		b.wait.Wait()
 	}
 	b.use(lz)
 	lz.loading = true
-	b.add(lz, est)
+	b.add(lz, room)
 	return nil
 }
 
