@@ -21,7 +21,8 @@ type Cache struct {
 	bytes  int64
 	order  *list.List // of *Window, most recent at the front
 	at     map[cacheKey]*list.Element
-	others func() int64 // what else holds the budget (Share); nil: nothing
+	others func() int64  // what else holds the budget (Share); nil: nothing
+	yield  func(n int64) // asks the others to make room (Share); nil: they cannot
 }
 
 type cacheKey struct {
@@ -77,20 +78,49 @@ func (c *Cache) put(s *Store, k int, w *Window) {
 	c.bytes += w.bytes
 }
 
+// putShared is put, then, when the windows alone could not make room,
+// asks the others sharing the budget to (Share's yield), unlocked.
+func (c *Cache) putShared(s *Store, k int, w *Window) {
+	c.put(s, k, w)
+	c.yieldOver(0)
+}
+
+// reserveShared is Reserve, then, when the windows alone could not make
+// room, asks the others sharing the budget to.
+func (c *Cache) reserveShared(n int64) {
+	c.Reserve(n)
+	c.yieldOver(n)
+}
+
+// yieldOver calls Share's yield when n more bytes do not fit beside the
+// windows and the others; without the lock, so that yield may call InUse
+// and Reserve.
+func (c *Cache) yieldOver(n int64) {
+	c.mu.Lock()
+	yield, over := c.yield, c.others != nil && c.bytes+n+c.others() > c.budget
+	c.mu.Unlock()
+	if yield != nil && over {
+		yield(n)
+	}
+}
+
 // Share makes the windows share the budget with what others reports
 // held elsewhere (serve keeps the partitions it opened whole under the
 // same half of --max-memory): a window put, and Reserve, evict windows
 // until the windows and others fit together. others is called with the
-// cache locked: it must not call the Cache.
-func (c *Cache) Share(others func() int64) {
+// cache locked: it must not call the Cache. When evicting every other
+// window is not room enough for a window being scanned or put, yield is
+// asked to free what the others hold so that n more bytes fit, with the
+// cache unlocked (it may call InUse and Reserve); nil: they cannot.
+func (c *Cache) Share(others func() int64, yield func(n int64)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.others = others
+	c.others, c.yield = others, yield
 }
 
 // Reserve evicts the least recently used windows until n more bytes fit
 // the budget beside the windows kept and what Share's others hold (or no
-// window is left to evict).
+// window is left to evict). It never calls Share's yield.
 func (c *Cache) Reserve(n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -70,7 +70,7 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 		return nil, err
 	}
 	w := s.decide(l, k, o)
-	s.lru.put(s, k, w)
+	s.lru.putShared(s, k, w)
 	return w, nil
 }
 
@@ -158,7 +158,7 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 	for i := j; i <= m; i++ {
 		est += estimateBytes(s.sums[i])
 	}
-	s.lru.Reserve(2 * est)
+	s.lru.reserveShared(2 * est)
 	l, _, err := s.build(ctx, j, m, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 		LastStableOffset: s.bounds.LastStableOffset})
 	if err != nil {

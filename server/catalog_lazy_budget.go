@@ -109,7 +109,16 @@ func (b *memBudget) encodingBytes() int64 { return min(b.max/encodingsShare, max
 // its CacheBytes and Forget) and the lazy partitions share the budget.
 func (b *memBudget) share(segs *segStores, encodings func() int64, forget func(*txnindex.Log)) {
 	b.windows, b.encodings, b.reserve, b.forget, b.store = segs.cache.InUse, encodings, segs.cache.Reserve, forget, segs.storeOf
-	segs.cache.Share(func() int64 { return b.held.Load() + encodings() })
+	segs.cache.Share(func() int64 { return b.held.Load() + encodings() }, b.yield)
+}
+
+// yield evicts partitions, least recently used first, until n more bytes
+// fit: a segment window being scanned or put that evicting the other
+// windows did not make room for (segsum.Cache.Share).
+func (b *memBudget) yield(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.evictParts(n, nil) // the windows made what room they could
 }
 
 // others is what the windows and the encodings hold.
@@ -225,19 +234,26 @@ func (b *memBudget) add(lz *lazyPart, n int64) {
 // loading, then the windows, until n more bytes fit; it reports whether
 // they do.
 func (b *memBudget) makeRoom(n int64, keep *lazyPart) bool {
-	fits := func() bool { return b.held.Load()+n+b.others() <= b.budget }
-	for e := b.order.Back(); e != nil && !fits(); {
+	if !b.evictParts(n, keep) && b.reserve != nil {
+		b.reserve(n) // the windows count held and the encodings beside them (Share)
+	}
+	return b.fits(n)
+}
+
+// evictParts evicts the least recently used partitions but keep, and
+// those loading, until n more bytes fit; it reports whether they do.
+func (b *memBudget) evictParts(n int64, keep *lazyPart) bool {
+	for e := b.order.Back(); e != nil && !b.fits(n); {
 		prev := e.Prev()
 		if lz := e.Value.(*lazyPart); lz != keep && !lz.loading {
 			b.evict(lz)
 		}
 		e = prev
 	}
-	if !fits() && b.reserve != nil {
-		b.reserve(n) // the windows count held and the encodings beside them (Share)
-	}
-	return fits()
+	return b.fits(n)
 }
+
+func (b *memBudget) fits(n int64) bool { return b.held.Load()+n+b.others() <= b.budget }
 
 // loadsInFlight reports whether a load admitted is in flight: the room it
 // holds comes back when it ends.

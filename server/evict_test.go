@@ -295,3 +295,26 @@ func TestEvictWaitsForLoadsInFlight(t *testing.T) {
 		t.Errorf("held %d, over the budget %d", held, s.cat.mem.budget)
 	}
 }
+
+// TestEvictWindowsShareTheBudget: the segment windows and the partitions
+// opened whole share one budget. With the budget full of opened partitions
+// and kept encodings, scanning a partition's segment windows evicts opened
+// partitions, least recently used first, until all three fit.
+func TestEvictWindowsShareTheBudget(t *testing.T) {
+	s, srv := evictServer(t, 6, 16<<20, nil)
+	b := s.cat.mem
+	for p := range 5 {
+		getPage(t, fmt.Sprintf("%s/sources/load1/partitions/t0/%d", srv.URL, p))
+	}
+	full := b.held.Load() + b.encodings()
+	if full < b.budget-2<<20 || b.windows() != 0 {
+		t.Fatalf("before the windows: opened %d, encodings %d, windows %d; want the budget %d nearly full", b.held.Load(), b.encodings(), b.windows(), b.budget)
+	}
+	before := b.evictions.Load()
+	getPage(t, srv.URL+"/api/v1/sources/load1/partitions/t0/5/window?from=0&to=20000")
+	held, enc, win := b.held.Load(), b.encodings(), b.windows()
+	if win == 0 || held+enc+win > b.budget || b.evictions.Load() == before {
+		t.Errorf("after the windows: opened %d, encodings %d, windows %d, evictions %d (%d before); want windows, all within %d, and partitions evicted",
+			held, enc, win, b.evictions.Load(), before, b.budget)
+	}
+}
