@@ -48,10 +48,12 @@ type lazyPart struct {
 	tailErr  error
 
 	// Guarded by mem.mu: the bytes accounted to this partition, its
-	// place in the LRU, and whether its full load is in flight.
+	// place in the LRU, whether its full load is in flight and the room
+	// that load reserved.
 	held    int64
 	elem    *list.Element
 	loading bool
+	room    int64
 }
 
 // get returns the full log if it is loaded, else the tail. Every call in
@@ -79,7 +81,9 @@ func (lz *lazyPart) get() *txnindex.Log {
 		lz.mem.touch(lz)
 		return l
 	}
-	lz.scanTail()
+	if l := lz.scanTail(); l != nil {
+		return l // over its share of the budget: this request's alone
+	}
 	lz.mem.touch(lz)
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
@@ -90,15 +94,18 @@ func (lz *lazyPart) get() *txnindex.Log {
 }
 
 // scanTail scans the tail once (again after an eviction), unless the
-// full log is there by then.
-func (lz *lazyPart) scanTail() {
+// full log is there by then. A tail that would take more than one
+// partition opened whole may (every segment replayed, for want of a
+// producer snapshot) is not kept: it is returned, for the caller alone,
+// and the next request scans it again.
+func (lz *lazyPart) scanTail() *txnindex.Log {
 	lz.tailScan.Lock()
 	defer lz.tailScan.Unlock()
 	lz.mu.Lock()
 	skip := lz.tailDone || lz.full != nil
 	lz.mu.Unlock()
 	if skip {
-		return
+		return nil
 	}
 	// The full load reports every file's damage: the tail's is not kept.
 	l, info, _, err := lz.x.Tail(context.Background(), lz.e)
@@ -112,11 +119,17 @@ func (lz *lazyPart) scanTail() {
 	lz.mu.Lock()
 	if lz.full != nil {
 		lz.mu.Unlock()
-		return // the whole log came while the tail was scanned: get returns it
+		return nil // the whole log came while the tail was scanned: get returns it
 	}
-	lz.tail, lz.tailInfo, lz.tailErr, lz.tailDone = l, info, err, true
+	lz.tailInfo, lz.tailErr = info, err
+	if lz.mem != nil && openedCost(l) > lz.mem.oneWhole {
+		lz.mu.Unlock()
+		return l
+	}
+	lz.tail, lz.tailDone = l, true
 	lz.mu.Unlock()
-	lz.mem.holdTail(lz, openedCost(l))
+	lz.mem.kept(lz)
+	return nil
 }
 
 // subscribe is api.Feed's Subscribe for a partition whose full load is
@@ -148,10 +161,9 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 func (lz *lazyPart) load(done chan struct{}) {
 	defer close(done) // lz.done is set before load starts (get)
 	var (
-		p    *loader.Partition
-		l    *txnindex.Log
-		err  = lz.mem.admit(lz)
-		cost int64
+		p   *loader.Partition
+		l   *txnindex.Log
+		err = lz.mem.admit(lz)
 	)
 	if err == nil {
 		open := lz.open
@@ -159,10 +171,10 @@ func (lz *lazyPart) load(done chan struct{}) {
 			open = lz.x.Open
 		}
 		p, l, err = open(context.Background(), lz.e, lz.lim)
-		if cost = openedCost(l); lz.mem != nil && cost > lz.mem.oneWhole {
+		if cost := openedCost(l); lz.mem != nil && cost > lz.mem.oneWhole {
 			// The estimate was short: not kept, as if refused before.
 			_, files := lz.mem.estimate(lz.e.Dir)
-			p, l, err, cost = nil, nil, lz.mem.tooLarge(lz.e.Name, cost, files), 0
+			p, l, err = nil, nil, lz.mem.tooLarge(lz.e.Name, cost, files)
 		}
 	}
 	if l != nil {
@@ -180,9 +192,8 @@ func (lz *lazyPart) load(done chan struct{}) {
 		// budget (a request still holding it keeps it).
 		lz.tail, lz.tailDone = nil, false
 	}
-	cost += openedCost(lz.tail)
 	lz.mu.Unlock()
-	lz.mem.loaded(lz, cost)
+	lz.mem.loaded(lz)
 }
 
 // release drops the logs lz holds, as if it had never been asked for

@@ -14,19 +14,22 @@ import (
 // The split of --max-memory (M). Half of it is the collector's headroom:
 // with GOGC=100 the heap grows to twice what is live before a collection,
 // so what the server keeps live stays under the other half, the budget.
-// Three things share the budget, each evicting its own least recently
-// used first until all three fit together:
+// Three things share the budget:
 //   - the partitions of a log directory opened whole (lazyPart: the whole
-//     log, or the tail shown while it loads), by the loader's figure;
+//     log, or the tail shown while it loads), by the loader's figure, a
+//     load in flight by twice its estimate (memBudget.admit);
 //   - the segment windows of the pages drawn segment by segment
-//     (segsum.Cache, which evicts windows until they fit beside the rest);
+//     (segsum.Cache);
 //   - the decision stream's encodings kept for reuse (api's cache), at most
 //     a quarter of M (never more than its own 256 MiB).
 //
-// A partition whose whole load would take more than a quarter of M is not
-// opened whole: beside it, its own encodings (about as large as the log)
-// would fill the budget. Its page is drawn one segment at a time, and
-// every request says why (refused).
+// The partitions and the windows each evict their own least recently used
+// first until all three fit together, and when that is not enough the
+// windows ask the partitions to make room (segsum.Cache.Share), and a load
+// the windows. A partition whose whole load would take more than a quarter
+// of M is not opened whole: its load reserves the whole budget, and beside
+// the log its own encodings (about as large) would fill it. Its page is
+// drawn one segment at a time, and says why (refused).
 const (
 	budgetShare      = 2 // the budget is M/budgetShare
 	oneWholeShare    = 4 // one partition opened whole may take M/oneWholeShare
@@ -71,9 +74,9 @@ func (b *memBudget) estimate(dir string) (cost, files int64) {
 
 // memBudget keeps the lazy partitions of the catalog (catalog_lazy.go)
 // within their share of --max-memory: each one that holds a log (whole,
-// or its tail) is in an LRU with the bytes it holds; a load reserves its
-// estimate before it starts, and what no load holds is evicted, least
-// recently used first, until everything fits. Eviction only drops the
+// or its tail) is in an LRU with the bytes it holds; a load reserves room
+// before it starts, and what no load holds is evicted, least recently
+// used first, until everything fits. Eviction only drops the
 // catalog's pointers (lazyPart.release): a request or a stream that holds
 // the log keeps it until it is done, and the next request opens the
 // partition again, with the same answers. A nil *memBudget bounds nothing.
@@ -156,53 +159,62 @@ func (b *memBudget) admit(lz *lazyPart) error {
 	if est > b.oneWhole {
 		return b.tooLarge(lz.e.Name, est, files)
 	}
-	room := 2 * est
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Only loads admitted are waited for, never one waiting too: they
 	// end, and each wakes the waiters.
-	for !b.makeRoom(room, lz) && b.loadsInFlight() {
+	for !b.makeRoom(2*est, lz) && b.loadsInFlight() {
 		b.wait.Wait()
 	}
-	b.use(lz)
-	lz.loading = true
-	b.add(lz, room)
+	lz.loading, lz.room = true, 2*est
+	b.settle(lz)
 	return nil
 }
 
-// loaded replaces lz's reservation by what its load keeps (cost; 0 when
-// it failed) and wakes the loads waiting for room.
-func (b *memBudget) loaded(lz *lazyPart, cost int64) {
+// loaded replaces lz's reservation by what its load keeps and wakes the
+// loads waiting for room.
+func (b *memBudget) loaded(lz *lazyPart) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	lz.loading = false
-	b.add(lz, cost-lz.held)
-	switch {
-	case lz.held > 0:
-		// Listed again should a tail counted in cost have been evicted
-		// since: evicting it again sets the account right.
-		b.use(lz)
-		b.makeRoom(0, lz)
-	case lz.elem != nil:
-		b.order.Remove(lz.elem)
-		lz.elem = nil
-	}
+	lz.loading, lz.room = false, 0
+	b.settle(lz)
+	b.makeRoom(0, lz)
 	b.wait.Broadcast()
 }
 
-// holdTail accounts the tail lz keeps (cost bytes), evicting others.
-func (b *memBudget) holdTail(lz *lazyPart, cost int64) {
-	if b == nil || cost == 0 {
+// kept accounts what lz keeps now (its tail, just scanned), evicting
+// others to make room.
+func (b *memBudget) kept(lz *lazyPart) {
+	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.use(lz)
-	b.add(lz, cost)
+	b.settle(lz)
 	b.makeRoom(0, lz)
+}
+
+// settle sets lz's account to what it holds now, read under its lock
+// (the logs it keeps, and the room its load in flight reserved), and
+// lists it in the LRU while that is not nothing. Reading the logs here,
+// under both locks, rather than taking a cost from the caller, keeps the
+// account right whatever ran between the caller's change and this (a
+// tail kept while the load ended, an eviction).
+func (b *memBudget) settle(lz *lazyPart) {
+	lz.mu.Lock()
+	n := lz.room + openedCost(lz.full) + openedCost(lz.tail)
+	lz.mu.Unlock()
+	b.add(lz, n-lz.held)
+	switch {
+	case lz.held > 0:
+		b.use(lz)
+	case lz.elem != nil:
+		b.order.Remove(lz.elem)
+		lz.elem = nil
+	}
 }
 
 // touch marks lz as just used.
@@ -269,10 +281,7 @@ func (b *memBudget) loadsInFlight() bool {
 // evict drops what lz holds from the catalog and from the API's caches.
 func (b *memBudget) evict(lz *lazyPart) {
 	full, tail := lz.release()
-	b.held.Add(-lz.held)
-	lz.held = 0
-	b.order.Remove(lz.elem)
-	lz.elem = nil
+	b.settle(lz) // nothing: out of the LRU
 	b.evictions.Add(1)
 	if b.forget != nil {
 		for _, l := range []*txnindex.Log{full, tail} {
