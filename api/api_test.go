@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -295,7 +296,7 @@ func TestDiagnosis(t *testing.T) {
 	// An hour past the newest write with a 1m/10m timeout: hanging only if
 	// the partition moved on past the transaction.
 	h := getJSON[DiagnosisJSON](t, srv.URL+"/api/v1/sources/small/partitions/t/0/diagnosis?transaction_timeout=1m&max_transaction_timeout=600000&now=2100-01-01T00:00:00Z")
-	if h.PinnedBy == nil || h.PinnedBy.State == txnindex.StateOpen || !strings.Contains(h.PinnedBy.Reason, "(10m)") {
+	if h.PinnedBy == nil || h.PinnedBy.State == diagnosis.StateOpen || !strings.Contains(h.PinnedBy.Reason, "(10m)") {
 		t.Errorf("with timeouts: %+v", h.PinnedBy)
 	}
 	for _, q := range []string{"now=yesterday", "position=x", "max_transaction_timeout=-1s", "transaction_timeout=soon"} {

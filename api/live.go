@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -70,7 +71,7 @@ type LiveStatus struct {
 	Notes      []string  `json:"notes,omitempty"`
 	Open       []LiveTxn `json:"open_transactions"`
 	// Diagnosis is the engine's stuck-LSO diagnosis of the window.
-	Diagnosis *txnindex.Diagnosis `json:"diagnosis,omitempty"`
+	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
 }
 
 // LiveTxn is an open transaction joined with the coordinator's state

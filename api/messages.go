@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -50,13 +51,13 @@ type LaneJSON struct {
 	Batches       int    `json:"batches"`
 	Txns          int    `json:"transactions"`
 	Label         string `json:"label"`
-	// Epochs is txnindex.Producer.EpochLabel ("epochs 0–3000
+	// Epochs is present.EpochLabel ("epochs 0–3000
 	// (transactions v2: one bump per transaction)"); "" for lane 0.
 	Epochs string `json:"epochs"`
-	// Display, Folded and Row are txnindex.Lane's Label, Folded and Row:
+	// Display, Folded and Row are present.Lane's Label, Folded and Row:
 	// the name the page shows ("producer 8070…24917", "orders (producer
 	// 7)"), whether the lane is drawn in the non-transactional row, and its
-	// default row (txnindex.LaneRows; -1: empty, drawn nowhere).
+	// default row (present.LaneRows; -1: empty, drawn nowhere).
 	Display string `json:"display"`
 	Folded  bool   `json:"folded"`
 	Row     int    `json:"row"`
@@ -87,11 +88,11 @@ type Window struct {
 	To   int64 `json:"to"`
 }
 
-// lanesJSON returns the timeline lanes of l (txnindex.Log.Lanes: "none"
+// lanesJSON returns the timeline lanes of l (present.Lanes: "none"
 // first, then one per producer in order of first appearance), as the meta
 // message lists them.
 func lanesJSON(l *txnindex.Log) []LaneJSON {
-	lanes := l.Lanes()
+	lanes := present.Lanes(l)
 	out := make([]LaneJSON, 0, len(lanes))
 	for _, ln := range lanes {
 		p := ln.Producer
@@ -100,7 +101,7 @@ func lanesJSON(l *txnindex.Log) []LaneJSON {
 				Display: ln.Label, Folded: ln.Folded, Row: ln.Row})
 			continue
 		}
-		ep := p.EpochLabel()
+		ep := present.EpochLabel(p)
 		out = append(out, LaneJSON{Lane: ln.Index, ProducerID: int64(p.ID), FirstEpoch: p.FirstEpoch, LastEpoch: p.LastEpoch,
 			Transactional: p.Transactional, Batches: ln.Batches, Txns: p.Txns,
 			Label: "producer " + strconv.FormatInt(int64(p.ID), 10) + " " + ep, Epochs: ep,

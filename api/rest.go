@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -376,7 +377,7 @@ func text(b []byte) *string {
 // and the same report as the CLI's runbook text.
 type DiagnosisJSON struct {
 	Version int `json:"version"`
-	*txnindex.Diagnosis
+	*diagnosis.Diagnosis
 	Runbook string `json:"runbook"`
 	// Clock says whose time "now" is (view.DiagnoseClock): the pages'
 	// rule, so that the API ages a demo as its page does.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -48,7 +49,7 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 		t.Fatalf("diagnosis: %v, runbook %q", err, d.Runbook)
 	}
 	// The web panel's path shares the cache: the same key is a hit.
-	o := txnindex.DiagnoseOptions{Now: time.UnixMilli(now), Position: -1}
+	o := diagnosis.Options{Now: time.UnixMilli(now), Position: -1}
 	if view.Diagnose(l, o) == nil || view.DiagnoseComputations()-before != 1 {
 		t.Errorf("Diagnose after the API: %d computations, want 1", view.DiagnoseComputations()-before)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -125,7 +127,7 @@ func checkStep(t *testing.T, ctx context.Context, ls *web.Lesson, n int) lessonS
 // leader write), not taken from the lesson.
 func lessonBatches(l *txnindex.Log) []txnindex.Batch {
 	bs := slices.Clone(l.Batches)
-	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	// An operator acts on a hanging transaction, and on a late one no
 	// coordinator evidence decided (the demos have none).
 	if !d.Alert() {
@@ -134,8 +136,8 @@ func lessonBatches(l *txnindex.Log) []txnindex.Batch {
 	off, si := l.LogEndOffset, int32(len(l.Segments)-1)
 	pos := l.Segments[si].Size
 	for _, t := range d.OpenTransactions {
-		if t.State == txnindex.StateHanging || t.State == txnindex.StateLate && t.HangingRule == "" {
-			raw, b := scenario.AdminAbort(&t, off, d.Now, si, pos)
+		if t.State == diagnosis.StateHanging || t.State == diagnosis.StateLate && t.HangingRule == "" {
+			raw, b := scenario.AdminAbort(scenario.Abort{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, CoordinatorEpoch: t.CoordinatorEpoch}, off, d.Now, si, pos)
 			bs, off, pos = append(bs, b), off+1, pos+int64(len(raw))
 		}
 	}

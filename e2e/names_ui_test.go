@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/present"
 )
 
 // TestUIOddNamesCopyServerCommands opens, in headless Chromium, a stuck
@@ -22,7 +22,7 @@ import (
 // first page says Kafka would reject the name, and its command boxes show
 // and copy the comment the server wrote in place of a command; the second,
 // once a bootstrap a`id`b is typed into the field, shows and copies the
-// commands with the address quoted as txnindex.ShellWord quotes it.
+// commands with the address quoted as present.ShellWord quotes it.
 func TestUIOddNamesCopyServerCommands(t *testing.T) {
 	chromium := testtool.Need(t, "chromium")
 	dir := t.TempDir()
@@ -56,7 +56,7 @@ func TestUIOddNamesCopyServerCommands(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(link("a`id`b")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="abort-command"]`))); err != nil {
 		t.Fatal(err)
 	}
-	refused := txnindex.NewTopicCommands("", "a`id`b", 0).Refused()
+	refused := present.NewTopicCommands("", "a`id`b", 0).Refused()
 	if code, copied := shown(); code != refused || copied != refused {
 		t.Errorf("abort box shows %q, copies %q; want %q", code, copied, refused)
 	}
@@ -77,7 +77,7 @@ func TestUIOddNamesCopyServerCommands(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`window.txnscopeDiagnosis.commandUpdates() === 1`, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
 		t.Fatal(err)
 	}
-	want := txnindex.NewTopicCommands(boot, "orders", 0).AbortStart(0)
+	want := present.NewTopicCommands(boot, "orders", 0).AbortStart(0)
 	if !strings.Contains(want, "--bootstrap-server 'a`id`b:9092' abort --topic orders") {
 		t.Fatalf("the server's command %q", want)
 	}

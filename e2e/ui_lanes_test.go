@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -162,10 +163,10 @@ func TestUILaneFolding(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = rows()
-	if len(got) != 1+txnindex.LaneCap || got[0].ID != "lane-none" || got[0].Epochs != "291 idempotent producers" {
+	if len(got) != 1+present.LaneCap || got[0].ID != "lane-none" || got[0].Epochs != "291 idempotent producers" {
 		t.Errorf("unfolded: %d rows %v, first %+v", len(got), ids(got), got[0])
 	}
-	for _, id := range idemIDs[:txnindex.LaneCap-3] {
+	for _, id := range idemIDs[:present.LaneCap-3] {
 		if !slices.Contains(ids(got), "lane-"+strconv.FormatInt(id, 10)) {
 			t.Errorf("unfolded: no row for idempotent producer %d: %v", id, ids(got))
 		}
@@ -205,7 +206,7 @@ func TestUILaneCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One past the cap is still "1 more producer", as the server rendered.
-	dir3, _, _ := writeCrowdedDir(t, "thirteen", 0, txnindex.LaneCap+1, 7000)
+	dir3, _, _ := writeCrowdedDir(t, "thirteen", 0, present.LaneCap+1, 7000)
 	ld3, err := input.Open(dir3)
 	if err != nil {
 		t.Fatal(err)
@@ -224,10 +225,10 @@ func TestUILaneCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := rows()
-	if len(got) != txnindex.LaneCap+1 || got[len(got)-1].ID != "lane-more" || got[len(got)-1].Label != "3 more producers" || got[0].ID != "lane-9000" {
+	if len(got) != present.LaneCap+1 || got[len(got)-1].ID != "lane-more" || got[len(got)-1].Label != "3 more producers" || got[0].ID != "lane-9000" {
 		t.Errorf("15 transactional producers: rows %v (last %+v)", ids(got), got[len(got)-1])
 	}
-	if lp := rowPixels(t, ctx); len(lp) != txnindex.LaneCap+1 || slices.Contains(lp, 0) {
+	if lp := rowPixels(t, ctx); len(lp) != present.LaneCap+1 || slices.Contains(lp, 0) {
 		t.Errorf("15 transactional producers, batch pixels per row: %v", lp)
 	}
 	if eval[bool](t, ctx, `document.querySelector('[data-testid="lane-expand"]').getBoundingClientRect().width > 0`) {
@@ -246,8 +247,8 @@ func TestUILaneCap(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, cat.find("thirteen", "thirteen", 0))), waitDone(1)); err != nil {
 		t.Fatal(err)
 	}
-	if got = rows(); len(got) != txnindex.LaneCap+1 || got[txnindex.LaneCap].ID != "lane-more" || got[txnindex.LaneCap].Label != "1 more producer" {
-		t.Errorf("%d producers: rows %v (last %+v)", txnindex.LaneCap+1, ids(got), got[len(got)-1])
+	if got = rows(); len(got) != present.LaneCap+1 || got[present.LaneCap].ID != "lane-more" || got[present.LaneCap].Label != "1 more producer" {
+		t.Errorf("%d producers: rows %v (last %+v)", present.LaneCap+1, ids(got), got[len(got)-1])
 	}
 }
 
@@ -261,7 +262,7 @@ func rowPixels(t *testing.T, ctx context.Context) []int {
 
 // laneOf is the stream lane of producer pid in l.
 func laneOf(l *txnindex.Log, pid txnindex.ProducerID) int {
-	for _, ln := range l.Lanes() {
+	for _, ln := range present.Lanes(l) {
 		if ln.Producer != nil && ln.Producer.ID == pid {
 			return ln.Index
 		}

@@ -10,10 +10,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -37,7 +39,7 @@ func TestUILazyPanelRefresh(t *testing.T) {
 	ctx := startChromium(t, path)
 	discards := func(l *txnindex.Log) string {
 		t.Helper()
-		d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+		d := present.Diagnose(l, diagnosis.Options{Position: -1})
 		for _, x := range d.OpenTransactions {
 			if x.PinsLSO {
 				return txnindex.Plural(x.Discards.Records, "record", "records")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/txnscope/txnscope/present"
 )
 
 // overviewPixels classifies the canvas pixels of pixel columns xs: per
@@ -197,7 +199,7 @@ func TestUIOverviewProportional(t *testing.T) {
 	s := cat.find("big", "demo-big", 0)
 	l := s.get()
 	rowByPID := map[int64]int{}
-	for _, ln := range l.Lanes() {
+	for _, ln := range present.Lanes(l) {
 		pid := int64(-1)
 		if ln.Producer != nil {
 			pid = int64(ln.Producer.ID)

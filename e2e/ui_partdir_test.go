@@ -10,7 +10,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
@@ -49,7 +51,7 @@ func TestUIPartitionDirSegments(t *testing.T) {
 
 	// The index lists it at once and ranks it from its tail scan.
 	row := regexp.MustCompile(`data-testid="partition-row-load1-` + full.Topic + `-0"[^>]*data-lag="([0-9,]+)"[^>]*data-scan="scanned"`)
-	d := full.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	d := present.Diagnose(full, diagnosis.Options{Position: -1})
 	var m []string
 	for deadline := time.Now().Add(time.Minute); m == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) { // hang guard
 		m = row.FindStringSubmatch(getPage(t, s.url("/")))

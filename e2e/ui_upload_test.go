@@ -54,7 +54,7 @@ func checkLanes(t *testing.T, ctx context.Context) {
 		t.Fatalf("the segment has %d producers", len(ld.Partitions[0].Log.Producers))
 	}
 	// A transactional producer has its row, the idempotent ones share the
-	// non-transactional row (txnindex.LaneRows).
+	// non-transactional row (present.LaneRows).
 	for _, p := range ld.Partitions[0].Log.Producers {
 		id := fmt.Sprintf("lane-%d", p.ID)
 		if !p.Transactional {

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -144,7 +145,7 @@ func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
 		t.Errorf("late: state %q", got)
 	}
 	const find = `kafka-transactions.sh --bootstrap-server "$BOOTSTRAP" find-hanging --topic orders --partition 0`
-	if got := text(t, ctx, `[data-testid="confirm-command"]`); got != txnindex.BootstrapGuard+"\n"+find {
+	if got := text(t, ctx, `[data-testid="confirm-command"]`); got != present.BootstrapGuard+"\n"+find {
 		t.Errorf("confirm command %q", got)
 	}
 	if got := text(t, ctx, `[data-testid="confirm-hanging"]`); !strings.Contains(got, "Not confirmed") || !strings.Contains(got, "no coordinator state was read") {
@@ -255,14 +256,14 @@ func TestDiagnosisPanelTopicField(t *testing.T) {
 		t.Fatal(err)
 	}
 	const abort = `kafka-transactions.sh --bootstrap-server "$BOOTSTRAP" abort --topic "$TOPIC" --partition 0 --start-offset 3`
-	if got := text(t, ctx, `[data-testid="abort-command"]`); got != txnindex.BootstrapGuard+"\n"+txnindex.TopicGuard+"\n"+abort {
+	if got := text(t, ctx, `[data-testid="abort-command"]`); got != present.BootstrapGuard+"\n"+present.TopicGuard+"\n"+abort {
 		t.Errorf("abort command before a topic:\n%s", got)
 	}
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid="topic-name"]`), "orders"),
 		pollFresh(`document.querySelector('[data-testid="abort-command"]').textContent.includes("--topic orders ")`, 5*time.Second)); err != nil {
 		t.Fatalf("the topic field did not reach the command: %v", err)
 	}
-	want := txnindex.BootstrapGuard + "\n" + strings.ReplaceAll(abort, txnindex.TopicVar, "orders")
+	want := present.BootstrapGuard + "\n" + strings.ReplaceAll(abort, present.TopicVar, "orders")
 	if got := text(t, ctx, `[data-testid="abort-command"]`); got != want {
 		t.Errorf("abort command with the topic:\n%s\nwant\n%s", got, want)
 	}

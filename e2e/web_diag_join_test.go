@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -33,7 +34,7 @@ func TestDiagnosisPanelJoin(t *testing.T) {
 		`[data-testid="pinned-state"]`:             "hanging",
 		`[data-testid="pinned-transactional-id"]`:  "zombie-tx",
 		`[data-testid="pinned-coordinator-state"]`: "Ongoing",
-		`[data-testid="pinned-hanging-rule"]`:      txnindex.RuleWords(txnindex.RulePartitionNotListed),
+		`[data-testid="pinned-hanging-rule"]`:      present.RuleWords(txnindex.RulePartitionNotListed),
 	} {
 		if got := strings.TrimSpace(text(t, ctx, sel)); got != want {
 			t.Errorf("%s: %q, want %q", sel, got, want)

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -266,9 +267,9 @@ func TestWebTimelineDemos(t *testing.T) {
 		}
 		// A row per transactional producer (every demo producer is), and
 		// the non-transactional row only when there are batches to draw
-		// in it (txnindex.LaneRows).
+		// in it (present.LaneRows).
 		var lanes []string
-		if l.Lanes()[0].Batches > 0 {
+		if present.Lanes(l)[0].Batches > 0 {
 			lanes = append(lanes, "lane-none")
 		}
 		for _, p := range l.Producers {

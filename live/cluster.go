@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -43,8 +45,11 @@ type ScanOptions struct {
 	// time.Now.
 	Now func() time.Time
 	// Bootstrap goes into the printed abort commands; "" prints
-	// txnindex.BootstrapVar.
+	// present.BootstrapVar.
 	Bootstrap string
+	// Limit is how many open transactions and groups behind a partition
+	// keeps in detail (txnindex.ListLimit: 0 is txnindex.ListCap).
+	Limit int
 
 	// seeds are the bootstrap addresses, in kgo's seed order, and known
 	// the brokers of the previous scan (Cluster.Scan sets both): where
@@ -60,6 +65,8 @@ type ScanOptions struct {
 // seconds and lag offsets; then those whose offsets could not be read;
 // then the clear ones (lag 0) by topic and partition.
 type ClusterScan struct {
+	// limit is ScanOptions.Limit, the lists' length (0: txnindex.ListCap).
+	limit     int
 	Time      time.Time      `json:"time"`
 	Duration  time.Duration  `json:"duration_ns"`
 	Bootstrap string         `json:"bootstrap"`
@@ -96,7 +103,7 @@ type BrokerStatus struct {
 }
 
 // PartitionLag is one partition of a cluster scan. Its JSON names follow
-// diagnose's (txnindex.Diagnosis) where they mean the same.
+// diagnose's (diagnosis.Diagnosis) where they mean the same.
 type PartitionLag struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
@@ -115,10 +122,16 @@ type PartitionLag struct {
 	LSOLagSource string `json:"lso_lag_source,omitempty"`
 	// Hanging is set when an open transaction here is hanging by
 	// KIP-664's rule (OpenTxn.Hanging's).
-	Hanging  bool          `json:"hanging"`
-	PinnedBy *ClusterTxn   `json:"pinned_by"`
-	Open     []ClusterTxn  `json:"open_transactions"`
-	Groups   []GroupBehind `json:"groups_behind"`
+	Hanging  bool        `json:"hanging"`
+	PinnedBy *ClusterTxn `json:"pinned_by"`
+	// Open are the first txnindex.ListCap open transactions by first
+	// offset (the pinner first), of OpenTotal that DescribeProducers
+	// reported; Groups the first ListCap groups behind by name, of
+	// GroupsTotal (limits.go).
+	Open        []ClusterTxn  `json:"open_transactions"`
+	OpenTotal   int           `json:"open_transactions_total"`
+	Groups      []GroupBehind `json:"groups_behind"`
+	GroupsTotal int           `json:"groups_behind_total"`
 	// ShareGroups are the share groups (KIP-932) with a state on the
 	// partition, placed against its LSO by their isolation level
 	// (DescribeShareGroupOffsets, DescribeConfigs).
@@ -159,11 +172,11 @@ type ClusterTxn struct {
 	// it gave none.
 	coord *txnindex.TxnCoordinatorState
 
-	State        txnindex.OpenTxnState `json:"state"` // open, expired or hanging
-	Hanging      bool                  `json:"hanging"`
-	Reason       string                `json:"reason"`
-	AbortCommand string                `json:"abort_command"`
-	PinsLSO      bool                  `json:"pins_lso"`
+	State        diagnosis.OpenTxnState `json:"state"` // open, expired or hanging
+	Hanging      bool                   `json:"hanging"`
+	Reason       string                 `json:"reason"`
+	AbortCommand string                 `json:"abort_command"`
+	PinsLSO      bool                   `json:"pins_lso"`
 }
 
 // GroupBehind is a consumer group whose committed offset on a stuck
@@ -234,11 +247,11 @@ func ScanCluster(ctx context.Context, cl *kgo.Client, o ScanOptions) (*ClusterSc
 		o.Now = time.Now
 	}
 	if o.Bootstrap == "" {
-		o.Bootstrap = txnindex.BootstrapVar
+		o.Bootstrap = present.BootstrapVar
 	}
 	start := time.Now()
 	s := &scanner{cl: cl, o: o, now: o.Now(), reqs: map[string]int{}, down: map[int32]error{}, sem: map[int32]chan struct{}{}}
-	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap}
+	out := &ClusterScan{Time: s.now, Bootstrap: o.Bootstrap, limit: o.Limit}
 	parts, err := s.metadata(ctx, out)
 	if err != nil {
 		return nil, err

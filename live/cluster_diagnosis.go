@@ -1,6 +1,6 @@
 package live
 
-// One partition of a cluster scan in diagnose's shape (txnindex.Diagnosis):
+// One partition of a cluster scan in diagnose's shape (diagnosis.Diagnosis):
 // `diagnose --bootstrap H --topic T --partition P` without a PATH reads the
 // partition from the cluster alone, and the coordinators' word is judged by
 // the same KIP-664 rules (txnindex.TxnCoordinators.Match) as a log dir's
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -21,7 +23,7 @@ import (
 // DescribeProducers, ListTransactions, DescribeTransactions, ListGroups,
 // OffsetFetch as an admin, ConsumerGroupDescribe, DescribeShareGroupOffsets).
 // o.Topics is replaced by the topic.
-func (c *Cluster) DiagnosePartition(ctx context.Context, topic string, partition int32, o ScanOptions) (*txnindex.Diagnosis, error) {
+func (c *Cluster) DiagnosePartition(ctx context.Context, topic string, partition int32, o ScanOptions) (*diagnosis.Diagnosis, error) {
 	o.Topics = regexp.MustCompile("^" + regexp.QuoteMeta(topic) + "$")
 	s, err := c.Scan(ctx, o)
 	if err != nil {
@@ -41,14 +43,15 @@ func (c *Cluster) DiagnosePartition(ctx context.Context, topic string, partition
 // Diagnosis is p, a partition of the scan, in diagnose's shape. No log is
 // read, so batch and record counts, discards and the log start are -1; the
 // groups come with offsets to the LSO, not records.
-func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
-	d := &txnindex.Diagnosis{Topic: p.Topic, Partition: p.Partition, LogStartOffset: -1, LogEndOffset: p.HighWatermark,
+func (s *ClusterScan) Diagnosis(p *PartitionLag) *diagnosis.Diagnosis {
+	d := &diagnosis.Diagnosis{Topic: p.Topic, Partition: p.Partition, LogStartOffset: -1, LogEndOffset: p.HighWatermark,
 		HighWatermark: p.HighWatermark, HighWatermarkSource: "ListOffsets", LastStableOffset: p.LastStableOffset,
 		LastStableOffsetSource: "ListOffsets", LSOLagOffsets: p.LSOLagOffsets, LSOLagMs: p.LSOLagMs, Now: s.Time.UnixMilli(),
-		OpenTransactions: []txnindex.OpenTxnReport{}, Unreplicated: []txnindex.OpenTxnReport{}}
+		OpenTransactions: []diagnosis.OpenTxnReport{}, Unreplicated: []diagnosis.OpenTxnReport{}}
 	for i := range p.Open {
 		d.OpenTransactions = append(d.OpenTransactions, s.openReport(p, &p.Open[i]))
 	}
+	d.OpenTransactionsTotal = max(p.OpenTotal, len(p.Open))
 	for i := range d.OpenTransactions {
 		if d.OpenTransactions[i].PinsLSO && d.LSOLagOffsets > 0 {
 			d.PinnedBy = &d.OpenTransactions[i]
@@ -61,10 +64,15 @@ func (s *ClusterScan) Diagnosis(p *PartitionLag) *txnindex.Diagnosis {
 	for _, g := range p.Groups {
 		d.ConsumerGroups = append(d.ConsumerGroups, g.position(p))
 	}
+	d.ConsumerGroupsTotal = max(p.GroupsTotal, len(p.Groups))
 	if p.ShareGroups != nil {
 		d.ShareGroups, d.ShareGroupsSource = p.ShareGroups, "DescribeShareGroupOffsets"
 	}
 	d.GroupsByKind = txnindex.GroupsByKind(d.ConsumerGroups, d.ShareGroups)
+	if d.ShareGroups != nil {
+		d.ShareGroups, d.ShareGroupsTotal = txnindex.CapList(d.ShareGroups, txnindex.ListLimit(s.limit))
+	}
+	txnindex.CapKinds(d.GroupsByKind, txnindex.ListLimit(s.limit))
 	return d
 }
 
@@ -85,13 +93,13 @@ func (g *GroupBehind) position(p *PartitionLag) txnindex.GroupPosition {
 // evidence DescribeProducers gives: the last write time (the age the scan
 // judged by) and the producer's coordinator epoch, which the producer-id
 // form of the abort must carry (the broker fences a lower one).
-func (s *ClusterScan) openReport(p *PartitionLag, t *ClusterTxn) txnindex.OpenTxnReport {
-	r := txnindex.OpenTxnReport{ProducerID: txnindex.ProducerID(t.ProducerID), ProducerEpoch: t.ProducerEpoch,
+func (s *ClusterScan) openReport(p *PartitionLag, t *ClusterTxn) diagnosis.OpenTxnReport {
+	r := diagnosis.OpenTxnReport{ProducerID: txnindex.ProducerID(t.ProducerID), ProducerEpoch: t.ProducerEpoch,
 		FirstOffset: t.FirstOffset, LastOffset: -1, Batches: -1, Records: -1, Bytes: -1, FirstTimestamp: t.StartTimestamp,
 		LastTimestamp: t.LastTimestamp, AgeMs: t.AgeMs, State: t.State, Reason: t.Reason, AbortCommand: t.AbortCommand,
-		PinsLSO: t.PinsLSO, Discards: txnindex.Discards{Records: -1, Ranges: []txnindex.OffsetRange{}}}
+		PinsLSO: t.PinsLSO, Discards: diagnosis.Discards{Records: -1, Ranges: []txnindex.OffsetRange{}}}
 	r.CoordinatorEpoch, r.CoordinatorEpochSource = producerCoordinatorEpoch(t.CoordinatorEpoch, p.Leader)
-	r.AbortByProducerCommand = txnindex.NewTopicCommands(s.Bootstrap, p.Topic, p.Partition).AbortProducer(t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
+	r.AbortByProducerCommand = present.NewTopicCommands(s.Bootstrap, p.Topic, p.Partition).AbortProducer(t.ProducerID, t.ProducerEpoch, r.CoordinatorEpoch)
 	judgeCoordinator(&r, p, t, time.Duration(s.MaxTxnTimeoutMs)*time.Millisecond)
 	return r
 }
@@ -113,12 +121,12 @@ func producerCoordinatorEpoch(ce int32, leader int32) (int32, string) {
 // hanging by a coordinator read after the partition). Where the
 // coordinator did not describe the transaction, the scan's own judgement
 // (judge) stands.
-func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn, maxTxn time.Duration) {
+func judgeCoordinator(r *diagnosis.OpenTxnReport, p *PartitionLag, t *ClusterTxn, maxTxn time.Duration) {
 	r.TransactionalID, r.CoordinatorState = t.TransactionalID, t.CoordinatorState
 	for _, tp := range t.CoordinatorPartitions {
 		r.CoordinatorPartitions = append(r.CoordinatorPartitions, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
 	}
-	if r.State == txnindex.StateHanging {
+	if r.State == diagnosis.StateHanging {
 		r.HangingRule = txnindex.RuleAge
 	}
 	if t.coord == nil {
@@ -133,7 +141,7 @@ func judgeCoordinator(r *txnindex.OpenTxnReport, p *PartitionLag, t *ClusterTxn,
 // (`diagnose --bootstrap --topic --partition` without a PATH): no log was
 // read, so it has no batch counts or discard ranges, only what ListOffsets,
 // DescribeProducers and the coordinators said.
-func Runbook(d *txnindex.Diagnosis) string {
+func Runbook(d *diagnosis.Diagnosis) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (read from the cluster)\n", txnindex.PartitionName(d.Topic, d.Partition))
 	fmt.Fprintf(&sb, "  high watermark %d, last stable offset %d (ListOffsets)\n", d.HighWatermark, d.LastStableOffset)
@@ -143,17 +151,20 @@ func Runbook(d *txnindex.Diagnosis) string {
 	} else {
 		sb.WriteString("  clear: no open transaction holds the LSO below the high watermark\n")
 	}
-	sb.WriteString(d.JoinRunbook())
+	sb.WriteString(present.JoinRunbook(d))
 	for i, t := range d.OpenTransactions {
 		fmt.Fprintf(&sb, "\n  open transaction %d: producer %d epoch %d, from offset %d, last write %s ago\n",
 			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, txnindex.DurationMs(t.AgeMs))
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
-		sb.WriteString(t.CoordinatorRunbook())
+		sb.WriteString(present.CoordinatorLine(&t))
 		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
 		if t.AbortByProducerCommand != "" {
 			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
 			fmt.Fprintf(&sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
 		}
+	}
+	if n := txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal); n > 0 {
+		fmt.Fprintf(&sb, "\n  %s\n", txnindex.MoreText(n, "open transaction", "open transactions"))
 	}
 	return sb.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -28,35 +29,35 @@ func TestClusterDiagnosis(t *testing.T) {
 		state     string
 		described bool
 		parts     []txnindex.TopicPartition
-		scanState txnindex.OpenTxnState
+		scanState diagnosis.OpenTxnState
 		ce        int32
 		ageMin    int64 // minutes since the last write; transaction.max.timeout.ms is 15
 
-		wantState txnindex.OpenTxnState
+		wantState diagnosis.OpenTxnState
 		wantRule  string
 		wantCE    string // the abort's --coordinator-epoch and its evidence
 	}{
-		{name: "listed", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{here, other}, scanState: txnindex.StateOpen, ce: 3, ageMin: 1,
-			wantState: txnindex.StateOpen, wantRule: txnindex.RulePartitionListed, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
-		{name: "complete", state: "CompleteCommit", described: true, scanState: txnindex.StateHanging, ce: 3, ageMin: 20,
-			wantState: txnindex.StateHanging, wantRule: txnindex.RuleCoordinatorComplete, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
-		{name: "complete but young", state: "CompleteCommit", described: true, scanState: txnindex.StateOpen, ce: 3, ageMin: 1,
-			wantState: txnindex.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
-		{name: "empty", state: "Empty", described: true, scanState: txnindex.StateHanging, ce: -1, ageMin: 20,
-			wantState: txnindex.StateHanging, wantRule: txnindex.RuleCoordinatorEmpty, wantCE: "--coordinator-epoch 0|none: DescribeProducers on broker 2"},
-		{name: "other partition", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{other}, scanState: txnindex.StateHanging, ageMin: 20,
-			wantState: txnindex.StateHanging, wantRule: txnindex.RulePartitionNotListed, wantCE: "--coordinator-epoch 0|DescribeProducers on broker 2"},
-		{name: "listed only, old", state: "Ongoing", scanState: txnindex.StateHanging, ce: 1, ageMin: 20,
-			wantState: txnindex.StateHanging, wantRule: txnindex.RuleAge, wantCE: "--coordinator-epoch 1|DescribeProducers on broker 2"},
-		{name: "listed only, young", state: "CompleteAbort", scanState: txnindex.StateOpen, ageMin: 1,
-			wantState: txnindex.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 0|DescribeProducers"},
+		{name: "listed", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{here, other}, scanState: diagnosis.StateOpen, ce: 3, ageMin: 1,
+			wantState: diagnosis.StateOpen, wantRule: txnindex.RulePartitionListed, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
+		{name: "complete", state: "CompleteCommit", described: true, scanState: diagnosis.StateHanging, ce: 3, ageMin: 20,
+			wantState: diagnosis.StateHanging, wantRule: txnindex.RuleCoordinatorComplete, wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
+		{name: "complete but young", state: "CompleteCommit", described: true, scanState: diagnosis.StateOpen, ce: 3, ageMin: 1,
+			wantState: diagnosis.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 3|DescribeProducers on broker 2"},
+		{name: "empty", state: "Empty", described: true, scanState: diagnosis.StateHanging, ce: -1, ageMin: 20,
+			wantState: diagnosis.StateHanging, wantRule: txnindex.RuleCoordinatorEmpty, wantCE: "--coordinator-epoch 0|none: DescribeProducers on broker 2"},
+		{name: "other partition", state: "Ongoing", described: true, parts: []txnindex.TopicPartition{other}, scanState: diagnosis.StateHanging, ageMin: 20,
+			wantState: diagnosis.StateHanging, wantRule: txnindex.RulePartitionNotListed, wantCE: "--coordinator-epoch 0|DescribeProducers on broker 2"},
+		{name: "listed only, old", state: "Ongoing", scanState: diagnosis.StateHanging, ce: 1, ageMin: 20,
+			wantState: diagnosis.StateHanging, wantRule: txnindex.RuleAge, wantCE: "--coordinator-epoch 1|DescribeProducers on broker 2"},
+		{name: "listed only, young", state: "CompleteAbort", scanState: diagnosis.StateOpen, ageMin: 1,
+			wantState: diagnosis.StateOpen, wantRule: "", wantCE: "--coordinator-epoch 0|DescribeProducers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			txn := ClusterTxn{ProducerID: 9007199254740993, ProducerEpoch: 4, CoordinatorEpoch: tt.ce, FirstOffset: 120,
 				LastTimestamp: now.UnixMilli() - tt.ageMin*60_000, AgeMs: tt.ageMin * 60_000, TransactionalID: "orders-tx", CoordinatorState: tt.state,
 				Coordinator: 1, StartTimestamp: now.UnixMilli() - 6000, TimeoutMs: 60000, CoordinatorPartitions: tt.parts,
-				State: tt.scanState, Hanging: tt.scanState == txnindex.StateHanging, Reason: "scan's reason", AbortCommand: "abort --start-offset 120",
+				State: tt.scanState, Hanging: tt.scanState == diagnosis.StateHanging, Reason: "scan's reason", AbortCommand: "abort --start-offset 120",
 				PinsLSO: true}
 			if tt.described {
 				d := kmsg.NewDescribeTransactionsResponseTransactionState()
@@ -83,7 +84,7 @@ func TestClusterDiagnosis(t *testing.T) {
 				t.Fatalf("pinned by %+v", d.PinnedBy)
 			}
 			r := d.OpenTransactions[0]
-			if r.State != tt.wantState || r.HangingRule != tt.wantRule || d.Hanging() != (tt.wantState == txnindex.StateHanging) {
+			if r.State != tt.wantState || r.HangingRule != tt.wantRule || d.Hanging() != (tt.wantState == diagnosis.StateHanging) {
 				t.Errorf("state %s rule %q hanging %v; want %s %q (%s)", r.State, r.HangingRule, d.Hanging(), tt.wantState, tt.wantRule, r.Reason)
 			}
 			if r.TransactionalID != "orders-tx" || r.CoordinatorState != tt.state || r.FirstOffset != 120 || r.LastTimestamp != txn.LastTimestamp || r.AgeMs != tt.ageMin*60_000 {

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -33,9 +35,11 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 	wg.Wait()
 
 	var pids []int64
+	seen := map[int64]bool{}
 	for _, aps := range prods {
 		for _, ap := range aps {
-			if !slices.Contains(pids, ap.ProducerID) {
+			if !seen[ap.ProducerID] {
+				seen[ap.ProducerID] = true
 				pids = append(pids, ap.ProducerID)
 			}
 		}
@@ -73,7 +77,9 @@ func (s *scanner) explain(ctx context.Context, stuck []*PartitionLag, out *Clust
 
 // describeProducers asks each leader of stuck partitions for their producer
 // state (KIP-664), one request per leader, and keeps the producers with a
-// current transaction, by first offset.
+// current transaction, by first offset: of the partitions it asked about,
+// each once, and of each at most txnindex.ListCap, counted in OpenTotal
+// (openOf).
 func (s *scanner) describeProducers(ctx context.Context, stuck []*PartitionLag) map[*PartitionLag][]kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
 	out := map[*PartitionLag][]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
 	var mu sync.Mutex
@@ -116,16 +122,7 @@ func (s *scanner) describeProducers(ctx context.Context, stuck []*PartitionLag) 
 					p.Notes = append(p.Notes, fmt.Sprintf("DescribeProducers: %v: the transactions holding it are unknown", err))
 					continue
 				}
-				var open []kmsg.DescribeProducersResponseTopicPartitionActiveProducer
-				for _, ap := range rp.ActiveProducers {
-					if ap.CurrentTxnStartOffset >= 0 {
-						open = append(open, ap)
-					}
-				}
-				slices.SortFunc(open, func(a, b kmsg.DescribeProducersResponseTopicPartitionActiveProducer) int {
-					return cmp.Compare(a.CurrentTxnStartOffset, b.CurrentTxnStartOffset)
-				})
-				out[p] = open
+				out[p], p.OpenTotal = openOf(rp.ActiveProducers, s.o.Limit)
 			}
 		}
 		for _, p := range byTP {
@@ -285,7 +282,7 @@ func (s *scanner) maxTxnTimeout(ctx context.Context) (time.Duration, string) {
 		}
 		return d, src
 	}
-	return txnindex.DefaultMaxTxnTimeout, "default"
+	return diagnosis.DefaultMaxTxnTimeout, "default"
 }
 
 // judge turns a stuck partition's open producers into ClusterTxns and
@@ -305,7 +302,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 	for i, ap := range open {
 		t := ClusterTxn{ProducerID: ap.ProducerID, ProducerEpoch: int16(ap.ProducerEpoch), CoordinatorEpoch: ap.CoordinatorEpoch,
 			FirstOffset: ap.CurrentTxnStartOffset, LastTimestamp: ap.LastTimestamp, AgeMs: max(now-ap.LastTimestamp, 0),
-			Coordinator: -1, StartTimestamp: -1, State: txnindex.StateOpen,
+			Coordinator: -1, StartTimestamp: -1, State: diagnosis.StateOpen,
 			// The LSO is the first offset of the oldest open
 			// transaction (ProducerStateManager.firstUnstableOffset),
 			// or the log start if that is later.
@@ -337,21 +334,21 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 		age := time.Duration(t.AgeMs) * time.Millisecond
 		switch {
 		case age > maxTxn && unknown != "":
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s: whether it hangs is unknown",
 				fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, unknown)
 		case age > maxTxn:
 			var why string
 			t.Hanging, why = w.hanging(ps, ap.ProducerID, ti)
 			if t.Hanging {
-				t.State = txnindex.StateHanging
+				t.State = diagnosis.StateHanging
 				t.Reason = fmt.Sprintf("hanging (KIP-664): no write for %s, longer than transaction.max.timeout.ms (%s, %s), and %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			} else {
-				t.State = txnindex.StateExpired
+				t.State = diagnosis.StateExpired
 				t.Reason = fmt.Sprintf("no write for %s, longer than transaction.max.timeout.ms (%s, %s), but %s", fmtAge(t.AgeMs), txnindex.Duration(maxTxn), src, why)
 			}
 		case t.StartTimestamp > 0 && t.TimeoutMs > 0 && now-t.StartTimestamp > int64(t.TimeoutMs):
-			t.State = txnindex.StateExpired
+			t.State = diagnosis.StateExpired
 			t.Reason = fmt.Sprintf("started %s ago, longer than its transaction.timeout.ms (%s): the coordinator should abort it",
 				fmtAge(now-t.StartTimestamp), txnindex.DurationMs(int64(t.TimeoutMs)))
 		default:
@@ -362,7 +359,7 @@ func (s *scanner) judge(p *PartitionLag, open []kmsg.DescribeProducersResponseTo
 				t.Reason += "; " + unknown
 			}
 		}
-		t.AbortCommand = txnindex.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
+		t.AbortCommand = present.NewTopicCommands(s.o.Bootstrap, p.Topic, p.Partition).AbortStart(t.FirstOffset)
 		p.Hanging = p.Hanging || t.Hanging
 		p.Open = append(p.Open, t)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -288,9 +289,9 @@ func (s *scanner) shareIsolation(ctx context.Context, b int32, groups []string) 
 }
 
 // writeShareGroups writes a stuck partition's share groups, as diagnose's
-// runbook does (txnindex.SharePosition.Line).
+// runbook does (present.ShareLine).
 func writeShareGroups(sb *strings.Builder, ss []txnindex.SharePosition) {
 	for _, s := range ss {
-		fmt.Fprintf(sb, "  %s\n", s.Line())
+		fmt.Fprintf(sb, "  %s\n", present.ShareLine(s))
 	}
 }

@@ -48,6 +48,9 @@ func (s *scanner) listGroups(ctx context.Context) map[int32][]kmsg.ListGroupsRes
 		out[b] = gs
 		mu.Unlock()
 	})
+	if n := claimedOnce(out); n > 0 {
+		s.note("ListGroups: %d groups were listed by more than one broker: each is asked of the lowest broker id that lists it", n)
+	}
 	return out
 }
 
@@ -72,7 +75,7 @@ func (s *scanner) offsetFetch(ctx context.Context, groups map[int32][]kmsg.ListG
 			LagOffsets: p.HighWatermark - c.offset, BehindLSO: true, Blocked: c.offset == p.LastStableOffset, Kind: groupKind(c.group)})
 	}
 	for _, p := range stuck {
-		slices.SortFunc(p.Groups, func(a, b GroupBehind) int { return strings.Compare(a.Group, b.Group) })
+		p.Groups, p.GroupsTotal = capGroups(p.Groups, s.o.Limit)
 	}
 }
 
@@ -89,7 +92,8 @@ type committedOffset struct {
 // fetchOffsets reads, per coordinator, the committed offsets of all its
 // groups on parts (OffsetFetch v8+ carries many groups, KIP-709), as an
 // admin fetch (no member id, epoch -1): no group is joined. Failures become
-// notes; what was read is returned.
+// notes; what was read is returned: of the groups and partitions asked
+// about, each once, where the group has an offset.
 func (s *scanner) fetchOffsets(ctx context.Context, groups map[int32][]kmsg.ListGroupsResponseGroup, parts []*PartitionLag) []committedOffset {
 	var topics []string
 	for _, p := range parts {
@@ -115,14 +119,30 @@ func (s *scanner) fetchOffsets(ctx context.Context, groups map[int32][]kmsg.List
 		}
 		return rts
 	}
+	type gtp struct {
+		g, t string
+		p    int32
+	}
+	asked := map[gtp]bool{}
+	for _, p := range parts {
+		asked[gtp{t: p.Topic, p: p.Partition}] = true
+	}
 	var (
-		mu  sync.Mutex
-		out []committedOffset
+		mu   sync.Mutex
+		out  []committedOffset
+		have = map[gtp]bool{}
 	)
 	add := func(b int32, g kmsg.ListGroupsResponseGroup, topic string, part int32, committed int64) {
+		k := gtp{g.Group, topic, part}
+		if committed < 0 || !asked[gtp{t: topic, p: part}] {
+			return
+		}
 		mu.Lock()
-		out = append(out, committedOffset{coordinator: b, group: g, topic: topic, partition: part, offset: committed})
-		mu.Unlock()
+		defer mu.Unlock()
+		if !have[k] {
+			have[k] = true
+			out = append(out, committedOffset{coordinator: b, group: g, topic: topic, partition: part, offset: committed})
+		}
 	}
 	// Share groups commit no offsets: OffsetFetch is for the others.
 	committers := map[int32][]kmsg.ListGroupsResponseGroup{}
@@ -158,8 +178,12 @@ func (s *scanner) fetchOffsets(ctx context.Context, groups map[int32][]kmsg.List
 			s.offsetFetchEach(ctx, b, gs, reqTopics(), add)
 			return
 		}
+		byName := make(map[string]*kmsg.ListGroupsResponseGroup, len(gs))
+		for i := range gs {
+			byName[gs[i].Group] = &gs[i]
+		}
 		for _, rg := range resp.Groups {
-			g := findGroup(gs, rg.Group)
+			g := byName[rg.Group]
 			if err := kerr.ErrorForCode(rg.ErrorCode); err != nil || g == nil {
 				if err != nil {
 					s.note("OffsetFetch of group %q on broker %d: %v", rg.Group, b, err)
@@ -214,13 +238,4 @@ func (s *scanner) offsetFetchEach(ctx context.Context, b int32, gs []kmsg.ListGr
 			}
 		}
 	}
-}
-
-func findGroup(gs []kmsg.ListGroupsResponseGroup, name string) *kmsg.ListGroupsResponseGroup {
-	for i := range gs {
-		if gs[i].Group == name {
-			return &gs[i]
-		}
-	}
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -89,7 +90,7 @@ func clusterScanChecked(t *testing.T, topics, per int32) (map[int16]int, *Cluste
 		}
 		o := p.Open[0]
 		if o.TransactionalID != st.txnID || o.FirstOffset != first || o.CoordinatorState != "Ongoing" || o.Coordinator != s.c.CoordinatorFor(st.txnID) ||
-			o.TimeoutMs != 300_000 || o.StartTimestamp <= 0 || o.Hanging || o.State != txnindex.StateOpen || !o.PinsLSO ||
+			o.TimeoutMs != 300_000 || o.StartTimestamp <= 0 || o.Hanging || o.State != diagnosis.StateOpen || !o.PinsLSO ||
 			!slices.Contains(o.CoordinatorPartitions, txnindex.TopicPartition{Topic: st.topic, Partition: st.partition}) {
 			t.Errorf("%s-%d: open transaction %+v", st.topic, st.partition, o)
 		}
@@ -266,7 +267,7 @@ func TestClusterHanging(t *testing.T) {
 		t.Fatalf("%d hanging of %d stuck", scan.Hanging, scan.Stuck)
 	}
 	p := scan.Partitions[0]
-	if p.Topic != lost.topic || p.Partition != lost.partition || !p.Hanging || !p.Open[0].Hanging || p.Open[0].State != txnindex.StateHanging ||
+	if p.Topic != lost.topic || p.Partition != lost.partition || !p.Hanging || !p.Open[0].Hanging || p.Open[0].State != diagnosis.StateHanging ||
 		p.Open[0].TransactionalID != lost.txnID || !strings.Contains(p.Open[0].Reason, "KIP-664") {
 		t.Fatalf("first: %+v", p)
 	}
@@ -278,11 +279,11 @@ func TestClusterHanging(t *testing.T) {
 		if q.Topic == denied.topic && q.Partition == denied.partition {
 			want = "whether it hangs is unknown"
 		}
-		if q.Hanging || q.Open[0].State != txnindex.StateExpired || !strings.Contains(q.Open[0].Reason, want) {
+		if q.Hanging || q.Open[0].State != diagnosis.StateExpired || !strings.Contains(q.Open[0].Reason, want) {
 			t.Errorf("%s-%d: %+v, want a reason with %q", q.Topic, q.Partition, q.Open[0], want)
 		}
 	}
-	if scan.MaxTxnTimeoutMs != txnindex.DefaultMaxTxnTimeout.Milliseconds() || scan.MaxTxnTimeoutSource == "" {
+	if scan.MaxTxnTimeoutMs != diagnosis.DefaultMaxTxnTimeout.Milliseconds() || scan.MaxTxnTimeoutSource == "" {
 		t.Errorf("max timeout %d ms from %q", scan.MaxTxnTimeoutMs, scan.MaxTxnTimeoutSource)
 	}
 	t.Logf("%s", p.Open[0].Reason)

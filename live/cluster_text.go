@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -72,7 +73,7 @@ func (s *ClusterScan) WriteText(w io.Writer) error {
 			if len(g.Members) > 0 {
 				members = ", assigned to " + strings.Join(g.Members, ", ")
 			}
-			fmt.Fprintf(&sb, "  %s %q%s committed %d, %s, %s behind the high watermark%s\n", g.Kind.KindLabel(), g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"), members)
+			fmt.Fprintf(&sb, "  %s %q%s committed %d, %s, %s behind the high watermark%s\n", present.GroupKindLabel(g.Kind), g.Group, state, g.Committed, where, txnindex.Plural(g.LagOffsets, "offset", "offsets"), members)
 		}
 		writeShareGroups(&sb, p.ShareGroups)
 		for _, n := range p.Notes {

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -120,14 +122,7 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		u.Notes = append(u.Notes, perr.Error()+": no producer or coordinator state; open transactions are judged from the log alone")
 	}
 	var err error
-	byPID := map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
-	var pids []int64
-	for _, ap := range prods {
-		if ap.CurrentTxnStartOffset >= 0 {
-			byPID[ap.ProducerID] = ap
-			pids = append(pids, ap.ProducerID)
-		}
-	}
+	byPID, pids := openPIDs(prods, v.Diagnosis)
 	var coord map[int64]*txnInfo
 	if len(pids) > 0 {
 		var notes []string
@@ -172,12 +167,12 @@ func (w *Watcher) coordinator(ctx context.Context, p *partState, v *PartitionVie
 		} else if ok {
 			o.Reason = fmt.Sprintf("open, last write %s ago, within transaction.max.timeout.ms (%s)", fmtAge(o.AgeMs), txnindex.Duration(w.maxTxn))
 		} else if !known {
-			o.Hanging, o.Reason = o.EngineState == string(txnindex.StateHanging), logReason+" (from the log alone)"
-			o.Late = o.EngineState == string(txnindex.StateLate)
+			o.Hanging, o.Reason = o.EngineState == string(diagnosis.StateHanging), logReason+" (from the log alone)"
+			o.Late = o.EngineState == string(diagnosis.StateLate)
 		} else {
 			o.Reason = "open in the log; DescribeProducers did not list it (it may have just ended)"
 		}
-		o.AbortCommand = txnindex.NewTopicCommands(w.Bootstrap(), w.cfg.Topic, p.id).AbortStart(o.FirstOffset)
+		o.AbortCommand = present.NewTopicCommands(w.Bootstrap(), w.cfg.Topic, p.id).AbortStart(o.FirstOffset)
 		v.Open = append(v.Open, o)
 	}
 	if d := v.Diagnosis; d != nil {
@@ -258,7 +253,7 @@ func seedsFrom(prods []kmsg.DescribeProducersResponseTopicPartitionActiveProduce
 }
 
 // producerState is the leader's DescribeProducers answer in the shape of a
-// producer snapshot, the evidence txnindex's diagnosis takes from one: every
+// producer snapshot, the evidence the diagnosis takes from one: every
 // producer's epoch, last write time and coordinator epoch (the one the
 // producer-id form of an abort must carry). nil when it could not be read.
 // A window that does not start at the log start says so (Window), so that
@@ -304,7 +299,7 @@ func describedState(d *kmsg.DescribeTransactionsResponseTransactionState, source
 // therefore asks only about transactions idle past
 // transaction.max.timeout.ms, and a younger one gets its transactional id
 // and state here, not a "hanging" verdict.
-func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, coord map[int64]*txnInfo) {
+func (w *Watcher) joinDiagnosis(d *diagnosis.Diagnosis, p *partState, open map[int64]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, coord map[int64]*txnInfo) {
 	if d == nil || len(coord) == 0 {
 		return
 	}
@@ -347,7 +342,7 @@ func (w *Watcher) joinDiagnosis(d *txnindex.Diagnosis, p *partState, open map[in
 // applied to a transaction younger than maxTxn: the partition was read
 // before the coordinator, and such a transaction may have ended in
 // between (find-hanging asks only about older ones).
-func joinLive(r *txnindex.OpenTxnReport, m txnindex.CoordinatorMatch, maxTxn time.Duration) {
+func joinLive(r *diagnosis.OpenTxnReport, m txnindex.CoordinatorMatch, maxTxn time.Duration) {
 	if m.Known && m.Hanging && m.Coordinator != nil && time.Duration(r.AgeMs)*time.Millisecond <= maxTxn {
 		r.TransactionalID, r.CoordinatorState, r.CoordinatorSource = m.TransactionalID, m.Coordinator.State.String(), m.Coordinator.Source
 		for _, tp := range m.Coordinator.Partitions {

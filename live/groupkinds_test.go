@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/diagnosis"
 )
 
 // joinConsumerGroup makes group a KIP-848 consumer group of one member
@@ -156,7 +156,7 @@ func TestLiveGroupKinds(t *testing.T) {
 	if got, want := strings.Join(behind, "|"), "new-app consumer [gk-consumer]|old-app classic []"; got != want {
 		t.Errorf("groups behind %q, want %q", got, want)
 	}
-	checkShares := func(what string, d *txnindex.Diagnosis) {
+	checkShares := func(what string, d *diagnosis.Diagnosis) {
 		t.Helper()
 		var shares []string
 		for _, s := range d.ShareGroups {

@@ -116,9 +116,11 @@ func (w *Watcher) placeGroups(v *PartitionView) {
 				Members: w.group.members[g.Group][fmt.Sprintf("%s-%d", w.cfg.Topic, v.Partition)]})
 		}
 	}
+	v.Groups, v.GroupsTotal = capGroups(v.Groups, 0)
 	v.Diagnosis.ConsumerGroups, v.Diagnosis.GroupsSource = gs, "OffsetFetch"
 	if w.group.shares != nil {
 		v.Diagnosis.ShareGroups, v.Diagnosis.ShareGroupsSource = w.group.shares.place(w.cfg.Topic, v.Partition, lso), "DescribeShareGroupOffsets"
 	}
 	v.Diagnosis.GroupsByKind = txnindex.GroupsByKind(gs, v.Diagnosis.ShareGroups)
+	capDiagnosisGroups(v.Diagnosis)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/diagnosis"
 )
 
 // TestLiveLateFromTheLogAlone: when DescribeProducers is denied, the open
@@ -31,7 +31,7 @@ func TestLiveLateFromTheLogAlone(t *testing.T) {
 		t.Fatalf("update %+v", u)
 	}
 	o := u.Partitions[0].Open[0]
-	if !o.Late || o.Hanging || o.EngineState != string(txnindex.StateLate) {
+	if !o.Late || o.Hanging || o.EngineState != string(diagnosis.StateLate) {
 		t.Errorf("open transaction %+v: want late from the log alone, not hanging", o)
 	}
 }

@@ -43,8 +43,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/capture"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // SASL mechanisms Config.SASL accepts, spelled as Kafka's sasl.mechanism.
@@ -404,7 +404,7 @@ func fatal(err error) bool {
 // DESCRIBE_CONFIGS on the cluster; without it Kafka's default is used.
 func (w *Watcher) describeMaxTxnTimeout(ctx context.Context) (time.Duration, string) {
 	if len(w.parts) == 0 {
-		return txnindex.DefaultMaxTxnTimeout, "default"
+		return diagnosis.DefaultMaxTxnTimeout, "default"
 	}
 	leader := w.parts[0].leader
 	req := kmsg.NewPtrDescribeConfigsRequest()
@@ -415,13 +415,13 @@ func (w *Watcher) describeMaxTxnTimeout(ctx context.Context) (time.Duration, str
 	kresp, err := w.cl.Broker(int(leader)).Request(ctx, req)
 	if err != nil {
 		w.notes = append(w.notes, fmt.Sprintf("DescribeConfigs failed (%v): using Kafka's default transaction.max.timeout.ms of 15m", err))
-		return txnindex.DefaultMaxTxnTimeout, "default"
+		return diagnosis.DefaultMaxTxnTimeout, "default"
 	}
 	resp := kresp.(*kmsg.DescribeConfigsResponse)
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			w.notes = append(w.notes, fmt.Sprintf("DescribeConfigs on broker %d: %v: using Kafka's default transaction.max.timeout.ms of 15m", leader, err))
-			return txnindex.DefaultMaxTxnTimeout, "default"
+			return diagnosis.DefaultMaxTxnTimeout, "default"
 		}
 		for _, c := range r.Configs {
 			if c.Name == "transaction.max.timeout.ms" && c.Value != nil {
@@ -431,7 +431,7 @@ func (w *Watcher) describeMaxTxnTimeout(ctx context.Context) (time.Duration, str
 			}
 		}
 	}
-	return txnindex.DefaultMaxTxnTimeout, "default"
+	return diagnosis.DefaultMaxTxnTimeout, "default"
 }
 
 // record writes one exchange to the raw capture. kgo hands back decoded

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/capture"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -349,7 +350,7 @@ func TestLiveHanging(t *testing.T) {
 		t.Fatalf("open: %+v", p.Open)
 	}
 	o := p.Open[0]
-	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(txnindex.StateLate) || !strings.Contains(o.Reason, "still tracks") {
+	if o.TransactionalID != "stuck-producer" || o.Hanging || o.EngineState != string(diagnosis.StateLate) || !strings.Contains(o.Reason, "still tracks") {
 		t.Fatalf("coordinator tracking it: %+v", o)
 	}
 

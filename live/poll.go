@@ -11,7 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -62,14 +64,16 @@ type PartitionView struct {
 	CommittedPosition int64 `json:"committed_position"`
 	Delivered         int64 `json:"delivered"`
 
-	Open      []OpenTxn           `json:"open_transactions"`
-	Diagnosis *txnindex.Diagnosis `json:"diagnosis"`
+	Open      []OpenTxn            `json:"open_transactions"`
+	Diagnosis *diagnosis.Diagnosis `json:"diagnosis"`
 	// Groups are the consumer groups whose committed offset is at or
 	// below the LSO while it lags (ListGroups, OffsetFetch: groups.go),
-	// as a cluster scan lists them; the diagnosis places every group.
-	Groups     []GroupBehind `json:"groups_behind"`
-	Mismatches []string      `json:"mismatches"`
-	Unsettled  bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
+	// as a cluster scan lists them, the first txnindex.ListCap of
+	// GroupsTotal; the diagnosis places them too.
+	Groups      []GroupBehind `json:"groups_behind"`
+	GroupsTotal int           `json:"groups_behind_total"`
+	Mismatches  []string      `json:"mismatches"`
+	Unsettled   bool          `json:"unsettled,omitempty"` // the log moved during the poll; some checks waited for the next one
 
 	// Log is the engine's view; not serialised.
 	Log *txnindex.Log `json:"-"`
@@ -95,7 +99,7 @@ type OpenTxn struct {
 	// to the coordinator, or known without this partition.
 	Hanging bool `json:"hanging"`
 	// Late: DescribeProducers did not answer, and the log alone says the
-	// transaction is late (txnindex.StateLate): hanging is not confirmed,
+	// transaction is late (diagnosis.StateLate): hanging is not confirmed,
 	// but an operator must look (watch --once exits 3).
 	Late         bool   `json:"late,omitempty"`
 	Reason       string `json:"reason"`
@@ -479,7 +483,7 @@ func (w *Watcher) pollOnce(ctx context.Context, p *partState, u *Update) (Partit
 	w.compare(p, &v, logAt, brokerSaw{h1: h1, h2: h2, lso: lso, rcs: rcs, clamped: clamped})
 
 	// Coordinator state and the diagnosis.
-	v.Diagnosis = l.Diagnose(txnindex.DiagnoseOptions{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
+	v.Diagnosis = present.Diagnose(l, diagnosis.Options{Now: w.cfg.Now(), MaxTxnTimeout: w.maxTxn, Bootstrap: w.Bootstrap(), Position: -1})
 	if err := w.coordinator(ctx, p, &v, u, prods, perr); err != nil {
 		return v, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -126,12 +127,15 @@ func groupLines(p *PartitionView) string {
 		case g.RecordsToLSO < 0:
 			what = txnindex.Plural(g.OffsetsToLSO, "offset", "offsets") + " below the LSO (records not counted: below the window)"
 		}
-		fmt.Fprintf(&sb, "    %s %q committed %d: %s\n", g.Kind.KindLabel(), g.Group, g.Offset, what)
+		fmt.Fprintf(&sb, "    %s %q committed %d: %s\n", present.GroupKindLabel(g.Kind), g.Group, g.Offset, what)
 	}
 	for _, s := range d.ShareGroups {
 		if s.Held || s.MayBeHeld {
-			fmt.Fprintf(&sb, "    %s\n", s.Line())
+			fmt.Fprintf(&sb, "    %s\n", present.ShareLine(s))
 		}
+	}
+	if n := txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal); n > 0 {
+		fmt.Fprintf(&sb, "    %s\n", txnindex.MoreText(n, "group", "groups"))
 	}
 	return sb.String()
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -64,7 +66,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		return resp, nil, true
 	})
 
-	check := func(w *Watcher, cut string, state txnindex.OpenTxnState, rule, why string) {
+	check := func(w *Watcher, cut string, state diagnosis.OpenTxnState, rule, why string) {
 		t.Helper()
 		u := settle(t, w)
 		d := u.Partitions[0].Diagnosis
@@ -86,7 +88,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		if !r.BeganBeforeLogStart || !strings.HasPrefix(r.StartEvidence, want) {
 			t.Errorf("start evidence %q, want %q...", r.StartEvidence, want)
 		}
-		if rb := d.Runbook(); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || sentinel.MatchString(rb) {
+		if rb := present.Runbook(d); !strings.Contains(rb, fmt.Sprintf("began at offset %d, %s", first, cut)) || sentinel.MatchString(rb) {
 			t.Errorf("runbook:\n%s", rb)
 		}
 	}
@@ -94,7 +96,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 	// transaction: by KIP-664 its marker is still to come (late by the
 	// broker's rule, not hanging), the words of a log dir's join.
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed", From: first + 2}), fmt.Sprintf("before offset %d, where the data read here starts", first+2),
-		txnindex.StateLate, txnindex.RulePartitionListed, "no write for 330d, longer than transaction.max.timeout.ms plus the broker's 5m, so the broker calls it late (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664)")
+		diagnosis.StateLate, txnindex.RulePartitionListed, "no write for 330d, longer than transaction.max.timeout.ms plus the broker's 5m, so the broker calls it late (ProducerStateManager.hasLateTransaction), but not hanging (KIP-664)")
 
 	// The coordinator forgets the id (TRANSACTIONAL_ID_NOT_FOUND, as after
 	// transactional.id.expiration.ms): hanging by KIP-664's step 2, aged
@@ -125,7 +127,7 @@ func TestLiveSeedsFromProducerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(dial(t, Config{Brokers: []string{addr}, Topic: "seed"}), fmt.Sprintf("before the log start %d (deleted by retention)", first+2),
-		txnindex.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d ago")
+		diagnosis.StateHanging, txnindex.RuleCoordinatorDead, "hanging whatever its age (KIP-664): the coordinator of \"old-tx\" has expired it (Dead): DescribeTransactions answers TransactionalIdNotFound and no marker will come; last write 330d ago")
 }
 
 // TestLiveJoinTwoMoments: the watcher reads the partition, then the
@@ -164,12 +166,12 @@ func TestLiveJoinTwoMoments(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		now  func() time.Time
-		want txnindex.OpenTxnState
+		want diagnosis.OpenTxnState
 		rule string
 		why  string
 	}{
-		{"young", time.Now, txnindex.StateOpen, "", "the coordinator then said CompleteCommit, but it was read after the partition"},
-		{"old", func() time.Time { return time.Now().Add(time.Hour) }, txnindex.StateHanging, txnindex.RuleCoordinatorComplete, "hanging whatever its age (KIP-664)"},
+		{"young", time.Now, diagnosis.StateOpen, "", "the coordinator then said CompleteCommit, but it was read after the partition"},
+		{"old", func() time.Time { return time.Now().Add(time.Hour) }, diagnosis.StateHanging, txnindex.RuleCoordinatorComplete, "hanging whatever its age (KIP-664)"},
 	} {
 		u := settle(t, dial(t, Config{Brokers: []string{addr}, Topic: "two", Now: tc.now}))
 		d := u.Partitions[0].Diagnosis

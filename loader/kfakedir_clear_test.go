@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -85,14 +87,14 @@ func TestKfakeDataDirStuckThenClear(t *testing.T) {
 		p := kfdFetch(t, reader, mresp.Topics[0].TopicID, 0, 1)
 		return p.LastStableOffset, p.HighWatermark
 	}
-	diagnose := func() (*txnindex.Log, *txnindex.Diagnosis) {
+	diagnose := func() (*txnindex.Log, *diagnosis.Diagnosis) {
 		t.Helper()
 		ps, err := OpenKfakeDir(dir)
 		if err != nil || len(ps) != 1 {
 			t.Fatalf("OpenKfakeDir: %v (%d partitions)", err, len(ps))
 		}
 		l := ps[0].Build()
-		return l, l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: "kfake:9092"})
+		return l, present.Diagnose(l, diagnosis.Options{Position: -1, Bootstrap: "kfake:9092"})
 	}
 
 	var start int64
@@ -128,7 +130,7 @@ func TestKfakeDataDirStuckThenClear(t *testing.T) {
 		t.Fatalf("after fencing: broker LSO %d, HWM %d (was %d)", lso, hwm, before)
 	}
 	_, d = diagnose()
-	if d.PinnedBy != nil || d.LastStableOffset != lso || len(d.OpenTransactions) != 0 || !strings.Contains(d.Runbook(), "clear") {
-		t.Fatalf("after fencing: LSO %d (broker %d), pinned by %+v\n%s", d.LastStableOffset, lso, d.PinnedBy, d.Runbook())
+	if d.PinnedBy != nil || d.LastStableOffset != lso || len(d.OpenTransactions) != 0 || !strings.Contains(present.Runbook(d), "clear") {
+		t.Fatalf("after fencing: LSO %d (broker %d), pinned by %+v\n%s", d.LastStableOffset, lso, d.PinnedBy, present.Runbook(d))
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -324,7 +326,7 @@ func TestKfakeDataDir(t *testing.T) {
 	}
 	// The stuck-LSO diagnosis of the broker's data directory names the
 	// open transaction at the broker's LSO and the command that ends it.
-	diag := l.Diagnose(txnindex.DiagnoseOptions{Position: -1, Bootstrap: "kfake:9092"})
+	diag := present.Diagnose(l, diagnosis.Options{Position: -1, Bootstrap: "kfake:9092"})
 	if diag.PinnedBy == nil || diag.PinnedBy.FirstOffset != brokerLSO || diag.LastStableOffset != brokerLSO ||
 		!strings.HasSuffix(diag.PinnedBy.AbortCommand, fmt.Sprintf("--start-offset %d", brokerLSO)) {
 		t.Fatalf("diagnosis of the data directory: %+v", diag.PinnedBy)

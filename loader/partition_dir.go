@@ -358,7 +358,7 @@ func (s *SegmentFiles) nextOffset() int64 {
 // when the broker next starts. Their presence means the broker has not
 // restarted since, and the state it holds in memory, the one consumers
 // meet, is the one these snapshots record (open transactions included).
-// txnindex.Diagnosis.AfterRestart says what the next restart changes.
+// diagnosis.Diagnosis.AfterRestart says what the next restart changes.
 //
 // bases are the segments' base offsets after the swaps, ascending. A
 // negative logStart or logEnd leaves that rule out (not known yet). Seeding

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -74,8 +76,8 @@ func TestOpenPartitionTailSpan(t *testing.T) {
 		if kept == 0 || passed <= kept {
 			t.Errorf("%d batches kept in the span, %d passed over: want the open transactions' few kept", kept, passed)
 		}
-		if !strings.Contains(r.Line(), "only the batches of producer") {
-			t.Errorf("the replay line does not say what was kept: %s", r.Line())
+		if !strings.Contains(present.ReplayLine(r), "only the batches of producer") {
+			t.Errorf("the replay line does not say what was kept: %s", present.ReplayLine(r))
 		}
 		if want, got := diagnoseJSON(t, full), diagnoseJSON(t, tail); want != got {
 			t.Fatalf("differs from the full replay:\nfull:\n%s\nseeded:\n%s", want, got)
@@ -132,8 +134,8 @@ func TestOpenPartitionTailSpan(t *testing.T) {
 			t.Fatalf("replay %+v: want the span from offset %d read whole", r, marked)
 		}
 		now := time.UnixMilli(gen.Start + 3_600_000*24)
-		fd := full.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
-		td := tail.Build().Diagnose(txnindex.DiagnoseOptions{Now: now, Position: -1})
+		fd := present.Diagnose(full.Build(), diagnosis.Options{Now: now, Position: -1})
+		td := present.Diagnose(tail.Build(), diagnosis.Options{Now: now, Position: -1})
 		if td.Compaction == nil || !strings.Contains(strings.Join(td.Compaction.Evidence, " "), "delete horizon") {
 			t.Fatalf("the seeded diagnosis does not count the mark at offset %d: %+v", marked, td.Compaction)
 		}

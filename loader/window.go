@@ -57,7 +57,10 @@ func (w *window) at(pos int64, n int) ([]byte, error) {
 		return b, nil
 	}
 	if w.buf == nil {
-		w.buf = make([]byte, w.fill)
+		// No larger than the input: a partition of many small segments
+		// (a segment a batch) would otherwise take a whole fill per
+		// segment scanned.
+		w.buf = make([]byte, min(int64(w.fill), w.size))
 	}
 	fill := int(min(int64(w.fill), w.size-pos))
 	if w.spacing*8 > int64(w.fill) {

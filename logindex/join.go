@@ -23,7 +23,7 @@ import (
 const DefaultJoinBytes = 64 << 20
 
 // Join is what a log directory's internal topics say, for the diagnoses of
-// its partitions (txnindex.Log.Join): read once, on the first partition
+// its partitions (diagnosis.Join): read once, on the first partition
 // opened, within JoinBytes.
 type Join struct {
 	Evidence txnindex.InternalEvidence

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -86,7 +87,7 @@ type Entry struct {
 type Summary struct {
 	// Diagnosis is the tail's diagnosis, cut down to the LSO, the high
 	// watermark, the lag and the open transactions.
-	Diagnosis *txnindex.Diagnosis
+	Diagnosis *diagnosis.Diagnosis
 	Info      TailInfo
 	Batches   int // batches read
 	Took      time.Duration
@@ -210,7 +211,7 @@ func ListPartition(dir string) (*Index, error) {
 // transaction, so there is no LSO to rank it by.
 func metadataEntry(dir, name, topic string, p int32) *Entry {
 	e := &Entry{Dir: dir, Name: name, Topic: topic, Partition: p, Metadata: true}
-	e.tail = &Summary{Diagnosis: &txnindex.Diagnosis{Topic: topic, Partition: p, HighWatermark: -1, LastStableOffset: -1,
+	e.tail = &Summary{Diagnosis: &diagnosis.Diagnosis{Topic: topic, Partition: p, HighWatermark: -1, LastStableOffset: -1,
 		Note: txnindex.MetadataLogNote(topic)}}
 	e.state.Store(int32(Scanned))
 	return e
@@ -311,7 +312,7 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 	} else {
 		// The index row shows no client line: its ranking leaves the
 		// client passes to the partition's page.
-		d := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: -1, NoClientDepartures: true})
+		d := diagnosis.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: -1, NoClientDepartures: true})
 		e.tail = &Summary{Diagnosis: trim(d), Info: info, Batches: len(l.Batches), Took: time.Since(t0), Damage: damage}
 		e.state.Store(int32(Scanned))
 	}
@@ -322,10 +323,10 @@ func (x *Index) scan(ctx context.Context, e *Entry) {
 
 // trim keeps of d what the index shows, so that nothing of the tail's log
 // stays reachable from it.
-func trim(d *txnindex.Diagnosis) *txnindex.Diagnosis {
-	out := &txnindex.Diagnosis{Topic: d.Topic, Partition: d.Partition, HighWatermark: d.HighWatermark, HighWatermarkSource: d.HighWatermarkSource,
+func trim(d *diagnosis.Diagnosis) *diagnosis.Diagnosis {
+	out := &diagnosis.Diagnosis{Topic: d.Topic, Partition: d.Partition, HighWatermark: d.HighWatermark, HighWatermarkSource: d.HighWatermarkSource,
 		LastStableOffset: d.LastStableOffset, LastStableOffsetSource: d.LastStableOffsetSource, LSOLagOffsets: d.LSOLagOffsets,
-		LSOLagMs: d.LSOLagMs, LSOLagAtLeast: d.LSOLagAtLeast, OpenTransactions: slices.Clone(d.OpenTransactions)}
+		LSOLagMs: d.LSOLagMs, LSOLagAtLeast: d.LSOLagAtLeast, OpenTransactions: slices.Clone(d.OpenTransactions), ListTotals: d.ListTotals}
 	if d.PinnedBy != nil {
 		p := *d.PinnedBy
 		out.PinnedBy = &p

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -65,7 +66,7 @@ func TestIndexRanksByTail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		full := p.Build().Diagnose(diagOpts())
+		full := diagnosis.Diagnose(p.Build(), diagOpts())
 		d := sum.Diagnosis
 		if d.LastStableOffset != full.LastStableOffset || d.HighWatermark != full.HighWatermark || d.LSOLagOffsets != full.LSOLagOffsets ||
 			(d.PinnedBy == nil) != (full.PinnedBy == nil) {
@@ -114,8 +115,8 @@ func TestNaturalCompare(t *testing.T) {
 	}
 }
 
-func diagOpts() txnindex.DiagnoseOptions {
-	return txnindex.DiagnoseOptions{Now: time.Now(), Position: -1}
+func diagOpts() diagnosis.Options {
+	return diagnosis.Options{Now: time.Now(), Position: -1}
 }
 
 // TestJoinWithinBound: the join reads the internal partitions whole when

@@ -41,21 +41,29 @@ func encodeBatch(rb kmsg.RecordBatch) []byte {
 	return raw
 }
 
+// Abort names the open transaction an admin abort ends: its producer and
+// epoch, and the coordinator epoch the marker carries.
+type Abort struct {
+	ProducerID       txnindex.ProducerID
+	ProducerEpoch    int16
+	CoordinatorEpoch int32
+}
+
 // AdminAbort is the ABORT marker the partition leader appends at offset
 // when `kafka-transactions.sh abort --start-offset` ends the open
 // transaction t: the tool reads the producer's state with
 // DescribeProducers and sends WriteTxnMarkers with that producer id and
 // epoch, the producer's latest coordinator epoch or 0 when it has none
 // (TransactionsCommand.buildAbortSpec, AbortTransactionHandler), and
-// transactionResult false. t.CoordinatorEpoch is that value
-// (txnindex's diagnosis). It returns the batch's bytes and the batch, in
-// segment at byte position.
-func AdminAbort(t *txnindex.OpenTxnReport, offset, timestamp int64, segment int32, position int64) ([]byte, txnindex.Batch) {
-	rb := markerBatch(int64(t.ProducerID), t.ProducerEpoch, t.CoordinatorEpoch, offset, timestamp, false)
+// transactionResult false. a names the producer and that coordinator
+// epoch (the diagnosis's remedy). It returns the batch's bytes and the
+// batch, in segment at byte position.
+func AdminAbort(a Abort, offset, timestamp int64, segment int32, position int64) ([]byte, txnindex.Batch) {
+	rb := markerBatch(int64(a.ProducerID), a.ProducerEpoch, a.CoordinatorEpoch, offset, timestamp, false)
 	raw := encodeBatch(rb)
 	b := txnindex.BatchFields{BaseOffset: offset, LastOffset: offset, BaseTimestamp: timestamp, MaxTimestamp: timestamp,
-		ProducerID: t.ProducerID, Position: position, BaseSequence: -1, Records: 1, Size: int32(len(raw)),
-		CoordinatorEpoch: t.CoordinatorEpoch, Segment: segment, ProducerEpoch: t.ProducerEpoch,
+		ProducerID: a.ProducerID, Position: position, BaseSequence: -1, Records: 1, Size: int32(len(raw)),
+		CoordinatorEpoch: a.CoordinatorEpoch, Segment: segment, ProducerEpoch: a.ProducerEpoch,
 		Attributes: rb.Attributes, Control: txnindex.ControlAbort, Magic: 2}.Batch()
 	return raw, b
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -38,13 +40,13 @@ func TestAdminAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := b.Log.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	d := present.Diagnose(b.Log, diagnosis.Options{Position: -1})
 	if !d.Alert() {
 		t.Fatalf("stuck-lso is not pinned by a late or hanging transaction: %+v", d.PinnedBy)
 	}
 	pin := d.PinnedBy
 	end := b.Log.LogEndOffset
-	raw, batch := AdminAbort(pin, end, d.Now, 0, b.Log.Segments[0].Size)
+	raw, batch := AdminAbort(Abort{ProducerID: pin.ProducerID, ProducerEpoch: pin.ProducerEpoch, CoordinatorEpoch: pin.CoordinatorEpoch}, end, d.Now, 0, b.Log.Segments[0].Size)
 
 	var rb kmsg.RecordBatch
 	if err := rb.ReadFrom(raw); err != nil {

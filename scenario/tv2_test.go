@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -99,8 +100,8 @@ func TestTV2Scenario(t *testing.T) {
 		t.Errorf("snapshot epochs %v", epochs)
 	}
 	labels := map[txnindex.ProducerID]string{}
-	for _, ln := range l.Lanes()[1:] {
-		labels[ln.Producer.ID] = ln.Producer.EpochLabel()
+	for _, ln := range present.Lanes(l)[1:] {
+		labels[ln.Producer.ID] = present.EpochLabel(ln.Producer)
 	}
 	if !strings.Contains(labels[1000], "epochs 32764–32767 (transactions v2: one bump per transaction; epoch 32767 exhausted") ||
 		labels[1001] != "epochs 0–2 (transactions v2: one bump per transaction)" || labels[1002] != "epoch 0" {

@@ -17,8 +17,9 @@ import (
 // computed) from where the last batch before it ends (Store.prevEnd);
 // Summary.FirstOffset. 5: Summary.LowOffset, HighOffset and
 // LastNextOffset, for segments that overlap the ones before them. 6: the
-// seed (seedPrint).
-const cacheVersion = 6
+// seed (seedPrint). 7: a summary holds the transactions its segment opens
+// and moves (Opened, Dropped, OpenCount), not every one open at its end.
+const cacheVersion = 7
 
 type cacheFile struct {
 	Version int        `json:"version"`

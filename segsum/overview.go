@@ -97,7 +97,9 @@ func resolve(sums []Summary, views []SegmentView) {
 			}
 			delete(pending, key)
 		}
-		for _, t := range sums[k].OpenAtEnd {
+		// Only a part with records moves a count: the transactions a
+		// segment leaves open without a batch of them are not listed.
+		for _, t := range sums[k].Opened {
 			key := key{t.ProducerID, t.FirstOffset}
 			pending[key] = append(pending[key], part{k, t.Here.Records})
 		}

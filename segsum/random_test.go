@@ -380,6 +380,10 @@ func differ(t testing.TB, dir string, seed uint64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	only, err := Open(dir, Options{Scan: loader.DefaultScanOptions, MaxMemory: 1 << 30, DecisionsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	ov, err := st.Overview(ctx)
 	if err != nil {
@@ -418,11 +422,23 @@ func differ(t testing.TB, dir string, seed uint64) string {
 				got = append(got, canonOf(ptr(w.Decision(i))))
 			}
 		}
-		for i := range max(len(got), len(want)) {
-			if i >= len(got) || i >= len(want) || got[i] != want[i] {
-				return fmt.Sprintf("%+v: decision %d of %d (segments) and %d (full pass):\n segments  %+v\n full pass %+v",
-					o, i, len(got), len(want), got[i:min(i+2, len(got))], want[i:min(i+2, len(want))])
+		if d := firstDiffer(o, "segments", got, want); d != "" {
+			return d
+		}
+		// Windows seeded with only what their decisions read decide
+		// the same.
+		got = nil
+		for k := range ov.Segments {
+			w, err := only.Window(ctx, k, o)
+			if err != nil {
+				t.Fatal(err)
 			}
+			for i := range w.Len() {
+				got = append(got, canonOf(ptr(w.Decision(i))))
+			}
+		}
+		if d := firstDiffer(o, "segments, decisions only", got, want); d != "" {
+			return d
 		}
 		// Views of random ranges, and of every single offset of a
 		// small log, give the full pass's decisions that overlap them.
@@ -451,6 +467,18 @@ func differ(t testing.TB, dir string, seed uint64) string {
 			if fmt.Sprint(in) != fmt.Sprint(exp) {
 				return fmt.Sprintf("%+v: view [%d,%d]:\n segments  %+v\n full pass %+v", o, from, to, in, exp)
 			}
+		}
+	}
+	return ""
+}
+
+// firstDiffer is the first decision where got (the windows') and want (a
+// full pass's) differ, "" when none.
+func firstDiffer(o txnindex.ConsumeOptions, what string, got, want []canon) string {
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			return fmt.Sprintf("%+v: decision %d of %d (%s) and %d (full pass):\n segments  %+v\n full pass %+v",
+				o, i, len(got), what, len(want), got[i:min(i+2, len(got))], want[i:min(i+2, len(want))])
 		}
 	}
 	return ""

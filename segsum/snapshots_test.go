@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Snapshots the broker deletes on startup (LogLoader.load, see
@@ -59,7 +59,7 @@ func snapName(off int64) string { return fmt.Sprintf("%020d.snapshot", off) }
 // diagnoseOf is the diagnosis of p, Replay left out, at a fixed clock.
 func diagnoseOf(t *testing.T, p *loader.Partition) string {
 	t.Helper()
-	d := p.Build().Diagnose(txnindex.DiagnoseOptions{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: -1})
+	d := diagnosis.Diagnose(p.Build(), diagnosis.Options{Now: time.UnixMilli(gen.Start + 3_600_000*24), Position: -1})
 	d.Replay, d.ClientDepartures = nil, nil // the clients' counts cover the batches read
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {

@@ -31,6 +31,14 @@ type Options struct {
 	// the log dir), so that a restarted server draws the overview without
 	// scanning the partition again.
 	CacheDir string
+	// DecisionsOnly seeds a window with the transactions open at its
+	// start that its decisions read (those of its own producers, and the
+	// first open one, where the LSO stands), not all of them: its
+	// decisions are the same, its log lists fewer transactions (not its
+	// whole producer state). For a pass that only writes decisions
+	// (decide --by-segment): a window after a segment that left K
+	// transactions open then costs its own batches, not K.
+	DecisionsOnly bool
 }
 
 // Bounds are the whole log's offsets: what every fetch is bounded by.
@@ -69,6 +77,8 @@ type Store struct {
 	flights map[int]*flight
 	spanOf  [][2]int64 // spans, once the summaries are there
 	runOf   [][2]int   // runs, once the summaries are there
+	opens   *openIndex // the open sets' checkpoints, once the summaries are there
+	cursor  *openCursor
 	// seedEnd is the offset of the snapshot firstSeed took past the last
 	// segment's base before the log end was known, 0 for none
 	// (summarize checks it against the log end).
@@ -222,7 +232,7 @@ func (s *Store) summarize(ctx context.Context) error {
 		}
 		// The bounds are kept until recomputed: firstSeed reads the log
 		// end from them.
-		s.spanOf, s.runOf = nil, nil
+		s.spanOf, s.runOf, s.opens, s.cursor = nil, nil, nil, nil
 		return s.summarizeOnce(ctx)
 	}
 	return nil
@@ -231,24 +241,29 @@ func (s *Store) summarize(ctx context.Context) error {
 // summarizeOnce is summarize's pass over the missing summaries.
 func (s *Store) summarizeOnce(ctx context.Context) error {
 	changed := false
+	// open is the set of transactions open at segment k's start, moved
+	// along by each summary's changes from the first one missing.
+	var open *openSet
 	for k := range s.segs {
 		if s.sums[k] != nil {
 			continue
 		}
-		var seed []txnindex.OngoingTxn
-		if k > 0 {
-			seed = openSeed(s.sums[k-1])
+		if open == nil {
+			open = newOpenSet(0)
+			for _, x := range s.sums[:k] {
+				open.apply(x)
+			}
 		}
-		l, damage, err := s.build(ctx, k, k, seed, nil)
+		x, err := s.summarizeSegment(ctx, k, open)
 		if err != nil {
 			return err
 		}
-		f := s.segs[k]
-		x := &Summary{Name: f.name, BaseOffset: f.base, Size: f.size, ModTime: f.modTime, Damage: damage}
-		summarize(x, l, k)
 		s.sums[k] = x
 		s.fresh++
 		changed = true
+	}
+	if changed {
+		s.opens, s.cursor = nil, nil
 	}
 	if changed || s.bounds == nil {
 		b, err := s.computeBounds(ctx)
@@ -259,6 +274,41 @@ func (s *Store) summarizeOnce(ctx context.Context) error {
 		s.saveCache()
 	}
 	return nil
+}
+
+// summarizeSegment scans segment k into its summary, seeded with the part
+// of open (the transactions open at its start) its batches need, and
+// moves open to the segment's end. Where the replay's order of the
+// transactions left open is not the one the changes give (segments that
+// overlap), the segment is scanned again seeded with the whole set.
+func (s *Store) summarizeSegment(ctx context.Context, k int, open *openSet) (*Summary, error) {
+	f := s.segs[k]
+	for _, all := range []bool{false, true} {
+		var seeded openList
+		part := false
+		l, damage, err := s.build(ctx, k, k, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+			if all {
+				return open.seed()
+			}
+			seeded, part = open.touched(bs), true
+			return seeded.seed()
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		x := &Summary{Name: f.name, BaseOffset: f.base, Size: f.size, ModTime: f.modTime, Damage: damage}
+		ends := summarize(x, l, k)
+		if !part {
+			// Seeded with the whole set, or with the producer
+			// snapshot where the segment starts the log.
+			open.changes(x, ends)
+			return x, nil
+		}
+		if open.changesOf(x, ends, seeded) {
+			return x, nil
+		}
+	}
+	panic("unreachable")
 }
 
 // aborted is segment j's entries, read back (from its .txnindex, or the
@@ -379,14 +429,6 @@ func (s *Store) runs() [][2]int {
 	return out
 }
 
-func openSeed(prev *Summary) []txnindex.OngoingTxn {
-	out := make([]txnindex.OngoingTxn, len(prev.OpenAtEnd))
-	for i, t := range prev.OpenAtEnd {
-		out[i] = t.OngoingTxn
-	}
-	return out
-}
-
 // computeBounds finds the log's bounds from the summaries, and its LSO
 // from the segments holding the high watermark on: every transaction
 // either closed below the segment holding the high watermark (so its
@@ -427,11 +469,9 @@ func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 			break
 		}
 	}
-	var seed []txnindex.OngoingTxn
-	if h > 0 {
-		seed = openSeed(s.sums[h-1])
-	}
-	l, _, err := s.build(ctx, h, n-1, seed, nil)
+	l, _, err := s.build(ctx, h, n-1, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+		return s.openAtLocked(h, bs, false).seed()
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -439,11 +479,13 @@ func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 	return b, nil
 }
 
-// build scans segments k..m into a window log seeded with seed. With w nil
-// the segments after m are listed without entries (the summaries pass,
-// which needs only the replay); otherwise with their summaries' entries.
-func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn, w *txnindex.PartitionWindow) (*txnindex.Log, string, error) {
-	p := &txnindex.Partition{Topic: s.topic, Partition: s.partition, LogStartOffset: s.logStart, HighWatermark: s.hwm, Ongoing: seed, Window: w}
+// build scans segments k..m into a window log seeded with seed(its
+// batches), or from the producer snapshot where no batch is before k
+// (seed is not called then). With w nil the segments after m are listed
+// without entries (the summaries pass, which needs only the replay);
+// otherwise with their summaries' entries.
+func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch) []txnindex.OngoingTxn, w *txnindex.PartitionWindow) (*txnindex.Log, string, error) {
+	p := &txnindex.Partition{Topic: s.topic, Partition: s.partition, LogStartOffset: s.logStart, HighWatermark: s.hwm, Window: w}
 	if s.hwm >= 0 {
 		p.HighWatermarkSource = loader.ReplicationOffsetCheckpoint
 	}
@@ -500,6 +542,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed []txnindex.OngoingTxn,
 		}
 		p.Ongoing = s.firstSeed(first)
 	} else {
+		p.Ongoing = seed(p.Batches)
 		// The offsets not read start after the last batch before
 		// this segment: where a segment's tail was cleaned (or a
 		// whole segment emptied), the hole up to this segment's first

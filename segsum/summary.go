@@ -86,12 +86,25 @@ type Summary struct {
 	AbortedRebuilt []byte                `json:"aborted_rebuilt,omitempty"`
 	IndexOnDisk    bool                  `json:"index_on_disk"`
 
-	// OpenAtEnd are the transactions open after the segment's last batch:
-	// the producer state the next segment starts from.
-	OpenAtEnd []OpenTxn `json:"open_at_end"`
+	// The transactions open after the segment's last batch (the producer
+	// state the next segment starts from) are those open at its start,
+	// less Closed and Dropped, with Opened: a summary holds what its
+	// segment changes, not the whole set, which would cost every
+	// transaction left open once in every later summary (open.go).
+	// Opened are the transactions open at the end that the segment
+	// begins or moves (a batch of it here, its epoch or time changed),
+	// each with its part here; Reset says Opened is the whole set, in
+	// the order the replay holds it (overlapping segments opened one
+	// below another). OpenCount is how many are open at the end.
+	Opened    []OpenTxn `json:"opened"`
+	Reset     bool      `json:"reset,omitempty"`
+	OpenCount int       `json:"open_count"`
 	// Closed are the transactions begun before this segment and closed
-	// by a marker in it.
-	Closed []ClosedTxn `json:"closed"`
+	// by a marker in it; Dropped the ones open at its start its replay
+	// no longer holds open without a marker (a second transaction of
+	// one producer in a seed: txnindex's replay keeps the first).
+	Closed  []ClosedTxn `json:"closed"`
+	Dropped []TxnKey    `json:"dropped,omitempty"`
 
 	// Damage is the first problem the scan met, which stopped it there
 	// (as broker recovery truncates there); "" when none.
@@ -132,8 +145,10 @@ type ClosedTxn struct {
 }
 
 // summarize fills s from the window log l of segment si (built from the
-// segment's batches and its start state) and the segment's index files.
-func summarize(s *Summary, l *txnindex.Log, si int) {
+// segment's batches and its start state) and the segment's index files,
+// and returns the transactions open at the segment's end (the changes
+// from its start, Opened and Dropped, are openSet.changes's to find).
+func summarize(s *Summary, l *txnindex.Log, si int) (ends []OpenTxn) {
 	s.NextOffset, s.FirstTimestamp, s.MaxTimestamp = s.BaseOffset, -1, -1
 	s.FirstOffset = s.BaseOffset
 	s.LowOffset, s.HighOffset, s.LastNextOffset = -1, -1, -1
@@ -175,7 +190,7 @@ func summarize(s *Summary, l *txnindex.Log, si int) {
 			s.AbortedRecords += t.Records
 		default:
 			s.Undecided += t.Records
-			s.OpenAtEnd = append(s.OpenAtEnd, OpenTxn{OngoingTxn: txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
+			ends = append(ends, OpenTxn{OngoingTxn: txnindex.OngoingTxn{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 				FirstOffset: t.FirstOffset, LastTimestamp: t.LastTimestamp, CoordinatorEpoch: -1}, Here: partOf(t)})
 		}
 		if t.Seeded && t.State != txnindex.TxnOpen {
@@ -197,4 +212,5 @@ func summarize(s *Summary, l *txnindex.Log, si int) {
 	if !s.IndexOnDisk {
 		s.AbortedRebuilt = txnindex.EncodeTxnIndex(s.Aborted)
 	}
+	return ends
 }

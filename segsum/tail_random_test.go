@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -63,24 +65,27 @@ func TestRandomTailEqualsFullReplay(t *testing.T) {
 					passed++
 				}
 			}
-			o := txnindex.DiagnoseOptions{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
-			fd, td := fl.Diagnose(o), tl.Diagnose(o)
+			o := diagnosis.Options{Now: time.UnixMilli(1_767_225_600_000 + 86_400_000), Position: p}
+			fd, td := diagnosis.Diagnose(fl, o), diagnosis.Diagnose(tl, o)
 			fd.Replay, td.Replay = nil, nil
 			fd.ClientDepartures, td.ClientDepartures = nil, nil // they cover the batches read
 			if tl.Replay.Mode == txnindex.ReplaySnapshot {
 				fd.Compaction, td.Compaction = nil, nil
 				fd.TxnIndexMismatches, td.TxnIndexMismatches = nil, nil
+				fd.TxnIndexMismatchesTotal, td.TxnIndexMismatchesTotal = 0, 0
 				// A transaction of the segments not read whose marker
 				// the cleaner removed: the full replay leaves it open
 				// and lists it as decided by the broker; the snapshot
 				// the seeded load starts from (the broker's state) has
 				// it closed, so it is not there at all.
-				fd.MarkerRemoved = slices.DeleteFunc(fd.MarkerRemoved, func(r txnindex.OpenTxnReport) bool { return r.FirstOffset < tl.Replay.FromOffset })
+				n := len(fd.MarkerRemoved)
+				fd.MarkerRemoved = slices.DeleteFunc(fd.MarkerRemoved, func(r diagnosis.OpenTxnReport) bool { return r.FirstOffset < tl.Replay.FromOffset })
+				fd.MarkerRemovedTotal -= n - len(fd.MarkerRemoved)
 			}
 			a, _ := json.MarshalIndent(fd, "", " ")
 			b, _ := json.MarshalIndent(td, "", " ")
 			if string(a) != string(b) {
-				t.Fatalf("seed %d, position %d (%s):\nfull:\n%s\nseeded:\n%s\nscenario:\n%s", seed, p, tl.Replay.Line(), a, b, text)
+				t.Fatalf("seed %d, position %d (%s):\nfull:\n%s\nseeded:\n%s\nscenario:\n%s", seed, p, present.ReplayLine(tl.Replay), a, b, text)
 			}
 		}
 	}
@@ -148,10 +153,10 @@ func TestRandomDecideFromEqualsFullReplay(t *testing.T) {
 			if !slices.Equal(a, b) {
 				for k := range min(len(a), len(b)) {
 					if a[k] != b[k] {
-						t.Fatalf("seed %d, %+v (%s): decision %d differs:\nfull:   %s\nseeded: %s\nscenario:\n%s", seed, o, tl.Replay.Line(), k, a[k], b[k], text)
+						t.Fatalf("seed %d, %+v (%s): decision %d differs:\nfull:   %s\nseeded: %s\nscenario:\n%s", seed, o, present.ReplayLine(tl.Replay), k, a[k], b[k], text)
 					}
 				}
-				t.Fatalf("seed %d, %+v (%s): %d decisions, full replay %d\nscenario:\n%s", seed, o, tl.Replay.Line(), len(b), len(a), text)
+				t.Fatalf("seed %d, %+v (%s): %d decisions, full replay %d\nscenario:\n%s", seed, o, present.ReplayLine(tl.Replay), len(b), len(a), text)
 			}
 		}
 	}
@@ -210,7 +215,7 @@ func TestRandomCountsRangeEqualsFullReplay(t *testing.T) {
 				got.Add(&d)
 			}
 			if got != want {
-				t.Fatalf("seed %d, [%d,%d] %+v (%s):\ntail %+v\nfull %+v\nscenario:\n%s", seed, from, to, o, tl.Replay.Line(), got, want, text)
+				t.Fatalf("seed %d, [%d,%d] %+v (%s):\ntail %+v\nfull %+v\nscenario:\n%s", seed, from, to, o, present.ReplayLine(tl.Replay), got, want, text)
 			}
 			if want.Records() > 0 {
 				nonzero++

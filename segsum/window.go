@@ -141,10 +141,6 @@ func (s *Store) scanLog(ctx context.Context, k int) (*txnindex.Log, error) {
 // cluster: decide keeps the decisions of k's batches.
 func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 	j, m := s.cluster(k)
-	var seed []txnindex.OngoingTxn
-	if j > 0 {
-		seed = openSeed(s.sums[j-1])
-	}
 	end := s.bounds.LogEndOffset
 	if m+1 < len(s.segs) {
 		end = s.segs[m+1].base
@@ -159,12 +155,16 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 		est += estimateBytes(s.sums[i])
 	}
 	s.lru.reserveShared(2 * est)
-	l, _, err := s.build(ctx, j, m, seed, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
+	var open openList
+	l, _, err := s.build(ctx, j, m, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+		open = s.openAt(j, bs, !s.o.DecisionsOnly)
+		return open.seed()
+	}, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
 		LastStableOffset: s.bounds.LastStableOffset})
 	if err != nil {
 		return nil, err
 	}
-	s.closeLater(l, j, m)
+	s.closeLater(l, open, m)
 	s.remember(l, k)
 	return l, nil
 }
@@ -173,53 +173,35 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 // go on past it with what the other summaries say of them: the batches,
 // records, times and last data they have there, and the marker that
 // closes them, so that a batch's transaction reads as it does in a full
-// pass.
-func (s *Store) closeLater(l *txnindex.Log, k, m int) {
-	type key struct {
-		pid   txnindex.ProducerID
-		first int64
-	}
+// pass. open is the set the window (of segments to m) was seeded with,
+// which holds each seeded transaction's parts before the window.
+func (s *Store) closeLater(l *txnindex.Log, open openList, m int) {
 	for i := range l.Txns {
 		t := &l.Txns[i]
 		if !t.Seeded {
 			continue
 		}
-		for j := k - 1; j >= 0; j-- {
-			found := false
-			for _, o := range s.sums[j].OpenAtEnd {
-				if o.ProducerID != t.ProducerID || o.FirstOffset != t.FirstOffset {
-					continue
-				}
-				found = true
-				t.Batches += o.Here.Batches
-				t.Records += o.Here.Records
-				t.Bytes += o.Here.Bytes
-				if o.Here.FirstTimestamp >= 0 {
-					t.FirstTimestamp = o.Here.FirstTimestamp
-				}
-				if t.LastDataOffset < 0 && o.Here.LastDataOffset >= 0 {
-					t.LastDataOffset, t.LastTimestamp = o.Here.LastDataOffset, o.Here.LastTimestamp
-				}
-			}
-			if !found {
-				break
-			}
-			// A marker in segment j closed a transaction of the same
-			// producer and first offset, so the one open at its end
-			// began in it (a batch repeated where segments overlap
-			// reopens it): the segments before hold another one.
-			if closes(s.sums[j], t.ProducerID, t.FirstOffset) {
-				break
-			}
+		e := open.get(TxnKey{t.ProducerID, t.FirstOffset})
+		if e == nil {
+			continue
+		}
+		t.Batches += e.acc.Batches
+		t.Records += e.acc.Records
+		t.Bytes += e.acc.Bytes
+		if e.acc.FirstTimestamp >= 0 {
+			t.FirstTimestamp = e.acc.FirstTimestamp
+		}
+		if t.LastDataOffset < 0 && e.acc.LastDataOffset >= 0 {
+			t.LastDataOffset, t.LastTimestamp = e.acc.LastDataOffset, e.acc.LastTimestamp
 		}
 	}
 	if len(l.Open) == 0 {
 		return
 	}
-	want := make(map[key]*txnindex.Txn, len(l.Open))
+	want := make(map[TxnKey]*txnindex.Txn, len(l.Open))
 	for _, i := range l.Open {
 		t := &l.Txns[i]
-		want[key{t.ProducerID, t.FirstOffset}] = t
+		want[TxnKey{t.ProducerID, t.FirstOffset}] = t
 	}
 	add := func(t *txnindex.Txn, p TxnPart) {
 		t.Batches += p.Batches
@@ -229,13 +211,17 @@ func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 			t.LastDataOffset, t.LastTimestamp = p.LastDataOffset, p.LastTimestamp
 		}
 	}
+	// A later summary lists a transaction still open at its end only
+	// when the segment holds a part of it (Opened): the others add
+	// nothing.
 	for j := m + 1; j < len(s.sums) && len(want) > 0; j++ {
 		for _, c := range s.sums[j].Closed {
-			t := want[key{c.ProducerID, c.FirstOffset}]
+			k := TxnKey{c.ProducerID, c.FirstOffset}
+			t := want[k]
 			if t == nil {
 				continue
 			}
-			delete(want, key{c.ProducerID, c.FirstOffset})
+			delete(want, k)
 			add(t, c.Here)
 			t.MarkerOffset, t.MarkerEpoch, t.State = c.MarkerOffset, c.MarkerEpoch, txnindex.TxnCommitted
 			if c.Aborted {
@@ -243,30 +229,19 @@ func (s *Store) closeLater(l *txnindex.Log, k, m int) {
 				linkEntry(l, t, j)
 			}
 		}
-		for _, o := range s.sums[j].OpenAtEnd {
-			if t := want[key{o.ProducerID, o.FirstOffset}]; t != nil {
+		for _, o := range s.sums[j].Opened {
+			if t := want[TxnKey{o.ProducerID, o.FirstOffset}]; t != nil {
 				add(t, o.Here)
 			}
 		}
 	}
-	open := l.Open[:0]
+	still := l.Open[:0]
 	for _, i := range l.Open {
 		if l.Txns[i].State == txnindex.TxnOpen {
-			open = append(open, i)
+			still = append(still, i)
 		}
 	}
-	l.Open = open
-}
-
-// closes reports whether a marker in x's segment closed a transaction of
-// pid begun at first before it.
-func closes(x *Summary, pid txnindex.ProducerID, first int64) bool {
-	for _, c := range x.Closed {
-		if c.ProducerID == pid && c.FirstOffset == first {
-			return true
-		}
-	}
-	return false
+	l.Open = still
 }
 
 // linkEntry links an aborted transaction closed after the window with
@@ -518,7 +493,7 @@ func windowBytes(l *txnindex.Log, decisions int) int64 {
 // (a decision per batch; gaps are few).
 func estimateBytes(x *Summary) int64 {
 	n := int64(x.Batches)*int64(unsafe.Sizeof(txnindex.Batch{})+unsafe.Sizeof(packed{})) +
-		int64(x.Txns+len(x.OpenAtEnd))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
+		int64(x.Txns+x.OpenCount)*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
 	return n + n/4
 }
 

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -59,7 +61,7 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 		"pinned-state":             "hanging",
 		"pinned-transactional-id":  "zombie-tx",
 		"pinned-coordinator-state": "Ongoing",
-		"pinned-hanging-rule":      txnindex.RuleWords(txnindex.RulePartitionNotListed),
+		"pinned-hanging-rule":      present.RuleWords(txnindex.RulePartitionNotListed),
 	} {
 		if got := testidText(page, id); got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)
@@ -89,7 +91,7 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 	if !strings.Contains(page, `data-testid="join-note"`) || !strings.Contains(page, "not read") || !strings.Contains(page, "Partial join") {
 		t.Errorf("a join within half the bytes does not say it is partial:\n%s", testidText(page, "pinned-reason"))
 	}
-	if testidText(page, "pinned-hanging-rule") == txnindex.RuleWords(txnindex.RuleNoTransactionalID) {
+	if testidText(page, "pinned-hanging-rule") == present.RuleWords(txnindex.RuleNoTransactionalID) {
 		t.Errorf("a partial join calls the producer id's transactional id absent")
 	}
 }
@@ -133,7 +135,7 @@ func TestLazyTailGroups(t *testing.T) {
 		t.Fatalf("tail from %d, LSO %d", tail.Batches[0].BaseOffset, tail.LastStableOffset)
 	}
 	group := func(l *txnindex.Log) txnindex.GroupPosition {
-		d := view.Diagnose(l, txnindex.DiagnoseOptions{Position: -1})
+		d := view.Diagnose(l, diagnosis.Options{Position: -1})
 		if len(d.ConsumerGroups) != 1 {
 			t.Fatalf("groups %+v", d.ConsumerGroups)
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/live/metrics"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
 
@@ -30,21 +30,21 @@ func loadedMetrics(cat *catalog, m *metrics.Collector, extra ...prometheus.Colle
 			if !strings.HasPrefix(s.id, "load") {
 				continue // the demos and uploads are no production partitions
 			}
-			var d *txnindex.Diagnosis
+			var d *diagnosis.Diagnosis
 			if l := s.built(); l != nil {
-				d = view.Diagnose(l, txnindex.DiagnoseOptions{Now: start, Position: -1})
+				d = view.Diagnose(l, diagnosis.Options{Now: start, Position: -1})
 			} else if s.lazy != nil {
 				d = s.lazy.scanView().Diagnosis
 			}
 			if d == nil || d.Note != "" {
 				continue // not known yet, or not a data partition
 			}
-			p := metrics.Partition{Topic: s.topic, Partition: s.partition, LagOffsets: d.LSOLagOffsets, Open: len(d.OpenTransactions)}
+			p := metrics.Partition{Topic: s.topic, Partition: s.partition, LagOffsets: d.LSOLagOffsets, Open: d.OpenCount()}
 			if held, _ := d.HeldAt(start.UnixMilli()); held > 0 {
 				p.LagSeconds = float64(held) / 1000
 			}
 			for _, t := range d.OpenTransactions {
-				if t.State == txnindex.StateHanging {
+				if t.State == diagnosis.StateHanging {
 					p.Hanging++
 				}
 			}

@@ -3,7 +3,8 @@ package server
 import (
 	"testing"
 
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 )
 
 // BenchmarkDiagnoseBig is what the index pays per request for the 1M-batch
@@ -12,6 +13,6 @@ func BenchmarkDiagnoseBig(b *testing.B) {
 	l := bigDemo().get()
 	b.ResetTimer()
 	for b.Loop() {
-		l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+		present.Diagnose(l, diagnosis.Options{Position: -1})
 	}
 }

@@ -1,9 +1,10 @@
 package txnindex
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Build replays p's batches the way the broker's producer state does and
@@ -171,7 +172,6 @@ func (l *Log) offsets(p *Partition) {
 // replay runs ProducerAppendInfo's state machine over every batch and
 // rebuilds each aborted transaction's index entry with the LSO Kafka records.
 func (l *Log) replay(seed []OngoingTxn, markers int) {
-	l.txnsOf = make(map[ProducerID][]int32)
 	l.RebuiltIndex = make([][]AbortedTxn, len(l.Segments))
 	// A segment's rebuilt .txnindex is as long as the broker's when it
 	// has one (compareIndex tells where not): sized from it, it is
@@ -194,7 +194,7 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// transaction (the producer state's currentTxnFirstOffset), -1 if none.
 	// ce and ceBatch are the largest coordinator epoch of the
 	// producer's end-transaction markers and the first marker that
-	// carries it (-1, -1 for none): coordinatorEpochEvidence's answer,
+	// carries it (-1, -1 for none): CoordinatorEpochEvidence's answer,
 	// kept here so that it costs no pass over the batches.
 	// txns is the producer's list for txnsOf, which is filled once at
 	// the end: a map assignment per transaction cost a tenth of the
@@ -203,8 +203,13 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		prod, open, ce, ceBatch int32
 		txns                    []int32
 	}
-	var ps []pstate
-	states := make(map[ProducerID]int32)
+	// A window of a large partition is seeded with every transaction
+	// open at its start, and each one costs these tables an entry: they
+	// are sized for the seeds, not grown to them by doubling (a window
+	// after a segment that left 20,000 transactions open rehashed
+	// states four times).
+	ps := make([]pstate, 0, len(seed))
+	states := make(map[ProducerID]int32, len(seed))
 	state := func(pid ProducerID) int32 {
 		k, ok := states[pid]
 		if !ok {
@@ -250,9 +255,16 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		return 0, false
 	}
 
-	seeded := append([]OngoingTxn(nil), seed...)
-	sort.SliceStable(seeded, func(i, j int) bool { return seeded[i].FirstOffset < seeded[j].FirstOffset })
-	for _, s := range seeded {
+	seeded := seed
+	byFirst := func(a, b OngoingTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) }
+	if !slices.IsSortedFunc(seeded, byFirst) {
+		seeded = slices.Clone(seed)
+		slices.SortStableFunc(seeded, byFirst)
+	}
+	// Each seeded producer's list for txnsOf starts as one element of
+	// a shared array, capped so that an append copies it out.
+	firsts := make([]int32, len(seeded))
+	for i, s := range seeded {
 		st := &ps[state(s.ProducerID)]
 		if st.open >= 0 {
 			continue
@@ -264,7 +276,8 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		})
 		st.open = int32(len(l.Txns) - 1)
 		open(st.open)
-		st.txns = append(st.txns, st.open)
+		firsts[i] = st.open
+		st.txns = firsts[i : i+1 : i+1]
 	}
 
 	lastPID, lastState := NoProducerID, int32(-1)
@@ -369,11 +382,21 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		t.Records += int64(b.Records)
 		t.Bytes += int64(b.Size)
 	}
+	n := 0
+	for i := range l.Txns {
+		if l.Txns[i].State == TxnOpen {
+			n++
+		}
+	}
+	if n > 0 {
+		l.Open = make([]int, 0, n)
+	}
 	for i := range l.Txns {
 		if l.Txns[i].State == TxnOpen {
 			l.Open = append(l.Open, i)
 		}
 	}
+	l.txnsOf = make(map[ProducerID][]int32, len(states))
 	for pid, k := range states {
 		st := &ps[k]
 		if len(st.txns) > 0 {
@@ -412,7 +435,7 @@ func (l *Log) computeLSO() {
 	}
 	l.LastStableOffset = l.HighWatermark
 	if fu >= 0 {
-		fu = max(fu, l.lsoFloor())
+		fu = max(fu, l.LSOFloor())
 		if fu < l.HighWatermark {
 			l.LastStableOffset = fu
 		}
@@ -425,11 +448,11 @@ func (l *Log) findGaps() {
 	// so far end: a batch below it overlaps them (a batch below only the
 	// log start is not an overlap, just a batch retention will delete).
 	next, end := l.LogStartOffset, int64(math.MinInt64)
-	if l.Replay.seeded() {
+	if l.Replay.Seeded() {
 		// The segments before FromOffset were not read, not missing,
 		// and before EveryBatchFrom only the batches of the
 		// transactions open in the snapshot were kept.
-		next = max(next, l.Replay.everyFrom())
+		next = max(next, l.Replay.EveryFrom())
 	}
 	for i := range l.Batches {
 		b := &l.Batches[i]

@@ -194,6 +194,13 @@ const (
 	RulePreparedTwoPhase = "prepared_two_phase_commit"
 )
 
+// RuleAge names the classification by age alone: no coordinator state was
+// read, so an open transaction idle for longer than
+// transaction.max.timeout.ms while the partition moved on is hanging, the
+// threshold kafka-transactions.sh find-hanging applies before it asks the
+// coordinator (KIP-664).
+const RuleAge = "idle_past_max_transaction_timeout"
+
 // twoPhaseTimeoutMs is the transaction timeout a producer prepared for a
 // two-phase commit registers (KIP-939): Integer.MAX_VALUE.
 const twoPhaseTimeoutMs = math.MaxInt32
@@ -358,4 +365,56 @@ func (c *TxnCoordinators) others(idx []int, chosen *TxnCoordinatorState) []strin
 		}
 	}
 	return out
+}
+
+// InternalEvidence is what a log dir's internal topics (or a cluster's
+// read-only APIs) say, for Join.
+type InternalEvidence struct {
+	// Coordinators are the transactional ids' states; nil when none was
+	// read.
+	Coordinators *TxnCoordinators
+	// Offsets are committed offsets of any partitions; HaveOffsets says
+	// they were read at all (an empty list is then evidence: no group).
+	Offsets      []GroupOffset
+	HaveOffsets  bool
+	GroupsSource string
+	// Note says what was not read (Diagnosis.JoinNote); "" when nothing
+	// was left out.
+	Note string
+	GroupEvidence
+	TopicEvidence
+}
+
+// GroupEvidence is what the internal topics (or a cluster's read-only
+// APIs) say of the groups beyond their committed offsets, embedded in
+// InternalEvidence: the share groups' state, their isolation level, and
+// how many records of types no reader knows were skipped.
+type GroupEvidence struct {
+	// ShareStates are share groups' start offsets on any partitions;
+	// HaveShareStates says they were read at all (__share_group_state,
+	// DescribeShareGroupOffsets), ShareSource where.
+	ShareStates     []ShareGroupState
+	HaveShareStates bool
+	ShareSource     string
+	// ShareIsolation is each share group's share.isolation.level where
+	// set; IsolationKnown says the group configs were read (a group
+	// absent then has Kafka's default), IsolationSource where, or why
+	// they were not.
+	ShareIsolation  map[string]ShareIsolation
+	IsolationKnown  bool
+	IsolationSource string
+	// SkippedRecords counts the internal topics' records of a type no
+	// Kafka release writes, skipped as the coordinators skip them
+	// (KIP-915); SkippedWhere names the topics.
+	SkippedRecords int64
+	SkippedWhere   string
+}
+
+// TopicEvidence is what the KRaft metadata log says of the topics, embedded
+// in InternalEvidence.
+type TopicEvidence struct {
+	// RemoteStorage is each topic's remote.storage.enable as its
+	// ConfigRecord sets it ("true", "false"), by topic; nil when no
+	// metadata log was read.
+	RemoteStorage map[string]string
 }

@@ -28,7 +28,7 @@ func TestCoordinatorEpochEvidenceWords(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &Log{Snapshot: tt.snap}
-			ce, src := l.coordinatorEpochEvidence(7)
+			ce, src := l.CoordinatorEpochEvidence(7)
 			if ce != tt.ce || !strings.Contains(src, tt.want) {
 				t.Fatalf("coordinator epoch %d (%q), want %d and %q", ce, src, tt.ce, tt.want)
 			}

@@ -77,3 +77,9 @@ func (c *Counts) Add(d *Decision) {
 func (c *Counts) Records() int64 {
 	return c.Delivered + c.Aborted + c.ControlMarkers + c.Pending + c.BeforePosition
 }
+
+// OffsetRange is an inclusive range of offsets.
+type OffsetRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}

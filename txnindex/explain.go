@@ -64,7 +64,7 @@ func (e MismatchExplanation) String() string {
 
 // holdsRecordAt reports whether some batch still in the log holds records at off.
 func (l *Log) holdsRecordAt(off int64) bool {
-	i := l.batchAtOrAfter(off)
+	i := l.BatchAtOrAfter(off)
 	return i < len(l.Batches) && l.Batches[i].BaseOffset <= off && l.Batches[i].Records > 0
 }
 
@@ -83,7 +83,7 @@ func (l *Log) cleaned(off int64) (bool, string) {
 
 // explainExtra explains an entry on disk the rebuild does not have.
 func (l *Log) explainExtra(d AbortedTxn) (MismatchExplanation, string) {
-	i := l.batchAtOrAfter(d.LastOffset)
+	i := l.BatchAtOrAfter(d.LastOffset)
 	if i >= len(l.Batches) || l.Batches[i].BaseOffset != d.LastOffset || !l.Batches[i].IsAbortMarker() || l.Batches[i].ProducerID != d.ProducerID {
 		if d.LastOffset < l.LogStartOffset {
 			return ExplainRetention, fmt.Sprintf("its marker at %d is below the log start %d: retention deleted it", d.LastOffset, l.LogStartOffset)
@@ -121,7 +121,7 @@ func (l *Log) explainFields(d, r AbortedTxn) (MismatchExplanation, string) {
 			return ExplainUnknown, fmt.Sprintf("the transaction's batches at %d–%d are gone, yet they lie at or above the cleaner checkpoint %d, which the cleaner has not reached",
 				d.FirstOffset, r.FirstOffset-1, l.CleanerOffset)
 		}
-		if i := l.batchAtOrAfter(r.FirstOffset); i < len(l.Batches) && l.Batches[i].BaseOffset == r.FirstOffset && l.Batches[i].Records == 0 {
+		if i := l.BatchAtOrAfter(r.FirstOffset); i < len(l.Batches) && l.Batches[i].BaseOffset == r.FirstOffset && l.Batches[i].Records == 0 {
 			return ExplainEmptiedBatch, fmt.Sprintf("the cleaner removed the aborted data from %d on%s and kept the batch at %d as an empty header, the producer's last data batch, for its producer state; the rebuild, like recovery, begins the transaction there",
 				d.FirstOffset, why, r.FirstOffset)
 		}
@@ -141,4 +141,55 @@ func (l *Log) explainFields(d, r AbortedTxn) (MismatchExplanation, string) {
 	}
 	return ExplainUnknown, fmt.Sprintf("the file says first offset %d, last stable offset %d; the log implies %d and %d, and nothing missing from it accounts for that",
 		d.FirstOffset, d.LastStableOffset, r.FirstOffset, r.LastStableOffset)
+}
+
+// MismatchReport is one difference between a segment's .txnindex on disk
+// and the one rebuilt from the batches, with its explanation: what
+// `inspect` and `diagnose` print.
+type MismatchReport struct {
+	Segment string `json:"segment"` // the .txnindex file
+	Kind    string `json:"kind"`
+	Disk    string `json:"disk,omitempty"`
+	Rebuilt string `json:"rebuilt,omitempty"`
+	// Explanation is MismatchExplanation's name
+	// ("cleaner_removed_aborted_data", …, "unknown"); Note says it.
+	Explanation string `json:"explanation"`
+	Note        string `json:"note,omitempty"`
+}
+
+// MismatchReports lists l.Mismatches in the words of the JSON.
+func (l *Log) MismatchReports() []MismatchReport {
+	out := make([]MismatchReport, 0, len(l.Mismatches))
+	for _, m := range l.Mismatches {
+		// A replay seeded from a producer snapshot (Replay) did not read
+		// the batches before FromOffset, nor keep every batch before
+		// EveryBatchFrom: an entry whose transaction or LSO lies before
+		// them cannot be rebuilt whole, so a difference there says
+		// nothing about the files (a full replay finds none).
+		if l.Replay.Seeded() && m.Kind != MissingOnDisk &&
+			(m.Disk.FirstOffset < l.Replay.EveryFrom() || m.Disk.LastStableOffset < l.Replay.EveryFrom()) {
+			continue
+		}
+		r := MismatchReport{Kind: m.Kind.String(), Explanation: m.Explanation.String(), Note: m.Note}
+		if int(m.Segment) < len(l.Segments) {
+			r.Segment = l.Segments[m.Segment].TxnIndexName()
+		}
+		if m.Kind != MissingOnDisk {
+			r.Disk = m.Disk.String()
+		}
+		if m.Kind != ExtraOnDisk {
+			r.Rebuilt = m.Rebuilt.String()
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// CleanerMarked reports whether a v2 batch header carries one of the marks
+// compaction counts as the cleaner's: no records left, fewer records than
+// offsets in a data batch, or the KIP-534 delete horizon. (Offsets missing
+// between two batches of a segment are the fourth, a property of the pair.)
+func CleanerMarked(attributes int16, lastOffsetDelta, records int32) bool {
+	data := attributes&AttrControl == 0
+	return records == 0 || data && int64(records) < int64(lastOffsetDelta)+1 || attributes&AttrDeleteHorizon != 0
 }

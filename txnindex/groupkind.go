@@ -2,7 +2,6 @@ package txnindex
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -25,30 +24,6 @@ const (
 
 // GroupKinds are the kinds in the order reports list them.
 var GroupKinds = []GroupKind{GroupConsumer, GroupClassic, GroupStreams, GroupShare}
-
-// Words names the kind for people: "consumer group (KIP-848)".
-func (k GroupKind) Words() string {
-	switch k {
-	case GroupClassic:
-		return "classic group"
-	case GroupConsumer:
-		return "consumer group (KIP-848)"
-	case GroupShare:
-		return "share group (KIP-932)"
-	case GroupStreams:
-		return "streams group (KIP-1071)"
-	}
-	return "group of an unknown kind"
-}
-
-// PluralWords is Words for several groups: "consumer groups (KIP-848)".
-func (k GroupKind) PluralWords() string {
-	w := k.Words()
-	if i := strings.Index(w, "group"); i >= 0 {
-		return w[:i] + "groups" + w[i+len("group"):]
-	}
-	return w
-}
 
 // ParseGroupKind reads a kind as ListGroups v5 and kafka-groups.sh write
 // it ("Classic", "consumer", ...); "" and ok false for any other.
@@ -166,34 +141,53 @@ func PlaceShareGroups(states []ShareGroupState, topic string, partition int32, l
 
 // GroupKindCount is how many groups of one kind read a partition, and
 // which; Affected are those an open transaction holds up (behind the LSO,
-// and for share groups read_committed or of unknown level).
+// and for share groups read_committed or of unknown level). The lists name
+// the first ListCap (a diagnosis's limit) by name; GroupsTotal and
+// AffectedTotal count them all.
 type GroupKindCount struct {
-	Kind     GroupKind `json:"kind"`
-	Groups   []string  `json:"groups"`
-	Affected []string  `json:"affected"`
+	Kind          GroupKind `json:"kind"`
+	Groups        []string  `json:"groups"`
+	Affected      []string  `json:"affected"`
+	GroupsTotal   int       `json:"groups_total"`
+	AffectedTotal int       `json:"affected_total"`
 }
 
-// Line is the share group's place in words, as the runbooks print it:
-// share group "s" at start offset 5 (read_committed): BLOCKED: ...
-func (s SharePosition) Line() string {
-	lvl := string(s.Isolation)
-	if s.Isolation == ShareIsolationUnknown {
-		lvl = "isolation level unknown"
+// GroupsByKind counts the groups of each kind among gs (their Kind; ""
+// when unknown) and ss (share groups), naming them and those held up: a
+// group with a committed offset at or below the LSO, a share group held
+// or perhaps held (its level unknown). Kinds with no group are left out;
+// nil when there is no group at all.
+func GroupsByKind(gs []GroupPosition, ss []SharePosition) []GroupKindCount {
+	by := map[GroupKind]*GroupKindCount{}
+	get := func(k GroupKind) *GroupKindCount {
+		c := by[k]
+		if c == nil {
+			c = &GroupKindCount{Kind: k, Groups: []string{}, Affected: []string{}}
+			by[k] = c
+		}
+		return c
 	}
-	var what string
-	switch {
-	case s.Blocked:
-		what = "BLOCKED: waiting at the LSO, acquires nothing until it moves"
-	case s.Held:
-		what = Plural(s.OffsetsToLSO, "offset", "offsets") + " to the LSO, then waits at it"
-	case s.MayBeHeld && s.OffsetsToLSO == 0:
-		what = "waits at the LSO if it reads read_committed"
-	case s.MayBeHeld:
-		what = Plural(s.OffsetsToLSO, "offset", "offsets") + " below the LSO: held there if it reads read_committed"
-	case s.BehindLSO:
-		what = "reads past the LSO to the high watermark: not held"
-	default:
-		what = "past the LSO: not held"
+	for _, g := range gs {
+		c := get(g.Kind)
+		c.Groups = append(c.Groups, g.Group)
+		if g.BehindLSO {
+			c.Affected = append(c.Affected, g.Group)
+		}
 	}
-	return fmt.Sprintf("share group %q at start offset %d (%s): %s", s.Group, s.StartOffset, lvl, what)
+	for _, s := range ss {
+		c := get(GroupShare)
+		c.Groups = append(c.Groups, s.Group)
+		if s.Held || s.MayBeHeld {
+			c.Affected = append(c.Affected, s.Group)
+		}
+	}
+	var out []GroupKindCount
+	for _, k := range append(slices.Clone(GroupKinds), "") {
+		if c := by[k]; c != nil {
+			c.Groups, c.Affected = slices.Compact(c.Groups), slices.Compact(c.Affected)
+			c.GroupsTotal, c.AffectedTotal = len(c.Groups), len(c.Affected)
+			out = append(out, *c)
+		}
+	}
+	return out
 }

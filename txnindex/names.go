@@ -24,7 +24,7 @@ const MaxTopicNameLength = 249
 // hand, or a broker that lies in its Metadata answers. The commands
 // printed for such a name would at best fail and at worst act on another
 // topic (a shell reads "a;b" as two commands), so none is printed for it
-// (TopicCommands); the report says the name is one Kafka would reject.
+// (present.TopicCommands); the report says the name is one Kafka would reject.
 func TopicNameProblem(topic string) string {
 	switch {
 	case topic == "":
@@ -140,4 +140,24 @@ func needsEscape(s string) bool {
 		i += n
 	}
 	return false
+}
+
+// ClusterMetadataTopic is the KRaft metadata log's topic: the controllers'
+// Raft log (KafkaRaftServer's MetadataTopic), in every KRaft node's
+// metadata.log.dir as __cluster_metadata-0.
+const ClusterMetadataTopic = "__cluster_metadata"
+
+// MetadataLogNote says what a partition of topic is when it is not a data
+// partition a consumer reads: for __cluster_metadata, the KRaft metadata
+// log, whose batches are metadata records and Raft control records
+// (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters), never a
+// producer transaction, and whose snapshots are the .checkpoint files
+// beside it. "" for any other topic.
+func MetadataLogNote(topic string) string {
+	if topic != ClusterMetadataTopic {
+		return ""
+	}
+	return "KRaft cluster metadata log (__cluster_metadata): the controllers' Raft log of metadata records, " +
+		"with its snapshots in .checkpoint files; it holds no producer transactions and no consumer reads it, " +
+		"so it has no last stable offset to be held"
 }

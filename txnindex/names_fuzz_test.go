@@ -10,8 +10,8 @@ import (
 // FuzzTextOutput: whatever a name holds, TextWord and OneLine leave no raw
 // control, newline or invalid UTF-8, EscapeControls none but newline and
 // tab; TextWord's quoted form unquotes to the name when it is valid UTF-8;
-// a name TopicNameProblem accepts is printed and quoted as it is, and
-// TopicCommands refuses exactly the names it rejects.
+// a name TopicNameProblem accepts is printed as it is
+// (present.FuzzTopicCommands quotes it and builds its commands).
 func FuzzTextOutput(f *testing.F) {
 	for _, s := range []string{"orders", "", ".", "..", "a\nb", "\x1b[8m", "\x1b]0;t\x07", "a\xffb", "\u009b", "\u202e", "a`id`b", strings.Repeat("x", 250)} {
 		f.Add(s)
@@ -32,13 +32,8 @@ func FuzzTextOutput(f *testing.F) {
 				t.Fatalf("TextWord(%q) = %s unquotes to %q, %v", s, w, u, err)
 			}
 		}
-		legal := TopicNameProblem(s) == ""
-		if legal && (TextWord(s) != s || ShellWord(s) != s) {
-			t.Fatalf("legal topic %q printed %s, quoted %s", s, TextWord(s), ShellWord(s))
-		}
-		c := NewTopicCommands("k:9092", s, 0)
-		if (c.Refused() == "") != legal || strings.ContainsAny(c.AbortStart(0), "\r\n") {
-			t.Fatalf("%q: legal %v, refused %q, command %q", s, legal, c.Refused(), c.AbortStart(0))
+		if TopicNameProblem(s) == "" && TextWord(s) != s {
+			t.Fatalf("legal topic %q printed %s", s, TextWord(s))
 		}
 	})
 }

@@ -18,7 +18,7 @@ func TestOpenTxnRangesOracle(t *testing.T) {
 		all := l.txnRanges()
 		checked += len(l.Txns)
 		for ti := range l.Txns {
-			if got, want := l.openTxnRanges(ti), all[ti]; !reflect.DeepEqual(got, want) {
+			if got, want := l.TxnDataRanges(ti), all[ti]; !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %x txn %d: got %v, want %v", seed, ti, got, want)
 			}
 		}
@@ -29,11 +29,11 @@ func TestOpenTxnRangesOracle(t *testing.T) {
 }
 
 // txnRanges returns, per transaction index, the offset ranges of its data,
-// walking every batch of the log: the oracle of openTxnRanges.
+// walking every batch of the log: the oracle of TxnDataRanges.
 func (l *Log) txnRanges() map[int][]OffsetRange {
 	out := map[int][]OffsetRange{}
 	for i := range l.Batches {
-		ti := l.txnIndexOf(i)
+		ti := l.TxnIndexOf(i)
 		if ti < 0 || l.Batches[i].IsControl() {
 			continue
 		}

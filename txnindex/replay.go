@@ -68,7 +68,7 @@ func (l *Log) linkBatches(batches []Batch) int {
 	if len(batches) == 0 {
 		return -1
 	}
-	if k := l.batchAtOrAfter(batches[0].BaseOffset); k < len(l.Batches) && l.Batches[k].BaseOffset == batches[0].BaseOffset &&
+	if k := l.BatchAtOrAfter(batches[0].BaseOffset); k < len(l.Batches) && l.Batches[k].BaseOffset == batches[0].BaseOffset &&
 		k+len(batches) <= len(l.Batches) && l.Batches[k+len(batches)-1].BaseOffset == batches[len(batches)-1].BaseOffset {
 		return k
 	}

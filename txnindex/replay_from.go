@@ -1,10 +1,5 @@
 package txnindex
 
-import (
-	"fmt"
-	"strings"
-)
-
 // Replay modes of a ReplayReport.
 const (
 	ReplaySnapshot = "snapshot" // seeded from a producer snapshot; earlier segments not read
@@ -69,47 +64,14 @@ type ReplayReport struct {
 	SnapshotPassed string `json:"snapshot_passed,omitempty"`
 }
 
-// seeded reports whether batches before FromOffset were left unread.
-func (r *ReplayReport) seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
+// Seeded reports whether batches before FromOffset were left unread.
+func (r *ReplayReport) Seeded() bool { return r != nil && r.Mode == ReplaySnapshot }
 
-// everyFrom is, for a seeded replay, where every batch was kept:
+// EveryFrom is, for a seeded replay, where every batch was kept:
 // EveryBatchFrom, or FromOffset when the whole of what was read was kept.
-func (r *ReplayReport) everyFrom() int64 {
+func (r *ReplayReport) EveryFrom() int64 {
 	if r.EveryBatchFrom > 0 {
 		return r.EveryBatchFrom
 	}
 	return r.FromOffset
-}
-
-// Line is the one-line account the runbook prints.
-func (r *ReplayReport) Line() string {
-	if r.Mode == ReplaySnapshot {
-		snap := r.Snapshot
-		if r.SnapshotPassed != "" {
-			snap += " (" + r.SnapshotPassed + ")"
-		}
-		crc := ""
-		switch {
-		case r.CleanShutdown:
-			crc = ", no segment cut at a bad CRC: the log directory has .kafka_cleanshutdown, and a broker that shut down cleanly recovers no segment (a batch read whose CRC fails is named below)"
-		case r.CRCFrom > 0:
-			crc = fmt.Sprintf(", CRCs checked from the recovery point %d on", r.CRCFrom)
-		}
-		if r.EveryBatchFrom > 0 {
-			ps := make([]string, len(r.SpanProducers))
-			for i, p := range r.SpanProducers {
-				ps[i] = fmt.Sprint(p)
-			}
-			who := "producer"
-			if len(ps) > 1 {
-				who = "producers"
-			}
-			return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; up to offset %d only the batches of %s %s, whose transaction is open in it, were kept, every batch from offset %d on; the batches before offset %d were not read, nor the other batches before offset %d replayed (--full-replay reads them)",
-				r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, snap, r.Reason, r.EveryBatchFrom,
-				who, strings.Join(ps, ", "), r.EveryBatchFrom, r.FromOffset, r.EveryBatchFrom)
-		}
-		return fmt.Sprintf("segments from offset %d on (%d of %d, %s of %s%s), producer state seeded from %s: %s; the batches and .txnindex files before offset %d were not read (--full-replay reads them)",
-			r.FromOffset, r.SegmentsRead, r.Segments, Bytes(r.BytesRead), Bytes(r.Bytes), crc, snap, r.Reason, r.FromOffset)
-	}
-	return fmt.Sprintf("every segment (%d, %s), full replay: %s", r.Segments, Bytes(r.Bytes), r.Reason)
 }

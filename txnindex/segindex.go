@@ -197,7 +197,7 @@ func (l *Log) compareIndex(si int32) {
 	// (the loader reads it whole otherwise), so none of them is a marker
 	// it removed, the evidence markerRemovedEvidence looks for.
 	spanEnd := int64(-1)
-	if r := l.Replay; r.seeded() && r.EveryBatchFrom > 0 {
+	if r := l.Replay; r.Seeded() && r.EveryBatchFrom > 0 {
 		spanEnd = r.EveryBatchFrom
 	}
 	for _, d := range disk {

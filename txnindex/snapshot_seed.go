@@ -68,13 +68,13 @@ func (l *Log) applySnapshot(p *Partition) {
 	}
 }
 
-// coordinatorEpochEvidence is the coordinator epoch an explicit abort of
+// CoordinatorEpochEvidence is the coordinator epoch an explicit abort of
 // pid's transaction must carry, and where it comes from. The broker fences
 // a marker whose coordinator epoch is below the producer's current one
 // (ProducerAppendInfo.appendEndTxnMarker: TransactionCoordinatorFenced), so
 // it is the largest known: the snapshot entry's and every marker's of that
 // producer in the log. With neither, kafka-transactions.sh's 0.
-func (l *Log) coordinatorEpochEvidence(pid ProducerID) (int32, string) {
+func (l *Log) CoordinatorEpochEvidence(pid ProducerID) (int32, string) {
 	ce, src := int32(-1), ""
 	snap := "no producer snapshot was read"
 	if s := l.Snapshot; s != nil {
@@ -119,7 +119,7 @@ func (l *Log) LSOHolder() *Txn {
 		if t.State != TxnOpen && t.MarkerOffset < l.HighWatermark {
 			continue
 		}
-		if max(t.FirstOffset, l.lsoFloor()) == l.LastStableOffset && (best == nil || t.FirstOffset < best.FirstOffset) {
+		if max(t.FirstOffset, l.LSOFloor()) == l.LastStableOffset && (best == nil || t.FirstOffset < best.FirstOffset) {
 			best = t
 		}
 	}

@@ -2,7 +2,6 @@ package txnindex
 
 import (
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -16,7 +15,7 @@ func (b *logBuilder) txnAt(pid ProducerID, epoch int16, n int) *logBuilder {
 // marker at E+1, the next transaction at E+1, retried markers, and the
 // epoch overflow to a new producer id. Each case states which transaction
 // each marker closes, the read_committed verdicts, the LSO, the rebuilt
-// .txnindex and the lane labels.
+// .txnindex (present.TestTV2EpochLabels labels their lanes).
 func TestTV2(t *testing.T) {
 	const top = math.MaxInt16
 	type txn struct {
@@ -32,7 +31,6 @@ func TestTV2(t *testing.T) {
 		letters string
 		lso     int64
 		index   []AbortedTxn
-		labels  []string // per producer lane
 	}{{
 		// 0-1 p7@0, 2 p8@5, 3 ABORT p7@1, 4 p7@1, 5 COMMIT p8@6, 6 COMMIT p7@2
 		name: "bump per transaction",
@@ -40,8 +38,7 @@ func TestTV2(t *testing.T) {
 		txns: []txn{{7, 0, 1, 0, 3, TxnAborted}, {8, 5, 6, 2, 5, TxnCommitted}, {7, 1, 2, 4, 6, TxnCommitted}},
 		// The abort's entry: p8's transaction from 2 was still open.
 		letters: "AA D C D C C", lso: 7,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 3, LastStableOffset: 2}},
-		labels: []string{"epochs 0–2 (transactions v2: one bump per transaction)", "epochs 5–6 (transactions v2: one bump per transaction)"},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 3, LastStableOffset: 2}},
 	}, {
 		// A coordinator retrying a marker the leader already wrote gets
 		// it appended again (KAFKA-19999): no transaction is open, so
@@ -50,8 +47,7 @@ func TestTV2(t *testing.T) {
 		log:     newLog().txnAt(7, 3, 2).marker(7, ControlAbort, 4).marker(7, ControlAbort, 4).txnAt(7, 4, 1),
 		txns:    []txn{{7, 3, 4, 0, 2, TxnAborted}, {7, 4, -1, 4, -1, TxnOpen}},
 		letters: "AA C C P", lso: 4,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
-		labels: []string{"epochs 3–4 (transactions v2: one bump per transaction)"},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
 	}, {
 		// Epoch 32766 is exhausted: the coordinator bumps to 32767 for
 		// the marker and completes under the next producer id at epoch
@@ -61,8 +57,6 @@ func TestTV2(t *testing.T) {
 		txns:    []txn{{7, top - 2, top - 1, 0, 1, TxnCommitted}, {7, top - 1, top, 2, 4, TxnAborted}, {9, 0, -1, 5, -1, TxnOpen}},
 		letters: "D C AA C P P", lso: 5,
 		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 4, LastStableOffset: 5}},
-		labels: []string{"epochs 32765–32767 (transactions v2: one bump per transaction; epoch 32767 exhausted the producer id, its transactional id went on under a new one)",
-			"epoch 0"},
 	}, {
 		// Transactions v1: markers at the data's epoch; a fencing bump
 		// (KIP-360) is not called transactions v2.
@@ -70,8 +64,7 @@ func TestTV2(t *testing.T) {
 		log:     newLog().txnAt(7, 0, 1).marker(7, ControlCommit, 0).txnAt(7, 1, 1).marker(7, ControlAbort, 1),
 		txns:    []txn{{7, 0, 0, 0, 1, TxnCommitted}, {7, 1, 1, 2, 3, TxnAborted}},
 		letters: "D C A C", lso: 4,
-		index:  []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 3, LastStableOffset: 4}},
-		labels: []string{"epochs 0–1"},
+		index: []AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 3, LastStableOffset: 4}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,44 +91,6 @@ func TestTV2(t *testing.T) {
 			if got := l.RebuiltIndex[0]; len(got) != len(c.index) || (len(got) > 0 && got[0] != c.index[0]) {
 				t.Errorf("rebuilt index %v, want %v", got, c.index)
 			}
-			lanes := l.Lanes()[1:]
-			if len(lanes) != len(c.labels) {
-				t.Fatalf("%d producer lanes, want %d", len(lanes), len(c.labels))
-			}
-			for i, ln := range lanes {
-				if got := ln.Producer.EpochLabel(); got != c.labels[i] {
-					t.Errorf("lane %d: %q, want %q", i+1, got, c.labels[i])
-				}
-			}
 		})
-	}
-}
-
-// TestTV2LaneNotInflated: a transactions v2 producer that ran 3,000
-// transactions is one lane whose label explains its 3,001 epochs, and the
-// open transaction at its last epoch is diagnosed at that epoch (the
-// epoch kafka-transactions.sh abort must name: the admin's WriteTxnMarkers
-// carries no transaction version, so the leader accepts a marker epoch at
-// least the producer's).
-func TestTV2LaneNotInflated(t *testing.T) {
-	b := newLog()
-	for e := range int16(3000) {
-		b.txnAt(7, e, 1).marker(7, ControlCommit, e+1)
-	}
-	b.txnAt(7, 3000, 2).plain(-1, 1)
-	l := b.build()
-	lanes := l.Lanes()
-	if len(lanes) != 2 || lanes[1].Producer.Txns != 3001 || lanes[1].Producer.TV2Markers != 3000 {
-		t.Fatalf("lanes %+v", lanes)
-	}
-	if got, want := lanes[1].Producer.EpochLabel(), "epochs 0–3000 (transactions v2: one bump per transaction)"; got != want {
-		t.Errorf("label %q, want %q", got, want)
-	}
-	d := l.Diagnose(DiagnoseOptions{Position: -1})
-	if d.PinnedBy == nil || d.PinnedBy.ProducerEpoch != 3000 || d.PinnedBy.FirstOffset != 6000 || l.LastStableOffset != 6000 {
-		t.Fatalf("pinned by %+v, LSO %d", d.PinnedBy, l.LastStableOffset)
-	}
-	if rb := d.Runbook(); !strings.Contains(rb, "producer 7 epoch 3000's transaction from offset 6000") {
-		t.Errorf("runbook:\n%s", rb)
 	}
 }

@@ -552,7 +552,7 @@ type Partition struct {
 	NoSegment         bool
 	NoSegmentEvidence []string
 	// TopicUnknown: Topic is only a label (a segment read alone is named
-	// by its base offset); commands use TopicVar.
+	// by its base offset); commands cannot name it.
 	TopicUnknown bool
 	// Tiered: older segments are in remote storage (KIP-405).
 	Tiered *TieredStorage

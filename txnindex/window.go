@@ -38,5 +38,5 @@ func (l *Log) outsideWindow(si int) bool {
 		return false
 	}
 	b := l.Segments[si].BaseOffset
-	return b >= w.End || (l.Replay.seeded() && b < l.Replay.FromOffset)
+	return b >= w.End || (l.Replay.Seeded() && b < l.Replay.FromOffset)
 }

@@ -6,26 +6,28 @@ import (
 	"time"
 	"weak"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// Diagnose is l.Diagnose(o) through one cache shared by the diagnosis API
-// and the web pages: a built log does not change, and the 1M-batch demo
+// Diagnose is present.Diagnose(l, o) through one cache shared by the
+// diagnosis API and the web pages: a built log does not change, and the 1M-batch demo
 // costs ~0.1 s to diagnose, which every concurrent caller would otherwise
 // pay on every request. "now" is truncated to the second (ages are shown
 // to the second), so a hit is at most a second stale, and callers that ask
 // for the same key while it is computed wait for that one computation
 // (single flight) instead of starting their own. The result is shared:
 // callers must not modify it.
-func Diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+func Diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
 	d, _ := DiagnoseRunbook(l, o)
 	return d
 }
 
 // DiagnoseRunbook is Diagnose with the diagnosis's runbook text (the CLI's
 // report), computed once with it and cached alongside.
-func DiagnoseRunbook(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Diagnosis, string) {
-	k := diagKey{l: weak.Make(l), txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position}
+func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis, string) {
+	k := diagKey{l: weak.Make(l), txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position, limit: txnindex.ListLimit(o.Limit)}
 	if !o.Now.IsZero() {
 		o.Now = o.Now.Truncate(time.Second)
 		k.now = o.Now.Unix()
@@ -53,14 +55,14 @@ func DiagnoseRunbook(l *txnindex.Log, o txnindex.DiagnoseOptions) (*txnindex.Dia
 				delete(diags.m, k)
 			}
 			diags.mu.Unlock()
-			e.d = &txnindex.Diagnosis{}
+			e.d = &diagnosis.Diagnosis{}
 		}
 		close(e.ready)
 	}()
 	diags.computed.Add(1)
-	d := l.Diagnose(o)
+	d := present.Diagnose(l, o)
 	join(l, d)
-	e.runbook = d.Runbook()
+	e.runbook = present.Runbook(d)
 	e.d = d
 	return e.d, e.runbook
 }
@@ -79,11 +81,12 @@ type diagKey struct {
 	txnTimeout, maxTimeout time.Duration
 	bootstrap              string
 	position               int64
+	limit                  int
 }
 
 type diagEntry struct {
 	ready   chan struct{} // closed once d and runbook are set
-	d       *txnindex.Diagnosis
+	d       *diagnosis.Diagnosis
 	runbook string
 }
 

@@ -5,11 +5,12 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // evidence holds, per loaded log, what its log dir's internal topics say
-// (txnindex.Log.Join): the pages and the API show the same transactional
+// (diagnosis.Join): the pages and the API show the same transactional
 // ids, coordinator states and groups as `diagnose DIR`. It holds the logs
 // weakly: an entry goes with its log when the server lets the log go (an
 // evicted upload, a lazily opened partition dropped under --max-memory),
@@ -66,14 +67,14 @@ func SetTailEvidence(l *txnindex.Log, ev txnindex.InternalEvidence, readFrom int
 }
 
 // join adds l's recorded evidence to d, if any.
-func join(l *txnindex.Log, d *txnindex.Diagnosis) {
+func join(l *txnindex.Log, d *diagnosis.Diagnosis) {
 	evidence.mu.Lock()
 	j, ok := evidence.m[weak.Make(l)]
 	evidence.mu.Unlock()
 	if !ok {
 		return
 	}
-	l.Join(d, j.ev)
+	diagnosis.Join(l, d, j.ev)
 	if j.readFrom < 0 {
 		return
 	}

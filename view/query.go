@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -22,12 +23,14 @@ const maxBootstrap = 1024
 //	bootstrap                the address put in the printed commands; default <bootstrap>
 //	transaction_timeout      transaction.timeout.ms as a Go duration or milliseconds
 //	max_transaction_timeout  transaction.max.timeout.ms, likewise
+//	limit                    how many entries each list holds in detail, 1 to
+//	                         txnindex.MaxListLimit; default txnindex.ListCap
 //
 // The diagnosis API and the web pages both read it, so that a page and its
 // API agree. An error names the parameter and what it wants; the callers
 // answer it with 400.
-func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptions, error) {
-	o := txnindex.DiagnoseOptions{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
+func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (diagnosis.Options, error) {
+	o := diagnosis.Options{Now: wallNow, Bootstrap: q.Get("bootstrap"), Position: -1}
 	switch s := q.Get("now"); s {
 	case "":
 	case "log":
@@ -58,6 +61,13 @@ func ParseDiagnoseQuery(q url.Values, wallNow time.Time) (txnindex.DiagnoseOptio
 	if len(o.Bootstrap) > maxBootstrap {
 		return o, fmt.Errorf("bootstrap is too long")
 	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > txnindex.MaxListLimit {
+			return o, fmt.Errorf("limit %q: want 1 to %d", s, txnindex.MaxListLimit)
+		}
+		o.Limit = n
+	}
 	return o, nil
 }
 
@@ -75,7 +85,7 @@ const (
 // except for a demo, which is aged by its own time (its newest write: the
 // story it tells, "20 minutes stuck"), not by how long ago its fixed
 // timestamps were. It returns the options and whose clock they use.
-func DiagnoseClock(q url.Values, wallNow time.Time, demo bool) (txnindex.DiagnoseOptions, string, error) {
+func DiagnoseClock(q url.Values, wallNow time.Time, demo bool) (diagnosis.Options, string, error) {
 	o, err := ParseDiagnoseQuery(q, wallNow)
 	if err != nil {
 		return o, "", err

@@ -6,7 +6,7 @@
 //
 // It holds the diagnosis options a query carries (ParseDiagnoseQuery) and
 // the single-flight diagnosis cache the index page, the timeline's panel
-// and the diagnosis API share (Diagnose). The lane rule lives in txnindex
-// (Log.Lanes) and the decision labels too (Verdict, Cause), being the
-// algorithm's own vocabulary. Its API is internal to txnscope.
+// and the diagnosis API share (Diagnose). The lane rule and the words for
+// verdicts and causes live in package present, where every page and CLI
+// text takes them from. Its API is internal to txnscope.
 package view

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -14,14 +16,14 @@ func TestParseDiagnoseQuery(t *testing.T) {
 	wall := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		q    string
-		want txnindex.DiagnoseOptions
+		want diagnosis.Options
 		err  string
 	}{
-		{q: "", want: txnindex.DiagnoseOptions{Now: wall, Position: -1}},
-		{q: "now=log&position=-7", want: txnindex.DiagnoseOptions{Position: -1}},
-		{q: "now=2024-01-02T03:04:05Z&position=42&bootstrap=k:9092", want: txnindex.DiagnoseOptions{
+		{q: "", want: diagnosis.Options{Now: wall, Position: -1}},
+		{q: "now=log&position=-7", want: diagnosis.Options{Position: -1}},
+		{q: "now=2024-01-02T03:04:05Z&position=42&bootstrap=k:9092", want: diagnosis.Options{
 			Now: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Position: 42, Bootstrap: "k:9092"}},
-		{q: "now=1700000000123&transaction_timeout=15m&max_transaction_timeout=900000", want: txnindex.DiagnoseOptions{
+		{q: "now=1700000000123&transaction_timeout=15m&max_transaction_timeout=900000", want: diagnosis.Options{
 			Now: time.UnixMilli(1700000000123), Position: -1, TxnTimeout: 15 * time.Minute, MaxTxnTimeout: 15 * time.Minute}},
 		{q: "now=yesterday", err: `now "yesterday": want RFC 3339, Unix milliseconds or "log"`},
 		{q: "position=x", err: `position "x" is not a number`},
@@ -67,10 +69,10 @@ func stuckLog() *txnindex.Log {
 func TestDiagnoseSingleFlight(t *testing.T) {
 	l := stuckLog()
 	now := time.UnixMilli(10_000_400)
-	o := txnindex.DiagnoseOptions{Now: now, Position: -1}
+	o := diagnosis.Options{Now: now, Position: -1}
 	before := DiagnoseComputations()
 	const n = 16
-	got := make([]*txnindex.Diagnosis, n)
+	got := make([]*diagnosis.Diagnosis, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { got[i] = Diagnose(l, o) })
@@ -84,14 +86,14 @@ func TestDiagnoseSingleFlight(t *testing.T) {
 			t.Fatalf("caller %d: %p (pinned by %v), caller 0: %p", i, got[i], got[i].PinnedBy, got[0])
 		}
 	}
-	d, runbook := DiagnoseRunbook(l, txnindex.DiagnoseOptions{Now: now.Add(500 * time.Millisecond), Position: -1})
-	if d != got[0] || runbook != d.Runbook() || DiagnoseComputations()-before != 1 {
+	d, runbook := DiagnoseRunbook(l, diagnosis.Options{Now: now.Add(500 * time.Millisecond), Position: -1})
+	if d != got[0] || runbook != present.Runbook(d) || DiagnoseComputations()-before != 1 {
 		t.Errorf("same second: another diagnosis (%d computations) or runbook %q", DiagnoseComputations()-before, runbook)
 	}
-	if Diagnose(l, txnindex.DiagnoseOptions{Now: now.Add(time.Second), Position: -1}) == got[0] {
+	if Diagnose(l, diagnosis.Options{Now: now.Add(time.Second), Position: -1}) == got[0] {
 		t.Errorf("another second, same diagnosis")
 	}
-	if Diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1, Bootstrap: "x"}) == got[0] {
+	if Diagnose(l, diagnosis.Options{Now: now, Position: -1, Bootstrap: "x"}) == got[0] {
 		t.Errorf("other options, same diagnosis")
 	}
 	if c := DiagnoseComputations() - before; c != 3 {

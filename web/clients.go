@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -104,7 +105,7 @@ func (u *UI) Clients() http.Handler {
 			for i, d := range row.Decisions {
 				c := ClientsCell{Verdict: "none", Departure: row.Departures[i]}
 				if d != nil {
-					c.Verdict, c.Words, c.Reason = d.Verdict.String(), d.Verdict.Words(), d.Reason()
+					c.Verdict, c.Words, c.Reason = d.Verdict.String(), present.VerdictWords(d.Verdict), d.Reason()
 					if d.Verdict == txnindex.Delivered {
 						v.Rows[i].Delivered += row.To - row.From + 1
 					}

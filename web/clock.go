@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -26,10 +27,10 @@ func utcText(ms int64) string {
 // diagnoseOptions reads a page's diagnosis options with the one clock rule
 // the pages and the diagnosis API share (view.DiagnoseClock: a demo is aged
 // by its own time). The bootstrap is taken out: the diagnosis prints
-// txnindex.BootstrapVar and the view puts the address in (so that one
+// present.BootstrapVar and the view puts the address in (so that one
 // cached diagnosis serves every address, and the page's script can redo
 // it).
-func (u *UI) diagnoseOptions(r *http.Request, source string) (o txnindex.DiagnoseOptions, bootstrap, clock string, err error) {
+func (u *UI) diagnoseOptions(r *http.Request, source string) (o diagnosis.Options, bootstrap, clock string, err error) {
 	o, clock, err = view.DiagnoseClock(r.URL.Query(), u.now(), u.isDemo(source))
 	if err != nil {
 		return o, "", "", err
@@ -50,7 +51,7 @@ func (u *UI) isDemo(id string) bool {
 // clockMs is the time, in Unix milliseconds, that o measures ages against:
 // o.Now, or with none (a demo's own time, now=log) the diagnosis's own
 // clock, its newest write.
-func clockMs(o txnindex.DiagnoseOptions, d *txnindex.Diagnosis) int64 {
+func clockMs(o diagnosis.Options, d *diagnosis.Diagnosis) int64 {
 	switch {
 	case !o.Now.IsZero():
 		return o.Now.UnixMilli()

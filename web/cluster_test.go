@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/live"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestClusterIndex: the cluster view of a scan keeps the scan's ranking
@@ -20,16 +20,16 @@ import (
 // unknown, escapes a topic name in the link, and says why the latest scan
 // failed while still showing the one before.
 func TestClusterIndex(t *testing.T) {
-	hang := &live.ClusterTxn{ProducerID: 7, FirstOffset: 40, TransactionalID: "stuck-orders", CoordinatorState: "Ongoing", State: txnindex.StateHanging, Hanging: true}
+	hang := &live.ClusterTxn{ProducerID: 7, FirstOffset: 40, TransactionalID: "stuck-orders", CoordinatorState: "Ongoing", State: diagnosis.StateHanging, Hanging: true}
 	s := &live.ClusterScan{Time: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), Topics: 3, Stuck: 3, Hanging: 1, Unknown: 1, Clear: 1, RequestCount: 19,
 		Brokers: []live.BrokerStatus{{ID: 0, Host: "b0", Port: 9092}, {ID: 1, Host: "b1", Port: 9092, Err: "broker 1 unreachable: connection refused"}},
 		Partitions: []live.PartitionLag{
 			{Topic: "orders", Partition: 3, HighWatermark: 50, LastStableOffset: 40, LSOLagOffsets: 10, LSOLagMs: 3_600_000, Hanging: true, PinnedBy: hang, Open: []live.ClusterTxn{*hang},
 				Groups: []live.GroupBehind{{Group: "billing"}, {Group: "audit"}}},
-			{Topic: "a/b", Partition: 0, HighWatermark: 9, LastStableOffset: 8, LSOLagOffsets: 1, LSOLagMs: 2000, PinnedBy: &live.ClusterTxn{ProducerID: 9, FirstOffset: 8, State: txnindex.StateOpen}},
+			{Topic: "a/b", Partition: 0, HighWatermark: 9, LastStableOffset: 8, LSOLagOffsets: 1, LSOLagMs: 2000, PinnedBy: &live.ClusterTxn{ProducerID: 9, FirstOffset: 8, State: diagnosis.StateOpen}},
 			{Topic: "orders", Partition: 1, HighWatermark: -1, LastStableOffset: -1, Err: "leader 1 down"},
 			{Topic: "billing", Partition: 0, HighWatermark: 9, LastStableOffset: 3, LSOLagOffsets: 6, LSOLagMs: 1000, PinnedBy: &live.ClusterTxn{ProducerID: 10, FirstOffset: 3,
-				TransactionalID: "billing-tx", CoordinatorState: "Ongoing", State: txnindex.StateOpen}},
+				TransactionalID: "billing-tx", CoordinatorState: "Ongoing", State: diagnosis.StateOpen}},
 			{Topic: "orders", Partition: 0, HighWatermark: 5, LastStableOffset: 5},
 		}}
 	var err error

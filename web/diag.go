@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -30,7 +32,7 @@ type DiagnosisView struct {
 	// a demo's own time, the end of a capture.
 	Clock, ClockWhat string
 	// Bootstrap is the address the commands carry ("" until one is given:
-	// they use txnindex.BootstrapVar, with its guard line).
+	// they use present.BootstrapVar, with its guard line).
 	Bootstrap string
 	Commands  bool // some command is shown (the bootstrap field is)
 	// TopicUnknown: the commands name TOPIC (a segment read alone), and
@@ -47,8 +49,13 @@ type DiagnosisView struct {
 	Clear        string // the sentence shown when nothing pins it
 	Pinned       *TxnView
 	Txns         []TxnView
-	Lag          *txnindex.LagReport // nil without a consumer position
-	Position     int64               // the consumer position the lag split is for; -1 for none
+	// TxnsTotal counts the open transactions, of which Txns lists the
+	// first (txnindex.ListCap, or the limit asked for); the More counts
+	// are those each list leaves out, said below it.
+	TxnsTotal                         int
+	TxnsMore, GroupsMore, RemovedMore int
+	Lag                               *diagnosis.LagReport // nil without a consumer position
+	Position                          int64                // the consumer position the lag split is for; -1 for none
 	// Capture is the LSO history of a log assembled from captured fetches.
 	Capture *CaptureView
 	LSOFrom string // where the LSO comes from: "log" or "capture"
@@ -62,21 +69,21 @@ type DiagnosisView struct {
 	// Kinds are the groups by kind, the share groups and the records
 	// skipped (groupKindsView); nil when none was read.
 	Kinds *GroupKindsView
-	// Compaction is the log cleaner's evidence (txnindex.CompactionReport),
+	// Compaction is the log cleaner's evidence (diagnosis.CompactionReport),
 	// nil when the partition shows none; MarkerRemoved are the
 	// transactions the replay leaves open but the broker decided, their
-	// markers removed by the cleaner (txnindex.StateMarkerRemoved).
+	// markers removed by the cleaner (diagnosis.StateMarkerRemoved).
 	Compaction    []string
 	MarkerRemoved []TxnView
 	// Unknown says why the offsets are unknown (no .log segment was
 	// read); nil when they are known.
-	Unknown *txnindex.OffsetsUnknownReport
+	Unknown *diagnosis.OffsetsUnknownReport
 	// Restart is what the next restart of the broker would change
-	// (txnindex.RestartReport); nil when the directory holds no state a
+	// (diagnosis.RestartReport); nil when the directory holds no state a
 	// restart drops.
 	Restart *RestartView
 	// Clients is the sentence on the clients that depart from Kafka's
-	// rule (txnindex.Diagnosis.ClientsLine), "" when none does;
+	// rule (diagnosis.Diagnosis.ClientsLine), "" when none does;
 	// ClientsHref the partition's clients page, "" where the page has
 	// no server to ask (an exported page).
 	Clients, ClientsHref string
@@ -93,7 +100,7 @@ type RestartView struct {
 // GroupView is one consumer group's committed offset against the LSO.
 type GroupView struct {
 	Group     string
-	Kind      string // "consumer group (KIP-848)", in words (txnindex.GroupKind.Words)
+	Kind      string // "consumer group (KIP-848)", in words (present.GroupKindWords)
 	Committed int64
 	Affected  bool   // committed <= LSO
 	Blocked   bool   // waiting at the LSO
@@ -109,7 +116,7 @@ type TxnView struct {
 	Batches         int
 	Records         int64
 	Age             string // "20m"; "unknown" when AgeUnknown
-	AgeUnknown      bool   // no write time of it is known (txnindex.OpenTxnReport.AgeUnknown)
+	AgeUnknown      bool   // no write time of it is known (diagnosis.OpenTxnReport.AgeUnknown)
 	State           string // open, expired, hanging, decided_unreplicated (data-state, CSS)
 	StateText       string // the state in words: "decided, marker not replicated"
 	Reason          string
@@ -128,7 +135,7 @@ type TxnView struct {
 	CoordinatorState string
 	HangingRule      string
 	// Unreplicated: decided, its marker not yet below the high watermark
-	// (txnindex.StateDecidedUnreplicated). No abort ends it: EndsWhen says
+	// (diagnosis.StateDecidedUnreplicated). No abort ends it: EndsWhen says
 	// what does, CheckCommand shows the replicas.
 	Unreplicated    bool
 	EndsWhen        string
@@ -143,9 +150,9 @@ type TxnView struct {
 }
 
 // Cmd is a command a copy button copies. Text is what is shown and
-// copied: the command txnindex wrote (with txnindex.BootstrapVar for the
-// address) with the page's bootstrap put in through txnindex.ShellWord,
-// or, while none is set, after txnindex.BootstrapGuard's line, so that
+// copied: the command txnindex wrote (with present.BootstrapVar for the
+// address) with the page's bootstrap put in through present.ShellWord,
+// or, while none is set, after present.BootstrapGuard's line, so that
 // what is copied always runs. The page's script never rebuilds it: when
 // the bootstrap field changes it fetches the panel again and takes Text.
 type Cmd struct {
@@ -158,29 +165,29 @@ type cmdFill struct{ bootstrap, topic string }
 
 func command(template string, f cmdFill) Cmd {
 	text, guards := template, ""
-	if txnindex.UsesBootstrapVar(template) {
+	if present.UsesBootstrapVar(template) {
 		if f.bootstrap == "" {
-			guards = txnindex.BootstrapGuard + "\n"
+			guards = present.BootstrapGuard + "\n"
 		} else {
-			text = strings.ReplaceAll(text, txnindex.BootstrapVar, txnindex.ShellWord(f.bootstrap))
+			text = strings.ReplaceAll(text, present.BootstrapVar, present.ShellWord(f.bootstrap))
 		}
 	}
 	// The topic of a segment read alone is not known: the command names
 	// TOPIC, after the guard line that stops it until TOPIC is set, or
 	// the topic the page's field gives, quoted (static/js/diagnosis.js
 	// fetches the panel again when the field changes).
-	if txnindex.UsesTopicVar(template) {
+	if present.UsesTopicVar(template) {
 		if f.topic == "" {
-			guards += txnindex.TopicGuard + "\n"
+			guards += present.TopicGuard + "\n"
 		} else {
-			text = strings.ReplaceAll(text, txnindex.TopicVar, txnindex.ShellWord(f.topic))
+			text = strings.ReplaceAll(text, present.TopicVar, present.ShellWord(f.topic))
 		}
 	}
 	return Cmd{Text: guards + text}
 }
 
 // CaptureView is a capture's LSO history, as txnindex reports it.
-type CaptureView = txnindex.CaptureReport
+type CaptureView = diagnosis.CaptureReport
 
 // msClock renders a capture time of day, UTC, to the millisecond; "—"
 // when the capture has no timestamps.
@@ -230,19 +237,19 @@ func rangeView(r txnindex.OffsetRange) RangeView {
 	return v
 }
 
-func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
+func txnView(t *diagnosis.OpenTxnReport, bootstrap cmdFill) TxnView {
 	v := TxnView{TestID: "diag-txn-" + i64(int64(t.ProducerID)) + "-" + i64(t.FirstOffset), Producer: int64(t.ProducerID),
 		Epoch: t.ProducerEpoch, First: t.FirstOffset, Last: t.LastOffset, Batches: t.Batches, Records: t.Records,
-		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: t.State.Words(), Reason: t.Reason,
+		Age: durText(t.AgeMs), AgeUnknown: t.AgeUnknown, State: string(t.State), StateText: present.StateWords(t.State), Reason: t.Reason,
 		AbortCommand: command(t.AbortCommand, bootstrap), PrintCommand: command(t.Discards.PrintCommand, bootstrap),
 		DiscardRecords: t.Discards.Records, Pins: t.PinsLSO, Unseen: t.Unseen,
 		TransactionalID: t.TransactionalID, CoordinatorState: t.CoordinatorState, HangingRule: t.HangingRule,
-		HangingRuleText: txnindex.RuleWords(t.HangingRule),
-		Unreplicated:    t.State == txnindex.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
+		HangingRuleText: present.RuleWords(t.HangingRule),
+		Unreplicated:    t.State == diagnosis.StateDecidedUnreplicated, EndsWhen: t.EndsWhen, CheckCommand: command(t.CheckCommand, bootstrap),
 		ConfirmCommand: command(t.ConfirmCommand, bootstrap), AbortBreaks: t.AbortBreaks}
-	if t.State == txnindex.StateLate && t.HangingRule == "" {
+	if t.State == diagnosis.StateLate && t.HangingRule == "" {
 		v.StateText = "late, hanging not confirmed"
-	} else if t.State == txnindex.StateLate {
+	} else if t.State == diagnosis.StateLate {
 		v.StateText = "late, not hanging"
 	}
 	if t.Unseen {
@@ -273,15 +280,15 @@ func txnView(t *txnindex.OpenTxnReport, bootstrap cmdFill) TxnView {
 }
 
 // diagnosisView is the panel of d, whose commands carry
-// txnindex.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
+// present.BootstrapVar (diagnosed with no bootstrap); bootstrap, when set,
 // is put into them. clock says whose time d.Now is (clockServer, …).
-func diagnosisView(d *txnindex.Diagnosis, bootstrap, clock string) *DiagnosisView {
+func diagnosisView(d *diagnosis.Diagnosis, bootstrap, clock string) *DiagnosisView {
 	return diagnosisViewFor(d, cmdFill{bootstrap: bootstrap}, clock)
 }
 
 // diagnosisViewFor is diagnosisView with the topic the page's field names
 // for a segment read alone.
-func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *DiagnosisView {
+func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *DiagnosisView {
 	bootstrap := fill.bootstrap
 	v := &DiagnosisView{LSO: d.LastStableOffset, HWM: d.HighWatermark, LagOffsets: d.LSOLagOffsets, LagMs: d.LSOLagMs,
 		Stuck: d.PinnedBy != nil, Lag: d.Lag, Position: -1, Capture: d.Capture, LSOFrom: d.LastStableOffsetSource,
@@ -305,6 +312,9 @@ func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *Diagno
 	for i := range d.OpenTransactions {
 		v.Txns = append(v.Txns, txnView(&d.OpenTransactions[i], fill))
 	}
+	v.TxnsTotal, v.TxnsMore = d.OpenCount(), txnindex.More(d.OpenTransactions, d.OpenTransactionsTotal)
+	v.GroupsMore = txnindex.More(d.ConsumerGroups, d.ConsumerGroupsTotal)
+	v.RemovedMore = txnindex.More(d.MarkerRemoved, d.MarkerRemovedTotal)
 	if d.PinnedBy != nil {
 		p := txnView(d.PinnedBy, fill)
 		v.Pinned = &p
@@ -324,7 +334,7 @@ func diagnosisViewFor(d *txnindex.Diagnosis, fill cmdFill, clock string) *Diagno
 		v.MarkerRemoved = append(v.MarkerRemoved, txnView(&d.MarkerRemoved[i], fill))
 	}
 	v.Unknown = d.OffsetsUnknown
-	v.Clients = d.ClientsLine()
+	v.Clients = present.ClientsLine(d)
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
@@ -369,7 +379,7 @@ func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
 // share one computation per (log, options, second) however many ask at once.
 type diagCache struct{}
 
-func (diagCache) diagnose(l *txnindex.Log, o txnindex.DiagnoseOptions) *txnindex.Diagnosis {
+func (diagCache) diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
 	return view.Diagnose(l, o)
 }
 
@@ -408,7 +418,7 @@ func groupViews(gs []txnindex.GroupPosition) []GroupView {
 	}
 	out := []GroupView{}
 	for _, g := range gs {
-		v := GroupView{Group: g.Group, Kind: g.Kind.Words(), Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
+		v := GroupView{Group: g.Group, Kind: present.GroupKindWords(g.Kind), Committed: g.Offset, Affected: g.BehindLSO, Blocked: g.Blocked}
 		switch {
 		case g.Blocked:
 			v.What = "blocked: waiting at the LSO"
@@ -448,3 +458,7 @@ func topicName(r *http.Request) string {
 func clientsHref(id, topic string, p int32) string {
 	return "/sources/" + id + "/partitions/" + topic + "/" + i64(int64(p)) + "/clients"
 }
+
+// maxListLimit is the most entries a list of the diagnosis API holds
+// (its limit= parameter), said under a list that leaves some out.
+const maxListLimit = txnindex.MaxListLimit

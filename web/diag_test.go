@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -188,17 +190,17 @@ func TestDiagCache(t *testing.T) {
 	var c diagCache
 	l := stuckLog()
 	now := time.UnixMilli(10_000_400)
-	a := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1})
-	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now.Add(300 * time.Millisecond), Position: -1}); a != b {
+	a := c.diagnose(l, diagnosis.Options{Now: now, Position: -1})
+	if b := c.diagnose(l, diagnosis.Options{Now: now.Add(300 * time.Millisecond), Position: -1}); a != b {
 		t.Errorf("same second, new diagnosis")
 	}
-	if b := c.diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1, Bootstrap: "x"}); a == b {
+	if b := c.diagnose(l, diagnosis.Options{Now: now, Position: -1, Bootstrap: "x"}); a == b {
 		t.Errorf("other options, same diagnosis")
 	}
 	// The panel and the diagnosis API share one cache (view.Diagnose):
 	// what the panel computed, the API serves without computing again.
 	before := view.DiagnoseComputations()
-	if b := view.Diagnose(l, txnindex.DiagnoseOptions{Now: now, Position: -1}); a != b || view.DiagnoseComputations() != before {
+	if b := view.Diagnose(l, diagnosis.Options{Now: now, Position: -1}); a != b || view.DiagnoseComputations() != before {
 		t.Errorf("the API recomputed the panel's diagnosis (%d computations)", view.DiagnoseComputations()-before)
 	}
 }
@@ -215,7 +217,7 @@ func TestDiagnosisPanelOfCapture(t *testing.T) {
 		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: min(int64(i)*4, 4), Time: 1_000 + int64(i)*30*60_000, Isolation: txnindex.ReadCommitted,
 			Response: txnindex.FetchResponse{LastStableOffset: lso, HighWatermark: 6 + int64(i), AbortedTransactions: []txnindex.AbortedTransaction{}}})
 	}
-	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: 4}), "k:9092", clockLog)
+	v := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: 4}), "k:9092", clockLog)
 	var sb strings.Builder
 	if err := diagnosisPanel(v).Render(t.Context(), &sb); err != nil {
 		t.Fatal(err)
@@ -261,8 +263,8 @@ func TestBannerAndPanelNameTheTrueHolder(t *testing.T) {
 	if !strings.Contains(v.Pinned, "producer 7 from offset 2, decided (COMMIT marker at offset 5) but not yet below the high watermark 5") {
 		t.Errorf("banner %q", v.Pinned)
 	}
-	d := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}), "", clockLog)
-	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(txnindex.StateDecidedUnreplicated) ||
+	d := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
+	if d.Pinned == nil || d.Pinned.Producer != 7 || d.Pinned.State != string(diagnosis.StateDecidedUnreplicated) ||
 		!d.Pinned.Unreplicated || !strings.Contains(d.Pinned.EndsWhen, "the high watermark passes the marker at 5") || d.Pinned.AbortCommand.Text != "" || d.Clear != "" {
 		t.Errorf("panel %+v pinned %+v", d, d.Pinned)
 	}
@@ -291,8 +293,8 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 	if b := timelineView("demo", "demo", l).Pinned; !strings.Contains(b, "leaves the transaction of producer 9 from offset 2 open, but the log cleaner removed its marker") {
 		t.Errorf("banner %q", b)
 	}
-	v := diagnosisView(l.Diagnose(txnindex.DiagnoseOptions{Position: -1}), "", clockLog)
-	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(txnindex.StateMarkerRemoved) ||
+	v := diagnosisView(present.Diagnose(l, diagnosis.Options{Position: -1}), "", clockLog)
+	if v.Stuck || v.LSO != 10 || len(v.Txns) != 0 || len(v.MarkerRemoved) != 1 || v.MarkerRemoved[0].State != string(diagnosis.StateMarkerRemoved) ||
 		len(v.Compaction) != 1 || !strings.Contains(v.Compaction[0], "cleaned below offset 6") {
 		t.Fatalf("panel %+v", v)
 	}
@@ -314,8 +316,8 @@ func TestPanelCompactedMarkerRemoved(t *testing.T) {
 // TestDiagnosisPanelMetadataLog: the KRaft metadata log's panel says what
 // it is, never "clear".
 func TestDiagnosisPanelMetadataLog(t *testing.T) {
-	d := &txnindex.Diagnosis{Topic: txnindex.ClusterMetadataTopic, HighWatermark: 5, LastStableOffset: 5, Note: txnindex.MetadataLogNote(txnindex.ClusterMetadataTopic),
-		OpenTransactions: []txnindex.OpenTxnReport{}}
+	d := &diagnosis.Diagnosis{Topic: txnindex.ClusterMetadataTopic, HighWatermark: 5, LastStableOffset: 5, Note: txnindex.MetadataLogNote(txnindex.ClusterMetadataTopic),
+		OpenTransactions: []diagnosis.OpenTxnReport{}}
 	var b strings.Builder
 	if err := diagnosisPanel(diagnosisView(d, "", clockServer)).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -331,18 +333,18 @@ func TestDiagnosisPanelMetadataLog(t *testing.T) {
 // the snapshot's last write, or "unknown" with the reason when nothing
 // bounds them, never as "0ms": on the index row and on the panel.
 func TestSeededLagNotZero(t *testing.T) {
-	seeded := func(last, lagMs int64) *txnindex.Diagnosis {
-		p := txnindex.OpenTxnReport{ProducerID: 7, FirstOffset: 0, LastOffset: -1, FirstTimestamp: -1, LastTimestamp: last, Seeded: true,
-			PinsLSO: true, State: txnindex.StateOpen, AgeUnknown: last < 0}
-		d := &txnindex.Diagnosis{Topic: "t0", HighWatermark: 54, LSOLagOffsets: 54, LSOLagMs: lagMs, LSOLagAtLeast: true, Now: 1_767_225_700_000,
-			OpenTransactions: []txnindex.OpenTxnReport{p}}
+	seeded := func(last, lagMs int64) *diagnosis.Diagnosis {
+		p := diagnosis.OpenTxnReport{ProducerID: 7, FirstOffset: 0, LastOffset: -1, FirstTimestamp: -1, LastTimestamp: last, Seeded: true,
+			PinsLSO: true, State: diagnosis.StateOpen, AgeUnknown: last < 0}
+		d := &diagnosis.Diagnosis{Topic: "t0", HighWatermark: 54, LSOLagOffsets: 54, LSOLagMs: lagMs, LSOLagAtLeast: true, Now: 1_767_225_700_000,
+			OpenTransactions: []diagnosis.OpenTxnReport{p}}
 		d.PinnedBy = &d.OpenTransactions[0]
 		d.LSOHeldMs, d.LSOHeldAtLeast = d.HeldAt(d.Now)
 		return d
 	}
 	src, part := Source{ID: "load1"}, Partition{Topic: "t0"}
 	for _, tt := range []struct {
-		d    *txnindex.Diagnosis
+		d    *diagnosis.Diagnosis
 		want string
 	}{
 		// Held at least since the last write the snapshot gives, measured
@@ -380,10 +382,10 @@ func TestSeededStartWords(t *testing.T) {
 		{"below the log start", true, "begun before the log start", "offsets read"},
 		{"read from the tail", false, "begun before the offsets read", "log start"},
 	} {
-		p := txnindex.OpenTxnReport{ProducerID: 7, FirstOffset: 8051570, LastOffset: 8051570, LastTimestamp: 1_767_225_600_000, Seeded: true,
-			BeganBeforeLogStart: tt.before, PinsLSO: true, State: txnindex.StateHanging}
-		d := &txnindex.Diagnosis{Topic: "t0", HighWatermark: 10081019, LastStableOffset: 8051570, LSOLagOffsets: 2029449, Now: 1_767_225_700_000,
-			OpenTransactions: []txnindex.OpenTxnReport{p}}
+		p := diagnosis.OpenTxnReport{ProducerID: 7, FirstOffset: 8051570, LastOffset: 8051570, LastTimestamp: 1_767_225_600_000, Seeded: true,
+			BeganBeforeLogStart: tt.before, PinsLSO: true, State: diagnosis.StateHanging}
+		d := &diagnosis.Diagnosis{Topic: "t0", HighWatermark: 10081019, LastStableOffset: 8051570, LSOLagOffsets: 2029449, Now: 1_767_225_700_000,
+			OpenTransactions: []diagnosis.OpenTxnReport{p}}
 		d.PinnedBy = &d.OpenTransactions[0]
 		var b strings.Builder
 		if err := diagnosisPanel(diagnosisView(d, "", clockServer)).Render(context.Background(), &b); err != nil {

@@ -3,6 +3,8 @@ package web
 import (
 	"strings"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -12,6 +14,7 @@ import (
 type GroupKindsView struct {
 	Kinds       []KindView
 	Shares      []ShareGroupView
+	SharesMore  int    // the share groups Shares leaves out (txnindex.ListCap)
 	SharesRead  bool   // a share group state was read at all
 	ShareSource string // where ("1 partition of __share_group_state")
 	Skipped     string // the records skipped, in words; "" for none
@@ -38,17 +41,23 @@ type ShareGroupView struct {
 
 // groupKindsView is d's groups by kind; nil when the diagnosis counted no
 // group and read no share group state.
-func groupKindsView(d *txnindex.Diagnosis) *GroupKindsView {
+func groupKindsView(d *diagnosis.Diagnosis) *GroupKindsView {
 	if len(d.GroupsByKind) == 0 && d.ShareGroups == nil && d.SkippedNote == "" {
 		return nil
 	}
-	v := &GroupKindsView{SharesRead: d.ShareGroups != nil, ShareSource: d.ShareGroupsSource, Skipped: d.SkippedNote}
+	v := &GroupKindsView{SharesRead: d.ShareGroups != nil, ShareSource: d.ShareGroupsSource, Skipped: d.SkippedNote,
+		SharesMore: txnindex.More(d.ShareGroups, d.ShareGroupsTotal)}
 	for _, c := range d.GroupsByKind {
-		w := c.Kind.PluralWords()
-		if len(c.Groups) == 1 {
-			w = c.Kind.Words()
+		n, held := max(c.GroupsTotal, len(c.Groups)), max(c.AffectedTotal, len(c.Affected))
+		w := present.GroupKindPluralWords(c.Kind)
+		if n == 1 {
+			w = present.GroupKindWords(c.Kind)
 		}
-		v.Kinds = append(v.Kinds, KindView{Kind: string(c.Kind), Words: w, Count: len(c.Groups), Groups: strings.Join(c.Groups, ", "), Affected: len(c.Affected)})
+		names := strings.Join(c.Groups, ", ")
+		if more := txnindex.More(c.Groups, n); more > 0 {
+			names += " " + txnindex.MoreText(more, "group", "groups")
+		}
+		v.Kinds = append(v.Kinds, KindView{Kind: string(c.Kind), Words: w, Count: n, Groups: names, Affected: held})
 	}
 	for _, s := range d.ShareGroups {
 		sv := ShareGroupView{Group: s.Group, Start: s.StartOffset, Isolation: string(s.Isolation), Held: s.Held || s.MayBeHeld, Blocked: s.Blocked}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -21,9 +23,9 @@ import (
 
 // Scan is where a lazily loaded partition's tail scan stands.
 type Scan struct {
-	State     string              // queued, loading, scanned, failed
-	Diagnosis *txnindex.Diagnosis // the tail's, once scanned
-	Note      string              // what the scan read, or why it failed
+	State     string               // queued, loading, scanned, failed
+	Diagnosis *diagnosis.Diagnosis // the tail's, once scanned
+	Note      string               // what the scan read, or why it failed
 	Internal  bool
 }
 
@@ -226,7 +228,7 @@ func (r PartitionRow) LagString() string { return i64(r.LagOffsets) }
 // Name is what the filter box matches: topic-partition, lower case.
 func (r PartitionRow) Name() string { return strings.ToLower(r.Label) }
 
-func partitionRow(s Source, p Partition, d *txnindex.Diagnosis, nowMs int64) PartitionRow {
+func partitionRow(s Source, p Partition, d *diagnosis.Diagnosis, nowMs int64) PartitionRow {
 	n := itoa(int(p.Partition))
 	r := PartitionRow{TestID: "partition-row-" + s.ID + "-" + p.Topic + "-" + n, LinkTestID: "partition-link-" + s.ID + "-" + p.Topic + "-" + n,
 		Source: s.ID, SourceTitle: s.Title, Topic: p.Topic, Partition: p.Partition, Label: p.Topic + "-" + n,
@@ -237,7 +239,7 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis, nowMs int64) Par
 	if d == nil {
 		return r
 	}
-	r.Built, r.LSO, r.HWM, r.LagOffsets, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets, len(d.OpenTransactions)
+	r.Built, r.LSO, r.HWM, r.LagOffsets, r.Open = true, d.LastStableOffset, d.HighWatermark, d.LSOLagOffsets, d.OpenCount()
 	r.LagMs, _ = d.HeldAt(nowMs)
 	r.LagTime, r.LagNote = rowLag(d, nowMs)
 	r.State = "clear"
@@ -259,7 +261,7 @@ func partitionRow(s Source, p Partition, d *txnindex.Diagnosis, nowMs int64) Par
 // (nowMs), the one measure the partition page, its diagnosis panel and the
 // CLI give. A lazy partition's tail was diagnosed when it was scanned; its
 // pinner's write times are measured again against the clock of now.
-func rowLag(d *txnindex.Diagnosis, nowMs int64) (text, note string) {
+func rowLag(d *diagnosis.Diagnosis, nowMs int64) (text, note string) {
 	p := d.PinnedBy
 	if p == nil {
 		return "—", ""
@@ -292,7 +294,7 @@ func stateText(state string) string {
 	case stateNotData:
 		return "not a data partition"
 	}
-	return txnindex.OpenTxnState(state).Words()
+	return present.StateWords(diagnosis.OpenTxnState(state))
 }
 
 // sortByLag orders rows by LSO lag, largest first: offsets, then time;

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/pathname"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -185,7 +187,7 @@ func (u *UI) LessonEmbed() http.Handler {
 // other assets.
 // note, when not "", says what the embedded data leaves out (api.ExportData's
 // Note); the page shows it under the summary.
-func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte, note string, ls *Lesson) error {
+func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *diagnosis.Diagnosis, data []byte, note string, ls *Lesson) error {
 	v, err := staticTimelineView(id, title, l, d, data)
 	if err != nil {
 		return err
@@ -212,11 +214,11 @@ func StaticLessonPage(ctx context.Context, w io.Writer, id, title string, l *txn
 var quizChoices = []string{"delivered", "aborted", "control"}
 
 // quizChoiceWords is a choice's button label: the verdict in words
-// (txnindex.Verdict.Words, "control marker").
+// (present.VerdictWords, "control marker").
 func quizChoiceWords(name string) string {
 	for v := txnindex.Verdict(0); v < 16; v++ {
 		if v.String() == name {
-			return v.Words()
+			return present.VerdictWords(v)
 		}
 	}
 	return name

@@ -2,7 +2,7 @@ package web
 
 // The end of a stuck-LSO lesson: the remedy played out. When the engine's
 // diagnosis finds the LSO pinned by a hanging transaction (KIP-664), or by
-// a late one no coordinator evidence decided (txnindex.Diagnosis.Alert),
+// a late one no coordinator evidence decided (diagnosis.Diagnosis.Alert),
 // the lesson appends, one step each, the ABORT marker that
 // `kafka-transactions.sh abort --start-offset` makes the broker write for
 // every such transaction, oldest first; the LSO moves and the consumer
@@ -12,6 +12,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -21,25 +23,26 @@ import (
 // the diagnosis' clock (the newest timestamp in the log).
 func remedies(l *txnindex.Log) ([]string, []txnindex.Batch) {
 	// No bootstrap: the commands name the shell variable BOOTSTRAP
-	// (txnindex.BootstrapVar), so the command runs once it is set.
-	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	// (present.BootstrapVar), so the command runs once it is set.
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	if !d.Alert() || d.Capture != nil || len(l.Segments) == 0 {
 		// A capture's LSO is the broker's word, not a log to append to.
 		return nil, nil
 	}
-	hanging := slices.DeleteFunc(slices.Clone(d.OpenTransactions), func(t txnindex.OpenTxnReport) bool {
-		act := t.State == txnindex.StateHanging || t.State == txnindex.StateLate && t.HangingRule == ""
+	hanging := slices.DeleteFunc(slices.Clone(d.OpenTransactions), func(t diagnosis.OpenTxnReport) bool {
+		act := t.State == diagnosis.StateHanging || t.State == diagnosis.StateLate && t.HangingRule == ""
 		return !act || t.Unseen
 	})
-	slices.SortFunc(hanging, func(a, b txnindex.OpenTxnReport) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	slices.SortFunc(hanging, func(a, b diagnosis.OpenTxnReport) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	si := int32(len(l.Segments) - 1)
 	off, pos := l.LogEndOffset, l.Segments[si].Size
 	var cmds []string
 	var out []txnindex.Batch
 	for i := range hanging {
-		raw, b := scenario.AdminAbort(&hanging[i], off, d.Now, si, pos)
+		t := &hanging[i]
+		raw, b := scenario.AdminAbort(scenario.Abort{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, CoordinatorEpoch: t.CoordinatorEpoch}, off, d.Now, si, pos)
 		off, pos = off+1, pos+int64(len(raw))
-		cmds = append(cmds, hanging[i].AbortCommand)
+		cmds = append(cmds, t.AbortCommand)
 		out = append(out, b)
 	}
 	return cmds, out

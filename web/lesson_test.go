@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -235,10 +237,10 @@ func TestLessonWaitsAtLSO(t *testing.T) {
 func TestLessonRemedy(t *testing.T) {
 	logs := demoLogs(t)
 	l := logs["stuck-lso"]
-	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	// The demo has no coordinator state: its transaction is late, its
 	// hanging unconfirmed, and an operator must act (Alert).
-	if d.PinnedBy == nil || !d.Alert() || d.PinnedBy.State != txnindex.StateLate {
+	if d.PinnedBy == nil || !d.Alert() || d.PinnedBy.State != diagnosis.StateLate {
 		t.Fatalf("the stuck-LSO demo is not pinned by a late transaction: %+v", d.PinnedBy)
 	}
 	pin := d.PinnedBy

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -137,14 +138,14 @@ func segmentStrip(segs []SegmentSummary, refused string, shown int64) *SegmentSt
 }
 
 // outcomeWords is a segment's records by outcome, in the timeline's words
-// (txnindex.Verdict.Words).
+// (present.VerdictWords).
 func outcomeWords(x SegmentSummary) string {
 	var b []string
 	for _, p := range []struct {
 		v txnindex.Verdict
 		n int64
 	}{{txnindex.Delivered, x.Delivered}, {txnindex.Aborted, x.Aborted}, {txnindex.Pending, x.Pending}, {txnindex.Control, x.Control}} {
-		b = append(b, txnindex.Count(p.n)+" "+p.v.Words())
+		b = append(b, txnindex.Count(p.n)+" "+present.VerdictWords(p.v))
 	}
 	return "records: " + strings.Join(b, ", ")
 }

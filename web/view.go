@@ -3,6 +3,8 @@ package web
 import (
 	"strconv"
 
+	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -107,19 +109,19 @@ type LaneView struct {
 	Index  int    // the lane's number in the stream; the first lane's for a row of several
 	TestID string // "lane-7", "lane-none" (non-transactional), "lane-more"
 	Label  string // "producer 7", "orders (producer 7)", "non-transactional", "3 more producers"
-	Epochs string // txnindex.Producer.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3000 (transactions v2: …)"
+	Epochs string // present.EpochLabel: "epoch 0", "epochs 0–2", "epochs 0–3000 (transactions v2: …)"
 	Note   string // "txn, 3 batches, 1 txn"
 	Title  string // the tooltip: the whole producer id
 }
 
-// laneViews returns the default rows of lanes (txnindex.LaneRows), labelled
+// laneViews returns the default rows of lanes (present.LaneRows), labelled
 // as timeline-lanes.js labels them.
-func laneViews(lanes []txnindex.Lane) []LaneView {
+func laneViews(lanes []present.Lane) []LaneView {
 	var out []LaneView
-	for _, row := range txnindex.LaneRows(lanes) {
+	for _, row := range present.LaneRows(lanes) {
 		first := lanes[row.Lanes[0]]
 		switch row.Kind {
-		case txnindex.RowNonTransactional:
+		case present.RowNonTransactional:
 			n := len(row.Lanes)
 			what := plural(n, "idempotent producer", "idempotent producers")
 			if first.Producer == nil {
@@ -130,14 +132,14 @@ func laneViews(lanes []txnindex.Lane) []LaneView {
 			}
 			out = append(out, LaneView{Index: first.Index, TestID: "lane-none", Label: "non-transactional", Epochs: what,
 				Note: plural(row.Batches, "batch", "batches"), Title: "non-transactional: " + what + " (fold or expand them with the producers box)"})
-		case txnindex.RowMore:
+		case present.RowMore:
 			out = append(out, LaneView{Index: first.Index, TestID: "lane-more", Label: plural(len(row.Lanes), "more producer", "more producers"),
-				Epochs: "transactional, past the first " + itoa(txnindex.LaneCap), Note: plural(row.Batches, "batch", "batches"),
+				Epochs: "transactional, past the first " + itoa(present.LaneCap), Note: plural(row.Batches, "batch", "batches"),
 				Title: "type a producer id or name in the producers box to give it a row"})
 		default:
 			pr := first.Producer
 			id := strconv.FormatInt(int64(pr.ID), 10)
-			out = append(out, LaneView{Index: first.Index, TestID: "lane-" + id, Label: first.Label, Epochs: pr.EpochLabel(),
+			out = append(out, LaneView{Index: first.Index, TestID: "lane-" + id, Label: first.Label, Epochs: present.EpochLabel(pr),
 				Note:  "txn, " + plural(first.Batches, "batch", "batches") + ", " + plural(pr.Txns, "txn", "txns"),
 				Title: "producer " + id})
 		}
@@ -166,9 +168,9 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 		LogStart: l.LogStartOffset, LogEnd: l.LogEndOffset, HWM: l.HighWatermark, LSO: l.LastStableOffset,
 		Batches: len(l.Batches), Txns: len(l.Txns), Open: len(l.Open), Segments: len(l.Segments), Gaps: len(l.Gaps),
 		WSPath: "/ws/v1" + base, APIPath: "/api/v1" + base, Assets: assets()}
-	// The rows of txnindex's lane rule (Log.Lanes, LaneRows), which the
+	// The rows of the lane rule (present.Lanes, LaneRows), which the
 	// stream's lane numbers and timeline-lanes.js follow too.
-	v.Lanes = laneViews(l.Lanes())
+	v.Lanes = laneViews(present.Lanes(l))
 	// The true holder (txnindex.LSOHolder), open or decided with its
 	// marker not yet below the high watermark, not the first of Log.Open.
 	v.OffsetsUnknown = l.NoSegment
@@ -178,7 +180,7 @@ func timelineView(id, title string, l *txnindex.Log) TimelineView {
 	switch t := l.LSOHolder(); {
 	case l.NoSegment:
 		v.Pinned = "No .log segment was read: the offsets are unknown (the diagnosis says what the other files show)."
-	case t != nil && l.MarkerRemovedEvidence(t) != "":
+	case t != nil && diagnosis.MarkerRemovedEvidence(l, t) != "":
 		// The replay leaves it open; the cleaner shows the broker
 		// decided it (the diagnosis lists it as decided_marker_removed).
 		v.Pinned = "LSO " + strconv.FormatInt(l.LastStableOffset, 10) + " here is the replay's: it leaves the transaction of producer " +

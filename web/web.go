@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/pathname"
 	"github.com/txnscope/txnscope/static"
 	"github.com/txnscope/txnscope/txnindex"
@@ -118,7 +119,7 @@ func (u *UI) Index() http.Handler {
 			// Each row on its source's clock, as its page measures it
 			// (view.DiagnoseClock: a demo by its own time).
 			o, _, _ := view.DiagnoseClock(r.URL.Query(), u.now(), s.Demo)
-			var d *txnindex.Diagnosis
+			var d *diagnosis.Diagnosis
 			if l := u.builtLog(s, p); l != nil {
 				d = u.diags.diagnose(l, o)
 			} else if p.Scan != nil {
@@ -288,7 +289,7 @@ func (u *UI) Embed() http.Handler {
 // StaticPage renders the self-contained timeline of l for `txnscope export`:
 // the CSS and scripts inlined, data (HTML-safe JSON, see timeline.js's
 // embedded data source) in the page, no URL of a server. d may be nil.
-func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) error {
+func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.Log, d *diagnosis.Diagnosis, data []byte) error {
 	v, err := staticTimelineView(id, title, l, d, data)
 	if err != nil {
 		return err
@@ -298,7 +299,7 @@ func StaticPage(ctx context.Context, w io.Writer, id, title string, l *txnindex.
 
 // staticTimelineView is the timeline view of the self-contained pages
 // (StaticPage, StaticLessonPage): data and assets inlined, no server URL.
-func staticTimelineView(id, title string, l *txnindex.Log, d *txnindex.Diagnosis, data []byte) (TimelineView, error) {
+func staticTimelineView(id, title string, l *txnindex.Log, d *diagnosis.Diagnosis, data []byte) (TimelineView, error) {
 	v := timelineView(id, title, l)
 	if d != nil {
 		clock := clockExport

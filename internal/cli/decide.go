@@ -12,6 +12,7 @@ import (
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -136,7 +137,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 			err = api.WriteCompare(ctx, w, l, opts, txnindex.Variants, *format == "ndjson")
 		case *counts:
 			if l.Replay != nil && *format == "text" {
-				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())
+				fmt.Fprintf(w, "# read: %s\n", present.ReplayLine(l.Replay))
 			}
 			err = api.WriteCounts(w, l, p.Decisions(opts), *format == "ndjson", cFrom, cTo)
 		case *format == "ndjson":
@@ -144,7 +145,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		default:
 			fmt.Fprintf(w, "# %s\n# %s\n", l, p.Describe(opts))
 			if l.Replay != nil {
-				fmt.Fprintf(w, "# read: %s\n", l.Replay.Line())
+				fmt.Fprintf(w, "# read: %s\n", present.ReplayLine(l.Replay))
 			}
 			err = api.WriteDecisionsText(ctx, w, api.FromPosition(l, p.Decisions(opts), *from))
 		}

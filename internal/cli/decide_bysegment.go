@@ -21,9 +21,12 @@ import (
 // without end: 17.6 s).
 const bySegmentCache = 1 << 30
 
-// bySegmentOptions opens a partition directory for decideBySegment.
+// bySegmentOptions opens a partition directory for decideBySegment: its
+// windows are seeded with what their decisions read only
+// (segsum.Options.DecisionsOnly), so that transactions left open early
+// in the partition are not replayed again in every later window.
 func bySegmentOptions(maxMemory int64) segsum.Options {
-	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache)}
+	return segsum.Options{Scan: loader.DefaultScanOptions, MaxMemory: min(maxMemory, bySegmentCache), DecisionsOnly: true}
 }
 
 // segQuery is what decide asks of a partition directory: every offset,

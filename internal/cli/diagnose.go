@@ -8,16 +8,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // exitHanging is diagnose's exit status when a partition is pinned by a
 // hanging transaction, or by a late one whose coordinator was not heard
-// (txnindex.Diagnosis.Alert), so monitors can alert on it.
+// (diagnosis.Diagnosis.Alert), so monitors can alert on it.
 const exitHanging = 3
 
 func runDiagnose(ctx context.Context, e *env, args []string) error {
@@ -27,14 +29,15 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		format     = fs.String("format", "text", "text or json")
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
 		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now (for --demo, the demo's own time)")
-		txnTimeout = fs.Duration("transaction-timeout", txnindex.DefaultTxnTimeout, "transaction.timeout.ms")
-		maxTimeout = fs.Duration("max-transaction-timeout", txnindex.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
+		txnTimeout = fs.Duration("transaction-timeout", diagnosis.DefaultTxnTimeout, "transaction.timeout.ms")
+		maxTimeout = fs.Duration("max-transaction-timeout", diagnosis.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
 		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
 		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (input.OpenTail)")
+		limit      = fs.Int("limit", txnindex.ListCap, fmt.Sprintf("how many entries each list (open transactions, groups, …) holds in detail, at most %d; the rest are counted", txnindex.MaxListLimit))
 	)
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -44,6 +47,9 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("--format must be text or json, not %q", *format)
+	}
+	if *limit < 1 || *limit > txnindex.MaxListLimit {
+		return usagef("--limit must be 1 to %d, not %d", txnindex.MaxListLimit, *limit)
 	}
 	now := time.Now()
 	if *nowFlag != "" {
@@ -59,7 +65,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout)
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout, *limit)
 		if err != nil {
 			return err
 		}
@@ -70,9 +76,9 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			}
 			return nil
 		}
-		return writeDiagnoses(e, *format, []*txnindex.Diagnosis{d})
+		return writeDiagnoses(e, *format, []*diagnosis.Diagnosis{d})
 	}
-	opts := txnindex.DiagnoseOptions{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position}
+	opts := diagnosis.Options{Now: now, TxnTimeout: *txnTimeout, MaxTxnTimeout: *maxTimeout, Bootstrap: *bootstrap, Position: *position, Limit: *limit}
 	keep := func(t string, p int32) bool {
 		return (*topic == "" || t == *topic) && (*partition < 0 || int(p) == *partition)
 	}
@@ -94,7 +100,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ds []*txnindex.Diagnosis
+	var ds []*diagnosis.Diagnosis
 	for _, p := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -110,8 +116,8 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 			// Diagnose take the newest write.
 			o.Now = time.Time{}
 		}
-		d := p.Log.Diagnose(o)
-		p.Log.Join(d, ev)
+		d := present.Diagnose(p.Log, o)
+		diagnosis.Join(p.Log, d, ev)
 		ds = append(ds, d)
 	}
 	if len(ds) == 0 {
@@ -128,7 +134,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 // diagnoses, whatever the directory's size (input.LogDirTail). A partition
 // that cannot be read is said on stderr and the others are still diagnosed;
 // the exit status is then 1 unless one is hanging (3).
-func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txnindex.DiagnoseOptions, format string, full bool, keep func(string, int32) bool) error {
+func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts diagnosis.Options, format string, full bool, keep func(string, int32) bool) error {
 	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)
 	}
@@ -168,7 +174,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	// of thousands of small ones is read that many at once), and their
 	// diagnoses put back in the index's order.
 	type result struct {
-		ds  []*txnindex.Diagnosis
+		ds  []*diagnosis.Diagnosis
 		err error
 	}
 	results := make([]result, len(entries))
@@ -194,8 +200,8 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 				}
 				warn(c)
 				for _, p := range c.Partitions {
-					d := p.Log.Diagnose(opts)
-					p.Log.Join(d, ev)
+					d := present.Diagnose(p.Log, opts)
+					diagnosis.Join(p.Log, d, ev)
 					results[i].ds = append(results[i].ds, d)
 				}
 			}
@@ -205,7 +211,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts txni
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var ds []*txnindex.Diagnosis
+	var ds []*diagnosis.Diagnosis
 	failed := 0
 	for i, en := range entries {
 		if r := results[i]; r.err != nil {

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
@@ -42,13 +44,13 @@ func isInternalTopic(topic string) bool {
 // internalLast orders the diagnoses so the internal topics' partitions
 // come after the data partitions (stable otherwise): with 50 + 50 of them
 // in a log dir, the answer must not be buried under them.
-func internalLast(ds []*txnindex.Diagnosis) {
-	slices.SortStableFunc(ds, func(a, b *txnindex.Diagnosis) int {
+func internalLast(ds []*diagnosis.Diagnosis) {
+	slices.SortStableFunc(ds, func(a, b *diagnosis.Diagnosis) int {
 		return cmp.Compare(internalRank(a), internalRank(b))
 	})
 }
 
-func internalRank(d *txnindex.Diagnosis) int {
+func internalRank(d *diagnosis.Diagnosis) int {
 	if isInternalTopic(d.Topic) && d.PinnedBy == nil {
 		return 1
 	}
@@ -61,7 +63,7 @@ func internalRank(d *txnindex.Diagnosis) int {
 // partition, whose transaction" is on the first lines of thousands; the
 // data partitions with nothing to say (clear, no open transaction) are then
 // named in one line instead of a runbook each.
-func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
+func writeRunbooks(w io.Writer, ds []*diagnosis.Diagnosis) {
 	var clear, quiet []string
 	n := 0
 	if len(ds) > 1 {
@@ -81,7 +83,7 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 			fmt.Fprintln(w)
 		}
 		n++
-		fmt.Fprint(w, d.Runbook())
+		fmt.Fprint(w, present.Runbook(d))
 	}
 	if len(quiet) > 0 {
 		if n > 0 {
@@ -100,15 +102,15 @@ func writeRunbooks(w io.Writer, ds []*txnindex.Diagnosis) {
 
 // nothingToSay: a clear data partition with no open transaction, no
 // compaction, .txnindex difference or lag split to report.
-func nothingToSay(d *txnindex.Diagnosis) bool {
+func nothingToSay(d *diagnosis.Diagnosis) bool {
 	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
 		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == ""
 }
 
 // writeSummary is the first lines of a diagnosis of several partitions:
 // how many are stuck and why, most offsets behind first.
-func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
-	var stuck []*txnindex.Diagnosis
+func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
+	var stuck []*diagnosis.Diagnosis
 	hanging, late := 0, 0
 	for _, d := range ds {
 		if d.LastStableOffset < d.HighWatermark {
@@ -126,20 +128,20 @@ func writeSummary(w io.Writer, ds []*txnindex.Diagnosis) {
 	}
 	fmt.Fprintf(w, "%s: %s stuck (LSO below the high watermark), %s pinned by a hanging transaction%s, %s clear\n",
 		txnindex.Plural(len(ds), "partition", "partitions"), txnindex.Count(int64(len(stuck))), txnindex.Count(int64(hanging)), lateText, txnindex.Count(int64(len(ds)-len(stuck))))
-	slices.SortStableFunc(stuck, func(a, b *txnindex.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
+	slices.SortStableFunc(stuck, func(a, b *diagnosis.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
-		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), d.Status())
+		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), present.Status(d))
 	}
 }
 
 // writeDiagnoses prints the diagnoses as JSON or runbooks, and returns
-// exit status 3 when one needs an operator (txnindex.Diagnosis.Alert):
+// exit status 3 when one needs an operator (diagnosis.Diagnosis.Alert):
 // pinned by a hanging transaction, or by a late one no coordinator
 // evidence decided.
-func writeDiagnoses(e *env, format string, ds []*txnindex.Diagnosis) error {
+func writeDiagnoses(e *env, format string, ds []*diagnosis.Diagnosis) error {
 	if format == "json" {
 		if err := jsonid.WriteIndent(e.stdout, struct {
-			Partitions []*txnindex.Diagnosis `json:"partitions"`
+			Partitions []*diagnosis.Diagnosis `json:"partitions"`
 		}{ds}); err != nil {
 			return err
 		}

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -228,19 +230,19 @@ func wholeDirDiagnoses(t *testing.T, dir, now string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := txnindex.DiagnoseOptions{TxnTimeout: txnindex.DefaultTxnTimeout, MaxTxnTimeout: txnindex.DefaultMaxTxnTimeout, Position: -1}
+	o := diagnosis.Options{TxnTimeout: diagnosis.DefaultTxnTimeout, MaxTxnTimeout: diagnosis.DefaultMaxTxnTimeout, Position: -1}
 	if o.Now, err = parseTime(now); err != nil {
 		t.Fatal(err)
 	}
-	var ds []*txnindex.Diagnosis
+	var ds []*diagnosis.Diagnosis
 	for _, p := range c.Partitions {
-		d := p.Log.Diagnose(o)
-		p.Log.Join(d, ev)
+		d := present.Diagnose(p.Log, o)
+		diagnosis.Join(p.Log, d, ev)
 		ds = append(ds, d)
 	}
 	internalLast(ds)
 	b, err := json.Marshal(struct {
-		Partitions []*txnindex.Diagnosis `json:"partitions"`
+		Partitions []*diagnosis.Diagnosis `json:"partitions"`
 	}{ds})
 	if err != nil {
 		t.Fatal(err)

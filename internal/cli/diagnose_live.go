@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/live"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // diagnoseLive answers `diagnose --bootstrap HOST --topic T --partition P`
 // without a PATH from the cluster itself, strictly read-only
 // (live.Cluster.DiagnosePartition), reached with the connection flags
 // (--dial-timeout, SASL, TLS) as cluster mode is.
-func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, partition int, now time.Time, maxTxn time.Duration) (*txnindex.Diagnosis, error) {
+func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, partition int, now time.Time, maxTxn time.Duration, limit int) (*diagnosis.Diagnosis, error) {
 	if topic == "" || partition < 0 {
 		return nil, usagef("diagnose --bootstrap without PATH needs --topic and --partition")
 	}
@@ -25,5 +25,5 @@ func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, pa
 		return nil, err
 	}
 	defer c.Close()
-	return c.DiagnosePartition(ctx, topic, int32(partition), live.ScanOptions{MaxTxnTimeout: maxTxn, Now: func() time.Time { return now }, Bootstrap: bootstrap})
+	return c.DiagnosePartition(ctx, topic, int32(partition), live.ScanOptions{MaxTxnTimeout: maxTxn, Now: func() time.Time { return now }, Bootstrap: bootstrap, Limit: limit})
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -27,19 +29,19 @@ func TestDiagnoseLogDirOneAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	const now = "2026-01-02T00:00:00Z"
-	diagnose := func(args ...string) []*txnindex.Diagnosis {
+	diagnose := func(args ...string) []*diagnosis.Diagnosis {
 		t.Helper()
 		code, out, errOut := runArgs(t, append([]string{"diagnose", "--format", "json", "--now", now}, args...)...)
 		if code != exitHanging {
 			t.Fatalf("diagnose %v: exit %d, want %d (hanging)\n%s", args, code, exitHanging, errOut)
 		}
-		var d struct{ Partitions []*txnindex.Diagnosis }
+		var d struct{ Partitions []*diagnosis.Diagnosis }
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatal(err)
 		}
 		return d.Partitions
 	}
-	js := func(d *txnindex.Diagnosis) string {
+	js := func(d *diagnosis.Diagnosis) string {
 		b, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
@@ -71,10 +73,10 @@ func TestDiagnoseLogDirOneAtATime(t *testing.T) {
 	if len(full) != len(c.Partitions) {
 		t.Fatalf("--full-replay: %d diagnoses, the whole load has %d partitions", len(full), len(c.Partitions))
 	}
-	o := txnindex.DiagnoseOptions{TxnTimeout: txnindex.DefaultTxnTimeout, MaxTxnTimeout: txnindex.DefaultMaxTxnTimeout, Position: -1}
+	o := diagnosis.Options{TxnTimeout: diagnosis.DefaultTxnTimeout, MaxTxnTimeout: diagnosis.DefaultMaxTxnTimeout, Position: -1}
 	o.Now, _ = parseTime(now)
 	for i, p := range c.Partitions {
-		want := p.Log.Diagnose(o)
+		want := present.Diagnose(p.Log, o)
 		if a, b := js(full[i]), js(want); a != b {
 			t.Errorf("--full-replay, partition %d:\n%s\nwhole load:\n%s", i, a, b)
 		}
@@ -124,7 +126,7 @@ func TestDiagnoseLogDirSummary(t *testing.T) {
 		}
 	}
 	_, js, _ := runArgs(t, "diagnose", "--format", "json", "--now", now, dir)
-	var d struct{ Partitions []*txnindex.Diagnosis }
+	var d struct{ Partitions []*diagnosis.Diagnosis }
 	if err := json.Unmarshal([]byte(js), &d); err != nil || len(d.Partitions) != 3 {
 		t.Fatalf("JSON: %d partitions, %v", len(d.Partitions), err)
 	}

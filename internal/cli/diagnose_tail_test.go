@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -16,13 +17,13 @@ import (
 // snapshots it says it read everything.
 func TestDiagnoseFromSnapshot(t *testing.T) {
 	const seg = 64 << 10
-	run := func(args ...string) (string, *txnindex.Diagnosis) {
+	run := func(args ...string) (string, *diagnosis.Diagnosis) {
 		t.Helper()
 		code, out, errOut := runArgs(t, append([]string{"diagnose", "--now", "2026-01-02T00:00:00Z"}, args...)...)
 		if code != exitHanging {
 			t.Fatalf("diagnose %v: exit %d, want %d (hanging)\n%s%s", args, code, exitHanging, out, errOut)
 		}
-		var d struct{ Partitions []*txnindex.Diagnosis }
+		var d struct{ Partitions []*diagnosis.Diagnosis }
 		if len(args) > 1 && args[1] == "json" {
 			if err := json.Unmarshal([]byte(out), &d); err != nil {
 				t.Fatal(err)

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/present"
 )
 
 // openTxnSegment writes orders-0 with producer 6's transaction open since
@@ -45,7 +46,7 @@ func TestDiagnoseBareSegmentTopicUnknown(t *testing.T) {
 		unknown    bool
 		topic      string // in the commands
 	}{
-		{"BareSegmentTopicUnknown", bare, true, txnindex.TopicVar},
+		{"BareSegmentTopicUnknown", bare, true, present.TopicVar},
 		{"SegmentInItsPartitionDirectory", seg, false, "orders"},
 	}
 	for _, tc := range cases {
@@ -96,8 +97,8 @@ func TestDiagnoseBareSegmentTopicUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Partitions[0].Log.Diagnose(txnindex.DiagnoseOptions{Now: brokerNow, Position: -1})
-	if !d.TopicUnknown || d.PinnedBy == nil || !strings.Contains(d.PinnedBy.AbortCommand, "--topic "+txnindex.TopicVar+" ") {
+	d := present.Diagnose(c.Partitions[0].Log, diagnosis.Options{Now: brokerNow, Position: -1})
+	if !d.TopicUnknown || d.PinnedBy == nil || !strings.Contains(d.PinnedBy.AbortCommand, "--topic "+present.TopicVar+" ") {
 		t.Errorf("upload: topic unknown %v, pinned by %+v", d.TopicUnknown, d.PinnedBy)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -227,7 +228,7 @@ func exportPage(ctx context.Context, w *bytes.Buffer, s *exportSource, clock url
 	if err != nil {
 		return "", err
 	}
-	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, l.Diagnose(o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
+	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, present.Diagnose(l, o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
 }
 
 // filesRecords decodes a batch's records from the files the exported

@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/testtool"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -41,18 +43,18 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	if l.LastStableOffset != lso || lso != start {
 		t.Fatalf("engine LSO %d, ListOffsets(read_committed) %d, open transaction starts at %d", l.LastStableOffset, lso, start)
 	}
-	d := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: 0, Bootstrap: b.addr})
+	d := present.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: 0, Bootstrap: b.addr})
 	if d.PinnedBy == nil || d.PinnedBy.FirstOffset != start || len(d.OpenTransactions) != 1 {
 		t.Fatalf("diagnosis: %+v", d)
 	}
 	want := fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition 0 --start-offset %d", b.addr, topic, start)
-	if d.PinnedBy.AbortCommand != want || d.PinnedBy.State != txnindex.StateOpen || d.PinnedBy.Discards.Records != 3 {
+	if d.PinnedBy.AbortCommand != want || d.PinnedBy.State != diagnosis.StateOpen || d.PinnedBy.Discards.Records != 3 {
 		t.Errorf("pinned by %+v", d.PinnedBy)
 	}
 	// Seen from far in the future the same transaction is late by the
 	// broker's rule; with no coordinator evidence read, hanging is not
 	// confirmed, and an operator must look (Alert).
-	if late := l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now().Add(time.Hour), Position: -1}); late.PinnedBy == nil || late.PinnedBy.State != txnindex.StateLate || !late.Alert() || late.Hanging() {
+	if late := present.Diagnose(l, diagnosis.Options{Now: time.Now().Add(time.Hour), Position: -1}); late.PinnedBy == nil || late.PinnedBy.State != diagnosis.StateLate || !late.Alert() || late.Hanging() {
 		t.Errorf("an hour later: %+v", late.PinnedBy)
 	}
 	// Who did it: the producer id the broker's DescribeProducers reports.
@@ -65,11 +67,11 @@ func TestDiagnoseStuckLSOOnBroker(t *testing.T) {
 	}
 	l, _ = readLog(t, admin, topic)
 	lso, _ = testtool.ListOffsets(t, admin, topic)
-	d = l.Diagnose(txnindex.DiagnoseOptions{Now: time.Now(), Position: -1})
+	d = present.Diagnose(l, diagnosis.Options{Now: time.Now(), Position: -1})
 	if d.PinnedBy != nil || lso != l.HighWatermark || l.LastStableOffset != lso {
 		t.Fatalf("after abort: LSO %d (broker %d), HWM %d, pinned by %+v", l.LastStableOffset, lso, l.HighWatermark, d.PinnedBy)
 	}
-	if !strings.Contains(d.Runbook(), "clear") {
-		t.Errorf("runbook: %s", d.Runbook())
+	if !strings.Contains(present.Runbook(d), "clear") {
+		t.Errorf("runbook: %s", present.Runbook(d))
 	}
 }

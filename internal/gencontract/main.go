@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -89,15 +90,15 @@ func current() (contract, error) {
 	}
 	verdictWords := make([]string, len(verdicts))
 	for i := range verdicts {
-		verdictWords[i] = txnindex.Verdict(i).Words()
+		verdictWords[i] = present.VerdictWords(txnindex.Verdict(i))
 	}
 	causeWords := make([]string, len(causes))
 	for i := range causes {
-		causeWords[i] = txnindex.Cause(i).Words()
+		causeWords[i] = present.CauseWords(txnindex.Cause(i))
 	}
 	var kinds, kindWords []string
 	for _, k := range txnindex.GroupKinds {
-		kinds, kindWords = append(kinds, string(k)), append(kindWords, k.Words())
+		kinds, kindWords = append(kinds, string(k)), append(kindWords, present.GroupKindWords(k))
 	}
 	if len(verdicts) == 0 || len(causes) == 0 {
 		return contract{}, errors.New("txnindex has no verdict or cause names")
@@ -106,11 +107,11 @@ func current() (contract, error) {
 		Lists: []list{
 			{"VERDICTS", "txnindex.Verdict names by code (decision record bytes DEC.VERDICT and DEC.UNCOMMITTED), as the NDJSON writes them.", verdicts},
 			{"CAUSES", "txnindex.Cause names by code (byte DEC.CAUSE), as the NDJSON writes them.", causes},
-			{"VERDICT_WORDS", "txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).", verdictWords},
-			{"CAUSE_WORDS", "txnindex.Cause.Words by code: what a page shows for each cause.", causeWords},
+			{"VERDICT_WORDS", "present.VerdictWords by code: what a page shows for each verdict (never the snake_case name).", verdictWords},
+			{"CAUSE_WORDS", "present.CauseWords by code: what a page shows for each cause.", causeWords},
 			{"TXN_STATES", "txnindex.TxnState names by code (transaction record byte TXR.STATE).", stateNames},
 			{"GROUP_KINDS", "txnindex.GroupKinds: the group_kind a consumer group's JSON carries.", kinds},
-			{"GROUP_KIND_WORDS", "txnindex.GroupKind.Words, parallel to GROUP_KINDS: what a page shows for each kind.", kindWords},
+			{"GROUP_KIND_WORDS", "present.GroupKindWords, parallel to GROUP_KINDS: what a page shows for each kind.", kindWords},
 		},
 		Consts: []constant{
 			{"PROTOCOL_VERSION", api.Version, "api.Version, header byte HDR.VERSION"},
@@ -122,7 +123,7 @@ func current() (contract, error) {
 			{"DECISION_SIZE_LAYOUT1", api.DecisionSizeLayout1, "decision record size of layout 1 (no timestamp)"},
 			{"TXN_SIZE", api.TxnSize, "transaction record size"},
 			{"LANE_GAP", api.LaneGap, "lane of a gap decision, drawn across every lane; lane 0 holds batches without a producer id"},
-			{"LANE_CAP", txnindex.LaneCap, "producers with a row of their own by default (txnindex.LaneCap); the rest share an \"N more producers\" row"},
+			{"LANE_CAP", present.LaneCap, "producers with a row of their own by default (present.LaneCap); the rest share an \"N more producers\" row"},
 			{"F_TXN", api.FlagTransactional, "decision flag (byte DEC.FLAGS): transactional batch"},
 			{"F_CONTROL", api.FlagControl, "decision flag: control batch"},
 			{"F_COMMIT", api.FlagCommit, "decision flag: COMMIT marker"},

@@ -63,13 +63,21 @@ type Broker struct {
 	// Records is the record set every Fetch answer carries, whatever
 	// offset was asked for.
 	Records []byte
+	// Claims are answers far larger than what the cluster holds
+	// (claims.go); the zero value claims nothing.
+	Claims  Claims
 	Handler Handler
 
 	ln       net.Listener
 	requests sync.Map // api key -> *atomic.Int64
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    map[net.Conn]bool
+	// answers caches the encoded answers of the Claims that do not
+	// depend on what was asked (Everywhere), by api key and version: the
+	// test's own allocations then stay out of what the client under test
+	// allocates.
+	answers sync.Map
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]bool
 }
 
 // New starts a broker on 127.0.0.1 holding topic with parts partitions and
@@ -185,6 +193,9 @@ func (b *Broker) answer(buf []byte) (out []byte, closeAfter bool, err error) {
 	var rep *Reply
 	if b.Handler != nil {
 		rep = b.Handler(req)
+	}
+	if rep == nil {
+		rep = b.claimed(req)
 	}
 	if rep == nil {
 		rep = &Reply{Resp: b.Default(req)}
@@ -324,9 +335,12 @@ func (b *Broker) metadata() *kmsg.MetadataResponse {
 	p, _ := strconv.Atoi(port)
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.ClusterID = kmsg.StringPtr("hostile")
-	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID, br.Host, br.Port = 0, host, int32(p)
-	resp.Brokers = append(append(resp.Brokers, br), b.MoreBrokers...)
+	for id := range max(b.Claims.Nodes, 1) {
+		br := kmsg.NewMetadataResponseBroker()
+		br.NodeID, br.Host, br.Port = id, host, int32(p)
+		resp.Brokers = append(resp.Brokers, br)
+	}
+	resp.Brokers = append(resp.Brokers, b.MoreBrokers...)
 	for k, name := range append([]string{b.Topic}, b.MoreTopics...) {
 		t := kmsg.NewMetadataResponseTopic()
 		t.Topic, t.TopicID = kmsg.StringPtr(name), b.TopicID

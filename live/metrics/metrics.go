@@ -234,7 +234,7 @@ func (c *Collector) ObserveScan(s *live.ClusterScan) {
 				h++
 			}
 		}
-		parts = append(parts, Partition{Topic: p.Topic, Partition: p.Partition, LagOffsets: p.LSOLagOffsets, LagSeconds: p.LagSeconds(), Open: len(p.Open), Hanging: h})
+		parts = append(parts, Partition{Topic: p.Topic, Partition: p.Partition, LagOffsets: p.LSOLagOffsets, LagSeconds: p.LagSeconds(), Open: max(p.OpenTotal, len(p.Open)), Hanging: h})
 	}
 	bs := make([]broker, 0, len(s.Brokers))
 	for _, b := range s.Brokers {

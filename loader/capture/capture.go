@@ -303,7 +303,10 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 		}
 		nl, tl := pkt.NetworkLayer(), pkt.TransportLayer()
 		tcp, ok := tl.(*layers.TCP)
-		if nl == nil || !ok {
+		if nl == nil || !ok || len(tcp.Contents) < 20 {
+			// gopacket keeps a TCP layer whose header failed to decode
+			// (cut short before its ports), with empty endpoints: no
+			// segment to assemble, as for a packet that is not TCP.
 			continue
 		}
 		if tcp.SYN && !tcp.ACK {

@@ -218,7 +218,7 @@ func openSegment(in fileInput) (*Contents, error) {
 	if perr != nil {
 		// The file name labels the partition on the pages; it is not a
 		// topic (a segment's name is its base offset), so the commands
-		// do not name it (txnindex.TopicVar).
+		// do not name it (present.TopicVar).
 		topic, partition = strings.TrimSuffix(in.base, filepath.Ext(in.base)), 0
 	}
 	s := seg.Segment()

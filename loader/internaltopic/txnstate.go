@@ -172,7 +172,7 @@ func (in *Internal) Read(p *loader.Partition) error {
 }
 
 // Evidence is what diagnose joins a data partition's diagnosis with
-// (txnindex.Log.Join): the coordinators' transaction states, as the
+// (diagnosis.Join): the coordinators' transaction states, as the
 // coordinator of each of the DefaultTransactionStatePartitions loads them,
 // and the groups' committed offsets, naming where they were read. A log dir
 // without internal topics gives empty evidence.

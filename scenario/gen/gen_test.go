@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -31,7 +33,7 @@ func TestBig(t *testing.T) {
 	if len(l.Gaps) != 5 || l.Gaps[0].To-l.Gaps[0].From != 6 || l.Gaps[len(l.Gaps)-1].To >= hang.BaseOffset {
 		t.Errorf("gaps %+v", l.Gaps)
 	}
-	d := l.Diagnose(txnindex.DiagnoseOptions{Position: -1})
+	d := present.Diagnose(l, diagnosis.Options{Position: -1})
 	if d.PinnedBy == nil || d.PinnedBy.ProducerID != 99 || d.LastStableOffset != hang.BaseOffset || len(d.MarkerRemoved) != 0 {
 		t.Errorf("diagnosis: LSO %d, pinned by %+v, compacted %+v", d.LastStableOffset, d.PinnedBy, d.MarkerRemoved)
 	}

@@ -1,7 +1,7 @@
 // Command diagnosephases times the phases of a seeded `txnscope diagnose` of
 // a partition directory in one process: the load from the newest producer
 // snapshot (loader.OpenPartitionTail, with the CPU it took on all cores),
-// txnindex.Build and Log.Diagnose. -n repeats it (the first run of a
+// txnindex.Build and diagnosis.Diagnose. -n repeats it (the first run of a
 // process pays the VM's first-touch page faults; later ones reuse the Go
 // heap, which zeroes what it hands out again).
 //
@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -36,11 +38,11 @@ func main() {
 		t1, c1 := time.Now(), cpu()
 		l := txnindex.Build(p.Input)
 		t2 := time.Now()
-		d := l.Diagnose(txnindex.DiagnoseOptions{Position: *position, Now: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+		d := diagnosis.Diagnose(l, diagnosis.Options{Position: *position, Now: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
 		t3 := time.Now()
 		fmt.Printf("%d batches kept: load %v (cpu %v), build %v, diagnose %v: %s\n",
 			len(p.Input.Batches), t1.Sub(t0).Round(time.Millisecond), (c1 - c0).Round(time.Millisecond),
-			t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), d.Status())
+			t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), present.Status(d))
 	}
 }
 

@@ -45,7 +45,7 @@ window.txnscopeContract = Object.freeze({
     "client_unpredictable", // 23
     "client_no_record", // 24
   ]),
-  // txnindex.Verdict.Words by code: what a page shows for each verdict (never the snake_case name).
+  // present.VerdictWords by code: what a page shows for each verdict (never the snake_case name).
   VERDICT_WORDS: Object.freeze([
     "delivered", // 0
     "aborted", // 1
@@ -55,7 +55,7 @@ window.txnscopeContract = Object.freeze({
     "gap", // 5
     "cannot be predicted", // 6
   ]),
-  // txnindex.Cause.Words by code: what a page shows for each cause.
+  // present.CauseWords by code: what a page shows for each cause.
   CAUSE_WORDS: Object.freeze([
     "", // 0
     "not in a transaction", // 1
@@ -96,7 +96,7 @@ window.txnscopeContract = Object.freeze({
     "streams", // 2
     "share", // 3
   ]),
-  // txnindex.GroupKind.Words, parallel to GROUP_KINDS: what a page shows for each kind.
+  // present.GroupKindWords, parallel to GROUP_KINDS: what a page shows for each kind.
   GROUP_KIND_WORDS: Object.freeze([
     "consumer group (KIP-848)", // 0
     "classic group", // 1
@@ -112,7 +112,7 @@ window.txnscopeContract = Object.freeze({
   DECISION_SIZE_LAYOUT1: 32, // decision record size of layout 1 (no timestamp)
   TXN_SIZE: 32, // transaction record size
   LANE_GAP: 65535, // lane of a gap decision, drawn across every lane; lane 0 holds batches without a producer id
-  LANE_CAP: 12, // producers with a row of their own by default (txnindex.LaneCap); the rest share an "N more producers" row
+  LANE_CAP: 12, // producers with a row of their own by default (present.LaneCap); the rest share an "N more producers" row
   F_TXN: 1, // decision flag (byte DEC.FLAGS): transactional batch
   F_CONTROL: 2, // decision flag: control batch
   F_COMMIT: 4, // decision flag: COMMIT marker

@@ -157,14 +157,14 @@
   // link (?bootstrap=, so that a shared link and the panel's refresh carry
   // it) and into this browser's storage (so that the next partition opened
   // has it). The commands are the server's (web.Cmd, quoted by
-  // txnindex.ShellWord): this script never builds or quotes one. A change
+  // present.ShellWord): this script never builds or quotes one. A change
   // of the field fetches the panel for the new link and takes its
   // commands' text; until they arrive the copy buttons wait. Empty, the
   // commands keep "$BOOTSTRAP" after the guard line that stops them until
   // BOOTSTRAP is set: what a button copies always runs.
   const STORE = "txnscope.bootstrap";
   let commandUpdates = 0, commandsPending = null, commandsTimer = 0;
-  // The topic of a segment read alone is not known (txnindex.TopicVar):
+  // The topic of a segment read alone is not known (present.TopicVar):
   // the topic field puts one in, as the bootstrap field does the address;
   // it stays in the link (?topic_name=), not in storage: it is this
   // segment's. The server puts it into the commands, quoted.

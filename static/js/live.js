@@ -172,7 +172,7 @@
     const gs = m.diagnosis && m.diagnosis.consumer_groups;
     if (!gs) return "";
     const rows = gs.filter((g) => g.behind_lso).concat(gs.filter((g) => !g.behind_lso));
-    // The kind in words (txnindex.GroupKind.Words, through the contract).
+    // The kind in words (present.GroupKindWords, through the contract).
     const C = window.txnscopeContract, kind = (k) => {
       const i = C ? C.GROUP_KINDS.indexOf(k) : -1;
       return i >= 0 ? C.GROUP_KIND_WORDS[i] : "group of an unknown kind";

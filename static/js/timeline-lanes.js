@@ -1,6 +1,6 @@
 // txnscope timeline, lanes: which row of the plot each lane of the stream
 // is drawn in. A lane is a producer (lane 0: the batches without a
-// producer id); txnindex.Log.Lanes is the rule, and each lane of the meta
+// producer id); present.Lanes is the rule, and each lane of the meta
 // message carries its default row from it (`row`; -1: empty, never drawn):
 // the non-transactional row first (lane 0 and every idempotent producer,
 // which since Kafka 3.0 is every producer that is not transactional), a row
@@ -33,7 +33,7 @@
   function rowsOf(lanes) {
     const live = lanes.filter((l) => l.batches > 0);
     const folded = live.filter((l) => l.folded), txn = live.filter((l) => !l.folded);
-    // The server's rows (txnindex.LaneRows) by default; the same rule
+    // The server's rows (present.LaneRows) by default; the same rule
     // below otherwise (a meta without rows lays out as the server would).
     if (!lanesState.filter && !lanesState.expanded && lanes.some((l) => l.row !== undefined)) {
       const byRow = [];
