@@ -101,6 +101,9 @@ type catalog struct {
 	// names are the headings of the --load paths (loadNames), by the
 	// path as given; set before the loads are added.
 	names map[string]string
+	// mem keeps the lazy partitions within --max-memory; nil (a catalog
+	// a test builds) bounds nothing.
+	mem *memBudget
 	// open is Options.OpenFull, nil for logindex.Index.Open.
 	open func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/logindex"
@@ -45,7 +47,7 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 	}
 	lim := o.limits()
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x)}
+	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x), mem: cat.mem}
 	if refusal == nil {
 		refusal = lim.CheckBytes(e)
 	}
@@ -65,13 +67,13 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 // refuse marks the full load as ended in err before it starts: requests
 // get the tail at once, and a page the segment windows (refused).
 func (lz *lazyPart) refuse(err error) {
-	lz.start.Do(func() {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.done == nil {
 		done := make(chan struct{})
 		close(done)
-		lz.mu.Lock()
 		lz.done, lz.began, lz.err = done, time.Now(), err
-		lz.mu.Unlock()
-	})
+	}
 }
 
 // Partial is web.Partial's: a lazy partition served from its tail while
@@ -91,3 +93,57 @@ func (c webCatalog) Partial(id, topic string, partition int32) string {
 }
 
 var _ web.Partial = webCatalog{}
+
+// addLogDir puts a listed log directory into the catalog as lazy sources,
+// one per partition; nothing of their segments is read here, and the
+// ranking is started by the caller (x.Start).
+func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
+	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
+	title := c.shownAs(x.Root) + " (log directory)"
+	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim, open: c.openFull(x), mem: c.mem}})
+	}
+	c.put(srcs...)
+	c.mu.Lock()
+	if c.indexes == nil {
+		c.indexes = map[string]*logindex.Index{}
+	}
+	c.indexes[id] = x
+	c.mu.Unlock()
+}
+
+// index returns the lazy index of source id, nil for other sources.
+func (c *catalog) index(id string) *logindex.Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexes[id]
+}
+
+// loadLogDir lists the log directory path into cat as source id and starts
+// its ranking; on a terminal, stderr shows the ranking's progress while it
+// takes more than a few seconds.
+func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string) error {
+	x, err := logindex.List(path)
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", path, err)
+	}
+	cat.addLogDir(id, x, o.limits())
+	if err := o.checkSources(cat, path); err != nil {
+		return err
+	}
+	x.Start(ctx, 0) // GOMAXPROCS workers
+	line := progress.Start(o.Stderr, progress.Delay, func() string {
+		n, total := x.Progress()
+		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
+	})
+	go func() {
+		select {
+		case <-x.Done():
+			n, _ := x.Progress()
+			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
+		case <-ctx.Done():
+			line.Stop("")
+		}
+	}()
+	return nil
+}
