@@ -79,6 +79,9 @@ func lanesOf(l *txnindex.Log) *laneInfo {
 	if old, ok := lanesCache.m[l]; ok {
 		return old // built concurrently: share one
 	}
+	if isForgotten(l) {
+		return li // not kept: it would keep l's transactions alive (forget.go)
+	}
 	if lanesCache.m == nil || len(lanesCache.m) >= lanesCacheSize {
 		lanesCache.m = map[*txnindex.Log]*laneInfo{}
 	}
@@ -288,12 +291,13 @@ type streamCache struct {
 	// sem bounds the full passes of the algorithm (encodings and decision
 	// slices for distinct options) running at once, so that clients
 	// choosing many options cannot take every core from the API.
-	sem   chan struct{}
-	fills atomic.Int64 // encodings computed, for tests
-	mu    sync.Mutex
-	max   int
-	lru   *list.List // of *cacheEntry, most recent first
-	m     map[cacheKey]*list.Element
+	sem      chan struct{}
+	fills    atomic.Int64 // encodings computed, for tests
+	mu       sync.Mutex
+	max      int
+	maxBytes int        // the bytes kept encodings may hold (API.SetCacheBytes); cacheBytes by default
+	lru      *list.List // of *cacheEntry, most recent first
+	m        map[cacheKey]*list.Element
 }
 
 type cacheKey struct {
@@ -308,16 +312,31 @@ type cacheEntry struct {
 }
 
 func newStreamCache(n int) *streamCache {
-	return &streamCache{sem: make(chan struct{}, fullPasses), max: n, lru: list.New(), m: map[cacheKey]*list.Element{}}
+	return &streamCache{sem: make(chan struct{}, fullPasses), max: n, maxBytes: cacheBytes, lru: list.New(), m: map[cacheKey]*list.Element{}}
 }
 
 func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 	k := cacheKey{l, o}
 	c.mu.Lock()
 	el, ok := c.m[k]
-	if ok {
+	switch {
+	case ok:
 		c.lru.MoveToFront(el)
-	} else {
+	case isForgotten(l):
+		// A log its catalog dropped (Forget), still held by a request:
+		// computed for it, not kept, since a kept entry would keep l
+		// alive. Checked under mu, which Forget takes after marking l,
+		// so that no entry is put back behind it.
+		c.mu.Unlock()
+		e := &encoded{}
+		e.once.Do(func() {
+			c.fills.Add(1)
+			c.sem <- struct{}{}
+			e.fill(l, o)
+			<-c.sem
+		})
+		return e
+	default:
 		el = c.lru.PushFront(&cacheEntry{k: k, e: &encoded{}})
 		c.m[k] = el
 		for c.lru.Len() > c.max {
@@ -419,7 +438,7 @@ const fullPasses = 1
 // set of options.
 const cacheBytes = 256 << 20
 
-// trim evicts the least recently used encodings beyond cacheBytes, keeping
+// trim evicts the least recently used encodings beyond maxBytes, keeping
 // the newest. Connections that hold an evicted encoding keep using it.
 func (c *streamCache) trim() {
 	c.mu.Lock()
@@ -428,7 +447,7 @@ func (c *streamCache) trim() {
 	for el := c.lru.Front(); el != nil; {
 		next := el.Next()
 		total += el.Value.(*cacheEntry).size
-		if total > cacheBytes && el != c.lru.Front() {
+		if total > c.maxBytes && el != c.lru.Front() {
 			c.lru.Remove(el)
 			delete(c.m, el.Value.(*cacheEntry).k)
 		}

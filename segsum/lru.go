@@ -13,7 +13,7 @@ import (
 // holding half keep the process's memory under the whole.
 // The window just put is kept even when it alone is over the budget: the
 // request that scanned it is answered from it, and it goes with the next
-// put.
+// put. The budget may be shared with what else a program keeps (Share).
 type Cache struct {
 	mu     sync.Mutex
 	max    int64 // the memory given
@@ -21,6 +21,8 @@ type Cache struct {
 	bytes  int64
 	order  *list.List // of *Window, most recent at the front
 	at     map[cacheKey]*list.Element
+	others func() int64  // what else holds the budget (Share); nil: nothing
+	yield  func(n int64) // asks the others to make room (Share); nil: they cannot
 }
 
 type cacheKey struct {
@@ -76,15 +78,59 @@ func (c *Cache) put(s *Store, k int, w *Window) {
 	c.bytes += w.bytes
 }
 
-// reserve evicts the least recently used windows until n more bytes fit
-// the budget (or nothing is left to evict).
-func (c *Cache) reserve(n int64) {
+// putShared is put, then, when the windows alone could not make room,
+// asks the others sharing the budget to (Share's yield), unlocked.
+func (c *Cache) putShared(s *Store, k int, w *Window) {
+	c.put(s, k, w)
+	c.yieldOver(0)
+}
+
+// reserveShared is Reserve, then, when the windows alone could not make
+// room, asks the others sharing the budget to.
+func (c *Cache) reserveShared(n int64) {
+	c.Reserve(n)
+	c.yieldOver(n)
+}
+
+// yieldOver calls Share's yield when n more bytes do not fit beside the
+// windows and the others; without the lock, so that yield may call InUse
+// and Reserve.
+func (c *Cache) yieldOver(n int64) {
+	c.mu.Lock()
+	yield, over := c.yield, c.others != nil && c.bytes+n+c.others() > c.budget
+	c.mu.Unlock()
+	if yield != nil && over {
+		yield(n)
+	}
+}
+
+// Share makes the windows share the budget with what others reports
+// held elsewhere (serve keeps the partitions it opened whole under the
+// same half of --max-memory): a window put, and Reserve, evict windows
+// until the windows and others fit together. others is called with the
+// cache locked: it must not call the Cache. When evicting every other
+// window is not room enough for a window being scanned or put, yield is
+// asked to free what the others hold so that n more bytes fit, with the
+// cache unlocked (it may call InUse and Reserve); nil: they cannot.
+func (c *Cache) Share(others func() int64, yield func(n int64)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.others, c.yield = others, yield
+}
+
+// Reserve evicts the least recently used windows until n more bytes fit
+// the budget beside the windows kept and what Share's others hold (or no
+// window is left to evict). It never calls Share's yield.
+func (c *Cache) Reserve(n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.evict(n)
 }
 
 func (c *Cache) evict(n int64) {
+	if c.others != nil {
+		n += c.others()
+	}
 	for c.order.Len() > 0 && c.bytes+n > c.budget {
 		old := c.order.Back()
 		ow := old.Value.(*Window)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -430,3 +431,43 @@ func TestWindowsEqualFullPassGaps(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCacheShared: windows sharing their budget with memory held elsewhere
+// (serve's partitions opened whole) evict until both fit, and ask the
+// other holder to make room when evicting windows is not enough.
+func TestCacheShared(t *testing.T) {
+	dir := genPartition(t, gen.LogOptions{SegmentBytes: 256 << 10, BatchBytes: 256, TotalBytes: 4 << 20, HangingFrom: -1, Seed: 9})
+	const budget = 2 << 20
+	c := NewCache(2 * budget)
+	var mu sync.Mutex
+	others, asked := int64(budget-budget/8), 0 // nearly all of it, at first
+	c.Share(func() int64 { mu.Lock(); defer mu.Unlock(); return others }, func(n int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		others = max(0, min(others, budget-n-c.InUse())) // what the holder gives back
+	})
+	st, err := Open(dir, Options{Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, _, err := st.Summaries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}
+	for k := range sums {
+		if _, err := st.Window(context.Background(), k, o); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		held := others
+		mu.Unlock()
+		if u := c.InUse(); u+held > budget {
+			t.Fatalf("after segment %d the windows hold %d bytes and the others %d, over the budget %d together", k, u, held, budget)
+		}
+	}
+	if asked == 0 {
+		t.Errorf("the others were never asked to make room")
+	}
+}

@@ -70,7 +70,7 @@ func (s *Store) Window(ctx context.Context, k int, o txnindex.ConsumeOptions) (*
 		return nil, err
 	}
 	w := s.decide(l, k, o)
-	s.lru.put(s, k, w)
+	s.lru.putShared(s, k, w)
 	return w, nil
 }
 
@@ -154,7 +154,7 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 	for i := j; i <= m; i++ {
 		est += estimateBytes(s.sums[i])
 	}
-	s.lru.reserve(2 * est)
+	s.lru.reserveShared(2 * est)
 	var open openList
 	l, _, err := s.build(ctx, j, m, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
 		open = s.openAt(j, bs, !s.o.DecisionsOnly)

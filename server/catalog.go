@@ -102,6 +102,9 @@ type catalog struct {
 	// names are the headings of the --load paths (loadNames), by the
 	// path as given; set before the loads are added.
 	names map[string]string
+	// mem keeps the lazy partitions within --max-memory; nil (a catalog
+	// a test builds) bounds nothing.
+	mem *memBudget
 	// open is Options.OpenFull, nil for load.LogDir.Open.
 	open func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error)
 }

@@ -1,14 +1,14 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
@@ -24,26 +24,38 @@ const tailWait = 2 * time.Second
 // index lists it from its name and ranks it from a tail scan; its files
 // are read in full only when someone asks for it. Until that load is done
 // (a partition of tens of GiB takes a while), requests get the tail: the
-// last segments, as the tail scan reads them.
+// last segments, as the tail scan reads them. What it holds is kept
+// within --max-memory with the other partitions opened (memBudget): when
+// evicted it is as if never asked for, and the next request opens it again.
 type lazyPart struct {
 	x    *logindex.Index
 	e    *logindex.Entry
 	d    *load.LogDir // x, its partitions opened whole within the limits (load.LogDir.Open)
 	open openFunc     // Options.OpenFull; nil: d.Open
+	mem  *memBudget   // nil: nothing is evicted
 
-	start    sync.Once
-	done     chan struct{} // closed when the full load ended, either way
-	began    time.Time
+	tailScan sync.Mutex // one tail scan at a time
+
 	mu       sync.Mutex
+	done     chan struct{} // closed when the full load ended, either way; nil: not started (or evicted)
+	began    time.Time
 	full     *txnindex.Log
 	files    *loader.Partition
 	problems []string
-	err      error // the full load's
+	err      error // the full load's, or why it was not made (refuse)
 
-	tailOnce sync.Once
+	tailDone bool // the tail was scanned (tail, tailInfo and tailErr are set)
 	tail     *txnindex.Log
 	tailInfo logindex.TailInfo
 	tailErr  error
+
+	// Guarded by mem.mu: the bytes accounted to this partition, its
+	// place in the LRU, whether its full load is in flight and the room
+	// that load reserved.
+	held    int64
+	elem    *list.Element
+	loading bool
+	room    int64
 }
 
 // get returns the full log if it is loaded, else the tail. Every call in
@@ -51,14 +63,12 @@ type lazyPart struct {
 // partition opens whole at once, however many ask together: the page, the
 // stream its prewarm starts (api.Prewarm) and the stream of the page.
 func (lz *lazyPart) get() *txnindex.Log {
-	lz.start.Do(func() {
-		lz.mu.Lock()
-		lz.done, lz.began = make(chan struct{}), time.Now()
-		lz.mu.Unlock()
-		go lz.x.Join(context.Background()) // beside the load: both wait for it
-		go lz.load()
-	})
 	lz.mu.Lock()
+	if lz.done == nil {
+		lz.done, lz.began = make(chan struct{}), time.Now()
+		go lz.x.Join(context.Background()) // beside the load: both wait for it
+		go lz.load(lz.done)
+	}
 	done, wait := lz.done, time.Until(lz.began.Add(tailWait))
 	lz.mu.Unlock()
 	if wait > 0 {
@@ -70,28 +80,58 @@ func (lz *lazyPart) get() *txnindex.Log {
 		t.Stop()
 	}
 	if l := lz.built(); l != nil {
+		lz.mem.touch(lz)
 		return l
 	}
-	lz.tailOnce.Do(func() {
-		// The full load reports every file's damage: the tail's is not kept.
-		l, info, err := lz.d.Tail(context.Background(), lz.e)
-		if l != nil {
-			from := info.From
-			if info.Full {
-				from = -1 // every batch was read
-			}
-			lz.setEvidence(l, from)
-		}
-		lz.mu.Lock()
-		lz.tail, lz.tailInfo, lz.tailErr = l, info, err
-		lz.mu.Unlock()
-	})
+	if l := lz.scanTail(); l != nil {
+		return l // over its share of the budget: this request's alone
+	}
+	lz.mem.touch(lz)
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
 	if lz.full != nil {
 		return lz.full // finished while the tail was scanned
 	}
 	return lz.tail
+}
+
+// scanTail scans the tail once (again after an eviction), unless the
+// full log is there by then. A tail that would take more than one
+// partition opened whole may (every segment replayed, for want of a
+// producer snapshot) is not kept: it is returned, for the caller alone,
+// and the next request scans it again.
+func (lz *lazyPart) scanTail() *txnindex.Log {
+	lz.tailScan.Lock()
+	defer lz.tailScan.Unlock()
+	lz.mu.Lock()
+	skip := lz.tailDone || lz.full != nil
+	lz.mu.Unlock()
+	if skip {
+		return nil
+	}
+	// The full load reports every file's damage: the tail's is not kept.
+	l, info, err := lz.d.Tail(context.Background(), lz.e)
+	if l != nil {
+		from := info.From
+		if info.Full {
+			from = -1 // every batch was read
+		}
+		lz.setEvidence(l, from)
+	}
+	lz.mu.Lock()
+	if lz.full != nil {
+		lz.mu.Unlock()
+		return nil // the whole log came while the tail was scanned: get returns it
+	}
+	lz.tailInfo, lz.tailErr = info, err
+	if lz.mem != nil && openedCost(l) > lz.mem.oneWhole {
+		lz.mu.Unlock()
+		return l
+	}
+	lz.tail, lz.tailDone = l, true
+	lz.mu.Unlock()
+	lz.mem.kept(lz)
+	return nil
 }
 
 // subscribe is api.Feed's Subscribe for a partition whose full load is
@@ -117,28 +157,64 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 	return ch, func() { once.Do(func() { close(stop) }) }, true
 }
 
-func (lz *lazyPart) load() {
-	open := lz.open
-	if open == nil {
-		open = lz.d.Open
-	}
-	var p *loader.Partition
-	var l *txnindex.Log
-	c, err := open(context.Background(), lz.e)
+// load opens the partition whole, within the budget: a partition whose
+// load would take more than its share is refused (memBudget.admit), and
+// so is one whose log turns out over it. done is closed at the end.
+func (lz *lazyPart) load(done chan struct{}) {
+	defer close(done) // lz.done is set before load starts (get)
+	var (
+		p        *loader.Partition
+		l        *txnindex.Log
+		c        *input.Contents
+		est, err = lz.mem.admit(lz)
+	)
 	if err == nil {
-		p, l = c.Dirs[0], c.Partitions[0].Log
+		open := lz.open
+		if open == nil {
+			open = lz.d.Open
+		}
+		if c, err = open(context.Background(), lz.e); err == nil {
+			p, l = c.Dirs[0], c.Partitions[0].Log
+		}
+		if err == nil && lz.mem != nil {
+			// The estimate was short: not kept, as if refused before.
+			err = lz.mem.recheck(l, est)
+		}
+		if err != nil {
+			p, l = nil, nil
+		}
+	}
+	if l != nil {
 		lz.setEvidence(l, -1)
 	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
-	if c != nil {
+	if l != nil {
 		// The files' damage, the log directory's checkpoints' with it.
 		for _, d := range append(c.Problems, lz.d.Problems...) {
 			lz.problems = append(lz.problems, d.Error())
 		}
 	}
+	if l != nil {
+		// The whole log replaces the tail: its memory goes back to the
+		// budget (a request still holding it keeps it).
+		lz.tail, lz.tailDone = nil, false
+	}
 	lz.mu.Unlock()
-	close(lz.done) // lz.done is set before load starts (get)
+	lz.mem.loaded(lz)
+}
+
+// release drops the logs lz holds, as if it had never been asked for
+// (memBudget.evict): the next request opens it again. A refusal stays.
+func (lz *lazyPart) release() (full, tail *txnindex.Log) {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	full, tail = lz.full, lz.tail
+	if lz.full != nil {
+		lz.full, lz.files, lz.problems, lz.done = nil, nil, nil, nil
+	}
+	lz.tail, lz.tailInfo, lz.tailErr, lz.tailDone = nil, logindex.TailInfo{}, nil, false
+	return full, tail
 }
 
 // setEvidence joins the log directory's internal topics into l's
@@ -217,56 +293,4 @@ func (lz *lazyPart) scanView() *web.Scan {
 		v.Note = err.Error()
 	}
 	return v
-}
-
-// addLogDir puts a listed log directory into the catalog as lazy sources,
-// one per partition; nothing of their segments is read here, and the
-// ranking is started by the caller (x.Start).
-func (c *catalog) addLogDir(id string, d *load.LogDir) {
-	x := d.Index
-	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
-	title := c.shownAs(x.Root) + " (log directory)"
-	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d, open: c.openFull(d)}})
-	}
-	c.put(srcs...)
-	c.mu.Lock()
-	if c.indexes == nil {
-		c.indexes = map[string]*logindex.Index{}
-	}
-	c.indexes[id] = x
-	c.mu.Unlock()
-}
-
-// index returns the lazy index of source id, nil for other sources.
-func (c *catalog) index(id string) *logindex.Index {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.indexes[id]
-}
-
-// loadLogDir puts the log directory path, listed (load.Open), into cat as
-// source id and starts its ranking; on a terminal, stderr shows the
-// ranking's progress while it takes more than a few seconds.
-func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string, d *load.LogDir) error {
-	x := d.Index
-	cat.addLogDir(id, d)
-	if err := o.checkSources(cat, path); err != nil {
-		return err
-	}
-	x.Start(ctx, 0) // GOMAXPROCS workers
-	line := progress.Start(o.Stderr, progress.Delay, func() string {
-		n, total := x.Progress()
-		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
-	})
-	go func() {
-		select {
-		case <-x.Done():
-			n, _ := x.Progress()
-			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
-		case <-ctx.Done():
-			line.Stop("")
-		}
-	}()
-	return nil
 }

@@ -130,7 +130,7 @@ func TestLazyTailGroups(t *testing.T) {
 	cat := &catalog{}
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
-	lz.start.Do(func() { lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait) })
+	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
 	tail := lz.get()
 	if tail.Batches[0].BaseOffset <= 4 || tail.LastStableOffset != 32 {
 		t.Fatalf("tail from %d, LSO %d", tail.Batches[0].BaseOffset, tail.LastStableOffset)
@@ -145,7 +145,7 @@ func TestLazyTailGroups(t *testing.T) {
 	if g := group(tail); !g.BehindLSO || g.Blocked || g.RecordsToLSO != -1 || g.OffsetsToLSO != 28 {
 		t.Errorf("on the tail: %+v, want behind by 28 offsets, records not counted, not blocked", g)
 	}
-	lz.load()
+	lz.load(lz.done)
 	if g := group(lz.get()); !g.BehindLSO || g.Blocked || g.RecordsToLSO <= 0 {
 		t.Errorf("on the whole log: %+v, want its records counted", g)
 	}

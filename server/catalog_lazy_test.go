@@ -34,7 +34,7 @@ func TestLazyPartTailFirst(t *testing.T) {
 	lz := &lazyPart{x: x, e: x.Entries[0], d: load.NewLogDir(x, load.Question{}, load.Budget{})}
 	// A full load that has started and not finished (a partition of many
 	// GiB): the start is taken, nothing loads.
-	lz.start.Do(func() { lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait) })
+	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
 	tail := lz.get()
 	if tail == nil || lz.built() != nil || lz.filesOf(tail) != nil {
 		t.Fatalf("tail %v, built %v", tail != nil, lz.built() != nil)
@@ -45,7 +45,7 @@ func TestLazyPartTailFirst(t *testing.T) {
 	if p := strings.Join(lz.problemList(), " "); !strings.Contains(p, "loading the whole partition") || !strings.Contains(p, "the last 1 of 2 segments") || !strings.Contains(p, "switches to the whole partition") {
 		t.Errorf("problems while loading: %q", p)
 	}
-	lz.load()
+	lz.load(lz.done)
 	full := lz.get()
 	if full == tail || full != lz.built() || lz.filesOf(full) == nil || full.Batches[0].BaseOffset != 0 || full.LastStableOffset != 0 {
 		t.Errorf("after the load: the full log is not served")
@@ -73,7 +73,7 @@ func lazyServer(t *testing.T) (*httptest.Server, *lazyPart) {
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	// Begun tailWait ago: requests get the tail at once.
-	lz.start.Do(func() { lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait) })
+	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
 	return srv, lz
@@ -144,7 +144,7 @@ func TestLazyPageStreamRace(t *testing.T) {
 		t.Errorf("the page does not say which part it shows")
 	}
 
-	lz.load() // the full load lands while the stream is open
+	lz.load(lz.done) // the full load lands while the stream is open
 	full := lz.get()
 	if full == tail || len(full.Batches) <= len(tail.Batches) {
 		t.Fatalf("full %d batches, tail %d", len(full.Batches), len(tail.Batches))
@@ -236,7 +236,7 @@ func TestLazyIndexSeededLag(t *testing.T) {
 	if m == nil || !strings.HasPrefix(m[2], "at least ") || !strings.Contains(m[1], "first write was not read") {
 		t.Fatalf("t0-0's row from its tail: %q", m)
 	}
-	lz.load()
+	lz.load(lz.done)
 	m = cell.FindStringSubmatch(getPage(t, srv.URL+"/"))
 	held := regexp.MustCompile(`(?s)data-testid="diag-lag-time"[^>]*>\s*([^<]*?)\s*<`).FindStringSubmatch(getPage(t, srv.URL+"/sources/load1/partitions/t0/0"))
 	if m == nil || held == nil || strings.HasPrefix(m[2], "at least") || m[2] != held[1] {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
+	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -27,7 +30,7 @@ func (o *Options) budget() load.Budget {
 func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, d *load.LogDir, why string) error {
 	x := d.Index
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, d: d, open: cat.openFull(d)}
+	lz := &lazyPart{x: x, e: e, d: d, open: cat.openFull(d), mem: cat.mem}
 	lz.refuse(errors.New(why))
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
 	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
@@ -42,13 +45,13 @@ func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path st
 // refuse marks the full load as ended in err before it starts: requests
 // get the tail at once, and a page the segment windows (refused).
 func (lz *lazyPart) refuse(err error) {
-	lz.start.Do(func() {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.done == nil {
 		done := make(chan struct{})
 		close(done)
-		lz.mu.Lock()
 		lz.done, lz.began, lz.err = done, time.Now(), err
-		lz.mu.Unlock()
-	})
+	}
 }
 
 // Partial is web.Partial's: a lazy partition served from its tail while
@@ -68,3 +71,55 @@ func (c webCatalog) Partial(id, topic string, partition int32) string {
 }
 
 var _ web.Partial = webCatalog{}
+
+// addLogDir puts a listed log directory into the catalog as lazy sources,
+// one per partition; nothing of their segments is read here, and the
+// ranking is started by the caller (x.Start).
+func (c *catalog) addLogDir(id string, d *load.LogDir) {
+	x := d.Index
+	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
+	title := c.shownAs(x.Root) + " (log directory)"
+	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d, open: c.openFull(d), mem: c.mem}})
+	}
+	c.put(srcs...)
+	c.mu.Lock()
+	if c.indexes == nil {
+		c.indexes = map[string]*logindex.Index{}
+	}
+	c.indexes[id] = x
+	c.mu.Unlock()
+}
+
+// index returns the lazy index of source id, nil for other sources.
+func (c *catalog) index(id string) *logindex.Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexes[id]
+}
+
+// loadLogDir puts the log directory path, listed (load.Open), into cat as
+// source id and starts its ranking; on a terminal, stderr shows the
+// ranking's progress while it takes more than a few seconds.
+func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string, d *load.LogDir) error {
+	x := d.Index
+	cat.addLogDir(id, d)
+	if err := o.checkSources(cat, path); err != nil {
+		return err
+	}
+	x.Start(ctx, 0) // GOMAXPROCS workers
+	line := progress.Start(o.Stderr, progress.Delay, func() string {
+		n, total := x.Progress()
+		return fmt.Sprintf("ranking %s by LSO lag: %d of %d partitions scanned", path, n, total)
+	})
+	go func() {
+		select {
+		case <-x.Done():
+			n, _ := x.Progress()
+			line.Stop(fmt.Sprintf("ranked %s of %s by LSO lag in %s", txnindex.Plural(n, "partition", "partitions"), path, txnindex.Duration(x.Took())))
+		case <-ctx.Done():
+			line.Stop("")
+		}
+	}()
+	return nil
+}

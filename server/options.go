@@ -103,10 +103,14 @@ type Options struct {
 	// upload is evicted to make room, never a demo or a load
 	// (--max-uploads).
 	MaxUploads int
-	// MaxMemory is the memory the segment routes (…/segments, …/window)
-	// may take: the segments scanned for them hold at most half, least
-	// recently used first out, the rest is the garbage collector's
-	// headroom (--max-memory).
+	// MaxMemory is the memory for what the server keeps of partitions:
+	// the partitions of a log or partition directory opened whole (or
+	// their tails), the segments scanned for the segment routes
+	// (…/segments, …/window) and the stream's kept encodings hold at most
+	// half together, each kind's least recently used first out, the rest
+	// is the garbage collector's headroom; a partition whose whole load
+	// would take more than a quarter is drawn one segment at a time
+	// (--max-memory; catalog_lazy_budget.go).
 	MaxMemory int64
 	// SummaryCacheDir is the directory for the per-segment summaries of
 	// the segment routes, so that a restart need not rescan; never the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
 	"github.com/txnscope/txnscope/internal/pathname"
@@ -41,6 +42,17 @@ type routeOptions struct {
 	// segs draws partition directories segment by segment (segments.go);
 	// nil: no strip, no windows.
 	segs *segStores
+	// mem is the memory budget of the partitions opened whole, on
+	// /metrics (catalog_lazy_budget.go); nil: none.
+	mem *memBudget
+}
+
+// extraMetrics are the server's own collectors beside o.metrics'.
+func (o routeOptions) extraMetrics() []prometheus.Collector {
+	if o.mem == nil {
+		return nil
+	}
+	return []prometheus.Collector{newBudgetMetrics(o.mem)}
 }
 
 func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
@@ -61,9 +73,9 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	// Prometheus text (live/metrics), behind the token like every route.
 	switch {
 	case o.metrics != nil && o.loaded:
-		r.Get("/metrics", loadedMetrics(cat, o.metrics).ServeHTTP)
+		r.Get("/metrics", loadedMetrics(cat, o.metrics, o.extraMetrics()...).ServeHTTP)
 	case o.metrics != nil:
-		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
+		r.Get("/metrics", o.metrics.Handler(o.extraMetrics()...).ServeHTTP)
 	default:
 		r.Get("/metrics", noMetrics)
 	}

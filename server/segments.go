@@ -76,6 +76,13 @@ func (s *segStores) store(id, topic string, partition int32) (*segsum.Store, err
 	if dir == "" {
 		return nil, nil
 	}
+	return s.storeOf(dir)
+}
+
+// storeOf is the Store of the partition directory dir, opened on first
+// use and kept (the memory budget estimates a lazy partition's load from
+// it too: catalog_lazy_budget.go).
+func (s *segStores) storeOf(dir string) (*segsum.Store, error) {
 	s.mu.Lock()
 	o := s.m[dir]
 	if o == nil {

@@ -81,6 +81,11 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	ro.segs = newSegStores(s.cat, o.MaxMemory, o.SummaryCacheDir) // segments.go: the segment routes and the pages' strip
 	s.api = api.New(apiCatalog{s.cat}, newLimitedRecords(faultRecords{s.cat, windowRecords{loaderRecords{s.cat}, ro.segs}}, o.MaxOpenFiles))
 	o.configure(s.api)
+	// One budget, half of --max-memory, for the partitions opened
+	// whole, the segment windows and the stream's kept encodings
+	// (catalog_lazy_budget.go).
+	s.api.SetCacheBytes(s.cat.mem.encodingBytes())
+	s.cat.mem.share(ro.segs, s.api.CacheBytes, s.api.Forget)
 	s.api.SetSegmented(ro.segs)
 	s.handler = routesWith(s.cat, s.api, ro)
 	return s, nil
@@ -91,7 +96,8 @@ func New(ctx context.Context, o Options) (*Server, error) {
 func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 	o := &s.o
 	cat := demoCatalog(o.Big)
-	cat.open = o.OpenFull
+	cat.open, cat.mem = o.OpenFull, newMemBudget(o.MaxMemory)
+	ro.mem = cat.mem
 	s.cat = cat
 	cat.names = map[string]string{}
 	for i, n := range loadNames(o.Loads) {
@@ -154,7 +160,7 @@ func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 			return err
 		}
 		s.onClose(stop)
-	case len(o.Loads) > 0:
+	case len(o.Loads) > 0 || len(cat.indexes) > 0:
 		ro.metrics, ro.loaded = metrics.New(metrics.Options{}), true
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/present"
@@ -26,7 +27,7 @@ func Diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
 // DiagnoseRunbook is Diagnose with the diagnosis's runbook text (the CLI's
 // report), computed once with it and cached alongside.
 func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis, string) {
-	k := diagKey{l: l, txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position, limit: txnindex.ListLimit(o.Limit)}
+	k := diagKey{l: weak.Make(l), txnTimeout: o.TxnTimeout, maxTimeout: o.MaxTxnTimeout, bootstrap: o.Bootstrap, position: o.Position, limit: txnindex.ListLimit(o.Limit)}
 	if !o.Now.IsZero() {
 		o.Now = o.Now.Truncate(time.Second)
 		k.now = o.Now.Unix()
@@ -71,7 +72,11 @@ func DiagnoseRunbook(l *txnindex.Log, o diagnosis.Options) (*diagnosis.Diagnosis
 func DiagnoseComputations() int64 { return diags.computed.Load() }
 
 type diagKey struct {
-	l                      *txnindex.Log
+	// l is weak: a cached diagnosis must not keep its log alive once
+	// the catalog let it go (serve evicts the partitions it opened
+	// whole to stay within --max-memory); a diagnosis holds no pointer
+	// into its log. A collected log's entries go with the next reset.
+	l                      weak.Pointer[txnindex.Log]
 	now                    int64 // Unix seconds; 0 for the log's newest timestamp
 	txnTimeout, maxTimeout time.Duration
 	bootstrap              string

@@ -21,7 +21,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.Big, "big", o.Big, "also offer the generated 1M-batch demo (built on first request)")
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	addLimitFlags(fs, &o)
-	fs.Int64Var(&o.MaxMemory, "max-memory", o.MaxMemory, "memory the segment routes (…/segments, …/window) may take: the segments scanned for them hold at most half, least recently used first out, the rest is the garbage collector's headroom; default a quarter of this machine's memory")
+	fs.Int64Var(&o.MaxMemory, "max-memory", o.MaxMemory, "memory for what the server keeps of partitions: the partitions of a --load directory opened whole, the segment windows (…/segments, …/window) and the stream's kept encodings hold at most half together, least recently used first out (opened again when asked for), the rest is the garbage collector's headroom; a partition whose whole load would take more than a quarter is shown one segment at a time; default a quarter of this machine's memory")
 	fs.StringVar(&o.SummaryCacheDir, "summary-cache-dir", o.SummaryCacheDir, "directory for the per-segment summaries of the segment routes, so a restart need not rescan (never the log dir); empty: memory only")
 	lf := addLiveFlags(fs, "also serve a live cluster, read-only (HOST:PORT[,HOST:PORT]): with --topic its partitions' timelines, without it every partition by LSO lag (docs/cluster-mode.md)")
 	if err := refusePasswordFlag(args); err != nil {

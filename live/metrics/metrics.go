@@ -294,10 +294,12 @@ func (c *Collector) AddMismatches(n int) {
 }
 
 // Handler serves the collector, with the Go runtime's and the process's
-// standard metrics, in Prometheus' text format (or OpenMetrics when asked).
-// The server mounts it at /metrics behind its auth token.
-func (c *Collector) Handler() http.Handler {
+// standard metrics and the extra collectors (the server's own, such as
+// its memory budget), in Prometheus' text format (or OpenMetrics when
+// asked). The server mounts it at /metrics behind its auth token.
+func (c *Collector) Handler(extra ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(extra...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }

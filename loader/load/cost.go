@@ -156,6 +156,15 @@ func CostOf(in *input.Contents) Cost {
 	return c
 }
 
+// CostOfLog is CostOf a log alone: what a partition opened whole, or its
+// tail, keeps (the server prices what it holds with it).
+func CostOfLog(l *txnindex.Log) Cost {
+	if l == nil {
+		return Cost{Counted: true}
+	}
+	return CostOf(&input.Contents{Partitions: []*input.Partition{{Log: l}}})
+}
+
 // isPartitionDir reports whether path is one <topic>-<partition> directory
 // holding segments (not what kfake.DataDir writes): what segment windows
 // and a lazy listing of one partition read.

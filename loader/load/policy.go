@@ -68,6 +68,25 @@ type Budget struct {
 	// MaxKept is serve --max-upload-memory: the most an upload may keep
 	// in memory (Cost.Memory).
 	MaxKept int64
+	// MaxShared is serve's --max-memory, whose half the partitions
+	// opened whole share with the segment windows and the stream's kept
+	// encodings: one partition opened whole may keep a quarter of it
+	// (OneLoad), and beside its log its own encodings, about as large,
+	// take the rest of the half.
+	MaxShared int64
+}
+
+// OneLoad is the most one load may keep in memory (Cost.Memory) within
+// b: half of MaxMemory, a quarter of MaxShared, the smaller when both
+// bound it; 0 when neither does.
+func (b Budget) OneLoad() int64 {
+	switch {
+	case b.MaxMemory > 0 && b.MaxShared > 0:
+		return min(b.MaxMemory/2, b.MaxShared/4)
+	case b.MaxMemory > 0:
+		return b.MaxMemory / 2
+	}
+	return b.MaxShared / 4
 }
 
 // Path is the way a question is answered.
@@ -158,6 +177,9 @@ func over(q Question, c Cost, b Budget, segments bool) string {
 		return fmt.Sprintf("%s holds %s, more than --max-source-batches (%s) allows: not opened in full", c.LargestName, txnindex.Plural(int(c.Largest), "batch", "batches"), txnindex.Count(b.MaxBatches))
 	case b.MaxKept > 0 && c.Memory() > b.MaxKept:
 		return fmt.Sprintf("it holds about %s in memory once decoded, more than serve --max-upload-memory %s allows all uploads together", txnindex.Bytes(c.Memory()), txnindex.Bytes(b.MaxKept))
+	case b.MaxShared > 0 && c.Partition && c.Memory() > b.MaxShared/4:
+		return fmt.Sprintf("%s holds %s of segments, whose whole load would take about %s, more than one partition opened whole may take (%s, a quarter of --max-memory %s): not opened in full",
+			c.Name, txnindex.Bytes(c.SegmentBytes), txnindex.Bytes(c.Memory()), txnindex.Bytes(b.MaxShared/4), txnindex.Bytes(b.MaxShared))
 	case b.MaxMemory <= 0 || !c.Partition || c.Memory() <= b.MaxMemory/2:
 		// --max-memory bounds a partition directory's load: the one
 		// input whose cost is known before it is read (Estimate).

@@ -54,6 +54,9 @@ func TestChooseReadsBySegmentOrRefusesOverBudget(t *testing.T) {
 		{"a capture's partition counted over it: refused", serve, with(file, func(c *Cost) { c.Batches, c.Largest, c.LargestName, c.Counted = 12, 9, "orders-3", true }), Budget{MaxBatches: 8}, Refused,
 			"orders-3 holds 9 batches, more than --max-source-batches (8) allows: not opened in full"},
 		{"batches only estimated: counted once read", serve, with(part, func(c *Cost) { c.Batches, c.Largest = 9, 9 }), Budget{MaxBatches: 8}, ReadWhole, ""},
+		{"a partition over a quarter of serve's --max-memory: drawn by segment", serve, with(part, func(c *Cost) { c.Batches = 9000 }), Budget{MaxShared: 4 << 20}, ReadBySegment,
+			"t-0 holds 384.0 KiB of segments, whose whole load would take about 1.1 MiB, more than one partition opened whole may take (1.0 MiB, a quarter of --max-memory 4.0 MiB): not opened in full"},
+		{"within a quarter of it", serve, with(part, func(c *Cost) { c.Batches = 8192 }), Budget{MaxShared: 4 << 20}, ReadWhole, ""},
 		{"an upload over --max-upload-memory: refused", Question{Kind: Whole}, Cost{Kept: 1 << 20, Batches: 1024, Counted: true}, Budget{MaxKept: 1 << 20}, Refused,
 			"it holds about 1.1 MiB in memory once decoded, more than serve --max-upload-memory 1.0 MiB allows all uploads together"},
 		{"an upload within it", Question{Kind: Whole}, Cost{Kept: 1 << 19, Batches: 1024, Counted: true}, Budget{MaxKept: 1 << 20}, ReadWhole, ""},
@@ -61,6 +64,25 @@ func TestChooseReadsBySegmentOrRefusesOverBudget(t *testing.T) {
 		got := Choose(c.q, c.c, c.b)
 		if got.Path != c.path || got.Why != c.why {
 			t.Errorf("%s:\n got %v %q\nwant %v %q", c.name, got.Path, got.Why, c.path, c.why)
+		}
+	}
+}
+
+// TestOneLoadIsTheSmallerShare: one load may keep half of --max-memory, a
+// quarter of serve's, the smaller when both are set.
+func TestOneLoadIsTheSmallerShare(t *testing.T) {
+	for _, c := range []struct {
+		b    Budget
+		want int64
+	}{
+		{Budget{}, 0},
+		{Budget{MaxMemory: 100}, 50},
+		{Budget{MaxShared: 100}, 25},
+		{Budget{MaxMemory: 100, MaxShared: 400}, 50},
+		{Budget{MaxMemory: 100, MaxShared: 40}, 10},
+	} {
+		if got := c.b.OneLoad(); got != c.want {
+			t.Errorf("%+v: OneLoad %d, want %d", c.b, got, c.want)
 		}
 	}
 }
