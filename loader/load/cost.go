@@ -56,7 +56,7 @@ func (c Cost) Memory() int64 { return c.Kept + txnindex.LogBytes(c.Batches) }
 // Estimate is the cost of reading path for q, before a byte of a segment
 // is read: what it is, and what b bounds (the files' bytes for
 // MaxFileBytes; the batches, from the segments' sizes and sampled batch
-// sizes, for MaxMemory and MaxKept).
+// sizes, for MaxMemory, MaxShared and MaxKept).
 func Estimate(ctx context.Context, path string, q Question, b Budget) (Cost, error) {
 	c := Cost{Path: path, Name: filepath.Base(filepath.Clean(path))}
 	st, err := os.Stat(path)
@@ -90,7 +90,7 @@ func (c *Cost) measure(ctx context.Context, q Question, b Budget) error {
 			return err
 		}
 	}
-	if c.Partition && (b.MaxMemory > 0 || b.MaxKept > 0) {
+	if c.Partition && (b.OneLoad() > 0 || b.MaxKept > 0) {
 		from := int64(math.MinInt64)
 		if q.Kind == Tail && q.Position >= 0 {
 			from = q.Position

@@ -76,6 +76,10 @@ func TestEstimateFromPosition(t *testing.T) {
 		t.Fatalf("%d segments, want at least 8", n)
 	}
 	mid, last, past := at(segs[n/2].Log.BaseOffset+1), at(segs[n-1].Log.BaseOffset), at(math.MaxInt64)
+	// Whichever budget bounds memory, the estimate is the one.
+	if c, err := Estimate(ctx, st.Dir, Question{Kind: Whole, Position: -1}, Budget{MaxShared: 1 << 30}); err != nil || c.Batches != whole.Batches {
+		t.Errorf("under serve's --max-memory: %d batches (%v), under decide's %d", c.Batches, err, whole.Batches)
+	}
 	if at(0).Memory() != whole.Memory() {
 		t.Errorf("from offset 0: %d, want the whole load's %d", at(0).Memory(), whole.Memory())
 	}
