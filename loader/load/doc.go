@@ -39,9 +39,11 @@
 // Choose takes the question, its cost and the Budget and says which path
 // answers it (a Plan), with the sentence the commands print when that is
 // not the question's own: a load whose cost is over half of --max-memory
-// (the other half is the collector's headroom, as segsum.Cache keeps it),
-// over serve's --max-source-bytes or --max-source-batches, or an upload
-// over --max-upload-memory, is read a segment window at a time when the
+// (the other half is the collector's headroom, as segsum.Cache keeps it;
+// the server's half is shared, so one partition it opens whole may take a
+// quarter: Budget.OneLoad), over serve's --max-source-bytes or
+// --max-source-batches, or an upload over --max-upload-memory, is read a
+// segment window at a time when the
 // question can be answered so (Question.Segments: decide's decisions and
 // counts, the server's pages) and the input is a partition directory, and
 // is refused otherwise (inspect's report). The tail's own "read: …" line,
