@@ -13,7 +13,8 @@ import (
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
@@ -130,11 +131,11 @@ func lazyServer(t *testing.T) (*httptest.Server, *lazyPart) {
 	}
 	release := make(chan struct{})
 	cat := newCatalog(t, loads(dir), func(o *server.Options) {
-		o.OpenFull = func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
+		o.OpenFull = func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error) {
 			if e.Name == "t0-0" {
 				<-release
 			}
-			return x.Open(ctx, e, lim)
+			return d.Open(ctx, e)
 		}
 	})
 	t.Cleanup(func() {

@@ -87,9 +87,9 @@ type Config struct {
 	From int64
 	Last int64
 
-	// MaxBatches bounds the batches kept per partition (memory is about
-	// 100 bytes a batch): beyond it the oldest are dropped and the window
-	// start moves up. 0 means DefaultMaxBatches.
+	// MaxBatches bounds the batches kept per partition (memory is
+	// txnindex.LogBytes a batch, as a load's): beyond it the oldest are
+	// dropped and the window start moves up. 0 means DefaultMaxBatches.
 	MaxBatches int
 
 	TLS  *tls.Config

@@ -89,10 +89,13 @@
 // a valid .swap, for where it ends), for segsum's on-demand scans. A segment with a .index or .timeindex but no .txnindex
 // gets TxnIndexOnDisk with no entries, because Kafka creates .txnindex files
 // lazily; a segment with no index files at all leaves the index to be
-// rebuilt. The newest producer snapshot that decodes cleanly seeds
-// Input.Ongoing with its transactions that began before the first
-// batch (first offset, epoch, last write time, coordinator epoch), and
+// rebuilt. The newest producer snapshot that decodes cleanly, among
+// those the broker keeps on startup, seeds Input.Ongoing with its
+// transactions that began before the first batch (first offset, epoch, last write time, coordinator epoch), and
 // Input.Snapshot with every entry, as ProducerStateManager.loadFromSnapshot
-// loads it. LogStartOffset and HighWatermark come from the parent directory's
+// loads it. SeedSnapshots is that choice, the one routine every reader
+// of a partition directory seeds its producer state with (OpenPartition,
+// OpenPartitionTail, logindex's tail scan, segsum's first window).
+// LogStartOffset and HighWatermark come from the parent directory's
 // log-start-offset-checkpoint and replication-offset-checkpoint.
 package loader

@@ -138,7 +138,7 @@ func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o Sc
 	p.Segments = p.applySwaps(loaded)
 	p.assemble()
 
-	if err := p.loadSnapshots(dir, p.keptSnapshots(l.snapshots, lo, hi)); err != nil {
+	if err := p.seedFromSnapshots(dir, l.snapshots, lo, hi); err != nil {
 		return nil, err
 	}
 	if err := p.loadPartitionFiles(dir); err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -106,15 +105,14 @@ func readFileIfExists(path string) ([]byte, error) {
 	return data, err
 }
 
-// keptSnapshots is SnapshotsKept of the loaded (assembled) partition, the
-// ones the broker deletes added to p.Ignored with why: the log start is
-// the larger of its checkpoint line and the first segment's base, the log
-// end the one txnindex.Build computes (the last batch's next offset, or
-// the last segment's base when higher).
-func (p *Partition) keptSnapshots(names []string, swapLo, swapHi int64) []string {
-	if len(names) == 0 {
-		return names
-	}
+// seedFromSnapshots seeds the loaded (assembled) partition from its
+// producer snapshots (SeedSnapshots, every kept one decoded for display),
+// the ones the broker deletes added to p.Ignored with why: the log start
+// is the larger
+// of its checkpoint line and the first segment's base, the log end the one
+// txnindex.Build computes (the last batch's next offset, or the last
+// segment's base when higher).
+func (p *Partition) seedFromSnapshots(dir string, names []string, swapLo, swapHi int64) error {
 	bases := make([]int64, len(p.Segments))
 	for i, s := range p.Segments {
 		bases[i] = s.Log.BaseOffset
@@ -130,57 +128,157 @@ func (p *Partition) keptSnapshots(names []string, swapLo, swapHi int64) []string
 			end = max(end, p.Input.Batches[n-1].NextOffset())
 		}
 	}
-	kept, deleted := SnapshotsKept(names, bases, swapLo, swapHi, start, end)
-	p.Ignored = append(p.Ignored, deleted...)
-	return kept
-}
-
-// loadSnapshots decodes every .snapshot and seeds Input.Ongoing from the
-// newest clean one.
-func (p *Partition) loadSnapshots(dir string, names []string) error {
-	if err := p.readSnapshots(dir, names); err != nil {
+	sd, err := SeedSnapshots(dir, names, SeedOptions{Bases: bases, SwapLo: swapLo, SwapHi: swapHi, LogStart: start, LogEnd: end, AtMost: -1, Every: true})
+	if err != nil {
 		return err
 	}
+	p.takeSeed(sd)
 	first := int64(math.MaxInt64)
 	if len(p.Input.Batches) > 0 {
 		first = p.Input.Batches[0].BaseOffset
 	}
-	p.seedSnapshot(first)
+	sd.Apply(p.Input, first)
 	return nil
 }
 
-// readSnapshots decodes every .snapshot into Snapshots, and Snapshot is
-// the newest clean one.
-func (p *Partition) readSnapshots(dir string, names []string) error {
-	sort.Strings(names) // 20-digit names sort by offset
-	for _, n := range names {
-		data, err := readFileIfExists(filepath.Join(dir, n))
-		if err := p.damage(err); err != nil {
-			return err
+// takeSeed keeps what SeedSnapshots read: every snapshot decoded, the
+// newest clean one, the ones the broker deletes and the damage.
+func (p *Partition) takeSeed(sd *SnapshotSeed) {
+	p.Ignored = append(p.Ignored, sd.Deleted...)
+	p.Damage = append(p.Damage, sd.Damage...)
+	p.Snapshots, p.Snapshot = sd.Read, sd.Snapshot
+}
+
+// SeedOptions say which of a partition directory's producer snapshots a
+// load may seed its producer state from.
+type SeedOptions struct {
+	// Bases are the segments' base offsets after the swaps, ascending.
+	Bases []int64
+	// SwapLo and SwapHi are the offsets an interrupted cleaning's .swap
+	// segments replace (SwapLo >= SwapHi for none).
+	SwapLo, SwapHi int64
+	// LogStart and LogEnd are the log's start and end offsets, -1 when
+	// not known yet (SnapshotsKept).
+	LogStart, LogEnd int64
+	// AtMost leaves out the snapshots past it, -1 none: a read of a
+	// partition's tail seeds from none past the high watermark, or past a
+	// consumer position whose decisions are explained.
+	AtMost int64
+	// Every decodes every snapshot kept, for display (SnapshotSeed.Read),
+	// not only those down to the newest clean one.
+	Every bool
+}
+
+// SnapshotSeed is the producer state a load of a partition directory
+// starts from, as SeedSnapshots chose it.
+type SnapshotSeed struct {
+	// Snapshot is the newest snapshot the broker keeps, at or below
+	// AtMost, that decodes cleanly (the broker falls back the same way
+	// when the newest is corrupt); nil when none does.
+	Snapshot *ProducerSnapshot
+	// Read are the snapshots decoded, oldest first, damaged ones
+	// included: every one kept with Every, else those tried from the
+	// newest down to Snapshot.
+	Read []*ProducerSnapshot
+	// Kept are the names of the snapshots the broker keeps on startup,
+	// at or below AtMost, oldest first; Deleted those it deletes, with
+	// why (SnapshotsKept).
+	Kept    []string
+	Deleted []IgnoredFile
+	// Damage is what was wrong with the snapshots read.
+	Damage []*FormatError
+}
+
+// SeedSnapshots is the one routine that chooses the producer snapshot a
+// read of a partition directory seeds its producer state from, for every
+// reader of one: the whole load (OpenPartition), the tail
+// (OpenPartitionTail), logindex's tail scan and segsum's first window. It
+// follows broker recovery (LogLoader.load, ProducerStateManager
+// .truncateAndReload then loadFromSnapshot): the snapshots the broker
+// deletes on startup are left out (SnapshotsKept), the newest of the rest
+// that decodes cleanly is taken, a damaged one is reported and the next
+// older tried. A snapshot file is read only if it is a regular file of at
+// most 64 MiB (maxStateFile, over a million producers); a larger one is
+// damage too, and an older one is tried. names are the directory's
+// .snapshot files; only an I/O error fails.
+func SeedSnapshots(dir string, names []string, o SeedOptions) (*SnapshotSeed, error) {
+	sd := &SnapshotSeed{}
+	if len(names) == 0 {
+		return sd, nil
+	}
+	kept, deleted := SnapshotsKept(names, o.Bases, o.SwapLo, o.SwapHi, o.LogStart, o.LogEnd)
+	sd.Deleted = deleted
+	for _, n := range kept {
+		if off, _, ok := splitSegmentName(n); o.AtMost < 0 || ok && off <= o.AtMost {
+			sd.Kept = append(sd.Kept, n)
 		}
-		if data == nil {
+	}
+	// 20-digit names sort by offset: newest last. Without Every the
+	// newest are tried first and the first clean one ends the search.
+	var read []*ProducerSnapshot
+	for i := len(sd.Kept) - 1; i >= 0; i-- {
+		s, err := readSnapshotFile(dir, sd.Kept[i])
+		var fe *FormatError
+		switch {
+		case errors.As(err, &fe):
+			sd.Damage = append(sd.Damage, fe)
+		case err != nil:
+			return nil, err
+		}
+		if s == nil {
 			continue // gone since the listing, or not a regular file
 		}
-		s, err := ReadProducerSnapshot(data, n)
-		if err := p.damage(err); err != nil {
-			return err
-		}
-		p.Snapshots = append(p.Snapshots, s)
-		if err == nil {
-			p.Snapshot = s
+		read = append(read, s)
+		if err == nil && sd.Snapshot == nil {
+			sd.Snapshot = s
+			if !o.Every {
+				break
+			}
 		}
 	}
-	return nil
+	slices.Reverse(read)
+	slices.Reverse(sd.Damage)
+	sd.Read = read
+	return sd, nil
 }
 
-// seedSnapshot seeds Input.Ongoing and Input.Snapshot from Snapshot, given
-// the base offset of the log's first batch (MaxInt64 for none).
-func (p *Partition) seedSnapshot(first int64) {
-	if p.Snapshot == nil || !p.Snapshot.seeds(first) {
+// readSnapshotFile reads and decodes one .snapshot file: nil, nil when it
+// is gone; a *FormatError, with the snapshot decoded before the damage if
+// any, when it is not a regular file, is larger than a state file may be,
+// or does not decode.
+func readSnapshotFile(dir, name string) (*ProducerSnapshot, error) {
+	path := filepath.Join(dir, name)
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxStateFile {
+		return nil, formatErr(name, 0, "file", "%d bytes, more than the %d a producer snapshot is read up to", st.Size(), int64(maxStateFile))
+	}
+	data, err := readFileIfExists(path)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return ReadProducerSnapshot(data, name)
+}
+
+// Ongoing is what the snapshot seeds a log whose first batch read is at
+// first (MaxInt64 for none) with: the transactions open in it that began
+// before that batch (txnindex.Partition.Ongoing); nil when there is no
+// snapshot, or it does not seed such a log (ProducerSnapshot.seeds).
+func (sd *SnapshotSeed) Ongoing(first int64) []txnindex.OngoingTxn {
+	if sd.Snapshot == nil || !sd.Snapshot.seeds(first) {
+		return nil
+	}
+	return sd.Snapshot.Ongoing(first)
+}
+
+// Apply seeds in, a log whose first batch read is at first (MaxInt64 for
+// none), with the snapshot: its open transactions that began before that
+// batch (Ongoing) and every entry (Snapshot), as
+// ProducerStateManager.loadFromSnapshot loads it.
+func (sd *SnapshotSeed) Apply(in *txnindex.Partition, first int64) {
+	if sd.Snapshot == nil || !sd.Snapshot.seeds(first) {
 		return
 	}
-	p.Input.Ongoing = p.Snapshot.Ongoing(first)
-	p.Input.Snapshot = p.Snapshot.Info()
+	in.Ongoing = sd.Snapshot.Ongoing(first)
+	in.Snapshot = sd.Snapshot.Info()
 }
 
 // seeds reports whether the snapshot seeds a log whose first batch is at
@@ -192,41 +290,6 @@ func (p *Partition) seedSnapshot(first int64) {
 // deletes snapshots below the log start offset), so it seeds nothing.
 func (s *ProducerSnapshot) seeds(first int64) bool {
 	return s.Offset < 0 || s.Offset >= first || first == math.MaxInt64
-}
-
-// Seed is what OpenPartition seeds a log whose first batch is at first
-// (MaxInt64 for none) with from the snapshot (Input.Ongoing): for a reader
-// of the segments that does not load the partition whole (segsum).
-func (s *ProducerSnapshot) Seed(first int64) []txnindex.OngoingTxn {
-	if !s.seeds(first) {
-		return nil
-	}
-	return s.Ongoing(first)
-}
-
-// NewestSnapshot is the snapshot OpenPartition seeds from among the
-// .snapshot files names of dir (SegmentListing.Snapshots): the newest that
-// decodes cleanly, read as readSnapshots reads them (regular files only,
-// bounded), from the newest down; nil when none does.
-func NewestSnapshot(dir string, names []string) (*ProducerSnapshot, error) {
-	names = slices.Clone(names)
-	sort.Sort(sort.Reverse(sort.StringSlice(names))) // 20-digit names: newest first
-	for _, n := range names {
-		data, err := readFileIfExists(filepath.Join(dir, n))
-		var fe *FormatError
-		if errors.As(err, &fe) || err == nil && data == nil {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if s, err := ReadProducerSnapshot(data, n); err == nil {
-			return s, nil
-		} else if !errors.As(err, &fe) {
-			return nil, err
-		}
-	}
-	return nil, nil
 }
 
 func (p *Partition) loadPartitionFiles(dir string) error {

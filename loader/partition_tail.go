@@ -138,7 +138,8 @@ type snapshotBound struct {
 // openTail is OpenPartitionTail's seeded load; a non-empty reason instead
 // of a partition says why it cannot be used, and next, when not nil, which
 // older snapshots another attempt may seed from (the newest was past the
-// high watermark or the log end).
+// high watermark or the log end). Its steps: the snapshot to seed from
+// (tailSeed), where the scan begins (tailStart), the scan (tailScan).
 func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOptions, t TailOptions, b snapshotBound) (*Partition, string, *snapshotBound, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", nil, err
@@ -164,60 +165,9 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			return nil, "a .swap segment, which the broker completes on startup", nil, nil
 		}
 	}
-	// The snapshots the broker deletes on startup (SnapshotsKept) seed
-	// nothing. The log end is not known before the scan: the newest stray
-	// snapshot past it is found below.
-	logStart := l.bases[0]
-	if v, ok := cps.logStart(topic, num); ok && v > logStart {
-		logStart = v
-	}
-	kept, deleted := SnapshotsKept(l.snapshots, l.bases, 0, 0, logStart, b.logEnd)
-	p.Ignored = append(p.Ignored, deleted...)
-	if err := p.readSnapshots(dir, kept); err != nil {
-		return nil, "", nil, err
-	}
-	s := p.Snapshot
-	// A snapshot past the high watermark is not the broker's to delete,
-	// only not this load's to start from; nor is one past a consumer
-	// position whose decisions are explained (Reasons: decide --from),
-	// which name each transaction open there with its first offset: the
-	// transactions open at the snapshot's offset are in it, those begun
-	// between it and the position are read. The newest at or below both
-	// seeds the load. The newest (p.Snapshot) still gives the coordinator
-	// epochs and the transactions open before the log start, as in the
-	// full load.
-	limit, none, passed := b.hwm, "no older snapshot at or below it decodes cleanly", b.passed
-	if q := t.Position; q >= 0 && t.Reasons && (limit < 0 || q < limit) {
-		limit, none = q, fmt.Sprintf("no producer snapshot at or below the position %d decodes cleanly", q)
-		if s != nil && s.Offset > q {
-			passed = fmt.Sprintf("the newer %s is past the position %d", s.Name, q)
-		}
-	}
-	if limit >= 0 && s != nil && s.Offset > limit {
-		below := slices.DeleteFunc(slices.Clone(kept), func(n string) bool {
-			off, _, ok := splitSegmentName(n)
-			return !ok || off > limit
-		})
-		var err error
-		if s, err = NewestSnapshot(dir, below); err != nil {
-			return nil, "", nil, err
-		}
-		if s == nil && len(below) == 0 {
-			return nil, strings.TrimSuffix(none, " decodes cleanly"), nil, nil
-		}
-		if s == nil {
-			return nil, none, nil, nil
-		}
-	}
-	switch {
-	case s == nil && len(p.Snapshots) > 0:
-		return nil, fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil, nil
-	case s == nil && len(deleted) > 0:
-		return nil, fmt.Sprintf("every producer snapshot is one the broker deletes on startup (%s: %s)", deleted[len(deleted)-1].Name, deleted[len(deleted)-1].Reason), nil, nil
-	case s == nil:
-		return nil, "no producer snapshot (.snapshot file) in the partition directory", nil, nil
-	case s.Offset < 0:
-		return nil, fmt.Sprintf("the producer snapshot %s has no offset in its name", s.Name), nil, nil
+	sd, s, passed, why, err := p.tailSeed(dir, l, t, b)
+	if err != nil || why != "" {
+		return nil, why, nil, err
 	}
 	first, why, err := firstBatchOffset(dir, l)
 	if err != nil || why != "" {
@@ -230,15 +180,124 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		why := fmt.Sprintf("the newest producer snapshot %s is past the high watermark %d", s.Name, v)
 		return nil, why, &snapshotBound{logEnd: b.logEnd, hwm: v, passed: fmt.Sprintf("the newer %s is past the high watermark %d", s.Name, v)}, nil
 	}
+	st, why, err := tailStart(dir, l, s, first, t)
+	if err != nil || why != "" {
+		return nil, why, nil, err
+	}
+	st.r.SnapshotPassed = passed
+	if why, err := p.tailScan(ctx, dir, l, o, st); err != nil || why != "" {
+		return nil, why, nil, err
+	}
+	sd.Apply(p.Input, first)
+	if err := p.loadPartitionFiles(dir); err != nil {
+		return nil, "", nil, err
+	}
+	p.applyCheckpoints()
+	leo := l.bases[len(l.bases)-1]
+	if n := len(p.Input.Batches); n > 0 {
+		leo = max(leo, p.Input.Batches[n-1].NextOffset())
+	}
+	if n := p.Snapshot; n != s && n.Offset > leo {
+		// The newest, which gives the coordinator epochs, is one the
+		// broker deletes (past the high watermark and the log end).
+		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", n.Name, leo)
+		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: b.passed}, nil
+	}
+	if s.Offset > leo {
+		// The broker deletes it (truncateAndReload) and loads the one
+		// before: the full load does the same.
+		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)
+		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: fmt.Sprintf("the newer %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)}, nil
+	}
+	p.Input.Replay = st.r
+	return p, "", nil, nil
+}
 
-	// full is where every batch is read: the snapshot's offset, or a
-	// consumer position below it. The lag split (diagnose --position)
-	// decides every offset from the position on, as a read_committed
-	// consumer fetching from there: the batches from the one holding it,
-	// and the aborted transactions the broker collects for such a fetch,
-	// from the .txnindex of the segment holding it and the later ones
-	// (UnifiedLog.collectAbortedTransactions). With Reasons the snapshot
-	// is at or below the position already.
+// tailSeed chooses the snapshot the tail's scan starts from
+// (SeedSnapshots): the newest the broker keeps that decodes cleanly, or,
+// past a bound, the newest at or below it; why says why there is none.
+// The newest clean one stays p.Snapshot: it gives the coordinator epochs
+// and the transactions open before the log start, as in the full load.
+// passed says why a newer one was passed over.
+func (p *Partition) tailSeed(dir string, l dirListing, t TailOptions, b snapshotBound) (sd *SnapshotSeed, s *ProducerSnapshot, passed, why string, err error) {
+	// The snapshots the broker deletes on startup (SnapshotsKept) seed
+	// nothing. The log end is not known before the scan: the newest stray
+	// snapshot past it is found after it (openTail).
+	logStart := l.bases[0]
+	if v, ok := p.Checkpoints.logStart(p.Input.Topic, p.Input.Partition); ok && v > logStart {
+		logStart = v
+	}
+	o := SeedOptions{Bases: l.bases, LogStart: logStart, LogEnd: b.logEnd, AtMost: -1, Every: true}
+	sd, err = SeedSnapshots(dir, l.snapshots, o)
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	p.takeSeed(sd)
+	s = sd.Snapshot
+	// A snapshot past the high watermark is not the broker's to delete,
+	// only not this load's to start from; nor is one past a consumer
+	// position whose decisions are explained (Reasons: decide --from),
+	// which name each transaction open there with its first offset: the
+	// transactions open at the snapshot's offset are in it, those begun
+	// between it and the position are read. The newest at or below both
+	// seeds the load.
+	limit, none := b.hwm, "no older snapshot at or below it decodes cleanly"
+	passed = b.passed
+	if q := t.Position; q >= 0 && t.Reasons && (limit < 0 || q < limit) {
+		limit, none = q, fmt.Sprintf("no producer snapshot at or below the position %d decodes cleanly", q)
+		if s != nil && s.Offset > q {
+			passed = fmt.Sprintf("the newer %s is past the position %d", s.Name, q)
+		}
+	}
+	if limit >= 0 && s != nil && s.Offset > limit {
+		o.AtMost, o.Every = limit, false
+		below, err := SeedSnapshots(dir, l.snapshots, o)
+		if err != nil {
+			return nil, nil, "", "", err
+		}
+		switch s = below.Snapshot; {
+		case s == nil && len(below.Kept) == 0:
+			return nil, nil, "", strings.TrimSuffix(none, " decodes cleanly"), nil
+		case s == nil:
+			return nil, nil, "", none, nil
+		}
+	}
+	switch {
+	case s == nil && len(p.Snapshots) > 0:
+		return nil, nil, "", fmt.Sprintf("no producer snapshot decodes cleanly (%d damaged)", len(p.Snapshots)), nil
+	case s == nil && len(sd.Deleted) > 0:
+		d := sd.Deleted[len(sd.Deleted)-1]
+		return nil, nil, "", fmt.Sprintf("every producer snapshot is one the broker deletes on startup (%s: %s)", d.Name, d.Reason), nil
+	case s == nil:
+		return nil, nil, "", "no producer snapshot (.snapshot file) in the partition directory", nil
+	case s.Offset < 0:
+		return nil, nil, "", fmt.Sprintf("the producer snapshot %s has no offset in its name", s.Name), nil
+	}
+	return sd, s, passed, "", nil
+}
+
+// tailRead is where the tail's scan begins and what it reads: the
+// report it makes (r), the listing of the segments it scans (rl) and the
+// segments before them, left unread (skip).
+type tailRead struct {
+	r    *txnindex.ReplayReport
+	rl   dirListing
+	skip []int64
+}
+
+// tailStart finds where the scan seeded from s begins: full is where every
+// batch is read (s's offset, or a consumer position below it); before it,
+// only the transactions open in s that began before it are read
+// (spanScan), from the first offset of each, or from the log start for one
+// that began before it and has data after. why, instead, says why every
+// segment must be read.
+func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t TailOptions) (tailRead, string, error) {
+	// The lag split (diagnose --position) decides every offset from the
+	// position on, as a read_committed consumer fetching from there: the
+	// batches from the one holding it, and the aborted transactions the
+	// broker collects for such a fetch, from the .txnindex of the segment
+	// holding it and the later ones (UnifiedLog.collectAbortedTransactions).
+	// With Reasons the snapshot is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("the producer snapshot %s has no transaction open from before its offset %d", s.Name, s.Offset)
 	if s.Offset <= first {
 		// At the first segment's base (the log start, which only a broker
@@ -250,9 +309,6 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	if p := t.Position; p >= 0 && p < full {
 		full, why = p, fmt.Sprintf("every offset from the position %d on is decided", p)
 	}
-	// Before full, only the transactions open in the snapshot that began
-	// before it are read (spanScan): from the first offset of each, or
-	// from the log start for one that began before it and has data after.
 	from := full
 	keep := map[txnindex.ProducerID]int64{}
 	for _, e := range s.Entries {
@@ -275,11 +331,10 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	}
 	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > from }) - 1
 	if k <= 0 {
-		return nil, fmt.Sprintf("%s; offset %d is in the first segment, so every segment is read", why, from), nil, nil
+		return tailRead{}, fmt.Sprintf("%s; offset %d is in the first segment, so every segment is read", why, from), nil
 	}
-
 	r := &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, Snapshot: s.Name, FromOffset: l.bases[k], Segments: len(l.bases),
-		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why, SnapshotPassed: passed}
+		SegmentsRead: len(l.bases) - k, SkippedMaxTimestamp: -1, Reason: why}
 	// Inside the segment holding from, the scan begins at its .index
 	// entry at or below from, as a fetch from that offset would
 	// (OffsetIndex.lookup, then a walk forward): the batches before it
@@ -290,7 +345,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		if pos, base := indexFloor(dir, l.segs[l.bases[k]], from); pos > 0 {
 			ts, why, err := segmentMaxTimestamp(dir, l.segs[l.bases[k]])
 			if err != nil {
-				return nil, "", nil, err
+				return tailRead{}, "", err
 			}
 			if why == "" {
 				start, r.FromOffset = pos, base
@@ -318,11 +373,19 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 			slices.Sort(r.SpanProducers)
 		}
 	}
+	return tailRead{r: r, rl: rl, skip: l.bases[:k]}, "", nil
+}
+
+// tailScan reads what st says into p: the sizes and largest timestamps of
+// the segments skipped, and the scan of the others; why says why it
+// cannot be used after all (a skipped segment with no .timeindex).
+func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o ScanOptions, st tailRead) (string, error) {
+	r, rl := st.r, st.rl
 	var skipped []*SegmentFiles
-	for _, b := range l.bases[:k] {
+	for _, b := range st.skip {
 		sf, why, err := p.skipSegment(dir, l.segs[b], r)
 		if err != nil || why != "" {
-			return nil, why, nil, err
+			return why, err
 		}
 		skipped = append(skipped, sf)
 	}
@@ -331,9 +394,10 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	// the snapshot.
 	// After a clean shutdown (the marker still in the log directory)
 	// the broker recovers no segment at all.
+	cps := p.Checkpoints
 	if cps.CleanShutdown && o.VerifyCRC {
 		rl.clean, r.CleanShutdown = true, true
-	} else if rp, ok := cps.RecoveryPoint.Lookup(topic, num); ok && o.VerifyCRC && rp > 0 {
+	} else if rp, ok := cps.RecoveryPoint.Lookup(p.Input.Topic, p.Input.Partition); ok && o.VerifyCRC && rp > 0 {
 		rl.flushed = rp
 		for _, b := range rl.bases {
 			if !rl.options(b, o).VerifyCRC {
@@ -353,7 +417,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 		loaded, err = p.scanSegments(ctx, dir, rl, o)
 	}
 	if err != nil {
-		return nil, "", nil, err
+		return "", err
 	}
 	for _, sf := range loaded {
 		r.Bytes += sf.Log.Size
@@ -364,29 +428,7 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	}
 	p.Segments = append(skipped, loaded...)
 	p.assemble()
-	p.seedSnapshot(first)
-	if err := p.loadPartitionFiles(dir); err != nil {
-		return nil, "", nil, err
-	}
-	p.applyCheckpoints()
-	leo := l.bases[len(l.bases)-1]
-	if n := len(p.Input.Batches); n > 0 {
-		leo = max(leo, p.Input.Batches[n-1].NextOffset())
-	}
-	if n := p.Snapshot; n != s && n.Offset > leo {
-		// The newest, which gives the coordinator epochs, is one the
-		// broker deletes (past the high watermark and the log end).
-		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", n.Name, leo)
-		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: b.passed}, nil
-	}
-	if s.Offset > leo {
-		// The broker deletes it (truncateAndReload) and loads the one
-		// before: the full load does the same.
-		why := fmt.Sprintf("the newest producer snapshot %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)
-		return nil, why, &snapshotBound{logEnd: leo, hwm: b.hwm, passed: fmt.Sprintf("the newer %s is past the log end offset %d, so the broker deletes it on startup", s.Name, leo)}, nil
-	}
-	p.Input.Replay = r
-	return p, "", nil, nil
+	return "", nil
 }
 
 // skipSegment is a segment left unread: its size, and its largest

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,14 +31,6 @@ import (
 // indexes, often without a .log worth reading. It is not a partition a
 // consumer reads, so it is listed apart and never ranked.
 const MetadataTopic = "__cluster_metadata"
-
-// internalTopics are the broker's own topics (Topic.INTERNAL_TOPICS in
-// Kafka's clients, plus share groups' state, KIP-932): shown, but folded
-// away on the index, since the question is usually about the user's topics.
-var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true, "__share_group_state": true}
-
-// IsInternal reports whether topic is one of the broker's own topics.
-func IsInternal(topic string) bool { return internalTopics[topic] }
 
 // State is where a partition's tail scan stands.
 type State int32
@@ -70,7 +61,7 @@ type Entry struct {
 	Name      string // its base name, topic-partition
 	Topic     string
 	Partition int32
-	Internal  bool // one of the broker's own topics (IsInternal)
+	Internal  bool // one of the broker's own topics (txnindex.IsInternalTopic)
 	// Metadata: KRaft's metadata log (MetadataTopic), not a data
 	// partition; its State is Scanned from the start, with a diagnosis
 	// that says what it is (txnindex.MetadataLogNote) and nothing read.
@@ -161,14 +152,14 @@ func List(dir string) (*Index, error) {
 			x.Metadata = append(x.Metadata, name)
 			x.MetadataEntries = append(x.MetadataEntries, metadataEntry(filepath.Join(dir, name), name, topic, p))
 		default:
-			x.Entries = append(x.Entries, &Entry{Dir: filepath.Join(dir, name), Name: name, Topic: topic, Partition: p, Internal: IsInternal(topic)})
+			x.Entries = append(x.Entries, &Entry{Dir: filepath.Join(dir, name), Name: name, Topic: topic, Partition: p, Internal: txnindex.IsInternalTopic(topic)})
 		}
 	}
 	if len(x.Entries) == 0 {
 		return nil, &NoPartitionsError{Dir: dir, Metadata: len(x.Metadata)}
 	}
 	slices.SortFunc(x.Entries, func(a, b *Entry) int {
-		return cmp.Or(NaturalCompare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+		return cmp.Or(txnindex.NaturalCompare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return x, nil
 }
@@ -201,7 +192,7 @@ func ListPartition(dir string) (*Index, error) {
 		x.Metadata = []string{name}
 		return x, nil
 	}
-	x.Entries = []*Entry{{Dir: dir, Name: name, Topic: topic, Partition: p, Internal: IsInternal(topic)}}
+	x.Entries = []*Entry{{Dir: dir, Name: name, Topic: topic, Partition: p, Internal: txnindex.IsInternalTopic(topic)}}
 	return x, nil
 }
 
@@ -332,33 +323,4 @@ func trim(d *diagnosis.Diagnosis) *diagnosis.Diagnosis {
 		out.PinnedBy = &p
 	}
 	return out
-}
-
-// NaturalCompare orders strings with their digit runs compared as
-// numbers: "t-8" before "t-39", "orders2" before "orders10".
-func NaturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func digits(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
 }

@@ -2,7 +2,6 @@ package logindex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +12,6 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// MaxSnapshotBytes bounds a .snapshot read by a tail scan: 46 bytes per
-// producer, so 64 MiB is over a million producers (the loader's bound on
-// state files).
-const MaxSnapshotBytes = 64 << 20
 
 // TailInfo says what a tail scan read.
 type TailInfo struct {
@@ -88,13 +82,14 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 
 	// The newest snapshot at or below the last segment's base: one
 	// written at shutdown sits at the log end and would leave nothing
-	// to replay, so the one of the last roll is taken instead.
+	// to replay, so the one of the last roll is taken instead. It is
+	// chosen by the loader's one seeding routine (loader.SeedSnapshots):
+	// a snapshot the broker deletes on startup (a stray one, one below
+	// the log start: loader.SnapshotsKept) seeds nothing, as in the full
+	// load the ranking is checked against, and a damaged one is reported
+	// and the next older taken, as the broker falls back.
 	from, first := int64(-1), 0
 	if len(bases) > 0 {
-		last := bases[len(bases)-1]
-		// A snapshot the broker deletes on startup (a stray one, one
-		// below the log start: loader.SnapshotsKept) seeds nothing,
-		// as in the full load the ranking is checked against.
 		logStart := bases[0]
 		if cps != nil {
 			if v, ok := cps.LogStartOffset.Lookup(topic, num); ok && v > logStart {
@@ -105,28 +100,17 @@ func ScanTail(ctx context.Context, dir string, cps *loader.LogDirCheckpoints) (*
 		for i, o := range snaps {
 			names[i] = fmt.Sprintf("%020d.snapshot", o)
 		}
-		kept, _ := loader.SnapshotsKept(names, bases, 0, 0, logStart, -1)
-		keep := make(map[int64]bool, len(kept))
-		for _, n := range kept {
-			if o, ok := offsetName(n, ".snapshot"); ok {
-				keep[o] = true
-			}
+		sd, err := loader.SeedSnapshots(dir, names, loader.SeedOptions{Bases: bases, LogStart: logStart, LogEnd: -1, AtMost: bases[len(bases)-1]})
+		if err != nil {
+			return nil, info, nil, err
 		}
-		for i := len(snaps) - 1; i >= 0 && from < 0; i-- {
-			if snaps[i] > last || snaps[i] < bases[0] || !keep[snaps[i]] {
-				continue
-			}
-			s, err := readSnapshot(dir, snaps[i])
-			if err != nil {
-				damage = append(damage, asFormat(fmt.Sprintf("%020d.snapshot", snaps[i]), err))
-				continue // the broker falls back to an older one too
-			}
+		damage = append(damage, sd.Damage...)
+		if s := sd.Snapshot; s != nil {
 			from = s.Offset
-			in.Ongoing = s.Ongoing(from)
-			in.Snapshot = s.Info()
+			// Every batch from the snapshot's offset on is read: the
+			// transactions open before it are seeded.
+			sd.Apply(in, from)
 			info.Snapshot = s.Name
-		}
-		if from >= 0 {
 			// The segment holding from: the last base at or below it.
 			first = max(0, sort64(bases, from))
 		}
@@ -204,31 +188,4 @@ func offsetName(name, ext string) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	return v, err == nil && v >= 0
-}
-
-func readSnapshot(dir string, off int64) (*loader.ProducerSnapshot, error) {
-	name := fmt.Sprintf("%020d.snapshot", off)
-	f, size, err := loader.OpenRegular(filepath.Join(dir, name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if size > MaxSnapshotBytes {
-		return nil, fmt.Errorf("%s: %d bytes, over the %d a snapshot read for the index may hold", name, size, MaxSnapshotBytes)
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return loader.ReadProducerSnapshot(data, name)
-}
-
-// asFormat reports an unreadable snapshot as damage of that file: the
-// scan goes on with an older one, as the broker does.
-func asFormat(name string, err error) *loader.FormatError {
-	var fe *loader.FormatError
-	if errors.As(err, &fe) {
-		return fe
-	}
-	return &loader.FormatError{File: name, Item: "file", Msg: err.Error()}
 }

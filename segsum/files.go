@@ -91,16 +91,16 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 }
 
 // firstSeed is the producer state the first segment starts from, as
-// loader.OpenPartition seeds it (loader.NewestSnapshot, ProducerSnapshot
-// .Seed): the transactions open in the newest producer snapshot that
-// began before the first batch (retention deleted their start, so replay
-// cannot see them open). A snapshot that cannot be read seeds nothing, as
-// a damaged one does in the loader, and neither does one the broker
-// deletes on startup (loader.SnapshotsKept: the listing left out those
-// of the swap and the strays; here those below the log start and
-// past the log end). Before the bounds are computed the log end is not
-// known: only the newest snapshot can lie past it (the others are at
-// segments' base offsets), and when the one taken does, summarize
+// loader.OpenPartition seeds it, through the loader's one seeding routine
+// (loader.SeedSnapshots, SnapshotSeed.Ongoing): the transactions open in
+// the newest producer snapshot that began before the first batch
+// (retention deleted their start, so replay cannot see them open). A
+// snapshot that cannot be read seeds nothing, as a damaged one does in
+// the loader, and neither does one the broker deletes on startup (the
+// listing left out those of the swap and the strays; here those below the
+// log start and past the log end). Before the bounds are computed the log
+// end is not known: only the newest snapshot can lie past it (the others
+// are at segments' base offsets), and when the one taken does, summarize
 // computes the summaries again (seedEnd).
 func (s *Store) firstSeed(first int64) []txnindex.OngoingTxn {
 	names := s.snapshots
@@ -116,13 +116,12 @@ func (s *Store) firstSeed(first int64) []txnindex.OngoingTxn {
 	if s.bounds != nil {
 		logEnd = s.bounds.LogEndOffset
 	}
-	kept, _ := loader.SnapshotsKept(names, bases, 0, 0, logStart, logEnd)
-	sn, err := loader.NewestSnapshot(s.dir, kept)
-	if err != nil || sn == nil {
+	sd, err := loader.SeedSnapshots(s.dir, names, loader.SeedOptions{Bases: bases, LogStart: logStart, LogEnd: logEnd, AtMost: -1})
+	if err != nil || sd.Snapshot == nil {
 		return nil
 	}
-	if logEnd < 0 && sn.Offset > bases[len(bases)-1] {
-		s.seedEnd = sn.Offset
+	if logEnd < 0 && sd.Snapshot.Offset > bases[len(bases)-1] {
+		s.seedEnd = sd.Snapshot.Offset
 	}
-	return sn.Seed(first)
+	return sd.Ongoing(first)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -132,51 +131,6 @@ func Open(dir string, o Options) (*Store, error) {
 
 // Dir is the partition directory.
 func (s *Store) Dir() string { return s.dir }
-
-// LastSegment is the path of the partition's last segment (.log file).
-func (s *Store) LastSegment() string { return filepath.Join(s.dir, s.segs[len(s.segs)-1].name) }
-
-// Bytes is the size of the partition's segments (.log files).
-func (s *Store) Bytes() int64 {
-	var n int64
-	for _, f := range s.segs {
-		n += f.size
-	}
-	return n
-}
-
-// wholeLoadBytesPerBatch is about what loading the partition whole keeps
-// per batch: its 64-byte txnindex.Batch, its share of the transactions and
-// aborted entries, and the index entries (docs/benchmarks.md, the engine's memory;
-// 105 bytes a batch measured on 10M batches of 1 KiB), with some margin.
-const wholeLoadBytesPerBatch = 128
-
-// WholeLoadBytes estimates the memory a whole load of the partition keeps:
-// its batches, from the mean size of the first and the last segment's
-// first batches, at wholeLoadBytesPerBatch each; 0 when no batch could be
-// sampled.
-func (s *Store) WholeLoadBytes() int64 { return s.LoadBytesFrom(math.MinInt64) }
-
-// LoadBytesFrom is WholeLoadBytes for a load of the segments from the one
-// holding offset pos to the end (loader.OpenPartitionTail at a position:
-// decide --from, --counts --range), the mean batch size sampled from that
-// segment and the last.
-func (s *Store) LoadBytesFrom(pos int64) int64 {
-	k := max(sort.Search(len(s.segs), func(i int) bool { return s.segs[i].base > pos })-1, 0)
-	var bytes, mean, n int64
-	for _, f := range s.segs[k:] {
-		bytes += f.size
-	}
-	for _, f := range []segFile{s.segs[k], s.segs[len(s.segs)-1]} {
-		if m, err := loader.MeanBatchSize(filepath.Join(s.dir, f.name)); err == nil && m > 0 {
-			mean, n = mean+m, n+1
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return bytes / (mean / n) * wholeLoadBytesPerBatch
-}
 
 // Budget is the bytes the LRU's windows may hold (half of MaxMemory).
 func (s *Store) Budget() int64 { return s.lru.Budget() }

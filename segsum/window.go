@@ -474,13 +474,21 @@ func (w *Window) decision(i int, d *txnindex.Decision) {
 	}
 }
 
-// windowBytes estimates what a window holds: its batches, transactions,
-// decisions and the per-segment tables Build keeps (the later segments'
-// entries are the summaries', shared, not counted), plus a quarter for
-// the maps and slices' spare capacity.
+// windowBytes estimates what a window holds: what a load of its batches
+// keeps (txnindex.LogBytes, the one figure every load is counted with),
+// the transactions open into it from before (seeded: no batch of theirs
+// pays for them), its decisions, and the per-segment tables Build keeps
+// (the segments and every segment's aborted-transaction entries), plus a
+// quarter for the maps and slices' spare capacity.
 func windowBytes(l *txnindex.Log, decisions int) int64 {
-	n := int64(len(l.Batches))*int64(unsafe.Sizeof(txnindex.Batch{})) +
-		int64(len(l.Txns))*int64(unsafe.Sizeof(txnindex.Txn{})+4+16) +
+	seeded := 0
+	for i := range l.Txns {
+		if l.Txns[i].Seeded {
+			seeded++
+		}
+	}
+	n := txnindex.LogBytes(int64(len(l.Batches))) +
+		int64(seeded)*int64(unsafe.Sizeof(txnindex.Txn{})+4+16) +
 		int64(decisions)*int64(unsafe.Sizeof(packed{})) +
 		int64(len(l.Segments))*int64(unsafe.Sizeof(txnindex.Segment{})+96)
 	for si := range l.Segments {
@@ -490,10 +498,11 @@ func windowBytes(l *txnindex.Log, decisions int) int64 {
 }
 
 // estimateBytes is windowBytes before the scan, from the summary's counts
-// (a decision per batch; gaps are few).
+// (a decision per batch; gaps are few; the transactions open at its end
+// stand for those open into it).
 func estimateBytes(x *Summary) int64 {
-	n := int64(x.Batches)*int64(unsafe.Sizeof(txnindex.Batch{})+unsafe.Sizeof(packed{})) +
-		int64(x.Txns+x.OpenCount)*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
+	n := txnindex.LogBytes(int64(x.Batches)) + int64(x.Batches)*int64(unsafe.Sizeof(packed{})) +
+		int64(x.OpenCount)*int64(unsafe.Sizeof(txnindex.Txn{})+4+16)
 	return n + n/4
 }
 

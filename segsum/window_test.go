@@ -1,12 +1,9 @@
 package segsum
 
 import (
-	"math"
 	"reflect"
 	"testing"
 	"unsafe"
-
-	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // TestPackedHoldsNoPointers: a window's decisions are kept without
@@ -64,30 +61,4 @@ func TestIndexIn(t *testing.T) {
 		}
 	}()
 	indexIn([]int64{}, &other[1])
-}
-
-// TestLoadBytesFrom: the estimate of a load from a position counts the
-// segments from the one holding it to the end: the whole partition's from
-// the log start, one segment's from the last one's base or past the end.
-func TestLoadBytesFrom(t *testing.T) {
-	dir := genPartition(t, gen.LogOptions{SegmentBytes: 24 << 10, BatchBytes: 512, TotalBytes: 240 << 10, HangingFrom: -1, Seed: 9})
-	st, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := len(st.segs)
-	if n < 8 {
-		t.Fatalf("%d segments, want at least 8", n)
-	}
-	whole, mid, last, past := st.WholeLoadBytes(), st.LoadBytesFrom(st.segs[n/2].base+1), st.LoadBytesFrom(st.segs[n-1].base), st.LoadBytesFrom(math.MaxInt64)
-	// 512-byte batches, 128 bytes of memory each: a quarter of the bytes.
-	if size := st.Bytes(); whole < size/5 || whole > size/3 {
-		t.Errorf("whole load of %d bytes of segments estimated at %d bytes", size, whole)
-	}
-	if st.LoadBytesFrom(math.MinInt64) != whole || st.LoadBytesFrom(0) != whole {
-		t.Errorf("from the log start: %d and %d, want the whole load's %d", st.LoadBytesFrom(math.MinInt64), st.LoadBytesFrom(0), whole)
-	}
-	if !(last > 0 && last < mid && mid < whole) || past != last {
-		t.Errorf("whole %d, from the middle %d, from the last segment %d, past the end %d: want whole > middle > last = past > 0", whole, mid, last, past)
-	}
 }

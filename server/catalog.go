@@ -12,6 +12,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -27,7 +28,7 @@ type source struct {
 	files     *loader.Partition  // the files read, when there are any (records are decoded from them)
 	live      *api.LivePartition // a partition of a watched cluster (live.go): its log changes
 	upload    int                // the upload's number (upload.go); 0 for the demos, --load and live
-	mem       int64              // an upload's memory (input.Contents.Memory), on its first source; 0 for the others
+	mem       int64              // an upload's memory (load.Cost.Memory), on its first source; 0 for the others
 	problems  []string           // what the loader could not read, shown on the timeline
 	lazy      *lazyPart          // a partition of a --load log directory, opened on first use (catalog_lazy.go)
 	demo      bool               // an embedded or generated demo: the index lists demos apart, its pages age it by its own time
@@ -104,21 +105,21 @@ type catalog struct {
 	// mem keeps the lazy partitions within --max-memory; nil (a catalog
 	// a test builds) bounds nothing.
 	mem *memBudget
-	// open is Options.OpenFull, nil for logindex.Index.Open.
-	open func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+	// open is Options.OpenFull, nil for load.LogDir.Open.
+	open func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error)
 }
 
-// openFunc opens a listed partition in full: logindex.Index.Open, or
+// openFunc opens a listed partition in full: load.LogDir.Open, or
 // Options.OpenFull around it.
-type openFunc func(ctx context.Context, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+type openFunc func(ctx context.Context, e *logindex.Entry) (*input.Contents, error)
 
-// openFull is how a lazy partition of x is opened in full; nil: x.Open.
-func (c *catalog) openFull(x *logindex.Index) openFunc {
+// openFull is how a lazy partition of d is opened in full; nil: d.Open.
+func (c *catalog) openFull(d *load.LogDir) openFunc {
 	if c.open == nil {
 		return nil
 	}
-	return func(ctx context.Context, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
-		return c.open(ctx, x, e, lim)
+	return func(ctx context.Context, e *logindex.Entry) (*input.Contents, error) {
+		return c.open(ctx, d, e)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
@@ -28,9 +30,9 @@ const tailWait = 2 * time.Second
 type lazyPart struct {
 	x    *logindex.Index
 	e    *logindex.Entry
-	lim  logindex.Limits
-	open openFunc   // Options.OpenFull; nil: x.Open
-	mem  *memBudget // nil: nothing is evicted
+	d    *load.LogDir // x, its partitions opened whole within the limits (load.LogDir.Open)
+	open openFunc     // Options.OpenFull; nil: d.Open
+	mem  *memBudget   // nil: nothing is evicted
 
 	tailScan sync.Mutex // one tail scan at a time
 
@@ -108,7 +110,7 @@ func (lz *lazyPart) scanTail() *txnindex.Log {
 		return nil
 	}
 	// The full load reports every file's damage: the tail's is not kept.
-	l, info, _, err := lz.x.Tail(context.Background(), lz.e)
+	l, info, err := lz.d.Tail(context.Background(), lz.e)
 	if l != nil {
 		from := info.From
 		if info.Full {
@@ -161,20 +163,25 @@ func (lz *lazyPart) subscribe() (<-chan struct{}, func(), bool) {
 func (lz *lazyPart) load(done chan struct{}) {
 	defer close(done) // lz.done is set before load starts (get)
 	var (
-		p   *loader.Partition
-		l   *txnindex.Log
-		err = lz.mem.admit(lz)
+		p        *loader.Partition
+		l        *txnindex.Log
+		c        *input.Contents
+		est, err = lz.mem.admit(lz)
 	)
 	if err == nil {
 		open := lz.open
 		if open == nil {
-			open = lz.x.Open
+			open = lz.d.Open
 		}
-		p, l, err = open(context.Background(), lz.e, lz.lim)
-		if cost := openedCost(l); lz.mem != nil && cost > lz.mem.oneWhole {
+		if c, err = open(context.Background(), lz.e); err == nil {
+			p, l = c.Dirs[0], c.Partitions[0].Log
+		}
+		if err == nil && lz.mem != nil {
 			// The estimate was short: not kept, as if refused before.
-			_, files := lz.mem.estimate(lz.e.Dir)
-			p, l, err = nil, nil, lz.mem.tooLarge(lz.e.Name, cost, files)
+			err = lz.mem.recheck(l, est)
+		}
+		if err != nil {
+			p, l = nil, nil
 		}
 	}
 	if l != nil {
@@ -182,8 +189,9 @@ func (lz *lazyPart) load(done chan struct{}) {
 	}
 	lz.mu.Lock()
 	lz.full, lz.files, lz.err = l, p, err
-	if p != nil {
-		for _, d := range p.Damage {
+	if l != nil {
+		// The files' damage, the log directory's checkpoints' with it.
+		for _, d := range append(c.Problems, lz.d.Problems...) {
 			lz.problems = append(lz.problems, d.Error())
 		}
 	}

@@ -2,12 +2,11 @@ package server
 
 import (
 	"container/list"
-	"fmt"
+	"context"
 	"sync"
 	"sync/atomic"
 
-	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -16,8 +15,9 @@ import (
 // so what the server keeps live stays under the other half, the budget.
 // Three things share the budget:
 //   - the partitions of a log directory opened whole (lazyPart: the whole
-//     log, or the tail shown while it loads), by the loader's figure, a
-//     load in flight by twice its estimate (memBudget.admit);
+//     log, or the tail shown while it loads), by the one estimator's
+//     figure (load.Cost), a load in flight by twice its estimate
+//     (memBudget.admit);
 //   - the segment windows of the pages drawn segment by segment
 //     (segsum.Cache);
 //   - the decision stream's encodings kept for reuse (api's cache), at most
@@ -27,50 +27,28 @@ import (
 // first until all three fit together, and when that is not enough the
 // windows ask the partitions to make room (segsum.Cache.Share), and a load
 // the windows. A partition whose whole load would take more than a quarter
-// of M is not opened whole: its load reserves the whole budget, and beside
-// the log its own encodings (about as large) would fill it. Its page is
-// drawn one segment at a time, and says why (refused).
+// of M is not opened whole (load.Choose, load.Budget.MaxShared): its load
+// reserves the whole budget, and beside the log its own encodings (about
+// as large) would fill it. Its page is drawn one segment at a time, and
+// says why (refused).
 const (
 	budgetShare      = 2 // the budget is M/budgetShare
-	oneWholeShare    = 4 // one partition opened whole may take M/oneWholeShare
 	encodingsShare   = 4 // the stream's kept encodings, M/encodingsShare at most
 	maxEncodingBytes = 256 << 20
 )
 
-// openedCost is what a partition opened whole keeps in memory: the
-// loader's figure for its decoded log (batches, transactions, producers,
-// gaps), which serve --max-upload-memory bounds the uploads by too. The
-// one place the opened partitions are priced: repoint it when the loader's
-// estimator changes.
-func openedCost(l *txnindex.Log) int64 {
-	if l == nil {
-		return 0
-	}
-	return (&input.Contents{Partitions: []*input.Partition{{Log: l}}}).Memory()
-}
+// openedCost is what a partition opened whole (or its tail) keeps in
+// memory: the one estimator's figure for its log (load.CostOfLog), which
+// serve --max-upload-memory bounds the uploads by too.
+func openedCost(l *txnindex.Log) int64 { return load.CostOfLog(l).Memory() }
 
-// wholeLoadCost estimates openedCost of a partition directory before a
-// batch is read: segsum's estimate from the segments' sizes and their mean
-// batch size, the one decide and inspect refuse a load by; and the bytes
-// of its segments.
-func wholeLoadCost(st *segsum.Store) (cost, files int64) {
-	return st.WholeLoadBytes(), st.Bytes()
-}
+// wholeLoad is the question a lazy partition's full load answers, and
+// budget what it may take: its share of --max-memory (load.Budget
+// MaxShared, one partition opened whole a quarter of it), the rule by
+// which load.Choose draws it one segment at a time instead.
+var wholeLoad = load.Question{Kind: load.Whole, Position: -1, Segments: true}
 
-// estimate is wholeLoadCost of the partition directory dir, from the
-// segment routes' Store of it (opened once, for the page's strip too);
-// 0 when it cannot tell.
-func (b *memBudget) estimate(dir string) (cost, files int64) {
-	open := b.store
-	if open == nil {
-		open = func(dir string) (*segsum.Store, error) { return segsum.Open(dir, segsum.Options{MaxMemory: 1}) }
-	}
-	st, err := open(dir)
-	if err != nil || st == nil {
-		return 0, 0
-	}
-	return wholeLoadCost(st)
-}
+func (b *memBudget) shared() load.Budget { return load.Budget{MaxShared: b.max} }
 
 // memBudget keeps the lazy partitions of the catalog (catalog_lazy.go)
 // within their share of --max-memory: each one that holds a log (whole,
@@ -85,11 +63,10 @@ type memBudget struct {
 
 	// Set by New once the segment routes and the API exist; nil until
 	// then (nothing is opened before).
-	windows   func() int64                            // the segment windows' bytes (segsum.Cache.InUse)
-	encodings func() int64                            // the stream's kept encodings (api.API.CacheBytes)
-	reserve   func(n int64)                           // evicts windows until n more fit (segsum.Cache.Reserve)
-	forget    func(*txnindex.Log)                     // api.API.Forget: its caches must not keep an evicted log alive
-	store     func(dir string) (*segsum.Store, error) // the segment routes' Store of a partition directory
+	windows   func() int64        // the segment windows' bytes (segsum.Cache.InUse)
+	encodings func() int64        // the stream's kept encodings (api.API.CacheBytes)
+	reserve   func(n int64)       // evicts windows until n more fit (segsum.Cache.Reserve)
+	forget    func(*txnindex.Log) // api.API.Forget: its caches must not keep an evicted log alive
 
 	held      atomic.Int64 // bytes the lazy partitions hold or have reserved
 	evictions atomic.Int64 // partitions whose log was dropped to make room
@@ -100,7 +77,7 @@ type memBudget struct {
 }
 
 func newMemBudget(maxMemory int64) *memBudget {
-	b := &memBudget{max: maxMemory, budget: maxMemory / budgetShare, oneWhole: maxMemory / oneWholeShare, order: list.New()}
+	b := &memBudget{max: maxMemory, budget: maxMemory / budgetShare, oneWhole: load.Budget{MaxShared: maxMemory}.OneLoad(), order: list.New()}
 	b.wait = sync.NewCond(&b.mu)
 	return b
 }
@@ -111,7 +88,7 @@ func (b *memBudget) encodingBytes() int64 { return min(b.max/encodingsShare, max
 // share makes the windows of segs, the encodings of the API (through
 // its CacheBytes and Forget) and the lazy partitions share the budget.
 func (b *memBudget) share(segs *segStores, encodings func() int64, forget func(*txnindex.Log)) {
-	b.windows, b.encodings, b.reserve, b.forget, b.store = segs.cache.InUse, encodings, segs.cache.Reserve, forget, segs.storeOf
+	b.windows, b.encodings, b.reserve, b.forget = segs.cache.InUse, encodings, segs.cache.Reserve, forget
 	segs.cache.Share(func() int64 { return b.held.Load() + encodings() }, b.yield)
 }
 
@@ -136,29 +113,27 @@ func (b *memBudget) others() int64 {
 	return n
 }
 
-// tooLarge is the refusal of a partition whose whole load would take
-// more than one partition may, in the words of the other refusals
-// (logindex.Limits.CheckBytes): the page of it adds that it is drawn one
-// segment at a time.
-func (b *memBudget) tooLarge(name string, cost, files int64) error {
-	return fmt.Errorf("%s holds %s of segments, whose whole load would take about %s, more than one partition opened whole may take (%s, a quarter of --max-memory %s): not opened in full",
-		name, txnindex.Bytes(files), txnindex.Bytes(cost), txnindex.Bytes(b.oneWhole), txnindex.Bytes(b.max))
-}
-
 // admit reserves room for the full load of lz, evicting to make it:
-// twice its estimate, since while the partition is read its batches (in
-// a slice grown by doubling) and the log built from them are live
-// together, as segsum reserves for a window. While the loads in flight
-// hold too much for it to fit, it waits for one of them to end. An
-// estimate over one partition's share refuses the load.
-func (b *memBudget) admit(lz *lazyPart) error {
+// twice its estimate (load.Estimate), since while the partition is read
+// its batches (in a slice grown by doubling) and the log built from them
+// are live together, as segsum reserves for a window. While the loads in
+// flight hold too much for it to fit, it waits for one of them to end. A
+// load over one partition's share is refused (load.Choose), in the words
+// of the other refusals: the page of it adds that it is drawn one segment
+// at a time. The estimate is returned for recheck.
+func (b *memBudget) admit(lz *lazyPart) (load.Cost, error) {
 	if b == nil {
-		return nil
+		return load.Cost{}, nil
 	}
-	est, files := b.estimate(lz.e.Dir)
-	if est > b.oneWhole {
-		return b.tooLarge(lz.e.Name, est, files)
+	c, err := load.Estimate(context.Background(), lz.e.Dir, wholeLoad, b.shared())
+	if err != nil {
+		c = load.Cost{} // it cannot tell: the load's own errors say why
 	}
+	c.Name = lz.e.Name
+	if p := load.Choose(wholeLoad, c, b.shared()); p.Why != "" {
+		return c, &load.OverBudget{Plan: p}
+	}
+	est := c.Memory()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Only loads admitted are waited for, never one waiting too: they
@@ -168,6 +143,18 @@ func (b *memBudget) admit(lz *lazyPart) error {
 	}
 	lz.loading, lz.room = true, 2*est
 	b.settle(lz)
+	return c, nil
+}
+
+// recheck is the refusal of a log opened whole whose cost, counted, is
+// over one partition's share though its estimate (est) was not; nil when
+// it fits.
+func (b *memBudget) recheck(l *txnindex.Log, est load.Cost) error {
+	c := load.CostOfLog(l)
+	c.Path, c.Name, c.Partition, c.SegmentBytes = est.Path, est.Name, est.Partition, est.SegmentBytes
+	if p := load.Choose(wholeLoad, c, b.shared()); p.Why != "" {
+		return &load.OverBudget{Plan: p}
+	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
@@ -32,7 +33,7 @@ func lazyJoinPage(t *testing.T, dir string, joinBytes int64) string {
 	}
 	x.JoinBytes = joinBytes
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
 	return getPage(t, srv.URL+"/sources/load1/partitions/orders/0")
@@ -127,7 +128,7 @@ func TestLazyTailGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
 	tail := lz.get()

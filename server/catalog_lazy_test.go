@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 )
 
@@ -30,7 +31,7 @@ func TestLazyPartTailFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lz := &lazyPart{x: x, e: x.Entries[0]}
+	lz := &lazyPart{x: x, e: x.Entries[0], d: load.NewLogDir(x, load.Question{}, load.Budget{})}
 	// A full load that has started and not finished (a partition of many
 	// GiB): the start is taken, nothing loads.
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
@@ -69,7 +70,7 @@ func lazyServer(t *testing.T) (*httptest.Server, *lazyPart) {
 		t.Fatal(err)
 	}
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	// Begun tailWait ago: requests get the tail at once.
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
@@ -184,7 +185,7 @@ func TestLazyIndexMetadataRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := &catalog{}
-	cat.addLogDir("load1", x, logindex.Limits{})
+	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
 	t.Cleanup(srv.Close)
 	row := regexp.MustCompile(`(?s)<tr data-testid="partition-row-load1-__cluster_metadata-0"[^>]*>.*?</tr>`)

@@ -2,58 +2,36 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/progress"
-	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
-// isPartitionDir reports whether path is one <topic>-<partition> directory
-// holding segments, which a --load over the limits opens lazily
-// (loadPartitionDir) rather than refusing.
-func isPartitionDir(path string) bool {
-	if _, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path))); err != nil {
-		return false
-	}
-	return loader.HasLogFile(path) && !loader.IsKfakeDir(path)
-}
-
-// limits are what one partition may hold to be opened in full
-// (--max-source-bytes, --max-source-batches), in logindex's terms.
-func (o *Options) limits() logindex.Limits {
-	return logindex.Limits{MaxBytes: o.MaxSourceBytes, MaxBatches: o.MaxSourceBatches,
-		BytesFlag: "--max-source-bytes", BatchesFlag: "--max-source-batches"}
+// budget is what one partition may hold to be opened in full
+// (--max-source-bytes, --max-source-batches), in load's terms.
+func (o *Options) budget() load.Budget {
+	return load.Budget{MaxFileBytes: o.MaxSourceBytes, MaxBatches: int64(o.MaxSourceBatches)}
 }
 
 // loadPartitionDir puts a --load PARTITIONDIR over the limits into cat as
 // a lazy partition, as a log directory's partition over them is
-// (catalog_lazy.go): listed at once, its row ranked from a tail scan
-// seeded from the newest .snapshot (logindex.ScanTail), its page drawn one
-// segment at a time from the segment summaries (segments.go) with the
-// refusal as the reason. refusal is why it is not opened in full when the
-// caller already knows (a load over --max-source-batches); nil: the size
-// is checked here, before a byte is read.
-func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, refusal error) error {
-	x, err := logindex.ListPartition(path)
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", path, err)
-	}
-	lim := o.limits()
+// (catalog_lazy.go): listed at once (d, load.Open's listing of it alone),
+// its row ranked from a tail scan seeded from the newest .snapshot
+// (logindex.ScanTail), its page drawn one segment at a time from the
+// segment summaries (segments.go) with the refusal, why, as the reason.
+func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, d *load.LogDir, why string) error {
+	x := d.Index
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, lim: lim, open: cat.openFull(x), mem: cat.mem}
-	if refusal == nil {
-		refusal = lim.CheckBytes(e)
-	}
-	if refusal != nil {
-		lz.refuse(refusal)
-	}
+	lz := &lazyPart{x: x, e: e, d: d, open: cat.openFull(d), mem: cat.mem}
+	lz.refuse(errors.New(why))
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
 	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
 	cat.put(src)
@@ -97,11 +75,12 @@ var _ web.Partial = webCatalog{}
 // addLogDir puts a listed log directory into the catalog as lazy sources,
 // one per partition; nothing of their segments is read here, and the
 // ranking is started by the caller (x.Start).
-func (c *catalog) addLogDir(id string, x *logindex.Index, lim logindex.Limits) {
+func (c *catalog) addLogDir(id string, d *load.LogDir) {
+	x := d.Index
 	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := c.shownAs(x.Root) + " (log directory)"
 	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, lim: lim, open: c.openFull(x), mem: c.mem}})
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d, open: c.openFull(d), mem: c.mem}})
 	}
 	c.put(srcs...)
 	c.mu.Lock()
@@ -119,15 +98,12 @@ func (c *catalog) index(id string) *logindex.Index {
 	return c.indexes[id]
 }
 
-// loadLogDir lists the log directory path into cat as source id and starts
-// its ranking; on a terminal, stderr shows the ranking's progress while it
-// takes more than a few seconds.
-func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string) error {
-	x, err := logindex.List(path)
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", path, err)
-	}
-	cat.addLogDir(id, x, o.limits())
+// loadLogDir puts the log directory path, listed (load.Open), into cat as
+// source id and starts its ranking; on a terminal, stderr shows the
+// ranking's progress while it takes more than a few seconds.
+func loadLogDir(ctx context.Context, o *Options, cat *catalog, id, path string, d *load.LogDir) error {
+	x := d.Index
+	cat.addLogDir(id, d)
 	if err := o.checkSources(cat, path); err != nil {
 		return err
 	}

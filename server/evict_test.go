@@ -21,9 +21,9 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/txnscope/txnscope/internal/genlogdir"
-	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestEvictOpenedPartitionsWithinMaxMemory: a log directory whose
@@ -281,12 +281,12 @@ func TestEvictWaitsForLoadsInFlight(t *testing.T) {
 	var mu sync.Mutex
 	release := map[string]chan struct{}{"t0-0": make(chan struct{}), "t0-1": make(chan struct{})}
 	var started []string
-	open := func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error) {
+	open := func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error) {
 		mu.Lock()
 		started = append(started, e.Name)
 		mu.Unlock()
 		<-release[e.Name]
-		return x.Open(ctx, e, lim)
+		return d.Open(ctx, e)
 	}
 	s, srv := evictServer(t, 2, 6<<20, func(o *Options) { o.OpenFull = open })
 	releaseAll := func() {

@@ -1,21 +1,16 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
-	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -130,49 +125,6 @@ func (o *Options) uploads() uploadOptions {
 // configure sets the websocket limits on a.
 func (o *Options) configure(a *api.API) {
 	a.Limits = api.WSLimits{MaxMessageSize: o.WSMaxMessage, MessageRate: o.WSRate, MessageBurst: o.WSBurst}
-}
-
-// checkLoadSize refuses a --load PATH whose files add up to more than
-// --max-source-bytes (a partition directory is opened lazily instead:
-// loadPartitionDir), before a byte of them is read: loading keeps about
-// 200 B per batch, and a batch can be as small as 61 bytes, so memory
-// follows file size. Walking stops as soon as the limit is passed.
-func (o *Options) checkLoadSize(path string) error {
-	var total int64
-	errOver := errors.New("over")
-	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if info.Mode().IsRegular() {
-			total += info.Size()
-		}
-		if total > o.MaxSourceBytes {
-			return errOver
-		}
-		return nil
-	})
-	if errors.Is(err, errOver) {
-		return fmt.Errorf("--load %s: more than %s of files, over --max-source-bytes (%s); raise the limit, or load a partition directory, which is drawn segment by segment when over it", path, txnindex.Bytes(o.MaxSourceBytes), txnindex.Bytes(o.MaxSourceBytes))
-	}
-	return err
-}
-
-// checkLoaded refuses a loaded partition with more than --max-source-batches.
-func (o *Options) checkLoaded(path string, ld *input.Contents) error {
-	for _, p := range ld.Partitions {
-		if n := len(p.Log.Batches); n > o.MaxSourceBatches {
-			return fmt.Errorf("--load %s: partition %s-%d holds %d batches, over --max-source-batches %d", path, p.Log.Topic, p.Log.Partition, n, o.MaxSourceBatches)
-		}
-	}
-	return nil
 }
 
 // checkSources refuses a catalog of more than --max-sources partitions.

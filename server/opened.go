@@ -4,15 +4,16 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/view"
 )
 
 // addOpened makes a source of each partition an Options.Opened holds,
-// within the limits lim on opening a listed partition in full.
-func (c *catalog) addOpened(op Opened, lim logindex.Limits) {
+// within the budget b on opening a listed partition in full.
+func (c *catalog) addOpened(op Opened, b load.Budget) {
 	if op.Index != nil {
-		c.addLogDir(op.ID, op.Index, lim) // catalog_lazy.go
+		// catalog_lazy.go: its partitions opened as a --load's are.
+		c.addLogDir(op.ID, load.NewLogDir(op.Index, load.Question{Kind: load.Whole, Position: -1, Segments: true}, b))
 		return
 	}
 	if op.Path != "" {

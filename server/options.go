@@ -10,11 +10,10 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/live"
-	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/segsum"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 // Options are what a Server serves and within which limits. Each field but
@@ -49,7 +48,7 @@ type Options struct {
 	// it is drawn segment by segment (--max-source-bytes).
 	MaxSourceBytes int64
 	// MaxSourceBatches is the most batches one partition opened in full
-	// may hold, 64 B of memory each (--max-source-batches).
+	// may hold, txnindex.LogBytes of memory each (--max-source-batches).
 	MaxSourceBatches int
 	// MaxOpenFiles is the most segment files open at once to decode
 	// records (--max-open-files).
@@ -96,9 +95,9 @@ type Options struct {
 	// MinUploadRate applies (--min-upload-grace).
 	MinUploadGrace time.Duration
 	// MaxUploadMemory is the most memory the kept uploads may hold
-	// together (their kept bytes and decoded batches, 64 B each), the
-	// oldest evicted past it; an upload alone over it is refused with
-	// 413; 0: no bound (--max-upload-memory).
+	// together (their kept bytes and decoded batches, txnindex.LogBytes
+	// each: load.Cost), the oldest evicted past it; an upload alone over
+	// it is refused with 413; 0: no bound (--max-upload-memory).
 	MaxUploadMemory int64
 	// MaxUploads is the most uploaded files served at once; the oldest
 	// upload is evicted to make room, never a demo or a load
@@ -134,7 +133,7 @@ type Options struct {
 	// 0: not set (--last).
 	Last int64
 	// MaxBatches is the batches kept per watched partition, older ones
-	// dropped; it bounds memory, ~100 bytes a batch (--max-batches).
+	// dropped; it bounds memory, txnindex.LogBytes a batch (--max-batches).
 	MaxBatches int
 	// Poll is the interval between polls of a watched topic, or without
 	// Topic between cluster scans; 0: live.DefaultPoll, and
@@ -173,11 +172,12 @@ type Options struct {
 	Now func() time.Time
 	// OpenFull, if set, opens a listed partition in full (of a log
 	// directory, or a partition directory over the limits) when its page
-	// is first asked for, in place of x.Open, which it may call: a
+	// is first asked for, in place of d.Open (load.LogDir.Open: whole,
+	// within MaxSourceBytes and MaxSourceBatches), which it may call: a
 	// program embedding the server can meter or queue the loads, and the
 	// browser tests hold one to see a page drawn from the tail while its
 	// load runs. Until it returns, requests get the partition's tail.
-	OpenFull func(ctx context.Context, x *logindex.Index, e *logindex.Entry, lim logindex.Limits) (*loader.Partition, *txnindex.Log, error)
+	OpenFull func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error)
 	// Opened are inputs the caller has opened itself (input.Open, or a
 	// partition built in memory), served whole after the loads: not
 	// through the load policy a --load goes through, which lists a log

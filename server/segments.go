@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
@@ -21,7 +22,7 @@ type segStores struct {
 	cat      *catalog
 	cache    *segsum.Cache
 	cacheDir string // "" when the user has no cache directory: summaries in memory only
-	// open is segsum.Open; a test replaces it with one that blocks.
+	// open is openWindows; a test replaces it with one that blocks.
 	open func(dir string, o segsum.Options) (*segsum.Store, error)
 
 	// mu guards m only; a Store is opened outside it (its listing reads
@@ -40,8 +41,18 @@ type openStore struct {
 
 var _ api.Segmented = (*segStores)(nil)
 
+// openWindows opens a partition directory's segment windows: load.Open of
+// a Window question.
+func openWindows(dir string, o segsum.Options) (*segsum.Store, error) {
+	in, err := load.Open(context.Background(), dir, load.Question{Kind: load.Window, Position: -1, Windows: o}, load.Budget{})
+	if err != nil {
+		return nil, err
+	}
+	return in.Store, nil
+}
+
 func newSegStores(cat *catalog, maxMemory int64, cacheDir string) *segStores {
-	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, open: segsum.Open, m: map[string]*openStore{}}
+	return &segStores{cat: cat, cache: segsum.NewCache(maxMemory), cacheDir: cacheDir, open: openWindows, m: map[string]*openStore{}}
 }
 
 // dirOf is the partition directory a source was read from, "" when it

@@ -9,15 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/live/metrics"
-	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -108,58 +105,37 @@ func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 	}
 	for i, path := range o.Loads {
 		id := fmt.Sprintf("load%d", i+1)
-		if logindex.IsLogDir(path) && !loader.IsKfakeDir(path) {
-			// A log.dirs entry: listed now, ranked in the background,
-			// each partition opened when asked for (catalog_lazy.go).
-			if err := loadLogDir(ctx, o, cat, id, path); err != nil {
-				return err
-			}
-			continue
+		// A log.dirs entry is listed now, ranked in the background, each
+		// partition opened when asked for (catalog_lazy.go); a partition
+		// over --max-source-bytes or --max-source-batches is listed
+		// alone, drawn segment by segment as a log directory's partition
+		// over them is (catalog_lazydir.go); the rest is read whole
+		// (load.Open, load.Choose).
+		in, err := load.Open(ctx, path, load.Question{Kind: load.Whole, Position: -1, LogDir: true, Segments: true}, o.budget())
+		if why, over := load.IsOverBudget(err); over {
+			return fmt.Errorf("--load %s: %s", path, why)
 		}
-		part := isPartitionDir(path)
-		if err := o.checkLoadSize(path); err != nil {
-			if !part {
-				return err
-			}
-			// One partition over --max-source-bytes: opened lazily and
-			// drawn segment by segment, as a log directory's partition
-			// over it is (catalog_lazydir.go).
-			if err := loadPartitionDir(ctx, cat, o, id, path, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		ld, err := input.OpenContext(ctx, path)
 		if err != nil {
 			return err
 		}
-		if err := o.checkLoaded(path, ld); err != nil {
-			if !part || len(ld.Partitions) != 1 {
-				return err
+		switch {
+		case in.Plan.Path == load.ReadLogDir:
+			err = loadLogDir(ctx, o, cat, id, path, in.Dir)
+		case in.Dir != nil:
+			err = loadPartitionDir(ctx, cat, o, id, path, in.Dir, in.Plan.Why)
+		default:
+			for _, p := range in.Contents.Problems {
+				fmt.Fprintf(o.Stderr, "warning: %v\n", p)
 			}
-			// Over --max-source-batches: the same, the batches read
-			// dropped and their segment files closed.
-			for _, d := range ld.Dirs {
-				for _, sf := range d.Segments {
-					sf.Log.Close()
-				}
-			}
-			name := filepath.Base(filepath.Clean(path))
-			if err := loadPartitionDir(ctx, cat, o, id, path, o.limits().BatchesError(name, len(ld.Partitions[0].Log.Batches))); err != nil {
-				return err
-			}
-			continue
+			cat.add(id, path, in.Contents)
+			err = o.checkSources(cat, path)
 		}
-		for _, p := range ld.Problems {
-			fmt.Fprintf(o.Stderr, "warning: %v\n", p)
-		}
-		cat.add(id, path, ld)
-		if err := o.checkSources(cat, path); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	for _, op := range o.Opened {
-		cat.addOpened(op, o.limits()) // catalog.go
+		cat.addOpened(op, o.budget()) // opened.go
 		if err := o.checkSources(cat, cmp.Or(op.Path, op.ID)); err != nil {
 			return err
 		}

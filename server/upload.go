@@ -7,6 +7,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -26,7 +27,7 @@ type uploadCatalog struct {
 	maxUploads int // --max-uploads: uploads kept at once, the oldest evicted past it
 	maxSources int // --max-sources: partitions served at once, uploads included
 	// maxMemory is --max-upload-memory: the most memory the kept uploads
-	// may hold together (input.Contents.Memory), the oldest evicted past it; 0 is
+	// may hold together (load.Cost.Memory), the oldest evicted past it; 0 is
 	// no bound.
 	maxMemory int64
 }
@@ -35,11 +36,11 @@ type uploadCatalog struct {
 // them in the catalog, evicting the oldest uploads to make room
 // (putUpload).
 func (c uploadCatalog) AddUpload(name string, in *input.Contents, problems []string) (api.Upload, error) {
-	mem := in.Memory()
-	if c.maxMemory > 0 && mem > c.maxMemory {
-		return api.Upload{}, fmt.Errorf("%w: it holds about %s in memory once decoded, more than serve --max-upload-memory %s allows all uploads together",
-			api.ErrUploadTooLarge, web.FormatBytes(mem), web.FormatBytes(c.maxMemory))
+	cost := load.CostOf(in)
+	if p := load.Choose(load.Question{Kind: load.Whole}, cost, load.Budget{MaxKept: c.maxMemory}); p.Path == load.Refused {
+		return api.Upload{}, fmt.Errorf("%w: %s", api.ErrUploadTooLarge, p.Why)
 	}
+	mem := cost.Memory()
 	srcs, evicted, err := c.putUpload(func(n int) []*source {
 		srcs := sourcesOf(fmt.Sprintf("upload-%d", n), name, in)
 		for i, s := range srcs {

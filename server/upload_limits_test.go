@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestUploadMinRate: issue 17 defect 12. Two uploads trickling a byte
@@ -94,9 +96,9 @@ func TestUploadMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := in.Memory()
-	if want := int64(len(b)) + int64(len(in.Partitions[0].Log.Batches))*64; mem < want {
-		t.Fatalf("Memory %d, want at least the bytes and 64 B a batch: %d", mem, want)
+	mem := load.CostOf(in).Memory()
+	if want := int64(len(b)) + txnindex.LogBytes(int64(len(in.Partitions[0].Log.Batches))); mem != want {
+		t.Fatalf("Memory %d, want the bytes and txnindex.LogBytes a batch: %d", mem, want)
 	}
 	s := startServe(t, func(o *Options) { o.MaxUploadMemory = 2*mem + mem/2 })
 	var ids []string

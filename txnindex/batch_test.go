@@ -92,3 +92,12 @@ func TestBuildParallelPasses(t *testing.T) {
 		t.Fatalf("%d transactions, %d segments, %d gaps: the log does not exercise the passes", len(par.Txns), len(par.segDense), len(par.Gaps))
 	}
 }
+
+// TestLogBytesPerBatchCoversTheStructs: the one per-batch figure of a
+// built log's memory covers a Batch and its share of the smallest
+// transaction (a data batch and its marker).
+func TestLogBytesPerBatchCoversTheStructs(t *testing.T) {
+	if need := unsafe.Sizeof(Batch{}) + unsafe.Sizeof(Txn{})/2; LogBytesPerBatch < need {
+		t.Fatalf("LogBytesPerBatch %d, under a Batch and half a Txn: %d", LogBytesPerBatch, need)
+	}
+}

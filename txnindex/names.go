@@ -1,6 +1,7 @@
 package txnindex
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -140,6 +141,43 @@ func needsEscape(s string) bool {
 		i += n
 	}
 	return false
+}
+
+// internalTopics are the broker's own topics (Topic.INTERNAL_TOPICS in
+// Kafka's clients, plus share groups' state, KIP-932): shown, but folded
+// away on the index, since the question is usually about the user's topics.
+var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true, "__share_group_state": true}
+
+// IsInternalTopic reports whether topic is one of the broker's own topics.
+func IsInternalTopic(topic string) bool { return internalTopics[topic] }
+
+// NaturalCompare orders strings with their digit runs compared as
+// numbers: "t-8" before "t-39", "orders2" before "orders10".
+func NaturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // ClusterMetadataTopic is the KRaft metadata log's topic: the controllers'

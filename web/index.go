@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
-	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -109,7 +108,7 @@ func indexRows(srcs []Source, row func(Source, Partition) PartitionRow) IndexVie
 			k := s.ID + "\x00" + p.Topic
 			g := topics[k]
 			if g == nil {
-				g = &TopicGroup{Topic: p.Topic, TestID: "topic-group-" + s.ID + "-" + p.Topic, Internal: logindex.IsInternal(p.Topic) || p.Topic == txnindex.ClusterMetadataTopic,
+				g = &TopicGroup{Topic: p.Topic, TestID: "topic-group-" + s.ID + "-" + p.Topic, Internal: txnindex.IsInternalTopic(p.Topic) || p.Topic == txnindex.ClusterMetadataTopic,
 					Metadata: p.Topic == txnindex.ClusterMetadataTopic}
 				topics[k] = g
 				lv.Topics = append(lv.Topics, *g)
@@ -146,7 +145,7 @@ func indexRows(srcs []Source, row func(Source, Partition) PartitionRow) IndexVie
 		}
 		// User topics first, in natural order; the broker's own after.
 		slices.SortFunc(lv.Topics, func(a, b TopicGroup) int {
-			return cmp.Or(cmp.Compare(boolRank(a.Internal), boolRank(b.Internal)), logindex.NaturalCompare(a.Topic, b.Topic))
+			return cmp.Or(cmp.Compare(boolRank(a.Internal), boolRank(b.Internal)), txnindex.NaturalCompare(a.Topic, b.Topic))
 		})
 		for i := range lv.Topics {
 			lv.Topics[i].Open = !lv.Topics[i].Internal && n <= foldOver
@@ -308,6 +307,6 @@ func sortByLag(rows []PartitionRow) {
 			return 1
 		}
 		return cmp.Or(cmp.Compare(b.LagOffsets, a.LagOffsets), cmp.Compare(b.LagMs, a.LagMs),
-			cmp.Compare(a.Source, b.Source), logindex.NaturalCompare(a.Label, b.Label))
+			cmp.Compare(a.Source, b.Source), txnindex.NaturalCompare(a.Label, b.Label))
 	})
 }

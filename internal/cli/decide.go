@@ -12,6 +12,7 @@ import (
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
@@ -69,16 +70,32 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		return usagef("--compare-variants prints its own counts: not with --counts")
 	}
 	opts := txnindex.ConsumeOptions{From: *from, Isolation: iso, Variant: v, MaxBytes: int32(*maxBytes), EachBatch: *eachBatch, KafkaJSCodecs: *jsCodecs}
-	// What a partition directory is read for: every offset from --from on
-	// (the log start when -1), or the counts of --range (the whole
-	// partition when none).
-	q := segQuery{from: *from, countFrom: cFrom, countTo: cTo}
+	// The offsets asked for: every one from --from on (the log start
+	// when -1), or the counts of --range (the whole partition when none).
+	sq := segQuery{from: *from, countFrom: cFrom, countTo: cTo}
 	pos := *from
 	if *counts {
 		pos = cFrom
 		opts.From = max(*from, cFrom)
 	}
-	if *bySegment {
+	// What a partition directory is read for (load.Choose): with
+	// --by-segment a segment window at a time; else from the segment
+	// holding --from or the range's start, as diagnose reads it, or
+	// whole. A consumer at --from needs the segments from the one holding
+	// it, and the producer state there, as diagnose --position does; so
+	// do the counts of a range, from its first offset: no verdict in it
+	// depends on the offsets below it, each fetch's aborted list holding
+	// every aborted transaction its offsets overlap (the broker's
+	// collectAbortedTxns), so they count what a consumer at the range's
+	// start is given (TestRandomCountsRangeEqualsFullReplay). The counts
+	// of the whole partition read every segment. A load that would take
+	// more than half of --max-memory (the rest is the collector's) is
+	// decided by segment too; the load is faster where it fits (--counts
+	// of 7.6 GiB of 1 KiB batches: 2.8 s whole against 8.7 s by segment).
+	q := load.Question{Kind: load.Whole, Position: pos, Reasons: true, Segments: !*compare, Windows: bySegmentOptions(*maxMemory)}
+	budget := load.Budget{MaxMemory: *maxMemory}
+	switch {
+	case *bySegment:
 		switch {
 		case *demo != "" || fs.NArg() != 1 || !input.DataPartition(fs.Arg(0)):
 			return usagef("--by-segment decides one partition directory (<topic>-<partition>, with segments): PATH")
@@ -87,39 +104,24 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		case *maxMemory <= 0:
 			return usagef("--max-memory must be positive, not %d", *maxMemory)
 		}
-		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, q, *maxMemory, nil)
+		q.Kind = load.Window
+	case *full || *compare:
+		// --compare-variants decides a whole load, each variant over it.
+		budget = load.Budget{}
+	case pos >= 0:
+		q.Kind = load.Tail
 	}
-	// A partition directory whose load (whole, or from the segment
-	// holding --from or the range's start) would take more than half the
-	// memory the command may take (the rest is the collector's): by
-	// segment. The load is faster where it fits (--counts of 7.6 GiB of
-	// 1 KiB batches: 2.8 s whole against 8.7 s by segment).
-	if *demo == "" && fs.NArg() == 1 && !*full && *maxMemory > 0 && !*compare && input.DataPartition(fs.Arg(0)) {
-		if st, err := segsum.Open(fs.Arg(0), bySegmentOptions(*maxMemory)); err == nil {
-			if need := st.LoadBytesFrom(pos); need > *maxMemory/2 {
-				what := "whole load"
-				if pos >= 0 {
-					what = fmt.Sprintf("load from offset %d on", pos)
-				}
-				fmt.Fprintf(e.stderr, "decide: %s holds %s of segments, whose %s would take about %s, more than half of --max-memory %s: decided a segment at a time (--full-replay loads it whole)\n",
-					fs.Arg(0), txnindex.Bytes(st.Bytes()), what, txnindex.Bytes(need), txnindex.Bytes(*maxMemory))
-				return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, q, *maxMemory, st)
-			}
-		}
-	}
-	// A consumer at --from needs the segments from the one holding it,
-	// and the producer state there, as diagnose --position does; so do
-	// the counts of a range, from its first offset: no verdict in it
-	// depends on the offsets below it, each fetch's aborted list holding
-	// every aborted transaction its offsets overlap (the broker's
-	// collectAbortedTxns), so they count what a consumer at the range's
-	// start is given (TestRandomCountsRangeEqualsFullReplay). The counts
-	// of the whole partition read every segment.
-	tail := pos >= 0
-	ld, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: pos, Reasons: true}, !tail || *full)
+	in, err := loadSource(ctx, e, fs, *demo, q, budget)
 	if err != nil {
 		return err
 	}
+	if in.Store != nil {
+		if in.Plan.Why != "" {
+			fmt.Fprintf(e.stderr, "decide: %s\n", in.Plan.Why)
+		}
+		return decideBySegment(ctx, e, fs.Arg(0), opts, *format == "ndjson", *counts, sq, in.Store)
+	}
+	ld := in.Contents
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer w.Flush()
 	matched := false
@@ -183,13 +185,12 @@ type argLister interface {
 	Arg(int) string
 }
 
-// loadSource builds a demo, or reads PATH with open (input.OpenContext, or
-// diagnose's input.OpenTail). Problems met while loading go to stderr; what
-// was read is still used. The load ends when ctx does (SIGINT, SIGTERM: a
-// load of a big directory stops instead of running on). A capture without
-// a Fetch to decide is an error that says so, not an empty list that no
-// --topic matches.
-func loadSource(ctx context.Context, e *env, fs argLister, demo string, open func(context.Context, string) (*input.Contents, error)) (*input.Contents, error) {
+// loadSource builds a demo, or opens PATH for q within b (load.Open).
+// Problems met while loading go to stderr; what was read is still used.
+// The load ends when ctx does (SIGINT, SIGTERM: a load of a big directory
+// stops instead of running on). A capture without a Fetch to decide is an
+// error that says so, not an empty list that no --topic matches.
+func loadSource(ctx context.Context, e *env, fs argLister, demo string, q load.Question, b load.Budget) (*load.Input, error) {
 	switch {
 	case demo != "" && fs.NArg() > 0:
 		return nil, usagef("give either --demo or PATH, not both")
@@ -198,7 +199,7 @@ func loadSource(ctx context.Context, e *env, fs argLister, demo string, open fun
 		if err != nil {
 			return nil, err
 		}
-		return &input.Contents{Partitions: []*input.Partition{{Log: txnindex.Build(d.Partition())}}}, nil
+		return &load.Input{Contents: &input.Contents{Partitions: []*input.Partition{{Log: txnindex.Build(d.Partition())}}}}, nil
 	case fs.NArg() != 1:
 		return nil, usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
 	}
@@ -207,20 +208,22 @@ func loadSource(ctx context.Context, e *env, fs argLister, demo string, open fun
 	line := progress.Start(e.stderr, progress.Delay, func() string {
 		return fmt.Sprintf("reading %s: %s", fs.Arg(0), txnindex.Duration(time.Since(start)))
 	})
-	ld, err := open(ctx, fs.Arg(0))
+	in, err := load.Open(ctx, fs.Arg(0), q, b)
 	line.Stop("")
 	if err != nil {
 		return nil, err
 	}
-	if ld.Capture != nil && len(ld.Partitions) == 0 {
-		if err := ld.Capture.NoFetch(); err != nil {
-			return nil, err
+	if ld := in.Contents; ld != nil {
+		if ld.Capture != nil && len(ld.Partitions) == 0 {
+			if err := ld.Capture.NoFetch(); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range ld.Problems {
+			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
 	}
-	for _, p := range ld.Problems {
-		fmt.Fprintf(e.stderr, "warning: %v\n", p)
-	}
-	return ld, nil
+	return in, nil
 }
 
 // parseRange reads --range FROM-TO; empty is the whole partition (-1, -1).

@@ -21,8 +21,8 @@ import (
 // without end: 17.6 s).
 const bySegmentCache = 1 << 30
 
-// bySegmentOptions opens a partition directory for decideBySegment: its
-// windows are seeded with what their decisions read only
+// bySegmentOptions is how decideBySegment's windows are read (load
+// Question.Windows): seeded with what their decisions read only
 // (segsum.Options.DecisionsOnly), so that transactions left open early
 // in the partition are not replayed again in every later window.
 func bySegmentOptions(maxMemory int64) segsum.Options {
@@ -40,14 +40,9 @@ type segQuery struct{ from, countFrom, countTo int64 }
 // too: the output is the whole load's (TestDecideBySegmentEqualsWholeLoad).
 // Only the windows of the segments q needs are scanned (the offsets from
 // q.from on, or the counted range), after a header scan of every segment
-// for their summaries.
-func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson, counts bool, q segQuery, maxMemory int64, st *segsum.Store) error {
-	var err error
-	if st == nil {
-		if st, err = segsum.Open(dir, bySegmentOptions(maxMemory)); err != nil {
-			return err
-		}
-	}
+// for their summaries. st is the partition's windows, opened with
+// bySegmentOptions (load.Open).
+func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.ConsumeOptions, ndjson, counts bool, q segQuery, st *segsum.Store) error {
 	ov, err := st.Overview(ctx)
 	if err != nil {
 		return err

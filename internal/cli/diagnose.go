@@ -11,8 +11,8 @@ import (
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/live"
-	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -36,7 +36,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
-		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (input.OpenTail)")
+		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (loader.OpenPartitionTail)")
 		limit      = fs.Int("limit", txnindex.ListCap, fmt.Sprintf("how many entries each list (open transactions, groups, …) holds in detail, at most %d; the rest are counted", txnindex.MaxListLimit))
 	)
 	if err := refusePasswordFlag(args); err != nil {
@@ -82,19 +82,21 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 	keep := func(t string, p int32) bool {
 		return (*topic == "" || t == *topic) && (*partition < 0 || int(p) == *partition)
 	}
-	if *demo == "" && fs.NArg() == 1 {
-		ld, err := input.ListLogDirTail(fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		if ld != nil {
-			return diagnoseLogDir(ctx, e, ld, opts, *format, *fullReplay, keep)
-		}
+	// A partition directory of a data topic is read from its newest
+	// producer snapshot (the same answer as reading it all); a log
+	// directory a partition at a time, each so (load.Open).
+	q := load.Question{Kind: load.Tail, Position: *position, LogDir: true}
+	if *fullReplay {
+		q.Kind = load.Whole
 	}
-	src, err := tailSource(ctx, e, fs, *demo, loader.TailOptions{Position: *position}, *fullReplay)
+	in, err := loadSource(ctx, e, fs, *demo, q, load.Budget{})
 	if err != nil {
 		return err
 	}
+	if in.Dir != nil {
+		return diagnoseLogDir(ctx, e, in.Dir, opts, *format, keep)
+	}
+	src := in.Contents
 	parts := src.Partitions
 	ev, err := internalEvidence(e, src)
 	if err != nil {
@@ -131,10 +133,10 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 // each as `diagnose PARTITIONDIR` would (from its newest producer snapshot,
 // unless --full-replay), joined with what the internal topics say, read
 // first one partition at a time: memory holds a partition per core and the
-// diagnoses, whatever the directory's size (input.LogDirTail). A partition
+// diagnoses, whatever the directory's size (load.LogDir). A partition
 // that cannot be read is said on stderr and the others are still diagnosed;
 // the exit status is then 1 unless one is hanging (3).
-func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts diagnosis.Options, format string, full bool, keep func(string, int32) bool) error {
+func diagnoseLogDir(ctx context.Context, e *env, ld *load.LogDir, opts diagnosis.Options, format string, keep func(string, int32) bool) error {
 	for _, p := range ld.Problems {
 		fmt.Fprintf(e.stderr, "warning: %v\n", p)
 	}
@@ -192,7 +194,7 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts diag
 					continue
 				}
 				current.Store(en.Name)
-				c, err := ld.Open(ctx, en, opts.Position, full)
+				c, err := ld.Open(ctx, en)
 				done.Add(1)
 				if err != nil {
 					results[i].err = err
@@ -230,20 +232,6 @@ func diagnoseLogDir(ctx context.Context, e *env, ld *input.LogDirTail, opts diag
 		err = fmt.Errorf("%s of %s could not be read (see above)", txnindex.Plural(failed, "partition", "partitions"), ld.Index.Root)
 	}
 	return err
-}
-
-// tailSource loads the PATH of diagnose and of decide --from: a partition
-// directory of a data topic from a producer snapshot (input.OpenTail, with
-// the same answer as reading it all, for what t asks); with --full-replay,
-// and for a demo, as the other commands load.
-func tailSource(ctx context.Context, e *env, fs argLister, demo string, t loader.TailOptions, full bool) (*input.Contents, error) {
-	open := func(ctx context.Context, path string) (*input.Contents, error) {
-		return input.OpenTail(ctx, path, t)
-	}
-	if full {
-		open = input.OpenContext
-	}
-	return loadSource(ctx, e, fs, demo, open)
 }
 
 func parseTime(s string) (time.Time, error) {

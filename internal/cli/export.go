@@ -13,7 +13,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -92,10 +92,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}
 		srcs = []*exportSource{s}
 	} else {
-		ld, err := input.OpenContext(ctx, path)
+		in, err := load.Open(ctx, path, load.Question{Kind: load.Whole, Position: -1}, load.Budget{})
 		if err != nil {
 			return err
 		}
+		ld := in.Contents
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}

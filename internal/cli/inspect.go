@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +10,8 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
+	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/segsum"
-	"github.com/txnscope/txnscope/txnindex"
 )
 
 func runInspect(ctx context.Context, e *env, args []string) error {
@@ -55,29 +53,40 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		ld, err = input.OpenContext(ctx, root)
 	case fs.NArg() != 1:
 		return usagef("want exactly one PATH (or --demo NAME), got %d arguments", fs.NArg())
-	default:
-		dir, derr := input.ListLogDirTail(fs.Arg(0))
-		if derr != nil {
-			return derr
+	case loader.IsIndexFile(fs.Arg(0)):
+		f, err := loader.OpenIndexFile(fs.Arg(0))
+		if f == nil {
+			return err
 		}
-		if dir != nil {
-			v, err := inspectLogDir(ctx, dir, inspect.Options{Batches: *batches, Records: *records}, *maxMem)
+		v := inspect.NewFile(f, err)
+		if f.Snapshot != nil {
+			// Beside its entries, the producer state the broker loads
+			// from it: the transactions open there and the LSO they pin.
+			if in, err := load.Open(ctx, fs.Arg(0), load.Question{Kind: load.AtSnapshot, Position: -1}, load.Budget{}); err == nil {
+				at := inspect.New(in.Contents, inspect.Options{})
+				v.Partitions, v.Problems = at.Partitions, append(v.Problems, at.Problems...)
+			}
+		}
+		return writeInspect(ctx, e, *format, v, *entries)
+	default:
+		// Every batch is read, for the counts per segment, the
+		// transactions, the .txnindex mismatches and the gaps: a
+		// partition directory whose whole load would take more than
+		// half of --max-memory is refused before it begins (on a
+		// broker's host that memory may be the broker's); a log
+		// directory is read a partition at a time (load.Open).
+		var in *load.Input
+		in, err = load.Open(ctx, fs.Arg(0), load.Question{Kind: load.Whole, Position: -1, LogDir: true}, load.Budget{MaxMemory: *maxMem})
+		if err == nil && in.Dir != nil {
+			v, err := inspectLogDir(ctx, in.Dir, inspect.Options{Batches: *batches, Records: *records})
 			if err != nil {
 				return err
 			}
 			return writeInspect(ctx, e, *format, v, *entries)
 		}
-		if loader.IsIndexFile(fs.Arg(0)) {
-			f, err := loader.OpenIndexFile(fs.Arg(0))
-			if f == nil {
-				return err
-			}
-			return writeInspect(ctx, e, *format, inspect.NewFile(f, err), *entries)
+		if err == nil {
+			ld = in.Contents
 		}
-		if why := tooLargeToInspect(fs.Arg(0), *maxMem); why != "" {
-			return errors.New(why)
-		}
-		ld, err = input.OpenContext(ctx, fs.Arg(0))
 	}
 	if err != nil {
 		return err
@@ -109,19 +118,19 @@ func writeInspect(ctx context.Context, e *env, format string, v inspect.Report, 
 // inspectLogDir reports a log directory a partition at a time, each read
 // whole and let go once reported (a broker's log.dirs entry does not fit in
 // memory at once): the report is what inspect of the directory loaded whole
-// gives, the partitions in the index's order.
-// A partition too large for maxMemory is left out, a problem saying so.
-func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options, maxMemory int64) (inspect.Report, error) {
+// gives, the partitions in the index's order. A partition too large for
+// the directory's budget is left out, a problem saying so.
+func inspectLogDir(ctx context.Context, dir *load.LogDir, o inspect.Options) (inspect.Report, error) {
 	v := inspect.Report{Kind: input.KindLogDir, Problems: []string{}}
 	for _, p := range dir.Problems {
 		v.Problems = append(v.Problems, p.Error())
 	}
 	for _, en := range dir.Partitions() {
-		if why := tooLargeToInspect(en.Dir, maxMemory); why != "" {
+		c, err := dir.Open(ctx, en)
+		if why, over := load.IsOverBudget(err); over {
 			v.Problems = append(v.Problems, why)
 			continue
 		}
-		c, err := dir.Open(ctx, en, -1, true)
 		if err != nil {
 			return v, err
 		}
@@ -131,30 +140,6 @@ func inspectLogDir(ctx context.Context, dir *input.LogDirTail, o inspect.Options
 		v.CleanShutdown = v.CleanShutdown || r.CleanShutdown
 	}
 	return v, nil
-}
-
-// tooLargeToInspect says why the partition directory dir is not inspected:
-// its whole load (inspect reads every batch, for the counts per segment,
-// the transactions, the .txnindex mismatches and the gaps) would take more
-// than half of maxMemory. On a broker's host that load could take the
-// memory the broker needs, so it is refused before it begins; a segment
-// file alone is inspected within a segment's memory, and diagnose and
-// decide read the directory within maxMemory. "" when it fits, or dir is
-// no partition directory.
-func tooLargeToInspect(dir string, maxMemory int64) string {
-	if !input.DataPartition(dir) {
-		return ""
-	}
-	st, err := segsum.Open(dir, segsum.Options{MaxMemory: maxMemory})
-	if err != nil {
-		return ""
-	}
-	need := st.WholeLoadBytes()
-	if need <= maxMemory/2 {
-		return ""
-	}
-	return fmt.Sprintf("%s: not inspected: it holds %s of segments, whose whole load would take about %s, more than half of --max-memory %s; inspect a segment file at a time (inspect %s), raise --max-memory, or read it with diagnose or decide, which stay within it",
-		dir, txnindex.Bytes(st.Bytes()), txnindex.Bytes(need), txnindex.Bytes(maxMemory), st.LastSegment())
 }
 
 // writeDemoDir builds demo name's scenario into a new temporary log

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/loader/inspect"
+	"github.com/txnscope/txnscope/scenario/gen"
 )
 
 // TestInspectSideFileAlone: a segment's .index, .timeindex, .txnindex or
@@ -120,5 +122,36 @@ func inspectBadSideFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || len(v.Files) != 1 || len(v.Files[0].Entries) != 2 ||
 		v.Files[0].Entries[1] != "offset: 109 position: 256" || len(v.Problems) != 1 || !strings.Contains(v.Problems[0], "00000000000000000100.index") {
 		t.Errorf("damaged index: code %d %v\n%s", code, err, out)
+	}
+}
+
+// TestInspectSnapshotShowsTheStateTheBrokerLoads: inspect of a producer
+// snapshot in its partition directory shows, beside its entries, the
+// state the broker loads from it (load.AtSnapshot): the transactions open
+// there and the LSO they pin, ending at its offset; in JSON too.
+func TestInspectSnapshotShowsTheStateTheBrokerLoads(t *testing.T) {
+	st, err := gen.WriteLog(t.TempDir(), gen.LogOptions{Seed: 1, SegmentBytes: 32 << 10, BatchBytes: 512, TotalBytes: 6 * 32 << 10, HangingFrom: 48 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(st.Dir, "*.snapshot"))
+	if len(snaps) == 0 {
+		t.Fatal("no snapshot")
+	}
+	f := snaps[len(snaps)-1]
+	code, out, errOut := runArgs(t, "inspect", "--format", "json", f)
+	var v inspect.Report
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || len(v.Files) != 1 || len(v.Partitions) != 1 {
+		t.Fatalf("inspect %s: %d %v %q\n%s", f, code, err, errOut, out)
+	}
+	p := v.Partitions[0]
+	at := v.Files[0].BaseOffset
+	if p.HighWatermark != at || p.LogEndOffset != at || p.Open == 0 || p.LastStableOffset >= at || p.HighWatermarkSource != "the producer snapshot "+filepath.Base(f) || len(v.Problems) != 0 {
+		t.Errorf("%s: the state at it: %+v, problems %q", f, p, v.Problems)
+	}
+	code, text, _ := runArgs(t, "inspect", f)
+	want := fmt.Sprintf("high watermark %d (the producer snapshot %s), LSO %d, ", at, filepath.Base(f), p.LastStableOffset)
+	if code != 0 || !strings.Contains(text, "Dumping "+f+" (") || !strings.Contains(text, want) {
+		t.Errorf("inspect %s text, want %q:\n%s", f, want, text)
 	}
 }

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/server"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // liveFlags are the cluster flags `watch` and `serve --bootstrap` share.
@@ -29,7 +31,7 @@ func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
 		partition:     fs.String("partition", "", "partitions to watch, comma-separated (default: all)"),
 		from:          fs.Int64("from", -1, "start the window at this offset"),
 		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
-		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, "batches kept per partition; older ones are dropped (bounds memory, ~100 bytes a batch)"),
+		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, fmt.Sprintf("batches kept per partition; older ones are dropped (bounds memory, %d bytes a batch)", txnindex.LogBytesPerBatch)),
 		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster (serve without --topic: between scans, default "+live.DefaultScanPoll.String()+")"),
 		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
 		connFlags:     addConnFlags(fs),

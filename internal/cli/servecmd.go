@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/txnscope/txnscope/server"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // runServe is `txnscope serve`: its flags become server.Options, and the
@@ -49,7 +50,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 func addLimitFlags(fs *flag.FlagSet, o *server.Options) {
 	fs.IntVar(&o.MaxSources, "max-sources", o.MaxSources, "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)")
 	fs.Int64Var(&o.MaxSourceBytes, "max-source-bytes", o.MaxSourceBytes, "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading")
-	fs.IntVar(&o.MaxSourceBatches, "max-source-batches", o.MaxSourceBatches, "most batches one partition opened in full may hold (64 B of memory each)")
+	fs.IntVar(&o.MaxSourceBatches, "max-source-batches", o.MaxSourceBatches, fmt.Sprintf("most batches one partition opened in full may hold (%d B of memory each)", txnindex.LogBytesPerBatch))
 	fs.IntVar(&o.MaxOpenFiles, "max-open-files", o.MaxOpenFiles, "most segment files open at once to decode records")
 	fs.IntVar(&o.WSMaxMessage, "ws-max-message", o.WSMaxMessage, "largest websocket message a client may send, in bytes (larger: closed with 1008)")
 	fs.Float64Var(&o.WSRate, "ws-rate", o.WSRate, "websocket messages per second a client may send on average (faster: closed with 1008)")
@@ -61,7 +62,7 @@ func addLimitFlags(fs *flag.FlagSet, o *server.Options) {
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", o.ShutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&o.ListenPublic, "listen-public", o.ListenPublic, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&o.AuthTokenFile, "auth-token-file", o.AuthTokenFile, "file holding a bearer token every HTTP request and websocket must carry")
-	fs.Int64Var(&o.MaxUploadMemory, "max-upload-memory", o.MaxUploadMemory, "most memory the kept uploads may hold together (their kept bytes and decoded batches, 64 B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)")
+	fs.Int64Var(&o.MaxUploadMemory, "max-upload-memory", o.MaxUploadMemory, fmt.Sprintf("most memory the kept uploads may hold together (their kept bytes and decoded batches, %d B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)", txnindex.LogBytesPerBatch))
 	fs.Int64Var(&o.MinUploadRate, "min-upload-rate", o.MinUploadRate, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
 	fs.DurationVar(&o.MinUploadGrace, "min-upload-grace", o.MinUploadGrace, "how long an upload may arrive at any rate before --min-upload-rate applies")
 	fs.Int64Var(&o.MaxUploadBytes, "max-upload-bytes", o.MaxUploadBytes, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")

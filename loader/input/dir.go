@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/internaltopic"
 )
 
 // openDir reads a <topic>-<partition> directory holding segments, else a
@@ -17,7 +18,7 @@ func openDir(ctx context.Context, path string) (*Contents, error) {
 			if err != nil {
 				return nil, err
 			}
-			return partitionContents(p), nil
+			return FromPartition(p), nil
 		}
 	}
 	d, err := loader.OpenLogDirContext(ctx, path, loader.DefaultScanOptions)
@@ -57,12 +58,26 @@ func openDir(ctx context.Context, path string) (*Contents, error) {
 	return c, nil
 }
 
-// partitionContents is what a partition directory read whole or from its
+// FromPartition is what a partition directory read whole or from its
 // tail holds: the partition, its log and its damage as problems.
-func partitionContents(p *loader.Partition) *Contents {
+func FromPartition(p *loader.Partition) *Contents {
 	c := &Contents{Kind: KindPartitionDir, Dirs: []*loader.Partition{p}, Partitions: []*Partition{{Log: p.Build()}}}
 	for _, d := range p.Damage {
 		c.Problems = append(c.Problems, d)
 	}
 	return c
+}
+
+// DataPartition reports whether path is a <topic>-<partition> directory
+// of a data topic holding segments: what a tail question reads from a
+// producer snapshot (package load). Not a file, a log
+// dir, a directory without segments (KRaft snapshots only), nor
+// __consumer_offsets or __transaction_state, whose records are diagnose's
+// evidence and are read whole.
+func DataPartition(path string) bool {
+	topic, _, _, err := loader.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
+	if err != nil || topic == internaltopic.ConsumerOffsetsTopic || topic == internaltopic.TransactionStateTopic {
+		return false
+	}
+	return loader.HasLogFile(path)
 }

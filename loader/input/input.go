@@ -5,8 +5,11 @@
 // text. The kind is found from the bytes and the name, never from a flag.
 //
 // It sits above package loader and its capture and dumplog subpackages
-// (capture imports loader, so loader cannot import it back). Open and
-// OpenBytes are the one entry point the server, the CLI and uploads share.
+// (capture imports loader, so loader cannot import it back). How much of
+// a partition is read for a question, within which budget, is package
+// load's choice, above this one: the commands and the server open their
+// paths through load.Open, which reads whole inputs with OpenContext;
+// uploads are read with OpenBytes.
 package input
 
 import (
@@ -64,6 +67,16 @@ func (c *Contents) Dir(topic string, partition int32) *loader.Partition {
 		}
 	}
 	return nil
+}
+
+// Close closes the segment files of the partition directories read (a
+// load let go before it is used: over a budget counted once read).
+func (c *Contents) Close() {
+	for _, d := range c.Dirs {
+		for _, sf := range d.Segments {
+			sf.Log.Close()
+		}
+	}
 }
 
 // Files returns the files topic-partition was read from, whose segments
