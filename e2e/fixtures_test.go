@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,6 +221,17 @@ plain 3
 // coordinator lists for its Ongoing transaction.
 func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) string {
 	t.Helper()
+	dir := t.TempDir()
+	if err := scenario.WriteLogDir(dir, joinLogDirParts(t, nil, zombieParts...)...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// joinLogDirParts are writeJoinLogDir's partitions, with more groups'
+// __consumer_offsets batches (by group) added to theirs.
+func joinLogDirParts(t *testing.T, more map[string][]scenario.InternalBatch, zombieParts ...txnindex.TopicPartition) []*scenario.Built {
+	t.Helper()
 	s, err := scenario.Parse(strings.NewReader(joinStory), "join.txn")
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +247,7 @@ func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) strin
 		"audit":       {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("audit", "orders", 0, 0, 0, "", ts+2))},
 		"late-reader": {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("late-reader", "orders", 0, 9, 0, "", ts+3))},
 	}
+	maps.Copy(groups, more)
 	byPart := map[int32][]scenario.InternalBatch{}
 	for g, bs := range groups {
 		n := internaltopic.PartitionFor(g, internaltopic.DefaultConsumerOffsetsPartitions)
@@ -263,11 +276,7 @@ func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) strin
 		}
 		parts = append(parts, b)
 	}
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir, parts...); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return parts
 }
 
 // lateStory: zombie-tx's transaction on orders-0 is the last thing
