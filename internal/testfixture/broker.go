@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// writeMetadataOnlyDir writes a log dir whose __cluster_metadata-0 holds
+// WriteMetadataOnlyDir writes a log dir whose __cluster_metadata-0 holds
 // what a copied KRaft node's may hold without its .log: three KRaft
 // snapshots (.checkpoint), two producer snapshots, the first segment's
 // .index and .timeindex, and quorum-state.
@@ -36,7 +36,7 @@ func WriteMetadataOnlyDir(t testing.TB) string {
 	return dir
 }
 
-// writeHostileDir writes DIR/<topic>-0 holding a stuck partition: producer
+// WriteHostileDir writes DIR/<topic>-0 holding a stuck partition: producer
 // 7's transaction from offset 0, a year older than --now, then 3 records (LSO 0, log end 5)
 // of a plain producer, so the transaction is hanging (KIP-664).
 func WriteHostileDir(t testing.TB, topic string, now time.Time) string {
@@ -57,7 +57,7 @@ func WriteHostileDir(t testing.TB, topic string, now time.Time) string {
 	return pdir
 }
 
-// tieredDir writes a follower rebuilt from remote storage:
+// TieredDir writes a follower rebuilt from remote storage:
 // log-start-offset-checkpoint 5,000, the first local segment at 8,000,
 // the producer snapshot at 8,000 listing producer 6101's transaction open
 // since 7,930 (whose data goes on at 8,007), the HWM checkpoint 8,020, a
@@ -86,8 +86,8 @@ func TieredDir(t testing.TB, cache bool, epochs [][2]int64) string {
 	return dir
 }
 
-// openTxnSegment writes orders-0 with producer 6's transaction open since
-// offset 3 (last write a day before brokerNow) and returns the path of its
+// OpenTxnSegment writes orders-0 with producer 6's transaction open since
+// offset 3 (last write a day before BrokerNow) and returns the path of its
 // one segment, 00000000000000000000.log.
 func OpenTxnSegment(t testing.TB) string {
 	t.Helper()
@@ -100,10 +100,10 @@ func OpenTxnSegment(t testing.TB) string {
 	return filepath.Join(dir, "orders-0", "00000000000000000000.log")
 }
 
-// brokerNow is the clock of these shapes.
+// BrokerNow is the clock of these shapes.
 var BrokerNow = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
-// atLogStartDir is the shape of the issue: retention moved the log start
+// AtLogStartDir is the shape of the issue: retention moved the log start
 // to 500; the only producer snapshot, 00000000000000000500.snapshot, lists
 // producer 8001's transaction open since offset 120, last write eleven
 // months ago; the log runs to 620. later, when set, adds a batch of

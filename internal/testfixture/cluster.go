@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// openTxn is a transaction a cluster fixture leaves open.
+// OpenTxn is a transaction a cluster fixture leaves open.
 type OpenTxn struct {
 	Topic     string
 	Partition int32
@@ -20,7 +20,7 @@ type OpenTxn struct {
 	First     int64 // its first offset
 }
 
-// clusterFixture is three kfake brokers with topics orders (6 partitions),
+// Cluster is three kfake brokers with topics orders (6 partitions),
 // billing (4) and audit (2), one record on each partition, a committed
 // transaction on orders-0, and two transactions left open, each followed by
 // records from an idempotent producer: "stuck-orders" on orders-3 (its
@@ -30,12 +30,13 @@ type OpenTxn struct {
 // which cannot be imported from here.
 type Cluster struct {
 	C      *kfake.Cluster
-	Addrs  []string
-	Client *kgo.Client
-	Open   []OpenTxn
-	Parts  map[string]int32
+	Addrs  []string         // the brokers' listen addresses
+	Client *kgo.Client      // a plain client, writing where each record says
+	Open   []OpenTxn        // the transactions left open, first offsets set
+	Parts  map[string]int32 // partition count by topic
 }
 
+// NewCluster starts the Cluster, closed at the test's cleanup.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	f := &Cluster{Parts: map[string]int32{"orders": 6, "billing": 4, "audit": 2}}
@@ -79,7 +80,7 @@ func NewCluster(t testing.TB) *Cluster {
 	return f
 }
 
-// kfakeClient is a kgo client of the brokers at addrs that writes to the
+// KfakeClient is a kgo client of the brokers at addrs that writes to the
 // partition each record names, closed when the test ends.
 func KfakeClient(t testing.TB, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
@@ -91,7 +92,7 @@ func KfakeClient(t testing.TB, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// leaveOpen begins a transaction of each of open's transactional ids, writes
+// LeaveOpen begins a transaction of each of open's transactional ids, writes
 // one record to its partition, sets its first offset, and leaves it open;
 // then after(i) records from plain, an idempotent producer, move the
 // partition on past it.
@@ -152,7 +153,7 @@ func (f *Cluster) Offsets(t testing.TB) (hwm, lso map[string]int64) {
 	return get(0), get(1)
 }
 
-// watchCluster is a kfake broker on loopback holding topic "w" with a
+// WatchCluster is a kfake broker on loopback holding topic "w" with a
 // committed, an aborted and a still open transaction (transactional id
 // "open-one"); it returns the address and the open transaction's first
 // offset. The open transaction is aborted at cleanup.

@@ -12,18 +12,19 @@ import (
 	"testing"
 )
 
+// castagnoliTab is the CRC-32C table of the v2 batch checksum (KIP-98).
 var castagnoliTab = crc32.MakeTable(crc32.Castagnoli)
 
-// shapeBatch is one batch of a test partition: data (ctrl < 0) or an
-// end-transaction marker (ctrl 0 ABORT, 1 COMMIT) carrying coord.
+// Batch is one batch of a test partition: data (Ctrl < 0, N records) or
+// an end-transaction marker (Ctrl 0 ABORT, 1 COMMIT) carrying Coord.
 //
-// The log cleaner's marks: span > n spreads a data batch's n records over
-// span offsets, the last n surviving, as compaction leaves a batch whose
-// earlier keys were superseded; n 0 with span is a data batch the cleaner
+// The log cleaner's marks: Span > N spreads a data batch's N records over
+// Span offsets, the last N surviving, as compaction leaves a batch whose
+// earlier keys were superseded; N 0 with Span is a data batch the cleaner
 // kept as an empty header (MemoryRecords.filterTo, BatchRetention
-// .RETAIN_EMPTY); emptied is a marker kept the same way with no record;
-// horizon > 0 sets the KIP-534 delete-horizon bit with baseTimestamp
-// horizon, which the cleaner writes on a marker it will remove once the
+// .RETAIN_EMPTY); Emptied is a marker kept the same way with no record;
+// Horizon > 0 sets the KIP-534 delete-horizon bit with baseTimestamp
+// Horizon, which the cleaner writes on a marker it will remove once the
 // horizon passes.
 type Batch struct {
 	Base    int64
@@ -39,6 +40,7 @@ type Batch struct {
 	Horizon int64
 }
 
+// Encode is the batch as a broker writes it: v2, kmsg-encoded, CRC-32C.
 func (b Batch) Encode() []byte {
 	var recs []byte
 	rb := kmsg.RecordBatch{FirstOffset: b.Base, Magic: 2, FirstTimestamp: b.TS, MaxTimestamp: b.TS, ProducerID: b.PID,
@@ -79,7 +81,7 @@ func (b Batch) Encode() []byte {
 	return out
 }
 
-// shapeSnap is one entry of a producer .snapshot (ProducerSnapshot v1).
+// Snap is one entry of a producer .snapshot (ProducerSnapshot v1).
 type Snap struct {
 	PID                   int64
 	Epoch                 int16
@@ -91,7 +93,7 @@ type Snap struct {
 	CurrentTxnFirstOffset int64
 }
 
-// snapshotBytes encodes the entries as ProducerStateManager.writeSnapshot
+// SnapshotBytes encodes the entries as ProducerStateManager.writeSnapshot
 // does: version 1, CRC-32C of the rest, the count, 46 bytes per entry.
 func SnapshotBytes(es []Snap) []byte {
 	out := make([]loader.SnapshotEntry, 0, len(es))
@@ -103,7 +105,7 @@ func SnapshotBytes(es []Snap) []byte {
 	return loader.AppendProducerSnapshot(nil, out)
 }
 
-// writeShapeDir writes a log dir holding topic-0: one segment named for
+// WriteShapeDir writes a log dir holding topic-0: one segment named for
 // its first batch (retention deleted everything before it), the snapshot
 // when given, and the log dir's log-start and replication checkpoints.
 func WriteShapeDir(t testing.TB, topic string, logStart, hwm int64, bs []Batch, snapOffset int64, snap []Snap) string {
@@ -115,7 +117,7 @@ func WriteShapeDir(t testing.TB, topic string, logStart, hwm int64, bs []Batch, 
 	return dir
 }
 
-// shapeSeg is one segment: its batches and, when txn is not nil, the
+// Seg is one segment: its batches and, when Txn is not nil, the
 // .txnindex file beside it (the broker creates one lazily, at the first
 // ABORT marker appended to the segment).
 type Seg struct {
@@ -123,7 +125,7 @@ type Seg struct {
 	Txn     []txnindex.AbortedTxn
 }
 
-// writeSegsDir writes a log dir holding topic-0 with the segments, each
+// WriteSegsDir writes a log dir holding topic-0 with the segments, each
 // named for its first batch, the log-start and replication checkpoints,
 // and a cleaner-offset-checkpoint line when cleaner >= 0 (the log
 // cleaner's first dirty offset for the partition).
@@ -158,6 +160,7 @@ func WriteSegsDir(t testing.TB, topic string, logStart, hwm, cleaner int64, segs
 	return dir
 }
 
+// WriteFile writes data to the file p, failing the test on error.
 func WriteFile(t testing.TB, p string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -165,7 +168,7 @@ func WriteFile(t testing.TB, p string, data []byte) {
 	}
 }
 
-// holedBatch is a plain v2 data batch at base whose header claims
+// HoledBatch is a plain v2 data batch at base whose header claims
 // lastDelta, with records at deltas: the cleaner's shape (KIP-98: a
 // compacted batch keeps its offsets), or a hostile header's.
 func HoledBatch(base int64, lastDelta int32, deltas ...int32) []byte {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// joinStory is the stuck-LSO incident the internal-topic join answers:
+// JoinStory is the stuck-LSO incident the internal-topic join answers:
 // zombie-tx's transaction (offsets 3-5 of orders-0) never ends while the
 // partition moves on; group orders-app waits at the LSO, audit still has
 // records to read before it, and late-reader (a read_uncommitted
@@ -29,7 +29,7 @@ commit billing
 plain 3
 `
 
-// writeJoinLogDir writes joinStory's log dir: orders-0, the
+// WriteJoinLogDir writes JoinStory's log dir: orders-0, the
 // __consumer_offsets partitions of its groups and the __transaction_state
 // partitions of both transactional ids, all kmsg-encoded as the
 // coordinators write them. zombieParts are the partitions zombie-tx's
@@ -43,7 +43,7 @@ func WriteJoinLogDir(t testing.TB, zombieParts ...txnindex.TopicPartition) strin
 	return dir
 }
 
-// joinLogDirParts are writeJoinLogDir's partitions, with more groups'
+// JoinLogDirParts are WriteJoinLogDir's partitions, with more groups'
 // __consumer_offsets batches (by group) added to theirs.
 func JoinLogDirParts(t testing.TB, more map[string][]scenario.InternalBatch, zombieParts ...txnindex.TopicPartition) []*scenario.Built {
 	t.Helper()
@@ -94,7 +94,7 @@ func JoinLogDirParts(t testing.TB, more map[string][]scenario.InternalBatch, zom
 	return parts
 }
 
-// lateStory: zombie-tx's transaction on orders-0 is the last thing
+// LateStory: zombie-tx's transaction on orders-0 is the last thing
 // written to the partition (nothing after it), as on an idle partition.
 const LateStory = `topic orders partition 0
 producer billing transactional id 5
@@ -107,7 +107,7 @@ begin zombie
 send zombie 3
 `
 
-// writeLateLogDir writes lateStory's log dir with, beside orders-0, the
+// WriteLateLogDir writes LateStory's log dir with, beside orders-0, the
 // __transaction_state partitions holding states (none: no coordinator
 // evidence), and returns it with the time of zombie-tx's last write.
 func WriteLateLogDir(t testing.TB, states ...scenario.InternalRecord) (string, time.Time) {
@@ -137,7 +137,7 @@ func WriteLateLogDir(t testing.TB, states ...scenario.InternalRecord) (string, t
 	return dir, time.UnixMilli(last)
 }
 
-// zombieState is zombie-tx's coordinator state: producer 6 epoch 0 in
+// ZombieState is zombie-tx's coordinator state: producer 6 epoch 0 in
 // state st, its transaction listing parts, with the transaction timeout ms.
 func ZombieState(st txnindex.TxnStatus, ms int32, parts ...txnindex.TopicPartition) scenario.InternalRecord {
 	const ts = 1_767_225_600_000
@@ -146,11 +146,10 @@ func ZombieState(st txnindex.TxnStatus, ms int32, parts ...txnindex.TopicPartiti
 		LastUpdateTimestamp: ts, Partitions: parts})
 }
 
-// writeGroupsLogDir (as internal/cli's of the same name) adds to
-// joinStory's log dir (orders-0 pinned at offset 3 by
+// WriteGroupsLogDir adds to JoinStory's log dir (orders-0 pinned at offset 3 by
 // zombie-tx, whose coordinator moved on: hanging) groups of every kind:
 // new-app a KIP-848 consumer group waiting at the LSO, kstreams-app a
-// streams group behind it, orders-app the classic group of joinStory, two
+// streams group behind it, orders-app the classic group of JoinStory, two
 // share groups on orders-0 (share-rc configured read_committed, at the
 // LSO; share-ru with no config), and records of a type no release writes
 // in __consumer_offsets and __share_group_state.
