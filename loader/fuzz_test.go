@@ -353,6 +353,14 @@ func FuzzSnapshot(f *testing.F) {
 	seedFiles(f, ".snapshot", ".timeindex", ".index")
 	f.Add(snapshotFile(SnapshotEntry{ProducerID: 5, Epoch: 3, LastOffset: 95, CurrentTxnFirstOffset: 90}))
 	f.Add(snapshotFile())
+	// The shape of a snapshot that claims many open transactions (a
+	// hostile 100,000-producer file scaled down): each entry open, each
+	// pinning its own first offset.
+	many := make([]SnapshotEntry, 1000)
+	for i := range many {
+		many[i] = SnapshotEntry{ProducerID: txnindex.ProducerID(1000 + i), Epoch: 1, LastOffset: int64(2*i + 1), CurrentTxnFirstOffset: int64(2 * i)}
+	}
+	f.Add(snapshotFile(many...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadProducerSnapshot(data, "00000000000000000001.snapshot")
 		if int64(len(s.Entries))*snapshotEntrySize > int64(max(len(data)-snapshotEntriesStart, 0)) {
