@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/internal/testtool"
 	loadinput "github.com/txnscope/txnscope/loader/input"
 )
@@ -25,12 +26,12 @@ const bigPID = 8070450532247928875
 // (0-2), a committed one (3-5) and an open one (6-7) that pins the LSO.
 func bigPIDDir(t *testing.T) string {
 	now := time.Now().UnixMilli()
-	return writeShapeDir(t, "big", 0, 8, []shapeBatch{
-		{base: 0, pid: bigPID, epoch: 0, txn: true, ctrl: -1, n: 2, ts: now - 90_000},
-		{base: 2, pid: bigPID, epoch: 0, txn: true, ctrl: 0, ts: now - 90_000},
-		{base: 3, pid: bigPID, epoch: 0, txn: true, ctrl: -1, n: 2, ts: now - 60_000},
-		{base: 5, pid: bigPID, epoch: 0, txn: true, ctrl: 1, ts: now - 60_000},
-		{base: 6, pid: bigPID, epoch: 0, txn: true, ctrl: -1, n: 2, ts: now - 30_000},
+	return testfixture.WriteShapeDir(t, "big", 0, 8, []testfixture.Batch{
+		{Base: 0, PID: bigPID, Epoch: 0, Txn: true, Ctrl: -1, N: 2, TS: now - 90_000},
+		{Base: 2, PID: bigPID, Epoch: 0, Txn: true, Ctrl: 0, TS: now - 90_000},
+		{Base: 3, PID: bigPID, Epoch: 0, Txn: true, Ctrl: -1, N: 2, TS: now - 60_000},
+		{Base: 5, PID: bigPID, Epoch: 0, Txn: true, Ctrl: 1, TS: now - 60_000},
+		{Base: 6, PID: bigPID, Epoch: 0, Txn: true, Ctrl: -1, N: 2, TS: now - 30_000},
 	}, 0, nil)
 }
 
@@ -113,7 +114,7 @@ func TestREADMEJqRecipes(t *testing.T) {
 	if err := os.Mkdir(pdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(pdir, "00000000000000000010.log"), holedBatch(10, 9, 0, 3, 7), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(pdir, "00000000000000000010.log"), testfixture.HoledBatch(10, 9, 0, 3, 7), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const twinOf = `"producer_id_str":"8070450532247928875"`

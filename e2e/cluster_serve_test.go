@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/live/metrics"
 	"github.com/txnscope/txnscope/server"
 )
@@ -75,7 +76,7 @@ func perPartition(mfs map[string]*dto.MetricFamily, name string) map[string]floa
 // by the test), the open transactions where they are, and the scan's
 // duration and request count.
 func TestClusterMetrics(t *testing.T) {
-	f := newClusterFixture(t)
+	f := testfixture.NewCluster(t)
 	// From here the fixture's clients are idle: what the brokers handle
 	// is serve's scans, which may only read (clusterReadKeys).
 	var (
@@ -83,8 +84,8 @@ func TestClusterMetrics(t *testing.T) {
 		writes = map[string]int{}
 		scans  int
 	)
-	f.c.Control(func(r kmsg.Request) (kmsg.Response, error, bool) {
-		f.c.KeepControl()
+	f.C.Control(func(r kmsg.Request) (kmsg.Response, error, bool) {
+		f.C.KeepControl()
 		mu.Lock()
 		defer mu.Unlock()
 		if !clusterReadKeys[r.Key()] {
@@ -108,7 +109,7 @@ func TestClusterMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, _ := startLiveServe(t, func(o *server.Options) {
-		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.Bootstrap = strings.Join(f.Addrs, ",")
 		o.AuthTokenFile = tf
 		o.Poll = 200 * time.Millisecond
 	})
@@ -122,7 +123,7 @@ func TestClusterMetrics(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("with the token: %d", code)
 	}
-	hwm, lso := f.offsets(t)
+	hwm, lso := f.Offsets(t)
 	lag, open := perPartition(mfs, metrics.NameLagOffsets), perPartition(mfs, metrics.NameOpen)
 	if len(lag) != len(hwm) {
 		t.Errorf("%d partitions in %s, the broker has %d", len(lag), metrics.NameLagOffsets, len(hwm))
@@ -132,8 +133,8 @@ func TestClusterMetrics(t *testing.T) {
 			t.Errorf("%s: lag %v, the broker's ListOffsets say %d - %d", k, lag[k], h, lso[k])
 		}
 		want := 0.0
-		for _, o := range f.open {
-			if k == fmt.Sprintf("%s-%d", o.topic, o.partition) {
+		for _, o := range f.Open {
+			if k == fmt.Sprintf("%s-%d", o.Topic, o.Partition) {
 				want = 1
 				if h-lso[k] <= 0 {
 					t.Errorf("%s: the broker says no lag behind an open transaction", k)
@@ -156,12 +157,12 @@ func TestClusterMetrics(t *testing.T) {
 // filter box keeps only the matching rows; a stuck partition's link opens
 // the live timeline of its tail, which draws the open transaction.
 func TestClusterServeBrowser(t *testing.T) {
-	f := newClusterFixture(t)
+	f := testfixture.NewCluster(t)
 	// A transaction.max.timeout.ms of 1 ms puts both open transactions
 	// past it: stuck-orders, which its coordinator lost, is hanging, and
 	// slow-billing, still tracked, expired.
 	addr, _ := startLiveServe(t, func(o *server.Options) {
-		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.Bootstrap = strings.Join(f.Addrs, ",")
 		o.Poll = 300 * time.Millisecond
 		o.MaxTxnTimeout = 1 * time.Millisecond
 	})
@@ -243,9 +244,9 @@ func TestClusterServeBrowser(t *testing.T) {
 // ListOffsets and the open transaction counted; a server with no live
 // cluster has no /metrics.
 func TestMetricsSingleTopic(t *testing.T) {
-	f := newClusterFixture(t)
+	f := testfixture.NewCluster(t)
 	addr, _ := startLiveServe(t, func(o *server.Options) {
-		o.Bootstrap = strings.Join(f.addrs, ",")
+		o.Bootstrap = strings.Join(f.Addrs, ",")
 		o.Topic = "billing"
 		o.Poll = 200 * time.Millisecond
 	})
@@ -253,12 +254,12 @@ func TestMetricsSingleTopic(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)
 	}
-	hwm, lso := f.offsets(t)
+	hwm, lso := f.Offsets(t)
 	lag, open := perPartition(mfs, metrics.NameLagOffsets), perPartition(mfs, metrics.NameOpen)
-	if len(lag) != int(f.parts["billing"]) {
+	if len(lag) != int(f.Parts["billing"]) {
 		t.Errorf("%d partitions exported: %v", len(lag), lag)
 	}
-	for p := range f.parts["billing"] {
+	for p := range f.Parts["billing"] {
 		k := fmt.Sprintf("billing-%d", p)
 		if lag[k] != float64(hwm[k]-lso[k]) {
 			t.Errorf("%s: lag %v, the broker's ListOffsets say %d - %d", k, lag[k], hwm[k], lso[k])

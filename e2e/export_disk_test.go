@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/internal/cli"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -22,12 +23,12 @@ import (
 func writeStuckPartition(t *testing.T, n int, now time.Time) string {
 	t.Helper()
 	ts := now.Add(-2 * time.Hour).UnixMilli()
-	var bs []shapeBatch
+	var bs []testfixture.Batch
 	off := int64(0)
 	open := map[int64]int{}
 	for i := 0; len(bs) < n; i++ {
 		if len(bs) == n*9/10 {
-			bs = append(bs, shapeBatch{base: off, pid: 9, txn: true, ctrl: -1, n: 4, ts: now.Add(-time.Hour).UnixMilli()})
+			bs = append(bs, testfixture.Batch{Base: off, PID: 9, Txn: true, Ctrl: -1, N: 4, TS: now.Add(-time.Hour).UnixMilli()})
 			off += 4
 		}
 		pid := int64(1 + i%5)
@@ -36,17 +37,17 @@ func writeStuckPartition(t *testing.T, n int, now time.Time) string {
 			if (i/5)%4 == 3 {
 				ctrl = 0
 			}
-			bs = append(bs, shapeBatch{base: off, pid: pid, txn: true, ctrl: ctrl, ts: ts, coord: 1})
+			bs = append(bs, testfixture.Batch{Base: off, PID: pid, Txn: true, Ctrl: ctrl, TS: ts, Coord: 1})
 			off++
 			open[pid] = 0
 			continue
 		}
-		bs = append(bs, shapeBatch{base: off, pid: pid, txn: true, ctrl: -1, n: 10, ts: ts})
+		bs = append(bs, testfixture.Batch{Base: off, PID: pid, Txn: true, Ctrl: -1, N: 10, TS: ts})
 		off += 10
 		open[pid]++
 		ts += 100
 	}
-	return writeSegsDir(t, "orders", 0, off, -1, []shapeSeg{{bs: bs}})
+	return testfixture.WriteSegsDir(t, "orders", 0, off, -1, []testfixture.Seg{{Batches: bs}})
 }
 
 // exportDiskBytesPerBatch bounds an export of a partition read from disk:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/txnscope/txnscope/internal/cli"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -86,7 +87,7 @@ func TestExportNoLocalPaths(t *testing.T) {
 // TestLoadTitleRelative: a --load source's page names the partition by its
 // path under the loaded root; the full path is only its tooltip.
 func TestLoadTitleRelative(t *testing.T) {
-	root := writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
+	root := testfixture.WriteJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
 	ld, err := input.Open(root)
 	if err != nil {
 		t.Fatal(err)

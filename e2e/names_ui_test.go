@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/present"
 )
@@ -27,7 +28,7 @@ func TestUIOddNamesCopyServerCommands(t *testing.T) {
 	chromium := testtool.Need(t, "chromium")
 	dir := t.TempDir()
 	for _, topic := range []string{"a`id`b", "orders"} {
-		if err := os.Rename(writeHostileDir(t, topic, time.Now()), filepath.Join(dir, topic+"-0")); err != nil {
+		if err := os.Rename(testfixture.WriteHostileDir(t, topic, time.Now()), filepath.Join(dir, topic+"-0")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	loaderinput "github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -26,7 +27,7 @@ import (
 // batches it returned, whose hover names the broker's LSO/HWM and the
 // aborted-transactions list that response carried.
 func TestUICaptureFetches(t *testing.T) {
-	addr, _ := watchCluster(t)
+	addr, _ := testfixture.WatchCluster(t)
 	file := filepath.Join(t.TempDir(), "live.raw")
 	if out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--partition", "0", "--once", "--record", file); err != nil {
 		t.Fatalf("%v\n%s", err, out)

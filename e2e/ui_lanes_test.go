@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
@@ -30,15 +31,15 @@ const crowdIdempotentBase = 8070450532240000000
 // transaction of two batches and a marker (every third aborted).
 func writeCrowdedDir(t *testing.T, topic string, idem, txns int, txnBase int64) (string, []int64, []int64) {
 	t.Helper()
-	var bs []shapeBatch
+	var bs []testfixture.Batch
 	off := int64(0)
-	add := func(b shapeBatch) {
-		b.base, b.ts = off, 1_796_000_000_000+off
-		if b.ctrl >= 0 {
-			b.n = 1
+	add := func(b testfixture.Batch) {
+		b.Base, b.TS = off, 1_796_000_000_000+off
+		if b.Ctrl >= 0 {
+			b.N = 1
 		}
 		bs = append(bs, b)
-		off += int64(b.n)
+		off += int64(b.N)
 	}
 	var idemIDs, txnIDs []int64
 	for i := range idem {
@@ -49,20 +50,20 @@ func writeCrowdedDir(t *testing.T, topic string, idem, txns int, txnBase int64) 
 	}
 	for step := range max(idem, txns) {
 		if step < idem {
-			add(shapeBatch{pid: idemIDs[step], ctrl: -1, n: 2})
+			add(testfixture.Batch{PID: idemIDs[step], Ctrl: -1, N: 2})
 		}
 		if step < txns {
 			p := txnIDs[step]
-			add(shapeBatch{pid: p, txn: true, ctrl: -1, n: 3})
-			add(shapeBatch{pid: p, txn: true, ctrl: -1, n: 2})
+			add(testfixture.Batch{PID: p, Txn: true, Ctrl: -1, N: 3})
+			add(testfixture.Batch{PID: p, Txn: true, Ctrl: -1, N: 2})
 			ctrl := 1
 			if step%3 == 2 {
 				ctrl = 0
 			}
-			add(shapeBatch{pid: p, txn: true, ctrl: ctrl})
+			add(testfixture.Batch{PID: p, Txn: true, Ctrl: ctrl})
 		}
 	}
-	return writeShapeDir(t, topic, 0, off, bs, 0, nil), idemIDs, txnIDs
+	return testfixture.WriteShapeDir(t, topic, 0, off, bs, 0, nil), idemIDs, txnIDs
 }
 
 // laneRows reads the page's lane rows: test id, the label's lines, the

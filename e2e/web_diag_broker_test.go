@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
@@ -81,7 +82,7 @@ func shotToTemp(t *testing.T, ctx context.Context, name string) {
 // beside it, what the next restart changes; the diagnosis API says the
 // same.
 func TestDiagnosisPanelRunningBroker(t *testing.T) {
-	ctx, srv, cat := browser(t, false, loadShape(t, "restart1", atLogStartDir(t, false)))
+	ctx, srv, cat := browser(t, false, loadShape(t, "restart1", testfixture.AtLogStartDir(t, false)))
 	s := ordersOf(t, cat, "restart1")
 	var one struct {
 		LastStableOffset int64 `json:"last_stable_offset"`
@@ -133,8 +134,8 @@ func TestDiagnosisPanelRunningBroker(t *testing.T) {
 // for a two-phase commit (KIP-939) says prepared, offers no such command
 // and says what aborting it breaks above the abort command.
 func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
-	lateDir, _ := writeLateLogDir(t)
-	prepDir, _ := writeLateLogDir(t, zombieState(txnindex.TxnStatusOngoing, math.MaxInt32, txnindex.TopicPartition{Topic: "orders", Partition: 0}))
+	lateDir, _ := testfixture.WriteLateLogDir(t)
+	prepDir, _ := testfixture.WriteLateLogDir(t, testfixture.ZombieState(txnindex.TxnStatusOngoing, math.MaxInt32, txnindex.TopicPartition{Topic: "orders", Partition: 0}))
 	ctx, srv, cat := browser(t, false, loadShape(t, "late1", lateDir), loadShape(t, "prep1", prepDir))
 	late, prep := ordersOf(t, cat, "late1"), ordersOf(t, cat, "prep1")
 
@@ -189,7 +190,7 @@ func TestDiagnosisPanelLateAndPrepared(t *testing.T) {
 // (no 0s, no -1s) and lists what the snapshots show; the diagnosis API
 // gives -1 with the reason.
 func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
-	dir := writeMetadataOnlyDir(t)
+	dir := testfixture.WriteMetadataOnlyDir(t)
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +238,12 @@ func TestDiagnosisPanelOffsetsUnknown(t *testing.T) {
 // the panel has a topic field, and a name typed there goes into every
 // command and what its button copies, as the bootstrap does.
 func TestDiagnosisPanelTopicField(t *testing.T) {
-	b, err := os.ReadFile(openTxnSegment(t))
+	b, err := os.ReadFile(testfixture.OpenTxnSegment(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bare := filepath.Join(t.TempDir(), "00000000000000000000.log")
-	writeShapeFile(t, bare, b)
+	testfixture.WriteFile(t, bare, b)
 	ld, err := input.Open(bare)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +289,7 @@ func TestDiagnosisPanelTopicField(t *testing.T) {
 // offset, and says the pinning transaction began in remote storage; the
 // diagnosis API carries the evidence.
 func TestDiagnosisPanelTiered(t *testing.T) {
-	ctx, srv, cat := browser(t, false, loadShape(t, "tiered1", tieredDir(t, true, [][2]int64{{7, 8000}})))
+	ctx, srv, cat := browser(t, false, loadShape(t, "tiered1", testfixture.TieredDir(t, true, [][2]int64{{7, 8000}})))
 	s := ordersOf(t, cat, "tiered1")
 	var api struct {
 		LogStart int64 `json:"log_start_offset"`

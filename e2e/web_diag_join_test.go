@@ -6,18 +6,19 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestDiagnosisPanelJoin loads a log dir holding __transaction_state and
-// __consumer_offsets (writeJoinLogDir: zombie-tx's coordinator moved on to
+// __consumer_offsets (testfixture.WriteJoinLogDir: zombie-tx's coordinator moved on to
 // orders-1) as `serve --load` does: the panel names the transactional id,
 // the coordinator state and the KIP-664 rule, and lists the consumer
 // groups, the blocked one marked, the read_uncommitted one not affected.
 func TestDiagnosisPanelJoin(t *testing.T) {
-	dir := writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
+	dir := testfixture.WriteJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
 	ld, err := input.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 )
 
@@ -18,12 +19,12 @@ import (
 // command that shows the replicas, and offers no abort and no discards.
 func TestDiagnosisPanelUnreplicated(t *testing.T) {
 	recent := time.Now().Add(-time.Minute).UnixMilli()
-	dir := writeShapeDir(t, "orders", 0, 7, []shapeBatch{
-		{base: 0, pid: -1, ctrl: -1, n: 4, ts: recent},
-		{base: 4, pid: 8, epoch: 1, txn: true, ctrl: -1, n: 2, ts: recent},
-		{base: 6, pid: -1, ctrl: -1, n: 1, ts: recent},
-		{base: 7, pid: 8, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 2},
-		{base: 8, pid: -1, ctrl: -1, n: 2, ts: recent},
+	dir := testfixture.WriteShapeDir(t, "orders", 0, 7, []testfixture.Batch{
+		{Base: 0, PID: -1, Ctrl: -1, N: 4, TS: recent},
+		{Base: 4, PID: 8, Epoch: 1, Txn: true, Ctrl: -1, N: 2, TS: recent},
+		{Base: 6, PID: -1, Ctrl: -1, N: 1, TS: recent},
+		{Base: 7, PID: 8, Epoch: 1, Txn: true, Ctrl: 1, TS: recent, Coord: 2},
+		{Base: 8, PID: -1, Ctrl: -1, N: 2, TS: recent},
 	}, 0, nil)
 	ld, err := input.Open(dir)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
@@ -56,7 +57,7 @@ func testidText(page, id string) string {
 // partitions out, the panel says the join is partial, and a producer id
 // not found is not called "no transactional id".
 func TestLazyDiagnosisJoin(t *testing.T) {
-	dir := writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
+	dir := testfixture.WriteJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1})
 	page := lazyJoinPage(t, dir, 0)
 	for id, want := range map[string]string{
 		"pinned-state":             "hanging",
@@ -88,7 +89,7 @@ func TestLazyDiagnosisJoin(t *testing.T) {
 			total += fi.Size()
 		}
 	}
-	page = lazyJoinPage(t, writeJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1}), total/2)
+	page = lazyJoinPage(t, testfixture.WriteJoinLogDir(t, txnindex.TopicPartition{Topic: "orders", Partition: 1}), total/2)
 	if !strings.Contains(page, `data-testid="join-note"`) || !strings.Contains(page, "not read") || !strings.Contains(page, "Partial join") {
 		t.Errorf("a join within half the bytes does not say it is partial:\n%s", testidText(page, "pinned-reason"))
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/internal/pathname"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // oddDirTopics are topic names a partition directory can carry, each a
@@ -38,7 +39,7 @@ func TestOddTopicLinksOpenTheirPages(t *testing.T) {
 	now := time.Now()
 	dir := t.TempDir()
 	for _, topic := range oddDirTopics {
-		p := writeHostileDir(t, topic, now)
+		p := testfixture.WriteHostileDir(t, topic, now)
 		if err := os.Rename(p, filepath.Join(dir, topic+"-0")); err != nil {
 			t.Fatal(err)
 		}

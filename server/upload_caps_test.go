@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -16,7 +17,7 @@ import (
 func openTxnsSegment(n int) []byte {
 	var seg []byte
 	for i := range n {
-		seg = append(seg, shapeBatch{base: int64(i), pid: int64(1000 + i), txn: true, ctrl: -1, n: 1, ts: 1_767_225_600_000 + int64(i)}.encode()...)
+		seg = append(seg, testfixture.Batch{Base: int64(i), PID: int64(1000 + i), Txn: true, Ctrl: -1, N: 1, TS: 1_767_225_600_000 + int64(i)}.Encode()...)
 	}
 	return seg
 }

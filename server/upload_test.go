@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
@@ -115,7 +116,7 @@ func TestUploadDecidesAsLoad(t *testing.T) {
 	}
 	// A raw capture: one poll's recording (watch --once --record) of a
 	// kfake broker with a committed and an open transaction.
-	addr, _ := watchCluster(t)
+	addr, _ := testfixture.WatchCluster(t)
 	raw := filepath.Join(dir, "live.raw")
 	recordPoll(t, addr, "w", raw)
 	cases := []struct{ path, kind string }{{seg, "segment"}, {uploadCapture, "capture"}, {txt, "dump text"}, {raw, "raw capture"}}

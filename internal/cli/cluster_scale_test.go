@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // clusterReadKeys are the requests cluster mode may send: the watcher's
@@ -69,16 +70,16 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 	}
 	defer c.Close()
 	addrs := c.ListenAddrs()
-	open := []openTxn{{topic: "t1", partition: 7 % per, leader: 0, txnID: "stuck-orders"},
-		{topic: "t4", partition: 42 % per, leader: 1, txnID: "stuck-billing"},
-		{topic: "t9", partition: per - 1, leader: 2, txnID: "stuck-audit"}}
+	open := []testfixture.OpenTxn{{Topic: "t1", Partition: 7 % per, Leader: 0, TxnID: "stuck-orders"},
+		{Topic: "t4", Partition: 42 % per, Leader: 1, TxnID: "stuck-billing"},
+		{Topic: "t9", Partition: per - 1, Leader: 2, TxnID: "stuck-audit"}}
 	for _, o := range open {
-		if err := c.MoveTopicPartition(o.topic, o.partition, o.leader); err != nil {
+		if err := c.MoveTopicPartition(o.Topic, o.Partition, o.Leader); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx := context.Background()
-	plain := kfakeClient(t, addrs)
+	plain := testfixture.KfakeClient(t, addrs)
 	var recs []*kgo.Record
 	for _, topic := range topics {
 		for p := range per {
@@ -88,16 +89,16 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 	if err := plain.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	leaveOpen(t, addrs, plain, open, func(int) int { return 1 })
+	testfixture.LeaveOpen(t, addrs, plain, open, func(int) int { return 1 })
 	// The group "billing" committed at each stuck LSO, as a simple
 	// consumer does (generation -1): the scan finds it without joining.
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = "billing", -1
 	for _, o := range open {
 		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic, rt.TopicID = o.topic, c.TopicInfo(o.topic).TopicID
+		rt.Topic, rt.TopicID = o.Topic, c.TopicInfo(o.Topic).TopicID
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = o.partition, o.first, -1
+		rp.Partition, rp.Offset, rp.LeaderEpoch = o.Partition, o.First, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 	}
@@ -152,9 +153,9 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 	if len(v.Partitions) != int(10*per) {
 		t.Fatalf("%d partitions listed, the cluster has %d", len(v.Partitions), 10*per)
 	}
-	stuck := map[string]openTxn{}
+	stuck := map[string]testfixture.OpenTxn{}
 	for _, o := range open {
-		stuck[fmt.Sprintf("%s-%d", o.topic, o.partition)] = o
+		stuck[fmt.Sprintf("%s-%d", o.Topic, o.Partition)] = o
 	}
 	found := 0
 	for _, p := range v.Partitions {
@@ -165,8 +166,8 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 			t.Errorf("%s: lag %d, %d open; want clear", key, p.LSOLagOffsets, len(p.Open))
 		case isStuck:
 			found++
-			if p.LSOLagOffsets == 0 || len(p.Open) != 1 || p.Open[0].TransactionalID != o.txnID || p.Open[0].FirstOffset != o.first {
-				t.Errorf("%s: %+v, want held by %s from %d", key, p, o.txnID, o.first)
+			if p.LSOLagOffsets == 0 || len(p.Open) != 1 || p.Open[0].TransactionalID != o.TxnID || p.Open[0].FirstOffset != o.First {
+				t.Errorf("%s: %+v, want held by %s from %d", key, p, o.TxnID, o.First)
 			}
 			if len(p.Groups) != 1 || p.Groups[0].Group != "billing" {
 				t.Errorf("%s: groups behind %+v, want billing", key, p.Groups)

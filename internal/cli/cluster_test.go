@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,152 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
-
-// openTxn is a transaction a cluster fixture leaves open.
-type openTxn struct {
-	topic     string
-	partition int32
-	leader    int32
-	txnID     string
-	first     int64 // its first offset
-}
-
-// clusterFixture is three kfake brokers with topics orders (6 partitions),
-// billing (4) and audit (2), one record on each partition, a committed
-// transaction on orders-0, and two transactions left open, each followed by
-// records from an idempotent producer: "stuck-orders" on orders-3 (its
-// coordinator answers TRANSACTIONAL_ID_NOT_FOUND: hanging by KIP-664's rule
-// once past transaction.max.timeout.ms) and "slow-billing" on billing-1.
-// It is a smaller cousin of live's newScenario (live/cluster_test.go),
-// which cannot be imported from here.
-type clusterFixture struct {
-	c     *kfake.Cluster
-	addrs []string
-	cl    *kgo.Client
-	open  []openTxn
-	parts map[string]int32
-}
-
-func newClusterFixture(t *testing.T) *clusterFixture {
-	t.Helper()
-	f := &clusterFixture{parts: map[string]int32{"orders": 6, "billing": 4, "audit": 2}}
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(2, "audit"), kfake.SeedTopics(4, "billing"), kfake.SeedTopics(6, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	f.c, f.addrs = c, c.ListenAddrs()
-	f.open = []openTxn{{topic: "orders", partition: 3, leader: 1, txnID: "stuck-orders"}, {topic: "billing", partition: 1, leader: 2, txnID: "slow-billing"}}
-	for _, o := range f.open {
-		if err := c.MoveTopicPartition(o.topic, o.partition, o.leader); err != nil {
-			t.Fatal(err)
-		}
-	}
-	client := func(opts ...kgo.Opt) *kgo.Client { return kfakeClient(t, f.addrs, opts...) }
-	ctx := context.Background()
-	f.cl = client()
-	var recs []*kgo.Record
-	for topic, n := range f.parts {
-		for p := range n {
-			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("seed")})
-		}
-	}
-	if err := f.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	done := client(kgo.TransactionalID("done"))
-	if err := done.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := done.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("txn")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := done.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
-	leaveOpen(t, f.addrs, f.cl, f.open, func(i int) int { return 2 + i })
-	// The coordinator has lost stuck-orders: KIP-664's hanging case.
-	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeTransactions}, TxnID: f.open[0].txnID, Err: kerr.TransactionalIDNotFound, Count: -1})
-	return f
-}
-
-// kfakeClient is a kgo client of the brokers at addrs that writes to the
-// partition each record names, closed when the test ends.
-func kfakeClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics()}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
-// leaveOpen begins a transaction of each of open's transactional ids, writes
-// one record to its partition, sets its first offset, and leaves it open;
-// then after(i) records from plain, an idempotent producer, move the
-// partition on past it.
-func leaveOpen(t *testing.T, addrs []string, plain *kgo.Client, open []openTxn, after func(i int) int) {
-	t.Helper()
-	ctx := context.Background()
-	for i := range open {
-		o := &open[i]
-		tx := kfakeClient(t, addrs, kgo.TransactionalID(o.txnID), kgo.TransactionTimeout(5*time.Minute))
-		if err := tx.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		r := &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("open")}
-		if err := tx.ProduceSync(ctx, r).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		o.first = r.Offset
-		for range after(i) {
-			if err := plain.ProduceSync(ctx, &kgo.Record{Topic: o.topic, Partition: o.partition, Value: []byte("after")}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
-// offsets asks the brokers directly, from the test's own client, for every
-// partition's high watermark (read_uncommitted) and LSO (read_committed).
-func (f *clusterFixture) offsets(t *testing.T) (hwm, lso map[string]int64) {
-	t.Helper()
-	get := func(iso int8) map[string]int64 {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.ReplicaID, req.IsolationLevel = -1, iso
-		for topic, n := range f.parts {
-			rt := kmsg.NewListOffsetsRequestTopic()
-			rt.Topic = topic
-			for p := range n {
-				rp := kmsg.NewListOffsetsRequestTopicPartition()
-				rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p, -1, -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			req.Topics = append(req.Topics, rt)
-		}
-		resp, err := req.RequestWith(context.Background(), f.cl) // kgo splits it per leader
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]int64{}
-		for _, rt := range resp.Topics {
-			for _, p := range rt.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					t.Fatalf("%s-%d: %v", rt.Topic, p.Partition, err)
-				}
-				out[fmt.Sprintf("%s-%d", rt.Topic, p.Partition)] = p.Offset
-			}
-		}
-		return out
-	}
-	return get(0), get(1)
-}
 
 // TestClusterDiagnose: `diagnose --bootstrap` with no path scans the whole
 // kfake cluster: JSON with one entry per partition (clear ones at lag 0),
@@ -163,8 +19,8 @@ func (f *clusterFixture) offsets(t *testing.T) (hwm, lso map[string]int64) {
 // and coordinator state, offsets equal to the broker's own ListOffsets;
 // the text ranks the hanging partition first, then the open one; exit 3.
 func TestClusterDiagnose(t *testing.T) {
-	f := newClusterFixture(t)
-	bootstrap := strings.Join(f.addrs, ",")
+	f := testfixture.NewCluster(t)
+	bootstrap := strings.Join(f.Addrs, ",")
 	later := time.Now().Add(time.Hour).Format(time.RFC3339)
 	code, out, errOut := runArgs(t, "diagnose", "--bootstrap", bootstrap, "--format", "json", "--now", later)
 	if code != exitHanging {
@@ -189,7 +45,7 @@ func TestClusterDiagnose(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	hwm, lso := f.offsets(t)
+	hwm, lso := f.Offsets(t)
 	if len(v.Partitions) != len(hwm) {
 		t.Fatalf("%d partitions, the broker has %d", len(v.Partitions), len(hwm))
 	}
@@ -198,10 +54,10 @@ func TestClusterDiagnose(t *testing.T) {
 		if p.HighWatermark != hwm[key] || p.LastStableOffset != lso[key] || p.LSOLagOffsets != hwm[key]-lso[key] {
 			t.Errorf("%s: hwm %d lso %d lag %d, the broker says %d %d", key, p.HighWatermark, p.LastStableOffset, p.LSOLagOffsets, hwm[key], lso[key])
 		}
-		if i < len(f.open) {
-			o := f.open[i] // ranked: the hanging one first, then the other
-			if p.Topic != o.topic || p.Partition != o.partition || len(p.Open) != 1 || p.Open[0].FirstOffset != o.first || p.Open[0].TransactionalID != o.txnID {
-				t.Errorf("rank %d: %+v, want %s-%d held by %s from %d", i, p, o.topic, o.partition, o.txnID, o.first)
+		if i < len(f.Open) {
+			o := f.Open[i] // ranked: the hanging one first, then the other
+			if p.Topic != o.Topic || p.Partition != o.Partition || len(p.Open) != 1 || p.Open[0].FirstOffset != o.First || p.Open[0].TransactionalID != o.TxnID {
+				t.Errorf("rank %d: %+v, want %s-%d held by %s from %d", i, p, o.Topic, o.Partition, o.TxnID, o.First)
 			}
 			if p.Hanging != (i == 0) {
 				t.Errorf("%s: hanging %v", key, p.Hanging)

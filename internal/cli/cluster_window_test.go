@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // TestClusterOpenWindow: a partition opened from the cluster view is
@@ -21,7 +22,7 @@ func TestClusterOpenWindow(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	addrs := c.ListenAddrs()
-	cl := kfakeClient(t, addrs)
+	cl := testfixture.KfakeClient(t, addrs)
 	for range 30 {
 		recs := make([]*kgo.Record, 100)
 		for i := range recs {

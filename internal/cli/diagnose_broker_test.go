@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"strings"
 	"testing"
 	"time"
@@ -55,12 +56,9 @@ type brokerCase struct {
 	never []string
 }
 
-// brokerNow is the clock of these shapes.
-var brokerNow = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-
 func runBrokerCases(t *testing.T, cases []brokerCase) {
 	t.Helper()
-	at := brokerNow.Format(time.RFC3339)
+	at := testfixture.BrokerNow.Format(time.RFC3339)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.dir(t)
@@ -91,31 +89,6 @@ func runBrokerCases(t *testing.T, cases []brokerCase) {
 	}
 }
 
-// atLogStartDir is the shape of the issue: retention moved the log start
-// to 500; the only producer snapshot, 00000000000000000500.snapshot, lists
-// producer 8001's transaction open since offset 120, last write eleven
-// months ago; the log runs to 620. later, when set, adds a batch of
-// producer 8001's transaction at offset 600.
-func atLogStartDir(t *testing.T, later bool) string {
-	old := brokerNow.Add(-335 * 24 * time.Hour).UnixMilli()
-	recent := brokerNow.Add(-time.Minute).UnixMilli()
-	bs := []shapeBatch{
-		{base: 500, pid: -1, ctrl: -1, n: 50, ts: recent},
-		{base: 550, pid: 9, epoch: 1, txn: true, ctrl: -1, n: 9, ts: recent},
-		{base: 559, pid: 9, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 2},
-		{base: 560, pid: -1, ctrl: -1, n: 40, ts: recent},
-	}
-	if later {
-		bs = append(bs, shapeBatch{base: 600, pid: 8001, epoch: 3, txn: true, ctrl: -1, n: 2, ts: old})
-	} else {
-		bs = append(bs, shapeBatch{base: 600, pid: -1, ctrl: -1, n: 2, ts: recent})
-	}
-	bs = append(bs, shapeBatch{base: 602, pid: -1, ctrl: -1, n: 18, ts: recent})
-	return writeShapeDir(t, "orders", 500, 620, bs, 500, []shapeSnap{
-		{pid: 8001, epoch: 3, lastSeq: 19, lastOffset: 139, offsetDelta: 19, ts: old, coordEpoch: 4, currentTxnFirstOffset: 120},
-	})
-}
-
 // TestDiagnoseRunningBrokerAgainstRestart: a producer snapshot at the log
 // start is the running broker's state (a restart deletes it,
 // ProducerStateManager.truncateAndReload): the answer is the running
@@ -127,7 +100,7 @@ func TestDiagnoseRunningBrokerAgainstRestart(t *testing.T) {
 	runBrokerCases(t, []brokerCase{
 		{
 			name: "SnapshotAtTheLogStartIsTheRunningBrokersState",
-			dir:  func(t *testing.T) string { return atLogStartDir(t, false) },
+			dir:  func(t *testing.T) string { return testfixture.AtLogStartDir(t, false) },
 			code: exitHanging,
 			check: func(t *testing.T, d brokerJSON) {
 				p := d.Partitions[0]
@@ -163,7 +136,7 @@ func TestDiagnoseRunningBrokerAgainstRestart(t *testing.T) {
 			// The producer wrote again at 600 (the same transaction: no
 			// marker since): the restart's replay opens it there.
 			name: "RestartReopensTheTransactionAtItsFirstSurvivingBatch",
-			dir:  func(t *testing.T) string { return atLogStartDir(t, true) },
+			dir:  func(t *testing.T) string { return testfixture.AtLogStartDir(t, true) },
 			code: exitHanging,
 			check: func(t *testing.T, d brokerJSON) {
 				p := d.Partitions[0]
@@ -212,21 +185,21 @@ func TestDiagnoseRunningBrokerAgainstRestart(t *testing.T) {
 	})
 }
 
-// deleteRecordsDir is atLogStartDir's partition after DeleteRecords moved
+// deleteRecordsDir is testfixture.AtLogStartDir's partition after DeleteRecords moved
 // its log start to 540, inside the segment beginning at 500: the snapshot
 // at 500 lists producer 8001's transaction open since 120, and producer
 // 77 began one at 520, both left open.
 func deleteRecordsDir(t *testing.T) string {
-	old := brokerNow.Add(-335 * 24 * time.Hour).UnixMilli()
-	recent := brokerNow.Add(-time.Minute).UnixMilli()
-	return writeShapeDir(t, "orders", 540, 620, []shapeBatch{
-		{base: 500, pid: -1, ctrl: -1, n: 20, ts: recent},
-		{base: 520, pid: 77, epoch: 0, txn: true, ctrl: -1, n: 5, ts: recent},
-		{base: 525, pid: -1, ctrl: -1, n: 25, ts: recent},
-		{base: 550, pid: 9, epoch: 1, txn: true, ctrl: -1, n: 9, ts: recent},
-		{base: 559, pid: 9, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 2},
-		{base: 560, pid: -1, ctrl: -1, n: 60, ts: recent},
-	}, 500, []shapeSnap{
-		{pid: 8001, epoch: 3, lastSeq: 19, lastOffset: 139, offsetDelta: 19, ts: old, coordEpoch: 4, currentTxnFirstOffset: 120},
+	old := testfixture.BrokerNow.Add(-335 * 24 * time.Hour).UnixMilli()
+	recent := testfixture.BrokerNow.Add(-time.Minute).UnixMilli()
+	return testfixture.WriteShapeDir(t, "orders", 540, 620, []testfixture.Batch{
+		{Base: 500, PID: -1, Ctrl: -1, N: 20, TS: recent},
+		{Base: 520, PID: 77, Epoch: 0, Txn: true, Ctrl: -1, N: 5, TS: recent},
+		{Base: 525, PID: -1, Ctrl: -1, N: 25, TS: recent},
+		{Base: 550, PID: 9, Epoch: 1, Txn: true, Ctrl: -1, N: 9, TS: recent},
+		{Base: 559, PID: 9, Epoch: 1, Txn: true, Ctrl: 1, TS: recent, Coord: 2},
+		{Base: 560, PID: -1, Ctrl: -1, N: 60, TS: recent},
+	}, 500, []testfixture.Snap{
+		{PID: 8001, Epoch: 3, LastSeq: 19, LastOffset: 139, OffsetDelta: 19, TS: old, CoordEpoch: 4, CurrentTxnFirstOffset: 120},
 	})
 }

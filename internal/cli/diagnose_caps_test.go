@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -19,12 +20,12 @@ import (
 func openProducersDir(t *testing.T, n int) (string, int64) {
 	t.Helper()
 	const start, now = int64(1_000_000), int64(1_767_225_600_000)
-	snap := make([]shapeSnap, n)
+	snap := make([]testfixture.Snap, n)
 	for i := range snap {
-		snap[i] = shapeSnap{pid: int64(1000 + i), epoch: 0, lastSeq: 0, lastOffset: int64(i), ts: now - int64(i)*1000,
-			coordEpoch: -1, currentTxnFirstOffset: int64(i)}
+		snap[i] = testfixture.Snap{PID: int64(1000 + i), Epoch: 0, LastSeq: 0, LastOffset: int64(i), TS: now - int64(i)*1000,
+			CoordEpoch: -1, CurrentTxnFirstOffset: int64(i)}
 	}
-	dir := writeShapeDir(t, "snap", start, start+1, []shapeBatch{{base: start, pid: -1, ctrl: -1, n: 1, ts: now}}, start, snap)
+	dir := testfixture.WriteShapeDir(t, "snap", start, start+1, []testfixture.Batch{{Base: start, PID: -1, Ctrl: -1, N: 1, TS: now}}, start, snap)
 	st, err := os.Stat(filepath.Join(dir, "snap-0", fmt.Sprintf("%020d.snapshot", start)))
 	if err != nil {
 		t.Fatal(err)

@@ -4,102 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"maps"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/present"
-	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// joinStory is the stuck-LSO incident the internal-topic join answers:
-// zombie-tx's transaction (offsets 3-5 of orders-0) never ends while the
-// partition moves on; group orders-app waits at the LSO, audit still has
-// records to read before it, and late-reader (a read_uncommitted
-// consumer) is past it.
-const joinStory = `topic orders partition 0
-producer billing transactional id 5
-producer zombie transactional id 6
-begin billing
-send billing 2
-commit billing
-begin zombie
-send zombie 3
-begin billing
-send billing 2
-commit billing
-plain 3
-`
-
-// writeJoinLogDir writes joinStory's log dir: orders-0, the
-// __consumer_offsets partitions of its groups and the __transaction_state
-// partitions of both transactional ids, all kmsg-encoded as the
-// coordinators write them. zombieParts are the partitions zombie-tx's
-// coordinator lists for its Ongoing transaction.
-func writeJoinLogDir(t *testing.T, zombieParts ...txnindex.TopicPartition) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir, joinLogDirParts(t, nil, zombieParts...)...); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// joinLogDirParts are writeJoinLogDir's partitions, with more groups'
-// __consumer_offsets batches (by group) added to theirs.
-func joinLogDirParts(t *testing.T, more map[string][]scenario.InternalBatch, zombieParts ...txnindex.TopicPartition) []*scenario.Built {
-	t.Helper()
-	s, err := scenario.Parse(strings.NewReader(joinStory), "join.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := s.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ts = 1_767_225_600_000
-	parts := []*scenario.Built{data}
-	groups := map[string][]scenario.InternalBatch{
-		"orders-app":  {scenario.CoordinatorBatch(scenario.GroupMetadataRecord("orders-app", 1, ts), scenario.OffsetCommitRecord("orders-app", "orders", 0, 3, 0, "", ts+1))},
-		"audit":       {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("audit", "orders", 0, 0, 0, "", ts+2))},
-		"late-reader": {scenario.CoordinatorBatch(scenario.OffsetCommitRecord("late-reader", "orders", 0, 9, 0, "", ts+3))},
-	}
-	maps.Copy(groups, more)
-	byPart := map[int32][]scenario.InternalBatch{}
-	for g, bs := range groups {
-		n := internaltopic.PartitionFor(g, internaltopic.DefaultConsumerOffsetsPartitions)
-		byPart[n] = append(byPart[n], bs...)
-	}
-	for n, bs := range byPart {
-		b, err := scenario.BuildInternal(scenario.ConsumerOffsetsTopic, n, bs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, b)
-	}
-	billing := txnindex.TxnCoordinatorState{TransactionalID: "billing-tx", ProducerID: 5, PreviousProducerID: -1, NextProducerID: -1,
-		NextProducerEpoch: -1, State: txnindex.TxnStatusCompleteCommit, TimeoutMs: 60000, StartTimestamp: ts, LastUpdateTimestamp: ts + 5}
-	txnParts := map[int32][]scenario.InternalBatch{}
-	add := func(id string, recs ...scenario.InternalRecord) {
-		n := internaltopic.PartitionFor(id, internaltopic.DefaultTransactionStatePartitions)
-		txnParts[n] = append(txnParts[n], scenario.CoordinatorBatch(recs...))
-	}
-	add("billing-tx", scenario.TxnStateRecord(billing))
-	add("zombie-tx", scenario.OngoingTxnStates("zombie-tx", 6, 0, ts, zombieParts...)...)
-	for n, bs := range txnParts {
-		b, err := scenario.BuildInternal(scenario.TransactionStateTopic, n, bs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, b)
-	}
-	return parts
-}
 
 // joinJSON is the part of diagnose's JSON the join adds.
 type joinJSON struct {
@@ -145,7 +59,7 @@ func TestDiagnoseLogDirJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeJoinLogDir(t, tt.listed...)
+			dir := testfixture.WriteJoinLogDir(t, tt.listed...)
 			// The scenario's clock starts at 2026-01-01; a minute later
 			// the transaction is young by age.
 			now := "2026-01-01T00:00:01Z"

@@ -7,62 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/loader/internaltopic"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// lateStory: zombie-tx's transaction on orders-0 is the last thing
-// written to the partition (nothing after it), as on an idle partition.
-const lateStory = `topic orders partition 0
-producer billing transactional id 5
-producer zombie transactional id 6
-begin billing
-send billing 2
-commit billing
-plain 3
-begin zombie
-send zombie 3
-`
-
-// writeLateLogDir writes lateStory's log dir with, beside orders-0, the
-// __transaction_state partitions holding states (none: no coordinator
-// evidence), and returns it with the time of zombie-tx's last write.
-func writeLateLogDir(t *testing.T, states ...scenario.InternalRecord) (string, time.Time) {
-	t.Helper()
-	s, err := scenario.Parse(strings.NewReader(lateStory), "late.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := s.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := data.Log.Batches[len(data.Log.Batches)-1].MaxTimestamp
-	parts := []*scenario.Built{data}
-	if len(states) > 0 {
-		n := internaltopic.PartitionFor("zombie-tx", internaltopic.DefaultTransactionStatePartitions)
-		b, err := scenario.BuildInternal(scenario.TransactionStateTopic, n, []scenario.InternalBatch{scenario.CoordinatorBatch(states...)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, b)
-	}
-	dir := t.TempDir()
-	if err := scenario.WriteLogDir(dir, parts...); err != nil {
-		t.Fatal(err)
-	}
-	return dir, time.UnixMilli(last)
-}
-
-// zombieState is zombie-tx's coordinator state: producer 6 epoch 0 in
-// state st, its transaction listing parts, with the transaction timeout ms.
-func zombieState(st txnindex.TxnStatus, ms int32, parts ...txnindex.TopicPartition) scenario.InternalRecord {
-	const ts = 1_767_225_600_000
-	return scenario.TxnStateRecord(txnindex.TxnCoordinatorState{TransactionalID: "zombie-tx", ProducerID: 6, ProducerEpoch: 0,
-		PreviousProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, State: st, TimeoutMs: ms, StartTimestamp: ts,
-		LastUpdateTimestamp: ts, Partitions: parts})
-}
 
 // TestDiagnoseLateAgainstHanging: an open transaction whose last write is
 // 422 days old is late by the broker's rule whatever the coordinator
@@ -98,23 +46,23 @@ func TestDiagnoseLateAgainstHanging(t *testing.T) {
 			text:    []string{"longer than transaction.max.timeout.ms (1h) plus the broker's 5m"},
 		},
 		{
-			name: "CoordinatorStillHasItOnThisPartition", states: []scenario.InternalRecord{zombieState(txnindex.TxnStatusOngoing, 60000, orders0)},
+			name: "CoordinatorStillHasItOnThisPartition", states: []scenario.InternalRecord{testfixture.ZombieState(txnindex.TxnStatusOngoing, 60000, orders0)},
 			code: 0, state: "late", rule: txnindex.RulePartitionListed,
 			text:  []string{"(late, not hanging)", "but not hanging (KIP-664)", "stuck on the coordinator"},
 			never: []string{"to confirm it hangs"},
 		},
 		{
-			name: "CoordinatorCompletedIt", states: []scenario.InternalRecord{zombieState(txnindex.TxnStatusCompleteCommit, 60000)},
+			name: "CoordinatorCompletedIt", states: []scenario.InternalRecord{testfixture.ZombieState(txnindex.TxnStatusCompleteCommit, 60000)},
 			code: exitHanging, state: "hanging", rule: txnindex.RuleCoordinatorComplete,
 			text:  []string{"(hanging)", "hanging whatever its age (KIP-664)", "late by the broker's rule too"},
 			never: []string{"to confirm it hangs"},
 		},
 		{
-			name: "CoordinatorOnAnotherPartition", states: []scenario.InternalRecord{zombieState(txnindex.TxnStatusOngoing, 60000, orders1)},
+			name: "CoordinatorOnAnotherPartition", states: []scenario.InternalRecord{testfixture.ZombieState(txnindex.TxnStatusOngoing, 60000, orders1)},
 			code: exitHanging, state: "hanging", rule: txnindex.RulePartitionNotListed,
 		},
 		{
-			name: "PreparedForTwoPhaseCommit", states: []scenario.InternalRecord{zombieState(txnindex.TxnStatusOngoing, math.MaxInt32, orders0)},
+			name: "PreparedForTwoPhaseCommit", states: []scenario.InternalRecord{testfixture.ZombieState(txnindex.TxnStatusOngoing, math.MaxInt32, orders0)},
 			code: 0, state: "prepared", rule: txnindex.RulePreparedTwoPhase, breaks: true,
 			text: []string{"(prepared, waiting for its external transaction manager)", "KIP-939", "before aborting: aborting it breaks the two-phase commit of \"zombie-tx\"",
 				"find-hanging does not list it"},
@@ -123,7 +71,7 @@ func TestDiagnoseLateAgainstHanging(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, last := writeLateLogDir(t, tc.states...)
+			dir, last := testfixture.WriteLateLogDir(t, tc.states...)
 			at := last.Add(422 * 24 * time.Hour).Format(time.RFC3339Nano)
 			code, out, errOut := runArgs(t, append(append([]string{"diagnose", "--format", "json", "--now", at, "--topic", "orders"}, tc.args...), dir)...)
 			if code != tc.code {

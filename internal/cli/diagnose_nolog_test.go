@@ -2,40 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
-
-// writeMetadataOnlyDir writes a log dir whose __cluster_metadata-0 holds
-// what a copied KRaft node's may hold without its .log: three KRaft
-// snapshots (.checkpoint), two producer snapshots, the first segment's
-// .index and .timeindex, and quorum-state.
-func writeMetadataOnlyDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, "__cluster_metadata-0")
-	if err := os.Mkdir(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{
-		"00000000000000007364-0000000001.checkpoint": make([]byte, 64),
-		"00000000000000021265-0000000006.checkpoint": make([]byte, 64),
-		"00000000000000060500-0000000025.checkpoint": make([]byte, 64),
-		"00000000000000053298.snapshot":              loader.AppendProducerSnapshot(nil, nil),
-		"00000000000000066046.snapshot":              loader.AppendProducerSnapshot(nil, nil),
-		"00000000000000000000.index":                 nil,
-		"00000000000000000000.timeindex":             nil,
-		"quorum-state":                               []byte(`{"leaderId":1,"leaderEpoch":25,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1}],"data_version":0}`),
-	}
-	for n, b := range files {
-		writeShapeFile(t, filepath.Join(p, n), b)
-	}
-	return dir
-}
 
 // TestDiagnoseNoSegmentOffsetsUnknown: a partition directory with no .log
 // segment has unknown offsets, never 0: -1 in the JSON with the reason,
@@ -43,7 +14,7 @@ func writeMetadataOnlyDir(t *testing.T) string {
 // up to 60,500, the producer snapshot written at 66,046, the index files
 // whose .log is missing).
 func TestDiagnoseNoSegmentOffsetsUnknown(t *testing.T) {
-	dir := writeMetadataOnlyDir(t)
+	dir := testfixture.WriteMetadataOnlyDir(t)
 	code, out, errOut := runArgs(t, "diagnose", "--format", "json", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -32,10 +33,10 @@ func compactedShapes(nowMs int64) []shapeCase {
 			// nothing, and says why.
 			name: "CompactedAbortedDataRemovedByTheCleaner",
 			dir: func(t *testing.T) string {
-				return writeSegsDir(t, "orders", 0, 7, 5, []shapeSeg{
-					{bs: []shapeBatch{{base: 0, pid: -1, ctrl: -1, n: 2, ts: recent}}},
-					{bs: []shapeBatch{{base: 5, pid: 7, epoch: 1, txn: true, ctrl: 0, ts: recent, coord: 1},
-						{base: 6, pid: -1, ctrl: -1, n: 1, ts: recent}}, txn: abortEntry(7, 2, 5, 6)},
+				return testfixture.WriteSegsDir(t, "orders", 0, 7, 5, []testfixture.Seg{
+					{Batches: []testfixture.Batch{{Base: 0, PID: -1, Ctrl: -1, N: 2, TS: recent}}},
+					{Batches: []testfixture.Batch{{Base: 5, PID: 7, Epoch: 1, Txn: true, Ctrl: 0, TS: recent, Coord: 1},
+						{Base: 6, PID: -1, Ctrl: -1, N: 1, TS: recent}}, Txn: abortEntry(7, 2, 5, 6)},
 				})
 			},
 			code: exitOK,
@@ -69,14 +70,14 @@ func compactedShapes(nowMs int64) []shapeCase {
 			// segment, a marker kept as an empty control batch.
 			name: "CompactedMarkerRemovedAfterDeleteRetention",
 			dir: func(t *testing.T) string {
-				return writeSegsDir(t, "orders", 0, 40, 20, []shapeSeg{
-					{bs: []shapeBatch{
-						{base: 0, pid: -1, ctrl: -1, n: 3, span: 5, ts: old},
-						{base: 5, pid: 9, epoch: 1, txn: true, ctrl: -1, n: 2, ts: old},
-						{base: 7, pid: -1, ctrl: -1, n: 1, span: 3, ts: old},
-						{base: 12, pid: 11, epoch: 0, txn: true, ctrl: 0, emptied: true, ts: old, horizon: old + 1000},
+				return testfixture.WriteSegsDir(t, "orders", 0, 40, 20, []testfixture.Seg{
+					{Batches: []testfixture.Batch{
+						{Base: 0, PID: -1, Ctrl: -1, N: 3, Span: 5, TS: old},
+						{Base: 5, PID: 9, Epoch: 1, Txn: true, Ctrl: -1, N: 2, TS: old},
+						{Base: 7, PID: -1, Ctrl: -1, N: 1, Span: 3, TS: old},
+						{Base: 12, PID: 11, Epoch: 0, Txn: true, Ctrl: 0, Emptied: true, TS: old, Horizon: old + 1000},
 					}},
-					{bs: []shapeBatch{{base: 20, pid: -1, ctrl: -1, n: 20, ts: recent}}},
+					{Batches: []testfixture.Batch{{Base: 20, PID: -1, Ctrl: -1, N: 20, TS: recent}}},
 				})
 			},
 			code: exitOK,
@@ -113,13 +114,13 @@ func compactedShapes(nowMs int64) []shapeCase {
 			// at offset 6, a marker the log no longer holds.
 			name: "TxnIndexEntryWhoseMarkerTheCleanerRemoved",
 			dir: func(t *testing.T) string {
-				return writeSegsDir(t, "orders", 0, 20, -1, []shapeSeg{
-					{bs: []shapeBatch{
-						{base: 0, pid: -1, ctrl: -1, n: 2, ts: old},
-						{base: 2, pid: 9, epoch: 1, txn: true, ctrl: -1, n: 2, ts: old},
-						{base: 4, pid: -1, ctrl: -1, n: 2, ts: old},
-					}, txn: abortEntry(9, 2, 6, 2)},
-					{bs: []shapeBatch{{base: 7, pid: -1, ctrl: -1, n: 13, ts: recent}}},
+				return testfixture.WriteSegsDir(t, "orders", 0, 20, -1, []testfixture.Seg{
+					{Batches: []testfixture.Batch{
+						{Base: 0, PID: -1, Ctrl: -1, N: 2, TS: old},
+						{Base: 2, PID: 9, Epoch: 1, Txn: true, Ctrl: -1, N: 2, TS: old},
+						{Base: 4, PID: -1, Ctrl: -1, N: 2, TS: old},
+					}, Txn: abortEntry(9, 2, 6, 2)},
+					{Batches: []testfixture.Batch{{Base: 7, PID: -1, Ctrl: -1, N: 13, TS: recent}}},
 				})
 			},
 			code: exitOK,
@@ -142,10 +143,10 @@ func compactedShapes(nowMs int64) []shapeCase {
 			// 12, where the cleaner has not been: it still hangs.
 			name: "CompactedTopicHangingAboveTheCleanerCheckpoint",
 			dir: func(t *testing.T) string {
-				return writeSegsDir(t, "orders", 0, 30, 10, []shapeSeg{
-					{bs: []shapeBatch{{base: 0, pid: -1, ctrl: -1, n: 3, span: 5, ts: old}, {base: 5, pid: -1, ctrl: -1, n: 5, ts: old}}},
-					{bs: []shapeBatch{{base: 10, pid: -1, ctrl: -1, n: 2, ts: old}, {base: 12, pid: 42, epoch: 3, txn: true, ctrl: -1, n: 2, ts: old},
-						{base: 14, pid: -1, ctrl: -1, n: 16, ts: recent}}},
+				return testfixture.WriteSegsDir(t, "orders", 0, 30, 10, []testfixture.Seg{
+					{Batches: []testfixture.Batch{{Base: 0, PID: -1, Ctrl: -1, N: 3, Span: 5, TS: old}, {Base: 5, PID: -1, Ctrl: -1, N: 5, TS: old}}},
+					{Batches: []testfixture.Batch{{Base: 10, PID: -1, Ctrl: -1, N: 2, TS: old}, {Base: 12, PID: 42, Epoch: 3, Txn: true, Ctrl: -1, N: 2, TS: old},
+						{Base: 14, PID: -1, Ctrl: -1, N: 16, TS: recent}}},
 				})
 			},
 			code: exitHanging,
@@ -174,10 +175,10 @@ func exitStatusShapes(recent int64) []shapeCase {
 		{
 			name: "ClearPartitionExitsZero",
 			dir: func(t *testing.T) string {
-				return writeShapeDir(t, "orders", 0, 6, []shapeBatch{
-					{base: 0, pid: 8, epoch: 1, txn: true, ctrl: -1, n: 3, ts: recent},
-					{base: 3, pid: 8, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 1},
-					{base: 4, pid: -1, ctrl: -1, n: 2, ts: recent},
+				return testfixture.WriteShapeDir(t, "orders", 0, 6, []testfixture.Batch{
+					{Base: 0, PID: 8, Epoch: 1, Txn: true, Ctrl: -1, N: 3, TS: recent},
+					{Base: 3, PID: 8, Epoch: 1, Txn: true, Ctrl: 1, TS: recent, Coord: 1},
+					{Base: 4, PID: -1, Ctrl: -1, N: 2, TS: recent},
 				}, 0, nil)
 			},
 			code: exitOK,
@@ -194,9 +195,9 @@ func exitStatusShapes(recent int64) []shapeCase {
 			// its coordinator ends it; no alert.
 			name: "OpenWithinTimeoutExitsZero",
 			dir: func(t *testing.T) string {
-				return writeShapeDir(t, "orders", 0, 6, []shapeBatch{
-					{base: 0, pid: -1, ctrl: -1, n: 3, ts: recent},
-					{base: 3, pid: 8, epoch: 1, txn: true, ctrl: -1, n: 3, ts: recent + 50_000},
+				return testfixture.WriteShapeDir(t, "orders", 0, 6, []testfixture.Batch{
+					{Base: 0, PID: -1, Ctrl: -1, N: 3, TS: recent},
+					{Base: 3, PID: 8, Epoch: 1, Txn: true, Ctrl: -1, N: 3, TS: recent + 50_000},
 				}, 0, nil)
 			},
 			code: exitOK,
@@ -211,7 +212,7 @@ func exitStatusShapes(recent int64) []shapeCase {
 			name: "UnreadableInputExitsOne",
 			dir: func(t *testing.T) string {
 				p := filepath.Join(t.TempDir(), "notes.bin")
-				writeShapeFile(t, p, []byte("this is not a Kafka log, a capture or dump-log text\n"))
+				testfixture.WriteFile(t, p, []byte("this is not a Kafka log, a capture or dump-log text\n"))
 				if _, err := os.Stat(p); err != nil {
 					t.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/capture"
 )
 
@@ -107,11 +108,11 @@ func productionShapes(now time.Time) []shapeCase {
 	// retained is the log left after retention deleted everything below
 	// offset 500: producer 8 commits at coordinator epoch 1, plain
 	// producers write on.
-	retained := []shapeBatch{
-		{base: 500, pid: -1, ctrl: -1, n: 5, ts: recent},
-		{base: 505, pid: 8, epoch: 2, txn: true, ctrl: -1, n: 3, ts: recent},
-		{base: 508, pid: 8, epoch: 2, txn: true, ctrl: 1, ts: recent, coord: 1},
-		{base: 509, pid: -1, ctrl: -1, n: 11, ts: recent},
+	retained := []testfixture.Batch{
+		{Base: 500, PID: -1, Ctrl: -1, N: 5, TS: recent},
+		{Base: 505, PID: 8, Epoch: 2, Txn: true, Ctrl: -1, N: 3, TS: recent},
+		{Base: 508, PID: 8, Epoch: 2, Txn: true, Ctrl: 1, TS: recent, Coord: 1},
+		{Base: 509, PID: -1, Ctrl: -1, N: 11, TS: recent},
 	}
 	cases := []shapeCase{
 		{
@@ -120,9 +121,9 @@ func productionShapes(now time.Time) []shapeCase {
 			// last write eleven months ago, epoch 5, coordinator epoch 3.
 			name: "SnapshotSeededHangingTransactionBeganBeforeLogStart",
 			dir: func(t *testing.T) string {
-				return writeShapeDir(t, "orders", 500, 520, retained, 520, []shapeSnap{
-					{pid: 8, epoch: 2, lastSeq: 2, lastOffset: 508, ts: recent, coordEpoch: 1, currentTxnFirstOffset: -1},
-					{pid: 42, epoch: 5, lastSeq: 9, lastOffset: 129, offsetDelta: 9, ts: old, coordEpoch: 3, currentTxnFirstOffset: 120},
+				return testfixture.WriteShapeDir(t, "orders", 500, 520, retained, 520, []testfixture.Snap{
+					{PID: 8, Epoch: 2, LastSeq: 2, LastOffset: 508, TS: recent, CoordEpoch: 1, CurrentTxnFirstOffset: -1},
+					{PID: 42, Epoch: 5, LastSeq: 9, LastOffset: 129, OffsetDelta: 9, TS: old, CoordEpoch: 3, CurrentTxnFirstOffset: 120},
 				})
 			},
 			code: exitHanging,
@@ -158,13 +159,13 @@ func productionShapes(now time.Time) []shapeCase {
 			// takes the larger, and says it came from the marker.
 			name: "CoordinatorEpochFromTheLogsMarkerWhenHigherThanTheSnapshots",
 			dir: func(t *testing.T) string {
-				bs := append([]shapeBatch{}, retained...)
+				bs := append([]testfixture.Batch{}, retained...)
 				bs = append(bs,
-					shapeBatch{base: 520, pid: 42, epoch: 5, txn: true, ctrl: 1, ts: old, coord: 4},
-					shapeBatch{base: 521, pid: 42, epoch: 5, txn: true, ctrl: -1, n: 2, ts: old},
-					shapeBatch{base: 523, pid: -1, ctrl: -1, n: 2, ts: recent})
-				return writeShapeDir(t, "orders", 500, 525, bs, 520, []shapeSnap{
-					{pid: 42, epoch: 5, lastSeq: 9, lastOffset: 129, offsetDelta: 9, ts: old, coordEpoch: 3, currentTxnFirstOffset: 120},
+					testfixture.Batch{Base: 520, PID: 42, Epoch: 5, Txn: true, Ctrl: 1, TS: old, Coord: 4},
+					testfixture.Batch{Base: 521, PID: 42, Epoch: 5, Txn: true, Ctrl: -1, N: 2, TS: old},
+					testfixture.Batch{Base: 523, PID: -1, Ctrl: -1, N: 2, TS: recent})
+				return testfixture.WriteShapeDir(t, "orders", 500, 525, bs, 520, []testfixture.Snap{
+					{PID: 42, Epoch: 5, LastSeq: 9, LastOffset: 129, OffsetDelta: 9, TS: old, CoordEpoch: 3, CurrentTxnFirstOffset: 120},
 				})
 			},
 			code: exitHanging,
@@ -183,11 +184,11 @@ func productionShapes(now time.Time) []shapeCase {
 			// start. It may have begun before; say what would settle it.
 			name: "RetentionWithoutSnapshotMayHaveBegunBeforeLogStart",
 			dir: func(t *testing.T) string {
-				bs := []shapeBatch{
-					{base: 500, pid: 42, epoch: 5, txn: true, ctrl: -1, n: 4, ts: old},
-					{base: 504, pid: -1, ctrl: -1, n: 16, ts: recent},
+				bs := []testfixture.Batch{
+					{Base: 500, PID: 42, Epoch: 5, Txn: true, Ctrl: -1, N: 4, TS: old},
+					{Base: 504, PID: -1, Ctrl: -1, N: 16, TS: recent},
 				}
-				return writeShapeDir(t, "orders", 500, 520, bs, 0, nil)
+				return testfixture.WriteShapeDir(t, "orders", 500, 520, bs, 0, nil)
 			},
 			code: exitHanging,
 			check: func(t *testing.T, d diagJSON) {
@@ -209,14 +210,14 @@ func productionShapes(now time.Time) []shapeCase {
 			// its transaction from offset 4 still holds the LSO.
 			name: "UnreplicatedMarkerHoldsTheLSO",
 			dir: func(t *testing.T) string {
-				bs := []shapeBatch{
-					{base: 0, pid: -1, ctrl: -1, n: 4, ts: recent},
-					{base: 4, pid: 8, epoch: 1, txn: true, ctrl: -1, n: 2, ts: recent},
-					{base: 6, pid: -1, ctrl: -1, n: 1, ts: recent},
-					{base: 7, pid: 8, epoch: 1, txn: true, ctrl: 1, ts: recent, coord: 2},
-					{base: 8, pid: -1, ctrl: -1, n: 2, ts: recent},
+				bs := []testfixture.Batch{
+					{Base: 0, PID: -1, Ctrl: -1, N: 4, TS: recent},
+					{Base: 4, PID: 8, Epoch: 1, Txn: true, Ctrl: -1, N: 2, TS: recent},
+					{Base: 6, PID: -1, Ctrl: -1, N: 1, TS: recent},
+					{Base: 7, PID: 8, Epoch: 1, Txn: true, Ctrl: 1, TS: recent, Coord: 2},
+					{Base: 8, PID: -1, Ctrl: -1, N: 2, TS: recent},
 				}
-				return writeShapeDir(t, "orders", 0, 7, bs, 0, nil)
+				return testfixture.WriteShapeDir(t, "orders", 0, 7, bs, 0, nil)
 			},
 			code: 0,
 			check: func(t *testing.T, d diagJSON) {
@@ -250,15 +251,15 @@ func productionShapes(now time.Time) []shapeCase {
 			// left open for eleven months. Only that one is open.
 			name: "TransactionsV2EpochsAndOverflow",
 			dir: func(t *testing.T) string {
-				return writeShapeDir(t, "orders", 0, 14, []shapeBatch{
-					{base: 0, pid: 5, epoch: 10, txn: true, ctrl: -1, n: 2, ts: old},
-					{base: 2, pid: 5, epoch: 11, txn: true, ctrl: 1, ts: old, coord: 2},
-					{base: 3, pid: 5, epoch: 11, txn: true, ctrl: -1, n: 1, ts: old},
-					{base: 4, pid: 5, epoch: 12, txn: true, ctrl: 0, ts: old, coord: 2},
-					{base: 5, pid: 5, epoch: 32766, txn: true, ctrl: -1, n: 1, ts: old},
-					{base: 6, pid: 5, epoch: 32767, txn: true, ctrl: 0, ts: old, coord: 2},
-					{base: 7, pid: 6, epoch: 0, txn: true, ctrl: -1, n: 3, ts: old},
-					{base: 10, pid: -1, ctrl: -1, n: 4, ts: recent},
+				return testfixture.WriteShapeDir(t, "orders", 0, 14, []testfixture.Batch{
+					{Base: 0, PID: 5, Epoch: 10, Txn: true, Ctrl: -1, N: 2, TS: old},
+					{Base: 2, PID: 5, Epoch: 11, Txn: true, Ctrl: 1, TS: old, Coord: 2},
+					{Base: 3, PID: 5, Epoch: 11, Txn: true, Ctrl: -1, N: 1, TS: old},
+					{Base: 4, PID: 5, Epoch: 12, Txn: true, Ctrl: 0, TS: old, Coord: 2},
+					{Base: 5, PID: 5, Epoch: 32766, Txn: true, Ctrl: -1, N: 1, TS: old},
+					{Base: 6, PID: 5, Epoch: 32767, Txn: true, Ctrl: 0, TS: old, Coord: 2},
+					{Base: 7, PID: 6, Epoch: 0, Txn: true, Ctrl: -1, N: 3, TS: old},
+					{Base: 10, PID: -1, Ctrl: -1, N: 4, TS: recent},
 				}, 0, nil)
 			},
 			code: exitHanging,

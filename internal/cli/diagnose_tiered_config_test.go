@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/scenario"
 )
@@ -28,7 +29,7 @@ func TestDiagnoseTieredTopicConfig(t *testing.T) {
 		{"not set", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := tieredDir(t, true, [][2]int64{{7, 8000}})
+			dir := testfixture.TieredDir(t, true, [][2]int64{{7, 8000}})
 			recs := []scenario.InternalRecord{scenario.TopicRecord("orders", scenario.TopicID("orders"))}
 			if tc.value != nil {
 				recs = append(recs, scenario.ConfigRecord(2, "orders", internaltopic.RemoteStorageEnableConfig, tc.value))
@@ -44,7 +45,7 @@ func TestDiagnoseTieredTopicConfig(t *testing.T) {
 			if err := os.Rename(filepath.Join(tmp, b.Dir), filepath.Join(dir, b.Dir)); err != nil {
 				t.Fatal(err)
 			}
-			code, out, errOut := runArgs(t, "diagnose", "--format", "json", "--now", brokerNow.Format(time.RFC3339), "--partition", "0", "--topic", "orders", dir)
+			code, out, errOut := runArgs(t, "diagnose", "--format", "json", "--now", testfixture.BrokerNow.Format(time.RFC3339), "--partition", "0", "--topic", "orders", dir)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

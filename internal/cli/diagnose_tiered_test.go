@@ -2,42 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"strings"
 	"testing"
 	"time"
 )
-
-// tieredDir writes a follower rebuilt from remote storage:
-// log-start-offset-checkpoint 5,000, the first local segment at 8,000,
-// the producer snapshot at 8,000 listing producer 6101's transaction open
-// since 7,930 (whose data goes on at 8,007), the HWM checkpoint 8,020, a
-// leader-epoch-checkpoint with epochs (epoch, start offset), and the log
-// dir's remote-log-index-cache/ when cache is set.
-func tieredDir(t *testing.T, cache bool, epochs [][2]int64) string {
-	t.Helper()
-	recent := brokerNow.Add(-time.Minute).UnixMilli()
-	dir := writeShapeDir(t, "orders", 5000, 8020, []shapeBatch{
-		{base: 8000, pid: -1, ctrl: -1, n: 7, ts: recent},
-		{base: 8007, pid: 6101, epoch: 2, txn: true, ctrl: -1, n: 3, ts: recent},
-		{base: 8010, pid: -1, ctrl: -1, n: 10, ts: recent},
-	}, 8000, []shapeSnap{
-		{pid: 6101, epoch: 2, lastSeq: 69, lastOffset: 7999, offsetDelta: 0, ts: recent, coordEpoch: 1, currentTxnFirstOffset: 7930},
-	})
-	lines := fmt.Sprintf("0\n%d\n", len(epochs))
-	for _, e := range epochs {
-		lines += fmt.Sprintf("%d %d\n", e[0], e[1])
-	}
-	writeShapeFile(t, filepath.Join(dir, "orders-0", "leader-epoch-checkpoint"), []byte(lines))
-	if cache {
-		if err := os.Mkdir(filepath.Join(dir, "remote-log-index-cache"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestDiagnoseTieredStorage: a partition that keeps its older segments in
 // remote storage (KIP-405) is recognised from the disk (the checkpoint
@@ -67,10 +36,10 @@ func TestDiagnoseTieredStorage(t *testing.T) {
 		{"LeaderEpochBelowTheFirstLocalSegment", false, [][2]int64{{5, 7500}, {7, 8000}}, true, "leader-epoch-checkpoint lists epoch 5 from offset 7,500", 5000, 7930},
 		{"CheckpointAloneIsNotTiered", false, [][2]int64{{7, 8000}}, false, "", 8000, 8000},
 	}
-	at := brokerNow.Format(time.RFC3339)
+	at := testfixture.BrokerNow.Format(time.RFC3339)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := tieredDir(t, tc.cache, tc.epochs)
+			dir := testfixture.TieredDir(t, tc.cache, tc.epochs)
 			code, out, errOut := runArgs(t, "diagnose", "--format", "json", "--now", at, "--position", "8000", dir)
 			if code != 0 || errOut != "" {
 				t.Errorf("exit %d: %s", code, errOut)

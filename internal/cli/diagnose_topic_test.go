@@ -9,23 +9,10 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/present"
 )
-
-// openTxnSegment writes orders-0 with producer 6's transaction open since
-// offset 3 (last write a day before brokerNow) and returns the path of its
-// one segment, 00000000000000000000.log.
-func openTxnSegment(t *testing.T) string {
-	t.Helper()
-	old := brokerNow.Add(-24 * time.Hour).UnixMilli()
-	dir := writeShapeDir(t, "orders", 0, 9, []shapeBatch{
-		{base: 0, pid: -1, ctrl: -1, n: 3, ts: old},
-		{base: 3, pid: 6, epoch: 0, txn: true, ctrl: -1, n: 3, ts: old},
-		{base: 6, pid: -1, ctrl: -1, n: 3, ts: old},
-	}, 0, nil)
-	return filepath.Join(dir, "orders-0", "00000000000000000000.log")
-}
 
 // TestDiagnoseBareSegmentTopicUnknown: a segment read alone is named by
 // its base offset, not its topic: its commands name "$TOPIC" after the
@@ -33,14 +20,14 @@ func openTxnSegment(t *testing.T) string {
 // file in its partition directory (orders-0) names orders. The upload
 // path (input.OpenBytes) is the same.
 func TestDiagnoseBareSegmentTopicUnknown(t *testing.T) {
-	seg := openTxnSegment(t)
+	seg := testfixture.OpenTxnSegment(t)
 	bare := filepath.Join(t.TempDir(), "00000000000000000000.log")
 	b, err := os.ReadFile(seg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeShapeFile(t, bare, b)
-	at := brokerNow.Format(time.RFC3339)
+	testfixture.WriteFile(t, bare, b)
+	at := testfixture.BrokerNow.Format(time.RFC3339)
 	cases := []struct {
 		name, path string
 		unknown    bool
@@ -97,7 +84,7 @@ func TestDiagnoseBareSegmentTopicUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := present.Diagnose(c.Partitions[0].Log, diagnosis.Options{Now: brokerNow, Position: -1})
+	d := present.Diagnose(c.Partitions[0].Log, diagnosis.Options{Now: testfixture.BrokerNow, Position: -1})
 	if !d.TopicUnknown || d.PinnedBy == nil || !strings.Contains(d.PinnedBy.AbortCommand, "--topic "+present.TopicVar+" ") {
 		t.Errorf("upload: topic unknown %v, pinned by %+v", d.TopicUnknown, d.PinnedBy)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -28,7 +29,7 @@ func TestInspectLogDirOneAtATime(t *testing.T) {
 	dirs := []string{
 		filepath.Join("..", "..", "testdata", "realdata", "DonaldY_kafka-2.7.1", "kafka-logs"),
 		filepath.Join("..", "..", "testdata", "realdata", "BiggerBrain_kafka", "data"),
-		writeJoinLogDir(t),
+		testfixture.WriteJoinLogDir(t),
 		gd,
 	}
 	for _, dir := range dirs {

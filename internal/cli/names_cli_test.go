@@ -2,8 +2,7 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"strings"
 	"testing"
 	"time"
@@ -21,27 +20,6 @@ var hostileTopics = []struct{ name, topic string }{
 	{"C1 CSI", "a\u009b2Jb"},
 	{"carriage return", "ok\rorders"},
 	{"glob brackets", "orders[0]"},
-}
-
-// writeHostileDir writes DIR/<topic>-0 holding a stuck partition: producer
-// 7's transaction from offset 0, a year older than --now, then 3 records (LSO 0, log end 5)
-// of a plain producer, so the transaction is hanging (KIP-664).
-func writeHostileDir(t *testing.T, topic string, now time.Time) string {
-	t.Helper()
-	old := now.Add(-365 * 24 * time.Hour).UnixMilli()
-	var log []byte
-	for _, b := range []shapeBatch{
-		{base: 0, pid: 7, epoch: 1, txn: true, ctrl: -1, n: 2, ts: old},
-		{base: 2, pid: -1, ctrl: -1, n: 3, ts: now.Add(-time.Minute).UnixMilli()},
-	} {
-		log = append(log, b.encode()...)
-	}
-	pdir := filepath.Join(t.TempDir(), topic+"-0")
-	if err := os.Mkdir(pdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeShapeFile(t, filepath.Join(pdir, "00000000000000000000.log"), log)
-	return pdir
 }
 
 // rawControl is the first control byte, C1 character or invalid UTF-8
@@ -67,7 +45,7 @@ func TestHostileTopicNamesInCLIText(t *testing.T) {
 	at := now.Format(time.RFC3339)
 	for _, tc := range hostileTopics {
 		t.Run(tc.name, func(t *testing.T) {
-			pdir := writeHostileDir(t, tc.topic, now)
+			pdir := testfixture.WriteHostileDir(t, tc.topic, now)
 			code, text, errOut := runArgs(t, "diagnose", "--now", at, pdir)
 			if code != exitHanging {
 				t.Fatalf("diagnose: exit %d, stderr %s\n%s", code, errOut, text)

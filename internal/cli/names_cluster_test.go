@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/internal/pathname"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // TestClusterHostileTopicNames: a broker whose Metadata names topics Kafka
@@ -32,12 +33,12 @@ func TestClusterHostileTopicNames(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	addrs := c.ListenAddrs()
-	plain := kfakeClient(t, addrs)
-	var open []openTxn
+	plain := testfixture.KfakeClient(t, addrs)
+	var open []testfixture.OpenTxn
 	for i, topic := range topics {
-		open = append(open, openTxn{topic: topic, txnID: "tx-" + string(rune('a'+i))})
+		open = append(open, testfixture.OpenTxn{Topic: topic, TxnID: "tx-" + string(rune('a'+i))})
 	}
-	leaveOpen(t, addrs, plain, open, func(int) int { return 2 })
+	testfixture.LeaveOpen(t, addrs, plain, open, func(int) int { return 2 })
 	if err := plain.ProduceSync(context.Background(), &kgo.Record{Topic: topics[0], Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestWatchHostileTopicName(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	addrs := c.ListenAddrs()
-	leaveOpen(t, addrs, kfakeClient(t, addrs), []openTxn{{topic: topic, txnID: "w-open"}}, func(int) int { return 2 })
+	testfixture.LeaveOpen(t, addrs, testfixture.KfakeClient(t, addrs), []testfixture.OpenTxn{{Topic: topic, TxnID: "w-open"}}, func(int) int { return 2 })
 	code, out, errOut := runArgs(t, "watch", "--bootstrap", addrs[0], "--topic", topic, "--once")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
@@ -131,7 +132,7 @@ func TestClusterServeHostileTopicLinks(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	addrs := c.ListenAddrs()
-	plain := kfakeClient(t, addrs)
+	plain := testfixture.KfakeClient(t, addrs)
 	for _, topic := range topics {
 		if err := plain.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,25 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
-
-// holedBatch is a plain v2 data batch at base whose header claims
-// lastDelta, with records at deltas: the cleaner's shape (KIP-98: a
-// compacted batch keeps its offsets), or a hostile header's.
-func holedBatch(base int64, lastDelta int32, deltas ...int32) []byte {
-	var raw []byte
-	for _, d := range deltas {
-		r := kmsg.Record{OffsetDelta: d, Value: []byte("v")}
-		r.Length = int32(len(r.AppendTo(nil)) - 1)
-		raw = r.AppendTo(raw)
-	}
-	rb := kmsg.RecordBatch{FirstOffset: base, Magic: 2, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		LastOffsetDelta: lastDelta, NumRecords: int32(len(deltas)), Records: raw, Length: int32(49 + len(raw))}
-	out := rb.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return out
-}
 
 // TestDecideNDJSONHoles is issue 17 defect 13 through the CLI: decide
 // --format ndjson of a partition directory holding a compacted batch
@@ -38,7 +19,7 @@ func holedBatch(base int64, lastDelta int32, deltas ...int32) []byte {
 // writes a line per record and a gap line per hole, quickly, and the lines
 // add up to decide --counts; the one-segment input does the same.
 func TestDecideNDJSONHoles(t *testing.T) {
-	data := bytes.Join([][]byte{holedBatch(0, 9, 0, 3, 7), holedBatch(10, math.MaxInt32, 0, 2)}, nil)
+	data := bytes.Join([][]byte{testfixture.HoledBatch(0, 9, 0, 3, 7), testfixture.HoledBatch(10, math.MaxInt32, 0, 2)}, nil)
 	dir := filepath.Join(t.TempDir(), "t-0")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

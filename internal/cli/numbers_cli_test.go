@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,12 +19,12 @@ import (
 // separators (txnindex.Count).
 func TestCLINumbers(t *testing.T) {
 	now := time.Now().UnixMilli()
-	dir := writeShapeDir(t, "one", 0, 1, []shapeBatch{{base: 0, pid: 7, epoch: 0, txn: true, ctrl: -1, n: 1, ts: now - 60_000}}, 0, nil)
+	dir := testfixture.WriteShapeDir(t, "one", 0, 1, []testfixture.Batch{{Base: 0, PID: 7, Epoch: 0, Txn: true, Ctrl: -1, N: 1, TS: now - 60_000}}, 0, nil)
 	hdir := filepath.Join(dir, "holes-0")
 	if err := os.Mkdir(hdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(hdir, "00000000000000000000.log"), holedBatch(0, math.MaxInt32, 0), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(hdir, "00000000000000000000.log"), testfixture.HoledBatch(0, math.MaxInt32, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var all strings.Builder

@@ -28,57 +28,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/txnindex"
 )
-
-// watchCluster is a kfake broker on loopback holding topic "w" with a
-// committed, an aborted and a still open transaction (transactional id
-// "open-one"); it returns the address and the open transaction's first
-// offset. The open transaction is aborted at cleanup.
-func watchCluster(t *testing.T, opts ...kfake.Opt) (string, int64) {
-	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(1, "w")}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
-	if len(opts) > 0 {
-		return addr, -1 // SASL clusters: the workload would need credentials
-	}
-	mk := func(id string) *kgo.Client {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("w"), kgo.TransactionalID(id),
-			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(5*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
-	ctx := context.Background()
-	a, o := mk("done-one"), mk("open-one")
-	for _, end := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort} {
-		if err := a.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.EndTransaction(ctx, end); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := o.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	r := &kgo.Record{Value: []byte("open")}
-	if err := o.ProduceSync(ctx, r).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { o.EndTransaction(context.Background(), kgo.TryAbort) })
-	return addr, r.Offset
-}
 
 func runWatchArgs(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -93,7 +46,7 @@ func runWatchArgs(t *testing.T, args ...string) (string, error) {
 // w-reader, past it, is not held).
 func TestWatchOnceText(t *testing.T) {
 	t.Parallel()
-	addr, first := watchCluster(t)
+	addr, first := testfixture.WatchCluster(t)
 	admin, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +89,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // read_committed decisions the live view reported.
 func TestWatchJSONAndRecord(t *testing.T) {
 	t.Parallel()
-	addr, first := watchCluster(t)
+	addr, first := testfixture.WatchCluster(t)
 	file := filepath.Join(t.TempDir(), "live.raw")
 	out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--partition", "0", "--once", "--format", "json", "--record", file)
 	if err != nil {
@@ -194,7 +147,7 @@ func TestWatchJSONAndRecord(t *testing.T) {
 // TestWatchSASLPassword: the password comes from a file or the
 // environment, never a flag, and is never printed.
 func TestWatchSASLPassword(t *testing.T) {
-	addr, _ := watchCluster(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "bob", "hunter2-long"))
+	addr, _ := testfixture.WatchCluster(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "bob", "hunter2-long"))
 	pf := filepath.Join(t.TempDir(), "pass")
 	if err := os.WriteFile(pf, []byte("hunter2-long\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -248,7 +201,7 @@ func TestWatchErrors(t *testing.T) {
 	if _, err := runWatchArgs(t, "--bootstrap", dead, "--topic", "t", "--once", "--dial-timeout", "1s"); err == nil || !strings.Contains(err.Error(), "unreachable") || time.Since(start) > 5*time.Second {
 		t.Errorf("unreachable: %v after %s", err, time.Since(start))
 	}
-	addr, _ := watchCluster(t)
+	addr, _ := testfixture.WatchCluster(t)
 	if _, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "nope", "--once"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing topic: %v", err)
 	}
@@ -297,7 +250,7 @@ func TestWatchTLS(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	addr, _ := watchCluster(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}))
+	addr, _ := testfixture.WatchCluster(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}))
 
 	base := []string{"--bootstrap", addr, "--topic", "w", "--once", "--dial-timeout", "2s", "--tls-ca", filepath.Join(dir, "ca.pem")}
 	out, err := runWatchArgs(t, append(base, "--tls-cert", filepath.Join(dir, "client.pem"), "--tls-key", filepath.Join(dir, "client.key"))...)

@@ -1,0 +1,11 @@
+// Package testfixture builds the inputs the tests of several packages
+// share (internal/cli, server, e2e), so that a command, a page and the
+// browser are tested on one story: partition directories written as a
+// broker writes them (kmsg-encoded v2 batches, producer snapshots,
+// .txnindex files, checkpoints), log directories whose internal topics
+// package scenario builds, and kfake clusters with transactions left open.
+//
+// It is imported by tests only; a function that writes files or starts
+// brokers takes the test's testing.TB, writes under its TempDir, closes
+// what it starts at the test's cleanup and fails the test on error.
+package testfixture
