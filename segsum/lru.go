@@ -52,6 +52,13 @@ func (c *Cache) InUse() int64 {
 	return c.bytes
 }
 
+// Windows is how many windows the cache holds.
+func (c *Cache) Windows() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
 func (c *Cache) get(s *Store, k int) *Window {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -63,10 +63,11 @@ type memBudget struct {
 
 	// Set by New once the segment routes and the API exist; nil until
 	// then (nothing is opened before).
-	windows   func() int64        // the segment windows' bytes (segsum.Cache.InUse)
-	encodings func() int64        // the stream's kept encodings (api.API.CacheBytes)
-	reserve   func(n int64)       // evicts windows until n more fit (segsum.Cache.Reserve)
-	forget    func(*txnindex.Log) // api.API.Forget: its caches must not keep an evicted log alive
+	windows     func() int64        // the segment windows' bytes (segsum.Cache.InUse)
+	encodings   func() int64        // the stream's kept encodings (api.API.CacheBytes)
+	windowCount func() int          // how many windows are kept (segsum.Cache.Windows)
+	reserve     func(n int64)       // evicts windows until n more fit (segsum.Cache.Reserve)
+	forget      func(*txnindex.Log) // api.API.Forget: its caches must not keep an evicted log alive
 
 	held      atomic.Int64 // bytes the lazy partitions hold or have reserved
 	evictions atomic.Int64 // partitions whose log was dropped to make room
@@ -89,7 +90,11 @@ func (b *memBudget) encodingBytes() int64 { return min(b.max/encodingsShare, max
 // its CacheBytes and Forget) and the lazy partitions share the budget.
 func (b *memBudget) share(segs *segStores, encodings func() int64, forget func(*txnindex.Log)) {
 	b.windows, b.encodings, b.reserve, b.forget = segs.cache.InUse, encodings, segs.cache.Reserve, forget
-	segs.cache.Share(func() int64 { return b.held.Load() + encodings() }, b.yield)
+	b.windowCount = segs.cache.Windows
+	// The encodings grow as streams are sent, without asking the windows
+	// or the partitions to make room: they are counted at their cap, so
+	// that what they add later was set aside already.
+	segs.cache.Share(func() int64 { return b.held.Load() + b.encodingBytes() }, b.yield)
 }
 
 // yield evicts partitions, least recently used first, until n more bytes
@@ -101,14 +106,15 @@ func (b *memBudget) yield(n int64) {
 	b.evictParts(n, nil) // the windows made what room they could
 }
 
-// others is what the windows and the encodings hold.
+// others is what the windows hold and the encodings may hold (their cap,
+// as share counts them).
 func (b *memBudget) others() int64 {
 	var n int64
 	if b.windows != nil {
 		n += b.windows()
 	}
 	if b.encodings != nil {
-		n += b.encodings()
+		n += b.encodingBytes()
 	}
 	return n
 }

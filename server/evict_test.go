@@ -258,7 +258,11 @@ func TestEvictRefusesPartitionOverItsShare(t *testing.T) {
 		t.Errorf("budget %.0f, want %d", m["txnscope_memory_budget_bytes"], maxMemory/2)
 	}
 	b := s.cat.mem
-	if held := b.held.Load(); held != int64(m["txnscope_opened_partition_bytes"]) || held+b.windows()+b.encodings() > b.budget {
+	// The window a page needs is kept even when it alone is more than
+	// what is left beside the rest (segsum's Reserve evicts until it fits
+	// or no other window is left): past the budget, one window at most.
+	held := b.held.Load()
+	if held != int64(m["txnscope_opened_partition_bytes"]) || held+b.windows()+b.encodings() > b.budget && b.windowCount() > 1 {
 		t.Errorf("held %d (%.0f on /metrics), windows %d, encodings %d: over the budget %d", held, m["txnscope_opened_partition_bytes"], b.windows(), b.encodings(), b.budget)
 	}
 	lz := s.cat.find("load1", "t0", 0).lazy
@@ -336,7 +340,7 @@ func TestEvictWindowsShareTheBudget(t *testing.T) {
 	for p := range 5 {
 		getPage(t, fmt.Sprintf("%s/sources/load1/partitions/t0/%d", srv.URL, p))
 	}
-	full := b.held.Load() + b.encodings()
+	full := b.held.Load() + b.encodingBytes() // the encodings are set aside at their cap
 	if full < b.budget-2<<20 || b.windows() != 0 {
 		t.Fatalf("before the windows: opened %d, encodings %d, windows %d; want the budget %d nearly full", b.held.Load(), b.encodings(), b.windows(), b.budget)
 	}
