@@ -1,5 +1,5 @@
 // Command loadbench measures `serve --load DIR` of a log directory of many
-// partitions (issue 19's benchmark): it writes the directory with
+// partitions (the log-dir figures of docs/benchmarks.md): it writes the directory with
 // internal/genlogdir into the system temp dir (or uses -dir), starts the
 // server binary with default flags, and reports how long until the index
 // lists every partition, how long until the LSO ranking is complete, that

@@ -292,8 +292,8 @@ func stream(r *result, base, source, topic string, deadline time.Time) bool {
 
 // probeNonReaders times probes full streams with nothing else connected,
 // then again with n clients that open the same stream and never read, and
-// prints both phases' times: the acceptance of issue 17 is no stream with
-// them slower than twice the figure without.
+// prints both phases' times: clients that never read must not make a
+// stream more than twice as slow as it is without them.
 func probeNonReaders(base, source, topic string, n, probes int) error {
 	phase := func(name string) ([]time.Duration, error) {
 		var ts []time.Duration
