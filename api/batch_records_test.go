@@ -42,7 +42,7 @@ func (s segmentRecords) RecordPage(ctx context.Context, _ string, _ *txnindex.Lo
 	return RecordPage{Records: apiRecords(lp.Records), Total: lp.Total, Next: lp.Next}, err
 }
 
-// recordCountBomb is issue 17 defect 1's batch: about 6 KB of zstd that
+// recordCountBomb is a batch: about 6 KB of zstd that
 // decompress to the loader's 64 MiB bound, 9,586,980 records of 7 bytes
 // (length 6, attributes 0, deltas 0, null key and value, no headers).
 func recordCountBomb(t *testing.T) []byte {
@@ -58,7 +58,7 @@ func recordCountBomb(t *testing.T) []byte {
 	return out
 }
 
-// TestBatchRecordCountBomb is issue 17 defect 1: GET …/batches/{offset} of
+// TestBatchRecordCountBomb: GET …/batches/{offset} of
 // a batch of 9.6M records answered 891 MB of JSON in 18 s and took the
 // server to 4.45 GB. It answers one page of records now (records_total,
 // records_truncated, records_next say where it sits), allocating a bounded

@@ -148,7 +148,7 @@ func checkCounts(t *testing.T, l *txnindex.Log, o txnindex.ConsumeOptions, lines
 	}
 }
 
-// TestOffsetsNDJSONCompacted is issue 17 defect 13 on a compacted batch:
+// TestOffsetsNDJSONCompacted, on a compacted batch:
 // records at deltas 0, 3 and 7 of a batch whose lastOffsetDelta is 9 are
 // three lines, the offsets between them gap lines (gap_compacted), not ten
 // "delivered" lines; the lines agree with --counts. Without the record
@@ -195,7 +195,7 @@ func TestOffsetsNDJSONCompacted(t *testing.T) {
 	}
 }
 
-// TestOffsetsNDJSONHostile is issue 17 defect 13: a batch of a few hundred
+// TestOffsetsNDJSONHostile: a batch of a few hundred
 // bytes whose header claims 2^31 offsets wrote 2^31 lines. Data, control
 // and emptied batches claiming MaxInt32 offsets now write at most their
 // records plus their gaps, fast; the lines agree with --counts.
@@ -240,7 +240,7 @@ func TestOffsetsNDJSONHostile(t *testing.T) {
 }
 
 // FuzzOffsetsNDJSON: whatever a segment's batches claim, decide's NDJSON
-// has at most a line per record and per gap (issue 17 defect 13), and its
+// has at most a line per record and per gap, and its
 // lines tile the decided offsets in order, each offset once.
 func FuzzOffsetsNDJSON(f *testing.F) {
 	f.Add(v2Batch(0, 9, -1, 0, 0, 3, 7))

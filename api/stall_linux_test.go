@@ -11,7 +11,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// TestNonReadersDoNotStallOthers (issue 17, defect 5): with as many clients
+// TestNonReadersDoNotStallOthers: with as many clients
 // that never read as there are chunk tokens (2×GOMAXPROCS), kept blocked
 // through the test by a long WriteWait, another client's full stream of a
 // large log takes a small multiple of its time without them, and so does a

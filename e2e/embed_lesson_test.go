@@ -53,7 +53,7 @@ func remedyStep(t *testing.T, ls *web.Lesson) int {
 	return -1
 }
 
-// TestEmbedLessonRemedy is issue 21's "the abort (as the admin command
+// TestEmbedLessonRemedy checks "the abort (as the admin command
 // would write it) lands, the LSO moves" on the embed's timeline: at
 // ?step=N, N the stuck-LSO lesson's remedy step, the timeline draws the
 // remedy's ABORT marker (pink, in its producer's lane, listed as an ABORT

@@ -54,7 +54,7 @@ func getPage(t *testing.T, u string) string {
 	return string(b)
 }
 
-// TestServeLogDirScale is issue 19's acceptance through the CLI: `serve
+// TestServeLogDirScale, at scale through the CLI: `serve
 // --load DIR` of 2,000 partitions with default flags starts (it was
 // refused by --max-sources 64), the index lists all 2,000 at once, the
 // background ranking completes and puts the four stuck partitions first,

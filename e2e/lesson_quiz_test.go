@@ -90,8 +90,8 @@ func TestLessonQuiz(t *testing.T) {
 			t.Errorf("step %d answered: sentence %q, want %q", n, got.Sentence, st.Sentence)
 		}
 		if asked == 0 {
-			// Nothing to decide: the consumer waits at the LSO (issue 21's
-			// step 4), so no question and forward stays on.
+			// Nothing to decide: the consumer waits at the LSO (the
+			// interleaved lesson's step 4), so no question and forward stays on.
 			if hidden := eval[bool](t, ctx, `document.querySelector('[data-testid="quiz"]').hidden`); !hidden && n+1 < len(ls.Steps) {
 				t.Errorf("step %d: a question box with nothing to decide", n)
 			}

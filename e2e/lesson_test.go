@@ -187,7 +187,7 @@ var citedMarker = regexp.MustCompile(`marker at (\d+)`)
 
 var lessonDemos = []string{"compacted", "interleaved", "seek", "spanning", "stuck-lso"}
 
-// TestLessonStepCoherence is issue 21's "each step shows one moment": for
+// TestLessonStepCoherence: each step shows one moment. For
 // every step of every demo's lesson, the consumer's position, the LSO, the
 // state of every batch in the strip, the step's own batch and every
 // decision listed equal what the engine decides on the log as of that step

@@ -21,7 +21,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// TestUILazyPanelRefresh (issue 19): the page of a lazy partition opened
+// TestUILazyPanelRefresh: the page of a lazy partition opened
 // while its full load runs is drawn from the tail, its server-rendered
 // diagnosis panel too: what aborting the open transaction discards counts
 // only the records the tail read (genlogdir's t0-0 opened its transaction

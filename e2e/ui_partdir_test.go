@@ -18,7 +18,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// TestUIPartitionDirSegments (issue 19): one partition directory loaded
+// TestUIPartitionDirSegments: one partition directory loaded
 // alone (--load PARTITIONDIR) over --max-source-bytes starts, where it was
 // refused at start; the index lists it at once, ranked from its tail (the
 // LSO and lag of the full load, the snapshot seeding the transaction that

@@ -57,7 +57,7 @@ func clickCell(t *testing.T, ctx context.Context, k int) {
 	}
 }
 
-// TestUISegmentCellKeepsWidth (issue 19): on a segment's page, a click on
+// TestUISegmentCellKeepsWidth: on a segment's page, a click on
 // another segment's strip cell opens that segment with the view as many
 // offsets wide as before, at the segment's first offset (not the whole
 // segment, which the cell's link alone opens); the counts line under the
@@ -108,7 +108,7 @@ func TestUISegmentCellKeepsWidth(t *testing.T) {
 	}
 }
 
-// TestUISegmentCellKeepsTimeSpan (issue 19): on the time axis a click on
+// TestUISegmentCellKeepsTimeSpan: on the time axis a click on
 // a strip cell keeps the time the view spans, not its offsets: segment 3
 // is written 7 times slower (7 ms between batches, the others 1 ms), so
 // the same time holds a seventh of the offsets there. The new page opens
@@ -141,7 +141,7 @@ func TestUISegmentCellKeepsTimeSpan(t *testing.T) {
 	}
 }
 
-// TestUISegmentPanKeepsTimeSpan (issue 19): on the time axis, panning past
+// TestUISegmentPanKeepsTimeSpan: on the time axis, panning past
 // a segment's last offset opens the next segment's page showing as many
 // milliseconds as the view before, not as many offsets: segment 3 is
 // written 7 times slower than its neighbours (7 ms between batches, the
@@ -214,7 +214,7 @@ func TestUISegmentPanKeepsTimeSpan(t *testing.T) {
 	}
 }
 
-// TestUIWholeStripCellZooms (issue 19): on the page of a partition loaded
+// TestUIWholeStripCellZooms: on the page of a partition loaded
 // whole, a click on a strip cell zooms the timeline to that segment in
 // place: no new page (a variable set on the window before the click is
 // still there) and no second stream of the log, the view at the segment's

@@ -152,7 +152,7 @@ func clusterScanChecked(t *testing.T, topics, per int32) (map[int16]int, *Cluste
 	return warmKeys, scan
 }
 
-// TestClusterScan is issue 20's acceptance: three brokers, 1,000
+// TestClusterScan at scale: three brokers, 1,000
 // partitions over 10 topics, three transactions left open on three
 // partitions and groups with committed offsets. The scan lists all 1,000,
 // names the three with their transactional ids and first offsets, finds the

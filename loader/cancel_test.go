@@ -29,8 +29,8 @@ func (c *cancellingReader) ReadAt(p []byte, off int64) (int, error) {
 	return c.r.ReadAt(p, off)
 }
 
-// TestScanCancel: a scan stops soon after its context ends (issue 17
-// defect 2: loads ran on for minutes after their clients left), with an
+// TestScanCancel: a scan stops soon after its context ends (a
+// hostile load ran on for minutes after their clients left), with an
 // error that wraps the context's and names the file and position; without
 // a context the same scan reads everything.
 func TestScanCancel(t *testing.T) {

@@ -58,7 +58,7 @@ func seedBatches(f *testing.F) {
 // fuzzBound is the decompression bound of the fuzz targets.
 const fuzzBound = 1 << 20
 
-// seedHostile adds the hostile shapes of issue 17, scaled down so that an
+// seedHostile adds the hostile shapes, scaled down so that an
 // input derived from them still costs about a millisecond (the fuzzer
 // spends up to a minute minimising each new input): a record-count bomb
 // (zstd of 32 KiB of 7-byte records; the issue's held 64 MiB),

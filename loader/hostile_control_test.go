@@ -65,7 +65,7 @@ func allocDuring(fn func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// TestControlBatchBombs is issue 17 defect 2: control batches (attributes
+// TestControlBatchBombs: control batches (attributes
 // 0x34, transactional + control + zstd) holding 2 KB of zstd that expand
 // to 64 MiB were decompressed whole by the header scan, 64 MiB each. A
 // transaction marker holds one record of a few bytes: a marker batch that

@@ -25,7 +25,7 @@ func hostileOffsetBatch(t testing.TB, base int64, delta int32) []byte {
 	return b
 }
 
-// TestHostileOffsets is issue 17 defect 4 (binary segments): after three
+// TestHostileOffsets (binary segments): after three
 // valid batches, a batch whose offsets overflow int64, go negative or go
 // backwards is damage at its byte position; the scan stops there and the
 // three batches before it stay delivered, with the log end offset, high

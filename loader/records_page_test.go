@@ -20,7 +20,7 @@ var (
 	countBomb     []byte
 )
 
-// recordCountBomb is issue 17 defect 1's batch: a few KB of zstd that
+// recordCountBomb is a batch: a few KB of zstd that
 // decompress to the 64 MiB bound, holding 9,586,980 records of 7 bytes
 // (minRecordSize), each with offsetDelta 0 as the issue's file had.
 func recordCountBomb(t testing.TB) []byte {

@@ -53,7 +53,7 @@ func partitionText(p *Partition) string {
 	return b.String()
 }
 
-// TestSymlinkedStateFilesNotFollowed: issue 17 defect 7. A checkpoint, a
+// TestSymlinkedStateFilesNotFollowed: a checkpoint, a
 // leader-epoch-checkpoint and partition.metadata symlinked to a file
 // outside the directory are reported as "symlink, not followed", and no
 // byte of the target appears in any problem (before: `found "root:*:…"`).
@@ -112,7 +112,7 @@ func TestSymlinkedSegmentNotFollowed(t *testing.T) {
 	}
 }
 
-// TestFIFOSegmentNotOpened: issue 17 defect 8. A named pipe named like a
+// TestFIFOSegmentNotOpened: a named pipe named like a
 // segment or a checkpoint is listed as not opened instead of blocking the
 // load for ever.
 func TestFIFOSegmentNotOpened(t *testing.T) {

@@ -49,7 +49,7 @@ func testidText(page, id string) string {
 	return strings.TrimSpace(html.UnescapeString(m[1]))
 }
 
-// TestLazyDiagnosisJoin (issue 21): a partition page of a lazily loaded
+// TestLazyDiagnosisJoin: a partition page of a lazily loaded
 // log dir joins the directory's __transaction_state and __consumer_offsets
 // as the eager load does (TestDiagnosisPanelJoin): the pinning
 // transaction's transactional id and coordinator state, the groups it

@@ -113,7 +113,7 @@ func nextMeta(c *websocket.Conn) (api.Meta, error) {
 
 var dataBatches = regexp.MustCompile(`data-batches="(\d+)"`)
 
-// TestLazyPageStreamRace (issue 21): a partition page and its websocket
+// TestLazyPageStreamRace: a partition page and its websocket
 // stream opened at once while the full load is in progress both get the
 // tail, whole and alike (the page's batches are the stream's), never a mix
 // or an error; the page says the timeline shows the tail and switches when
@@ -169,7 +169,7 @@ func TestLazyPageStreamRace(t *testing.T) {
 	}
 }
 
-// TestLazyIndexMetadataRow (issue 19): in a lazily loaded log dir, KRaft's
+// TestLazyIndexMetadataRow: in a lazily loaded log dir, KRaft's
 // metadata log __cluster_metadata-0 has a row of its own that says what it
 // is, as the eager path's diagnosis does ("not a data partition": the
 // KRaft cluster metadata log), not "clear" and not an empty partition's

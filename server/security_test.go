@@ -471,7 +471,7 @@ func TestPanicRecovered(t *testing.T) {
 	}
 }
 
-// TestSecurityHostHeader: issue 17 defect 12. A DNS-rebinding page reaches
+// TestSecurityHostHeader: a DNS-rebinding page reaches
 // the loopback server with its own name in Host (and a matching Origin):
 // refused with 421 on every route, websocket included; the loopback names
 // and the --allowed-origin hosts pass. --listen-public turns it off.

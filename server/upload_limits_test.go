@@ -1,6 +1,6 @@
 package server
 
-// The upload limits of issue 17: a minimum transfer rate and a bound on the
+// The upload limits: a minimum transfer rate and a bound on the
 // memory kept uploads hold.
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// TestUploadMinRate: issue 17 defect 12. Two uploads trickling a byte
+// TestUploadMinRate: Two uploads trickling a byte
 // every 200 ms (and one sending no body byte at all) held both upload
 // slots for the whole --request-timeout; under --min-upload-rate they are
 // dropped with 408 naming the flag soon after the grace period, and an
@@ -86,7 +86,7 @@ func TestUploadMinRate(t *testing.T) {
 	}
 }
 
-// TestUploadMemory: issue 17 defect 9. Kept uploads are bounded by
+// TestUploadMemory: Kept uploads are bounded by
 // --max-upload-memory (kept bytes and decoded batches): past it the
 // oldest are evicted; an upload alone over it is refused with 413 naming
 // the flag.

@@ -67,7 +67,7 @@ func TestTimelineScriptsComplete(t *testing.T) {
 }
 
 // TestOneNumberFormat: every script writes numbers as the server and the
-// CLI do (txnindex.Count: 1,234,567, issue 21). toLocaleString() without a
+// CLI do (txnindex.Count: 1,234,567). toLocaleString() without a
 // locale follows the reader's browser (1.234.567 in German), and a page
 // mixing both reads as two formats.
 func TestOneNumberFormat(t *testing.T) {

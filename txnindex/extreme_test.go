@@ -7,7 +7,7 @@ import (
 )
 
 // maxLoadedOffset is the largest last offset a loader passes on: the log
-// end offset, one past it, must be an int64 too (issue 17, defect 4).
+// end offset, one past it, must be an int64 too.
 const maxLoadedOffset = math.MaxInt64 - 1
 
 // genExtreme turns bytes into a partition at the edges of what the loaders
@@ -81,7 +81,7 @@ func genExtreme(data []byte) *Partition {
 // Decisions do not panic or overflow: log start <= LSO <= HWM <= log end,
 // decisions come in order without overlap and cover each batch, and the
 // counts of the whole log add up to its offsets. Seeds include the shapes
-// of issue 17's defect 4 that a loader still lets through: a batch ending
+// that a loader still lets through: a batch ending
 // at 2^63-2, a delta of MaxInt32 up to there, an abort near the top, a gap
 // of 2^61 offsets.
 func FuzzBuildExtremeOffsets(f *testing.F) {

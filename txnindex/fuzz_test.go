@@ -361,7 +361,7 @@ func FuzzReadTxnIndex(f *testing.F) {
 	f.Add(EncodeTxnIndex([]AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 5, LastStableOffset: 6}}))
 	f.Add(make([]byte, 33))
 	f.Add(append(make([]byte, 34), 1))
-	// Hostile entries (issue 17): offsets at the int64 extremes, a last
+	// Hostile entries: offsets at the int64 extremes, a last
 	// offset below the first, an LSO far past the marker, the version
 	// quirks Kafka lets through.
 	f.Add(EncodeTxnIndex([]AbortedTxn{

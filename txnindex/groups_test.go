@@ -123,7 +123,7 @@ func TestGroupPositionsNoOpenTransaction(t *testing.T) {
 }
 
 // TestGroupPositionJSON: the field names the diagnosis JSON carries
-// (issue 18: group, committed_offset, commit_timestamp, behind_lso,
+// (group, committed_offset, commit_timestamp, behind_lso,
 // records_to_lso).
 func TestGroupPositionJSON(t *testing.T) {
 	b, err := json.Marshal(GroupPosition{GroupOffset: groupAt("g", 3), BehindLSO: true})

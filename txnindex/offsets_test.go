@@ -7,8 +7,8 @@ import (
 )
 
 // TestBuildRefusesUnusableOffsets: Build never lets a batch whose offsets
-// overflow int64 or go negative into the offset arithmetic (issue 17
-// defect 4): the batches before it keep their decisions and the log end
+// overflow int64 or go negative into the offset arithmetic:
+// the batches before it keep their decisions and the log end
 // offset, high watermark and LSO they imply.
 func TestBuildRefusesUnusableOffsets(t *testing.T) {
 	bad := []struct {

@@ -7,9 +7,9 @@ import (
 )
 
 // TestNoImportOfAPI: web, and the view package it shares with api, do not
-// depend on package api, directly or through another package (issue 16):
+// depend on package api, directly or through another package:
 // what a page and the wire protocol both need lives in view or txnindex.
-// It asks the go command, as `go list -deps ./web` in the acceptance does;
+// It asks the go command, as `go list -deps ./web` does;
 // go test puts its own go first on PATH.
 func TestNoImportOfAPI(t *testing.T) {
 	goCmd, err := exec.LookPath("go")

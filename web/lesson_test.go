@@ -196,7 +196,7 @@ func TestLessonFollowsEngine(t *testing.T) {
 	}
 }
 
-// TestLessonWaitsAtLSO is issue 21's example: at step 4 of the interleaved
+// TestLessonWaitsAtLSO is the example: at step 4 of the interleaved
 // demo producer 7's transaction is open and the LSO is 2, so the consumer
 // stands at 2 having decided nothing of it; the batches 2-4 and 7-8 are
 // decided aborted only at the step that writes the ABORT marker (11), with

@@ -50,7 +50,7 @@ func TestDecideCaptureOfKcat(t *testing.T) {
 
 // TestDecideCaptureNoFetch: a capture holding no Fetch (a produce
 // exchange) makes decide say so plainly and fail, instead of `no
-// partition matches --topic "" --partition -1` (issue 17 defect 11).
+// partition matches --topic "" --partition -1`.
 func TestDecideCaptureNoFetch(t *testing.T) {
 	path := "../../testdata/realdata/deepflowio_deepflow/agent/resources/test/flow_generator/kafka/00-produce-v2.pcap"
 	testtool.NeedDir(t, "../../testdata/realdata")

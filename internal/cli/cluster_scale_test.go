@@ -26,7 +26,7 @@ var clusterReadKeys = map[int16]bool{
 	int16(kmsg.ConsumerGroupDescribe): true, int16(kmsg.DescribeShareGroupOffsets): true,
 }
 
-// TestClusterDiagnoseScale is issue 20's acceptance through the CLI: three
+// TestClusterDiagnoseScale, at scale through the CLI: three
 // kfake brokers, 1,000 partitions over 10 topics, three transactions left
 // open on three partitions with distinct transactional ids, a group with
 // committed offsets. `diagnose --bootstrap --format json` lists all 1,000,

@@ -14,7 +14,7 @@ import (
 	"github.com/txnscope/txnscope/loader/capture"
 )
 
-// The production shapes of issue 18, each written as a real log dir (v2
+// The production shapes, each written as a real log dir (v2
 // batches encoded with kmsg, a hand-written producer .snapshot, the log
 // dir's checkpoints) or a raw capture, and diagnosed through `server
 // diagnose` in both formats.

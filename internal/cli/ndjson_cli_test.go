@@ -13,7 +13,7 @@ import (
 	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
-// TestDecideNDJSONHoles is issue 17 defect 13 through the CLI: decide
+// TestDecideNDJSONHoles, through the CLI: decide
 // --format ndjson of a partition directory holding a compacted batch
 // (records at deltas 0, 3, 7 of 0-9) and a batch claiming 2^31 offsets
 // writes a line per record and a gap line per hole, quickly, and the lines

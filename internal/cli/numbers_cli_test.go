@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// TestCLINumbers is issue 21's "numbers formatted one way everywhere, CLI
-// included": the text of decide --counts, diagnose, inspect and decide's
+// TestCLINumbers: numbers formatted one way everywhere, CLI
+// included. The text of decide --counts, diagnose, inspect and decide's
 // header, over partitions holding one record, one batch, one open
 // transaction and a batch of 2^31 offsets, says "1 record", "1 batch", "1
 // offset" (never "1 records"), and writes counts past 999 with thousands

@@ -113,7 +113,7 @@ func TestSameOrigin(t *testing.T) {
 	}
 }
 
-// TestHosts: issue 17 defect 12 (DNS rebinding). Loopback names, the
+// TestHosts (DNS rebinding): loopback names, the
 // --addr host and the allowed origins' hosts pass; a rebinding page's own
 // name is refused with 421 and a sentence naming what is accepted.
 func TestHosts(t *testing.T) {

@@ -30,7 +30,7 @@ func recovered(c *Capture) error {
 }
 
 // FuzzRead: any bytes decode without panicking, in pcapgo or in our own
-// decoders. Seeds: the real captures and the hostile shapes of issue 17
+// decoders. Seeds: the real captures and the hostile shapes
 // (testdata/hostile: if_tsresol, giant and zero lengths, lossy Fetch
 // conversations).
 func FuzzRead(f *testing.F) {

@@ -21,7 +21,7 @@ const hostileDir = "testdata/hostile"
 
 var le = binary.LittleEndian
 
-// hostile is one hand-built capture of issue 17 and what reading it must
+// hostile is one hand-built capture and what reading it must
 // give: either Read fails (err) or it keeps packets and reports a problem.
 type hostile struct {
 	name    string

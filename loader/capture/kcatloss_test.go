@@ -18,7 +18,7 @@ import (
 	"github.com/txnscope/txnscope/internal/testtool"
 )
 
-// TestLossyKcatCapture is issue 17's lossy capture made on purpose: tshark
+// TestLossyKcatCapture is the lossy capture made on purpose: tshark
 // captures kcat reading 1.5 MB from a kfake broker over loopback, so that
 // its first Fetch response is about 1 MB in segments of up to 64 KB; editcap
 // then deletes a segment from the middle of that response (tshark on the

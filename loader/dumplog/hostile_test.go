@@ -22,7 +22,7 @@ func validBatches() string {
 	return validHead + batchLine("0", "1", "2", 0) + batchLine("2", "3", "2", 80) + batchLine("4", "5", "2", 160)
 }
 
-// TestHostileBatchLines (issue 17, defect 4): a batch line whose offsets or
+// TestHostileBatchLines: a batch line whose offsets or
 // counts no broker writes is refused as a problem at its line and byte
 // position, and the three valid batches before it stay, decided as before:
 // all delivered, log end, HWM and LSO 6. Before the fix, the overflowing

@@ -19,7 +19,7 @@ func cpuTime(t *testing.T) time.Duration {
 }
 
 // TestReadLinearInSegments: reading 8× the segments takes well under the
-// 64× a quadratic reader needs (issue 17, defect 10: 80K segments took
+// 64× a quadratic reader needs (80K segments took
 // 35.8 s; this test measured 43-46× before the fix, about 10× after). It
 // compares CPU time, the small dump's averaged over four reads, the large
 // one's measured again while over the bound.

@@ -12,7 +12,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 )
 
-// TestOpenFIFO: issue 17 defect 8. A named pipe given as the input (named
+// TestOpenFIFO: a named pipe given as the input (named
 // like a segment) is refused at once; before, the open blocked until a
 // writer came, and no signal ended it.
 func TestOpenFIFO(t *testing.T) {

@@ -40,7 +40,7 @@ func main() {
 		rps      = flag.Int("rps", 50, "API requests per second")
 		duration = flag.Duration("duration", 60*time.Second, "how long")
 		pid      = flag.Int("pid", 0, "server process id, for its peak RSS")
-		nonread  = flag.Int("nonreaders", 0, "instead of the load: time -probes full streams alone, then with this many websocket clients connected that never read (issue 17 defect 5), in the same run")
+		nonread  = flag.Int("nonreaders", 0, "instead of the load: time -probes full streams alone, then with this many websocket clients connected that never read, in the same run")
 		probes   = flag.Int("probes", 7, "streams timed in each phase of -nonreaders")
 	)
 	flag.Parse()
