@@ -75,6 +75,19 @@ const (
 	DefaultDialTimeout = 5 * time.Second
 )
 
+// SplitBrokers is the brokers of a HOST:PORT[,HOST:PORT] list, as
+// --bootstrap takes them (Config.Brokers): blanks around each dropped, empty
+// entries skipped.
+func SplitBrokers(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // Config says what to watch and how to connect.
 type Config struct {
 	Brokers    []string

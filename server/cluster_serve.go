@@ -47,7 +47,7 @@ type clusterServe struct {
 // startCluster connects, scans once (so that a dead cluster or bad
 // credentials fail the command at once) and keeps scanning until stop.
 func startCluster(ctx context.Context, o *Options, cat *catalog, m *metrics.Collector) (*clusterServe, func(), error) {
-	cfg := live.Config{Brokers: splitBootstrap(o.Bootstrap), Poll: cmp.Or(o.Poll, live.DefaultScanPoll), MaxTxnTimeout: o.MaxTxnTimeout,
+	cfg := live.Config{Brokers: live.SplitBrokers(o.Bootstrap), Poll: cmp.Or(o.Poll, live.DefaultScanPoll), MaxTxnTimeout: o.MaxTxnTimeout,
 		DialTimeout: o.DialTimeout, SASL: o.SASL, TLS: o.TLS}
 	c, err := live.NewCluster(cfg)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/live"
@@ -242,19 +241,8 @@ func (o *Options) liveConfig(topic string, partitions []int32, last int64) (live
 		return live.Config{}, usagef("--last must be positive")
 	}
 	return live.Config{From: o.From, Last: last, MaxBatches: o.MaxBatches, Poll: o.Poll, MaxTxnTimeout: o.MaxTxnTimeout,
-		Topic: topic, Partitions: partitions, Brokers: splitBootstrap(o.Bootstrap),
+		Topic: topic, Partitions: partitions, Brokers: live.SplitBrokers(o.Bootstrap),
 		DialTimeout: o.DialTimeout, SASL: o.SASL, TLS: o.TLS}, nil
-}
-
-// splitBootstrap is the brokers of a HOST:PORT[,HOST:PORT] list.
-func splitBootstrap(s string) []string {
-	var out []string
-	for _, b := range strings.Split(s, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // defaultSummaryCache is SummaryCacheDir's default: txnscope's directory

@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/jsonid"
@@ -48,16 +47,6 @@ func (f *connFlags) connect(cfg *live.Config) error {
 	cfg.SASL = sasl
 	cfg.TLS, err = watchTLS(*f.useTLS, *f.tlsCA, *f.tlsCert, *f.tlsKey, *f.tlsName)
 	return err
-}
-
-func splitBootstrap(s string) []string {
-	var out []string
-	for _, b := range strings.Split(s, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // scanFlags are what cluster mode adds to diagnose: which topics to scan
@@ -117,7 +106,7 @@ func diagnoseCluster(ctx context.Context, e *env, fs *flag.FlagSet, f *scanFlags
 	if err != nil {
 		return err
 	}
-	cfg := live.Config{Brokers: splitBootstrap(bootstrap)}
+	cfg := live.Config{Brokers: live.SplitBrokers(bootstrap)}
 	if err := f.connect(&cfg); err != nil {
 		return err
 	}

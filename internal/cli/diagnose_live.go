@@ -16,7 +16,7 @@ func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, pa
 	if topic == "" || partition < 0 {
 		return nil, usagef("diagnose --bootstrap without PATH needs --topic and --partition")
 	}
-	cfg := live.Config{Brokers: splitBootstrap(bootstrap)}
+	cfg := live.Config{Brokers: live.SplitBrokers(bootstrap)}
 	if err := f.connect(&cfg); err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func (f *liveFlags) config() (live.Config, error) {
 		return live.Config{}, usagef("--last must be positive")
 	}
 	cfg := live.Config{From: *f.from, Last: *f.last, MaxBatches: *f.maxBatches, Poll: *f.poll,
-		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic, Brokers: splitBootstrap(*f.bootstrap)}
+		MaxTxnTimeout: *f.maxTxnTimeout, Topic: *f.topic, Brokers: live.SplitBrokers(*f.bootstrap)}
 	ps, err := f.partitions()
 	if err != nil {
 		return live.Config{}, err
