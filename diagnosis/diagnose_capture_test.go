@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -29,7 +30,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 	rc := []txnindex.AbortedTransaction{}
 	cases := []struct {
 		name      string
-		extra     func(*logBuilder) // batches captured beyond offset 3
+		extra     func(*testfixture.LogBuilder) // batches captured beyond offset 3
 		fetches   []resp
 		position  int64
 		wantLSO   int64
@@ -56,7 +57,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 			position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, unseen: true},
 		// A read_uncommitted consumer receives the open transaction: the
 		// pinner is named from its batches, the LSO is still the broker's.
-		{name: "ReadUncommittedCaptureNamesThePinner", extra: func(b *logBuilder) { b.txn(p2, 3).plain(-1, 2) },
+		{name: "ReadUncommittedCaptureNamesThePinner", extra: func(b *testfixture.LogBuilder) { b.Txn(p2, 3).Plain(-1, 2) },
 			fetches: []resp{{0, 0, 4, 9, nil}, {1_000, 9, 4, 9, nil}}, position: -1, wantLSO: 4, wantState: diagnosis.StateOpen, pinner: p2},
 		{name: "ClearWhenBrokerLSOReachesHWM", fetches: []resp{{0, 0, 4, 4, rc}, {1_000, 4, 4, 4, rc}}, position: -1, wantLSO: 4},
 		{name: "PositionPassed", fetches: []resp{{0, 0, 4, 6, rc}, {1_000, 4, 4, 9, rc}}, position: 3, wantLSO: 4, wantState: diagnosis.StateOpen,
@@ -66,11 +67,11 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newLog().txn(p1, 2).commit(p1).plain(-1, 1)
+			b := testfixture.NewLog().Txn(p1, 2).Commit(p1).Plain(-1, 1)
 			if tc.extra != nil {
 				tc.extra(b)
 			}
-			l := b.build()
+			l := b.Build()
 			for _, f := range tc.fetches {
 				l.HighWatermark = max(l.HighWatermark, f.hwm)
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: f.offset, Time: t0 + f.ms,
@@ -127,7 +128,7 @@ func TestDiagnoseCaptureEvidence(t *testing.T) {
 // TestDiagnoseCaptureHistory: consecutive responses with the same LSO and
 // HWM fold into one run, with the union of their aborted entries.
 func TestDiagnoseCaptureHistory(t *testing.T) {
-	l := newLog().txn(p1, 2).abort(p1).plain(-1, 1).build()
+	l := testfixture.NewLog().Txn(p1, 2).Abort(p1).Plain(-1, 1).Build()
 	ab := []txnindex.AbortedTransaction{{ProducerID: p1, FirstOffset: 0}}
 	for i, r := range []resp{{0, 0, 4, 4, ab}, {10, 0, 4, 4, ab}, {20, 4, 4, 4, []txnindex.AbortedTransaction{}}, {30, 4, 4, 6, []txnindex.AbortedTransaction{}}} {
 		l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: r.offset, Time: int64(1000 + i*10),
@@ -155,10 +156,10 @@ func TestLagSplitPositionInsideBatch(t *testing.T) {
 		deliver, behind, offsets int64
 	}{
 		// 0-3 plain, 4-5 open txn of p1: from 2, two plain records and two behind the open txn.
-		{"PlainThenOpen", newLog().plain(-1, 4).txn(p1, 2).build(), 2, 2, 2, 4},
+		{"PlainThenOpen", testfixture.NewLog().Plain(-1, 4).Txn(p1, 2).Build(), 2, 2, 2, 4},
 		// 0-3 open txn, then 4-6 plain: from 1, everything waits.
-		{"InsideOpenTxn", newLog().txn(p1, 4).plain(-1, 3).build(), 1, 0, 6, 6},
-		{"AtBatchStart", newLog().plain(-1, 4).txn(p1, 2).build(), 0, 4, 2, 6},
+		{"InsideOpenTxn", testfixture.NewLog().Txn(p1, 4).Plain(-1, 3).Build(), 1, 0, 6, 6},
+		{"AtBatchStart", testfixture.NewLog().Plain(-1, 4).Txn(p1, 2).Build(), 0, 4, 2, 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -19,21 +20,21 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 	type counts struct{ aborted, control, undecided int64 }
 	for _, tc := range []struct {
 		name  string
-		log   func() *logBuilder
+		log   func() *testfixture.LogBuilder
 		want  map[string]counts // kafkajs, kafka-go, kafka-python; nil: no departure
 		scope txnindex.OffsetRange
 		line  []string
 	}{{
 		name: "no transaction",
-		log:  func() *logBuilder { return newLog().plain(-1, 3) },
+		log:  func() *testfixture.LogBuilder { return testfixture.NewLog().Plain(-1, 3) },
 	}, {
 		// a's transaction at 0-1, 4, 6 (ABORT at 7), b's at 2-3 (ABORT
 		// at 5), a plain record at 8: kafkajs moves b's entry (listed
 		// first, marker order) into its set at 2, a's at 3, so a's 0 and 1
 		// reach the application (TestClientVariantsLiteral).
 		name: "aborted, kafkajs leaks",
-		log: func() *logBuilder {
-			return newLog().txn(a, 2).txn(b, 2).txn(a, 1).abort(b).txn(a, 1).abort(a).plain(-1, 1)
+		log: func() *testfixture.LogBuilder {
+			return testfixture.NewLog().Txn(a, 2).Txn(b, 2).Txn(a, 1).Abort(b).Txn(a, 1).Abort(a).Plain(-1, 1)
 		},
 		want:  map[string]counts{"kafkajs": {2, 0, 0}, "kafka-go": {6, 2, 0}, "kafka-python": {6, 2, 0}},
 		scope: txnindex.OffsetRange{From: 0, To: 8},
@@ -45,7 +46,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		// a commits 0-1 at 2; b's 3-5 are open: the LSO is 3, and only
 		// kafka-python, which cannot read committed, reads past it.
 		name:  "open transaction",
-		log:   func() *logBuilder { return newLog().txn(a, 2).commit(a).txn(b, 3) },
+		log:   func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(a, 2).Commit(a).Txn(b, 3) },
 		want:  map[string]counts{"kafkajs": {}, "kafka-go": {0, 1, 0}, "kafka-python": {0, 1, 3}},
 		scope: txnindex.OffsetRange{From: 0, To: 5},
 		line: []string{
@@ -54,7 +55,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := tc.log().build()
+			l := tc.log().Build()
 			d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 			var got map[string]counts
 			var cs []txnindex.ClientDeparture

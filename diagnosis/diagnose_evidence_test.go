@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -23,7 +24,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 		name   string
 		seeds  []txnindex.OngoingTxn
 		snap   *txnindex.SnapshotInfo
-		more   func(*logBuilder)
+		more   func(*testfixture.LogBuilder)
 		check  func(t *testing.T, d *diagnosis.Diagnosis)
 		inText []string
 	}{
@@ -48,7 +49,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			name:  "LaterSurvivingBatchIsTheLastWrite",
 			seeds: []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5, LastTimestamp: t0 - 30*day, CoordinatorEpoch: 3}},
 			snap:  snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{p3: {Epoch: 4, LastOffset: 6, Timestamp: t0 - 30*day, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 5}}),
-			more:  func(b *logBuilder) { b.txn(p3, 2).plain(-1, 1) },
+			more:  func(b *testfixture.LogBuilder) { b.Txn(p3, 2).Plain(-1, 1) },
 			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				p := d.PinnedBy
 				if p == nil || p.State != diagnosis.StateOpen || p.LastTimestamp != t0+10 || !d.LSOLagAtLeast || p.FirstOffset != 5 || p.Records != 2 {
@@ -84,7 +85,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			// Without a snapshot, a producer whose first surviving batch is
 			// transactional data may have begun before the log start.
 			name: "WithoutSnapshotFirstSurvivingTransactionMayHaveBegunEarlier",
-			more: func(b *logBuilder) { b.txn(p1, 2).plain(-1, 1) },
+			more: func(b *testfixture.LogBuilder) { b.Txn(p1, 2).Plain(-1, 1) },
 			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				if p := d.PinnedBy; p == nil || !p.MayHaveBegunBeforeLogStart || p.BeganBeforeLogStart || !strings.Contains(p.StartEvidence, "describe-producers") {
 					t.Fatalf("pinned by %+v", p)
@@ -96,7 +97,7 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 			// A snapshot that does not list the producer as open settles it.
 			name: "SnapshotSettlesWhereTheTransactionBegan",
 			snap: snap(map[txnindex.ProducerID]txnindex.SnapshotProducer{}),
-			more: func(b *logBuilder) { b.txn(p1, 2).plain(-1, 1) },
+			more: func(b *testfixture.LogBuilder) { b.Txn(p1, 2).Plain(-1, 1) },
 			check: func(t *testing.T, d *diagnosis.Diagnosis) {
 				if p := d.PinnedBy; p == nil || p.MayHaveBegunBeforeLogStart || p.StartEvidence != "" {
 					t.Fatalf("pinned by %+v", p)
@@ -106,15 +107,14 @@ func TestDiagnoseRetainedLog(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newLog()
-			b.p.Segments[0] = txnindex.Segment{Name: segName(10), BaseOffset: 10}
-			b.p.LogStartOffset, b.next = 10, 10
-			b.plain(-1, 2)
+			b := testfixture.NewLog().StartAt(10)
+			b.Partition.LogStartOffset = 10
+			b.Plain(-1, 2)
 			if tc.more != nil {
 				tc.more(b)
 			}
-			b.p.Ongoing, b.p.Snapshot = tc.seeds, tc.snap
-			d := present.Diagnose(b.build(), diagnosis.Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
+			b.Partition.Ongoing, b.Partition.Snapshot = tc.seeds, tc.snap
+			d := present.Diagnose(b.Build(), diagnosis.Options{Now: time.UnixMilli(t0 + 1_000), Position: -1})
 			tc.check(t, d)
 			rb := present.Runbook(d)
 			if strings.Contains(rb, "--1") {
@@ -146,7 +146,7 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 		{"LogStartUnknown", -1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLog().txn(p1, 2).commit(p1).plain(-1, 1).build()
+			l := testfixture.NewLog().Txn(p1, 2).Commit(p1).Plain(-1, 1).Build()
 			l.HighWatermark = 9
 			for i, hwm := range []int64{6, 9} {
 				l.Fetches = append(l.Fetches, txnindex.CapturedFetch{Offset: 4, Time: t0 + int64(i)*1_000,
@@ -167,12 +167,12 @@ func TestDiagnoseCaptureLSOAtLogStart(t *testing.T) {
 // DescribeProducers starts where reading began, not at a log start
 // retention left: the runbook does not blame retention.
 func TestDiagnoseSeedWithoutSnapshotIsNotRetention(t *testing.T) {
-	b := newLog()
-	b.p.Segments[0] = txnindex.Segment{Name: "live window", BaseOffset: 10}
-	b.p.LogStartOffset, b.next = 10, 10
-	b.plain(-1, 2)
-	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	rb := present.Runbook(present.Diagnose(b.build(), diagnosis.Options{Position: -1}))
+	b := testfixture.NewLog().StartAt(10)
+	b.Partition.Segments[0].Name = "live window"
+	b.Partition.LogStartOffset = 10
+	b.Plain(-1, 2)
+	b.Partition.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	rb := present.Runbook(present.Diagnose(b.Build(), diagnosis.Options{Position: -1}))
 	if strings.Contains(rb, "retention") || !strings.Contains(rb, "began at offset 5, before offset 10, where the data read here starts") {
 		t.Errorf("runbook:\n%s", rb)
 	}

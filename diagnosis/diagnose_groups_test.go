@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -17,10 +18,10 @@ import (
 // JSON and the runbook, with the records of unknown types skipped.
 func TestDiagnoseGroupsByKind(t *testing.T) {
 	// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
-	l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
+	l := testfixture.NewLog().Plain(-1, 2).Txn(1, 3).Plain(-1, 5).Build()
 	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 	kinded := func(g string, off int64, k txnindex.GroupKind) txnindex.GroupOffset {
-		o := groupAt(g, off)
+		o := testfixture.GroupAt(g, off)
 		o.Kind = k
 		return o
 	}

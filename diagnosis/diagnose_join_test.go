@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -31,26 +32,26 @@ func TestDiagnoseJoin(t *testing.T) {
 	}{
 		{"no coordinator state, young: open by age", nil, time.Second, "", diagnosis.StateOpen, "", false, false},
 		{"no coordinator state, old: late, hanging not confirmed", nil, 21 * time.Minute, "", diagnosis.StateLate, "", false, true},
-		{"complete commit, young: hanging whatever its age", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusCompleteCommit)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorComplete, true, true},
-		{"empty, young: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusEmpty)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorEmpty, true, true},
-		{"dead: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusDead)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorDead, true, true},
-		{"ongoing on another partition: hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
-		{"ongoing listing it, old: late, not hanging", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
-		{"ongoing listing it, young: open", ptr(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), time.Second, "zombie", diagnosis.StateOpen, txnindex.RulePartitionListed, false, false},
-		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", diagnosis.StatePrepared, txnindex.RulePreparedTwoPhase, false, false},
-		{"prepared but not listing it: hanging", ptr(prepared(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
+		{"complete commit, young: hanging whatever its age", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusCompleteCommit)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorComplete, true, true},
+		{"empty, young: hanging", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusEmpty)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorEmpty, true, true},
+		{"dead: hanging", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusDead)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RuleCoordinatorDead, true, true},
+		{"ongoing on another partition: hanging", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other)), time.Second, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
+		{"ongoing listing it, old: late, not hanging", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
+		{"ongoing listing it, young: open", ptr(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3)), time.Second, "zombie", diagnosis.StateOpen, txnindex.RulePartitionListed, false, false},
+		{"prepared for two-phase commit, old: prepared, never hanging", ptr(prepared(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3))), 400 * 24 * time.Hour, "zombie", diagnosis.StatePrepared, txnindex.RulePreparedTwoPhase, false, false},
+		{"prepared but not listing it: hanging", ptr(prepared(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, other))), 400 * 24 * time.Hour, "zombie", diagnosis.StateHanging, txnindex.RulePartitionNotListed, true, true},
 		// A transaction timeout of Integer.MAX_VALUE - 1 is an ordinary
 		// (if absurd) one: only MAX_VALUE marks a prepared transaction.
-		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(coordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
+		{"timeout just below the two-phase mark: late, not hanging", ptr(withTimeout(testfixture.CoordState("zombie", 1, 0, txnindex.TxnStatusOngoing, t3), math.MaxInt32-1)), 21 * time.Minute, "zombie", diagnosis.StateLate, txnindex.RulePartitionListed, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// 0-1 plain, 2-4 pid 1 open (pins LSO 2), 5-9 plain.
-			l := newLog().plain(-1, 2).txn(1, 3).plain(-1, 5).build()
+			l := testfixture.NewLog().Plain(-1, 2).Txn(1, 3).Plain(-1, 5).Build()
 			last := l.Batches[1].MaxTimestamp
 			d := present.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(last).Add(tt.now), Position: -1})
 			ev := txnindex.InternalEvidence{HaveOffsets: true, GroupsSource: "__consumer_offsets",
-				Offsets: []txnindex.GroupOffset{groupAt("at-lso", 2), groupAt("reading", 0), groupAt("uncommitted", 8)}}
+				Offsets: []txnindex.GroupOffset{testfixture.GroupAt("at-lso", 2), testfixture.GroupAt("reading", 0), testfixture.GroupAt("uncommitted", 8)}}
 			if tt.state != nil {
 				ev.Coordinators = txnindex.NewTxnCoordinators([]txnindex.TxnCoordinatorState{*tt.state}, true)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -18,34 +19,34 @@ func TestDiagnoseClassification(t *testing.T) {
 	at := func(ms int64) time.Time { return time.UnixMilli(t0 + ms) }
 	cases := []struct {
 		name     string
-		log      func() *logBuilder
+		log      func() *testfixture.LogBuilder
 		now      time.Time
 		want     []diagnosis.OpenTxnState // per open transaction
 		pinnedBy txnindex.ProducerID      // 0: nothing pinned
 		skew     bool
 	}{
-		{"Open", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
-		{"ExpiredPastTxnTimeout", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(2 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
+		{"Open", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
+		{"ExpiredPastTxnTimeout", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(2 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// Past transaction.max.timeout.ms but within the broker's buffer:
 		// not late yet (ProducerStateManager.hasLateTransaction).
-		{"ExpiredPastMaxTimeoutWithinTheBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(16 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
+		{"ExpiredPastMaxTimeoutWithinTheBuffer", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(16 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// The broker's rule is strictly longer than max timeout + buffer.
-		{"ExpiredAtExactlyMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
+		{"ExpiredAtExactlyMaxTimeoutPlusBuffer", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(20 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateExpired}, p1, false},
 		// Without coordinator evidence an old transaction is late, never
 		// hanging: that is the coordinator's word.
-		{"LatePastMaxTimeoutPlusBuffer", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(20*60_000 + 1), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
+		{"LatePastMaxTimeoutPlusBuffer", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(20*60_000 + 1), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
 		// Nothing was written after it: the broker's rule does not ask.
-		{"LateThoughThePartitionIsIdle", func() *logBuilder { return newLog().plain(-1, 1).txn(p1, 2) }, at(21 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
+		{"LateThoughThePartitionIsIdle", func() *testfixture.LogBuilder { return testfixture.NewLog().Plain(-1, 1).Txn(p1, 2) }, at(21 * 60_000), []diagnosis.OpenTxnState{diagnosis.StateLate}, p1, false},
 		// Timestamps ahead of now: skew, age 0, not hanging.
-		{"ClockSkew", func() *logBuilder { return newLog().txn(p1, 2).plain(-1, 1) }, at(-60_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, true},
-		{"SeveralOpenTransactions", func() *logBuilder { return newLog().txn(p1, 1).txn(p2, 1).plain(-1, 1) }, at(21 * 60_000),
+		{"ClockSkew", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 2).Plain(-1, 1) }, at(-60_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, true},
+		{"SeveralOpenTransactions", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 1).Txn(p2, 1).Plain(-1, 1) }, at(21 * 60_000),
 			[]diagnosis.OpenTxnState{diagnosis.StateLate, diagnosis.StateLate}, p1, false},
-		{"OpenAcrossSegmentRoll", func() *logBuilder { return newLog().txn(p1, 1).roll().txn(p1, 1).plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
-		{"ClearAfterCommit", func() *logBuilder { return newLog().txn(p1, 1).commit(p1) }, at(16 * 60_000), nil, 0, false},
+		{"OpenAcrossSegmentRoll", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 1).Roll().Txn(p1, 1).Plain(-1, 1) }, at(1_000), []diagnosis.OpenTxnState{diagnosis.StateOpen}, p1, false},
+		{"ClearAfterCommit", func() *testfixture.LogBuilder { return testfixture.NewLog().Txn(p1, 1).Commit(p1) }, at(16 * 60_000), nil, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := tc.log().build()
+			l := tc.log().Build()
 			d := present.Diagnose(l, diagnosis.Options{Now: tc.now, Position: -1, Bootstrap: "b:9092"})
 			if len(d.OpenTransactions) != len(tc.want) {
 				t.Fatalf("%d open transactions, want %d", len(d.OpenTransactions), len(tc.want))
@@ -81,13 +82,11 @@ func TestDiagnoseClassification(t *testing.T) {
 // that first offset (DescribeProducers reports it after retention); the
 // explicit producer form is offered too.
 func TestDiagnoseEmptySeededTransaction(t *testing.T) {
-	b := newLog()
-	b.p.Segments[0] = txnindex.Segment{Name: segName(10), BaseOffset: 10}
-	b.next = 10
-	b.plain(-1, 2)
-	b.p.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
-	b.p.Snapshot = &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
-	d := present.Diagnose(b.build(), diagnosis.Options{Position: -1})
+	b := testfixture.NewLog().StartAt(10)
+	b.Plain(-1, 2)
+	b.Partition.Ongoing = []txnindex.OngoingTxn{{ProducerID: p3, ProducerEpoch: 4, FirstOffset: 5}}
+	b.Partition.Snapshot = &txnindex.SnapshotInfo{Name: "00000000000000000012.snapshot", Offset: 12}
+	d := present.Diagnose(b.Build(), diagnosis.Options{Position: -1})
 	if len(d.OpenTransactions) != 1 || d.PinnedBy == nil || d.LastStableOffset != 10 {
 		t.Fatalf("%+v", d)
 	}
@@ -106,7 +105,7 @@ func TestDiagnoseEmptySeededTransaction(t *testing.T) {
 // TestDiagnoseCommandAndDiscards: the runbook names the start offset and
 // what an abort throws away.
 func TestDiagnoseCommandAndDiscards(t *testing.T) {
-	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).txn(p1, 1).commit(p1).txn(p2, 2).plain(-1, 1).build()
+	l := testfixture.NewLog().Txn(p1, 1).Commit(p1).Txn(p2, 3).Txn(p1, 1).Commit(p1).Txn(p2, 2).Plain(-1, 1).Build()
 	d := present.Diagnose(l, diagnosis.Options{Position: 0, Bootstrap: "kafka:9092"})
 	p := d.PinnedBy
 	if p == nil || p.ProducerID != p2 || p.FirstOffset != 2 {

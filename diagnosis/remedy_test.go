@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestRemedyInKafkaTerms(t *testing.T) {
 	// p2's transaction: 2-4, then p1's plain record, then 6-7; 20 minutes
 	// later it is late (transaction.max.timeout.ms 15m plus 5m).
-	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).plain(p1, 1).txn(p2, 2).build()
+	l := testfixture.NewLog().Txn(p1, 1).Commit(p1).Txn(p2, 3).Plain(p1, 1).Txn(p2, 2).Build()
 	now := time.UnixMilli(1_700_000_000_000 + 21*60_000)
 	for _, tc := range []struct {
 		name  string

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -15,12 +16,12 @@ import (
 // carries no transaction version, so the leader accepts a marker epoch at
 // least the producer's).
 func TestTV2DiagnosedAtLastEpoch(t *testing.T) {
-	b := newLog()
+	b := testfixture.NewLog()
 	for e := range int16(3000) {
-		b.txnAt(7, e, 1).marker(7, txnindex.ControlCommit, e+1)
+		b.TxnAt(7, e, 1).Marker(7, txnindex.ControlCommit, e+1)
 	}
-	b.txnAt(7, 3000, 2).plain(-1, 1)
-	l := b.build()
+	b.TxnAt(7, 3000, 2).Plain(-1, 1)
+	l := b.Build()
 	d := diagnosis.Diagnose(l, diagnosis.Options{Position: -1})
 	if d.PinnedBy == nil || d.PinnedBy.ProducerEpoch != 3000 || d.PinnedBy.FirstOffset != 6000 || l.LastStableOffset != 6000 {
 		t.Fatalf("pinned by %+v, LSO %d", d.PinnedBy, l.LastStableOffset)

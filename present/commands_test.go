@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // TestCommandsParseInBash: the commands of a diagnosis without a bootstrap
@@ -16,7 +17,7 @@ func TestCommandsParseInBash(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	l := newLog().txn(p1, 1).commit(p1).txn(p2, 3).plain(-1, 1).build()
+	l := testfixture.NewLog().Txn(p1, 1).Commit(p1).Txn(p2, 3).Plain(-1, 1).Build()
 	d := Diagnose(l, diagnosis.Options{Position: -1})
 	if len(d.OpenTransactions) == 0 || !usesBootstrapVar(d) {
 		t.Fatalf("%+v", d)

@@ -3,6 +3,7 @@ package present
 import (
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -10,7 +11,7 @@ import (
 // per producer in order of first appearance, whatever order their ids are
 // in; every batch is on exactly one lane.
 func TestLanes(t *testing.T) {
-	l := newLog().plain(-1, 2).txn(7, 3).plain(9, 1).commit(7).plain(-1, 1).txn(8, 1).txn(7, 1).build()
+	l := testfixture.NewLog().Plain(-1, 2).Txn(7, 3).Plain(9, 1).Commit(7).Plain(-1, 1).Txn(8, 1).Txn(7, 1).Build()
 	lanes := Lanes(l)
 	type lane struct {
 		pid     txnindex.ProducerID
@@ -44,14 +45,14 @@ func TestLanes(t *testing.T) {
 // its own up to LaneCap, the rest share a "more" row, and empty lanes have
 // none.
 func TestLaneRows(t *testing.T) {
-	b := newLog()
+	b := testfixture.NewLog()
 	for i := range 300 {
-		b.plain(txnindex.ProducerID(1000+i), 1)
+		b.Plain(txnindex.ProducerID(1000+i), 1)
 	}
 	for p := range txnindex.ProducerID(LaneCap + 3) {
-		b.txn(10+p, 2).commit(10 + p)
+		b.Txn(10+p, 2).Commit(10 + p)
 	}
-	l := b.build()
+	l := b.Build()
 	lanes := Lanes(l)
 	rows := LaneRows(lanes)
 	if len(rows) != 1+LaneCap+1 {
@@ -86,8 +87,8 @@ func TestLaneRows(t *testing.T) {
 // suffix no other id shares, so two lanes never read alike; a name the
 // input gives is shown with the id.
 func TestLaneLabels(t *testing.T) {
-	l := newLog().plain(8070450532247928000, 1).plain(8070450532247924917, 1).plain(8070450532247953281, 1).
-		txn(24917, 1).commit(24917).txn(7, 1).commit(7).build()
+	l := testfixture.NewLog().Plain(8070450532247928000, 1).Plain(8070450532247924917, 1).Plain(8070450532247953281, 1).
+		Txn(24917, 1).Commit(24917).Txn(7, 1).Commit(7).Build()
 	l.ProducerNames = map[txnindex.ProducerID]string{7: "orders"}
 	got := map[txnindex.ProducerID]string{}
 	for _, ln := range Lanes(l)[1:] {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -73,15 +74,15 @@ func txnRecordOffsets(l *txnindex.Log, pid txnindex.ProducerID) []int64 {
 // TestTopicCommandsInBash: here the cleaner's evidence would report the
 // transactions decided, their markers removed.)
 func TestSeeThemFirstPrintsOnlyTheDiscarded(t *testing.T) {
-	b := newLog().txn(p1, 3).txn(p2, 2).plain(-1, 4).txn(p2, 1).txn(p3, 2).commit(p1).txn(p3, 5)
-	b = b.txn(p2, 3).txn(p1, 2).abort(p1).plain(-1, 1)
-	interleaved := b.build()
+	b := testfixture.NewLog().Txn(p1, 3).Txn(p2, 2).Plain(-1, 4).Txn(p2, 1).Txn(p3, 2).Commit(p1).Txn(p3, 5)
+	b = b.Txn(p2, 3).Txn(p1, 2).Abort(p1).Plain(-1, 1)
+	interleaved := b.Build()
 
-	many := newLog()
+	many := testfixture.NewLog()
 	for range kcatMostRanges + 3 {
-		many.txn(p2, 2).plain(-1, 3)
+		many.Txn(p2, 2).Plain(-1, 3)
 	}
-	long := many.build()
+	long := many.Build()
 
 	for _, tc := range []struct {
 		name     string

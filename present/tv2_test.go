@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -14,21 +15,21 @@ func TestTV2EpochLabels(t *testing.T) {
 	const top = math.MaxInt16
 	for _, c := range []struct {
 		name   string
-		log    *logBuilder
+		log    *testfixture.LogBuilder
 		labels []string // per producer lane
 	}{
-		{"bump per transaction", newLog().txnAt(7, 0, 2).txnAt(8, 5, 1).marker(7, txnindex.ControlAbort, 1).txnAt(7, 1, 1).marker(8, txnindex.ControlCommit, 6).marker(7, txnindex.ControlCommit, 2),
+		{"bump per transaction", testfixture.NewLog().TxnAt(7, 0, 2).TxnAt(8, 5, 1).Marker(7, txnindex.ControlAbort, 1).TxnAt(7, 1, 1).Marker(8, txnindex.ControlCommit, 6).Marker(7, txnindex.ControlCommit, 2),
 			[]string{"epochs 0–2 (transactions v2: one bump per transaction)", "epochs 5–6 (transactions v2: one bump per transaction)"}},
-		{"retried marker", newLog().txnAt(7, 3, 2).marker(7, txnindex.ControlAbort, 4).marker(7, txnindex.ControlAbort, 4).txnAt(7, 4, 1),
+		{"retried marker", testfixture.NewLog().TxnAt(7, 3, 2).Marker(7, txnindex.ControlAbort, 4).Marker(7, txnindex.ControlAbort, 4).TxnAt(7, 4, 1),
 			[]string{"epochs 3–4 (transactions v2: one bump per transaction)"}},
-		{"epoch overflow", newLog().txnAt(7, top-2, 1).marker(7, txnindex.ControlCommit, top-1).txnAt(7, top-1, 2).marker(7, txnindex.ControlAbort, top).txnAt(9, 0, 1).plain(-1, 1),
+		{"epoch overflow", testfixture.NewLog().TxnAt(7, top-2, 1).Marker(7, txnindex.ControlCommit, top-1).TxnAt(7, top-1, 2).Marker(7, txnindex.ControlAbort, top).TxnAt(9, 0, 1).Plain(-1, 1),
 			[]string{"epochs 32765–32767 (transactions v2: one bump per transaction; epoch 32767 exhausted the producer id, its transactional id went on under a new one)",
 				"epoch 0"}},
-		{"transactions v1 for contrast", newLog().txnAt(7, 0, 1).marker(7, txnindex.ControlCommit, 0).txnAt(7, 1, 1).marker(7, txnindex.ControlAbort, 1),
+		{"transactions v1 for contrast", testfixture.NewLog().TxnAt(7, 0, 1).Marker(7, txnindex.ControlCommit, 0).TxnAt(7, 1, 1).Marker(7, txnindex.ControlAbort, 1),
 			[]string{"epochs 0–1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			lanes := Lanes(c.log.build())[1:]
+			lanes := Lanes(c.log.Build())[1:]
 			if len(lanes) != len(c.labels) {
 				t.Fatalf("%d producer lanes, want %d", len(lanes), len(c.labels))
 			}
@@ -45,12 +46,12 @@ func TestTV2EpochLabels(t *testing.T) {
 // transactions is one lane whose label explains its 3,001 epochs
 // (diagnosis.TestTV2DiagnosedAtLastEpoch diagnoses its open transaction).
 func TestTV2LaneNotInflated(t *testing.T) {
-	b := newLog()
+	b := testfixture.NewLog()
 	for e := range int16(3000) {
-		b.txnAt(7, e, 1).marker(7, txnindex.ControlCommit, e+1)
+		b.TxnAt(7, e, 1).Marker(7, txnindex.ControlCommit, e+1)
 	}
-	b.txnAt(7, 3000, 2).plain(-1, 1)
-	l := b.build()
+	b.TxnAt(7, 3000, 2).Plain(-1, 1)
+	l := b.Build()
 	lanes := Lanes(l)
 	if len(lanes) != 2 || lanes[1].Producer.Txns != 3001 || lanes[1].Producer.TV2Markers != 3000 {
 		t.Fatalf("lanes %+v", lanes)

@@ -7,7 +7,9 @@ import (
 
 // logBuilder writes a partition the way a broker would lay it out: batches
 // at consecutive offsets and byte positions, markers of 78 bytes, segments
-// rolled on request. Tests read like the scenario they describe.
+// rolled on request. Tests read like the scenario they describe. The
+// other packages' tests use its exported twin, testfixture.LogBuilder;
+// testfixture imports txnindex, so this package's tests keep their own.
 type logBuilder struct {
 	p    Partition
 	next int64 // next offset
