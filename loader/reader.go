@@ -66,32 +66,29 @@ func (r *reader) int64() int64 {
 // bytes, a 5th byte with its continuation bit set is an error, and bits
 // beyond 32 are dropped.
 func (r *reader) varint() int32 {
-	var v uint32
-	for i := 0; i < 5; i++ {
-		b := r.take(1)
-		if b == nil {
-			return 0
-		}
-		v |= uint32(b[0]&0x7f) << (7 * i)
-		if b[0] < 0x80 {
-			return int32(v>>1) ^ -int32(v&1)
-		}
-	}
-	r.bad = true
-	return 0
+	v := uint32(r.uvarint(5))
+	return int32(v>>1) ^ -int32(v&1)
 }
 
 // varlong is varint for int64: at most 10 bytes (ByteUtils.readVarlong).
 func (r *reader) varlong() int64 {
+	v := r.uvarint(10)
+	return int64(v>>1) ^ -int64(v&1)
+}
+
+// uvarint reads base-128 groups, low first, of at most n bytes; bits past
+// 64 are dropped, and a last byte with its continuation bit set is an
+// error (0).
+func (r *reader) uvarint(n int) uint64 {
 	var v uint64
-	for i := 0; i < 10; i++ {
+	for i := range n {
 		b := r.take(1)
 		if b == nil {
 			return 0
 		}
 		v |= uint64(b[0]&0x7f) << (7 * i)
 		if b[0] < 0x80 {
-			return int64(v>>1) ^ -int64(v&1)
+			return v
 		}
 	}
 	r.bad = true
@@ -100,25 +97,15 @@ func (r *reader) varlong() int64 {
 
 // varintBytes reads a varint length and that many bytes; a negative length
 // is a null (Utils.readBytes), returned as nil with isNull set.
-func (r *reader) varintBytes() (b []byte, isNull bool) {
-	n := r.varint()
-	if r.bad {
-		return nil, false
-	}
-	if n < 0 {
-		return nil, true
-	}
-	b = r.take(int(n))
-	if b == nil && !r.bad {
-		b = []byte{}
-	}
-	return b, false
-}
+func (r *reader) varintBytes() (b []byte, isNull bool) { return r.sized(r.varint()) }
 
 // int32Bytes reads an int32 length and that many bytes; -1 (any negative)
 // is null, as LegacyRecord's key and value.
-func (r *reader) int32Bytes() (b []byte, isNull bool) {
-	n := r.int32()
+func (r *reader) int32Bytes() (b []byte, isNull bool) { return r.sized(r.int32()) }
+
+// sized reads the n bytes a length just read announced; a negative n is a
+// null, an empty slice (not nil) is zero bytes.
+func (r *reader) sized(n int32) (b []byte, isNull bool) {
 	if r.bad {
 		return nil, false
 	}

@@ -182,26 +182,9 @@ func ReadShareGroupState(p *loader.Partition, l *txnindex.Log) (*ShareStates, er
 	s := &ShareStates{byKey: map[shareKey]txnindex.ShareGroupState{}, Partitions: []int32{p.Input.Partition}}
 	src := source(p)
 	var dmg damage
-	for i := range l.Batches {
-		b := &l.Batches[i]
-		if b.Records == 0 || b.IsControl() || b.LastOffset() < l.LogStartOffset {
-			continue
-		}
-		recs, seg, err := records(p, b, &dmg)
-		if err != nil {
-			return nil, err
-		}
-		for j := range recs {
-			rec := &recs[j]
-			s.Stats.Records++
-			r, err := DecodeShareStateRecord(rec.Key, rec.Value)
-			if err != nil {
-				s.Stats.Damaged++
-				dmg.add(recordErr(seg, b, rec.Offset, err))
-				continue
-			}
-			s.replay(r, src, rec.Offset)
-		}
+	replay := func(r ShareStateRecord, offset int64) { s.replay(r, src, offset) }
+	if err := replayRecords(p, l, &s.Stats, &dmg, DecodeShareStateRecord, replay); err != nil {
+		return nil, err
 	}
 	s.Damage = dmg.done()
 	s.finish()

@@ -48,41 +48,30 @@ func ReadTransactionState(p *loader.Partition, l *txnindex.Log) (*TxnStates, err
 	s := &TxnStates{byID: map[string]txnindex.TxnCoordinatorState{}, Partitions: []int32{p.Input.Partition}}
 	src := source(p)
 	var dmg damage
-	for i := range l.Batches {
-		b := &l.Batches[i]
-		if b.Records == 0 || b.IsControl() || b.LastOffset() < l.LogStartOffset {
-			continue
-		}
-		recs, seg, err := records(p, b, &dmg)
-		if err != nil {
-			return nil, err
-		}
-		for j := range recs {
-			rec := &recs[j]
-			s.Stats.Records++
-			r, err := DecodeTxnStateRecord(rec.Key, rec.Value)
-			switch {
-			case err != nil:
-				s.Stats.Damaged++
-				dmg.add(recordErr(seg, b, rec.Offset, err))
-			case r.Unknown:
-				// TransactionLog.read: an unknown key version is
-				// skipped (KIP-915).
-				s.Stats.OtherRecords++
-				s.Stats.UnknownRecords++
-			case r.Tombstone:
-				s.Stats.Tombstones++
-				delete(s.byID, r.TransactionalID)
-			default:
-				st := r.State
-				st.Source, st.Offset = src, rec.Offset
-				s.byID[r.TransactionalID] = st
-			}
-		}
+	replay := func(r TxnStateRecord, offset int64) { s.replay(r, src, offset) }
+	if err := replayRecords(p, l, &s.Stats, &dmg, DecodeTxnStateRecord, replay); err != nil {
+		return nil, err
 	}
 	s.Damage = dmg.done()
 	s.finish()
 	return s, nil
+}
+
+func (s *TxnStates) replay(r TxnStateRecord, src string, offset int64) {
+	switch {
+	case r.Unknown:
+		// TransactionLog.read: an unknown key version is skipped
+		// (KIP-915).
+		s.Stats.OtherRecords++
+		s.Stats.UnknownRecords++
+	case r.Tombstone:
+		s.Stats.Tombstones++
+		delete(s.byID, r.TransactionalID)
+	default:
+		st := r.State
+		st.Source, st.Offset = src, offset
+		s.byID[r.TransactionalID] = st
+	}
 }
 
 // Merge adds o's partitions to s. An id present in both (only if the

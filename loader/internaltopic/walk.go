@@ -97,6 +97,37 @@ func records(p *loader.Partition, b *txnindex.Batch, dmg *damage) ([]loader.Reco
 	return recs, seg, nil
 }
 
+// replayRecords reads the data records of l from the log start offset to
+// the log end, in offset order, as a coordinator loads its topic: each is
+// counted in st, decoded and replayed; one that does not decode is damage
+// and is skipped. The coordinators write no transactions to the topics
+// read this way, so no batch is skipped as aborted.
+func replayRecords[R any](p *loader.Partition, l *txnindex.Log, st *Stats, dmg *damage,
+	decode func(key, value []byte) (R, error), replay func(r R, offset int64)) error {
+	for i := range l.Batches {
+		b := &l.Batches[i]
+		if b.Records == 0 || b.IsControl() || b.LastOffset() < l.LogStartOffset {
+			continue
+		}
+		recs, seg, err := records(p, b, dmg)
+		if err != nil {
+			return err
+		}
+		for j := range recs {
+			rec := &recs[j]
+			st.Records++
+			r, err := decode(rec.Key, rec.Value)
+			if err != nil {
+				st.Damaged++
+				dmg.add(recordErr(seg, b, rec.Offset, err))
+				continue
+			}
+			replay(r, rec.Offset)
+		}
+	}
+	return nil
+}
+
 // checkTopic refuses a partition of another topic.
 func checkTopic(p *loader.Partition, want string) error {
 	if p == nil || p.Input == nil {
