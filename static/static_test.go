@@ -88,3 +88,33 @@ func TestOneNumberFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDarkThemeOnePalette: app.css declares the dark theme twice, for the
+// system's preference and for the toggle's choice. CSS has no rule that
+// applies under a media query or an attribute, so the palette is written
+// out in each; this holds the two copies to the same declarations.
+func TestDarkThemeOnePalette(t *testing.T) {
+	css, err := fs.ReadFile(FS, "css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(opening string) []string {
+		_, rest, ok := strings.Cut(string(css), opening)
+		if !ok {
+			t.Fatalf("app.css has no %q", opening)
+		}
+		body, _, _ := strings.Cut(rest, "}")
+		var decls []string
+		for d := range strings.SplitSeq(body, ";") {
+			if d = strings.Join(strings.Fields(d), " "); d != "" {
+				decls = append(decls, d)
+			}
+		}
+		return decls
+	}
+	system := block(`:root:not([data-theme="light"]) {`)
+	chosen := block(`:root[data-theme="dark"] {`)
+	if len(system) < 40 || strings.Join(system, ";") != strings.Join(chosen, ";") {
+		t.Errorf("the dark theme's two copies differ:\nsystem: %q\nchosen: %q", system, chosen)
+	}
+}
