@@ -11,21 +11,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/scripts/internal/benchproc"
 )
 
 func main() {
@@ -67,27 +64,17 @@ func run(server, dir string, parts, batches int, maxMemory int64) error {
 	defer os.RemoveAll(cache)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, server, "serve", "--addr", "127.0.0.1:0", "--big=false", "--summary-cache-dir", cache,
+	cmd, base, err := benchproc.Serve(ctx, server, "serve", "--addr", "127.0.0.1:0", "--big=false", "--summary-cache-dir", cache,
 		"--max-memory", strconv.FormatInt(maxMemory, 10), "--load", dir)
-	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
 		return err
 	}
 	defer cmd.Wait()
 	defer cancel()
-	base, err := address(out)
-	if err != nil {
-		return err
-	}
-	go io.Copy(io.Discard, out)
 	if err := ranked(base); err != nil {
 		return err
 	}
-	if hwm, rss, err := status(cmd.Process.Pid); err == nil {
+	if hwm, rss, err := benchproc.Status(cmd.Process.Pid); err == nil {
 		fmt.Printf("before browsing: peak RSS %d MiB, RSS %d MiB\n", hwm>>10, rss>>10)
 	}
 	start := time.Now()
@@ -100,7 +87,7 @@ func run(server, dir string, parts, batches int, maxMemory int64) error {
 		}
 	}
 	fmt.Printf("opened %d partitions in %s under --max-memory %d MiB\n", parts, time.Since(start).Round(time.Millisecond), maxMemory>>20)
-	hwm, rss, err := status(cmd.Process.Pid)
+	hwm, rss, err := benchproc.Status(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -118,17 +105,6 @@ func run(server, dir string, parts, batches int, maxMemory int64) error {
 		}
 	}
 	return nil
-}
-
-// address reads the server's "serving on http://…/" line.
-func address(out io.Reader) (string, error) {
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`serving on (http://\S+?)/`).FindStringSubmatch(sc.Text()); m != nil {
-			return m[1], nil
-		}
-	}
-	return "", fmt.Errorf("the server exited before listening")
 }
 
 // ranked waits for the index's ranking, so that its tail scans are not
@@ -159,23 +135,4 @@ func get(u string) (string, error) {
 		return "", fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	return string(b), err
-}
-
-// status reads VmHWM and VmRSS, in KiB.
-func status(pid int) (hwm, rss int64, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		for _, f := range []struct {
-			name string
-			v    *int64
-		}{{"VmHWM:", &hwm}, {"VmRSS:", &rss}} {
-			if v, ok := strings.CutPrefix(l, f.name); ok {
-				*f.v, _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			}
-		}
-	}
-	return hwm, rss, nil
 }

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -20,11 +19,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/genlogdir"
+	"github.com/txnscope/txnscope/scripts/internal/benchproc"
 )
 
 func main() {
@@ -66,29 +65,13 @@ func run(server, dir string, parts, nstuck, batches int) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, server, "--addr", "127.0.0.1:0", "--big=false", "--load", dir)
-	out, err := cmd.StdoutPipe()
+	start := time.Now()
+	cmd, base, err := benchproc.Serve(ctx, server, "--addr", "127.0.0.1:0", "--big=false", "--load", dir)
 	if err != nil {
 		return err
 	}
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(out)
-	base := ""
-	for sc.Scan() {
-		if m := regexp.MustCompile(`serving on (http://\S+?)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		return fmt.Errorf("the server printed no address")
-	}
-	go io.Copy(io.Discard, out)
+	defer cmd.Wait()
+	defer cancel()
 	listening := time.Since(start)
 	rows := regexp.MustCompile(`data-testid="partition-row-load1-`)
 	scanned := regexp.MustCompile(`data-testid="index-live"[^>]*data-scanning="(true|false)"[^>]*data-scanned="(\d+)"[^>]*data-total="(\d+)"`)
@@ -128,8 +111,8 @@ func run(server, dir string, parts, nstuck, batches int) error {
 		}
 		fmt.Printf("the %d stuck partitions rank first: %v\n", len(want), ok)
 	}
-	if rss, err := vmHWM(cmd.Process.Pid); err == nil {
-		fmt.Printf("server peak RSS (VmHWM): %d MB\n", rss>>10)
+	if hwm, _, err := benchproc.Status(cmd.Process.Pid); err == nil {
+		fmt.Printf("server peak RSS (VmHWM): %d MB\n", hwm>>10)
 	}
 	// The baseline, in the same run: reading every segment of every
 	// partition once with cat, the least a full load would cost.
@@ -173,18 +156,4 @@ func catSegments(dir string) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-// vmHWM reads the peak resident set size in kB from /proc.
-func vmHWM(pid int) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM")
 }
