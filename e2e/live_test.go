@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/server"
@@ -382,7 +383,7 @@ func liveServe(t *testing.T, useSCRAM bool) {
 	// (the LSO), as a simple consumer (OffsetCommit, generation -1); the
 	// server reads it with ListGroups and OffsetFetch (within 5 s) and the
 	// panel lists it as blocked, in the words of a log dir's panel.
-	commitGroup(t, admin, topic, c.TopicInfo(topic).TopicID, "orders-app", sFirst)
+	testfixture.CommitOffset(t, admin, "orders-app", topic, 0, sFirst)
 	grow := `[data-testid="diagnosis"] [data-testid="consumer-groups"] [data-testid="group-orders-app"]`
 	waitJS(t, ctx, "group shown", fmt.Sprintf(`document.querySelector('%s')?.dataset.blocked === "true"`, grow))
 	if g := text(t, ctx, grow); !strings.Contains(g, fmt.Sprint(sFirst)) || !strings.Contains(g, "blocked: waiting at the LSO") {
@@ -517,31 +518,6 @@ func ndjsonDecisions(t *testing.T, u string) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-// commitGroup commits group's offset on topic's partition 0 as a simple
-// consumer does (OffsetCommit, generation -1: no member, no join).
-func commitGroup(t *testing.T, cl *kgo.Client, topic string, id [16]byte, group string, off int64) {
-	t.Helper()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation = group, -1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, id // v10 names topics by id
-	rp := kmsg.NewOffsetCommitRequestTopicPartition()
-	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	kresp, err := cl.Request(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				t.Fatalf("commit %s: %v", group, err)
-			}
-		}
-	}
 }
 
 // laneWatchJS counts the lane rows removed from and added to the labels

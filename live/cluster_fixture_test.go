@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // clusterReadOnlyKeys is the watcher's read-only list (readOnlyKeys) grown
@@ -131,26 +132,8 @@ func newScenario(tb testing.TB, topics, per int32, opts ...kfake.Opt) *scenario 
 	// them, through OffsetCommit with generation -1 (a simple consumer's
 	// commit): the scan must find them without joining any group.
 	commit := func(group string, offs map[stuckTP]int64) {
-		req := kmsg.NewPtrOffsetCommitRequest()
-		req.Group, req.Generation = group, -1
 		for st, off := range offs {
-			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic, rt.TopicID = st.topic, c.TopicInfo(st.topic).TopicID // v10 names topics by id
-			rp := kmsg.NewOffsetCommitRequestTopicPartition()
-			rp.Partition, rp.Offset, rp.LeaderEpoch = st.partition, off, -1
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
-		}
-		kresp, err := plain.Request(ctx, req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, t := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					tb.Fatalf("commit %s %s-%d: %v", group, t.Topic, p.Partition, err)
-				}
-			}
+			testfixture.CommitOffset(tb, plain, group, st.topic, st.partition, off)
 		}
 		s.groups = append(s.groups, group)
 	}

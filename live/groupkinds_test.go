@@ -15,12 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // joinConsumerGroup makes group a KIP-848 consumer group of one member
 // subscribed to topic (ConsumerGroupHeartbeat until it is assigned the
 // partition) and commits off on partition 0 as that member.
-func joinConsumerGroup(t *testing.T, c *kfake.Cluster, cl *kgo.Client, topic, group string, off int64) {
+func joinConsumerGroup(t *testing.T, cl *kgo.Client, topic, group string, off int64) {
 	t.Helper()
 	ctx := context.Background()
 	member, epoch := "member-"+group, int32(0)
@@ -45,25 +46,7 @@ func joinConsumerGroup(t *testing.T, c *kfake.Cluster, cl *kgo.Client, topic, gr
 			break
 		}
 	}
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation, req.MemberID = group, epoch, member
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, c.TopicInfo(topic).TopicID
-	rp := kmsg.NewOffsetCommitRequestTopicPartition()
-	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	kresp, err := cl.Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				t.Fatalf("commit %s as member %s epoch %d: %v", group, member, epoch, err)
-			}
-		}
-	}
+	testfixture.CommitMemberOffset(t, cl, group, member, epoch, topic, 0, off)
 }
 
 // shareGroupAt makes group a share group whose start offset on topic's
@@ -127,8 +110,8 @@ func TestLiveGroupKinds(t *testing.T) {
 	}
 	first := produce(t, h, 2) - 1
 	produce(t, plain, 2)
-	commitOffset(t, c, plain, "gk", "old-app", first)
-	joinConsumerGroup(t, c, plain, "gk", "new-app", first)
+	testfixture.CommitOffset(t, plain, "old-app", "gk", 0, first)
+	joinConsumerGroup(t, plain, "gk", "new-app", first)
 	shareGroupAt(t, plain, "gk", "share-rc", first, "read_committed")
 	shareGroupAt(t, plain, "gk", "share-ru", first-1, "")
 
@@ -225,7 +208,7 @@ func TestLiveGroupKindsUnsupported(t *testing.T) {
 	}
 	first := produce(t, h, 1)
 	produce(t, plain, 1)
-	commitOffset(t, c, plain, "gu", "old-app", first)
+	testfixture.CommitOffset(t, plain, "old-app", "gu", 0, first)
 	// It lists groups of the newer kinds, which it cannot describe.
 	c.ControlKey(int16(kmsg.ListGroups), func(r kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()

@@ -8,37 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// commitOffset commits group's offset on topic's partition 0 as a simple
-// consumer does (OffsetCommit, generation -1), so a group exists with no
-// member.
-func commitOffset(t *testing.T, c *kfake.Cluster, cl *kgo.Client, topic, group string, off int64) {
-	t.Helper()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation = group, -1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, c.TopicInfo(topic).TopicID // v10 names topics by id
-	rp := kmsg.NewOffsetCommitRequestTopicPartition()
-	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	kresp, err := cl.Request(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				t.Fatalf("commit %s: %v", group, err)
-			}
-		}
-	}
-}
+	"github.com/txnscope/txnscope/internal/testfixture"
+)
 
 // TestLiveGroups: on a real kfake broker a transaction stays open while
 // three groups have committed offsets: "app" at the LSO, "audit" two
@@ -83,9 +57,9 @@ func TestLiveGroups(t *testing.T) {
 	}
 	first := produce(t, h, 2) - 1
 	hwm := produce(t, plain, 2) + 1
-	commitOffset(t, c, plain, "grp", "app", first)
-	commitOffset(t, c, plain, "grp", "audit", first-2)
-	commitOffset(t, c, plain, "grp", "ahead", hwm)
+	testfixture.CommitOffset(t, plain, "app", "grp", 0, first)
+	testfixture.CommitOffset(t, plain, "audit", "grp", 0, first-2)
+	testfixture.CommitOffset(t, plain, "ahead", "grp", 0, hwm)
 	take()
 
 	u := settle(t, w)

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
@@ -92,26 +92,8 @@ func clusterScale(t *testing.T, per int32) (int, map[string]int) {
 	testfixture.LeaveOpen(t, addrs, plain, open, func(int) int { return 1 })
 	// The group "billing" committed at each stuck LSO, as a simple
 	// consumer does (generation -1): the scan finds it without joining.
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation = "billing", -1
 	for _, o := range open {
-		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic, rt.TopicID = o.Topic, c.TopicInfo(o.Topic).TopicID
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = o.Partition, o.First, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
-	kresp, err := plain.Request(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				t.Fatalf("commit %s-%d: %v", rt.Topic, p.Partition, err)
-			}
-		}
+		testfixture.CommitOffset(t, plain, "billing", o.Topic, o.Partition, o.First)
 	}
 
 	// From here on every request the brokers handle is the CLI's.

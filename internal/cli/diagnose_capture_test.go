@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/internal/testtool"
@@ -27,13 +26,7 @@ import (
 // producer aborts, a new capture shows the LSO moved and the diagnosis clear.
 func TestDiagnoseCaptureOfStuckLSO(t *testing.T) {
 	kcat := testtool.Need(t, "kcat")
-	port := testtool.FreePort(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr, port := testtool.CaptureBroker(t)
 	const topic = "stuck"
 	ctx := context.Background()
 	start, hang := testtool.StuckPartition(t, addr, topic)

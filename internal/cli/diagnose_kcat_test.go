@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/internal/testtool"
@@ -26,13 +25,7 @@ import (
 func TestSeeThemFirstRunsInKcat(t *testing.T) {
 	kcat := testtool.Need(t, "kcat")
 	bash := testtool.Need(t, "bash")
-	port := testtool.FreePort(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr, port := testtool.CaptureBroker(t)
 	const topic = "orders"
 	start, hang := testtool.StuckPartition(t, addr, topic)
 	// The hanging transaction writes on, after the other producers' records.
@@ -89,19 +82,7 @@ func TestSeeThemFirstRunsInKcat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", cmd, err)
 	}
-	var got []int64
-	for _, line := range strings.Split(strings.TrimSpace(string(printed)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			t.Fatalf("kcat printed %q:\n%s", printed, cmd)
-		}
-		off, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			t.Fatalf("kcat printed %q", printed)
-		}
-		got = append(got, off)
-	}
-	if !slices.Equal(got, want) {
+	if got := testtool.KcatOffsets(t, printed); !slices.Equal(got, want) {
 		t.Errorf("kcat printed offsets %v; the abort discards %v\n%s", got, want, cmd)
 	}
 }

@@ -1,18 +1,17 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -34,7 +33,6 @@ func TestDiagnoseLiveJoin(t *testing.T) {
 	defer c.Close()
 	addr := c.ListenAddrs()[0]
 	const topic = "stuck"
-	ctx := context.Background()
 	start, _ := testtool.StuckPartition(t, addr, topic)
 	admin, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -45,30 +43,9 @@ func TestDiagnoseLiveJoin(t *testing.T) {
 	if lso != start || hwm <= lso {
 		t.Fatalf("LSO %d HWM %d, open transaction at %d", lso, hwm, start)
 	}
-	commit := func(group string, off int64) {
-		req := kmsg.NewPtrOffsetCommitRequest()
-		req.Group, req.Generation = group, -1
-		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic, rt.TopicID = topic, c.TopicInfo(topic).TopicID
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		kresp, err := admin.Request(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, t2 := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-			for _, p := range t2.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					t.Fatalf("commit %s: %v", group, err)
-				}
-			}
-		}
-	}
-	commit("orders-app", lso)
-	commit("audit", lso-1)
-	commit("uncommitted-reader", hwm)
+	testfixture.CommitOffset(t, admin, "orders-app", topic, 0, lso)
+	testfixture.CommitOffset(t, admin, "audit", topic, 0, lso-1)
+	testfixture.CommitOffset(t, admin, "uncommitted-reader", topic, 0, hwm)
 
 	// Only read-only requests reach the broker.
 	var (

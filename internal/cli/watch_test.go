@@ -23,10 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
@@ -52,16 +50,8 @@ func TestWatchOnceText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	mreq := kmsg.NewPtrMetadataRequest()
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = kmsg.StringPtr("w")
-	mreq.Topics = append(mreq.Topics, mt)
-	mresp, err := mreq.RequestWith(context.Background(), admin)
-	if err != nil || len(mresp.Topics) != 1 {
-		t.Fatalf("metadata: %v", err)
-	}
-	commitGroup(t, admin, "w", mresp.Topics[0].TopicID, "w-app", first)
-	commitGroup(t, admin, "w", mresp.Topics[0].TopicID, "w-reader", first+1)
+	testfixture.CommitOffset(t, admin, "w-app", "w", 0, first)
+	testfixture.CommitOffset(t, admin, "w-reader", "w", 0, first+1)
 	out, err := runWatchArgs(t, "--bootstrap", addr, "--topic", "w", "--once")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -284,31 +274,6 @@ func caSelfSigned(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return der
-}
-
-// commitGroup commits group's offset on topic's partition 0 as a simple
-// consumer does (OffsetCommit, generation -1: no member, no join).
-func commitGroup(t *testing.T, cl *kgo.Client, topic string, id [16]byte, group string, off int64) {
-	t.Helper()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation = group, -1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, id // v10 names topics by id
-	rp := kmsg.NewOffsetCommitRequestTopicPartition()
-	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	kresp, err := cl.Request(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range kresp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				t.Fatalf("commit %s: %v", group, err)
-			}
-		}
-	}
 }
 
 // syncBuffer is a bytes.Buffer safe for the watcher's writes and the

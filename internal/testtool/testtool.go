@@ -101,6 +101,39 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// CaptureBroker starts a one-broker kfake cluster on a free loopback port
+// (the port StartCapture filters on), creating topics of one partition as
+// clients write to them; it is closed at the test's cleanup.
+func CaptureBroker(t testing.TB) (addr string, port int) {
+	t.Helper()
+	port = FreePort(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0], port
+}
+
+// KcatOffsets reads what kcat printed with -f '%o\n' (or a format that
+// starts each line with the offset): the offsets, in order.
+func KcatOffsets(t testing.TB, out []byte) []int64 {
+	t.Helper()
+	var offs []int64
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		o, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			t.Fatalf("kcat printed %q", line)
+		}
+		offs = append(offs, o)
+	}
+	return offs
+}
+
 // WriteTransactions leaves on partition 0 of topic: an aborted and a
 // committed transaction of one producer interleaved with another producer's
 // committed one, idempotent records between, and a last aborted transaction.
@@ -159,13 +192,7 @@ func WriteTransactions(t testing.TB, addr, topic string) {
 func KcatCapture(t testing.TB, maxBytes int) (path string, port int, printed []int64) {
 	t.Helper()
 	kcat := Need(t, "kcat")
-	port = FreePort(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr, port := CaptureBroker(t)
 	path = filepath.Join(t.TempDir(), "kcat.pcapng")
 	stop := StartCapture(t, port, path)
 	WriteTransactions(t, addr, "txns")
@@ -177,14 +204,7 @@ func KcatCapture(t testing.TB, maxBytes int) (path string, port int, printed []i
 	if err != nil {
 		t.Fatalf("kcat: %v", err)
 	}
-	for _, f := range strings.Fields(string(out)) {
-		o, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			t.Fatalf("kcat printed %q", f)
-		}
-		printed = append(printed, o)
-	}
-	return path, port, printed
+	return path, port, KcatOffsets(t, out)
 }
 
 // RawFetch sends one Fetch for partition 0 of topic (named by id too, since

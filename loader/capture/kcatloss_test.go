@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/internal/testtool"
@@ -30,13 +29,7 @@ func TestLossyKcatCapture(t *testing.T) {
 	tshark := testtool.Need(t, "tshark")
 	kcat := testtool.Need(t, "kcat")
 	editcap := testtool.Need(t, "editcap")
-	port := testtool.FreePort(t)
-	cl, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	addr := cl.ListenAddrs()[0]
+	addr, port := testtool.CaptureBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("big"), kgo.AllowAutoTopicCreation(),
@@ -84,11 +77,7 @@ func TestLossyKcatCapture(t *testing.T) {
 		t.Logf("capture %d lost segments (frames %s): capturing again", attempt, strings.Fields(string(lost)))
 	}
 	printed := map[int64]bool{}
-	for _, f := range strings.Fields(string(out)) {
-		o, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			t.Fatalf("kcat printed %q", f)
-		}
+	for _, o := range testtool.KcatOffsets(t, out) {
 		printed[o] = true
 	}
 	if len(printed) != 1500 {
