@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,20 +46,6 @@ func embedServers(t *testing.T, allowHost bool) (host, main *httptest.Server) {
 	main = httptest.NewServer(cat.srv.Handler())
 	t.Cleanup(main.Close)
 	return host, main
-}
-
-func get(t *testing.T, u string) (*http.Response, string) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
 }
 
 // TestEmbedRoute checks the embed page without a browser: no site chrome,

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/txnscope/txnscope/internal/cli"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/server"
@@ -129,8 +126,7 @@ func loads(paths ...string) func(*server.Options) {
 type served struct {
 	addr      string
 	out, errb *syncBuffer
-	done      chan int
-	cancel    context.CancelFunc
+	proc      *testfixture.Serving
 }
 
 // startServe runs a server with serve's default options, changed by set,
@@ -139,90 +135,40 @@ type served struct {
 // when Run ends without error, else 1 (the error on errb).
 func startServe(t *testing.T, set ...func(*server.Options)) *served {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan int, 1), cancel: cancel}
-	addrc := make(chan string, 1)
+	s := &served{out: &syncBuffer{}, errb: &syncBuffer{}}
 	o := server.DefaultOptions()
 	o.Addr, o.Big = "127.0.0.1:0", false
 	for _, f := range set {
 		f(&o)
 	}
-	o.Stdout, o.Stderr, o.Listening = s.out, s.errb, func(a string) { addrc <- a }
-	go func() {
+	o.Stdout, o.Stderr = s.out, s.errb
+	s.proc = testfixture.StartServing(t, s.errb, func(ctx context.Context, ready func(string)) int {
+		o.Listening = ready
 		srv, err := server.New(ctx, o)
 		if err == nil {
 			err = srv.Run(ctx)
 		}
 		if err != nil {
 			fmt.Fprintf(s.errb, "txnscope serve: %v\n", err)
-			s.done <- 1
-			return
+			return 1
 		}
-		s.done <- 0
-	}()
-	select {
-	case s.addr = <-addrc:
-	case code := <-s.done:
-		cancel()
-		t.Fatalf("server exited with %d before listening: %s", code, s.errb.String())
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("server did not start within 60 s")
-	}
-	t.Cleanup(func() { s.stop(t) })
+		return 0
+	})
+	s.addr = s.proc.Addr
 	return s
 }
 
-func (s *served) stop(t *testing.T) int {
-	t.Helper()
-	s.cancel()
-	select {
-	case code := <-s.done:
-		s.done <- code // stop may be called twice (test, then cleanup)
-		return code
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop within 30 s")
-		return -1
-	}
-}
+func (s *served) stop(t *testing.T) int { return s.proc.Stop(t) }
 
 func (s *served) url(p string) string { return "http://" + s.addr + p }
 
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+// The HTTP helpers and the buffer the tests here share with server's and
+// internal/cli's.
+type syncBuffer = testfixture.SyncBuffer
 
-func do(t *testing.T, method, u string, hdr http.Header) (*http.Response, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := (&http.Client{CheckRedirect: noRedirect, Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+var (
+	do          = testfixture.Do
+	get         = testfixture.Get
+	getPage     = testfixture.GetPage
+	getJSONInto = testfixture.GetJSONInto
+)

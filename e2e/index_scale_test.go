@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -38,20 +36,6 @@ func writeScaleDir(t *testing.T) string {
 		t.Fatalf("wrote %d partitions", st.Partitions)
 	}
 	return dir
-}
-
-func getPage(t *testing.T, u string) string {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s %s", u, resp.Status, b)
-	}
-	return string(b)
 }
 
 // TestServeLogDirScale, at scale through the CLI: `serve

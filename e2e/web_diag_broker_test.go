@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,21 +37,6 @@ func ordersOf(t *testing.T, cat *catalog, id string) *source {
 		t.Fatalf("%s: orders-0 not loaded", id)
 	}
 	return s
-}
-
-// getBody is the body of a GET of u, failing t unless it is 200 OK.
-func getBody(t *testing.T, u string) string {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s %v", u, resp.Status, err)
-	}
-	return string(b)
 }
 
 // shotToTemp writes a screenshot of the page to a directory under the
@@ -94,7 +77,7 @@ func TestDiagnosisPanelRunningBroker(t *testing.T) {
 	if one.LastStableOffset != 500 || one.AfterRestart == nil || one.AfterRestart.LastStableOffset != 620 {
 		t.Errorf("diagnosis API: LSO %d, after restart %+v", one.LastStableOffset, one.AfterRestart)
 	}
-	page := getBody(t, timelineURL(srv, s))
+	page := getPage(t, timelineURL(srv, s))
 	for _, want := range []string{`data-testid="after-restart"`, `data-lso-now="500"`, `data-lso-after="620"`, "truncateAndReload"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

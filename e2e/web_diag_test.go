@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -229,19 +227,4 @@ func TestDiagnosisPanelFollowsPosition(t *testing.T) {
 	}
 	chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="lag-split"]`)))
 	screenshot(t, ctx, "TestDiagnosisPanelFollowsPosition")
-}
-
-func getJSONInto(t *testing.T, u string, v any) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", u, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
 }

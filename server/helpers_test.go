@@ -1,15 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
-	"sync"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/scenario"
 )
@@ -21,16 +17,22 @@ import (
 // realdata holds the real files the tests read (testdata/realdata/README.md).
 const realdata = "../testdata/realdata"
 
-// serveErr is New's error for serve's default options changed by set, nil
-// when the server starts (it is then closed).
-func serveErr(t *testing.T, set ...func(*Options)) error {
-	t.Helper()
+// testOptions are serve's default options on a loopback port without the
+// 1M-batch demo, changed by set.
+func testOptions(set ...func(*Options)) Options {
 	o := DefaultOptions()
 	o.Addr, o.Big = "127.0.0.1:0", false
 	for _, f := range set {
 		f(&o)
 	}
-	s, err := New(context.Background(), o)
+	return o
+}
+
+// serveErr is New's error for testOptions(set...), nil when the server
+// starts (it is then closed).
+func serveErr(t *testing.T, set ...func(*Options)) error {
+	t.Helper()
+	s, err := New(context.Background(), testOptions(set...))
 	if err == nil {
 		s.Close()
 	}
@@ -54,67 +56,16 @@ func writeScenario(t *testing.T, name, dir string) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// The HTTP helpers and the buffer the tests here share with internal/cli's
+// and e2e's.
+type syncBuffer = testfixture.SyncBuffer
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func get(t *testing.T, u string) (*http.Response, string) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
-}
-
-func getPage(t *testing.T, u string) string {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s %s", u, resp.Status, b)
-	}
-	return string(b)
-}
-
-func getJSONInto(t *testing.T, u string, v any) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", u, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-}
+var (
+	do          = testfixture.Do
+	get         = testfixture.Get
+	getPage     = testfixture.GetPage
+	getJSONInto = testfixture.GetJSONInto
+)
 
 // recordPoll writes the fetch exchanges of one poll of topic's partition 0
 // at addr to file, a raw capture, as `txnscope watch --once --record FILE`

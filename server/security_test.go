@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/guard"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"golang.org/x/net/html"
 )
 
@@ -28,8 +29,7 @@ import (
 type served struct {
 	addr      string
 	out, errb *syncBuffer
-	done      chan int
-	cancel    context.CancelFunc
+	proc      *testfixture.Serving
 }
 
 // startServe runs a server with serve's default options, changed by set,
@@ -38,37 +38,22 @@ type served struct {
 // when Run ends without error, else 1 (the error on errb).
 func startServe(t *testing.T, set ...func(*Options)) *served {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan int, 1), cancel: cancel}
-	addrc := make(chan string, 1)
-	o := DefaultOptions()
-	o.Addr, o.Big = "127.0.0.1:0", false
-	for _, f := range set {
-		f(&o)
-	}
-	o.Stdout, o.Stderr, o.Listening = s.out, s.errb, func(a string) { addrc <- a }
-	go func() {
+	s := &served{out: &syncBuffer{}, errb: &syncBuffer{}}
+	o := testOptions(set...)
+	o.Stdout, o.Stderr = s.out, s.errb
+	s.proc = testfixture.StartServing(t, s.errb, func(ctx context.Context, ready func(string)) int {
+		o.Listening = ready
 		srv, err := New(ctx, o)
 		if err == nil {
 			err = srv.Run(ctx)
 		}
 		if err != nil {
 			fmt.Fprintf(s.errb, "txnscope serve: %v\n", err)
-			s.done <- 1
-			return
+			return 1
 		}
-		s.done <- 0
-	}()
-	select {
-	case s.addr = <-addrc:
-	case code := <-s.done:
-		cancel()
-		t.Fatalf("server exited with %d before listening: %s", code, s.errb.String())
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("server did not start within 60 s")
-	}
-	t.Cleanup(func() { s.stop(t) })
+		return 0
+	})
+	s.addr = s.proc.Addr
 	return s
 }
 
@@ -77,18 +62,7 @@ func loads(paths ...string) func(*Options) {
 	return func(o *Options) { o.Loads = append(o.Loads, paths...) }
 }
 
-func (s *served) stop(t *testing.T) int {
-	t.Helper()
-	s.cancel()
-	select {
-	case code := <-s.done:
-		s.done <- code // stop may be called twice (test, then cleanup)
-		return code
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not stop within 30 s")
-		return -1
-	}
-}
+func (s *served) stop(t *testing.T) int { return s.proc.Stop(t) }
 
 func (s *served) url(p string) string { return "http://" + s.addr + p }
 
@@ -108,26 +82,6 @@ func buildDemoDir(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "logs")
 	writeScenario(t, "../scenario/demos/interleaved.txn", dir)
 	return dir
-}
-
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-func do(t *testing.T, method, u string, hdr http.Header) (*http.Response, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := (&http.Client{CheckRedirect: noRedirect, Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
 }
 
 const interleaved = "/sources/interleaved/partitions/demo-interleaved/0"
@@ -486,7 +440,7 @@ func TestSecurityHostHeader(t *testing.T) {
 		for k, v := range hdr {
 			req.Header[k] = v
 		}
-		resp, err := (&http.Client{CheckRedirect: noRedirect, Timeout: 60 * time.Second}).Do(req)
+		resp, err := (&http.Client{CheckRedirect: testfixture.NoRedirect, Timeout: 60 * time.Second}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

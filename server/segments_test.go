@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -40,19 +39,7 @@ func TestSegmentRoutes(t *testing.T) {
 	base := srv.URL + "/api/v1/sources/load1/partitions/bench/0/"
 	get := func(path string) string {
 		t.Helper()
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
+		return getPage(t, base+path)
 	}
 	var ov segsum.Overview
 	if err := json.Unmarshal([]byte(get("segments")), &ov); err != nil {

@@ -32,7 +32,7 @@ func TestClusterOpenWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	addr, _ := startLiveServe(t, "--bootstrap", addrs[0], "--poll", "200ms")
+	addr := startServe(t, "--bootstrap", addrs[0], "--poll", "200ms").addr
 	hc := &http.Client{Timeout: 30 * time.Second}
 	resp, err := hc.Get("http://" + addr + "/cluster/tail/0")
 	if err != nil {

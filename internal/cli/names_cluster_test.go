@@ -138,7 +138,7 @@ func TestClusterServeHostileTopicLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	addr, _ := startLiveServe(t, "--bootstrap", addrs[0], "--poll", "300ms")
+	addr := startServe(t, "--bootstrap", addrs[0], "--poll", "300ms").addr
 	base, _ := url.Parse("http://" + addr + "/")
 	get := func(u *url.URL) (int, string) {
 		t.Helper()

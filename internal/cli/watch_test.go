@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -276,24 +275,9 @@ func caSelfSigned(t *testing.T) []byte {
 	return der
 }
 
-// syncBuffer is a bytes.Buffer safe for the watcher's writes and the
+// syncBuffer is a bytes.Buffer safe for the command's writes and the
 // test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testfixture.SyncBuffer
 
 // TestWatchTail: without --once the command tails the topic; ending the
 // open transaction prints the LSO move within a second, and an interrupt
