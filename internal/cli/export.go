@@ -100,7 +100,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
-		setEvidence(ld) // diagnose_join.go: the internal topics' evidence, as the server joins it
+		view.NewDiagnoser().SetEvidenceOf(ld) // the internal topics' evidence, as the server joins it
 		for _, p := range ld.Partitions {
 			srcs = append(srcs, &exportSource{id: "export", title: fmt.Sprintf("%s (%s)", filepath.Base(filepath.Clean(path)), ld.Kind),
 				topic: p.Log.Topic, partition: p.Log.Partition, log: p.Log, files: ld.Files(p.Log.Topic, p.Log.Partition)})
