@@ -24,7 +24,8 @@ deps:
 	if [ "$$(id -u)" = 0 ]; then \
 		echo "installing:$$missing"; \
 		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get update -qq && apt-get install -y -qq chromium kcat tshark nodejs npm >/dev/null; \
+		pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/'); \
+		apt-get update -qq && apt-get install -y -qq $$pkgs >/dev/null; \
 	else \
 		echo "missing:$$missing. Run as root, or: sudo apt-get install -y chromium kcat tshark nodejs npm"; \
 		echo "(tests that need them skip, or fail when CI=true)"; \

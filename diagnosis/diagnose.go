@@ -333,6 +333,21 @@ func (l plog) diagnose(o Options) *Diagnosis {
 			now = cr.LastMs
 		}
 	}
+	// The clients' passes are the costliest part, and read only the log:
+	// they run while the rest of the diagnosis is put together.
+	// A panic in them reaches the caller as it would on this goroutine.
+	var clients chan departures
+	if cr == nil && !o.NoClientDepartures {
+		clients = make(chan departures, 1)
+		go func() {
+			var r departures
+			defer func() {
+				r.panicked = recover()
+				clients <- r
+			}()
+			r.report = l.ClientDepartures()
+		}()
+	}
 	bootstrap := o.Bootstrap
 	// On a compacted log, a transaction the replay leaves open may be one
 	// the broker decided long ago, its marker removed by the cleaner: it
@@ -381,9 +396,6 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 		d.AfterRestart = l.restartReport()
-		if !o.NoClientDepartures {
-			d.ClientDepartures = l.ClientDepartures()
-		}
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)
@@ -424,7 +436,21 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	l.tieredReport(d)
 	d.TopicUnknown = l.TopicUnknown
 	d.capLists()
+	if clients != nil {
+		r := <-clients
+		if r.panicked != nil {
+			panic(r.panicked)
+		}
+		d.ClientDepartures = r.report
+	}
 	return d
+}
+
+// departures is what the goroutine counting the clients' departures ends
+// with: the report, or the value it panicked with.
+type departures struct {
+	report   *txnindex.ClientsReport
+	panicked any
 }
 
 // HeldAt is how long the LSO has been held at nowMs: since the pinning

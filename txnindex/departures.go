@@ -78,34 +78,49 @@ func (l *Log) clientDepartures() *ClientsReport {
 		last = clientsMaxBatches - 1
 	}
 	r.To, r.Decided = l.Batches[last].LastOffset(), last+1
-	departs := false
+	// The clients' passes read the built log and nothing else: they run
+	// side by side, one goroutine each, on the cores the diagnosis has.
+	var clients []Variant
 	for _, v := range Variants {
-		if !v.Client() {
-			continue
+		if v.Client() {
+			clients = append(clients, v)
+			r.Clients = append(r.Clients, ClientDeparture{Client: v.String()})
 		}
-		c := ClientDeparture{Client: v.String()}
-		ab, ct, un := NewCounts(r.From, r.To), NewCounts(r.From, r.To), NewCounts(r.From, r.To)
-		for d := range l.Decisions(ConsumeOptions{From: from, Isolation: ReadCommitted, Variant: v, MaxBytes: DefaultMaxBytes}) {
-			if d.From > r.To {
-				break
-			}
-			switch {
-			case d.Cause == CauseAbortedDelivered:
-				ab.Add(&d)
-			case d.Cause == CauseControlDelivered:
-				ct.Add(&d)
-			case d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnOpen && d.Batch != nil && d.Batch.IsTransactional():
-				un.Add(&d)
-			}
-		}
-		c.AbortedDelivered, c.ControlDelivered, c.UndecidedDelivered = ab.Delivered, ct.Delivered, un.Delivered
-		departs = departs || c.Any()
-		r.Clients = append(r.Clients, c)
+	}
+	var wg sync.WaitGroup
+	for i, v := range clients {
+		wg.Go(func() { l.countDepartures(v, from, r.To, &r.Clients[i]) })
+	}
+	wg.Wait()
+	departs := false
+	for i := range r.Clients {
+		departs = departs || r.Clients[i].Any()
 	}
 	if !departs {
 		return nil
 	}
 	return r
+}
+
+// countDepartures decides the offsets from..to as client v does, asked
+// for read_committed, and counts into c what it delivers that Kafka's rule
+// skips.
+func (l *Log) countDepartures(v Variant, from, to int64, c *ClientDeparture) {
+	ab, ct, un := NewCounts(from, to), NewCounts(from, to), NewCounts(from, to)
+	for d := range l.Decisions(ConsumeOptions{From: from, Isolation: ReadCommitted, Variant: v, MaxBytes: DefaultMaxBytes}) {
+		if d.From > to {
+			break
+		}
+		switch {
+		case d.Cause == CauseAbortedDelivered:
+			ab.Add(&d)
+		case d.Cause == CauseControlDelivered:
+			ct.Add(&d)
+		case d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnOpen && d.Batch != nil && d.Batch.IsTransactional():
+			un.Add(&d)
+		}
+	}
+	c.AbortedDelivered, c.ControlDelivered, c.UndecidedDelivered = ab.Delivered, ct.Delivered, un.Delivered
 }
 
 // hasControl reports whether l holds a control batch.
