@@ -33,6 +33,23 @@ type TailOptions struct {
 	// partitions (diagnose of a log directory); nil reads them. Their
 	// damage is then the caller's to report, once.
 	Checkpoints *LogDirCheckpoints
+	// LastSegment reads the least the LSO, the high watermark and the
+	// open transactions need, for a ranking of thousands of partitions
+	// and a first view of one (logindex), as the broker's recovery reads
+	// from its newest snapshot (loadProducersFromRecords): it seeds from
+	// the newest snapshot at or below the last segment's base offset (the
+	// one the broker wrote at the last roll; one written at shutdown sits
+	// at the log end and would leave nothing to draw), seeds each
+	// transaction open in it from its entry (CurrentTxnFirstOffset, so
+	// the LSO it pins is exact) instead of reading back to its first
+	// offset, and leaves a segment not read that has no .timeindex (a
+	// copy of the .log files alone) unread, its largest timestamp unknown
+	// (ReplayReport.SkippedMaxTimestamp), instead of reading every
+	// segment. The LSO, the high watermark and the open transactions'
+	// first offsets are a full replay's; the open transactions' batches
+	// before the snapshot's offset, their counts and discard ranges, are
+	// not read. Not for a Position.
+	LastSegment bool
 }
 
 // OpenPartitionTail loads a partition directory for a diagnosis of its end
@@ -73,7 +90,9 @@ type TailOptions struct {
 // older than the first batch, none at or below the high watermark or the
 // position), or the question needs the whole log (a .swap to complete), it
 // loads the partition in full, as OpenPartition does. Either way
-// Input.Replay says what was read and why.
+// Input.Replay says what was read and why. TailOptions.LastSegment reads
+// less, for an answer that is a full replay's in the LSO, the high
+// watermark and the open transactions' first offsets only.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
 	cps := t.Checkpoints
 	var err error
@@ -186,7 +205,15 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	if why, err := p.tailScan(ctx, dir, l, o, st); err != nil || why != "" {
 		return nil, why, nil, err
 	}
-	sd.Apply(p.Input, first)
+	if t.LastSegment {
+		// The transactions open in s that began before the first batch
+		// read are seeded from it, as the broker's recovery seeds them
+		// (loadFromSnapshot); its entries give the coordinator epochs
+		// up to its offset, the markers read those after.
+		(&SnapshotSeed{Snapshot: s}).Apply(p.Input, st.r.FromOffset)
+	} else {
+		sd.Apply(p.Input, first)
+	}
 	if err := p.loadPartitionFiles(dir); err != nil {
 		return nil, "", nil, err
 	}
@@ -247,6 +274,12 @@ func (p *Partition) tailSeed(dir string, l dirListing, t TailOptions, b snapshot
 			passed = fmt.Sprintf("the newer %s is past the position %d", s.Name, q)
 		}
 	}
+	if last := l.bases[len(l.bases)-1]; t.LastSegment && (limit < 0 || last < limit) {
+		limit, none = last, fmt.Sprintf("no producer snapshot at or below the last segment's base offset %d decodes cleanly", last)
+		if s != nil && s.Offset > last {
+			passed = fmt.Sprintf("the newer %s is past the last segment's base offset %d", s.Name, last)
+		}
+	}
 	if limit >= 0 && s != nil && s.Offset > limit {
 		o.AtMost, o.Every = limit, false
 		below, err := SeedSnapshots(dir, l.snapshots, o)
@@ -276,11 +309,13 @@ func (p *Partition) tailSeed(dir string, l dirListing, t TailOptions, b snapshot
 
 // tailRead is where the tail's scan begins and what it reads: the
 // report it makes (r), the listing of the segments it scans (rl) and the
-// segments before them, left unread (skip).
+// segments before them, left unread (skip); untimed leaves one without a
+// .timeindex unread all the same (TailOptions.LastSegment).
 type tailRead struct {
-	r    *txnindex.ReplayReport
-	rl   dirListing
-	skip []int64
+	r       *txnindex.ReplayReport
+	rl      dirListing
+	skip    []int64
+	untimed bool
 }
 
 // tailStart finds where the scan seeded from s begins: full is where every
@@ -297,6 +332,9 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 	// holding it and the later ones (UnifiedLog.collectAbortedTransactions).
 	// With Reasons the snapshot is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("the producer snapshot %s has no transaction open from before its offset %d", s.Name, s.Offset)
+	if t.LastSegment {
+		why = fmt.Sprintf("the LSO, the high watermark and the open transactions depend on nothing before the producer snapshot %s's offset %d; the transactions open in it are seeded from it", s.Name, s.Offset)
+	}
 	if s.Offset <= first {
 		// At the first segment's base (the log start, which only a broker
 		// that has not restarted since retention moved it there keeps,
@@ -311,7 +349,7 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 	keep := map[txnindex.ProducerID]int64{}
 	for _, e := range s.Entries {
 		g := e.CurrentTxnFirstOffset
-		if g < 0 || g >= full {
+		if g < 0 || g >= full || t.LastSegment {
 			continue
 		}
 		switch {
@@ -371,7 +409,7 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 			slices.Sort(r.SpanProducers)
 		}
 	}
-	return tailRead{r: r, rl: rl, skip: l.bases[:k]}, "", nil
+	return tailRead{r: r, rl: rl, skip: l.bases[:k], untimed: t.LastSegment}, "", nil
 }
 
 // tailScan reads what st says into p: the sizes and largest timestamps of
@@ -381,7 +419,7 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	r, rl := st.r, st.rl
 	var skipped []*SegmentFiles
 	for _, b := range st.skip {
-		sf, why, err := p.skipSegment(dir, l.segs[b], r)
+		sf, why, err := p.skipSegment(dir, l.segs[b], r, st.untimed)
 		if err != nil || why != "" {
 			return why, err
 		}
@@ -430,8 +468,9 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 }
 
 // skipSegment is a segment left unread: its size, and its largest
-// timestamp, the last .timeindex entry, into r.
-func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayReport) (*SegmentFiles, string, error) {
+// timestamp, the last .timeindex entry, into r; untimed leaves it out
+// when the .timeindex does not give it.
+func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayReport, untimed bool) (*SegmentFiles, string, error) {
 	path := filepath.Join(dir, s.log)
 	st, err := os.Lstat(path)
 	if err != nil {
@@ -443,8 +482,13 @@ func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayRepor
 		return out, "", nil
 	}
 	ts, why, err := segmentMaxTimestamp(dir, s)
-	if err != nil || why != "" {
-		return nil, why, err
+	switch {
+	case err != nil:
+		return nil, "", err
+	case why != "" && untimed:
+		return out, "", nil
+	case why != "":
+		return nil, why, nil
 	}
 	r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
 	return out, "", nil
