@@ -24,9 +24,10 @@ func (o *Options) budget() load.Budget {
 // loadPartitionDir puts a --load PARTITIONDIR over the limits into cat as
 // a lazy partition, as a log directory's partition over them is
 // (catalog_lazy.go): listed at once (d, load.Open's listing of it alone),
-// its row ranked from a tail scan seeded from the newest .snapshot
-// (logindex.ScanTail), its page drawn one segment at a time from the
-// segment summaries (segments.go) with the refusal, why, as the reason.
+// its row ranked from a tail scan seeded from the .snapshot of the last
+// segment roll (logindex.ScanTail), its page drawn one segment at a time
+// from the segment summaries (segments.go) with the refusal, why, as the
+// reason.
 func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, d *load.LogDir, why string) error {
 	x := d.Index
 	e := append(x.Entries, x.MetadataEntries...)[0]
