@@ -12,9 +12,9 @@
 // decodes a batch's records from a loader.Partition's segment; livefeed.go
 // keeps the latest live.Update of `serve --bootstrap`. `txnscope export`'s
 // page data comes from the same stream encoder (export.go). The diagnosis
-// query and its cache come from package view, which the web pages share, so
-// that a page and its API agree without web importing api. Its API is
-// internal to txnscope.
+// query comes from package view, and the diagnoses from the view.Diagnoser
+// New is given, which the web pages share, so that a page and its API
+// agree without web importing api. Its API is internal to txnscope.
 package api
 
 import (
@@ -32,6 +32,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/jsonid"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // Version is the protocol version of the JSON and websocket messages.
@@ -111,6 +112,7 @@ var _ RecordSource = RecordSourceFunc(nil)
 type API struct {
 	cat     Catalog
 	records RecordSource
+	diags   *view.Diagnoser // shared with the pages (web.New), so that a page and its API agree
 	cache   *streamCache
 	// chunkSem bounds the websocket writers sending a decision chunk at
 	// once (ws.go sendChunk, writetokens.go).
@@ -142,10 +144,11 @@ type API struct {
 	segmented Segmented
 }
 
-// New returns the handlers over cat. records may be nil.
-func New(cat Catalog, records RecordSource) *API {
+// New returns the handlers over cat, diagnosing through diags. records may
+// be nil.
+func New(cat Catalog, records RecordSource, diags *view.Diagnoser) *API {
 	return &API{
-		cat: cat, records: records, cache: newStreamCache(8), chunkSem: make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
+		cat: cat, records: records, diags: diags, cache: newStreamCache(8), chunkSem: make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		WriteWait: writeWait, PongWait: pongWait, PingPeriod: pingPeriod, ChunkSize: defaultChunkSize,
 	}
 }

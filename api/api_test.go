@@ -13,6 +13,7 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // builder lays batches out as a broker does: consecutive offsets and
@@ -121,7 +122,7 @@ func (f fakeCatalog) Log(id, topic string, p int32) (*txnindex.Log, bool) {
 // standard mux, which sets the same path values).
 func server(t *testing.T, cat fakeCatalog, rs RecordSource, tune func(*API)) (*httptest.Server, *API) {
 	t.Helper()
-	a := New(cat, rs)
+	a := New(cat, rs, view.NewDiagnoser())
 	if tune != nil {
 		tune(a)
 	}

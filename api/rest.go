@@ -386,8 +386,8 @@ type DiagnosisJSON struct {
 
 // Diagnosis serves GET .../diagnosis. The query parameters are those of
 // view.ParseDiagnoseQuery, the clock the pages' (view.DiagnoseClock: a
-// demo source is aged by its own time); the diagnosis comes from the cache
-// the web pages share (view.Diagnose).
+// demo source is aged by its own time); the diagnosis comes from the
+// Diagnoser the web pages share.
 func (a *API) Diagnosis() http.Handler {
 	return handler(func(w http.ResponseWriter, r *http.Request) error {
 		id, l, err := a.partition(r)
@@ -398,7 +398,7 @@ func (a *API) Diagnosis() http.Handler {
 		if err != nil {
 			return badRequest("%s", err)
 		}
-		d, runbook := view.DiagnoseRunbook(l, o)
+		d, runbook := a.diags.DiagnoseRunbook(l, o)
 		return writeJSON(w, DiagnosisJSON{Version: Version, Diagnosis: d, Runbook: runbook, Clock: clock})
 	})
 }

@@ -10,18 +10,16 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/txnindex"
-	"github.com/txnscope/txnscope/view"
 )
 
 // TestDiagnosisSingleFlight: N concurrent diagnosis requests for one log
 // and one second cause one computation, and every caller gets its result.
 func TestDiagnosisSingleFlight(t *testing.T) {
 	l := large(200_000) // big enough that the callers overlap the computation
-	srv, _ := server(t, fakeCatalog{"large": l}, nil, nil)
+	srv, a := server(t, fakeCatalog{"large": l}, nil, nil)
 	// A fixed "now" makes the key the same whatever the wall clock does.
 	now := time.Now().Add(time.Hour).UnixMilli()
 	url := fmt.Sprintf("%s/api/v1/sources/large/partitions/big/0/diagnosis?now=%d", srv.URL, now)
-	before := view.DiagnoseComputations()
 	const n = 32
 	var wg sync.WaitGroup
 	bodies := make([][]byte, n)
@@ -36,7 +34,7 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if got := view.DiagnoseComputations() - before; got != 1 {
+	if got := a.diags.Computations(); got != 1 {
 		t.Errorf("%d concurrent requests computed %d diagnoses, want 1", n, got)
 	}
 	for i := range bodies {
@@ -48,15 +46,16 @@ func TestDiagnosisSingleFlight(t *testing.T) {
 	if err := json.Unmarshal(bodies[0], &d); err != nil || d.Runbook == "" {
 		t.Fatalf("diagnosis: %v, runbook %q", err, d.Runbook)
 	}
-	// The web panel's path shares the cache: the same key is a hit.
+	// The web panel's path, given the same Diagnoser, shares the cache:
+	// the same key is a hit.
 	o := diagnosis.Options{Now: time.UnixMilli(now), Position: -1}
-	if view.Diagnose(l, o) == nil || view.DiagnoseComputations()-before != 1 {
-		t.Errorf("Diagnose after the API: %d computations, want 1", view.DiagnoseComputations()-before)
+	if a.diags.Diagnose(l, o) == nil || a.diags.Computations() != 1 {
+		t.Errorf("Diagnose after the API: %d computations, want 1", a.diags.Computations())
 	}
 	// Another second is another key, so ages stay correct to the second.
 	o.Now = o.Now.Add(time.Second)
-	view.Diagnose(l, o)
-	if got := view.DiagnoseComputations() - before; got != 2 {
+	a.diags.Diagnose(l, o)
+	if got := a.diags.Computations(); got != 2 {
 		t.Errorf("a second later: %d computations, want 2", got)
 	}
 }

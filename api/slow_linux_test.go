@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/txnscope/txnscope/view"
 )
 
 // smallBufDialer dials with a tiny receive buffer, so that the stream
@@ -42,7 +44,7 @@ func (l smallSendListener) Accept() (net.Conn, error) {
 // which came first said more about the scheduler than about the stream.
 func TestStreamViewportReprioritises(t *testing.T) {
 	l := large(100_000)
-	a := New(fakeCatalog{"large": l}, nil)
+	a := New(fakeCatalog{"large": l}, nil, view.NewDiagnoser())
 	a.ChunkSize = 16
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws/v1/sources/{id}/partitions/{topic}/{partition}", a.Stream())

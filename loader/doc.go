@@ -95,7 +95,8 @@
 // Input.Snapshot with every entry, as ProducerStateManager.loadFromSnapshot
 // loads it. SeedSnapshots is that choice, the one routine every reader
 // of a partition directory seeds its producer state with (OpenPartition,
-// OpenPartitionTail, logindex's tail scan, segsum's first window).
+// OpenPartitionTail, which logindex's tail scan asks too, and segsum's
+// first window).
 // LogStartOffset and HighWatermark come from the parent directory's
 // log-start-offset-checkpoint and replication-offset-checkpoint.
 package loader

@@ -192,8 +192,8 @@ type SnapshotSeed struct {
 // SeedSnapshots is the one routine that chooses the producer snapshot a
 // read of a partition directory seeds its producer state from, for every
 // reader of one: the whole load (OpenPartition), the tail
-// (OpenPartitionTail), logindex's tail scan and segsum's first window. It
-// follows broker recovery (LogLoader.load, ProducerStateManager
+// (OpenPartitionTail, which logindex's tail scan asks too) and segsum's
+// first window. It follows broker recovery (LogLoader.load, ProducerStateManager
 // .truncateAndReload then loadFromSnapshot): the snapshots the broker
 // deletes on startup are left out (SnapshotsKept), the newest of the rest
 // that decodes cleanly is taken, a damaged one is reported and the next

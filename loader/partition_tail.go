@@ -2,10 +2,8 @@ package loader
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +33,23 @@ type TailOptions struct {
 	// partitions (diagnose of a log directory); nil reads them. Their
 	// damage is then the caller's to report, once.
 	Checkpoints *LogDirCheckpoints
+	// LastSegment reads the least the LSO, the high watermark and the
+	// open transactions need, for a ranking of thousands of partitions
+	// and a first view of one (logindex), as the broker's recovery reads
+	// from its newest snapshot (loadProducersFromRecords): it seeds from
+	// the newest snapshot at or below the last segment's base offset (the
+	// one the broker wrote at the last roll; one written at shutdown sits
+	// at the log end and would leave nothing to draw), seeds each
+	// transaction open in it from its entry (CurrentTxnFirstOffset, so
+	// the LSO it pins is exact) instead of reading back to its first
+	// offset, and leaves a segment not read that has no .timeindex (a
+	// copy of the .log files alone) unread, its largest timestamp unknown
+	// (ReplayReport.SkippedMaxTimestamp), instead of reading every
+	// segment. The LSO, the high watermark and the open transactions'
+	// first offsets are a full replay's; the open transactions' batches
+	// before the snapshot's offset, their counts and discard ranges, are
+	// not read. Not for a Position.
+	LastSegment bool
 }
 
 // OpenPartitionTail loads a partition directory for a diagnosis of its end
@@ -75,7 +90,9 @@ type TailOptions struct {
 // older than the first batch, none at or below the high watermark or the
 // position), or the question needs the whole log (a .swap to complete), it
 // loads the partition in full, as OpenPartition does. Either way
-// Input.Replay says what was read and why.
+// Input.Replay says what was read and why. TailOptions.LastSegment reads
+// less, for an answer that is a full replay's in the LSO, the high
+// watermark and the open transactions' first offsets only.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
 	cps := t.Checkpoints
 	var err error
@@ -188,7 +205,15 @@ func openTail(ctx context.Context, dir string, cps *LogDirCheckpoints, o ScanOpt
 	if why, err := p.tailScan(ctx, dir, l, o, st); err != nil || why != "" {
 		return nil, why, nil, err
 	}
-	sd.Apply(p.Input, first)
+	if t.LastSegment {
+		// The transactions open in s that began before the first batch
+		// read are seeded from it, as the broker's recovery seeds them
+		// (loadFromSnapshot); its entries give the coordinator epochs
+		// up to its offset, the markers read those after.
+		(&SnapshotSeed{Snapshot: s}).Apply(p.Input, st.r.FromOffset)
+	} else {
+		sd.Apply(p.Input, first)
+	}
 	if err := p.loadPartitionFiles(dir); err != nil {
 		return nil, "", nil, err
 	}
@@ -249,6 +274,12 @@ func (p *Partition) tailSeed(dir string, l dirListing, t TailOptions, b snapshot
 			passed = fmt.Sprintf("the newer %s is past the position %d", s.Name, q)
 		}
 	}
+	if last := l.bases[len(l.bases)-1]; t.LastSegment && (limit < 0 || last < limit) {
+		limit, none = last, fmt.Sprintf("no producer snapshot at or below the last segment's base offset %d decodes cleanly", last)
+		if s != nil && s.Offset > last {
+			passed = fmt.Sprintf("the newer %s is past the last segment's base offset %d", s.Name, last)
+		}
+	}
 	if limit >= 0 && s != nil && s.Offset > limit {
 		o.AtMost, o.Every = limit, false
 		below, err := SeedSnapshots(dir, l.snapshots, o)
@@ -278,11 +309,13 @@ func (p *Partition) tailSeed(dir string, l dirListing, t TailOptions, b snapshot
 
 // tailRead is where the tail's scan begins and what it reads: the
 // report it makes (r), the listing of the segments it scans (rl) and the
-// segments before them, left unread (skip).
+// segments before them, left unread (skip); untimed leaves one without a
+// .timeindex unread all the same (TailOptions.LastSegment).
 type tailRead struct {
-	r    *txnindex.ReplayReport
-	rl   dirListing
-	skip []int64
+	r       *txnindex.ReplayReport
+	rl      dirListing
+	skip    []int64
+	untimed bool
 }
 
 // tailStart finds where the scan seeded from s begins: full is where every
@@ -299,6 +332,9 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 	// holding it and the later ones (UnifiedLog.collectAbortedTransactions).
 	// With Reasons the snapshot is at or below the position already.
 	full, why := s.Offset, fmt.Sprintf("the producer snapshot %s has no transaction open from before its offset %d", s.Name, s.Offset)
+	if t.LastSegment {
+		why = fmt.Sprintf("the LSO, the high watermark and the open transactions depend on nothing before the producer snapshot %s's offset %d; the transactions open in it are seeded from it", s.Name, s.Offset)
+	}
 	if s.Offset <= first {
 		// At the first segment's base (the log start, which only a broker
 		// that has not restarted since retention moved it there keeps,
@@ -313,7 +349,7 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 	keep := map[txnindex.ProducerID]int64{}
 	for _, e := range s.Entries {
 		g := e.CurrentTxnFirstOffset
-		if g < 0 || g >= full {
+		if g < 0 || g >= full || t.LastSegment {
 			continue
 		}
 		switch {
@@ -373,7 +409,7 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 			slices.Sort(r.SpanProducers)
 		}
 	}
-	return tailRead{r: r, rl: rl, skip: l.bases[:k]}, "", nil
+	return tailRead{r: r, rl: rl, skip: l.bases[:k], untimed: t.LastSegment}, "", nil
 }
 
 // tailScan reads what st says into p: the sizes and largest timestamps of
@@ -383,7 +419,7 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	r, rl := st.r, st.rl
 	var skipped []*SegmentFiles
 	for _, b := range st.skip {
-		sf, why, err := p.skipSegment(dir, l.segs[b], r)
+		sf, why, err := p.skipSegment(dir, l.segs[b], r, st.untimed)
 		if err != nil || why != "" {
 			return why, err
 		}
@@ -432,8 +468,9 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 }
 
 // skipSegment is a segment left unread: its size, and its largest
-// timestamp, the last .timeindex entry, into r.
-func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayReport) (*SegmentFiles, string, error) {
+// timestamp, the last .timeindex entry, into r; untimed leaves it out
+// when the .timeindex does not give it.
+func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayReport, untimed bool) (*SegmentFiles, string, error) {
 	path := filepath.Join(dir, s.log)
 	st, err := os.Lstat(path)
 	if err != nil {
@@ -445,128 +482,14 @@ func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayRepor
 		return out, "", nil
 	}
 	ts, why, err := segmentMaxTimestamp(dir, s)
-	if err != nil || why != "" {
-		return nil, why, err
+	switch {
+	case err != nil:
+		return nil, "", err
+	case why != "" && untimed:
+		return out, "", nil
+	case why != "":
+		return nil, why, nil
 	}
 	r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
 	return out, "", nil
-}
-
-// firstBatchOffset reads the base offset of the log's first batch from the
-// first segment's first v2 header, without scanning the segment.
-func firstBatchOffset(dir string, l dirListing) (int64, string, error) {
-	name := l.segs[l.bases[0]].log
-	var h [17]byte
-	err := withFile(filepath.Join(dir, name), func(fh *os.File, size int64) error {
-		if size < 61 {
-			return nil
-		}
-		_, err := fh.ReadAt(h[:], 0)
-		return err
-	})
-	if err != nil {
-		return 0, "", err
-	}
-	if h[16] != 2 {
-		return 0, fmt.Sprintf("the first segment %s does not begin with a v2 batch", name), nil
-	}
-	return int64(binary.BigEndian.Uint64(h[:8])), "", nil
-}
-
-// segmentMaxTimestamp is a segment's largest batch timestamp, the last
-// entry of its .timeindex (the broker appends it when it rolls the segment,
-// LogSegment.onBecomeInactiveSegment); a reason instead when there is none.
-func segmentMaxTimestamp(dir string, s *segFiles) (int64, string, error) {
-	if s.time == "" {
-		return 0, fmt.Sprintf("segment %s has no .timeindex to give its largest timestamp", s.log), nil
-	}
-	var last [timeIndexEntrySize]byte
-	var n int64
-	err := withFile(filepath.Join(dir, s.time), func(fh *os.File, size int64) error {
-		n = size
-		if size == 0 || size%timeIndexEntrySize != 0 {
-			return nil
-		}
-		_, err := fh.ReadAt(last[:], size-timeIndexEntrySize)
-		return err
-	})
-	if err != nil {
-		return 0, "", err
-	}
-	// Only the last entry is read, the largest timestamp; TimeIndex
-	// .sanityCheck's conditions guard it (a whole number of entries, an
-	// offset not below the base). A rolled segment's index is trimmed to
-	// its entries (AbstractIndex.trimToValidSize), so a zero slot at the
-	// end is not one of a rolled segment.
-	ts := int64(binary.BigEndian.Uint64(last[:8]))
-	rel := int32(binary.BigEndian.Uint32(last[8:]))
-	if n == 0 || n%timeIndexEntrySize != 0 || rel < 0 || (rel == 0 && ts == 0) {
-		return 0, fmt.Sprintf("segment %s's .timeindex (%d bytes) does not end with an entry giving its largest timestamp", s.log, n), nil
-	}
-	return ts, "", nil
-}
-
-// indexFloor is the position and base offset of the batch the segment's
-// .index gives for offset: its last entry at or below it, found by a binary
-// search of the file's slots (a preallocated zero slot after the first
-// counts as past every offset, as AbstractIndex's lookup ends at its
-// entries), and checked against the batches found there: magic 2, a base
-// offset in [the segment's base, the entry's offset], and the batch after
-// it starting inside the file with magic 2 too. 0 when there is none or a
-// check fails: the segment is then read from its start.
-func indexFloor(dir string, s *segFiles, offset int64) (int64, int64) {
-	if s.index == "" || s.hasSwap || offset <= s.base {
-		return 0, s.base
-	}
-	var pos, base int64
-	err := withFile(filepath.Join(dir, s.index), func(fh *os.File, size int64) error {
-		var readErr error
-		slot := func(i int) (rel, p int64) {
-			var b [offsetIndexEntrySize]byte
-			if _, err := fh.ReadAt(b[:], int64(i)*offsetIndexEntrySize); err != nil {
-				readErr = err
-				return math.MaxInt64, 0
-			}
-			rel = int64(int32(binary.BigEndian.Uint32(b[:4])))
-			if i > 0 && rel == 0 {
-				rel = math.MaxInt64
-			}
-			return rel, int64(int32(binary.BigEndian.Uint32(b[4:])))
-		}
-		want := offset - s.base
-		k := sort.Search(int(size/offsetIndexEntrySize), func(i int) bool { rel, _ := slot(i); return rel > want }) - 1
-		if k < 0 || readErr != nil {
-			return readErr
-		}
-		rel, p := slot(k)
-		if readErr != nil || rel > want || rel < 0 || p <= 0 {
-			return readErr
-		}
-		return withFile(filepath.Join(dir, s.log), func(lf *os.File, lsize int64) error {
-			var h [17]byte
-			if p+batchHeaderSize > lsize {
-				return nil
-			}
-			if _, err := lf.ReadAt(h[:], p); err != nil {
-				return err
-			}
-			b := int64(binary.BigEndian.Uint64(h[:8]))
-			next := p + logOverhead + int64(int32(binary.BigEndian.Uint32(h[8:12])))
-			if h[16] != 2 || b < s.base || b > s.base+rel || next <= p || next > lsize {
-				return nil
-			}
-			if next < lsize {
-				var n [17]byte
-				if _, err := lf.ReadAt(n[:], next); err != nil || n[16] != 2 {
-					return err
-				}
-			}
-			pos, base = p, b
-			return nil
-		})
-	})
-	if err != nil || pos == 0 {
-		return 0, s.base
-	}
-	return pos, base
 }

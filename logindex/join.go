@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -282,4 +283,14 @@ func listSome(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:show], ", ") + fmt.Sprintf(" and %d more", len(names)-show)
+}
+
+// offsetName parses Kafka's <20 digits><ext> file names.
+func offsetName(name, ext string) (int64, bool) {
+	s, ok := strings.CutSuffix(name, ext)
+	if !ok || len(s) != 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil && v >= 0
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -107,6 +107,10 @@ type catalog struct {
 	mem *memBudget
 	// open is Options.OpenFull, nil for load.LogDir.Open.
 	open func(ctx context.Context, d *load.LogDir, e *logindex.Entry) (*input.Contents, error)
+	// diags diagnoses the sources' logs for the pages, the API and
+	// /metrics, joined with the internal topics' evidence the loads
+	// record in it: the server's (Server.diags).
+	diags *view.Diagnoser
 }
 
 // openFunc opens a listed partition in full: load.LogDir.Open, or
@@ -177,28 +181,12 @@ func (c *catalog) store(srcs []*source) {
 // the full path is kept for a tooltip only, so that nothing a user shares
 // (a page, a screenshot, an export) carries a local path.
 func (c *catalog) add(id, path string, ld *input.Contents) {
-	setEvidence(ld)
+	c.diags.SetEvidenceOf(ld)
 	srcs := sourcesOf(id, path, ld)
 	for _, s := range srcs {
 		s.title, s.path = loadTitle(path, c.shownAs(path), s.files, ld.Kind)
 	}
 	c.put(srcs...)
-}
-
-// loadTitle is "<root shown as>/<partition dir relative to it> (kind)" and
-// the absolute path of what was read (the partition directory, else root).
-func loadTitle(root, shown string, f *loader.Partition, kind string) (title, full string) {
-	full = root
-	if f != nil && f.Dir != "" {
-		full = f.Dir
-		if rel, err := filepath.Rel(root, f.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			shown += "/" + filepath.ToSlash(rel)
-		}
-	}
-	if abs, err := filepath.Abs(full); err == nil {
-		full = abs
-	}
-	return fmt.Sprintf("%s (%s)", shown, kind), full
 }
 
 // sourcesOf makes a source of each partition ld holds, titled with name

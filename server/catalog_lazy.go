@@ -28,11 +28,12 @@ const tailWait = 2 * time.Second
 // within --max-memory with the other partitions opened (memBudget): when
 // evicted it is as if never asked for, and the next request opens it again.
 type lazyPart struct {
-	x    *logindex.Index
-	e    *logindex.Entry
-	d    *load.LogDir // x, its partitions opened whole within the limits (load.LogDir.Open)
-	open openFunc     // Options.OpenFull; nil: d.Open
-	mem  *memBudget   // nil: nothing is evicted
+	x     *logindex.Index
+	e     *logindex.Entry
+	d     *load.LogDir    // x, its partitions opened whole within the limits (load.LogDir.Open)
+	open  openFunc        // Options.OpenFull; nil: d.Open
+	mem   *memBudget      // nil: nothing is evicted
+	diags *view.Diagnoser // the catalog's: where the internal topics' evidence is recorded
 
 	tailScan sync.Mutex // one tail scan at a time
 
@@ -218,15 +219,16 @@ func (lz *lazyPart) release() (full, tail *txnindex.Log) {
 }
 
 // setEvidence joins the log directory's internal topics into l's
-// diagnoses (view.SetEvidence), as an eager load of the whole directory
-// does (setEvidence, catalog.go): read once for the directory, within
-// its bound (logindex.Index.Join), before l is handed to anyone, since a
-// cached diagnosis is not recomputed. readFrom is where a tail's batches
-// begin (view.SetTailEvidence), -1 for a log read whole.
+// diagnoses (view.Diagnoser.SetEvidence), as an eager load of the whole
+// directory does (view.Diagnoser.SetEvidenceOf, catalog.go): read once
+// for the directory, within its bound (logindex.Index.Join), before l is
+// handed to anyone, since a cached diagnosis is not recomputed. readFrom
+// is where a tail's batches begin (view.Diagnoser.SetTailEvidence), -1
+// for a log read whole.
 func (lz *lazyPart) setEvidence(l *txnindex.Log, readFrom int64) {
 	j := lz.x.Join(context.Background())
 	if ev := j.Evidence; ev.Coordinators != nil || ev.HaveOffsets || ev.HaveShareStates || ev.RemoteStorage != nil || ev.Note != "" {
-		view.SetTailEvidence(l, ev, readFrom)
+		lz.diags.SetTailEvidence(l, ev, readFrom)
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
-	"github.com/txnscope/txnscope/view"
 )
 
 // lazyJoinPage serves dir as a lazy log directory whose join reads at most
@@ -33,9 +32,9 @@ func lazyJoinPage(t *testing.T, dir string, joinBytes int64) string {
 		t.Fatal(err)
 	}
 	x.JoinBytes = joinBytes
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 	t.Cleanup(srv.Close)
 	return getPage(t, srv.URL+"/sources/load1/partitions/orders/0")
 }
@@ -128,7 +127,7 @@ func TestLazyTailGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
@@ -137,7 +136,7 @@ func TestLazyTailGroups(t *testing.T) {
 		t.Fatalf("tail from %d, LSO %d", tail.Batches[0].BaseOffset, tail.LastStableOffset)
 	}
 	group := func(l *txnindex.Log) txnindex.GroupPosition {
-		d := view.Diagnose(l, diagnosis.Options{Position: -1})
+		d := cat.diags.Diagnose(l, diagnosis.Options{Position: -1})
 		if len(d.ConsumerGroups) != 1 {
 			t.Fatalf("groups %+v", d.ConsumerGroups)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // TestLazyPartTailFirst: while a partition's full load has not finished,
@@ -31,7 +32,7 @@ func TestLazyPartTailFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lz := &lazyPart{x: x, e: x.Entries[0], d: load.NewLogDir(x, load.Question{}, load.Budget{})}
+	lz := &lazyPart{x: x, e: x.Entries[0], d: load.NewLogDir(x, load.Question{}, load.Budget{}), diags: view.NewDiagnoser()}
 	// A full load that has started and not finished (a partition of many
 	// GiB): the start is taken, nothing loads.
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
@@ -69,12 +70,12 @@ func lazyServer(t *testing.T) (*httptest.Server, *lazyPart) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
 	lz := cat.find("load1", "t0", 0).lazy
 	// Begun tailWait ago: requests get the tail at once.
 	lz.done, lz.began = make(chan struct{}), time.Now().Add(-tailWait)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 	t.Cleanup(srv.Close)
 	return srv, lz
 }
@@ -184,9 +185,9 @@ func TestLazyIndexMetadataRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.addLogDir("load1", load.NewLogDir(x, load.Question{}, load.Budget{}))
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 	t.Cleanup(srv.Close)
 	row := regexp.MustCompile(`(?s)<tr data-testid="partition-row-load1-__cluster_metadata-0"[^>]*>.*?</tr>`)
 	check := func(when string) {

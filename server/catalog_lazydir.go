@@ -24,13 +24,14 @@ func (o *Options) budget() load.Budget {
 // loadPartitionDir puts a --load PARTITIONDIR over the limits into cat as
 // a lazy partition, as a log directory's partition over them is
 // (catalog_lazy.go): listed at once (d, load.Open's listing of it alone),
-// its row ranked from a tail scan seeded from the newest .snapshot
-// (logindex.ScanTail), its page drawn one segment at a time from the
-// segment summaries (segments.go) with the refusal, why, as the reason.
+// its row ranked from a tail scan seeded from the .snapshot of the last
+// segment roll (logindex.ScanTail), its page drawn one segment at a time
+// from the segment summaries (segments.go) with the refusal, why, as the
+// reason.
 func loadPartitionDir(ctx context.Context, cat *catalog, o *Options, id, path string, d *load.LogDir, why string) error {
 	x := d.Index
 	e := append(x.Entries, x.MetadataEntries...)[0]
-	lz := &lazyPart{x: x, e: e, d: d, open: cat.openFull(d), mem: cat.mem}
+	lz := &lazyPart{x: x, e: e, d: d, open: cat.openFull(d), mem: cat.mem, diags: cat.diags}
 	lz.refuse(errors.New(why))
 	src := &source{id: id, topic: e.Topic, partition: e.Partition, lazy: lz}
 	src.title, src.path = loadTitle(path, cat.shownAs(path), nil, input.KindPartitionDir)
@@ -80,7 +81,7 @@ func (c *catalog) addLogDir(id string, d *load.LogDir) {
 	srcs := make([]*source, 0, len(x.Entries)+len(x.MetadataEntries))
 	title := c.shownAs(x.Root) + " (log directory)"
 	for _, e := range append(slices.Clip(x.Entries), x.MetadataEntries...) {
-		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d, open: c.openFull(d), mem: c.mem}})
+		srcs = append(srcs, &source{id: id, title: title, topic: e.Topic, partition: e.Partition, lazy: &lazyPart{x: x, e: e, d: d, open: c.openFull(d), mem: c.mem, diags: c.diags}})
 	}
 	c.put(srcs...)
 	c.mu.Lock()

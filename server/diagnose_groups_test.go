@@ -23,9 +23,9 @@ func TestDiagnosisPanelGroupKinds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cat := &catalog{}
+		cat := diagnosing(&catalog{})
 		cat.add("load1", dir, ld)
-		srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+		srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 		t.Cleanup(srv.Close)
 		rc := `data-testid="share-group-share-rc" data-group="share-rc" data-start="3" data-isolation="read_committed" data-held="true" data-blocked="true"`
 		if !withMetadata {

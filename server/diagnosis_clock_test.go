@@ -19,12 +19,12 @@ import (
 // the demo's fixed timestamps; the same partition served as a source that
 // is not a demo is aged by the server's clock on both.
 func TestDiagnosisAPIClock(t *testing.T) {
-	cat := demoCatalog(false)
+	cat := diagnosing(demoCatalog(false))
 	demo := cat.find("stuck-lso", "demo-stuck-lso", 0)
 	l := demo.get()
 	plain := &source{id: "stuck-copy", title: "not a demo", topic: demo.topic, partition: demo.partition, build: func() *txnindex.Log { return l }}
 	cat.put(plain)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 	t.Cleanup(srv.Close)
 	newest := int64(-1)
 	for i := range l.Batches {

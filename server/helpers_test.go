@@ -8,7 +8,16 @@ import (
 	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/view"
 )
+
+// diagnosing gives c a Diagnoser of its own, as New gives the server's
+// catalog the server's: the pages, the API and the loads' evidence need
+// one.
+func diagnosing(c *catalog) *catalog {
+	c.diags = view.NewDiagnoser()
+	return c
+}
 
 // The helpers the server's tests share. The fixtures (kfake clusters, log
 // dirs) come from internal/testfixture, as internal/cli's and e2e's do, so

@@ -14,7 +14,7 @@ import (
 // bigCatalog is n partitions of one source, none built: what --load of a
 // log directory of n partitions lists before anything is opened.
 func bigCatalog(n int) *catalog {
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	srcs := make([]*source, n)
 	for i := range srcs {
 		topic, part := fmt.Sprintf("t%d", i/100), int32(i%100)
@@ -32,7 +32,7 @@ func bigCatalog(n int) *catalog {
 func TestIndexLookupIsNotQuadratic(t *testing.T) {
 	const n = 50_000
 	cat := bigCatalog(n)
-	srv := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{}))
+	srv := httptest.NewServer(routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags), routeOptions{}))
 	defer srv.Close()
 	t0 := time.Now()
 	page := getPage(t, srv.URL+"/")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/txnscope/txnscope/loader"
 )
 
 // loadNames names the --load paths for the page headings: each by its base
@@ -50,4 +52,20 @@ func loadNames(paths []string) []string {
 		}
 	}
 	return names
+}
+
+// loadTitle is "<root shown as>/<partition dir relative to it> (kind)" and
+// the absolute path of what was read (the partition directory, else root).
+func loadTitle(root, shown string, f *loader.Partition, kind string) (title, full string) {
+	full = root
+	if f != nil && f.Dir != "" {
+		full = f.Dir
+		if rel, err := filepath.Rel(root, f.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			shown += "/" + filepath.ToSlash(rel)
+		}
+	}
+	if abs, err := filepath.Abs(full); err == nil {
+		full = abs
+	}
+	return fmt.Sprintf("%s (%s)", shown, kind), full
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/live/metrics"
-	"github.com/txnscope/txnscope/view"
 )
 
 // loadedMetrics is /metrics of serve --load: on each scrape, the series of
@@ -32,7 +31,7 @@ func loadedMetrics(cat *catalog, m *metrics.Collector, extra ...prometheus.Colle
 			}
 			var d *diagnosis.Diagnosis
 			if l := s.built(); l != nil {
-				d = view.Diagnose(l, diagnosis.Options{Now: start, Position: -1})
+				d = cat.diags.Diagnose(l, diagnosis.Options{Now: start, Position: -1})
 			} else if s.lazy != nil {
 				d = s.lazy.scanView().Diagnosis
 			}

@@ -60,7 +60,7 @@ func routesWith(cat *catalog, a *api.API, o routeOptions) http.Handler {
 	if o.segs != nil {
 		wc = segWebCatalog{webCatalog{cat}, o.segs} // the segment strip and windows (segments.go)
 	}
-	ui := web.New(wc)
+	ui := web.New(wc, cat.diags) // the diagnoses the API shares (api.New)
 	ui.UploadLimit = o.upload.MaxBytes
 	ui.Now = o.now
 	r := chi.NewRouter()

@@ -78,7 +78,7 @@ func TestLimitsAtLoad(t *testing.T) {
 // TestMaxOpenFiles: record decoding waits for one of --max-open-files
 // slots and, when none frees before the request's context ends, says so.
 func TestMaxOpenFiles(t *testing.T) {
-	cat := demoCatalog(false)
+	cat := diagnosing(demoCatalog(false))
 	lr := newLimitedRecords(loaderRecords{cat}, 2)
 	src := cat.find("interleaved", "demo-interleaved", 0)
 	l := src.get()
@@ -166,9 +166,9 @@ func TestWebsocketLimits(t *testing.T) {
 // TestRequestTimeout: a handler that outlives --request-timeout is answered
 // 503 naming the flag; the websocket stream is not cut by it.
 func TestRequestTimeout(t *testing.T) {
-	cat := demoCatalog(false)
+	cat := diagnosing(demoCatalog(false))
 	const d = 100 * time.Millisecond
-	h := routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{sec: &security{requestTimeout: d}})
+	h := routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags), routeOptions{sec: &security{requestTimeout: d}})
 	// A handler that never finishes on its own, for this test only.
 	h.(chi.Router).Get("/test/stuck", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	srv := httptest.NewServer(h)

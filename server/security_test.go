@@ -397,8 +397,8 @@ func TestPathTraversal(t *testing.T) {
 // logged with the request path, and the server goes on serving.
 func TestPanicRecovered(t *testing.T) {
 	logs := captureLog(t)
-	cat := demoCatalog(false)
-	h := routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}), routeOptions{})
+	cat := diagnosing(demoCatalog(false))
+	h := routesWith(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags), routeOptions{})
 	// A route that panics, added for this test only; it runs behind the
 	// same middleware stack as every real route.
 	h.(chi.Router).Get("/test/panic/{what}", func(http.ResponseWriter, *http.Request) { panic("boom: handler bug") })

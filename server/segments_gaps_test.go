@@ -90,9 +90,9 @@ func TestSegmentWindowGapsEqualStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.add("load1", dir, ld)
-	a := api.New(apiCatalog{cat}, nil)
+	a := api.New(apiCatalog{cat}, nil, cat.diags)
 	a.SetSegmented(newSegStores(cat, 1<<20, t.TempDir()))
 	srv := httptest.NewServer(routes(cat, a))
 	defer srv.Close()

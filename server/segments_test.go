@@ -29,9 +29,9 @@ func TestSegmentRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	cat.add("load1", st.Dir, ld)
-	a := api.New(apiCatalog{cat}, nil)
+	a := api.New(apiCatalog{cat}, nil, cat.diags)
 	cacheDir := t.TempDir()
 	a.SetSegmented(newSegStores(cat, 1<<20, cacheDir))
 	srv := httptest.NewServer(routes(cat, a))
@@ -99,7 +99,7 @@ func TestSegStoresOpenNotGlobal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog{}
+	cat := diagnosing(&catalog{})
 	for i, st := range sts {
 		ld, err := input.Open(st.Dir)
 		if err != nil {

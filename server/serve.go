@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/live/metrics"
 	"github.com/txnscope/txnscope/loader/load"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"
 )
 
@@ -26,6 +27,7 @@ type Server struct {
 	o       Options
 	cat     *catalog
 	api     *api.API
+	diags   *view.Diagnoser // the pages', the API's and /metrics' diagnoses, and the loads' evidence for them
 	handler http.Handler
 
 	cancel context.CancelFunc // ends the background work (Close)
@@ -73,13 +75,13 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	ro.sec = sec
 	ro.upload = o.uploads()
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Server{o: o, cancel: cancel}
+	s := &Server{o: o, cancel: cancel, diags: view.NewDiagnoser()}
 	if err := s.load(ctx, &ro); err != nil {
 		s.Close()
 		return nil, err
 	}
 	ro.segs = newSegStores(s.cat, o.MaxMemory, o.SummaryCacheDir) // segments.go: the segment routes and the pages' strip
-	s.api = api.New(apiCatalog{s.cat}, newLimitedRecords(faultRecords{s.cat, windowRecords{loaderRecords{s.cat}, ro.segs}}, o.MaxOpenFiles))
+	s.api = api.New(apiCatalog{s.cat}, newLimitedRecords(faultRecords{s.cat, windowRecords{loaderRecords{s.cat}, ro.segs}}, o.MaxOpenFiles), s.diags)
 	o.configure(s.api)
 	// One budget, half of --max-memory, for the partitions opened
 	// whole, the segment windows and the stream's kept encodings
@@ -96,7 +98,7 @@ func New(ctx context.Context, o Options) (*Server, error) {
 func (s *Server) load(ctx context.Context, ro *routeOptions) error {
 	o := &s.o
 	cat := demoCatalog(o.Big)
-	cat.open, cat.mem = o.OpenFull, newMemBudget(o.MaxMemory)
+	cat.open, cat.mem, cat.diags = o.OpenFull, newMemBudget(o.MaxMemory), s.diags
 	ro.mem = cat.mem
 	s.cat = cat
 	cat.names = map[string]string{}

@@ -47,9 +47,9 @@ func TestRequestTimeoutLongRoutes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cat := &catalog{}
+			cat := diagnosing(&catalog{})
 			cat.add("load1", st.Dir, ld)
-			a := api.New(apiCatalog{cat}, nil)
+			a := api.New(apiCatalog{cat}, nil, cat.diags)
 			a.SetSegmented(newSegStores(cat, 4<<30, t.TempDir()))
 			srv := httptest.NewServer(routesWith(cat, a, routeOptions{sec: &security{requestTimeout: d}}))
 			defer srv.Close()

@@ -17,8 +17,8 @@ import (
 
 // TestRoutes hits every route of routes.go over the demo catalog.
 func TestRoutes(t *testing.T) {
-	cat := demoCatalog(true)
-	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat})))
+	cat := diagnosing(demoCatalog(true))
+	srv := httptest.NewServer(routes(cat, api.New(apiCatalog{cat}, loaderRecords{cat}, cat.diags)))
 	defer srv.Close()
 	p := "/sources/stuck-lso/partitions/demo-stuck-lso/0"
 	for _, c := range []struct {

@@ -46,7 +46,9 @@ type ReplayReport struct {
 	// not read, from the last entry of their .timeindex (the broker appends
 	// the segment's largest timestamp when it rolls it,
 	// LogSegment.onBecomeInactiveSegment), and of the batches read over
-	// from SpanFrom; -1 when every segment was read.
+	// from SpanFrom; -1 when every segment was read, or when none of those
+	// not read had a .timeindex to give it (loader.TailOptions.LastSegment
+	// reads on without).
 	SkippedMaxTimestamp int64 `json:"skipped_max_timestamp"`
 	// CRCFrom, when above 0, is the recovery point: the segments read that
 	// end at or below it were read without checking CRCs, as broker

@@ -6,6 +6,9 @@ import (
 	"weak"
 
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -15,7 +18,7 @@ import (
 // weakly: an entry goes with its log when the server lets the log go (an
 // evicted upload, a lazily opened partition dropped under --max-memory),
 // so that the evidence never keeps a log alive nor outlives it.
-var evidence struct {
+type evidence struct {
 	mu sync.Mutex
 	m  map[weak.Pointer[txnindex.Log]]joined
 }
@@ -25,34 +28,41 @@ type joined struct {
 	readFrom int64 // the first offset the log holds batches from; -1: all
 }
 
-func setEvidence(l *txnindex.Log, j joined) {
+func (e *evidence) set(l *txnindex.Log, j joined) {
 	k := weak.Make(l)
-	evidence.mu.Lock()
-	defer evidence.mu.Unlock()
-	if evidence.m == nil {
-		evidence.m = map[weak.Pointer[txnindex.Log]]joined{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[weak.Pointer[txnindex.Log]]joined{}
 	}
-	if _, ok := evidence.m[k]; !ok {
+	if _, ok := e.m[k]; !ok {
 		runtime.AddCleanup(l, func(k weak.Pointer[txnindex.Log]) {
-			evidence.mu.Lock()
-			delete(evidence.m, k)
-			evidence.mu.Unlock()
+			e.mu.Lock()
+			delete(e.m, k)
+			e.mu.Unlock()
 		}, k)
 	}
-	evidence.m[k] = j
+	e.m[k] = j
+}
+
+func (e *evidence) get(l *txnindex.Log) (joined, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.m[weak.Make(l)]
+	return j, ok
 }
 
 // evidenceCount is how many logs have evidence recorded (tests).
-func evidenceCount() int {
-	evidence.mu.Lock()
-	defer evidence.mu.Unlock()
-	return len(evidence.m)
+func (dg *Diagnoser) evidenceCount() int {
+	dg.evidence.mu.Lock()
+	defer dg.evidence.mu.Unlock()
+	return len(dg.evidence.m)
 }
 
 // SetEvidence records the internal-topic evidence for l's diagnoses. Set it
 // before l is first diagnosed: cached diagnoses are not recomputed.
-func SetEvidence(l *txnindex.Log, ev txnindex.InternalEvidence) {
-	setEvidence(l, joined{ev: ev, readFrom: -1})
+func (dg *Diagnoser) SetEvidence(l *txnindex.Log, ev txnindex.InternalEvidence) {
+	dg.evidence.set(l, joined{ev: ev, readFrom: -1})
 }
 
 // SetTailEvidence is SetEvidence for a log that holds only the batches
@@ -62,15 +72,38 @@ func SetEvidence(l *txnindex.Log, ev txnindex.InternalEvidence) {
 // records before it, so its count is left out (-1, "offsets below the
 // LSO", as for a group placed without a log) and it is blocked only when
 // it sits at the LSO.
-func SetTailEvidence(l *txnindex.Log, ev txnindex.InternalEvidence, readFrom int64) {
-	setEvidence(l, joined{ev: ev, readFrom: readFrom})
+func (dg *Diagnoser) SetTailEvidence(l *txnindex.Log, ev txnindex.InternalEvidence, readFrom int64) {
+	dg.evidence.set(l, joined{ev: ev, readFrom: readFrom})
+}
+
+// SetEvidenceOf records the internal topics of a loaded log dir (ld.Dirs)
+// for the diagnoses of the partitions read from its files (not a
+// capture's), as `diagnose DIR` joins them: the server's loads and
+// `txnscope export` read a log dir this one way. An unreadable internal
+// partition leaves the diagnoses unjoined; its damage is the loader's to
+// report.
+func (dg *Diagnoser) SetEvidenceOf(ld *input.Contents) {
+	if len(ld.Dirs) == 0 {
+		return
+	}
+	in, err := internaltopic.ReadLogDir(&loader.LogDir{Partitions: ld.Dirs})
+	if err != nil {
+		return
+	}
+	ev := in.Evidence()
+	if ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates && ev.RemoteStorage == nil {
+		return
+	}
+	for _, p := range ld.Partitions {
+		if p.Fetches == nil {
+			dg.SetEvidence(p.Log, ev)
+		}
+	}
 }
 
 // join adds l's recorded evidence to d, if any.
-func join(l *txnindex.Log, d *diagnosis.Diagnosis) {
-	evidence.mu.Lock()
-	j, ok := evidence.m[weak.Make(l)]
-	evidence.mu.Unlock()
+func (dg *Diagnoser) join(l *txnindex.Log, d *diagnosis.Diagnosis) {
+	j, ok := dg.evidence.get(l)
 	if !ok {
 		return
 	}

@@ -5,8 +5,10 @@
 // it that way.
 //
 // It holds the diagnosis options a query carries (ParseDiagnoseQuery) and
-// the single-flight diagnosis cache the index page, the timeline's panel
-// and the diagnosis API share (Diagnose). The lane rule and the words for
+// the Diagnoser, the single-flight diagnosis cache joined with the
+// internal topics' evidence, of which a server holds one that the index
+// page, the timeline's panel and the diagnosis API share. The package
+// itself keeps no state. The lane rule and the words for
 // verdicts and causes live in package present, where every page and CLI
 // text takes them from. Its API is internal to txnscope.
 package view

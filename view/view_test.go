@@ -1,7 +1,11 @@
 package view
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,15 +74,15 @@ func TestDiagnoseSingleFlight(t *testing.T) {
 	l := stuckLog()
 	now := time.UnixMilli(10_000_400)
 	o := diagnosis.Options{Now: now, Position: -1}
-	before := DiagnoseComputations()
+	dg := NewDiagnoser()
 	const n = 16
 	got := make([]*diagnosis.Diagnosis, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { got[i] = Diagnose(l, o) })
+		wg.Go(func() { got[i] = dg.Diagnose(l, o) })
 	}
 	wg.Wait()
-	if c := DiagnoseComputations() - before; c != 1 {
+	if c := dg.Computations(); c != 1 {
 		t.Errorf("%d concurrent callers computed %d diagnoses, want 1", n, c)
 	}
 	for i := range got {
@@ -86,17 +90,96 @@ func TestDiagnoseSingleFlight(t *testing.T) {
 			t.Fatalf("caller %d: %p (pinned by %v), caller 0: %p", i, got[i], got[i].PinnedBy, got[0])
 		}
 	}
-	d, runbook := DiagnoseRunbook(l, diagnosis.Options{Now: now.Add(500 * time.Millisecond), Position: -1})
-	if d != got[0] || runbook != present.Runbook(d) || DiagnoseComputations()-before != 1 {
-		t.Errorf("same second: another diagnosis (%d computations) or runbook %q", DiagnoseComputations()-before, runbook)
+	d, runbook := dg.DiagnoseRunbook(l, diagnosis.Options{Now: now.Add(500 * time.Millisecond), Position: -1})
+	if d != got[0] || runbook != present.Runbook(d) || dg.Computations() != 1 {
+		t.Errorf("same second: another diagnosis (%d computations) or runbook %q", dg.Computations(), runbook)
 	}
-	if Diagnose(l, diagnosis.Options{Now: now.Add(time.Second), Position: -1}) == got[0] {
+	if dg.Diagnose(l, diagnosis.Options{Now: now.Add(time.Second), Position: -1}) == got[0] {
 		t.Errorf("another second, same diagnosis")
 	}
-	if Diagnose(l, diagnosis.Options{Now: now, Position: -1, Bootstrap: "x"}) == got[0] {
+	if dg.Diagnose(l, diagnosis.Options{Now: now, Position: -1, Bootstrap: "x"}) == got[0] {
 		t.Errorf("other options, same diagnosis")
 	}
-	if c := DiagnoseComputations() - before; c != 3 {
+	if c := dg.Computations(); c != 3 {
 		t.Errorf("%d computations, want 3", c)
+	}
+}
+
+// TestDiagnoseBounded: however many keys are asked for, the cache keeps at
+// most diagCacheSize of them (a new second is a new key).
+func TestDiagnoseBounded(t *testing.T) {
+	l := stuckLog()
+	dg := NewDiagnoser()
+	for i := range 3 * diagCacheSize {
+		dg.Diagnose(l, diagnosis.Options{Now: time.Unix(int64(10_000+i), 0), Position: -1})
+		dg.diags.mu.Lock()
+		n := len(dg.diags.m)
+		dg.diags.mu.Unlock()
+		if n > diagCacheSize {
+			t.Fatalf("%d keys cached after %d diagnoses, want at most %d", n, i+1, diagCacheSize)
+		}
+	}
+	if c := dg.Computations(); c != 3*diagCacheSize {
+		t.Errorf("%d computations for %d keys", c, 3*diagCacheSize)
+	}
+}
+
+// TestDiagnosePanicRetries: a diagnosis that panics leaves no entry behind,
+// so the next caller computes again rather than being served the empty
+// diagnosis its waiters were released with.
+func TestDiagnosePanicRetries(t *testing.T) {
+	dg := NewDiagnoser()
+	o := diagnosis.Options{Position: -1}
+	for i := range 2 {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("call %d: diagnosing a nil log did not panic", i)
+				}
+			}()
+			dg.Diagnose(nil, o)
+		}()
+	}
+	if c := dg.Computations(); c != 2 {
+		t.Errorf("%d computations, want 2: the failed entry was kept", c)
+	}
+	dg.diags.mu.Lock()
+	n := len(dg.diags.m)
+	dg.diags.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d entries after two failed diagnoses, want 0", n)
+	}
+}
+
+// TestNoPackageState: view declares no package-level variables, so that
+// every cache it has is a Diagnoser's, held and bounded by its owner (a
+// server, a command), never shared across them behind their backs.
+func TestNoPackageState(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					if n.Name != "_" {
+						t.Errorf("%s: package-level var %s", fset.Position(n.Pos()), n.Name)
+					}
+				}
+			}
+		}
 	}
 }

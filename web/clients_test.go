@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 func serveClients(t *testing.T, ui *UI, path string, want int) string {
@@ -29,7 +30,7 @@ func serveClients(t *testing.T, ui *UI, path string, want int) string {
 // kafka-python deliver the two aborted records and hand over both markers
 // (four departures each), kafkajs and the Kafka-rule clients none.
 func TestClientsPageRows(t *testing.T) {
-	ui := New(fakeCatalog{testLog()})
+	ui := New(fakeCatalog{testLog()}, view.NewDiagnoser())
 	body := serveClients(t, ui, "/sources/demo/partitions/t/0/clients", 200)
 	rows := regexp.MustCompile(`(?s)<tr data-testid="clients-row-([a-z-]+)">(.*?)</tr>`).FindAllStringSubmatch(body, -1)
 	want := map[string]struct {
@@ -67,7 +68,7 @@ func TestClientsPageRows(t *testing.T) {
 // and links to the earlier ones; a bad query is a 400, an unknown
 // partition a 404.
 func TestClientsPagePaging(t *testing.T) {
-	ui := New(fakeCatalog{testLog()})
+	ui := New(fakeCatalog{testLog()}, view.NewDiagnoser())
 	body := serveClients(t, ui, "/sources/demo/partitions/t/0/clients?from=3&position=3&isolation=read_uncommitted", 200)
 	if n := strings.Count(body, `<th class="off">`); n != 4 {
 		t.Errorf("from 3: %d columns, want 4 (offsets 3-6)", n)
@@ -91,7 +92,7 @@ func TestClientsPagePagesThroughLongLogs(t *testing.T) {
 	for off := int64(0); off < 250; off++ {
 		p.Batches = append(p.Batches, txnindex.BatchFields{BaseOffset: off, LastOffset: off, ProducerID: -1, Magic: 2, Records: 1, Size: 70, BaseSequence: -1}.Batch())
 	}
-	ui := New(fakeCatalog{txnindex.Build(p)})
+	ui := New(fakeCatalog{txnindex.Build(p)}, view.NewDiagnoser())
 	for _, c := range []struct {
 		from       int64
 		columns    int

@@ -12,7 +12,6 @@ import (
 	"github.com/txnscope/txnscope/diagnosis"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
-	"github.com/txnscope/txnscope/view"
 )
 
 // DiagnosisView is the stuck-LSO panel of the timeline page, built from
@@ -374,15 +373,6 @@ func (u *UI) builtLog(s Source, p Partition) *txnindex.Log {
 	return l
 }
 
-// diagCache hands diagnoses out of view's shared single-flight cache, so
-// that the index, the timeline page, the panel and the diagnosis API all
-// share one computation per (log, options, second) however many ask at once.
-type diagCache struct{}
-
-func (diagCache) diagnose(l *txnindex.Log, o diagnosis.Options) *diagnosis.Diagnosis {
-	return view.Diagnose(l, o)
-}
-
 // DiagnosisPanel serves /sources/{id}/partitions/{topic}/{partition}/diagnosis:
 // the panel alone, as an HTML fragment, so that the timeline page can
 // replace it when the consumer position changes (static/js/diagnosis.js)
@@ -405,7 +395,7 @@ func (u *UI) DiagnosisPanel() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		v := diagnosisViewFor(u.diags.diagnose(l, o), cmdFill{bootstrap, topic}, clock)
+		v := diagnosisViewFor(u.diags.Diagnose(l, o), cmdFill{bootstrap, topic}, clock)
 		v.ClientsHref = clientsHref(r.PathValue("id"), r.PathValue("topic"), int32(p))
 		render(w, r, diagnosisPanel(v))
 	})

@@ -36,7 +36,7 @@ func stuckLogWith(more ...[3]int64) *txnindex.Log {
 // its offset, "6", not as the range "6–6" (seen on a broker-shaped
 // partition's panel: a producer's last transaction of one batch).
 func TestOpenTxnOneOffset(t *testing.T) {
-	ui := New(builtCatalog{stuck: stuckLogWith([3]int64{6, 6, 11}), clear: testLog()})
+	ui := New(builtCatalog{stuck: stuckLogWith([3]int64{6, 6, 11}), clear: testLog()}, view.NewDiagnoser())
 	body := serve(t, ui.Timeline(), "/sources/b/partitions/s/0?now=log", 200)
 	if !strings.Contains(body, `data-testid="diag-txn-11-6"`) || !strings.Contains(body, `<td class="num">6</td>`) || strings.Contains(body, "6–6") {
 		t.Errorf("the open transaction at offset 6 is not listed as 6:\n%s", body)
@@ -80,7 +80,7 @@ func (c builtCatalog) Built(id, topic string, p int32) (*txnindex.Log, bool) {
 // clear one and the one not built yet only in their sources' lists, and
 // the index builds nothing.
 func TestIndexByLag(t *testing.T) {
-	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()})
+	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()}, view.NewDiagnoser())
 	body := serve(t, ui.Index(), "/?now=log", 200)
 	held := body[strings.Index(body, `data-testid="lag-sorted"`):strings.Index(body, `data-testid="load-a"`)]
 	if !strings.Contains(held, `data-testid="held-row-b-s-0"`) || strings.Contains(held, "-a-t-0") || strings.Contains(held, "lazy-big") {
@@ -123,7 +123,7 @@ func TestIndexGroups(t *testing.T) {
 	if want := "orders2-1 orders10-0 __consumer_offsets-8 __consumer_offsets-39"; strings.Join(got, " ") != want {
 		t.Errorf("order %q, want %q", strings.Join(got, " "), want)
 	}
-	body := serve(t, New(staticCatalog(srcs)).Index(), "/", 200)
+	body := serve(t, New(staticCatalog(srcs), view.NewDiagnoser()).Index(), "/", 200)
 	for _, want := range []string{`data-testid="scan-progress"`, "1 of 4 partitions scanned", `data-testid="row-loading"`, `data-testid="demo-section"`,
 		"__cluster_metadata-0 is KRaft metadata", `data-testid="index-filter"`, `/static/js/index.js?v=`} {
 		if !strings.Contains(body, want) {
@@ -141,7 +141,7 @@ func (c staticCatalog) Log(string, string, int32) (*txnindex.Log, bool) {
 }
 
 func TestTimelineDiagnosis(t *testing.T) {
-	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()})
+	ui := New(builtCatalog{stuck: stuckLog(), clear: testLog()}, view.NewDiagnoser())
 	body := serve(t, ui.Timeline(), "/sources/b/partitions/s/0?now=log&bootstrap=k:9092&position=0", 200)
 	for _, want := range []string{
 		`data-testid="diagnosis"`, `data-state="stuck"`, `data-pinned-producer="9"`, `data-pinned-first="2"`, `data-pinned-last="3"`,
@@ -186,22 +186,29 @@ func TestDurText(t *testing.T) {
 	}
 }
 
-func TestDiagCache(t *testing.T) {
-	var c diagCache
+// TestPagesShareTheDiagnoser: the timeline page, its panel and the index
+// diagnose through the Diagnoser the UI was given, which the diagnosis API
+// is given too: one computation per (log, options, second), however many
+// of them ask, and what the pages computed the API serves without
+// computing again.
+func TestPagesShareTheDiagnoser(t *testing.T) {
+	dg := view.NewDiagnoser()
 	l := stuckLog()
-	now := time.UnixMilli(10_000_400)
-	a := c.diagnose(l, diagnosis.Options{Now: now, Position: -1})
-	if b := c.diagnose(l, diagnosis.Options{Now: now.Add(300 * time.Millisecond), Position: -1}); a != b {
-		t.Errorf("same second, new diagnosis")
+	ui := New(builtCatalog{stuck: l, clear: testLog()}, dg)
+	q := "?now=10000400"
+	serve(t, ui.Timeline(), "/sources/b/partitions/s/0"+q, 200)
+	serve(t, ui.DiagnosisPanel(), "/sources/b/partitions/s/0"+q, 200)
+	serve(t, ui.Timeline(), "/sources/b/partitions/s/0?now=10000900", 200)
+	if c := dg.Computations(); c != 1 {
+		t.Errorf("the page twice and its panel in one second: %d computations, want 1", c)
 	}
-	if b := c.diagnose(l, diagnosis.Options{Now: now, Position: -1, Bootstrap: "x"}); a == b {
-		t.Errorf("other options, same diagnosis")
+	serve(t, ui.Index(), "/"+q, 200)
+	c := dg.Computations()
+	if c != 2 {
+		t.Errorf("the index: %d computations, want 2 (its clear partition's)", c)
 	}
-	// The panel and the diagnosis API share one cache (view.Diagnose):
-	// what the panel computed, the API serves without computing again.
-	before := view.DiagnoseComputations()
-	if b := view.Diagnose(l, diagnosis.Options{Now: now, Position: -1}); a != b || view.DiagnoseComputations() != before {
-		t.Errorf("the API recomputed the panel's diagnosis (%d computations)", view.DiagnoseComputations()-before)
+	if d := dg.Diagnose(l, diagnosis.Options{Now: time.UnixMilli(10_000_400), Position: -1}); d.PinnedBy == nil || dg.Computations() != c {
+		t.Errorf("the API recomputed the pages' diagnosis (%d computations, want %d)", dg.Computations(), c)
 	}
 }
 

@@ -240,10 +240,10 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 func itoa(n int) string  { return strconv.Itoa(n) }
 
 // readTail makes the summary of a tail view say what it counts: the
-// segments read of all (the tail's log stands the others as one empty
-// segment, not counted). Its gaps are already the tail's: the offsets below
-// it were not read, and its log, a seeded replay, has no gap there
-// (logindex.ScanTail).
+// segments read of all (the tail's log lists the others with no batches,
+// not counted). Its gaps are already the tail's: the offsets below it were
+// not read, and its log, a seeded replay, has no gap there
+// (logindex.ScanTail, loader.OpenPartitionTail).
 func (v *TimelineView) readTail(t *TailRead) {
 	v.tail, v.Segments, v.SegmentsOf = true, t.Read, t.Total
 }

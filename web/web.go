@@ -83,7 +83,7 @@ type Catalog interface {
 // UI holds the page handlers.
 type UI struct {
 	cat   Catalog
-	diags diagCache
+	diags *view.Diagnoser // shared with the diagnosis API, so that a page and its API agree
 	// UploadLimit is the largest file the index page accepts as a drop
 	// (POST /api/v1/uploads); 0 hides the drop zone (uploads disabled).
 	// Set it before serving.
@@ -95,8 +95,10 @@ type UI struct {
 	Now func() time.Time
 }
 
-// New returns the page handlers over cat.
-func New(cat Catalog) *UI { return &UI{cat: cat} }
+// New returns the page handlers over cat, diagnosing through diags: the
+// index, the timeline page and its panel share one computation per (log,
+// options, second) with the diagnosis API given the same Diagnoser.
+func New(cat Catalog, diags *view.Diagnoser) *UI { return &UI{cat: cat, diags: diags} }
 
 // now reads the server's clock (UI.Now).
 func (u *UI) now() time.Time {
@@ -121,7 +123,7 @@ func (u *UI) Index() http.Handler {
 			o, _, _ := view.DiagnoseClock(r.URL.Query(), u.now(), s.Demo)
 			var d *diagnosis.Diagnosis
 			if l := u.builtLog(s, p); l != nil {
-				d = u.diags.diagnose(l, o)
+				d = u.diags.Diagnose(l, o)
 			} else if p.Scan != nil {
 				d = p.Scan.Diagnosis // a lazy partition's tail, nil until scanned
 			}
@@ -207,7 +209,7 @@ func (u *UI) timelinePage(w http.ResponseWriter, r *http.Request) (TimelineView,
 	} else if tail != nil {
 		v.readTail(tail)
 	}
-	v.Diag = diagnosisViewFor(u.diags.diagnose(dl, o), cmdFill{bootstrap, topicName(r)}, clock)
+	v.Diag = diagnosisViewFor(u.diags.Diagnose(dl, o), cmdFill{bootstrap, topicName(r)}, clock)
 	v.Diag.ClientsHref = clientsHref(id, topic, int32(p))
 	return v, true
 }

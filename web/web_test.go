@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 // fakeCatalog holds one partition: producer 7 aborts, producer 8 commits.
@@ -53,7 +54,7 @@ func serve(t *testing.T, h http.Handler, path string, want int) string {
 }
 
 func TestIndex(t *testing.T) {
-	ui := New(fakeCatalog{testLog()})
+	ui := New(fakeCatalog{testLog()}, view.NewDiagnoser())
 	body := serve(t, ui.Index(), "/", 200)
 	for _, want := range []string{`data-testid="source-list"`, `data-testid="partition-link-demo-t-0"`, `href="/sources/demo/partitions/t/0"`, "A demo"} {
 		if !strings.Contains(body, want) {
@@ -66,7 +67,7 @@ func TestIndex(t *testing.T) {
 }
 
 func TestTimeline(t *testing.T) {
-	ui := New(fakeCatalog{testLog()})
+	ui := New(fakeCatalog{testLog()}, view.NewDiagnoser())
 	body := serve(t, ui.Timeline(), "/sources/demo/partitions/t/0", 200)
 	for _, want := range []string{
 		`data-testid="timeline"`, `data-testid="lane-none"`, `data-testid="lane-7"`, `data-testid="lane-8"`,

@@ -14,7 +14,6 @@ import (
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
-	"github.com/txnscope/txnscope/view"
 )
 
 // internalEvidence reads the __transaction_state and __consumer_offsets
@@ -154,20 +153,4 @@ func writeDiagnoses(e *env, format string, ds []*diagnosis.Diagnosis) error {
 		}
 	}
 	return nil
-}
-
-// setEvidence records the internal topics of a loaded log dir for the
-// diagnoses the pages and the API serve (view.Diagnose joins them). An
-// unreadable internal partition leaves the diagnosis unjoined; its damage
-// is the loader's to report.
-func setEvidence(ld *input.Contents) {
-	ev, err := internalEvidence(&env{stderr: io.Discard}, ld)
-	if err != nil || ev.Coordinators == nil && !ev.HaveOffsets && !ev.HaveShareStates && ev.RemoteStorage == nil {
-		return
-	}
-	for _, p := range ld.Partitions {
-		if p.Fetches == nil {
-			view.SetEvidence(p.Log, ev)
-		}
-	}
 }

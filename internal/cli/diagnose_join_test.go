@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,4 +183,23 @@ func sameDiagnoses(t *testing.T, got, want string) bool {
 	a, _ := json.Marshal(g)
 	b, _ := json.Marshal(w)
 	return string(a) == string(b)
+}
+
+// TestExportJoinsInternalTopics: the export of a log dir's partition shows
+// the diagnosis its served page shows, joined with the log dir's internal
+// topics: the transactional id and coordinator state of the transaction
+// that pins the LSO.
+func TestExportJoinsInternalTopics(t *testing.T) {
+	dir := testfixture.WriteJoinLogDir(t)
+	out := filepath.Join(t.TempDir(), "orders.html")
+	if code, _, errOut := runArgs(t, "export", "--now", "2026-01-01T00:00:01Z", "--topic", "orders", "--partition", "0", "--out", out, dir); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `data-transactional-id="zombie-tx" data-coordinator-state="Ongoing"`; !strings.Contains(string(b), want) {
+		t.Errorf("the export's diagnosis is not joined with the internal topics: no %s", want)
+	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
@@ -85,6 +84,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	var srcs []*exportSource
 	var kind string
+	diags := view.NewDiagnoser()
 	if *demo != "" {
 		s, err := exportDemo(*demo)
 		if err != nil {
@@ -100,7 +100,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		for _, p := range ld.Problems {
 			fmt.Fprintf(e.stderr, "warning: %v\n", p)
 		}
-		setEvidence(ld) // diagnose_join.go: the internal topics' evidence, as the server joins it
+		diags.SetEvidenceOf(ld) // the internal topics' evidence, as the server joins it
 		for _, p := range ld.Partitions {
 			srcs = append(srcs, &exportSource{id: "export", title: fmt.Sprintf("%s (%s)", filepath.Base(filepath.Clean(path)), ld.Kind),
 				topic: p.Log.Topic, partition: p.Log.Partition, log: p.Log, files: ld.Files(p.Log.Topic, p.Log.Partition)})
@@ -121,7 +121,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		s.title = t
 	}
 	var buf bytes.Buffer
-	note, err := exportPage(ctx, &buf, s, clock)
+	note, err := exportPage(ctx, &buf, s, clock, diags)
 	if err != nil {
 		return err
 	}
@@ -210,9 +210,11 @@ func exportPick(srcs []*exportSource, topic string, partition int) (*exportSourc
 }
 
 // exportPage writes the static page of s: the data the stream and the API
-// would have sent (api.Export), inlined into the timeline and lesson page,
-// and the export's note of what it leaves out.
-func exportPage(ctx context.Context, w *bytes.Buffer, s *exportSource, clock url.Values) (string, error) {
+// would have sent (api.Export), inlined into the timeline and lesson page
+// with the diagnosis the served page shows (diags: joined with the
+// internal topics' evidence recorded there), and the export's note of
+// what it leaves out.
+func exportPage(ctx context.Context, w *bytes.Buffer, s *exportSource, clock url.Values, diags *view.Diagnoser) (string, error) {
 	l := s.log
 	d, err := api.Export(ctx, s.id, l, filesRecords{s.files})
 	if err != nil {
@@ -229,7 +231,7 @@ func exportPage(ctx context.Context, w *bytes.Buffer, s *exportSource, clock url
 	if err != nil {
 		return "", err
 	}
-	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, present.Diagnose(l, o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
+	return d.Note, web.StaticLessonPage(ctx, w, s.id, s.title, l, diags.Diagnose(l, o), data, d.Note, web.NewLessonOf(s.id, l, -1, web.ExportLessonMaxBatches))
 }
 
 // filesRecords decodes a batch's records from the files the exported

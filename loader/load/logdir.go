@@ -128,9 +128,9 @@ func (d *LogDir) Open(ctx context.Context, e *logindex.Entry) (*input.Contents, 
 }
 
 // Tail is the partition's tail as the index's scan reads it
-// (logindex.ScanTail: from the snapshot of the last segment roll, batch
-// headers only), for a page asked for before its full load is done. The
-// files' damage is the full load's to report.
+// (logindex.ScanTail: loader.OpenPartitionTail from the snapshot of the
+// last segment roll, batch headers only), for a page asked for before its
+// full load is done. The files' damage is the full load's to report.
 func (d *LogDir) Tail(ctx context.Context, e *logindex.Entry) (*txnindex.Log, logindex.TailInfo, error) {
 	l, info, _, err := logindex.ScanTail(ctx, e.Dir, d.Index.Checkpoints)
 	return l, info, err

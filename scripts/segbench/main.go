@@ -44,6 +44,7 @@ import (
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
+	"github.com/txnscope/txnscope/view"
 )
 
 type result struct {
@@ -244,7 +245,7 @@ func (noCatalog) Log(string, string, int32) (*txnindex.Log, bool) { return nil, 
 // requests to a server on loopback: the route, its NDJSON encoding and
 // the client reading it all.
 func httpPans(st *segsum.Store, b int64, o txnindex.ConsumeOptions) (median, worst float64, worstAt, lines int, err error) {
-	a := api.New(noCatalog{}, nil)
+	a := api.New(noCatalog{}, nil, view.NewDiagnoser())
 	a.SetSegmented(segmented{st})
 	mux := http.NewServeMux()
 	mux.Handle("GET /w/{id}/{topic}/{partition}", a.SegmentWindow())
