@@ -13,7 +13,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/internal/testtool"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/server"
 )
 

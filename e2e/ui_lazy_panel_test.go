@@ -15,7 +15,7 @@ import (
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"

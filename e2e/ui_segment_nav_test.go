@@ -16,8 +16,8 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/testtool"
 	loadinput "github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/txnscope/txnscope/internal/testtool"
 	"github.com/txnscope/txnscope/loader"
 	loadinput "github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/server"
 	"github.com/txnscope/txnscope/txnindex"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 	"github.com/txnscope/txnscope/web"

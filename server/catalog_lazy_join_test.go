@@ -17,7 +17,7 @@ import (
 	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/internaltopic"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"

@@ -15,7 +15,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/view"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/txnscope/txnscope/internal/progress"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )

@@ -23,7 +23,7 @@ import (
 	"github.com/txnscope/txnscope/internal/genlogdir"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 )
 
 // TestEvictOpenedPartitionsWithinMaxMemory: a log directory whose

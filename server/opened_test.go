@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/scenario/gen"
 	"github.com/txnscope/txnscope/txnindex"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/txnscope/txnscope/live"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/logindex"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/logindex"
+	"github.com/txnscope/txnscope/loader/segsum"
 )
 
 // Options are what a Server serves and within which limits. Each field but

@@ -10,7 +10,7 @@ import (
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )

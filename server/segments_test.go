@@ -11,8 +11,8 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 )
 
 // TestSegmentRoutes: a partition directory loaded with serve --load is also

@@ -13,8 +13,8 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/load"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/present"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

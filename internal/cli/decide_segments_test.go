@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/loader/input"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 )
 
 // TestDecideBySegmentEqualsWholeLoad: `decide --by-segment` of a partition

@@ -11,7 +11,7 @@ import (
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/inspect"
 	"github.com/txnscope/txnscope/loader/load"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/segsum"
 )
 
 func runInspect(ctx context.Context, e *env, args []string) error {

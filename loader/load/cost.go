@@ -11,7 +11,7 @@ import (
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/internaltopic"
-	"github.com/txnscope/txnscope/logindex"
+	"github.com/txnscope/txnscope/loader/logindex"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/logindex"
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/logindex"
+	"github.com/txnscope/txnscope/loader/segsum"
 )
 
 // Input is what Open read, by the path its Plan took: the partitions read

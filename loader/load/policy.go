@@ -3,7 +3,7 @@ package load
 import (
 	"fmt"
 
-	"github.com/txnscope/txnscope/segsum"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
 

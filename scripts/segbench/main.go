@@ -41,8 +41,8 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/scenario/gen"
-	"github.com/txnscope/txnscope/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/view"
 )
