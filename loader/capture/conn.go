@@ -75,7 +75,7 @@ func newConnDecoder(c *Capture, conn *Conn) *connDecoder {
 		session: map[sessionKey]int64{}, answered: map[int32]bool{},
 		reqWhere: conn.Client + "->" + conn.Server, respWhere: conn.Server + "->" + conn.Client}
 	d.rq = &framer{file: c.Name, where: d.reqWhere, d: conn.c2s, min: minRequest, corrAt: 8, plausible: plausibleRequest, emit: d.request}
-	d.rs = &framer{file: c.Name, where: d.respWhere, d: conn.s2c, min: minResponse, corrAt: 4, plausible: d.plausibleResponse, confirm: d.confirmResponse, emit: d.response}
+	d.rs = &framer{file: c.Name, where: d.respWhere, d: conn.s2c, min: minResponse, corrAt: 4, plausible: d.plausibleResponse, confirm: d.confirmResponse, undecided: d.undecidedResponse, emit: d.response}
 	return d
 }
 
@@ -193,6 +193,20 @@ func (d *connDecoder) plausibleResponse(b []byte, after int32) bool {
 	}
 	j, ok := d.place[after]
 	return !ok || i > j
+}
+
+// undecidedResponse: a size in range and the correlation id of a request
+// that may still be framed (waits), so that a response framer
+// resynchronising ahead of its requests does not pass over the response
+// whose request comes next.
+func (d *connDecoder) undecidedResponse(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	if n := int32(binary.BigEndian.Uint32(b)); n < minResponse || n > maxFrame {
+		return false
+	}
+	return d.waits(frame{data: b[4:8]})
 }
 
 // confirmResponse: a response that runs past the bytes captured after a

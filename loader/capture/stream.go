@@ -196,7 +196,13 @@ type framer struct {
 	// confirm, if set, checks a plausible frame that runs past the
 	// captured bytes more closely.
 	confirm func(b []byte) bool
-	emit    func(frame)
+	// undecided, if set, reports whether b, starting at a size field,
+	// is not plausible now but may become so once the other direction's
+	// bytes arrive: a response whose request has not been framed yet,
+	// when tcpassembly hands a connection's responses over before its
+	// requests.
+	undecided func(b []byte) bool
+	emit      func(frame)
 
 	// The walk's place: run ri, stream byte pos; aligned when pos starts
 	// a frame, else pos is where scanning resumes.
@@ -321,9 +327,9 @@ func (fr *framer) walk(final bool) {
 			if fr.scanFrom < 0 {
 				fr.scanFrom = from
 			}
-			p, found := fr.scan(r, from, fr.after, done)
+			p, found, wait := fr.scan(r, from, fr.after, done)
 			switch {
-			case !done && !found:
+			case wait:
 				fr.pos = p // wait for the bytes that decide
 				return
 			case !found && last:
@@ -422,37 +428,49 @@ const maxWeak = 16
 // the run's end that confirm (when set) accepts.
 //
 // While r may still grow (not done), a candidate whose successor has not
-// arrived cannot be judged yet: scan then returns it, not found, and is
-// called again from there when more bytes come.
-func (fr *framer) scan(r *run, from int64, after int32, done bool) (int64, bool) {
+// arrived cannot be judged yet: scan then returns it, not found, with wait
+// set, and is called again from there when more bytes come. So with a
+// candidate that the other direction's bytes still to come may make
+// plausible (undecided), for at most flushHeld bytes (past them the
+// connection has stopped waiting for those bytes: connDecoder.response),
+// unless a plausible candidate before it is waiting to be confirmed.
+func (fr *framer) scan(r *run, from int64, after int32, done bool) (pos int64, found, wait bool) {
 	b := r.buf.Bytes()
 	need := fr.corrAt + 4
 	var weak []int
 	i := int(from - r.off)
 	for ; i+need <= len(b); i++ {
 		if !fr.plausible(b[i:], after) {
+			if len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:]) {
+				return r.off + int64(i), false, true
+			}
 			continue
 		}
 		next := i + 4 + int(int32(binary.BigEndian.Uint32(b[i:])))
 		switch {
 		case next+need <= len(b) && fr.plausible(b[next:], fr.corr(b[i:])):
-			return r.off + int64(i), true
+			return r.off + int64(i), true, false
+		case next+need <= len(b) && len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[next:]):
+			return r.off + int64(i), false, true // the frame after it waits for its request
 		case next+need <= len(b):
 		case !done:
-			return r.off + int64(i), false
+			return r.off + int64(i), false, true
 		case next == len(b):
-			return r.off + int64(i), true
+			return r.off + int64(i), true, false
 		case len(weak) < maxWeak:
 			weak = append(weak, i)
 		}
 	}
 	if !done {
-		return r.off + int64(max(i, int(from-r.off))), false
+		return r.off + int64(max(i, int(from-r.off))), false, true
 	}
 	for _, i := range weak {
 		if fr.confirm == nil || fr.confirm(b[i:]) {
-			return r.off + int64(i), true
+			return r.off + int64(i), true, false
+		}
+		if fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:]) {
+			return r.off + int64(i), false, true // confirm needs its request
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
