@@ -491,7 +491,7 @@ func sampleBatches(r io.ReaderAt, spots []int64, end, window int64, o ScanOption
 }
 
 // appendBatches is append that grows dst, when it must, to exactly what it
-// needs in huge-page-advised memory (makeBatches).
+// needs, not to append's doubling.
 func appendBatches(dst, src []txnindex.Batch) []txnindex.Batch {
 	if n := len(dst) + len(src); n > cap(dst) {
 		grown := makeBatches(len(dst), n)

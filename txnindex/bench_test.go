@@ -12,7 +12,7 @@ import (
 // segment roll every 100,000 batches.
 func benchLog(n int) *Log {
 	b := newLog()
-	// As the loader allocates them (makeBatches): huge-page advised.
+	// In one array of plain memory, as the loader keeps them.
 	b.p.Batches = make([]Batch, 0, n+8)
 	r := rand.New(rand.NewPCG(3, 5))
 	inTxn := [5]int{}

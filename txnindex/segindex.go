@@ -102,10 +102,8 @@ func (l *Log) buildIndexes() {
 	l.effective = make([][]AbortInfo, len(l.Segments))
 	l.effSorted = make([]bool, len(l.Segments))
 	l.abortByID = make(map[abortKey]*AbortInfo, entries)
-	// Every segment's entries in one array: one large allocation is
-	// backed by huge pages where a few of 2-3 MB each, among the heap's
-	// small objects, were first-touched page by page (some 740 faults of
-	// a seeded diagnose of two 1 GiB segments).
+	// Every segment's entries in one array: one allocation instead of
+	// one per segment.
 	all := make([]AbortInfo, entries)
 	for si := range l.Segments {
 		s := &l.Segments[si]
