@@ -21,7 +21,7 @@ import (
 // BenchmarkClusterScan scans 1,000 and 10,000 partitions (topics of 100
 // partitions on three kfake brokers, three of them stuck, the groups
 // behind) and reports the requests and bytes per scan; the request count
-// does not change with the partitions. Issue 20's figure is the 10,000 one.
+// does not change with the partitions.
 // Its baseline, measured on the same cluster in the same run, is one
 // Metadata request for all topics: what listing the partitions costs any
 // admin tool, and the scan's own first request.
