@@ -22,7 +22,7 @@ func TestContractOffsets(t *testing.T) {
 	b.marker(8, txnindex.ControlCommit)
 	b.data(9, 2, true) // open
 	l := txnindex.Build(&b.p)
-	li := lanesOf(l)
+	li := newLaneInfo(l)
 	f64 := func(r []byte, at int) int64 { return int64(math.Float64frombits(binary.LittleEndian.Uint64(r[at:]))) }
 	seen := map[byte]bool{}
 	for _, iso := range []txnindex.Isolation{txnindex.ReadCommitted, txnindex.ReadUncommitted} {
@@ -66,7 +66,7 @@ func TestContractOffsets(t *testing.T) {
 		t.Fatalf("the test log lacks a kind of decision: flags seen %v", seen)
 	}
 
-	recs := encodeTxns(l, 0, len(l.Txns))
+	recs := encodeTxns(l, newLaneInfo(l), 0, len(l.Txns))
 	if len(recs) != len(l.Txns)*TxnSize || len(l.Txns) != 3 {
 		t.Fatalf("%d bytes for %d transactions", len(recs), len(l.Txns))
 	}

@@ -43,8 +43,8 @@ func (a *API) Forget(l *txnindex.Log) {
 	if l == nil {
 		return
 	}
-	forget(l)
 	c := a.cache
+	c.forgotten.add(l)
 	c.mu.Lock()
 	for el := c.lru.Front(); el != nil; {
 		next := el.Next()
@@ -55,42 +55,42 @@ func (a *API) Forget(l *txnindex.Log) {
 		el = next
 	}
 	c.mu.Unlock()
-	lanesCache.mu.Lock()
-	delete(lanesCache.m, l)
-	lanesCache.mu.Unlock()
+	c.lanes.mu.Lock()
+	delete(c.lanes.m, l)
+	c.lanes.mu.Unlock()
 }
 
-// forgotten are the logs Forget was told of, by weak pointer so that the
-// set itself keeps none alive; an entry goes when its log is collected.
-var forgotten struct {
+// forgottenSet holds the logs Forget was told of, by weak pointer so that
+// the set itself keeps none alive; an entry goes when its log is collected.
+type forgottenSet struct {
 	mu sync.Mutex
 	m  map[weak.Pointer[txnindex.Log]]struct{}
 }
 
-func forget(l *txnindex.Log) {
+func (f *forgottenSet) add(l *txnindex.Log) {
 	k := weak.Make(l)
-	forgotten.mu.Lock()
-	defer forgotten.mu.Unlock()
-	if _, ok := forgotten.m[k]; ok {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.m[k]; ok {
 		return
 	}
-	if forgotten.m == nil {
-		forgotten.m = map[weak.Pointer[txnindex.Log]]struct{}{}
+	if f.m == nil {
+		f.m = map[weak.Pointer[txnindex.Log]]struct{}{}
 	}
-	forgotten.m[k] = struct{}{}
+	f.m[k] = struct{}{}
 	runtime.AddCleanup(l, func(k weak.Pointer[txnindex.Log]) {
-		forgotten.mu.Lock()
-		delete(forgotten.m, k)
-		forgotten.mu.Unlock()
+		f.mu.Lock()
+		delete(f.m, k)
+		f.mu.Unlock()
 	}, k)
 }
 
-func isForgotten(l *txnindex.Log) bool {
-	forgotten.mu.Lock()
-	defer forgotten.mu.Unlock()
-	if len(forgotten.m) == 0 {
+func (f *forgottenSet) has(l *txnindex.Log) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.m) == 0 {
 		return false // no weak pointer made for every log of a server that never forgets
 	}
-	_, ok := forgotten.m[weak.Make(l)]
+	_, ok := f.m[weak.Make(l)]
 	return ok
 }

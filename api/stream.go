@@ -53,39 +53,46 @@ type laneInfo struct {
 	txns []txnindex.Txn
 }
 
-// lanesCache keeps the lanes of recent logs. It is bounded: a live
-// partition (live.go) is a new log at every change, and an unbounded map
-// keyed by log would keep every one of them alive.
-var lanesCache struct {
+// lanes keeps the lanes of recent logs. It is bounded: a live partition
+// (live.go) is a new log at every change, and an unbounded map keyed by log
+// would keep every one of them alive.
+type lanes struct {
 	mu sync.Mutex
 	m  map[*txnindex.Log]*laneInfo
 }
 
 const lanesCacheSize = 64
 
-func lanesOf(l *txnindex.Log) *laneInfo {
-	lanesCache.mu.Lock()
-	li, ok := lanesCache.m[l]
-	lanesCache.mu.Unlock()
-	if ok {
-		return li
-	}
-	li = &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txns: l.Txns}
+// newLaneInfo computes l's lanes.
+func newLaneInfo(l *txnindex.Log) *laneInfo {
+	li := &laneInfo{lane: make(map[txnindex.ProducerID]uint16, len(l.Producers)), txns: l.Txns}
 	for i, p := range l.Producers {
 		li.lane[p.ID] = uint16(min(i+1, laneGap-1))
 	}
-	lanesCache.mu.Lock()
-	defer lanesCache.mu.Unlock()
-	if old, ok := lanesCache.m[l]; ok {
+	return li
+}
+
+// lanesOf is l's lanes, kept unless l is forgotten (forget.go).
+func (c *streamCache) lanesOf(l *txnindex.Log) *laneInfo {
+	c.lanes.mu.Lock()
+	li, ok := c.lanes.m[l]
+	c.lanes.mu.Unlock()
+	if ok {
+		return li
+	}
+	li = newLaneInfo(l)
+	c.lanes.mu.Lock()
+	defer c.lanes.mu.Unlock()
+	if old, ok := c.lanes.m[l]; ok {
 		return old // built concurrently: share one
 	}
-	if isForgotten(l) {
+	if c.forgotten.has(l) {
 		return li // not kept: it would keep l's transactions alive (forget.go)
 	}
-	if lanesCache.m == nil || len(lanesCache.m) >= lanesCacheSize {
-		lanesCache.m = map[*txnindex.Log]*laneInfo{}
+	if c.lanes.m == nil || len(c.lanes.m) >= lanesCacheSize {
+		c.lanes.m = map[*txnindex.Log]*laneInfo{}
 	}
-	lanesCache.m[l] = li
+	c.lanes.m[l] = li
 	return li
 }
 
@@ -142,6 +149,7 @@ type encoded struct {
 	recs    []byte              // decisionSize bytes per decision
 	n       int                 // decisions
 	firstOf []float64           // from-offset of each decision, for window lookups
+	lanes   *laneInfo           // the lanes recs uses, which the transaction frames use too
 }
 
 func appendDecision(dst []byte, lc *laneCursor, d *txnindex.Decision) []byte {
@@ -182,8 +190,9 @@ func appendDecision(dst []byte, lc *laneCursor, d *txnindex.Decision) []byte {
 	return append(dst, r[:]...)
 }
 
-func (e *encoded) fill(l *txnindex.Log, o txnindex.ConsumeOptions) {
-	lc := &laneCursor{li: lanesOf(l)}
+func (e *encoded) fill(l *txnindex.Log, o txnindex.ConsumeOptions, li *laneInfo) {
+	e.lanes = li
+	lc := &laneCursor{li: li}
 	n := len(l.Batches) + len(l.Gaps) + 1
 	e.recs = make([]byte, 0, decisionSize*n)
 	e.firstOf = make([]float64, 0, n)
@@ -267,8 +276,7 @@ func frame(kind byte, gen uint32, start, count int, body []byte) []byte {
 	return append(h[:len(h):len(h)], body...)
 }
 
-func encodeTxns(l *txnindex.Log, from, to int) []byte {
-	li := lanesOf(l)
+func encodeTxns(l *txnindex.Log, li *laneInfo, from, to int) []byte {
 	out := make([]byte, 0, (to-from)*txnSize)
 	for i := from; i < to; i++ {
 		t := &l.Txns[i]
@@ -298,6 +306,10 @@ type streamCache struct {
 	maxBytes int        // the bytes kept encodings may hold (API.SetCacheBytes); cacheBytes by default
 	lru      *list.List // of *cacheEntry, most recent first
 	m        map[cacheKey]*list.Element
+	// lanes and forgotten are the API's too: the lanes of the logs
+	// streamed, and the logs Forget was told of.
+	lanes     lanes
+	forgotten forgottenSet
 }
 
 type cacheKey struct {
@@ -322,7 +334,7 @@ func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 	switch {
 	case ok:
 		c.lru.MoveToFront(el)
-	case isForgotten(l):
+	case c.forgotten.has(l):
 		// A log its catalog dropped (Forget), still held by a request:
 		// computed for it, not kept, since a kept entry would keep l
 		// alive. Checked under mu, which Forget takes after marking l,
@@ -332,7 +344,7 @@ func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 		e.once.Do(func() {
 			c.fills.Add(1)
 			c.sem <- struct{}{}
-			e.fill(l, o)
+			e.fill(l, o, c.lanesOf(l))
 			<-c.sem
 		})
 		return e
@@ -353,7 +365,7 @@ func (c *streamCache) get(l *txnindex.Log, o txnindex.ConsumeOptions) *encoded {
 	e.once.Do(func() {
 		c.fills.Add(1)
 		c.sem <- struct{}{}
-		e.fill(l, o)
+		e.fill(l, o, c.lanesOf(l))
 		<-c.sem
 		c.mu.Lock()
 		ce.size += cap(e.recs) + 8*cap(e.firstOf)
@@ -512,12 +524,12 @@ func (s *stream) done() map[string]any {
 }
 
 // txnFrames yields the transaction frames of l for generation gen, in
-// order, txnsPerFrame transactions each.
-func txnFrames(l *txnindex.Log, gen uint32) iter.Seq[[]byte] {
+// order, txnsPerFrame transactions each, in the lanes li.
+func txnFrames(l *txnindex.Log, li *laneInfo, gen uint32) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		for i := 0; i < len(l.Txns); i += txnsPerFrame {
 			j := min(i+txnsPerFrame, len(l.Txns))
-			if !yield(frame(frameTxns, gen, i, j-i, encodeTxns(l, i, j))) {
+			if !yield(frame(frameTxns, gen, i, j-i, encodeTxns(l, li, i, j))) {
 				return
 			}
 		}
@@ -541,7 +553,7 @@ type Message struct {
 // the stream (api/export.go).
 func Recording(id string, l *txnindex.Log, o txnindex.ConsumeOptions) ([]Message, error) {
 	e := &encoded{}
-	e.fill(l, o)
+	e.fill(l, o, newLaneInfo(l))
 	vp := Window{From: l.LogStartOffset, To: l.LogEndOffset} // Stream's default viewport
 	s := newStream(1, e, defaultChunkSize, vp)
 	var out []Message
@@ -555,7 +567,7 @@ func Recording(id string, l *txnindex.Log, o txnindex.ConsumeOptions) ([]Message
 			return
 		}
 		s.txns = true
-		for f := range txnFrames(l, s.gen) {
+		for f := range txnFrames(l, s.e.lanes, s.gen) {
 			out = append(out, Message{Binary: true, Data: f})
 		}
 	}

@@ -12,7 +12,7 @@ func (c *wsConn) sendTxns(s *stream) error {
 		return nil
 	}
 	s.txns = true
-	for f := range txnFrames(c.l, s.gen) {
+	for f := range txnFrames(c.l, s.e.lanes, s.gen) {
 		if err := c.write(websocket.BinaryMessage, f); err != nil {
 			return err
 		}
