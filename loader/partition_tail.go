@@ -48,7 +48,7 @@ type TailOptions struct {
 	// segment. The LSO, the high watermark and the open transactions'
 	// first offsets are a full replay's; the open transactions' batches
 	// before the snapshot's offset, their counts and discard ranges, are
-	// not read. Not for a Position.
+	// not read. Not with a Position: OpenPartitionTail refuses both.
 	LastSegment bool
 }
 
@@ -94,6 +94,12 @@ type TailOptions struct {
 // less, for an answer that is a full replay's in the LSO, the high
 // watermark and the open transactions' first offsets only.
 func OpenPartitionTail(ctx context.Context, dir string, o ScanOptions, t TailOptions) (*Partition, error) {
+	if t.LastSegment && t.Position >= 0 {
+		// The offsets from a position must all be decided, and
+		// LastSegment leaves the batches of transactions open in the
+		// snapshot unread: the two questions cannot be one read.
+		return nil, fmt.Errorf("loader: %s: a tail read from the last segment answers no position (%d)", dir, t.Position)
+	}
 	cps := t.Checkpoints
 	var err error
 	if cps == nil {

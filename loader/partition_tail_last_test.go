@@ -128,3 +128,12 @@ func openTxns(d *diagnosis.Diagnosis) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestLastSegmentRefusesAPosition: the offsets from a position must all be
+// decided, which a read from the last segment's snapshot cannot promise.
+func TestLastSegmentRefusesAPosition(t *testing.T) {
+	_, err := loader.OpenPartitionTail(context.Background(), t.TempDir(), loader.DefaultScanOptions, loader.TailOptions{Position: 0, LastSegment: true})
+	if err == nil || !strings.Contains(err.Error(), "answers no position") {
+		t.Fatalf("err = %v, want the refusal of a position", err)
+	}
+}
