@@ -295,6 +295,10 @@ func (p *Partition) assemble() {
 		ts.TxnIndexOnDisk = s.TxnIndex != nil || s.Index != nil || s.TimeIndex != nil
 		if s.TxnIndex != nil {
 			ts.TxnIndex = s.TxnIndex.Entries
+		} else {
+			// No file, or one too damaged to read (its damage is
+			// reported with its name): only the first is absent.
+			ts.TxnIndexAbsent = ts.TxnIndexOnDisk && !p.hasDamageIn(ts.TxnIndexName())
 		}
 		if s.Index != nil && !p.hasDamageIn(s.Index.Name) {
 			// A corrupt index is rebuilt by the broker

@@ -88,6 +88,7 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 		}
 	}
 	seg.TxnIndexOnDisk = found
+	seg.TxnIndexAbsent = found && f.txn == ""
 }
 
 // firstSeed is the producer state the first segment starts from, as
