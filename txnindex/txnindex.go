@@ -492,9 +492,11 @@ type Segment struct {
 
 	// TxnIndex is the segment's .txnindex as read from disk. It is used
 	// for fetches only when TxnIndexOnDisk is true; otherwise the rebuilt
-	// entries are used. Kafka creates a .txnindex lazily, so a loader that
-	// found the segment's other index files but no .txnindex sets
-	// TxnIndexOnDisk with no entries: the broker would see none.
+	// entries are used. Loaders set it as LogLoader decides: a segment
+	// with a .index is loaded as it is, and Kafka creates a .txnindex
+	// lazily, so one with a .index and no .txnindex has TxnIndexOnDisk
+	// with no entries (the broker sees none); one without a .index is
+	// recovered, its .txnindex rebuilt.
 	TxnIndex       []AbortedTxn
 	TxnIndexOnDisk bool
 	// TxnIndexAbsent: TxnIndexOnDisk because the segment's .index or
