@@ -96,3 +96,25 @@ func TestUnlistedAbortedTransactions(t *testing.T) {
 		})
 	}
 }
+
+// TestAbortedDeliveredBeforeItsEntry: an entry whose first offset lies past
+// the transaction's first batch (a copy, a hand-made file: no broker writes
+// it) lets Kafka's rule deliver that batch, and the reason names the entry.
+func TestAbortedDeliveredBeforeItsEntry(t *testing.T) {
+	b := newLog().txn(p1, 1).txn(p1, 1).abort(p1)
+	s := &b.p.Segments[0]
+	s.TxnIndexOnDisk = true
+	s.TxnIndex = []AbortedTxn{{ProducerID: p1, FirstOffset: 1, LastOffset: 2, LastStableOffset: 3}}
+	l := b.build()
+	if got, want := letters(l, ConsumeOptions{Isolation: ReadCommitted}), "DAC"; got != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+	for d := range l.Decisions(ConsumeOptions{Isolation: ReadCommitted}) {
+		if d.From == 0 && !strings.Contains(d.Reason(), "transaction [0,1] aborted by marker at 2, but its .txnindex entry, first offset 1, put the producer in the aborted set only from there") {
+			t.Errorf("offset 0: %q", d.Reason())
+		}
+	}
+	if u := l.UnlistedAborted(); u != nil {
+		t.Errorf("unlisted %+v: the transaction is listed", *u)
+	}
+}
