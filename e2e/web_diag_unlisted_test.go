@@ -61,6 +61,9 @@ func TestDiagnosisPanelUnlistedAborted(t *testing.T) {
 			t.Errorf("panel: %q lacks %q", got, want)
 		}
 	}
+	if got := text(t, ctx, `[data-testid="diag-unlisted-remedy"]`); !strings.Contains(got, "move 00000000000000000000.index out of the partition directory") {
+		t.Errorf("remedy: %q", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diag-unlisted"]`))); err != nil {
 		t.Fatal(err)
 	}

@@ -115,3 +115,22 @@ func UnlistedLine(d *diagnosis.Diagnosis) string {
 	return fmt.Sprintf("read_committed consumers receive %s of %s, from offset %d on: no .txnindex entry lists them, so the broker leaves them out of the aborted lists it sends (%s)",
 		txnindex.Plural(u.Records, "record", "records"), txnindex.Plural(u.Transactions, "aborted transaction", "aborted transactions"), u.FirstOffset, where)
 }
+
+// UnlistedRemedy says how the broker comes to list those transactions
+// again, "" when there is none to list: only a recovery of the segment
+// rebuilds its .txnindex, and LogLoader recovers at startup a segment
+// whose .index is missing (LogSegment.sanityCheck), replaying the producer
+// state up to it first (UnifiedLog.rebuildProducerState, LogSegment.recover).
+// txnscope writes nothing; the operator moves the file.
+func UnlistedRemedy(d *diagnosis.Diagnosis) string {
+	u := d.UnlistedAborted
+	if u == nil {
+		return ""
+	}
+	idx := make([]string, len(u.Indexes))
+	for i, n := range u.Indexes {
+		idx[i] = strings.TrimSuffix(n, ".txnindex") + ".index"
+	}
+	return fmt.Sprintf("to have this broker list them again, stop it, move %s out of the partition directory and start it: at startup it recovers a segment without its .index and rebuilds the segment's .txnindex from the log. Each replica keeps its own .txnindex: a leader whose files list them serves the aborted lists; what consumers already received stays received",
+		strings.Join(idx, ", "))
+}
