@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // TestDiagnosisPanelUnlistedAborted: a log directory built from the
@@ -19,18 +19,7 @@ import (
 // read_committed consumers receive producer 7's aborted records: the
 // diagnosis API counts them, and the panel says so in words a person reads.
 func TestDiagnosisPanelUnlistedAborted(t *testing.T) {
-	sc, err := scenario.ParseFile(filepath.Join("..", "scenario", "demos", "interleaved.txn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	if err := built.WriteDir(root); err != nil {
-		t.Fatal(err)
-	}
+	root, built := testfixture.WriteScenarioFile(t, filepath.Join("..", "scenario", "demos", "interleaved.txn"))
 	txnIndex := filepath.Join(root, built.Dir, "00000000000000000000.txnindex")
 	if err := os.Remove(txnIndex); err != nil {
 		t.Fatal(err)
