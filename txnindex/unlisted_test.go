@@ -118,3 +118,20 @@ func TestAbortedDeliveredBeforeItsEntry(t *testing.T) {
 		t.Errorf("unlisted %+v: the transaction is listed", *u)
 	}
 }
+
+// TestCapturedResponseWithoutItsAbortedList: a captured read_committed
+// response that carries an aborted transaction's data without listing it
+// (a broker that cut the list) is delivered by the consumer that got it, and
+// the reason blames the response, not a .txnindex.
+func TestCapturedResponseWithoutItsAbortedList(t *testing.T) {
+	l := newLog().txn(p1, 2).abort(p1).plain(-1, 1).build()
+	resp := FetchResponse{HighWatermark: 4, LastStableOffset: 4, AbortedTransactions: []AbortedTransaction{}, Batches: l.Batches, FirstBatch: 0}
+	fetches := []CapturedFetch{{Offset: 0, Isolation: ReadCommitted, Response: resp}}
+	var got []string
+	for d := range Replay(fetches, ReadCommitted, VariantJava, l) {
+		got = append(got, d.Verdict.String()+": "+d.Reason())
+	}
+	if len(got) == 0 || !strings.HasPrefix(got[0], "delivered") || !strings.Contains(got[0], "transaction [0,1] aborted by marker at 2, but the fetch response's aborted list did not list it") {
+		t.Errorf("decisions %q", got)
+	}
+}
