@@ -295,7 +295,8 @@ func (p *Partition) assemble() {
 		// transaction, so none means none is listed); one without a
 		// .index is recovered, its .txnindex rebuilt from the log, which
 		// Build does too (a bare copy of .log files says nothing else).
-		ts.TxnIndexOnDisk = s.indexListed
+		// So is one whose .txnindex sanityCheck calls corrupt.
+		ts.TxnIndexOnDisk = s.indexListed && !txnIndexCorrupt(s.TxnIndex)
 		ts.TxnIndexAbsent = s.indexListed && !s.txnListed
 		if s.TxnIndex != nil {
 			ts.TxnIndex = s.TxnIndex.Entries
@@ -313,6 +314,22 @@ func (p *Partition) assemble() {
 	}
 	p.Input.Segments = segs
 	p.Input.Batches = batches
+}
+
+// txnIndexCorrupt reports whether x holds an entry whose marker lies below
+// the segment's base offset: TransactionIndex.sanityCheck throws
+// CorruptIndexException for it, and LogLoader recovers the segment,
+// rebuilding its .txnindex (ReadTxnIndexFile keeps and reports the entry).
+func txnIndexCorrupt(x *TxnIndexFile) bool {
+	if x == nil {
+		return false
+	}
+	for _, e := range x.Entries {
+		if e.LastOffset < x.BaseOffset {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Partition) hasDamageIn(file string) bool {

@@ -32,6 +32,9 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 		{name: "timeindex alone: recovered", time: true, letters: "AACD"},
 		{name: "txnindex without index: recovered, rebuilt", txn: []txnindex.AbortedTxn{}, letters: "AACD"},
 		{name: "log alone: recovered", letters: "AACD"},
+		// TransactionIndex.sanityCheck: an entry whose marker lies
+		// below the segment's base is corrupt; the segment is recovered.
+		{name: "txnindex entry below the base: recovered", index: true, txn: []txnindex.AbortedTxn{{ProducerID: 9, FirstOffset: -5, LastOffset: -2, LastStableOffset: 0}}, letters: "AACD"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -56,6 +56,7 @@ func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segF
 // rebuilt) and the .index entries, nil when damaged (the broker
 // rebuilds a corrupt index, and so does txnindex.Build).
 func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
+	corrupt := false
 	if f.index != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.index)); err == nil {
 			if st, err := fh.Stat(); err == nil {
@@ -75,6 +76,11 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 			if st, err := fh.Stat(); err == nil {
 				if x, _ := loader.ReadTxnIndexFile(fh, st.Size(), f.txn, seg.BaseOffset); x != nil {
 					seg.TxnIndex = x.Entries
+					// An entry below the base: sanityCheck's
+					// CorruptIndexException, the segment recovered.
+					for _, e := range x.Entries {
+						corrupt = corrupt || e.LastOffset < seg.BaseOffset
+					}
 				}
 			}
 			fh.Close()
@@ -83,7 +89,7 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 	// As loader's assemble: the .index decides whether the broker loads
 	// the segment's .txnindex as it is or recovers the segment and
 	// rebuilds it.
-	seg.TxnIndexOnDisk = f.index != ""
+	seg.TxnIndexOnDisk = f.index != "" && !corrupt
 	seg.TxnIndexAbsent = f.index != "" && f.txn == ""
 }
 
