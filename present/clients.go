@@ -101,6 +101,10 @@ func UnlistedLine(d *diagnosis.Diagnosis) string {
 	if u == nil {
 		return ""
 	}
+	if u.FromCapture {
+		return fmt.Sprintf("the captured read_committed responses carried %s of %s, from offset %d on, without listing them in their aborted lists, so a consumer that filters by the list (the Java consumer, librdkafka, franz-go) received them as if committed: the leader's .txnindex lacks their entries, which `txnscope diagnose` of its partition directory shows",
+			txnindex.Plural(u.Records, "record", "records"), txnindex.Plural(u.Transactions, "aborted transaction", "aborted transactions"), u.FirstOffset)
+	}
 	var where string
 	switch {
 	case len(u.Missing) == len(u.Indexes) && len(u.Missing) == 1:
@@ -124,8 +128,8 @@ func UnlistedLine(d *diagnosis.Diagnosis) string {
 // txnscope writes nothing; the operator moves the file.
 func UnlistedRemedy(d *diagnosis.Diagnosis) string {
 	u := d.UnlistedAborted
-	if u == nil {
-		return ""
+	if u == nil || u.FromCapture {
+		return "" // the capture does not show which files lack the entries
 	}
 	idx := make([]string, len(u.Indexes))
 	for i, n := range u.Indexes {

@@ -57,8 +57,12 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	runbookPinned(&sb, d)
 	runbookRestart(&sb, d)
 	if u := UnlistedLine(d); u != "" {
-		fmt.Fprintf(&sb, "  ABORTED RECORDS DELIVERED: %s; the .txnindex differences below say which\n", u)
-		fmt.Fprintf(&sb, "    %s\n", UnlistedRemedy(d))
+		if r := UnlistedRemedy(d); r != "" {
+			fmt.Fprintf(&sb, "  ABORTED RECORDS DELIVERED: %s; the .txnindex differences below say which\n", u)
+			fmt.Fprintf(&sb, "    %s\n", r)
+		} else {
+			fmt.Fprintf(&sb, "  ABORTED RECORDS DELIVERED: %s\n", u)
+		}
 	}
 	if usesBootstrapVar(d) {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)

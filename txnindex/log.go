@@ -73,12 +73,19 @@ type UnlistedAborted struct {
 	// Missing lists those of Indexes that do not exist at all
 	// (Segment.TxnIndexAbsent).
 	Missing []string `json:"missing_files,omitempty"`
+	// FromCapture: counted in a capture's read_committed responses, which
+	// carried the transactions' data without listing them (Indexes is
+	// then empty: the capture does not show the broker's files).
+	FromCapture bool `json:"from_capture,omitempty"`
 }
 
 // UnlistedAborted sums the aborted transactions with data that no entry
 // the broker serves lists (Txn.Entry nil): their records reach
 // read_committed consumers as if committed. Nil when there are none.
 func (l *Log) UnlistedAborted() *UnlistedAborted {
+	if len(l.Fetches) > 0 {
+		return l.unlistedInCapture()
+	}
 	var u *UnlistedAborted
 	seen := map[int32]bool{}
 	for i := range l.Txns {
@@ -105,6 +112,39 @@ func (l *Log) UnlistedAborted() *UnlistedAborted {
 			if s.TxnIndexAbsent {
 				u.Missing = append(u.Missing, s.TxnIndexName())
 			}
+		}
+	}
+	return u
+}
+
+// unlistedInCapture is UnlistedAborted for a log assembled from a capture:
+// what the Java consumer delivers of aborted transactions (their markers in
+// the capture) from the read_committed responses captured, each filtered
+// by the aborted list it carried. Nil when none was read_committed.
+func (l *Log) unlistedInCapture() *UnlistedAborted {
+	var rc []CapturedFetch
+	for _, f := range l.Fetches {
+		if f.Isolation == ReadCommitted {
+			rc = append(rc, f)
+		}
+	}
+	if len(rc) == 0 {
+		return nil
+	}
+	var u *UnlistedAborted
+	seen := map[*Txn]bool{}
+	for d := range Replay(rc, ReadCommitted, VariantJava, l) {
+		t := d.Txn
+		if d.Verdict != Delivered || t == nil || t.State != TxnAborted || d.Batch == nil || !d.Batch.IsTransactional() {
+			continue
+		}
+		if u == nil {
+			u = &UnlistedAborted{FirstOffset: d.From, FromCapture: true}
+		}
+		u.Records += d.To - d.From + 1
+		if !seen[t] {
+			seen[t] = true
+			u.Transactions++
 		}
 	}
 	return u

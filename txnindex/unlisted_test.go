@@ -135,3 +135,32 @@ func TestCapturedResponseWithoutItsAbortedList(t *testing.T) {
 		t.Errorf("decisions %q", got)
 	}
 }
+
+// TestUnlistedAbortedInCapture: the read_committed responses of a capture
+// that carried an aborted transaction's data without listing it are what
+// the consumer received of it; a read_uncommitted capture says nothing of
+// read_committed consumers.
+func TestUnlistedAbortedInCapture(t *testing.T) {
+	l := newLog().txn(p1, 2).abort(p1).txn(p2, 1).abort(p2).plain(-1, 1).build()
+	listed := []AbortedTransaction{{ProducerID: p2, FirstOffset: 3}}
+	for _, c := range []struct {
+		name string
+		iso  Isolation
+		want *UnlistedAborted
+	}{
+		{"read_committed, p1 unlisted", ReadCommitted, &UnlistedAborted{Transactions: 1, Records: 2, FirstOffset: 0, FromCapture: true}},
+		{"read_uncommitted", ReadUncommitted, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := FetchResponse{HighWatermark: 6, LastStableOffset: 6, AbortedTransactions: listed, Batches: l.Batches, FirstBatch: 0}
+			l.Fetches = []CapturedFetch{{Offset: 0, Isolation: c.iso, Response: resp}}
+			got := l.UnlistedAborted()
+			switch {
+			case (got == nil) != (c.want == nil):
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			case got != nil && (got.Transactions != c.want.Transactions || got.Records != c.want.Records || got.FirstOffset != c.want.FirstOffset || !got.FromCapture):
+				t.Errorf("got %+v, want %+v", *got, *c.want)
+			}
+		})
+	}
+}
