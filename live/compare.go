@@ -208,6 +208,13 @@ func compareAborted(l *txnindex.Log, rc committedFetch, start int64, maxBytes in
 	}
 	slices.Sort(missing)
 	slices.Sort(extra)
-	return fmt.Sprintf("aborted-transaction list differs for the read_committed Fetch at %d (data to %d): broker only %v, engine only %v",
+	m := fmt.Sprintf("aborted-transaction list differs for the read_committed Fetch at %d (data to %d): broker only %v, engine only %v",
 		rc.offset, end, missing, extra)
+	if len(extra) > 0 {
+		// The broker lists what its .txnindex holds: an entry the log's
+		// markers imply and the response lacks is an entry the leader's
+		// file lacks, and the consumer delivers that transaction's data.
+		m += "; the leader's .txnindex lacks the engine's entries (a lost file or entry), so read_committed consumers receive those transactions' records: `txnscope diagnose` of its partition directory says which file"
+	}
+	return m
 }
