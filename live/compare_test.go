@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader"
 	"github.com/txnscope/txnscope/txnindex"
