@@ -75,6 +75,8 @@ func TestDifferentialClients(t *testing.T) {
 				codec := codecs[i%len(codecs)]
 				topic := writeScenario(t, b, fmt.Sprintf("rnd%02d", i), randomSteps(r), codec)
 				l, _ := readLog(t, reader, topic)
+				// Checked last, and after a failure too, which it may explain.
+				defer logUnchanged(t, reader, topic, l)
 				java := func(from int64) []int64 { return engineDelivered(l, from, txnindex.VariantJava) }
 				// From the start, and a seek into an aborted transaction
 				// (past its first record, where another may be open too)
