@@ -338,6 +338,8 @@ func checkWorkload(t *testing.T, b *broker, reader *kgo.Client, kcat string, see
 		}
 	}()
 	l, first := readLog(t, reader, w.topic)
+	// Before the deferred abort above, which changes the log on purpose.
+	defer logUnchanged(t, reader, w.topic, l)
 	rc := rawFetch(t, reader, w.topic, 0, 1)
 	if l.LastStableOffset != rc.LastStableOffset {
 		t.Fatalf("%s: engine LSO %d, broker LSO %d", w.topic, l.LastStableOffset, rc.LastStableOffset)
