@@ -251,8 +251,13 @@ type Diagnosis struct {
 	// TxnIndexMismatches are the differences between the .txnindex files
 	// on disk and the ones rebuilt from the batches, each explained.
 	TxnIndexMismatches []txnindex.MismatchReport `json:"txnindex_mismatches"`
-	Lag                *LagReport                `json:"lag,omitempty"`
-	Now                int64                     `json:"now"`
+	// UnlistedAborted is what read_committed consumers receive of aborted
+	// transactions that no .txnindex entry the broker serves lists (a
+	// lost file or entry): the broker leaves them out of the aborted
+	// lists of its fetch responses. Nil when there is none.
+	UnlistedAborted *txnindex.UnlistedAborted `json:"unlisted_aborted,omitempty"`
+	Lag             *LagReport                `json:"lag,omitempty"`
+	Now             int64                     `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 	// Replay says which segments were read (loader.OpenPartitionTail).
@@ -373,7 +378,8 @@ func (l plog) diagnose(o Options) *Diagnosis {
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
 		LSOLagOffsets: hwm - lso, Now: now, Note: txnindex.MetadataLogNote(l.Topic), TopicNameProblem: txnindex.TopicNameProblem(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
-		Replay: l.Replay,
+		UnlistedAborted: l.UnlistedAborted(),
+		Replay:          l.Replay,
 	}
 	d.limit = txnindex.ListLimit(o.Limit)
 	pin := -1 // the earliest transaction at the LSO past the limit

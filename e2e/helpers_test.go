@@ -20,6 +20,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopSharedChromium()
+	gen.RemoveDemoFiles() // as cli.Main does when the command ends
 	os.Exit(code)
 }
 

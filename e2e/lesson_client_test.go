@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/txnindex"
 	"github.com/txnscope/txnscope/web"
 )
@@ -23,7 +24,7 @@ func TestLessonVariantCoherence(t *testing.T) {
 		for _, v := range []txnindex.Variant{txnindex.VariantLibrdkafka, txnindex.VariantFranzGo, txnindex.VariantKafkaGo, txnindex.VariantKafkaPython} {
 			ls := web.NewLessonFor(s.id, l, -1, v)
 			for n, st := range ls.Steps {
-				p := prefixLog(l, bs, n)
+				p := testfixture.PrefixLog(l, bs, n)
 				eng := map[int]txnindex.Decision{}
 				for d := range p.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted, Variant: v}) {
 					if d.BatchIndex >= 0 {

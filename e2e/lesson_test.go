@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/txnscope/txnscope/diagnosis"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
@@ -144,32 +145,10 @@ func lessonBatches(l *txnindex.Log) []txnindex.Batch {
 	return bs
 }
 
-// prefixLog is the log as the broker has it once the first k of bs are
-// written, built from the batches alone (no .txnindex of a later marker).
-func prefixLog(l *txnindex.Log, bs []txnindex.Batch, k int) *txnindex.Log {
-	n := 1
-	if k > 0 {
-		n = int(bs[k-1].Segment) + 1
-	}
-	segs := slices.Clone(l.Segments[:n])
-	for i := range segs {
-		segs[i].TxnIndex, segs[i].TxnIndexOnDisk = nil, false
-	}
-	hw := l.LogStartOffset
-	if k > 0 {
-		hw = bs[k-1].NextOffset()
-		if k <= len(l.Batches) {
-			hw = min(hw, l.HighWatermark)
-		}
-	}
-	return txnindex.Build(&txnindex.Partition{Topic: l.Topic, Partition: l.Partition, Segments: segs, Batches: slices.Clone(bs[:k]),
-		LogStartOffset: l.LogStartOffset, HighWatermark: hw})
-}
-
 // engineAt is what the engine decides on the log as of step k: per batch
 // index the decision of its last part, and the consumer's position.
 func engineAt(l *txnindex.Log, bs []txnindex.Batch, k int) (*txnindex.Log, map[int]txnindex.Decision, int64) {
-	p := prefixLog(l, bs, k)
+	p := testfixture.PrefixLog(l, bs, k)
 	out := map[int]txnindex.Decision{}
 	pos := max(l.LogStartOffset, 0)
 	for d := range p.Decisions(txnindex.ConsumeOptions{From: -1, Isolation: txnindex.ReadCommitted}) {
@@ -185,7 +164,7 @@ func engineAt(l *txnindex.Log, bs []txnindex.Batch, k int) (*txnindex.Log, map[i
 
 var citedMarker = regexp.MustCompile(`marker at (\d+)`)
 
-var lessonDemos = []string{"compacted", "interleaved", "seek", "spanning", "stuck-lso"}
+var lessonDemos = []string{"compacted", "interleaved", "lost-txnindex", "seek", "spanning", "stuck-lso"}
 
 // TestLessonStepCoherence: each step shows one moment. For
 // every step of every demo's lesson, the consumer's position, the LSO, the

@@ -41,6 +41,8 @@ func TestCompactionMismatchesExplained(t *testing.T) {
 		segs     func(t *testing.T) []seg
 		cleaner  int64 // cleaner-offset-checkpoint line; -1 none
 		logStart int64 // log-start-offset-checkpoint line; -1 none
+		recovery int64 // recovery-point-offset-checkpoint line; 0 none
+		unlisted int   // aborted transactions no entry lists (Log.UnlistedAborted)
 		kind     txnindex.MismatchKind
 		explain  txnindex.MismatchExplanation
 		note     string
@@ -126,7 +128,38 @@ func TestCompactionMismatchesExplained(t *testing.T) {
 			return []seg{{0, [][]byte{dataBatch(t, 0, 7, true, 2), marker(t, 2, 7, false, 1)}, []txnindex.AbortedTxn{}}}
 		},
 		cleaner: -1, logStart: -1, kind: txnindex.MissingOnDisk, explain: txnindex.ExplainRecovery,
-		note: "recovery rebuilds the index",
+		note:     "so a copy taken between the two lacks it; a restart after an unclean shutdown rebuilds it only if the segment holds or follows the recovery point (this partition has no recovery-point-offset-checkpoint line)",
+		unlisted: 1,
+	}, {
+		// The same in the segment holding the recovery point: the
+		// recovery after an unclean shutdown rebuilds its index.
+		name: "index behind the log, segment holding the recovery point",
+		segs: func(t *testing.T) []seg {
+			return []seg{{0, [][]byte{dataBatch(t, 0, 7, true, 2), marker(t, 2, 7, false, 1)}, []txnindex.AbortedTxn{}}}
+		},
+		cleaner: -1, logStart: -1, recovery: 3, kind: txnindex.MissingOnDisk, explain: txnindex.ExplainRecovery,
+		note: "a restart after an unclean shutdown rebuilds it (the segment holds or follows the recovery point 3); a clean one does not", unlisted: 1,
+	}, {
+		// A segment wholly before the recovery point is never
+		// recovered (LogLoader.recoverLog from the floor segment of the
+		// recovery point): the entry stays lost.
+		name: "entry lost before the recovery point",
+		segs: func(t *testing.T) []seg {
+			return []seg{{0, [][]byte{dataBatch(t, 0, 7, true, 2), marker(t, 2, 7, false, 1)}, []txnindex.AbortedTxn{}},
+				{3, [][]byte{dataBatch(t, 3, -1, false, 1)}, nil}}
+		},
+		cleaner: -1, logStart: -1, recovery: 4, kind: txnindex.MissingOnDisk, explain: txnindex.ExplainEntryLost,
+		note: "no restart rebuilds it: the segment lies before the recovery point 4", unlisted: 1,
+	}, {
+		// No .txnindex file beside the .index: LogSegment.sanityCheck
+		// passes, nothing rebuilds it, the broker lists nothing.
+		name: "txnindex file missing",
+		segs: func(t *testing.T) []seg {
+			return []seg{{0, [][]byte{dataBatch(t, 0, 7, true, 2), marker(t, 2, 7, false, 1)}, nil},
+				{3, [][]byte{dataBatch(t, 3, -1, false, 1)}, nil}}
+		},
+		cleaner: -1, logStart: -1, recovery: 4, kind: txnindex.MissingOnDisk, explain: txnindex.ExplainIndexFileMissing,
+		note: "there is no 00000000000000000000.txnindex, though the segment's .index is there: the broker lists none of the segment's aborted transactions, so read_committed consumers receive their records; no restart rebuilds it", unlisted: 1,
 	}, {
 		name: "marker not in the log",
 		segs: func(t *testing.T) []seg {
@@ -154,6 +187,9 @@ func TestCompactionMismatchesExplained(t *testing.T) {
 			if c.logStart >= 0 {
 				writeFile(t, filepath.Join(root, LogStartOffsetCheckpoint), line(c.logStart))
 			}
+			if c.recovery > 0 {
+				writeFile(t, filepath.Join(root, RecoveryPointOffsetCheckpoint), line(c.recovery))
+			}
 			p, err := OpenPartition(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -171,6 +207,16 @@ func TestCompactionMismatchesExplained(t *testing.T) {
 			m := l.Mismatches[0]
 			if m.Kind != c.kind || m.Explanation != c.explain || !strings.Contains(m.Note, c.note) {
 				t.Errorf("%s, %s: %q\nwant %s, %s: …%q…", m.Kind, m.Explanation, m.Note, c.kind, c.explain, c.note)
+			}
+			got := 0
+			if u := l.UnlistedAborted(); u != nil {
+				got = u.Transactions
+			}
+			if got != c.unlisted {
+				t.Errorf("%d unlisted aborted transactions, want %d", got, c.unlisted)
+			}
+			if l.RecoveryPointKnown != (c.recovery > 0) || c.recovery > 0 && l.RecoveryPoint != c.recovery {
+				t.Errorf("recovery point %d known %v, want %d", l.RecoveryPoint, l.RecoveryPointKnown, c.recovery)
 			}
 		})
 	}

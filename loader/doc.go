@@ -86,10 +86,11 @@
 // lies in [lowest swap base, highest swap next offset) and later ones are
 // ignored (KAFKA-6264); index files without a .log are orphans.
 // ListSegments applies the same rules without scanning the segments (only
-// a valid .swap, for where it ends), for segsum's on-demand scans. A segment with a .index or .timeindex but no .txnindex
-// gets TxnIndexOnDisk with no entries, because Kafka creates .txnindex files
-// lazily; a segment with no index files at all leaves the index to be
-// rebuilt. The newest producer snapshot that decodes cleanly, among
+// a valid .swap, for where it ends), for segsum's on-demand scans. A segment with a .index but no .txnindex gets
+// TxnIndexOnDisk with no entries (and TxnIndexAbsent), because Kafka
+// creates .txnindex files lazily and LogSegment.sanityCheck passes a
+// missing one; a segment without a .index is recovered by the broker, so
+// its index is left to be rebuilt. The newest producer snapshot that decodes cleanly, among
 // those the broker keeps on startup, seeds Input.Ongoing with its
 // transactions that began before the first batch (first offset, epoch, last write time, coordinator epoch), and
 // Input.Snapshot with every entry, as ProducerStateManager.loadFromSnapshot

@@ -204,7 +204,8 @@ func ReadTimeIndex(r io.ReaderAt, size int64, name string, baseOffset int64) (*T
 // iterator ignores) and an entry with an unsupported version (which makes
 // Kafka's iterator throw) are errors after the entries before them. An entry
 // whose marker offset lies below the segment's base offset is what
-// TransactionIndex.sanityCheck calls corrupt; it is kept and reported.
+// TransactionIndex.sanityCheck calls corrupt; it is kept and reported, and
+// the segment's entries are rebuilt, as LogLoader's recovery does.
 func ReadTxnIndexFile(r io.Reader, size int64, name string, baseOffset int64) (*TxnIndexFile, error) {
 	x := &TxnIndexFile{Name: name, BaseOffset: baseOffset, Size: size}
 	entries, err := txnindex.ReadTxnIndex(r, size)
@@ -218,7 +219,7 @@ func ReadTxnIndexFile(r io.Reader, size int64, name string, baseOffset int64) (*
 	}
 	for i, e := range entries {
 		if e.LastOffset < baseOffset {
-			return x, formatErr(name, int64(i)*txnindex.AbortedTxnSize, "entry", "entry %d: marker offset %d is below the segment base offset %d", i, e.LastOffset, baseOffset)
+			return x, formatErr(name, int64(i)*txnindex.AbortedTxnSize, "entry", "entry %d: marker offset %d is below the segment base offset %d (the broker calls the file corrupt, recovers the segment and rebuilds it)", i, e.LastOffset, baseOffset)
 		}
 	}
 	return x, nil

@@ -66,6 +66,10 @@ type SegmentFiles struct {
 	TimeIndex *TimeIndex    // nil if there is no .timeindex
 	TxnIndex  *TxnIndexFile // nil if there is no .txnindex
 	Swap      bool          // the segment was read from .swap files (LogLoader completes the swap)
+
+	// indexListed and txnListed: the directory lists the segment's .index
+	// and .txnindex, whether or not they decode.
+	indexListed, txnListed bool
 }
 
 // IgnoredFile is a file of a partition directory that was not loaded.

@@ -211,6 +211,7 @@ func (p *Partition) loadSegment(ctx context.Context, dir string, s *segFiles, o 
 	f.r, f.path = nil, path
 	f.BaseOffset = s.base
 	out.Log = f
+	out.indexListed, out.txnListed = idx != "", txn != ""
 	p.Damage = append(p.Damage, f.Damage...)
 
 	if idx != "" {
@@ -287,12 +288,16 @@ func (p *Partition) assemble() {
 		s.Log.Batches = batches[lo:hi:hi]
 
 		ts := s.Log.Segment()
-		// Kafka creates .txnindex lazily (TransactionIndex), so a
-		// segment whose other index files survived but has none had no
-		// aborted transaction: the broker serves no entries from it. A
-		// segment with no index file at all (a bare copy of .log files)
-		// says nothing, and Build rebuilds its entries from the log.
-		ts.TxnIndexOnDisk = s.TxnIndex != nil || s.Index != nil || s.TimeIndex != nil
+		// What the broker serves follows LogLoader: a segment whose
+		// .index exists is loaded as it is (LogSegment.sanityCheck checks
+		// only that the .index exists, and passes a .txnindex that does
+		// not: the broker creates it lazily, with the first aborted
+		// transaction, so none means none is listed); one without a
+		// .index is recovered, its .txnindex rebuilt from the log, which
+		// Build does too (a bare copy of .log files says nothing else).
+		// So is one whose .txnindex sanityCheck calls corrupt.
+		ts.TxnIndexOnDisk = s.indexListed && !txnIndexCorrupt(s.TxnIndex)
+		ts.TxnIndexAbsent = s.indexListed && !s.txnListed
 		if s.TxnIndex != nil {
 			ts.TxnIndex = s.TxnIndex.Entries
 		}
@@ -309,6 +314,22 @@ func (p *Partition) assemble() {
 	}
 	p.Input.Segments = segs
 	p.Input.Batches = batches
+}
+
+// txnIndexCorrupt reports whether x holds an entry whose marker lies below
+// the segment's base offset: TransactionIndex.sanityCheck throws
+// CorruptIndexException for it, and LogLoader recovers the segment,
+// rebuilding its .txnindex (ReadTxnIndexFile keeps and reports the entry).
+func txnIndexCorrupt(x *TxnIndexFile) bool {
+	if x == nil {
+		return false
+	}
+	for _, e := range x.Entries {
+		if e.LastOffset < x.BaseOffset {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Partition) hasDamageIn(file string) bool {

@@ -333,7 +333,10 @@ func (p *Partition) applyCheckpoints() {
 		p.Input.HighWatermarkSource = ReplicationOffsetCheckpoint
 	}
 	if v, ok := c.RecoveryPoint.Lookup(t, n); ok {
+		// txnindex says with it which segments a restart after an
+		// unclean shutdown recovers, rebuilding their .txnindex.
 		p.RecoveryPoint = v
+		p.Input.RecoveryPoint, p.Input.RecoveryPointKnown = v, true
 	}
 	if v, ok := c.CleanerOffset.Lookup(t, n); ok {
 		// txnindex explains .txnindex differences with it: only

@@ -87,7 +87,7 @@ func TestRealPartitionsLoad(t *testing.T) {
 				}
 				// Broker-written index files exist for most of these
 				// segments; none has a .txnindex (none is public).
-				want := s.Index != nil || s.TimeIndex != nil || s.TxnIndex != nil
+				want := s.indexListed
 				if tp.Segments[si].TxnIndexOnDisk != want {
 					t.Errorf("%s: TxnIndexOnDisk %v, want %v", s.Log.Name, tp.Segments[si].TxnIndexOnDisk, want)
 				}

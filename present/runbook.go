@@ -56,6 +56,10 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	fmt.Fprintf(&sb, "  %s\n", Status(d))
 	runbookPinned(&sb, d)
 	runbookRestart(&sb, d)
+	if u := UnlistedLine(d); u != "" {
+		fmt.Fprintf(&sb, "  ABORTED RECORDS DELIVERED: %s; the .txnindex differences below say which\n", u)
+		fmt.Fprintf(&sb, "    %s\n", UnlistedRemedy(d))
+	}
 	if usesBootstrapVar(d) {
 		fmt.Fprintf(&sb, "  the commands below use %s: set it to your brokers first (BOOTSTRAP=kafka:9092), or pass --bootstrap\n", BootstrapVar)
 	}
@@ -73,7 +77,7 @@ func Runbook(d *diagnosis.Diagnosis) string {
 		t := &d.Unreplicated[i]
 		fmt.Fprintf(&sb, "\n  decided, unreplicated transaction %d: producer %d epoch %d, %s, %s marker at offset %d\n",
 			i+1, t.ProducerID, t.ProducerEpoch, offsetsText(t, d), t.MarkerType, *t.MarkerOffset)
-		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
+		fmt.Fprintf(&sb, "    %s\n", t.Reason) // the line above says its state in words
 		fmt.Fprintf(&sb, "    to end it: %s\n", t.EndsWhen)
 		fmt.Fprintf(&sb, "    check the replicas (Isr against Replicas of partition %d): %s\n", d.Partition, t.CheckCommand)
 	}
@@ -165,9 +169,17 @@ func runbookCompaction(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		}
 	}
 	if len(d.TxnIndexMismatches) > 0 {
-		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %d entries:\n", max(d.TxnIndexMismatchesTotal, len(d.TxnIndexMismatches)))
-		for _, m := range d.TxnIndexMismatches {
-			fmt.Fprintf(sb, "    - %s %s: %s: %s\n", m.Segment, m.Kind, m.Explanation, m.Note)
+		fmt.Fprintf(sb, "\n  .txnindex on disk differs from the one rebuilt from the batches in %s:\n", txnindex.Plural(max(d.TxnIndexMismatchesTotal, len(d.TxnIndexMismatches)), "entry", "entries"))
+		ms := d.TxnIndexMismatches
+		for len(ms) > 0 {
+			// Differences with one explanation in one file (every entry
+			// of a lost .txnindex) are one line.
+			n := 1
+			for n < len(ms) && ms[n].Segment == ms[0].Segment && ms[n].Kind == ms[0].Kind && ms[n].Explanation == ms[0].Explanation && ms[n].Note == ms[0].Note {
+				n++
+			}
+			fmt.Fprintf(sb, "    - %s: %s\n", mismatchWords(ms[0], n), ms[0].Note)
+			ms = ms[n:]
 		}
 		if n := txnindex.More(d.TxnIndexMismatches, d.TxnIndexMismatchesTotal); n > 0 {
 			fmt.Fprintf(sb, "    - %s\n", txnindex.MoreText(n, "difference", "differences"))
@@ -177,9 +189,30 @@ func runbookCompaction(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		t := &d.MarkerRemoved[i]
 		fmt.Fprintf(sb, "\n  decided, marker removed by the cleaner, transaction %d: producer %d epoch %d, %s\n",
 			i+1, t.ProducerID, t.ProducerEpoch, offsetsText(t, d))
-		fmt.Fprintf(sb, "    %s: %s\n", t.State, t.Reason)
+		fmt.Fprintf(sb, "    %s\n", t.Reason) // the line above says its state in words
 	}
 	moreLine(sb, txnindex.More(d.MarkerRemoved, d.MarkerRemovedTotal), "transaction whose marker the cleaner removed", "transactions whose marker the cleaner removed")
+}
+
+// mismatchWords says what n differences like m are: "00000000000000000100.txnindex
+// lacks 3 entries the log implies (the first: …)".
+func mismatchWords(m txnindex.MismatchReport, n int) string {
+	switch m.Kind {
+	case txnindex.MissingOnDisk.String():
+		if n == 1 {
+			return fmt.Sprintf("%s lacks an entry the log implies (%s)", m.Segment, m.Rebuilt)
+		}
+		return fmt.Sprintf("%s lacks %s the log implies (the first: %s)", m.Segment, txnindex.Plural(n, "entry", "entries"), m.Rebuilt)
+	case txnindex.ExtraOnDisk.String():
+		if n == 1 {
+			return fmt.Sprintf("%s has an entry the log does not imply (%s)", m.Segment, m.Disk)
+		}
+		return fmt.Sprintf("%s has %s the log does not imply (the first: %s)", m.Segment, txnindex.Plural(n, "entry", "entries"), m.Disk)
+	}
+	if n == 1 {
+		return fmt.Sprintf("%s has other offsets for an entry (%s; rebuilt: %s)", m.Segment, m.Disk, m.Rebuilt)
+	}
+	return fmt.Sprintf("%s has other offsets for %s (the first: %s; rebuilt: %s)", m.Segment, txnindex.Plural(n, "entry", "entries"), m.Disk, m.Rebuilt)
 }
 
 // moreLine is the runbook's line for the entries of a list left out: "…

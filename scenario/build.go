@@ -67,6 +67,8 @@ type segment struct {
 	maxOff, lastT int64
 	// aborted are the segment's .txnindex entries, in append order.
 	aborted []txnindex.AbortedTxn
+	// lost: "lose txnindex" left the segment's .txnindex out.
+	lost bool
 }
 
 // Build encodes the scenario's batches and writes them, with their indexes
@@ -260,12 +262,21 @@ func (s *Scenario) Build() (*Built, error) {
 			p.seq = 0
 		case OpWait:
 			ts += op.N
+		case OpLoseTxnIndex:
+			segs[len(segs)-1].lost = true
 		}
 	}
 
 	part := &txnindex.Partition{Topic: s.Topic, Partition: s.Partition, Batches: batches, LogStartOffset: s.LogStart, HighWatermark: s.HighWatermark, HighWatermarkSource: "replication-offset-checkpoint"}
 	for _, sg := range segs {
-		part.Segments = append(part.Segments, txnindex.Segment{Name: fmt.Sprintf("%020d.log", sg.base), BaseOffset: sg.base, Size: int64(len(sg.log))})
+		seg := txnindex.Segment{Name: fmt.Sprintf("%020d.log", sg.base), BaseOffset: sg.base, Size: int64(len(sg.log))}
+		if sg.lost {
+			// As the loader reads the files: a .index and no
+			// .txnindex, so none of the segment's aborted
+			// transactions listed.
+			seg.TxnIndexOnDisk, seg.TxnIndexAbsent = true, true
+		}
+		part.Segments = append(part.Segments, seg)
 	}
 	l := txnindex.Build(part)
 	b := &Built{Dir: fmt.Sprintf("%s-%d", s.Topic, s.Partition), Log: l}
@@ -279,7 +290,7 @@ func (s *Scenario) Build() (*Built, error) {
 		add(base+".timeindex", sg.tidx)
 		b.TxnIndex = append(b.TxnIndex, sg.aborted)
 		// Kafka creates a .txnindex lazily, on the first abort.
-		if len(sg.aborted) > 0 {
+		if len(sg.aborted) > 0 && !sg.lost {
 			add(base+".txnindex", encodeTxnIndex(sg.aborted))
 		}
 	}

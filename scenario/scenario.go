@@ -47,6 +47,10 @@ const (
 	OpBump
 	OpWait
 	OpSeek
+	// OpLoseTxnIndex: the current segment's .txnindex is not written,
+	// its .index is: the copy or the disk lost the file, and the broker
+	// lists none of the segment's aborted transactions.
+	OpLoseTxnIndex
 )
 
 // Op is one statement.
@@ -260,6 +264,14 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 				return nil, err
 			}
 			op.Kind = OpRoll
+		case "lose":
+			if err := want(2, "lose txnindex"); err != nil {
+				return nil, err
+			}
+			if fields[1] != "txnindex" {
+				return nil, errAt(1, "want \"txnindex\" (the one file a lost copy of a segment leaves out that changes what consumers receive), found %q", fields[1])
+			}
+			op.Kind = OpLoseTxnIndex
 		case "gap", "wait", "seek", "retain", "hwm":
 			if err := want(2, kw+" N"); err != nil {
 				return nil, err
@@ -284,7 +296,7 @@ func Parse(r io.Reader, name string) (*Scenario, error) {
 				continue
 			}
 		default:
-			return nil, errAt(0, "unknown statement %q (want title, topic, producer, begin, send, commit, abort, plain, roll, gap, bump, wait, seek, retain or hwm)", kw)
+			return nil, errAt(0, "unknown statement %q (want title, topic, producer, begin, send, commit, abort, plain, roll, gap, bump, wait, seek, retain, hwm or lose)", kw)
 		}
 		s.Ops = append(s.Ops, op)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/api"
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader/input"
-	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -64,18 +64,7 @@ plain
 // isolations: the gap at a segment's cleaned tail is labelled the same
 // (gap_segment_boundary) by both.
 func TestSegmentWindowGapsEqualStream(t *testing.T) {
-	sc, err := scenario.Parse(strings.NewReader(compactedScenario), "compacted.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := t.TempDir()
-	if err := b.WriteDir(logDir); err != nil {
-		t.Fatal(err)
-	}
+	logDir, b := testfixture.WriteScenario(t, compactedScenario, "compacted.txn")
 	dir := filepath.Join(logDir, b.Dir)
 	boundary := 0
 	for _, g := range b.Log.Gaps {

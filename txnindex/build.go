@@ -20,6 +20,8 @@ func Build(p *Partition) *Log {
 		HighWatermarkSource: p.HighWatermarkSource,
 		CleanerOffset:       p.CleanerOffset,
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
+		RecoveryPoint:       p.RecoveryPoint,
+		RecoveryPointKnown:  p.RecoveryPointKnown,
 		Replay:              p.Replay,
 		window:              p.Window,
 		NoSegment:           p.NoSegment && len(p.Batches) == 0,

@@ -74,7 +74,10 @@ func unfiltered(v Variant, rc bool, d Decision) Decision {
 		d.Verdict, d.Cause = Delivered, CauseControlDelivered
 	case d.Verdict == Aborted:
 		d.Verdict, d.Cause = Delivered, CauseAbortedDelivered
-	case rc && d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch != nil && d.Batch.IsTransactional():
+	case rc && d.Verdict == Delivered && d.Txn != nil && d.Txn.State == TxnAborted && d.Batch != nil && d.Batch.IsTransactional() && d.Txn.listedFor(d.Batch):
+		// kafka-python's read_uncommitted decision delivers it where
+		// Kafka's read_committed rule skips it. A transaction no entry
+		// lists, Kafka's rule delivers too: no departure.
 		d.Cause = CauseAbortedDelivered
 	}
 	return d
@@ -338,7 +341,7 @@ func (k *kafkajs) record(b *Batch, off int64, d *Decision) {
 		}
 		return
 	}
-	if k.o.Isolation != ReadCommitted || d.Verdict != Delivered || d.Txn == nil || d.Txn.State != TxnAborted || !b.IsTransactional() {
+	if k.o.Isolation != ReadCommitted || d.Verdict != Delivered || d.Txn == nil || d.Txn.State != TxnAborted || !b.IsTransactional() || !d.Txn.listedFor(b) {
 		return
 	}
 	// Kafka's rule skips it; kafkajs has not moved this producer's entry

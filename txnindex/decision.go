@@ -192,8 +192,19 @@ func (d *Decision) reason() string {
 		fmt.Fprintf(&sb, "delivered: magic %d message set, which has no producer id and is never filtered", b.Magic())
 	case CauseNotAborted:
 		fmt.Fprintf(&sb, "delivered: transactional batch of %s, producer not in the aborted set", who)
-		if t := d.Txn; t != nil && t.State == TxnCommitted {
+		switch t := d.Txn; {
+		case t == nil:
+		case t.State == TxnCommitted:
 			fmt.Fprintf(&sb, " (transaction [%d,%d] committed by marker at %d)", t.FirstOffset, t.LastDataOffset, t.MarkerOffset)
+		case t.State == TxnAborted && t.Entry == nil:
+			fmt.Fprintf(&sb, " (transaction [%d,%d] aborted by marker at %d, but no .txnindex entry lists it, so the broker's aborted list leaves it out)", t.FirstOffset, t.LastDataOffset, t.MarkerOffset)
+		case t.State == TxnAborted && t.Entry.FromDisk && b != nil && t.Entry.Entry.FirstOffset > b.LastOffset():
+			fmt.Fprintf(&sb, " (transaction [%d,%d] aborted by marker at %d, but its .txnindex entry, first offset %d, put the producer in the aborted set only from there)", t.FirstOffset, t.LastDataOffset, t.MarkerOffset, t.Entry.Entry.FirstOffset)
+		case t.State == TxnAborted:
+			// A captured response whose broker left the transaction
+			// out of its list, or a list cut short: the consumer
+			// filters with what the response says.
+			fmt.Fprintf(&sb, " (transaction [%d,%d] aborted by marker at %d, but the fetch response's aborted list did not list it)", t.FirstOffset, t.LastDataOffset, t.MarkerOffset)
 		}
 	case CauseNonTxnFromAbortedProducer:
 		fmt.Fprintf(&sb, "delivered: non-transactional batch of %s; the aborted set (entry first offset %d) filters transactional batches only", who, d.Abort.FirstOffset)

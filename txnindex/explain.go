@@ -35,12 +35,25 @@ const (
 	// DeleteRecords) deleted: its marker's segment remains, its start does
 	// not.
 	ExplainRetention
-	// ExplainRecovery: the file lacks an entry the log implies: the broker
-	// appends the marker before the .txnindex entry, and recovery repairs
-	// the index of the segments past the recovery point.
+	// ExplainRecovery: the file lacks an entry the log implies, in a
+	// segment a restart after an unclean shutdown recovers (or the
+	// recovery point is unknown): the broker appends the marker before the
+	// .txnindex entry, and that recovery rebuilds the index.
 	ExplainRecovery
 	// ExplainMarkerGone: the file names a marker that is not in the log.
 	ExplainMarkerGone
+	// ExplainIndexFileMissing: the segment has no .txnindex file at all,
+	// though its .index is there. LogLoader rebuilds a segment's indexes
+	// only when it recovers the segment: its .index missing or corrupt
+	// (LogSegment.sanityCheck), or, after an unclean shutdown, from the
+	// segment holding the recovery point on; TransactionIndex.sanityCheck
+	// passes a file that does not exist. Until then the broker lists none
+	// of the segment's aborted transactions in its fetch responses.
+	ExplainIndexFileMissing
+	// ExplainEntryLost: the file lacks an entry the log implies, in a
+	// segment before the one holding the recovery point, which no restart
+	// recovers: the entry stays missing.
+	ExplainEntryLost
 )
 
 // String names the explanation in the JSON's words.
@@ -58,6 +71,10 @@ func (e MismatchExplanation) String() string {
 		return "index_behind_log"
 	case ExplainMarkerGone:
 		return "marker_not_in_log"
+	case ExplainIndexFileMissing:
+		return "txnindex_file_missing"
+	case ExplainEntryLost:
+		return "entry_lost_before_recovery_point"
 	}
 	return "unknown"
 }
@@ -79,6 +96,46 @@ func (l *Log) cleaned(off int64) (bool, string) {
 		return true, fmt.Sprintf(" (below the cleaner checkpoint %d)", l.CleanerOffset)
 	}
 	return false, ""
+}
+
+// explainMissing explains the entries the rebuild has and segment si's
+// .txnindex lacks; it is the same for every such entry of the segment (the
+// report's rebuilt entry says which transaction), so it is made once. What a
+// consumer meets follows from the files: the broker lists only the entries
+// in the file, so the records of those transactions reach read_committed
+// consumers until a recovery of the segment rebuilds its index
+// (LogSegment.recover, from the producer state it replays).
+func (l *Log) explainMissing(si int32) (MismatchExplanation, string) {
+	restart := ""
+	recovered, known := l.recoveredAfterUncleanShutdown(int(si))
+	switch {
+	case !known:
+		restart = "a restart after an unclean shutdown rebuilds it only if the segment holds or follows the recovery point (this partition has no recovery-point-offset-checkpoint line)"
+	case recovered:
+		restart = fmt.Sprintf("a restart after an unclean shutdown rebuilds it (the segment holds or follows the recovery point %d); a clean one does not", l.RecoveryPoint)
+	default:
+		restart = fmt.Sprintf("no restart rebuilds it: the segment lies before the recovery point %d, and LogLoader recovers such a segment only when its .index is missing or corrupt", l.RecoveryPoint)
+	}
+	name := l.Segments[si].TxnIndexName()
+	switch {
+	case l.Segments[si].TxnIndexAbsent:
+		return ExplainIndexFileMissing, fmt.Sprintf("there is no %s, though the segment's .index is there: the broker lists none of the segment's aborted transactions, so read_committed consumers receive their records; %s", name, restart)
+	case known && !recovered:
+		return ExplainEntryLost, fmt.Sprintf("%s lacks the entry: the broker does not list the transaction, so read_committed consumers receive its records; %s", name, restart)
+	}
+	return ExplainRecovery, fmt.Sprintf("%s lacks the entry: the broker appends the marker to the log before the entry to the .txnindex, so a copy taken between the two lacks it; %s", name, restart)
+}
+
+// recoveredAfterUncleanShutdown reports whether a restart after an unclean
+// shutdown recovers segment si, and whether the recovery point that
+// decides it is known: LogLoader.recoverLog recovers the segments from the
+// one holding the recovery point (LogSegments.values from its floor) to the
+// end, the last segment always.
+func (l *Log) recoveredAfterUncleanShutdown(si int) (recovered, known bool) {
+	if !l.RecoveryPointKnown {
+		return false, false
+	}
+	return si+1 >= len(l.Segments) || l.Segments[si+1].BaseOffset > l.RecoveryPoint, true
 }
 
 // explainExtra explains an entry on disk the rebuild does not have.

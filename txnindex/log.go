@@ -54,6 +54,62 @@ type Txn struct {
 	Entry *AbortInfo
 }
 
+// listedFor reports whether Kafka's read_committed rule skips b, a data
+// batch of t, an aborted transaction: the broker lists an entry for t, and
+// the consumer puts the producer in its aborted set when a batch reaches
+// the entry's first offset. A transaction no .txnindex lists (a lost file,
+// a lost entry: Log.UnlistedAborted) reaches read_committed consumers.
+func (t *Txn) listedFor(b *Batch) bool {
+	return t.Entry != nil && t.Entry.Entry.FirstOffset <= b.LastOffset()
+}
+
+// UnlistedAborted is what read_committed consumers receive of aborted
+// transactions because no .txnindex entry the broker serves lists them.
+type UnlistedAborted struct {
+	Transactions int      `json:"transactions"`
+	Records      int64    `json:"records"`
+	FirstOffset  int64    `json:"first_offset"` // of the first such transaction
+	Indexes      []string `json:"indexes"`      // the .txnindex files that lack them, in log order
+	// Missing lists those of Indexes that do not exist at all
+	// (Segment.TxnIndexAbsent).
+	Missing []string `json:"missing_files,omitempty"`
+}
+
+// UnlistedAborted sums the aborted transactions with data that no entry
+// the broker serves lists (Txn.Entry nil): their records reach
+// read_committed consumers as if committed. Nil when there are none.
+func (l *Log) UnlistedAborted() *UnlistedAborted {
+	var u *UnlistedAborted
+	seen := map[int32]bool{}
+	for i := range l.Txns {
+		t := &l.Txns[i]
+		if t.State != TxnAborted || t.Entry != nil || t.Records == 0 || t.MarkerBatch < 0 || t.LastDataOffset >= l.LastStableOffset {
+			continue // what the LSO still holds back is not received yet
+		}
+		// The entry belongs in the .txnindex of the marker's segment
+		// (LogSegment.updateTxnIndex); one read from disk is what the
+		// broker serves (a rebuilt one lists every aborted transaction).
+		si := l.Batches[t.MarkerBatch].Segment
+		if si < 0 || int(si) >= len(l.Segments) || !l.Segments[si].TxnIndexOnDisk {
+			continue
+		}
+		if u == nil {
+			u = &UnlistedAborted{FirstOffset: t.FirstOffset}
+		}
+		u.Transactions++
+		u.Records += t.Records
+		if !seen[si] {
+			seen[si] = true
+			s := &l.Segments[si]
+			u.Indexes = append(u.Indexes, s.TxnIndexName())
+			if s.TxnIndexAbsent {
+				u.Missing = append(u.Missing, s.TxnIndexName())
+			}
+		}
+	}
+	return u
+}
+
 // TV2 reports whether the transaction was closed the transactions v2 way
 // (KIP-890): its marker one epoch above its data. The broker's replay does
 // not care (a marker closes its producer's open transaction whatever its
@@ -175,6 +231,11 @@ type Log struct {
 	// Mismatches use it to tell the cleaner's work from other losses.
 	CleanerOffset      int64
 	CleanerOffsetKnown bool
+	// RecoveryPoint is the partition's recovery-point-offset-checkpoint
+	// when RecoveryPointKnown (Partition.RecoveryPoint): it says which
+	// segments a restart after an unclean shutdown recovers.
+	RecoveryPoint      int64
+	RecoveryPointKnown bool
 	Gaps               []Gap
 
 	// Refused counts the batches Build left out of Batches: every batch

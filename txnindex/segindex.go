@@ -217,10 +217,14 @@ func (l *Log) compareIndex(si int32) {
 			l.Mismatches = append(l.Mismatches, m)
 		}
 	}
+	var missing MismatchExplanation
+	var missingNote string
 	for i, r := range rebuilt {
 		if !matched[i] {
-			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r, Explanation: ExplainRecovery,
-				Note: "the broker appends the marker to the log before the entry to the .txnindex, and recovery rebuilds the index of the segments after the recovery point (LogSegment.recover)"})
+			if missingNote == "" {
+				missing, missingNote = l.explainMissing(si)
+			}
+			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r, Explanation: missing, Note: missingNote})
 		}
 	}
 }

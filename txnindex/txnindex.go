@@ -492,11 +492,20 @@ type Segment struct {
 
 	// TxnIndex is the segment's .txnindex as read from disk. It is used
 	// for fetches only when TxnIndexOnDisk is true; otherwise the rebuilt
-	// entries are used. Kafka creates a .txnindex lazily, so a loader that
-	// found the segment's other index files but no .txnindex sets
-	// TxnIndexOnDisk with no entries: the broker would see none.
+	// entries are used. Loaders set it as LogLoader decides: a segment
+	// with a .index is loaded as it is, and Kafka creates a .txnindex
+	// lazily, so one with a .index and no .txnindex has TxnIndexOnDisk
+	// with no entries (the broker sees none); one without a .index is
+	// recovered, its .txnindex rebuilt.
 	TxnIndex       []AbortedTxn
 	TxnIndexOnDisk bool
+	// TxnIndexAbsent: TxnIndexOnDisk because the segment's .index or
+	// .timeindex is there, while its .txnindex file is not. The broker
+	// creates that file with the segment's first aborted transaction and
+	// rebuilds it only when it recovers the segment, so a lost one stays
+	// lost: the aborted transactions it would list reach read_committed
+	// consumers (Log.UnlistedAborted).
+	TxnIndexAbsent bool
 
 	// OffsetIndex holds the .index entries with absolute offsets, if read.
 	// Without them Build rebuilds a sparse index the way LogSegment.recover
@@ -542,6 +551,12 @@ type Partition struct {
 	// when CleanerOffsetKnown: the log cleaner's first dirty offset.
 	CleanerOffset      int64
 	CleanerOffsetKnown bool
+	// RecoveryPoint is this partition's line of
+	// recovery-point-offset-checkpoint, when RecoveryPointKnown: after an
+	// unclean shutdown the broker recovers (rebuilding their indexes) the
+	// segment holding it and every later one, and no segment before it.
+	RecoveryPoint      int64
+	RecoveryPointKnown bool
 
 	// Snapshot is the producer-state snapshot Ongoing came from, with
 	// every producer's entry; nil when none was used.

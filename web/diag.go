@@ -86,6 +86,10 @@ type DiagnosisView struct {
 	// ClientsHref the partition's clients page, "" where the page has
 	// no server to ask (an exported page).
 	Clients, ClientsHref string
+	// Unlisted is what read_committed consumers receive of aborted
+	// transactions no .txnindex entry lists (present.UnlistedLine), ""
+	// when there is none; UnlistedRemedy how the broker lists them again.
+	Unlisted, UnlistedRemedy string
 }
 
 // RestartView is the running broker's LSO against the one after its next
@@ -334,6 +338,7 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 	}
 	v.Unknown = d.OffsetsUnknown
 	v.Clients = present.ClientsLine(d)
+	v.Unlisted, v.UnlistedRemedy = present.UnlistedLine(d), present.UnlistedRemedy(d)
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}

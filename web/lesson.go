@@ -103,6 +103,9 @@ type LessonBroker struct {
 	Ongoing []LessonTxn   `json:"ongoing"`
 	Decided *LessonTxn    `json:"decided,omitempty"` // the transaction this step's marker ended
 	Index   []LessonEntry `json:"txnindex"`          // every .txnindex entry so far, in file order
+	// IndexNote says which .txnindex files are lost (Segment.TxnIndexAbsent):
+	// the broker lists none of their segments' aborted transactions.
+	IndexNote string `json:"txnindex_note,omitempty"`
 }
 
 // LessonTxn is a transaction on the broker side.
@@ -237,7 +240,7 @@ func newLesson(id string, l *txnindex.Log, from int64, v txnindex.Variant, most 
 		for i := range segs {
 			// The replay's own index, not the files on disk: those hold
 			// the entries of markers not appended yet.
-			segs[i].TxnIndex, segs[i].TxnIndexOnDisk = nil, false
+			segs[i].TxnIndex, segs[i].TxnIndexOnDisk, segs[i].TxnIndexAbsent = nil, false, false
 		}
 		// The high watermark follows the log end as the append is
 		// replicated, but never passes the one the partition has now;
@@ -249,8 +252,15 @@ func newLesson(id string, l *txnindex.Log, from int64, v txnindex.Variant, most 
 		if k <= n {
 			hw = min(hw, l.HighWatermark)
 		}
-		return txnindex.Build(&txnindex.Partition{Topic: l.Topic, Partition: l.Partition, Segments: segs,
-			Batches: all[:k:k], LogStartOffset: l.LogStartOffset, HighWatermark: max(hw, 0), Ongoing: seeds})
+		build := func() *txnindex.Log {
+			return txnindex.Build(&txnindex.Partition{Topic: l.Topic, Partition: l.Partition, Segments: segs,
+				Batches: all[:k:k], LogStartOffset: l.LogStartOffset, HighWatermark: max(hw, 0), Ongoing: seeds})
+		}
+		cur := build()
+		if !lostIndexes(l, segs, cur, l.LogEndOffset) {
+			return cur
+		}
+		return build()
 	}
 
 	prev := replay(0)
@@ -278,8 +288,12 @@ func newLesson(id string, l *txnindex.Log, from int64, v txnindex.Variant, most 
 		}
 		st.Broker = LessonBroker{LogEnd: cur.LogEndOffset, HWM: cur.HighWatermark, LSO: cur.LastStableOffset,
 			PrevLSO: prev.LastStableOffset, Ongoing: ongoing(cur), Index: []LessonEntry{}}
+		st.Broker.IndexNote = lostNote(cur)
 		var entry *LessonEntry
 		for si, ents := range cur.RebuiltIndex {
+			if cur.Segments[si].TxnIndexOnDisk {
+				ents = cur.Segments[si].TxnIndex // a lost .txnindex: what the broker serves
+			}
 			for _, e := range ents {
 				le := LessonEntry{File: cur.Segments[si].TxnIndexName(), Producer: int64(e.ProducerID), First: e.FirstOffset,
 					Last: e.LastOffset, LSO: e.LastStableOffset, New: int32(si) == b.Segment && e.LastOffset == b.BaseOffset && b.IsAbortMarker()}
@@ -445,4 +459,42 @@ func lessonBatch(l *txnindex.Log, i int) *LessonBatch {
 // and &), for a <script type="application/json"> block.
 func LessonJSON(ls *Lesson) ([]byte, error) {
 	return json.Marshal(ls)
+}
+
+// lostNote names the .txnindex files of cur that are lost, "" when none is.
+func lostNote(cur *txnindex.Log) string {
+	var lost []string
+	for i := range cur.Segments {
+		if cur.Segments[i].TxnIndexAbsent {
+			lost = append(lost, cur.Segments[i].TxnIndexName())
+		}
+	}
+	if len(lost) == 0 {
+		return ""
+	}
+	return strings.Join(lost, ", ") + " lost (the copy left it out, its .index is there): the broker lists none of its segment's aborted transactions"
+}
+
+// lostIndexes marks, in segs (those of the replay cur), the segments whose
+// .txnindex l lost: a segment with no .txnindex beside its .index although
+// its aborted transactions imply entries. The broker serves none of the
+// entries of markers already in the files, and writes the entries of
+// markers appended since (below end, the files' log end, or not: a remedy's
+// ABORT). It reports whether it marked any, for cur to be built again.
+func lostIndexes(l *txnindex.Log, segs []txnindex.Segment, cur *txnindex.Log, end int64) bool {
+	marked := false
+	for i := range segs {
+		if i >= len(l.Segments) || !l.Segments[i].TxnIndexAbsent || i >= len(l.RebuiltIndex) || len(l.RebuiltIndex[i]) == 0 {
+			continue
+		}
+		var since []txnindex.AbortedTxn
+		for _, e := range cur.RebuiltIndex[i] {
+			if e.LastOffset >= end {
+				since = append(since, e)
+			}
+		}
+		segs[i].TxnIndex, segs[i].TxnIndexOnDisk, segs[i].TxnIndexAbsent = since, true, len(since) == 0
+		marked = true
+	}
+	return marked
 }

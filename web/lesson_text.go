@@ -47,6 +47,8 @@ func brokerSentence(cur *txnindex.Log, bi int, br LessonBroker, entry *LessonEnt
 		fmt.Fprintf(&sb, "%s's %s lands at offset %d: its transaction from %d is %s.", who(b), markerWord(b), b.BaseOffset, br.Decided.First, br.Decided.State)
 		if entry != nil {
 			fmt.Fprintf(&sb, " The broker appends the entry (producer %d, first %d, last %d, LSO %d) to %s.", entry.Producer, entry.First, entry.Last, entry.LSO, entry.File)
+		} else if s := cur.Segments[b.Segment]; b.IsAbortMarker() && s.TxnIndexAbsent {
+			fmt.Fprintf(&sb, " Its entry belongs in %s, which is lost: the broker lists no entry for it, so read_committed consumers receive its records.", s.TxnIndexName())
 		}
 	case b.IsEndTxnMarker():
 		fmt.Fprintf(&sb, "%s's %s lands at offset %d, but the producer had no open transaction here: the broker changes nothing and writes no index entry.", who(b), markerWord(b), b.BaseOffset)

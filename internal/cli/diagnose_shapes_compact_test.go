@@ -55,7 +55,7 @@ func compactedShapes(nowMs int64) []shapeCase {
 			},
 			text: []string{"clear: no open transaction", "compacted: the log cleaner has worked on this partition (cleanup.policy includes compact)",
 				"cleaner-offset-checkpoint has a line for the partition: the cleaner has cleaned below offset 5",
-				"00000000000000000005.txnindex extra_on_disk: cleaner_removed_aborted_data: the cleaner removed the aborted data (offsets 2–4)"},
+				"00000000000000000005.txnindex has an entry the log does not imply (version: 0 producerId: 7 firstOffset: 2 lastOffset: 5 lastStableOffset: 6): the cleaner removed the aborted data (offsets 2–4)"},
 			never: []string{"STUCK", "hanging", "open transaction 1"},
 		},
 		{
@@ -104,7 +104,7 @@ func compactedShapes(nowMs int64) []shapeCase {
 			},
 			text: []string{"clear: no open transaction",
 				"decided, marker removed by the cleaner, transaction 1: producer 9 epoch 1, offsets 5-6",
-				"decided_marker_removed: the replay of the surviving batches finds no marker for it, but the broker decided it: the log cleaner has cleaned up to offset 19 (cleaner-offset-checkpoint 20)",
+				"    the replay of the surviving batches finds no marker for it, but the broker decided it: the log cleaner has cleaned up to offset 19 (cleaner-offset-checkpoint 20)",
 				"it does not hold the LSO and there is nothing to abort"},
 			never: []string{"STUCK", "hanging", "expired", "abort --topic", "open transaction 1"},
 		},
@@ -134,7 +134,7 @@ func compactedShapes(nowMs int64) []shapeCase {
 					t.Errorf("mismatches %+v", p.Mismatches)
 				}
 			},
-			text:  []string{"decided, marker removed by the cleaner, transaction 1: producer 9 epoch 1, offsets 2-3", "marker_not_in_log"},
+			text:  []string{"decided, marker removed by the cleaner, transaction 1: producer 9 epoch 1, offsets 2-3", "00000000000000000000.txnindex has an entry the log does not imply", "its ABORT marker at 6 is not in the log"},
 			never: []string{"STUCK", "hanging"},
 		},
 		{

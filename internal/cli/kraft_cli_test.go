@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // writeKRaftDirs writes two KRaft metadata log directories under a log
@@ -33,18 +33,7 @@ func writeKRaftDirs(t *testing.T) (onlySnapshot, withLog string) {
 			t.Fatal(err)
 		}
 	}
-	sc, err := scenario.Parse(strings.NewReader("topic __cluster_metadata partition 0\nplain 3\nplain 2\n"), "kraft.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	if err := b.WriteDir(root); err != nil {
-		t.Fatal(err)
-	}
+	root, b := testfixture.WriteScenario(t, "topic __cluster_metadata partition 0\nplain 3\nplain 2\n", "kraft.txn")
 	return onlySnapshot, filepath.Join(root, b.Dir)
 }
 

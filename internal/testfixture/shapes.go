@@ -149,6 +149,10 @@ func WriteSegsDir(t testing.TB, topic string, logStart, hwm, cleaner int64, segs
 				idx = e.AppendTo(idx)
 			}
 			WriteFile(t, filepath.Join(pdir, name+".txnindex"), idx)
+			// With its .index, empty (valid: a sparse index may have
+			// no entry): without one the broker recovers the segment
+			// and rebuilds the .txnindex instead (LogSegment.sanityCheck).
+			WriteFile(t, filepath.Join(pdir, name+".index"), nil)
 		}
 	}
 	line := func(v int64) []byte { return []byte(fmt.Sprintf("0\n1\n%s 0 %d\n", topic, v)) }

@@ -72,7 +72,11 @@ type Segment struct {
 	TimeEntries     *int     `json:"timeindex_entries,omitempty"`
 	TxnIndexEntries []string `json:"txnindex_entries,omitempty"`
 	TxnIndexOnDisk  bool     `json:"txnindex_on_disk"`
-	Swap            bool     `json:"from_swap,omitempty"`
+	// TxnIndexAbsent: the segment has its .index but no .txnindex file,
+	// which the broker creates with the segment's first aborted
+	// transaction: it lists none of the segment's.
+	TxnIndexAbsent bool `json:"txnindex_absent,omitempty"`
+	Swap           bool `json:"from_swap,omitempty"`
 }
 
 // Snapshot is one producer-state snapshot.
@@ -180,7 +184,7 @@ func New(in *input.Contents, o Options) Report {
 				// is no file.
 				continue
 			}
-			is := Segment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk}
+			is := Segment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk, TxnIndexAbsent: s.TxnIndexAbsent}
 			for _, e := range s.TxnIndex {
 				is.TxnIndexEntries = append(is.TxnIndexEntries, e.String())
 			}

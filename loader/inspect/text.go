@@ -97,9 +97,12 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 			if s.TimeEntries != nil {
 				fmt.Fprintf(w, ", .timeindex %s", txnindex.Plural(*s.TimeEntries, "entry", "entries"))
 			}
-			if s.TxnIndexOnDisk {
+			switch {
+			case s.TxnIndexAbsent:
+				fmt.Fprint(w, ", no .txnindex file (the broker creates one with the segment's first aborted transaction)")
+			case s.TxnIndexOnDisk:
 				fmt.Fprintf(w, ", .txnindex %s", txnindex.Plural(len(s.TxnIndexEntries), "entry", "entries"))
-			} else {
+			default:
 				fmt.Fprint(w, ", .txnindex rebuilt")
 			}
 			fmt.Fprintln(w)

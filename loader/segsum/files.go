@@ -51,15 +51,15 @@ func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segF
 
 // indexFiles fills seg with what the segment's index files tell fetches,
 // as loader.OpenPartition does: the .txnindex entries (Kafka creates the
-// file lazily, so a segment with other index files and no .txnindex had no
-// aborted transaction) and the .index entries, nil when damaged (the broker
+// file lazily, so a segment with a .index and no .txnindex lists no
+// aborted transaction; one without a .index is recovered, its .txnindex
+// rebuilt) and the .index entries, nil when damaged (the broker
 // rebuilds a corrupt index, and so does txnindex.Build).
 func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
-	found := false
+	corrupt := false
 	if f.index != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.index)); err == nil {
 			if st, err := fh.Stat(); err == nil {
-				found = true
 				x, err := loader.ReadOffsetIndex(fh, st.Size(), f.index, seg.BaseOffset)
 				if err == nil {
 					seg.OffsetIndex = x.Entries
@@ -71,23 +71,26 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 			fh.Close()
 		}
 	}
-	if f.time != "" {
-		if _, err := os.Stat(filepath.Join(dir, f.time)); err == nil {
-			found = true
-		}
-	}
 	if f.txn != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.txn)); err == nil {
 			if st, err := fh.Stat(); err == nil {
-				found = true
 				if x, _ := loader.ReadTxnIndexFile(fh, st.Size(), f.txn, seg.BaseOffset); x != nil {
 					seg.TxnIndex = x.Entries
+					// An entry below the base: sanityCheck's
+					// CorruptIndexException, the segment recovered.
+					for _, e := range x.Entries {
+						corrupt = corrupt || e.LastOffset < seg.BaseOffset
+					}
 				}
 			}
 			fh.Close()
 		}
 	}
-	seg.TxnIndexOnDisk = found
+	// As loader's assemble: the .index decides whether the broker loads
+	// the segment's .txnindex as it is or recovers the segment and
+	// rebuilds it.
+	seg.TxnIndexOnDisk = f.index != "" && !corrupt
+	seg.TxnIndexAbsent = f.index != "" && f.txn == ""
 }
 
 // firstSeed is the producer state the first segment starts from, as

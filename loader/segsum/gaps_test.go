@@ -4,28 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/scenario"
+	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // writeScenario builds a scenario into a new log dir and returns the
 // partition directory and the segments' base offsets.
 func writeScenario(t *testing.T, text string) (string, []int64) {
 	t.Helper()
-	sc, err := scenario.Parse(strings.NewReader(text), "t.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := t.TempDir()
-	if err := b.WriteDir(logDir); err != nil {
-		t.Fatal(err)
-	}
+	logDir, b := testfixture.WriteScenario(t, text, "t.txn")
 	var bases []int64
 	for _, s := range b.Log.Segments {
 		bases = append(bases, s.BaseOffset)

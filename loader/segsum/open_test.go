@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testfixture"
 	"github.com/txnscope/txnscope/loader"
-	"github.com/txnscope/txnscope/scenario"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -31,18 +31,7 @@ func openThenRolls(t testing.TB, k, n int) (string, int64) {
 	for range n {
 		b.WriteString("roll\nplain 1\n")
 	}
-	sc, err := scenario.Parse(strings.NewReader(b.String()), "opens.txn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logDir := t.TempDir()
-	if err := built.WriteDir(logDir); err != nil {
-		t.Fatal(err)
-	}
+	logDir, built := testfixture.WriteScenario(t, b.String(), "opens.txn")
 	dir := filepath.Join(logDir, built.Dir)
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	var bytes int64

@@ -108,7 +108,8 @@
     const tb = $("broker-txnindex").tBodies[0];
     tb.innerHTML = b.txnindex.length ? b.txnindex.map((e) =>
       "<tr" + (e.new ? ' class="new" data-testid="txnindex-new"' : "") + "><td>" + esc(e.file) + "</td><td>" + e.producer + "</td><td>" + e.first + "</td><td>" + e.last + "</td><td>" + e.lso + "</td></tr>").join("")
-      : '<tr class="none"><td colspan="5">no entry yet: the broker writes one per aborted transaction, when its ABORT marker lands</td></tr>';
+      : b.txnindex_note ? "" : '<tr class="none"><td colspan="5">no entry yet: the broker writes one per aborted transaction, when its ABORT marker lands</td></tr>';
+    if (b.txnindex_note) tb.insertAdjacentHTML("beforeend", '<tr class="none" data-testid="txnindex-lost"><td colspan="5">' + esc(b.txnindex_note) + "</td></tr>");
     const rem = $("lesson-remedy");
     rem.hidden = !s.remedy;
     if (s.remedy) rem.querySelector("code").textContent = s.remedy;
