@@ -268,8 +268,14 @@ func writeScenario(t *testing.T, b *broker, name string, steps []step, codec ...
 	}
 	opts := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(codec...)}
 	var txns [2]*kgo.Client
+	// A transaction a scenario leaves open must stay open until the last
+	// client has read: once the coordinator aborts it at its timeout
+	// (kgo's default is 40 s, which a workload whose LSO is pinned at its
+	// start outlasts, every client waiting in vain for records), the LSO
+	// moves and the clients read another log than the engine decided.
+	// kfake accepts up to transaction.max.timeout.ms, 15 minutes.
 	for i := range txns {
-		txns[i] = b.client(t, append(opts, kgo.TransactionalID(topic+"-tx"+strconv.Itoa(i)))...)
+		txns[i] = b.client(t, append(opts, kgo.TransactionalID(topic+"-tx"+strconv.Itoa(i)), kgo.TransactionTimeout(10*time.Minute))...)
 	}
 	idem := b.client(t, opts...)
 	var open [2]bool
@@ -320,4 +326,17 @@ func createTopic(t *testing.T, admin *kgo.Client, topic string) {
 		t.Fatalf("create topic: %v %+v", err, resp)
 	}
 	topicIDs.Store(topic, resp.Topics[0].TopicID)
+}
+
+// logUnchanged fails t when the broker's high watermark or LSO of topic
+// is no longer l's: the clients then read another log than the engine
+// decided (an open transaction timed out, say), and a mismatch between
+// them says nothing about either. It is deferred, so it is not a helper:
+// its failure names its own line.
+func logUnchanged(t *testing.T, cl *kgo.Client, topic string, l *txnindex.Log) {
+	p := rawFetch(t, cl, topic, 0, 1)
+	if p.HighWatermark != l.HighWatermark || p.LastStableOffset != l.LastStableOffset {
+		t.Errorf("%s: the log changed while the clients read it (HWM %d, now %d; LSO %d, now %d): the comparisons with the engine's decisions of the earlier log prove nothing",
+			topic, l.HighWatermark, p.HighWatermark, l.LastStableOffset, p.LastStableOffset)
+	}
 }

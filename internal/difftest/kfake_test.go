@@ -308,6 +308,7 @@ func TestDifferentialRealClients(t *testing.T) {
 	kcat := testtool.Need(t, "kcat")
 	b := newBroker(t)
 	reader := b.client(t)
+	seed := seedOffset(t)
 	var totalOffsets, totalAborted atomic.Int64
 	// Workloads run in parallel on their own topics: the consumers spend
 	// most of their time waiting on the broker, not computing.
@@ -315,7 +316,7 @@ func TestDifferentialRealClients(t *testing.T) {
 		for i := range workloads {
 			t.Run(fmt.Sprintf("w%03d", i+1), func(t *testing.T) {
 				t.Parallel()
-				offsets, aborted := checkWorkload(t, b, reader, kcat, uint64(i+1), i < kcatWorkloads)
+				offsets, aborted := checkWorkload(t, b, reader, kcat, seed+uint64(i+1), i < kcatWorkloads)
 				totalOffsets.Add(offsets)
 				totalAborted.Add(aborted)
 			})
@@ -337,6 +338,8 @@ func checkWorkload(t *testing.T, b *broker, reader *kgo.Client, kcat string, see
 		}
 	}()
 	l, first := readLog(t, reader, w.topic)
+	// Before the deferred abort above, which changes the log on purpose.
+	defer logUnchanged(t, reader, w.topic, l)
 	rc := rawFetch(t, reader, w.topic, 0, 1)
 	if l.LastStableOffset != rc.LastStableOffset {
 		t.Fatalf("%s: engine LSO %d, broker LSO %d", w.topic, l.LastStableOffset, rc.LastStableOffset)

@@ -200,7 +200,9 @@ func (w *tv2Workload) brokerFetch(t *testing.T, from int64) *kmsg.FetchResponseT
 func TestDifferentialTV2(t *testing.T) {
 	const n = 300
 	var overflowed, aborted, retried int
-	for seed := range uint64(n) {
+	shift := seedOffset(t)
+	for i := range uint64(n) {
+		seed := shift + i
 		w := genTV2(seed + 1)
 		bs, err := kmsgBatches(w.data, 0)
 		if err != nil {
