@@ -56,34 +56,65 @@ func screenshotClock() time.Time { return time.Date(2026, 12, 3, 21, 10, 0, 0, t
 // their own: a benchmark's cold start is part of what it measures.
 func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	var parent context.Context
-	if _, bench := t.(*testing.B); bench || len(extra) > 0 {
-		actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(path, t.TempDir(), extra...)...)
-		t.Cleanup(cancelA)
-		parent = actx
-	} else {
-		parent = sharedChromium(t, path)
+	for try := 0; ; try++ {
+		var parent context.Context
+		if _, bench := t.(*testing.B); bench || len(extra) > 0 {
+			actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(path, t.TempDir(), extra...)...)
+			t.Cleanup(cancelA)
+			parent = actx
+		} else {
+			parent = sharedChromium(t, path)
+		}
+		var ctx context.Context
+		var cancelC context.CancelFunc
+		// A browser context of its own needs a running browser: the shared
+		// one. A fresh allocator's context (a benchmark's) has none yet, and
+		// chromedp panics on WithNewBrowserContext there.
+		if c := chromedp.FromContext(parent); c != nil && c.Browser != nil {
+			ctx, cancelC = chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
+		} else {
+			ctx, cancelC = chromedp.NewContext(parent)
+		}
+		// A hang guard for the whole browser session, not a time bound: it
+		// must outlast the polls inside it (TestIndexPageScale waits up to a
+		// minute for a ranking) on a loaded machine; at 60 s,
+		// TestIndexPageScale ran out of it at load 26 after its poll succeeded.
+		ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+		t.Cleanup(func() { cancelT(); cancelC() })
+		// Opening the tab is bounded on its own: a shared Chromium that
+		// stops answering would make this test and every later one wait
+		// out their 5 minutes; it is replaced, once, by a fresh one.
+		done := make(chan error, 1)
+		go func() { done <- setupTab(ctx, parent) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(tabTimeout):
+			cancelT()
+			cancelC()
+			err = fmt.Errorf("no tab after %v", tabTimeout)
+			if try == 0 && restartShared(parent) {
+				t.Logf("the shared Chromium opened no tab in %v: started another", tabTimeout)
+				continue
+			}
+		}
+		if err != nil {
+			t.Fatalf("start chromium: %v", err)
+		}
+		return ctx
 	}
-	var ctx context.Context
-	var cancelC context.CancelFunc
-	// A browser context of its own needs a running browser: the shared
-	// one. A fresh allocator's context (a benchmark's) has none yet, and
-	// chromedp panics on WithNewBrowserContext there.
-	if c := chromedp.FromContext(parent); c != nil && c.Browser != nil {
-		ctx, cancelC = chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
-	} else {
-		ctx, cancelC = chromedp.NewContext(parent)
-	}
-	// A hang guard for the whole browser session, not a time bound: it
-	// must outlast the polls inside it (TestIndexPageScale waits up to a
-	// minute for a ranking) on a loaded machine; at 60 s,
-	// TestIndexPageScale ran out of it at load 26 after its poll succeeded.
-	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC() })
+}
+
+// tabTimeout bounds opening a tab, far above what it takes (well under a
+// second) on a loaded machine.
+var tabTimeout = 90 * time.Second // a variable for TestWedgedChromiumIsReplaced
+
+// setupTab opens ctx's tab, of the browser parent, and sets it up.
+func setupTab(ctx, parent context.Context) error {
 	// chromedp enables the Network domain, which copies every websocket
 	// frame to the test over the DevTools pipe; the stream does not need
 	// that, and the 1M-batch benchmark would measure it.
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	return chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		if _, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{}); err != nil {
 			return err
 		}
@@ -116,11 +147,20 @@ func startChromium(t testing.TB, path string, extra ...chromedp.ExecAllocatorOpt
 		_, err := cdp.Call(ctx, t, emulation.SetScrollbarsHidden, emulation.SetScrollbarsHiddenParams{Hidden: true})
 		return err
 	}))
-	if err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+}
 
+// restartShared stops the shared browser if parent is still it, for the
+// next sharedChromium to start another; false if parent is not the shared
+// browser (a benchmark's own).
+func restartShared(parent context.Context) bool {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.browser == nil || shared.browser != parent {
+		return false
+	}
+	shared.stop()
+	shared.browser = nil
+	return true
 }
 
 // chromiumOptions are the flags of every test browser.
