@@ -103,17 +103,20 @@ func writeRunbooks(w io.Writer, ds []*diagnosis.Diagnosis) {
 // compaction, .txnindex difference or lag split to report.
 func nothingToSay(d *diagnosis.Diagnosis) bool {
 	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
-		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == ""
+		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == "" && d.UnlistedAborted == nil
 }
 
 // writeSummary is the first lines of a diagnosis of several partitions:
 // how many are stuck and why, most offsets behind first.
 func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
-	var stuck []*diagnosis.Diagnosis
+	var stuck, unlisted []*diagnosis.Diagnosis
 	hanging, late := 0, 0
 	for _, d := range ds {
 		if d.LastStableOffset < d.HighWatermark {
 			stuck = append(stuck, d)
+		}
+		if d.UnlistedAborted != nil {
+			unlisted = append(unlisted, d)
 		}
 		if d.Hanging() {
 			hanging++
@@ -130,6 +133,16 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 	slices.SortStableFunc(stuck, func(a, b *diagnosis.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
 		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), present.Status(d))
+	}
+	// Whatever their LSO: the broker hands their read_committed consumers
+	// aborted records (a lost .txnindex), which a clear LSO hides.
+	if len(unlisted) > 0 {
+		fmt.Fprintf(w, "%s read_committed consumers aborted records (no .txnindex entry lists them):\n", txnindex.Plural(len(unlisted), "partition hands its", "partitions hand their"))
+		for _, d := range unlisted {
+			u := d.UnlistedAborted
+			fmt.Fprintf(w, "  %s: %s of %s, from offset %d on\n", txnindex.PartitionName(d.Topic, d.Partition),
+				txnindex.Plural(u.Records, "record", "records"), txnindex.Plural(u.Transactions, "aborted transaction", "aborted transactions"), u.FirstOffset)
+		}
 	}
 }
 
