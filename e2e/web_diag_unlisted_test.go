@@ -41,6 +41,19 @@ func TestDiagnosisPanelUnlistedAborted(t *testing.T) {
 	if u := d.Unlisted; u == nil || u.Transactions != 1 || u.Records != 5 || u.FirstOffset != 2 || len(u.Missing) != 1 || u.Missing[0] != "00000000000000000000.txnindex" {
 		t.Fatalf("diagnosis API: unlisted_aborted %+v, want producer 7's transaction: 1, 5 records from 2, the file missing", u)
 	}
+	// The index row says it beside the clear LSO.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="row-unlisted"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, `[data-testid="partition-row-unlisted-demo-interleaved-0"] [data-testid="row-unlisted"]`); got != "5 aborted records delivered" {
+		t.Errorf("index row: %q", got)
+	}
+	if got := text(t, ctx, `[data-testid="partition-row-interleaved-demo-interleaved-0"] [data-testid="row-state"]`); got != "clear" {
+		t.Errorf("the interleaved demo's row: %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="partition-row-interleaved-demo-interleaved-0"] [data-testid="row-unlisted"]').length`); n != 0 {
+		t.Errorf("the interleaved demo, whose files list its abort, is flagged")
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="diag-unlisted"]`)), waitDone(1)); err != nil {
 		t.Fatal(err)
 	}

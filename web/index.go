@@ -215,6 +215,10 @@ type PartitionRow struct {
 	State       string // state of the pinning transaction, "clear" when none
 	Open        int    // open transactions
 	Summary     string
+	// Unlisted, when not "", is what the partition's read_committed
+	// consumers receive of aborted transactions no .txnindex entry lists
+	// (diagnosis.Diagnosis.UnlistedAborted): a clear LSO hides it.
+	Unlisted string
 	// NotData says what a partition that is not a data partition is
 	// (the KRaft metadata log, txnindex.MetadataLogNote): its row says so
 	// instead of "clear" or an empty partition's numbers.
@@ -242,6 +246,9 @@ func partitionRow(s Source, p Partition, d *diagnosis.Diagnosis, nowMs int64) Pa
 	r.LagMs, _ = d.HeldAt(nowMs)
 	r.LagTime, r.LagNote = rowLag(d, nowMs)
 	r.State = "clear"
+	if u := d.UnlistedAborted; u != nil {
+		r.Unlisted = txnindex.Plural(u.Records, "aborted record", "aborted records") + " delivered"
+	}
 	if d.Note != "" {
 		r.State, r.NotData = stateNotData, d.Note
 		return r
