@@ -42,6 +42,23 @@ func seedFiles(f *testing.F, suffixes ...string) {
 	}
 }
 
+// realTxnDir is the corpus's partition a transactional producer wrote
+// (ksqlDB's command topic, in the repository's testdata/realdata): data
+// batches closed by a COMMIT marker a broker wrote, and a producer
+// snapshot with a coordinator epoch, which testdata/real lacks.
+const realTxnDir = "../testdata/realdata/ItumelengMogase_Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data/_confluent-ksql-default__command_topic-0"
+
+// seedRealTxn adds realTxnDir's files whose name ends in suffix; without
+// the corpus, none.
+func seedRealTxn(f *testing.F, suffix string) {
+	files, _ := filepath.Glob(filepath.Join(realTxnDir, "*"+suffix))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+}
+
 // seedBatches adds generated batches covering what the real seeds lack:
 // markers, zstd, xerial snappy, legacy wrappers.
 func seedBatches(f *testing.F) {
@@ -162,6 +179,7 @@ func checkPages(t *testing.T, s *SegmentFile, b txnindex.Batch, all []Record, er
 // a prefix of the header-only scan's.
 func FuzzSegment(f *testing.F) {
 	seedFiles(f, ".log")
+	seedRealTxn(f, ".log")
 	seedBatches(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		limit := ScanOptions{VerifyCRC: true, ExpandLegacy: true, MaxDecompressedSize: fuzzBound}
@@ -259,6 +277,7 @@ func FuzzSegment(f *testing.F) {
 // than bytes/17, and its batches tile a prefix of the input.
 func FuzzRecordSet(f *testing.F) {
 	seedFiles(f, ".log")
+	seedRealTxn(f, ".log")
 	seedBatches(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		bs, errs := ParseRecordSet(data, "fetch")
@@ -351,6 +370,7 @@ func FuzzTxnIndex(f *testing.F) {
 // returned only for a valid file, and never more than fit.
 func FuzzSnapshot(f *testing.F) {
 	seedFiles(f, ".snapshot", ".timeindex", ".index")
+	seedRealTxn(f, ".snapshot")
 	f.Add(snapshotFile(SnapshotEntry{ProducerID: 5, Epoch: 3, LastOffset: 95, CurrentTxnFirstOffset: 90}))
 	f.Add(snapshotFile())
 	// The shape of a snapshot that claims many open transactions (a
