@@ -1,6 +1,8 @@
 package internaltopic
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -70,6 +72,21 @@ func FuzzMetadataRecord(f *testing.F) {
 		f.Add(r.Value)
 	}
 	f.Add([]byte{1, 9, 0})
+	// One record of each kind and version (frame version, api key and
+	// version: the value's first three bytes).
+	seen := map[string]bool{}
+	for _, data := range realMetadataSnapshots(f) {
+		seg := loader.NewSegmentBytes(data, "snapshot.checkpoint", loader.DefaultScanOptions)
+		for _, b := range seg.Batches {
+			recs, _ := seg.Records(b)
+			for _, r := range recs {
+				if k := string(r.Value[:min(3, len(r.Value))]); !seen[k] {
+					seen[k] = true
+					f.Add(r.Value)
+				}
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, value []byte) {
 		r, err := DecodeMetadataRecord(value)
 		if err != nil || r.Other {
@@ -99,6 +116,9 @@ func FuzzGroupTopicSegment(f *testing.F) {
 		}
 		f.Add(b.Files[0].Data)
 	}
+	for _, data := range realMetadataSnapshots(f) {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		seg := loader.NewSegmentBytes(data, "00000000000000000000.log", loader.DefaultScanOptions)
 		var records int64
@@ -125,4 +145,24 @@ func FuzzGroupTopicSegment(f *testing.F) {
 			t.Fatalf("%d damage, %d topics of %d records", len(m.Damage), len(m.Topics), m.Stats.Records)
 		}
 	})
+}
+
+// realMetadataSnapshots returns the newest KRaft snapshot (.checkpoint)
+// of each of the corpus's metadata logs: record batches a controller
+// wrote, holding the TopicRecords and ConfigRecords no generated seed has.
+func realMetadataSnapshots(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, dir := range realInternalDirs(f, txnindex.ClusterMetadataTopic) {
+		cps, _ := filepath.Glob(filepath.Join(dir, "*.checkpoint"))
+		if len(cps) == 0 {
+			continue
+		}
+		slices.Sort(cps)
+		data, err := os.ReadFile(cps[len(cps)-1])
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, data)
+	}
+	return out
 }
