@@ -98,6 +98,8 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 				fmt.Fprintf(w, ", .timeindex %s", txnindex.Plural(*s.TimeEntries, "entry", "entries"))
 			}
 			switch {
+			case s.TxnIndexRejected != nil:
+				fmt.Fprintf(w, ", .txnindex %s before an entry at byte %#x of version %d, which Kafka refuses: a broker fails to start with this file", txnindex.Plural(len(s.TxnIndexEntries), "entry", "entries"), s.TxnIndexRejected.Position, s.TxnIndexRejected.Version)
 			case s.TxnIndexAbsent:
 				fmt.Fprint(w, ", no .txnindex file (the broker creates one with the segment's first aborted transaction)")
 			case s.TxnIndexOnDisk:
