@@ -63,8 +63,11 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 			where = "at offset"
 		}
 		fmt.Fprintf(w, "\nDumping %s (%s %s %d, %s)\n", f.Path, f.Kind, where, f.BaseOffset, txnindex.Plural(f.Bytes, "byte", "bytes"))
-		if len(f.Entries) == 0 {
+		switch {
+		case len(f.Entries) == 0 && f.Bytes == 0:
 			fmt.Fprintf(w, "  %s is empty.\n", f.Path)
+		case len(f.Entries) == 0:
+			fmt.Fprintf(w, "  %s holds no entry that could be read (the problem below says why).\n", f.Path)
 		}
 		for i, e := range f.Entries {
 			if more(i, len(f.Entries)) {
