@@ -256,8 +256,15 @@ type Diagnosis struct {
 	// lost file or entry): the broker leaves them out of the aborted
 	// lists of its fetch responses. Nil when there is none.
 	UnlistedAborted *txnindex.UnlistedAborted `json:"unlisted_aborted,omitempty"`
-	Lag             *LagReport                `json:"lag,omitempty"`
-	Now             int64                     `json:"now"`
+	// TxnIndexRejected lists the .txnindex files holding an entry whose
+	// version Kafka refuses: a broker that loads the partition with its
+	// segment's .index there fails to start (LogLoader catches only
+	// NoSuchFileException and CorruptIndexException from sanityCheck).
+	// The decisions are those of the broker that starts once the
+	// segment is recovered, its .txnindex rebuilt.
+	TxnIndexRejected []txnindex.RejectedTxnIndex `json:"txnindex_rejected,omitempty"`
+	Lag              *LagReport                  `json:"lag,omitempty"`
+	Now              int64                       `json:"now"`
 	// Capture is the evidence of a log assembled from captured fetches.
 	Capture *CaptureReport `json:"capture,omitempty"`
 	// Replay says which segments were read (loader.OpenPartitionTail).
@@ -378,8 +385,8 @@ func (l plog) diagnose(o Options) *Diagnosis {
 		HighWatermark: hwm, HighWatermarkSource: hwmSource, LastStableOffset: lso, LastStableOffsetSource: lsoSource,
 		LSOLagOffsets: hwm - lso, Now: now, Note: txnindex.MetadataLogNote(l.Topic), TopicNameProblem: txnindex.TopicNameProblem(l.Topic), OpenTransactions: []OpenTxnReport{}, Unreplicated: []OpenTxnReport{}, Capture: cr,
 		MarkerRemoved: []OpenTxnReport{}, Compaction: compaction, TxnIndexMismatches: l.MismatchReports(),
-		UnlistedAborted: l.UnlistedAborted(),
-		Replay:          l.Replay,
+		UnlistedAborted: l.UnlistedAborted(), TxnIndexRejected: l.RejectedTxnIndexes(),
+		Replay: l.Replay,
 	}
 	d.limit = txnindex.ListLimit(o.Limit)
 	pin := -1 // the earliest transaction at the LSO past the limit

@@ -72,3 +72,65 @@ func TestDiagnosisPanelUnlistedAborted(t *testing.T) {
 	noRawIdentifiers(t, ctx, "TestDiagnosisPanelUnlistedAborted")
 	shotToTemp(t, ctx, "TestDiagnosisPanelUnlistedAborted")
 }
+
+// TestDiagnosisPanelRefusedTxnIndex: the interleaved demo's .txnindex with
+// its entry's version byte set to 1, which Kafka's TransactionIndex
+// refuses: no broker starts with the file. The index row and the panel say
+// so in words, with the file, the byte and how the broker starts again;
+// nothing reads it as a lost index (the decisions are the recovered
+// segment's).
+func TestDiagnosisPanelRefusedTxnIndex(t *testing.T) {
+	root, built := testfixture.WriteScenarioFile(t, filepath.Join("..", "scenario", "demos", "interleaved.txn"))
+	txnIndex := filepath.Join(root, built.Dir, "00000000000000000000.txnindex")
+	raw, err := os.ReadFile(txnIndex)
+	if err != nil || len(raw) == 0 {
+		t.Fatalf("the demo's .txnindex: %d bytes, %v", len(raw), err)
+	}
+	raw[0] = 1
+	if err := os.WriteFile(txnIndex, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, srv, cat := browser(t, false, loadShape(t, "refused", root))
+	s := cat.find("refused", "demo-interleaved", 0)
+	if s == nil {
+		t.Fatal("demo-interleaved-0 not loaded")
+	}
+	var d struct {
+		Rejected []struct {
+			File    string `json:"file"`
+			Byte    int64  `json:"byte"`
+			Version int8   `json:"version"`
+		} `json:"txnindex_rejected"`
+		Unlisted any `json:"unlisted_aborted"`
+	}
+	getJSONInto(t, srv.URL+"/api/v1/sources/refused/partitions/demo-interleaved/0/diagnosis", &d)
+	if len(d.Rejected) != 1 || d.Rejected[0].File != "00000000000000000000.txnindex" || d.Rejected[0].Byte != 0 || d.Rejected[0].Version != 1 || d.Unlisted != nil {
+		t.Fatalf("diagnosis API: txnindex_rejected %+v, unlisted_aborted %v", d.Rejected, d.Unlisted)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="row-rejected"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, `[data-testid="partition-row-refused-demo-interleaved-0"] [data-testid="row-rejected"]`); got != "broker cannot load" {
+		t.Errorf("index row: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="diag-rejected"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	got := text(t, ctx, `[data-testid="diag-rejected"]`)
+	for _, want := range []string{"The broker cannot load this partition", "00000000000000000000.txnindex (version 1 at byte 0x0) holds an entry whose version Kafka refuses", "fails to start"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("panel: %q lacks %q", got, want)
+		}
+	}
+	if got := text(t, ctx, `[data-testid="diag-rejected-remedy"]`); !strings.Contains(got, "move 00000000000000000000.index out of the partition directory first") {
+		t.Errorf("remedy: %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-testid="diag-unlisted"]').length`); n != 0 {
+		t.Errorf("the refused file is read as a lost one")
+	}
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="diag-rejected"]`))); err != nil {
+		t.Fatal(err)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelRefusedTxnIndex")
+	shotToTemp(t, ctx, "TestDiagnosisPanelRefusedTxnIndex")
+}

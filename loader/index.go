@@ -57,6 +57,10 @@ type TxnIndexFile struct {
 	BaseOffset int64
 	Size       int64
 	Entries    []txnindex.AbortedTxn
+	// Rejected, when not nil, is the first entry whose version Kafka's
+	// TransactionIndex refuses (txnindex.RejectedVersion); Entries end
+	// before it.
+	Rejected *txnindex.RejectedEntry
 }
 
 // makeEntries returns an empty slice with room for the slots of an index
@@ -213,7 +217,12 @@ func ReadTxnIndexFile(r io.Reader, size int64, name string, baseOffset int64) (*
 	if err != nil {
 		var fe *txnindex.FormatError
 		if errors.As(err, &fe) {
-			return x, &FormatError{File: name, Offset: fe.Offset, Item: "entry", Msg: fe.Msg}
+			msg := fe.Msg
+			if v, ok := txnindex.RejectedVersion(err); ok {
+				x.Rejected = &txnindex.RejectedEntry{Position: fe.Offset, Version: v}
+				msg += ": Kafka's TransactionIndex throws on it, and a broker fails to start with this file while the segment's .index is there"
+			}
+			return x, &FormatError{File: name, Offset: fe.Offset, Item: "entry", Msg: msg}
 		}
 		return x, fmt.Errorf("loader: %s: %w", name, err)
 	}

@@ -70,6 +70,9 @@ type SegmentFiles struct {
 	// indexListed and txnListed: the directory lists the segment's .index
 	// and .txnindex, whether or not they decode.
 	indexListed, txnListed bool
+	// txnRejected is the entry of a segment the tail left unread whose
+	// .txnindex version Kafka refuses (txnindex.Segment.TxnIndexRejected).
+	txnRejected *txnindex.RejectedEntry
 }
 
 // IgnoredFile is a file of a partition directory that was not loaded.

@@ -298,6 +298,15 @@ func (p *Partition) assemble() {
 		// So is one whose .txnindex sanityCheck calls corrupt.
 		ts.TxnIndexOnDisk = s.indexListed && !txnIndexCorrupt(s.TxnIndex)
 		ts.TxnIndexAbsent = s.indexListed && !s.txnListed
+		if ts.TxnIndexOnDisk && s.TxnIndex != nil && s.TxnIndex.Rejected != nil {
+			// An entry whose version Kafka refuses, read before any
+			// entry sanityCheck calls corrupt: the broker does not
+			// start with the file (Segment.TxnIndexRejected).
+			ts.TxnIndexOnDisk, ts.TxnIndexRejected = false, s.TxnIndex.Rejected
+		}
+		if s.txnRejected != nil {
+			ts.TxnIndexRejected = s.txnRejected
+		}
 		if s.TxnIndex != nil {
 			ts.TxnIndex = s.TxnIndex.Entries
 		}

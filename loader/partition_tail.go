@@ -484,6 +484,9 @@ func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayRepor
 	}
 	out := &SegmentFiles{Log: &SegmentFile{Name: s.log, BaseOffset: s.base, Size: st.Size(), ValidBytes: st.Size(), path: path}}
 	r.Bytes += st.Size()
+	if err := p.skippedTxnIndex(dir, s, out); err != nil {
+		return nil, "", err
+	}
 	if st.Size() == 0 {
 		return out, "", nil
 	}
@@ -498,4 +501,27 @@ func (p *Partition) skipSegment(dir string, s *segFiles, r *txnindex.ReplayRepor
 	}
 	r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, ts)
 	return out, "", nil
+}
+
+// skippedTxnIndex reads the .txnindex of a segment left unread for an
+// entry whose version Kafka refuses: a fetch from the tail never consults
+// it, but the broker's startup reads every segment's
+// (LogSegment.sanityCheck, where the .index exists) and fails on it. The
+// file's damage is reported as a whole load reports it.
+func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) error {
+	if s.index == "" || s.txn == "" {
+		return nil // none, or the segment is recovered and its .txnindex rebuilt
+	}
+	var x *TxnIndexFile
+	err := withFile(filepath.Join(dir, s.txn), func(fh *os.File, size int64) (err error) {
+		x, err = ReadTxnIndexFile(fh, size, s.txn, s.base)
+		return err
+	})
+	if err := p.damage(err); err != nil {
+		return err
+	}
+	if x != nil && !txnIndexCorrupt(x) {
+		out.txnRejected = x.Rejected
+	}
+	return nil
 }

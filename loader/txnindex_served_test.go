@@ -22,9 +22,12 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 		name           string
 		index, time    bool
 		txn            []txnindex.AbortedTxn // nil: no file
+		raw            []byte                // the .txnindex's bytes, when not txn's
 		onDisk, absent bool
 		letters        string // Java read_committed, offsets 0-3
 		unlisted       int
+		refused        bool  // an entry's version is one Kafka refuses,
+		refusedAt      int64 // at this byte
 	}{
 		{name: "index and txnindex listing it", index: true, time: true, txn: listed, onDisk: true, letters: "AACD"},
 		{name: "index and an empty txnindex", index: true, time: true, txn: []txnindex.AbortedTxn{}, onDisk: true, letters: "DDCD", unlisted: 1},
@@ -35,6 +38,16 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 		// TransactionIndex.sanityCheck: an entry whose marker lies
 		// below the segment's base is corrupt; the segment is recovered.
 		{name: "txnindex entry below the base: recovered", index: true, txn: []txnindex.AbortedTxn{{ProducerID: 9, FirstOffset: -5, LastOffset: -2, LastStableOffset: 0}}, letters: "AACD"},
+		// TransactionIndex's iterator throws a KafkaException for an
+		// entry whose first byte is above 0, which LogLoader does not
+		// catch: no broker starts with the file. The decisions are the
+		// recovered segment's, the only one a broker serves.
+		{name: "txnindex entry of a version Kafka refuses: no broker starts", index: true, raw: withVersion(listed, 0, 1), letters: "AACD", refused: true},
+		{name: "refused version after an entry Kafka reads", index: true, raw: withVersion(append(listed, listed...), 1, 2), letters: "AACD", refused: true, refusedAt: txnindex.AbortedTxnSize},
+		{name: "version 0x0001: Kafka reads the first byte, 0", index: true, raw: withVersion16(listed, 0, 1), onDisk: true, letters: "AACD"},
+		{name: "refused version without index: recovered", raw: withVersion(listed, 0, 1), letters: "AACD"},
+		{name: "entry below the base before a refused one: corrupt, recovered", index: true,
+			raw: withVersion([]txnindex.AbortedTxn{{ProducerID: 9, FirstOffset: -5, LastOffset: -2, LastStableOffset: 0}, listed[0]}, 1, 1), letters: "AACD"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -47,8 +60,14 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 			if c.time {
 				writeFile(t, filepath.Join(dir, name+".timeindex"), nil)
 			}
-			if c.txn != nil {
+			switch {
+			case c.raw != nil:
+				writeFile(t, filepath.Join(dir, name+".txnindex"), c.raw)
+			case c.txn != nil:
 				writeFile(t, filepath.Join(dir, name+".txnindex"), txnindex.EncodeTxnIndex(c.txn))
+			}
+			if !c.refused {
+				c.refusedAt = -1
 			}
 			p, err := OpenPartition(dir)
 			if err != nil {
@@ -57,6 +76,13 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 			l := p.Build()
 			if s := l.Segments[0]; s.TxnIndexOnDisk != c.onDisk || s.TxnIndexAbsent != c.absent {
 				t.Errorf("on disk %v, absent %v; want %v, %v", s.TxnIndexOnDisk, s.TxnIndexAbsent, c.onDisk, c.absent)
+			}
+			at := int64(-1)
+			if r := l.Segments[0].TxnIndexRejected; r != nil {
+				at = r.Position
+			}
+			if at != c.refusedAt {
+				t.Errorf("refused entry at byte %d, want %d", at, c.refusedAt)
 			}
 			got := ""
 			for d := range l.Decisions(txnindex.ConsumeOptions{Isolation: txnindex.ReadCommitted}) {
@@ -76,4 +102,19 @@ func TestTxnIndexServedFollowsTheIndexFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withVersion encodes es with entry i's version byte (Kafka reads the
+// int16's first byte) set to v.
+func withVersion(es []txnindex.AbortedTxn, i int, v byte) []byte {
+	b := txnindex.EncodeTxnIndex(es)
+	b[i*txnindex.AbortedTxnSize] = v
+	return b
+}
+
+// withVersion16 encodes es with entry i's int16 version set to v.
+func withVersion16(es []txnindex.AbortedTxn, i int, v int16) []byte {
+	es = append([]txnindex.AbortedTxn(nil), es...)
+	es[i].Version = v
+	return txnindex.EncodeTxnIndex(es)
 }

@@ -56,6 +56,9 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	fmt.Fprintf(&sb, "  %s\n", Status(d))
 	runbookPinned(&sb, d)
 	runbookRestart(&sb, d)
+	if r := RejectedLine(d); r != "" {
+		fmt.Fprintf(&sb, "  BROKER CANNOT LOAD THIS PARTITION: %s\n    %s\n", r, RejectedRemedy(d))
+	}
 	if u := UnlistedLine(d); u != "" {
 		if r := UnlistedRemedy(d); r != "" {
 			fmt.Fprintf(&sb, "  ABORTED RECORDS DELIVERED: %s; the .txnindex differences below say which\n", u)

@@ -53,3 +53,37 @@ func UnlistedRemedy(d *diagnosis.Diagnosis) string {
 	return fmt.Sprintf("to have this broker list them again, stop it, move %s out of the partition directory and start it: at startup it recovers a segment without its .index and rebuilds the segment's .txnindex from the log. Each replica keeps its own .txnindex: a leader whose files list them serves the aborted lists; what consumers already received stays received",
 		strings.Join(idx, ", "))
 }
+
+// RejectedLine says which .txnindex files a broker fails to start with,
+// for the runbook and the panel: "" when there is none.
+func RejectedLine(d *diagnosis.Diagnosis) string {
+	if len(d.TxnIndexRejected) == 0 {
+		return ""
+	}
+	files := make([]string, len(d.TxnIndexRejected))
+	for i, r := range d.TxnIndexRejected {
+		files[i] = fmt.Sprintf("%s (version %d at byte %#x)", r.File, r.Version, r.Position)
+	}
+	what := files[0] + " holds an entry whose version Kafka refuses"
+	if len(files) > 1 {
+		what = strings.Join(files, ", ") + " hold entries whose version Kafka refuses"
+	}
+	return what + ": at startup the broker reads every segment's .txnindex (LogSegment.sanityCheck), and TransactionIndex throws a KafkaException that LogLoader does not recover from, so a broker that loads this partition directory fails to start; one already running with it fails the read_committed fetches whose aborted-transaction lookup reaches that entry"
+}
+
+// RejectedRemedy says how the broker starts with the partition again, ""
+// when nothing stops it: a segment without its .index is recovered at
+// startup and its .txnindex rebuilt from the log (what txnscope decides
+// with). Moving the .txnindex away instead starts it without the
+// segment's entries. txnscope writes nothing; the operator moves the file.
+func RejectedRemedy(d *diagnosis.Diagnosis) string {
+	if len(d.TxnIndexRejected) == 0 {
+		return ""
+	}
+	idx := make([]string, len(d.TxnIndexRejected))
+	for i, r := range d.TxnIndexRejected {
+		idx[i] = strings.TrimSuffix(r.File, ".txnindex") + ".index"
+	}
+	return fmt.Sprintf("to start it, move %s out of the partition directory first: the broker then recovers the segment and rebuilds its .txnindex from the log, and serves what txnscope decides here. Moving the .txnindex away instead lets it start without the segment's entries, and read_committed consumers would receive the records of the segment's aborted transactions",
+		strings.Join(idx, ", "))
+}

@@ -48,6 +48,23 @@ func (e AbortedTxn) String() string {
 type FormatError struct {
 	Offset int64  // byte position where the problem starts
 	Msg    string // what was expected and what was found
+	// Version is the version byte of an entry Kafka refuses
+	// (RejectedVersion), 0 for any other damage.
+	Version int8
+}
+
+// RejectedVersion reports whether err is an entry whose version Kafka's
+// TransactionIndex refuses, and that version. Kafka's iterator throws a
+// KafkaException for it, which LogLoader does not catch (it recovers a
+// segment only on NoSuchFileException and CorruptIndexException): a broker
+// that loads the file fails to start, where a truncated entry is silently
+// skipped.
+func RejectedVersion(err error) (int8, bool) {
+	var fe *FormatError
+	if errors.As(err, &fe) && fe.Version > 0 {
+		return fe.Version, true
+	}
+	return 0, false
 }
 
 func (e *FormatError) Error() string {
@@ -69,7 +86,7 @@ func (e *FormatError) Is(target error) bool { return target == ErrFormat }
 // int16 0x0001 is accepted (its first byte is 0) and 0x0100 is not.
 func DecodeAbortedTxn(b []byte, off int64) (AbortedTxn, error) {
 	if len(b) < AbortedTxnSize {
-		return AbortedTxn{}, &FormatError{off, fmt.Sprintf("truncated entry: want %d bytes, found %d", AbortedTxnSize, len(b))}
+		return AbortedTxn{}, &FormatError{Offset: off, Msg: fmt.Sprintf("truncated entry: want %d bytes, found %d", AbortedTxnSize, len(b))}
 	}
 	e := AbortedTxn{
 		Version:          int16(binary.BigEndian.Uint16(b[0:])),
@@ -79,7 +96,7 @@ func DecodeAbortedTxn(b []byte, off int64) (AbortedTxn, error) {
 		LastStableOffset: int64(binary.BigEndian.Uint64(b[26:])),
 	}
 	if v := int8(b[0]); v > AbortedTxnVersion {
-		return e, &FormatError{off, fmt.Sprintf("unsupported version: want %d, found %d (first byte %#02x)", AbortedTxnVersion, v, b[0])}
+		return e, &FormatError{Offset: off, Msg: fmt.Sprintf("unsupported version: want %d, found %d (first byte %#02x)", AbortedTxnVersion, v, b[0]), Version: v}
 	}
 	return e, nil
 }
@@ -113,7 +130,7 @@ func ReadTxnIndex(r io.Reader, sizeHint int64) ([]AbortedTxn, error) {
 			return out, nil
 		}
 		if err == io.ErrUnexpectedEOF {
-			return out, &FormatError{off, fmt.Sprintf("truncated entry: want %d bytes, found %d before end of file", AbortedTxnSize, k)}
+			return out, &FormatError{Offset: off, Msg: fmt.Sprintf("truncated entry: want %d bytes, found %d before end of file", AbortedTxnSize, k)}
 		}
 		if err != nil {
 			return out, fmt.Errorf("txnindex: reading entry at byte %#x: %w", off, err)

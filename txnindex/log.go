@@ -79,6 +79,25 @@ type UnlistedAborted struct {
 	FromCapture bool `json:"from_capture,omitempty"`
 }
 
+// RejectedTxnIndex is a segment's .txnindex holding an entry whose
+// version Kafka refuses (Segment.TxnIndexRejected).
+type RejectedTxnIndex struct {
+	File string `json:"file"`
+	RejectedEntry
+}
+
+// RejectedTxnIndexes lists, in log order, the .txnindex files a broker
+// fails to start with (Segment.TxnIndexRejected); nil when there are none.
+func (l *Log) RejectedTxnIndexes() []RejectedTxnIndex {
+	var out []RejectedTxnIndex
+	for i := range l.Segments {
+		if r := l.Segments[i].TxnIndexRejected; r != nil {
+			out = append(out, RejectedTxnIndex{File: l.Segments[i].TxnIndexName(), RejectedEntry: *r})
+		}
+	}
+	return out
+}
+
 // UnlistedAborted sums the aborted transactions with data that no entry
 // the broker serves lists (Txn.Entry nil): their records reach
 // read_committed consumers as if committed. Nil when there are none.

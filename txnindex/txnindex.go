@@ -482,48 +482,6 @@ func (b *Batch) LastSequence() int32 {
 	return int32(s)
 }
 
-// Segment is one log segment of a partition.
-type Segment struct {
-	// Name is the segment's file name without directory, e.g.
-	// "00000000000000000100.log"; captures use a descriptive name.
-	Name       string
-	BaseOffset int64
-	Size       int64 // bytes of the .log (or of the record set)
-
-	// TxnIndex is the segment's .txnindex as read from disk. It is used
-	// for fetches only when TxnIndexOnDisk is true; otherwise the rebuilt
-	// entries are used. Loaders set it as LogLoader decides: a segment
-	// with a .index is loaded as it is, and Kafka creates a .txnindex
-	// lazily, so one with a .index and no .txnindex has TxnIndexOnDisk
-	// with no entries (the broker sees none); one without a .index is
-	// recovered, its .txnindex rebuilt.
-	TxnIndex       []AbortedTxn
-	TxnIndexOnDisk bool
-	// TxnIndexAbsent: TxnIndexOnDisk because the segment's .index or
-	// .timeindex is there, while its .txnindex file is not. The broker
-	// creates that file with the segment's first aborted transaction and
-	// rebuilds it only when it recovers the segment, so a lost one stays
-	// lost: the aborted transactions it would list reach read_committed
-	// consumers (Log.UnlistedAborted).
-	TxnIndexAbsent bool
-
-	// OffsetIndex holds the .index entries with absolute offsets, if read.
-	// Without them Build rebuilds a sparse index the way LogSegment.recover
-	// does. The index only matters for the upper bound of the aborted list.
-	OffsetIndex []IndexEntry
-}
-
-// TxnIndexName is the name of the segment's .txnindex file.
-func (s *Segment) TxnIndexName() string {
-	return fmt.Sprintf("%020d.txnindex", s.BaseOffset)
-}
-
-// IndexEntry is one .index entry, with the offset made absolute.
-type IndexEntry struct {
-	Offset   int64
-	Position int64
-}
-
 // Partition is everything Build needs about one partition: its segments and
 // batches in offset order, and the offsets the broker checkpoints.
 type Partition struct {

@@ -90,6 +90,9 @@ type DiagnosisView struct {
 	// transactions no .txnindex entry lists (present.UnlistedLine), ""
 	// when there is none; UnlistedRemedy how the broker lists them again.
 	Unlisted, UnlistedRemedy string
+	// Rejected says which .txnindex files a broker fails to start with
+	// (present.RejectedLine), "" when none; RejectedRemedy how it starts.
+	Rejected, RejectedRemedy string
 }
 
 // RestartView is the running broker's LSO against the one after its next
@@ -339,6 +342,7 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 	v.Unknown = d.OffsetsUnknown
 	v.Clients = present.ClientsLine(d)
 	v.Unlisted, v.UnlistedRemedy = present.UnlistedLine(d), present.UnlistedRemedy(d)
+	v.Rejected, v.RejectedRemedy = present.RejectedLine(d), present.RejectedRemedy(d)
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}

@@ -219,6 +219,9 @@ type PartitionRow struct {
 	// consumers receive of aborted transactions no .txnindex entry lists
 	// (diagnosis.Diagnosis.UnlistedAborted): a clear LSO hides it.
 	Unlisted string
+	// Rejected, when not "", says a broker fails to start with one of
+	// the partition's .txnindex files (diagnosis.Diagnosis.TxnIndexRejected).
+	Rejected string
 	// NotData says what a partition that is not a data partition is
 	// (the KRaft metadata log, txnindex.MetadataLogNote): its row says so
 	// instead of "clear" or an empty partition's numbers.
@@ -248,6 +251,9 @@ func partitionRow(s Source, p Partition, d *diagnosis.Diagnosis, nowMs int64) Pa
 	r.State = "clear"
 	if u := d.UnlistedAborted; u != nil {
 		r.Unlisted = txnindex.Plural(u.Records, "aborted record", "aborted records") + " delivered"
+	}
+	if len(d.TxnIndexRejected) > 0 {
+		r.Rejected = "broker cannot load"
 	}
 	if d.Note != "" {
 		r.State, r.NotData = stateNotData, d.Note

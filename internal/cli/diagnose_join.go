@@ -103,13 +103,13 @@ func writeRunbooks(w io.Writer, ds []*diagnosis.Diagnosis) {
 // compaction, .txnindex difference or lag split to report.
 func nothingToSay(d *diagnosis.Diagnosis) bool {
 	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
-		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == "" && d.UnlistedAborted == nil
+		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == "" && d.UnlistedAborted == nil && len(d.TxnIndexRejected) == 0
 }
 
 // writeSummary is the first lines of a diagnosis of several partitions:
 // how many are stuck and why, most offsets behind first.
 func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
-	var stuck, unlisted []*diagnosis.Diagnosis
+	var stuck, unlisted, rejected []*diagnosis.Diagnosis
 	hanging, late := 0, 0
 	for _, d := range ds {
 		if d.LastStableOffset < d.HighWatermark {
@@ -117,6 +117,9 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 		}
 		if d.UnlistedAborted != nil {
 			unlisted = append(unlisted, d)
+		}
+		if len(d.TxnIndexRejected) > 0 {
+			rejected = append(rejected, d)
 		}
 		if d.Hanging() {
 			hanging++
@@ -133,6 +136,17 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 	slices.SortStableFunc(stuck, func(a, b *diagnosis.Diagnosis) int { return cmp.Compare(b.LSOLagOffsets, a.LSOLagOffsets) })
 	for _, d := range stuck {
 		fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), present.Status(d))
+	}
+	// A broker fails to start with these files: first, whatever the LSO.
+	if len(rejected) > 0 {
+		fmt.Fprintf(w, "%s a .txnindex whose version Kafka refuses, so a broker fails to start with it:\n", txnindex.Plural(len(rejected), "partition holds", "partitions hold"))
+		for _, d := range rejected {
+			files := make([]string, len(d.TxnIndexRejected))
+			for i, r := range d.TxnIndexRejected {
+				files[i] = r.File
+			}
+			fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), strings.Join(files, ", "))
+		}
 	}
 	// Whatever their LSO: the broker hands their read_committed consumers
 	// aborted records (a lost .txnindex), which a clear LSO hides.

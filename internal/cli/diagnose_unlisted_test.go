@@ -35,3 +35,48 @@ func TestDiagnoseLogDirNamesUnlistedAborted(t *testing.T) {
 		t.Errorf("the interleaved partition named among those that deliver aborted records:\n%s", out)
 	}
 }
+
+// TestDiagnoseNamesATxnIndexNoBrokerLoads: a .txnindex entry whose version
+// byte Kafka refuses stops the broker's startup. diagnose of the log
+// directory names the partition under its first line, and its runbook
+// says which file, at which byte, and how the broker starts again; the
+// interleaved demo beside it has nothing of the kind.
+func TestDiagnoseNamesATxnIndexNoBrokerLoads(t *testing.T) {
+	root, a := testfixture.WriteScenarioFile(t, filepath.Join("..", "..", "scenario", "demos", "interleaved.txn"))
+	other, b := testfixture.WriteScenarioFile(t, filepath.Join("..", "..", "scenario", "demos", "spanning.txn"))
+	if err := os.CopyFS(filepath.Join(root, b.Dir), os.DirFS(filepath.Join(other, b.Dir))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, a.Dir, "00000000000000000000.txnindex")
+	raw, err := os.ReadFile(path)
+	if err != nil || len(raw) == 0 {
+		t.Fatalf("the interleaved demo's .txnindex: %d bytes, %v", len(raw), err)
+	}
+	raw[0] = 2
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArgs(t, "diagnose", root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || lines[1] != "1 partition holds a .txnindex whose version Kafka refuses, so a broker fails to start with it:" ||
+		lines[2] != "  "+a.Dir+": 00000000000000000000.txnindex" {
+		t.Errorf("summary:\n%s", strings.Join(lines[:min(3, len(lines))], "\n"))
+	}
+	for _, want := range []string{
+		"BROKER CANNOT LOAD THIS PARTITION: 00000000000000000000.txnindex (version 2 at byte 0x0) holds an entry whose version Kafka refuses",
+		"move 00000000000000000000.index out of the partition directory first",
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("want %q once in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "00000000000000000000.txnindex: entry at byte 0x0: unsupported version") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	if strings.Contains(out, "ABORTED RECORDS DELIVERED") {
+		t.Errorf("the refused file read as a lost one:\n%s", out)
+	}
+}

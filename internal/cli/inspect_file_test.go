@@ -10,6 +10,7 @@ import (
 
 	"github.com/txnscope/txnscope/loader/inspect"
 	"github.com/txnscope/txnscope/scenario/gen"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestInspectSideFileAlone: a segment's .index, .timeindex, .txnindex or
@@ -153,5 +154,37 @@ func TestInspectSnapshotShowsTheStateTheBrokerLoads(t *testing.T) {
 	want := fmt.Sprintf("high watermark %d (the producer snapshot %s), LSO %d, ", at, filepath.Base(f), p.LastStableOffset)
 	if code != 0 || !strings.Contains(text, "Dumping "+f+" (") || !strings.Contains(text, want) {
 		t.Errorf("inspect %s text, want %q:\n%s", f, want, text)
+	}
+}
+
+// TestInspectTxnIndexFileWithNoReadableEntry: a .txnindex whose first
+// entry has a version Kafka refuses holds bytes and no entry Kafka reads:
+// inspect says so, not that the file is empty, and the problem names the
+// byte and the broker's failure; an empty file is said to be empty.
+func TestInspectTxnIndexFileWithNoReadableEntry(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "00000000000000000000.txnindex")
+	raw := txnindex.EncodeTxnIndex([]txnindex.AbortedTxn{{ProducerID: 7, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}})
+	raw[0] = 1
+	empty := filepath.Join(dir, "00000000000000000100.txnindex")
+	for f, b := range map[string][]byte{bad: raw, empty: nil} {
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, text, _ := runArgs(t, "inspect", bad)
+	for _, want := range []string{bad + " holds no entry that could be read (the problem below says why).", "entry at byte 0x0: unsupported version", "a broker fails to start with this file"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("inspect %s: want %q in:\n%s", bad, want, text)
+		}
+	}
+	if strings.Contains(text, "is empty") {
+		t.Errorf("a file of 34 bytes said to be empty:\n%s", text)
+	}
+	if _, text, _ := runArgs(t, "inspect", empty); !strings.Contains(text, empty+" is empty.") {
+		t.Errorf("inspect %s:\n%s", empty, text)
 	}
 }

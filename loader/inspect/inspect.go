@@ -76,7 +76,11 @@ type Segment struct {
 	// which the broker creates with the segment's first aborted
 	// transaction: it lists none of the segment's.
 	TxnIndexAbsent bool `json:"txnindex_absent,omitempty"`
-	Swap           bool `json:"from_swap,omitempty"`
+	// TxnIndexRejected: the .txnindex holds an entry whose version
+	// Kafka refuses, at this byte; a broker fails to start with it
+	// (txnindex.Segment.TxnIndexRejected).
+	TxnIndexRejected *txnindex.RejectedEntry `json:"txnindex_rejected,omitempty"`
+	Swap             bool                    `json:"from_swap,omitempty"`
 }
 
 // Snapshot is one producer-state snapshot.
@@ -184,7 +188,7 @@ func New(in *input.Contents, o Options) Report {
 				// is no file.
 				continue
 			}
-			is := Segment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk, TxnIndexAbsent: s.TxnIndexAbsent}
+			is := Segment{Name: s.Name, BaseOffset: s.BaseOffset, Bytes: s.Size, TxnIndexOnDisk: s.TxnIndexOnDisk, TxnIndexAbsent: s.TxnIndexAbsent, TxnIndexRejected: s.TxnIndexRejected}
 			for _, e := range s.TxnIndex {
 				is.TxnIndexEntries = append(is.TxnIndexEntries, e.String())
 			}

@@ -63,8 +63,11 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 			where = "at offset"
 		}
 		fmt.Fprintf(w, "\nDumping %s (%s %s %d, %s)\n", f.Path, f.Kind, where, f.BaseOffset, txnindex.Plural(f.Bytes, "byte", "bytes"))
-		if len(f.Entries) == 0 {
+		switch {
+		case len(f.Entries) == 0 && f.Bytes == 0:
 			fmt.Fprintf(w, "  %s is empty.\n", f.Path)
+		case len(f.Entries) == 0:
+			fmt.Fprintf(w, "  %s holds no entry that could be read (the problem below says why).\n", f.Path)
 		}
 		for i, e := range f.Entries {
 			if more(i, len(f.Entries)) {
@@ -98,6 +101,8 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 				fmt.Fprintf(w, ", .timeindex %s", txnindex.Plural(*s.TimeEntries, "entry", "entries"))
 			}
 			switch {
+			case s.TxnIndexRejected != nil:
+				fmt.Fprintf(w, ", .txnindex %s before an entry at byte %#x of version %d, which Kafka refuses: a broker fails to start with this file", txnindex.Plural(len(s.TxnIndexEntries), "entry", "entries"), s.TxnIndexRejected.Position, s.TxnIndexRejected.Version)
 			case s.TxnIndexAbsent:
 				fmt.Fprint(w, ", no .txnindex file (the broker creates one with the segment's first aborted transaction)")
 			case s.TxnIndexOnDisk:

@@ -19,7 +19,8 @@ import (
 // LastNextOffset, for segments that overlap the ones before them. 6: the
 // seed (seedPrint). 7: a summary holds the transactions its segment opens
 // and moves (Opened, Dropped, OpenCount), not every one open at its end.
-const cacheVersion = 7
+// 8: Summary.TxnIndexRejected.
+const cacheVersion = 8
 
 type cacheFile struct {
 	Version int        `json:"version"`

@@ -57,6 +57,7 @@ func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segF
 // rebuilds a corrupt index, and so does txnindex.Build).
 func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 	corrupt := false
+	var rejected *txnindex.RejectedEntry
 	if f.index != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.index)); err == nil {
 			if st, err := fh.Stat(); err == nil {
@@ -75,7 +76,7 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 		if fh, err := os.Open(filepath.Join(dir, f.txn)); err == nil {
 			if st, err := fh.Stat(); err == nil {
 				if x, _ := loader.ReadTxnIndexFile(fh, st.Size(), f.txn, seg.BaseOffset); x != nil {
-					seg.TxnIndex = x.Entries
+					seg.TxnIndex, rejected = x.Entries, x.Rejected
 					// An entry below the base: sanityCheck's
 					// CorruptIndexException, the segment recovered.
 					for _, e := range x.Entries {
@@ -91,6 +92,11 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 	// rebuilds it.
 	seg.TxnIndexOnDisk = f.index != "" && !corrupt
 	seg.TxnIndexAbsent = f.index != "" && f.txn == ""
+	if seg.TxnIndexOnDisk && rejected != nil {
+		// A version Kafka refuses: the broker does not start with the
+		// file (txnindex.Segment.TxnIndexRejected).
+		seg.TxnIndexOnDisk, seg.TxnIndexRejected = false, rejected
+	}
 }
 
 // firstSeed is the producer state the first segment starts from, as

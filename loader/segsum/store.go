@@ -453,6 +453,16 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 		case j > m && w != nil:
 			seg.TxnIndex, seg.TxnIndexOnDisk = s.aborted(j), true
 		}
+		if w != nil && (j < k || j > m) {
+			// The broker's startup reads every segment's .txnindex,
+			// those outside the window too (summarised by then; a
+			// summary's own build, w nil, holds s.mu).
+			s.mu.Lock()
+			if x := s.sums[j]; x != nil {
+				seg.TxnIndexRejected = x.TxnIndexRejected
+			}
+			s.mu.Unlock()
+		}
 	}
 	damage := ""
 	for j := k; j <= m; j++ {

@@ -85,6 +85,9 @@ type Summary struct {
 	AbortedCount   int                   `json:"aborted_entries"`
 	AbortedRebuilt []byte                `json:"aborted_rebuilt,omitempty"`
 	IndexOnDisk    bool                  `json:"index_on_disk"`
+	// TxnIndexRejected is the segment's .txnindex entry whose version
+	// Kafka refuses (txnindex.Segment.TxnIndexRejected), nil when none.
+	TxnIndexRejected *txnindex.RejectedEntry `json:"txnindex_rejected,omitempty"`
 
 	// The transactions open after the segment's last batch (the producer
 	// state the next segment starts from) are those open at its start,
@@ -199,7 +202,7 @@ func summarize(s *Summary, l *txnindex.Log, si int) (ends []OpenTxn) {
 		}
 	}
 	seg := &l.Segments[si]
-	s.IndexOnDisk = seg.TxnIndexOnDisk
+	s.IndexOnDisk, s.TxnIndexRejected = seg.TxnIndexOnDisk, seg.TxnIndexRejected
 	if seg.TxnIndexOnDisk {
 		s.Aborted = seg.TxnIndex
 	} else {
