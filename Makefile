@@ -88,6 +88,11 @@ FUZZGO ?= env GOTOOLCHAIN=go1.27.3 $(GO)
 # a developer's machine that one keeps every interesting input of earlier runs
 # (FuzzWindowsEqualFullPass: 473), and a short run only replayed them. What
 # a run must keep, a failing input, go test writes to testdata/fuzz.
+# Each new interesting input is shrunk for at most FUZZMINIMIZE (go test's
+# default is 60 s): the seeds of the segment and capture targets are whole
+# files of kilobytes, and shrinking each input they grow took most of a
+# 90-second run, which then executed a few hundred inputs.
+FUZZMINIMIZE ?= 5s
 FUZZBIN := $(or $(TMPDIR),/tmp)/txnscope-fuzz-bin
 fuzz:
 	@: > $(FUZZLOG); set -e; rm -rf $(FUZZBIN); mkdir -p $(FUZZBIN); fuzzcache=$(FUZZBIN)/cache; \
@@ -98,7 +103,7 @@ fuzz:
 		$(FUZZGO) test -c -fuzz . -o $$bin $$pkg >/tmp/txnscope-fuzz.log 2>&1 || { cat /tmp/txnscope-fuzz.log; exit 1; }; \
 		for f in $$targets; do \
 			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-			(cd $$dir && $$bin -test.paniconexit0 -test.run '^$$' -test.fuzz "^$$f$$" -test.fuzztime $(FUZZTIME) -test.fuzzcachedir $$fuzzcache/$$pkg) >/tmp/txnscope-fuzz.log 2>&1 || { cat /tmp/txnscope-fuzz.log; exit 1; }; \
+			(cd $$dir && $$bin -test.paniconexit0 -test.run '^$$' -test.fuzz "^$$f$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime $(FUZZMINIMIZE) -test.fuzzcachedir $$fuzzcache/$$pkg) >/tmp/txnscope-fuzz.log 2>&1 || { cat /tmp/txnscope-fuzz.log; exit 1; }; \
 			echo "  $$(grep -o 'execs: [0-9]*' /tmp/txnscope-fuzz.log | tail -1), $$(grep -o 'new interesting: [0-9]*' /tmp/txnscope-fuzz.log | tail -1)"; \
 			echo "$$pkg $$f" >> $(FUZZLOG); \
 		done; \
