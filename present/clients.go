@@ -11,11 +11,12 @@ import (
 )
 
 // ClientsLine is the diagnosis's sentence on the clients that depart from
-// Kafka's rule, "" when none does: "kafka-go and kafka-python would
-// deliver 102 aborted records and 14 control markers from this partition;
-// kafkajs 3 aborted records; the Java consumer, librdkafka and franz-go
-// none of them". Clients that deliver the same are named together, those
-// that deliver most first.
+// Kafka's rule, "" when none does: "kafka-go 0.4 (segmentio) and
+// kafka-python 2.0 would deliver 102 aborted records and 14 control
+// markers from this partition; kafkajs 2.2.4 3 aborted records; the Java
+// consumer, librdkafka, franz-go and kafka-python 2.2+ none of them".
+// Clients that deliver the same are named together, those that deliver
+// most first.
 func ClientsLine(d *diagnosis.Diagnosis) string {
 	r := d.ClientDepartures
 	if r == nil {
@@ -26,13 +27,17 @@ func ClientsLine(d *diagnosis.Diagnosis) string {
 		c     txnindex.ClientDeparture
 	}
 	var groups []group
+	// kafka-python 2.2 and later, asked for read_committed, filter as
+	// the Java consumer does (fetcher.py's PartitionRecords: the aborted
+	// list by first offset, consumed up to each batch's last offset, an
+	// ABORT marker taking its producer out).
 	none := []string{"the Java consumer", "librdkafka", "franz-go"}
 	for _, c := range r.Clients {
 		if !c.Any() {
-			none = append(none, c.Client)
+			none = append(none, clientName(c.Client))
 			continue
 		}
-		name, c := c.Client, c
+		name, c := clientName(c.Client), c
 		c.Client = ""
 		i := 0
 		for i < len(groups) && groups[i].c != c {
@@ -43,6 +48,7 @@ func ClientsLine(d *diagnosis.Diagnosis) string {
 		}
 		groups[i].names = append(groups[i].names, name)
 	}
+	none = append(none, "kafka-python 2.2+")
 	// The clients that deliver most first.
 	slices.SortStableFunc(groups, func(x, y group) int {
 		return cmp.Compare(y.c.AbortedDelivered+y.c.ControlDelivered+y.c.UndecidedDelivered, x.c.AbortedDelivered+x.c.ControlDelivered+x.c.UndecidedDelivered)
@@ -91,4 +97,29 @@ func runbookClients(sb *strings.Builder, d *diagnosis.Diagnosis) {
 	}
 	fmt.Fprintf(sb, "\n  clients that depart from Kafka's rule, asked for read_committed from the start: %s\n", line)
 	fmt.Fprintf(sb, "    each offset, client by client, and why: txnscope decide --compare-variants with the same input\n")
+}
+
+// ClientWords names a consumer's rules for people, with the versions whose
+// behaviour each variant plays: kafka-python's is 2.0's, which has no
+// read_committed (kafka-python 2.2 added it, and applies Kafka's rule).
+func ClientWords(v txnindex.Variant) string {
+	switch v {
+	case txnindex.VariantJava:
+		return "Java consumer"
+	case txnindex.VariantKafkaJS:
+		return "kafkajs 2.2.4"
+	case txnindex.VariantKafkaGo:
+		return "kafka-go 0.4 (segmentio)"
+	case txnindex.VariantKafkaPython:
+		return "kafka-python 2.0"
+	}
+	return v.String()
+}
+
+// clientName is ClientWords for a variant's name in a report.
+func clientName(id string) string {
+	if v, err := txnindex.ParseVariant(id); err == nil {
+		return ClientWords(v)
+	}
+	return id
 }

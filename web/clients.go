@@ -26,7 +26,8 @@ type ClientsView struct {
 
 // ClientsRow is one client's decisions over the page's offsets.
 type ClientsRow struct {
-	Client     string
+	Client     string // the variant's name, for the test id
+	Label      string // its name for people (present.ClientWords)
 	Cells      []ClientsCell
 	Delivered  int64 // offsets delivered on the page
 	Departures int64 // offsets where it departs from Kafka's rule
@@ -92,7 +93,7 @@ func (u *UI) Clients() http.Handler {
 		}
 		v.Consumer += ", fetches of " + txnindex.Plural(int64(o.MaxBytes), "byte", "bytes")
 		for _, vr := range txnindex.Variants {
-			v.Rows = append(v.Rows, ClientsRow{Client: vr.String()})
+			v.Rows = append(v.Rows, ClientsRow{Client: vr.String(), Label: present.ClientWords(vr)})
 		}
 		last := int64(-1)
 		l.Compare(o, txnindex.Variants, from, from+clientsColumns-1, func(row *txnindex.CompareRow) bool {

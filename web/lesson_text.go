@@ -5,6 +5,7 @@ package web
 
 import (
 	"fmt"
+	"github.com/txnscope/txnscope/present"
 	"strconv"
 	"strings"
 
@@ -197,17 +198,7 @@ func whyOf(d txnindex.Decision) string {
 // rulesWords names a consumer's rules as the timeline's rules selector
 // does.
 func rulesWords(v txnindex.Variant) string {
-	switch v {
-	case txnindex.VariantJava:
-		return "Java consumer"
-	case txnindex.VariantKafkaJS:
-		return "kafkajs 2.2.4"
-	case txnindex.VariantKafkaGo:
-		return "kafka-go 0.4 (segmentio)"
-	case txnindex.VariantKafkaPython:
-		return "kafka-python 2.0"
-	}
-	return v.String()
+	return present.ClientWords(v)
 }
 
 // variantNote is what the first step says of a client that departs from
@@ -215,9 +206,9 @@ func rulesWords(v txnindex.Variant) string {
 func variantNote(v txnindex.Variant) string {
 	switch v {
 	case txnindex.VariantKafkaGo:
-		return " This consumer is kafka-go: it asks for read_committed, so the broker stops its fetches at the LSO, but it reads the response's aborted list and never uses it, and never tests the control bit: aborted records and markers reach the application. Watch where it departs from what a Java consumer delivers."
+		return " This consumer is kafka-go 0.4 (segmentio): it asks for read_committed, so the broker stops its fetches at the LSO, but it reads the response's aborted list and never uses it, and never tests the control bit: aborted records and markers reach the application. Watch where it departs from what a Java consumer delivers."
 	case txnindex.VariantKafkaPython:
-		return " This consumer is kafka-python: it cannot ask for read_committed, so it reads to the high watermark, and hands aborted records, records of open transactions and markers to the application. Watch where it departs from what a Java consumer delivers."
+		return " This consumer is kafka-python 2.0: it cannot ask for read_committed (2.2 added it), so it reads to the high watermark, and hands aborted records, records of open transactions and markers to the application. Watch where it departs from what a Java consumer delivers."
 	}
 	return ""
 }
