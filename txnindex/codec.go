@@ -130,7 +130,9 @@ func ReadTxnIndex(r io.Reader, sizeHint int64) ([]AbortedTxn, error) {
 			return out, nil
 		}
 		if err == io.ErrUnexpectedEOF {
-			return out, &FormatError{Offset: off, Msg: fmt.Sprintf("truncated entry: want %d bytes, found %d before end of file", AbortedTxnSize, k)}
+			// Kafka's iterator reads an entry only while a whole one
+			// remains (hasNext), so the broker skips these bytes.
+			return out, &FormatError{Offset: off, Msg: fmt.Sprintf("truncated entry: want %d bytes, found %d before end of file (the broker reads only whole entries and skips them)", AbortedTxnSize, k)}
 		}
 		if err != nil {
 			return out, fmt.Errorf("txnindex: reading entry at byte %#x: %w", off, err)

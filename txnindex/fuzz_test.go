@@ -416,7 +416,7 @@ func TestTxnIndexCodec(t *testing.T) {
 	}{
 		{"Empty", nil, 0, ""},
 		{"TwoEntries", append(b, b...), 2, ""},
-		{"TruncatedTail", append(b, b[:20]...), 1, "txnindex: entry at byte 0x22: truncated entry: want 34 bytes, found 20 before end of file"},
+		{"TruncatedTail", append(b, b[:20]...), 1, "txnindex: entry at byte 0x22: truncated entry: want 34 bytes, found 20 before end of file (the broker reads only whole entries and skips them)"},
 		{"BadVersion", append(b, append([]byte{1, 0}, b[2:]...)...), 1, "txnindex: entry at byte 0x22: unsupported version: want 0, found 1 (first byte 0x01)"},
 		// Kafka reads the version as one signed byte: 0x0001 passes, and
 		// so does a negative first byte.
