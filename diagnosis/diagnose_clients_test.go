@@ -40,7 +40,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		scope: txnindex.OffsetRange{From: 0, To: 8},
 		line: []string{
 			"kafka-go 0.4 (segmentio) and kafka-python 2.0 would deliver 6 aborted records and 2 control markers from this partition",
-			"; kafkajs 2.2.4 2 aborted records; the Java consumer, librdkafka, franz-go and kafka-python 2.2+ none of them",
+			"; kafkajs 2.2.4 2 aborted records; the Java consumer, librdkafka, franz-go, Sarama and kafka-python 2.2+ none of them",
 		},
 	}, {
 		// a commits 0-1 at 2; b's 3-5 are open: the LSO is 3, and only
@@ -51,7 +51,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 		scope: txnindex.OffsetRange{From: 0, To: 5},
 		line: []string{
 			"kafka-python 2.0 would deliver 1 control marker and 3 records of transactions still open from this partition; kafka-go 0.4 (segmentio) 1 control marker;",
-			"the Java consumer, librdkafka, franz-go, kafkajs 2.2.4 and kafka-python 2.2+ none of them",
+			"the Java consumer, librdkafka, franz-go, Sarama, kafkajs 2.2.4 and kafka-python 2.2+ none of them",
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestDiagnoseClientDepartures(t *testing.T) {
 func TestClientsLineCapped(t *testing.T) {
 	d := &diagnosis.Diagnosis{LogStartOffset: 0, LogEndOffset: 4, ClientDepartures: &txnindex.ClientsReport{From: 0, To: 2, Capped: true, Decided: 2,
 		Clients: []txnindex.ClientDeparture{{Client: "kafkajs"}, {Client: "kafka-go", AbortedDelivered: 2, ControlDelivered: 1}, {Client: "kafka-python", AbortedDelivered: 2, ControlDelivered: 1}}}}
-	want := "kafka-go 0.4 (segmentio) and kafka-python 2.0 would deliver 2 aborted records and 1 control marker from offsets 0 to 2 (the first 2 batches of the partition; the rest was not counted); the Java consumer, librdkafka, franz-go, kafkajs 2.2.4 and kafka-python 2.2+ none of them"
+	want := "kafka-go 0.4 (segmentio) and kafka-python 2.0 would deliver 2 aborted records and 1 control marker from offsets 0 to 2 (the first 2 batches of the partition; the rest was not counted); the Java consumer, librdkafka, franz-go, Sarama, kafkajs 2.2.4 and kafka-python 2.2+ none of them"
 	if got := present.ClientsLine(d); got != want {
 		t.Errorf("clients line\n%s\nwant\n%s", got, want)
 	}

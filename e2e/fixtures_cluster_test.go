@@ -28,7 +28,7 @@ var clusterReadKeys = map[int16]bool{
 // interleavedClients is the diagnosis's sentence on the interleaved demo's
 // clients: its aborted transaction (offsets 2-4, and two more records) and
 // its markers reach kafka-go and kafka-python.
-const interleavedClients = "kafka-go 0.4 (segmentio) and kafka-python 2.0 would deliver 5 aborted records and 3 control markers from this partition; the Java consumer, librdkafka, franz-go, kafkajs 2.2.4 and kafka-python 2.2+ none of them"
+const interleavedClients = "kafka-go 0.4 (segmentio) and kafka-python 2.0 would deliver 5 aborted records and 3 control markers from this partition; the Java consumer, librdkafka, franz-go, Sarama, kafkajs 2.2.4 and kafka-python 2.2+ none of them"
 
 // realdata holds the real files the tests read (testdata/realdata/README.md).
 const realdata = "../testdata/realdata"

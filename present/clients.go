@@ -14,7 +14,7 @@ import (
 // Kafka's rule, "" when none does: "kafka-go 0.4 (segmentio) and
 // kafka-python 2.0 would deliver 102 aborted records and 14 control
 // markers from this partition; kafkajs 2.2.4 3 aborted records; the Java
-// consumer, librdkafka, franz-go and kafka-python 2.2+ none of them".
+// consumer, librdkafka, franz-go, Sarama and kafka-python 2.2+ none of them".
 // Clients that deliver the same are named together, those that deliver
 // most first.
 func ClientsLine(d *diagnosis.Diagnosis) string {
@@ -31,7 +31,9 @@ func ClientsLine(d *diagnosis.Diagnosis) string {
 	// the Java consumer does (fetcher.py's PartitionRecords: the aborted
 	// list by first offset, consumed up to each batch's last offset, an
 	// ABORT marker taking its producer out).
-	none := []string{"the Java consumer", "librdkafka", "franz-go"}
+	// IBM/sarama filters as the Java consumer does (internal/difftest
+	// checks it against the Java variant).
+	none := []string{"the Java consumer", "librdkafka", "franz-go", "Sarama"}
 	for _, c := range r.Clients {
 		if !c.Any() {
 			none = append(none, clientName(c.Client))
