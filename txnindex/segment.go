@@ -19,8 +19,8 @@ type Segment struct {
 	// recovered, its .txnindex rebuilt.
 	TxnIndex       []AbortedTxn
 	TxnIndexOnDisk bool
-	// TxnIndexAbsent: TxnIndexOnDisk because the segment's .index or
-	// .timeindex is there, while its .txnindex file is not. The broker
+	// TxnIndexAbsent: TxnIndexOnDisk because the segment's .index is
+	// there, while its .txnindex file is not. The broker
 	// creates that file with the segment's first aborted transaction and
 	// rebuilds it only when it recovers the segment, so a lost one stays
 	// lost: the aborted transactions it would list reach read_committed
