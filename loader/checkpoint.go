@@ -223,7 +223,9 @@ func readCheckpoint(r io.Reader, name string, entry func(fields [][]byte) error)
 		// copies it (most lines of a large checkpoint are not kept).
 		fields = splitWSInto(fields, b)
 		if err := entry(fields); err != nil {
-			return 0, lineErr(name, l.n, "malformed line %s: %v", excerpt(string(b)), err)
+			fe := lineErr(name, l.n, "malformed line %s: %v", excerpt(string(b)), err)
+			fe.numberFormat = errors.Is(err, errNotInteger)
+			return 0, fe
 		}
 		found++
 	}
@@ -235,6 +237,12 @@ func readCheckpoint(r io.Reader, name string, entry func(fields [][]byte) error)
 	}
 	return 0, nil
 }
+
+// errNotInteger is an offset checkpoint entry of three fields whose
+// partition or offset does not parse: Kafka's OffsetCheckpointFile.Formatter
+// throws a NumberFormatException for it, where every other damage is the
+// IOException of CheckpointFile's reader.
+var errNotInteger = errors.New("partition or offset is not an integer")
 
 // ReadOffsetCheckpoint decodes replication-offset-checkpoint,
 // recovery-point-offset-checkpoint, log-start-offset-checkpoint or
@@ -263,7 +271,7 @@ func readOffsetCheckpoint(r io.Reader, name string, keep map[tp]bool) (*OffsetCh
 		p, err1 := parseIntBytes(f[1], 32)
 		o, err2 := parseIntBytes(f[2], 64)
 		if err := errors.Join(err1, err2); err != nil {
-			return errors.New("partition or offset is not an integer")
+			return errNotInteger
 		}
 		if keep != nil && !topics[string(f[0])] {
 			return nil

@@ -18,6 +18,10 @@ type FormatError struct {
 	Line   int    // 1-based line number (text files); 0 for binary files
 	Item   string // what sits at Offset: "batch", "entry", "record", "header"...; "data" if empty
 	Msg    string
+
+	// numberFormat: a checkpoint line Kafka's reader fails on with a
+	// NumberFormatException rather than an IOException (errNotInteger).
+	numberFormat bool
 }
 
 // Error renders the problem as

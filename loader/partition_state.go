@@ -82,11 +82,40 @@ func readLogDirCheckpoints(dir string, keep map[tp]bool) (*LogDirCheckpoints, er
 			if !errors.As(err, &fe) {
 				return nil, err
 			}
+			fe.Msg += brokerReadsDamaged(f.name, fe.numberFormat)
 			c.Damage = append(c.Damage, fe)
 		}
 		*f.dst = cp
 	}
 	return c, nil
+}
+
+// brokerReadsDamaged says what a broker does with a damaged offset
+// checkpoint of the log directory. CheckpointFile's reader throws an
+// IOException for a bad version, count or field count, which
+// CheckpointFileWithFailureHandler turns into the log directory going
+// offline (LogDirFailureChannel); a partition or offset that does not parse
+// is a NumberFormatException instead. LogManager.loadLogs catches either for
+// the recovery points and log starts and goes on without the file's lines.
+// A running broker writes the file again from memory, replacing it.
+func brokerReadsDamaged(name string, numberFormat bool) string {
+	var what, then, rewrite string
+	if numberFormat {
+		what = "Kafka's reader throws a NumberFormatException on it"
+	} else {
+		what = "Kafka's reader throws an IOException on it, and a broker that reads the file marks this log directory offline"
+	}
+	switch name {
+	case RecoveryPointOffsetCheckpoint:
+		then, rewrite = "; at startup the broker uses none of its lines: recovery point 0 for every partition", "every minute (log.flush.offset.checkpoint.interval.ms)"
+	case LogStartOffsetCheckpoint:
+		then, rewrite = "; at startup the broker uses none of its lines: each log starts at its first segment", "every minute (log.flush.start.offset.checkpoint.interval.ms)"
+	case ReplicationOffsetCheckpoint:
+		rewrite = "every 5 seconds (replica.high.watermark.checkpoint.interval.ms)"
+	default:
+		return " (" + what + "; txnscope uses the lines before it)"
+	}
+	return " (" + what + then + "; a running broker replaces the file from memory " + rewrite + "; txnscope uses the lines before it)"
 }
 
 // readFileIfExists returns nil, nil for a missing file. A symlink, pipe or
