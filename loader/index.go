@@ -63,6 +63,55 @@ type TxnIndexFile struct {
 	Rejected *txnindex.RejectedEntry
 }
 
+// Corrupt reports whether x holds an entry whose marker lies below the
+// segment's base offset: TransactionIndex.sanityCheck throws
+// CorruptIndexException for it, and LogLoader recovers the segment,
+// rebuilding its .txnindex (ReadTxnIndexFile keeps and reports the entry).
+func (x *TxnIndexFile) Corrupt() bool {
+	if x == nil {
+		return false
+	}
+	for _, e := range x.Entries {
+		if e.LastOffset < x.BaseOffset {
+			return true
+		}
+	}
+	return false
+}
+
+// BrokerRefuses is the entry of x whose version stops a broker loading
+// the segment (Rejected), nil when there is none or when an entry before
+// it is Corrupt: sanityCheck reads the entries in order, and that one has
+// the segment recovered first.
+func (x *TxnIndexFile) BrokerRefuses() *txnindex.RejectedEntry {
+	if x == nil || x.Corrupt() {
+		return nil
+	}
+	return x.Rejected
+}
+
+// SetServedTxnIndex sets seg's .txnindex fields as LogLoader loads the
+// segment. A segment whose .index exists (indexListed) is loaded as it is:
+// LogSegment.sanityCheck checks only that the .index exists and passes a
+// .txnindex that does not (the broker creates it lazily, with the first
+// aborted transaction, so none means none is listed: TxnIndexAbsent when
+// txnListed is false). One without a .index is recovered, its .txnindex
+// rebuilt from the log, as Build does (a bare copy of .log files says
+// nothing else); so is one whose .txnindex is Corrupt. An entry whose
+// version Kafka refuses stops the broker's start (TxnIndexRejected), and
+// the segment is then decided as recovered. x is the .txnindex as read,
+// nil when there is none.
+func SetServedTxnIndex(seg *txnindex.Segment, indexListed, txnListed bool, x *TxnIndexFile) {
+	seg.TxnIndexOnDisk = indexListed && !x.Corrupt()
+	seg.TxnIndexAbsent = indexListed && !txnListed
+	if x != nil {
+		seg.TxnIndex = x.Entries
+	}
+	if r := x.BrokerRefuses(); r != nil && seg.TxnIndexOnDisk {
+		seg.TxnIndexOnDisk, seg.TxnIndexRejected = false, r
+	}
+}
+
 // makeEntries returns an empty slice with room for the slots of an index
 // file: a rolled segment's index is trimmed to its entries
 // (AbstractIndex.trimToValidSize), so this is one allocation, where growing

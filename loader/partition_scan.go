@@ -288,27 +288,9 @@ func (p *Partition) assemble() {
 		s.Log.Batches = batches[lo:hi:hi]
 
 		ts := s.Log.Segment()
-		// What the broker serves follows LogLoader: a segment whose
-		// .index exists is loaded as it is (LogSegment.sanityCheck checks
-		// only that the .index exists, and passes a .txnindex that does
-		// not: the broker creates it lazily, with the first aborted
-		// transaction, so none means none is listed); one without a
-		// .index is recovered, its .txnindex rebuilt from the log, which
-		// Build does too (a bare copy of .log files says nothing else).
-		// So is one whose .txnindex sanityCheck calls corrupt.
-		ts.TxnIndexOnDisk = s.indexListed && !txnIndexCorrupt(s.TxnIndex)
-		ts.TxnIndexAbsent = s.indexListed && !s.txnListed
-		if ts.TxnIndexOnDisk && s.TxnIndex != nil && s.TxnIndex.Rejected != nil {
-			// An entry whose version Kafka refuses, read before any
-			// entry sanityCheck calls corrupt: the broker does not
-			// start with the file (Segment.TxnIndexRejected).
-			ts.TxnIndexOnDisk, ts.TxnIndexRejected = false, s.TxnIndex.Rejected
-		}
+		SetServedTxnIndex(&ts, s.indexListed, s.txnListed, s.TxnIndex)
 		if s.txnRejected != nil {
-			ts.TxnIndexRejected = s.txnRejected
-		}
-		if s.TxnIndex != nil {
-			ts.TxnIndex = s.TxnIndex.Entries
+			ts.TxnIndexRejected = s.txnRejected // a segment the tail left unread
 		}
 		if s.Index != nil && !p.hasDamageIn(s.Index.Name) {
 			// A corrupt index is rebuilt by the broker
@@ -323,22 +305,6 @@ func (p *Partition) assemble() {
 	}
 	p.Input.Segments = segs
 	p.Input.Batches = batches
-}
-
-// txnIndexCorrupt reports whether x holds an entry whose marker lies below
-// the segment's base offset: TransactionIndex.sanityCheck throws
-// CorruptIndexException for it, and LogLoader recovers the segment,
-// rebuilding its .txnindex (ReadTxnIndexFile keeps and reports the entry).
-func txnIndexCorrupt(x *TxnIndexFile) bool {
-	if x == nil {
-		return false
-	}
-	for _, e := range x.Entries {
-		if e.LastOffset < x.BaseOffset {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *Partition) hasDamageIn(file string) bool {

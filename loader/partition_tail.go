@@ -520,8 +520,6 @@ func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) 
 	if err := p.damage(err); err != nil {
 		return err
 	}
-	if x != nil && !txnIndexCorrupt(x) {
-		out.txnRejected = x.Rejected
-	}
+	out.txnRejected = x.BrokerRefuses()
 	return nil
 }

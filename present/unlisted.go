@@ -46,12 +46,8 @@ func UnlistedRemedy(d *diagnosis.Diagnosis) string {
 	if u == nil || u.FromCapture {
 		return "" // the capture does not show which files lack the entries
 	}
-	idx := make([]string, len(u.Indexes))
-	for i, n := range u.Indexes {
-		idx[i] = strings.TrimSuffix(n, ".txnindex") + ".index"
-	}
 	return fmt.Sprintf("to have this broker list them again, stop it, move %s out of the partition directory and start it: at startup it recovers a segment without its .index and rebuilds the segment's .txnindex from the log. Each replica keeps its own .txnindex: a leader whose files list them serves the aborted lists; what consumers already received stays received",
-		strings.Join(idx, ", "))
+		offsetIndexes(u.Indexes))
 }
 
 // RejectedLine says which .txnindex files a broker fails to start with,
@@ -80,10 +76,21 @@ func RejectedRemedy(d *diagnosis.Diagnosis) string {
 	if len(d.TxnIndexRejected) == 0 {
 		return ""
 	}
-	idx := make([]string, len(d.TxnIndexRejected))
+	files := make([]string, len(d.TxnIndexRejected))
 	for i, r := range d.TxnIndexRejected {
-		idx[i] = strings.TrimSuffix(r.File, ".txnindex") + ".index"
+		files[i] = r.File
 	}
 	return fmt.Sprintf("to start it, move %s out of the partition directory first: the broker then recovers the segment and rebuilds its .txnindex from the log, and serves what txnscope decides here. Moving the .txnindex away instead lets it start without the segment's entries, and read_committed consumers would receive the records of the segment's aborted transactions",
-		strings.Join(idx, ", "))
+		offsetIndexes(files))
+}
+
+// offsetIndexes names the .index files of the segments whose .txnindex
+// files are given, joined: moving a segment's .index away is what has the
+// broker recover it at startup.
+func offsetIndexes(txnIndexes []string) string {
+	idx := make([]string, len(txnIndexes))
+	for i, n := range txnIndexes {
+		idx[i] = strings.TrimSuffix(n, ".txnindex") + ".index"
+	}
+	return strings.Join(idx, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/txnscope/txnscope/present"
 	"github.com/txnscope/txnscope/txnindex"
 )
 
@@ -207,7 +208,7 @@ func NewLessonFor(id string, l *txnindex.Log, from int64, v txnindex.Variant) *L
 func newLesson(id string, l *txnindex.Log, from int64, v txnindex.Variant, most int) *Lesson {
 	n := min(len(l.Batches), most)
 	ls := &Lesson{Version: 2, Source: id, Topic: l.Topic, Partition: l.Partition, Isolation: "read_committed",
-		Rules: rulesWords(v), Variant: v.String(), Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
+		Rules: present.ClientWords(v), Variant: v.String(), Position: max(from, l.LogStartOffset), Batches: len(l.Batches)}
 	if n < len(l.Batches) {
 		ls.Note = fmt.Sprintf("this lesson plays the first %s of %s batches", txnindex.Count(int64(n)), txnindex.Count(int64(len(l.Batches))))
 	}

@@ -5,7 +5,6 @@ package web
 
 import (
 	"fmt"
-	"github.com/txnscope/txnscope/present"
 	"strconv"
 	"strings"
 
@@ -193,12 +192,6 @@ func whyOf(d txnindex.Decision) string {
 		return "The cleaner emptied this batch: it holds no record."
 	}
 	return d.Reason()
-}
-
-// rulesWords names a consumer's rules as the timeline's rules selector
-// does.
-func rulesWords(v txnindex.Variant) string {
-	return present.ClientWords(v)
 }
 
 // variantNote is what the first step says of a client that departs from

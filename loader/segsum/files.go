@@ -50,14 +50,10 @@ func listSegments(ctx context.Context, dir string, o loader.ScanOptions) ([]segF
 }
 
 // indexFiles fills seg with what the segment's index files tell fetches,
-// as loader.OpenPartition does: the .txnindex entries (Kafka creates the
-// file lazily, so a segment with a .index and no .txnindex lists no
-// aborted transaction; one without a .index is recovered, its .txnindex
-// rebuilt) and the .index entries, nil when damaged (the broker
-// rebuilds a corrupt index, and so does txnindex.Build).
+// as loader.OpenPartition does: the .txnindex as the broker serves it
+// (loader.SetServedTxnIndex) and the .index entries, nil when damaged
+// (the broker rebuilds a corrupt index, and so does txnindex.Build).
 func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
-	corrupt := false
-	var rejected *txnindex.RejectedEntry
 	if f.index != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.index)); err == nil {
 			if st, err := fh.Stat(); err == nil {
@@ -72,31 +68,16 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 			fh.Close()
 		}
 	}
+	var x *loader.TxnIndexFile
 	if f.txn != "" {
 		if fh, err := os.Open(filepath.Join(dir, f.txn)); err == nil {
 			if st, err := fh.Stat(); err == nil {
-				if x, _ := loader.ReadTxnIndexFile(fh, st.Size(), f.txn, seg.BaseOffset); x != nil {
-					seg.TxnIndex, rejected = x.Entries, x.Rejected
-					// An entry below the base: sanityCheck's
-					// CorruptIndexException, the segment recovered.
-					for _, e := range x.Entries {
-						corrupt = corrupt || e.LastOffset < seg.BaseOffset
-					}
-				}
+				x, _ = loader.ReadTxnIndexFile(fh, st.Size(), f.txn, seg.BaseOffset)
 			}
 			fh.Close()
 		}
 	}
-	// As loader's assemble: the .index decides whether the broker loads
-	// the segment's .txnindex as it is or recovers the segment and
-	// rebuilds it.
-	seg.TxnIndexOnDisk = f.index != "" && !corrupt
-	seg.TxnIndexAbsent = f.index != "" && f.txn == ""
-	if seg.TxnIndexOnDisk && rejected != nil {
-		// A version Kafka refuses: the broker does not start with the
-		// file (txnindex.Segment.TxnIndexRejected).
-		seg.TxnIndexOnDisk, seg.TxnIndexRejected = false, rejected
-	}
+	loader.SetServedTxnIndex(seg, f.index != "", f.txn != "", x)
 }
 
 // firstSeed is the producer state the first segment starts from, as
