@@ -301,6 +301,24 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 	return txnindex.Segment{Name: f.Name, BaseOffset: f.BaseOffset, Size: f.Size}
 }
 
+// stoppedAt is where the scan stopped before the end of the file, and
+// the damage that stopped it there; nil when it read to the end.
+func (f *SegmentFile) stoppedAt() *txnindex.SegmentDamage {
+	if f.ValidBytes >= f.Size {
+		return nil
+	}
+	for i := len(f.Damage) - 1; i >= 0; i-- {
+		if d := f.Damage[i]; d.Offset == f.ValidBytes {
+			end := f.BaseOffset
+			if n := len(f.Batches); n > 0 {
+				end = f.Batches[n-1].NextOffset()
+			}
+			return &txnindex.SegmentDamage{Position: d.Offset, Offset: end, Reason: d.Msg}
+		}
+	}
+	return nil // stopped by design (a read that ends early), not by damage
+}
+
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh
 // from the file.
 func (f *SegmentFile) ReadBatch(b txnindex.Batch) ([]byte, error) {
