@@ -4,6 +4,7 @@ package loader
 // CRCs and the legacy wrapper; the SegmentFile API is in segment.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -203,6 +205,9 @@ func (s *scanner) scan() (err error) {
 		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
 		length := int32(binary.BigEndian.Uint32(h[8:]))
 		if length < recordOverheadV0 {
+			if baseOffset == 0 && length == 0 && !s.inMemory && strings.Contains(s.name, ".log") {
+				return s.zeros()
+			}
 			s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found %d", recordOverheadV0, length)
 			return nil
 		}
@@ -252,6 +257,61 @@ func (s *scanner) scan() (err error) {
 			s.w.spacing += (total - s.w.spacing) / 8
 		}
 	}
+}
+
+// zeroChunk is how much of a run of zero bytes zeros reads at a time, and
+// zeroBlock what it compares each read with.
+const zeroChunk = 64 << 10
+
+var zeroBlock [zeroChunk]byte
+
+// zeros reports the damage of a batch whose offset and size are zero: the
+// broker stops there as at any size below RECORD_OVERHEAD_V0, and its
+// recovery truncates the segment there; what follows says what it is (in a
+// broker's segment: kfake's files are not preallocated). A
+// segment written with file.preallocate=true is created at segment.bytes,
+// zero-filled, and trimmed to its batches when its broker closes it
+// (FileRecords.trim); a broker that was killed leaves the zero tail, and on
+// opening the file again takes its whole length as the segment's size
+// (FileRecords.open) until recovery truncates it. Writes a crash lost after
+// the file's size reached the disk read back as zeros too. Data after the
+// zeros is lost to the truncation with them. The run is read to its end,
+// at most the file's size.
+func (s *scanner) zeros() error {
+	end := s.pos
+	for end < s.w.size {
+		if s.polls++; s.ctx != nil && s.polls%cancelEvery == 0 {
+			if err := s.cancelled(); err != nil {
+				return err
+			}
+		}
+		// A hole reads as zeros: a preallocated segment's tail is one,
+		// passed over without reading it.
+		if d, ok := nextData(s.w.r, end, s.w.size); ok && d > end {
+			end = d
+			continue
+		}
+		n := int(min(s.w.size-end, zeroChunk))
+		b, err := s.w.at(end, n)
+		if err != nil {
+			return s.readFailed(err)
+		}
+		if bytes.Equal(b, zeroBlock[:n]) {
+			end += int64(n)
+			continue
+		}
+		for b[0] == 0 {
+			b = b[1:]
+			end++
+		}
+		break
+	}
+	if end == s.w.size {
+		s.damaged("zero bytes from here to the end of the file (%d bytes): a preallocated segment (file.preallocate=true) its broker did not close, or writes a crash lost; the broker's recovery truncates the segment here", end-s.pos)
+		return nil
+	}
+	s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found 0: %d zero bytes from here, then data again at byte %#x; the broker's recovery truncates the segment here, and the %d bytes from there to the end of the file are lost with it", recordOverheadV0, end-s.pos, end, s.w.size-end)
+	return nil
 }
 
 // readFailed turns a read that came up short into damage at the batch
