@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	txnscope [serve] [flags]          serve the timeline (default: the embedded demo)
+//	txnscope [serve] [flags]          serve the timeline (default: the embedded demos)
 //	txnscope decide [flags] PATH      print per-offset decisions
 //	txnscope diagnose [flags] PATH    explain a stuck LSO
 //	txnscope inspect [flags] PATH     show segments, indexes and checkpoints
@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -191,7 +192,13 @@ func newFlags(e *env, name, args, summary string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "Usage: txnscope %s %s\n\n%s\n\nFlags:\n", name, args, summary)
+		fmt.Fprintf(e.stdout, "Usage: %s\n\n%s\n", strings.TrimSpace("txnscope "+name+" "+args), summary)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			return
+		}
+		fmt.Fprint(e.stdout, "\nFlags:\n")
 		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)

@@ -44,11 +44,12 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 	}
 	iso, err := txnindex.ParseIsolation(*isoFlag)
 	if err != nil {
-		return usagef("--isolation: %v", err)
+		// The package's prefix names no flag a user typed.
+		return usagef("--isolation: %s", strings.TrimPrefix(err.Error(), "txnindex: "))
 	}
 	v, err := txnindex.ParseVariant(*variant)
 	if err != nil {
-		return usagef("--variant: %v", err)
+		return usagef("--variant: %s", strings.TrimPrefix(err.Error(), "txnindex: "))
 	}
 	if *format != "text" && *format != "ndjson" {
 		return usagef("--format must be text or ndjson, not %q", *format)
