@@ -73,7 +73,7 @@ func (l plog) truncationReport() *TruncationReport {
 
 func (r *TruncationReport) words(recoveryPoint, lso int64) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "The read of %s stops at byte %#x (%s), in a segment at or above the recovery point %d, and the log directory holds no clean shutdown marker (.kafka_cleanshutdown): the broker is running, or it stopped uncleanly. Its next start after an unclean shutdown recovers the segment (LogLoader.recoverLog) and truncates the log there, at offset %d",
+	fmt.Fprintf(&sb, "The read of %s stops at byte %#x (%s), in a segment that holds the recovery point %d or lies after it, and the log directory holds no clean shutdown marker: the broker is running, or it stopped uncleanly. Its next start after an unclean shutdown recovers the segment (LogLoader.recoverLog) and truncates the log there, at offset %d",
 		r.Segment, r.Byte, r.Reason, recoveryPoint, r.Offset)
 	if n := len(r.DeletedSegments); n > 0 {
 		fmt.Fprintf(&sb, "; it deletes %s", strings.Join(r.DeletedSegments, ", "))
