@@ -439,14 +439,14 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	// the snapshot.
 	// After a clean shutdown (the marker still in the log directory)
 	// the broker recovers no segment at all.
-	cps := p.Checkpoints
-	if cps.CleanShutdown && o.VerifyCRC {
-		rl.clean, r.CleanShutdown = true, true
-	} else if rp, ok := cps.RecoveryPoint.Lookup(p.Input.Topic, p.Input.Partition); ok && o.VerifyCRC && rp > 0 {
-		rl.flushed = rp
+	rl.crc = NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
+	rl.crc.trusted = true
+	if rl.crc.clean && o.VerifyCRC {
+		r.CleanShutdown = true
+	} else if o.VerifyCRC {
 		for _, b := range rl.bases {
-			if !rl.options(b, o).VerifyCRC {
-				r.CRCFrom = rp
+			if rl.crc.below(b) {
+				r.CRCFrom = rl.crc.recoveryPoint
 			}
 		}
 	}
@@ -471,7 +471,7 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 		// the transactions its truncation reopens may have closed
 		// before the snapshot, which lists only those open at it.
 		if d := sf.Log.stoppedAt(); d != nil && d.Offset < r.EveryFrom() {
-			if rp, ok := p.recoveredAt(rl, sf.Log.BaseOffset); ok {
+			if rp, ok := p.recoveredAt(l, sf.Log.BaseOffset); ok {
 				return truncatedWhy(sf.Log.Name, rp, d), nil
 			}
 		}
@@ -570,18 +570,11 @@ func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListin
 }
 
 // recoveredAt returns the partition's recovery point, and whether a
-// restart after an unclean shutdown recovers the segment at base: the
-// log directory holds no clean shutdown marker, and the segment holds the
-// recovery point or lies after it (LogLoader.recoverLog, as
-// txnindex.Log.RecoveryTruncation decides it).
+// restart after an unclean shutdown recovers the segment at base
+// (ServedCRCs, as txnindex.Log.RecoveryTruncation decides it).
 func (p *Partition) recoveredAt(l dirListing, base int64) (int64, bool) {
-	cps := p.Checkpoints
-	if cps == nil || cps.CleanShutdown {
-		return 0, false
-	}
-	rp, ok := cps.RecoveryPoint.Lookup(p.Input.Topic, p.Input.Partition)
-	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > base })
-	return rp, ok && (k == len(l.bases) || l.bases[k] > rp)
+	c := NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
+	return c.recoveryPoint, c.known && !c.clean && !c.below(base)
 }
 
 // truncatedWhy is the replay's reason for reading every segment when

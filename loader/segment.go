@@ -79,12 +79,12 @@ type ScanOptions struct {
 	span      *spanScan
 	spanUntil int64
 
-	// crcNote checks the CRC of each batch the scan keeps without
-	// VerifyCRC's stop: a batch that fails is kept and the failure noted.
-	// For the segments a broker started after a clean shutdown does not
-	// recover (it serves such a batch), so that the decisions stay the
-	// broker's and the damage is said.
-	crcNote bool
+	// crcKept, when not "", checks the CRC of each batch the scan keeps
+	// without VerifyCRC's stop: a batch that fails is kept and the
+	// failure noted, ending with crcKept. For the segments no broker
+	// start recovers (ServedCRCs), which it serves as they are, so that
+	// the decisions stay the broker's and the damage is said.
+	crcKept string
 
 	// segment is the Batch.Segment the scan writes: the segment's place
 	// in the partition being loaded, so that assemble need not renumber

@@ -137,7 +137,12 @@ func (s *scanner) cancelled() error {
 // shutdown marker: what the broker does with the batch, and what a check
 // changes.
 const cleanShutdownCRC = "kept: the broker's start after its clean shutdown (" + CleanShutdownFile + ") recovers no segment and serves this batch, " +
-	"but a replay that checks CRCs (diagnose --full-replay, or the broker's recovery after an unclean shutdown) ends the log before it"
+	"and a consumer that checks CRCs fails on it; the broker's recovery after an unclean shutdown ends the log before it"
+
+// flushedCRC ends the note of a bad CRC kept in a segment below the
+// recovery point.
+const flushedCRC = "kept: the segment lies below the partition's recovery point, which no broker start recovers: the broker serves this batch, " +
+	"and a consumer that checks CRCs (the Java consumer's check.crcs, on by default) fails on it"
 
 func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
@@ -373,7 +378,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 			return drop, err
 		}
 	}
-	if s.opts.crcNote && whole == nil {
+	if s.opts.crcKept != "" && whole == nil {
 		// A batch the load keeps, under a clean shutdown marker: its
 		// CRC is checked and a failure noted, the batch kept.
 		var err error
@@ -382,7 +387,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 		stored := be.Uint32(whole[17:])
 		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
-			s.note("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch); %s", stored, computed, total, cleanShutdownCRC)
+			s.note("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch); %s", stored, computed, total, s.opts.crcKept)
 		}
 	}
 	// The batch is written in place, in the slot after the last one: a
@@ -462,18 +467,18 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 	attr := int8(h[17])
 	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
 	expand := s.opts.ExpandLegacy && codec != txnindex.CompressionNone
-	if s.opts.VerifyCRC || s.opts.crcNote || expand {
+	if s.opts.VerifyCRC || s.opts.crcKept != "" || expand {
 		var err error
 		if whole, err = s.w.at(s.pos, int(total)); err != nil {
 			return false, err
 		}
 		h = whole
 	}
-	if s.opts.VerifyCRC || s.opts.crcNote {
+	if s.opts.VerifyCRC || s.opts.crcKept != "" {
 		stored := binary.BigEndian.Uint32(whole[12:])
 		if computed := crc32.ChecksumIEEE(whole[legacyCRCStart:]); computed != stored {
 			if !s.opts.VerifyCRC {
-				s.note("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry); %s", stored, computed, total, cleanShutdownCRC)
+				s.note("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry); %s", stored, computed, total, s.opts.crcKept)
 			} else {
 				s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry)", stored, computed, total)
 				return false, nil

@@ -56,6 +56,9 @@ func (s *Store) cachePath() string {
 
 func (s *Store) scanKey() string {
 	b, _ := json.Marshal(s.o.Scan)
+	if k := s.crc.Key(); k != "" {
+		return string(b) + " " + k
+	}
 	return string(b)
 }
 
