@@ -253,7 +253,7 @@ func (s *scanner) scan() (err error) {
 			return nil
 		}
 		s.pos += total
-		if !s.opts.VerifyCRC {
+		if !s.opts.VerifyCRC && s.opts.crcKept == "" {
 			// A moving mean over the last batches, not the last
 			// one's size: between batches of 64 KiB, a marker of
 			// 78 bytes made the next header's read a fill of
@@ -379,12 +379,15 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 		}
 	}
 	if s.opts.crcKept != "" && whole == nil {
-		// A batch the load keeps, under a clean shutdown marker: its
-		// CRC is checked and a failure noted, the batch kept.
+		// A batch the load keeps in a segment no broker start recovers
+		// (ServedCRCs): its CRC is checked and a failure noted, the
+		// batch kept. The read may refill the window h lies in: the
+		// header is taken again from the batch read whole.
 		var err error
 		if whole, err = s.w.at(s.pos, int(total)); err != nil {
 			return false, err
 		}
+		h = whole[:batchHeaderSize]
 		stored := be.Uint32(whole[17:])
 		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
 			s.note("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch); %s", stored, computed, total, s.opts.crcKept)
