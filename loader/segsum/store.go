@@ -64,7 +64,7 @@ type Store struct {
 	// crc says how each segment's CRCs are checked, as the whole load
 	// checks them (loader.ServedCRCs).
 	crc loader.ServedCRCs
-	lru           *Cache
+	lru *Cache
 	// windowLogs maps a weak pointer to each window's log to its segment
 	// (records.go): which logs RecordsPage may decode batches of.
 	windowLogs sync.Map
