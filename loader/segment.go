@@ -301,14 +301,18 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 	return txnindex.Segment{Name: f.Name, BaseOffset: f.BaseOffset, Size: f.Size}
 }
 
-// stoppedAt is where the scan stopped before the end of the file, and
-// the damage that stopped it there; nil when it read to the end.
+// stoppedAt is where the scan stopped before the end of the file at
+// damage the broker's recovery truncates, and that damage; nil when it
+// read to the end, or stopped at a batch recovery keeps.
 func (f *SegmentFile) stoppedAt() *txnindex.SegmentDamage {
 	if f.ValidBytes >= f.Size {
 		return nil
 	}
 	for i := len(f.Damage) - 1; i >= 0; i-- {
 		if d := f.Damage[i]; d.Offset == f.ValidBytes {
+			if d.recoveryKeeps {
+				return nil
+			}
 			end := f.BaseOffset
 			if n := len(f.Batches); n > 0 {
 				end = f.Batches[n-1].NextOffset()

@@ -148,6 +148,17 @@ func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
 }
 
+// damagedKept is damaged for a batch the broker's recovery keeps
+// (LogSegment.recover truncates only at a CorruptRecordException or an
+// InvalidRecordException: a short file, a size below the minimum, a bad
+// CRC): the scan stops there all the same, as a consumer's fetch fails
+// on it, but no recovery truncates the segment there.
+func (s *scanner) damagedKept(format string, args ...any) {
+	fe := formatErr(s.name, s.pos, "batch", format, args...)
+	fe.recoveryKeeps = true
+	s.damage = append(s.damage, fe)
+}
+
 // note records a problem inside a batch the scan keeps (a malformed control
 // record, an undecodable legacy wrapper); the scan goes on.
 func (s *scanner) note(format string, args ...any) {
@@ -368,7 +379,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 	if records < 0 {
 		// DefaultRecordBatch.iterator rejects a negative count
 		// (InvalidRecordException); nothing after it can be trusted.
-		s.damaged("bad records count: want >= 0, found %d", records)
+		s.damagedKept("bad records count: want >= 0, found %d", records)
 		return false, nil
 	}
 	s.walked(baseOffset, 2)
@@ -441,13 +452,13 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 func (s *scanner) offsetsOK(base, delta int64) bool {
 	switch {
 	case base < 0:
-		s.damaged("bad base offset: want >= 0, found %d", base)
+		s.damagedKept("bad base offset: want >= 0, found %d", base)
 	case delta < 0:
-		s.damaged("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
+		s.damagedKept("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
 	case base > math.MaxInt64-1-delta:
-		s.damaged("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
+		s.damagedKept("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
 	case s.haveLast && base <= s.lastOffset:
-		s.damaged("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
+		s.damagedKept("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
 	default:
 		return true
 	}

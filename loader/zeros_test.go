@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,4 +70,52 @@ func TestZeroRunsInSegmentFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoppedWhereRecoveryTruncates: a segment's scan stops at any damage,
+// but the broker's recovery truncates only at a CorruptRecordException or
+// an InvalidRecordException (LogSegment.recover): a file cut short, a size
+// below the minimum, a bad CRC. Offsets that go backwards or a negative
+// records count it keeps, so they say nothing of a truncation.
+func TestStoppedWhereRecoveryTruncates(t *testing.T) {
+	good := concat(dataBatch(t, 0, 7, true, 3), marker(t, 3, 7, true, 5), dataBatch(t, 4, -1, false, 2))
+	first := len(dataBatch(t, 0, 7, true, 3))
+	second := first + 78
+	backwards := concat(good, dataBatch(t, 1, -1, false, 1))
+	tests := []struct {
+		name string
+		data []byte
+		// want is where the truncation is and the offset the segment's
+		// batches end at; at < 0: none.
+		at, offset int64
+	}{
+		{"read to the end", good, -1, 0},
+		{"bad CRC", corrupt(good, func(b []byte) []byte { b[second-2] ^= 1; return b }), int64(first), 3},
+		{"cut short", good[:len(good)-5], int64(second), 4},
+		{"size below the minimum", corrupt(good, func(b []byte) []byte { binary.BigEndian.PutUint32(b[first+8:], 13); return b }), int64(first), 3},
+		{"offsets go backwards", backwards, -1, 0},
+		{"negative records count", fixCRC(corrupt(good, func(b []byte) []byte { binary.BigEndian.PutUint32(b[second+57:], 0xffffffff); return b }), second), -1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := NewSegmentWith(bytes.NewReader(tc.data), int64(len(tc.data)), "00000000000000000000.log", DefaultScanOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := f.stoppedAt()
+			switch {
+			case tc.at < 0 && d != nil:
+				t.Errorf("truncation at %+v, want none (damage %v)", *d, f.Damage)
+			case tc.at >= 0 && (d == nil || d.Position != tc.at || d.Offset != tc.offset):
+				t.Errorf("truncation %+v, want at byte %d, offset %d (damage %v)", d, tc.at, tc.offset, f.Damage)
+			}
+		})
+	}
+}
+
+// fixCRC sets the CRC of the v2 batch at pos in b to match its bytes.
+func fixCRC(b []byte, pos int) []byte {
+	n := int(binary.BigEndian.Uint32(b[pos+8:])) + 12
+	binary.BigEndian.PutUint32(b[pos+17:], crc32c(b[pos+21:pos+n]))
+	return b
 }

@@ -37,10 +37,11 @@ type Segment struct {
 	TxnIndexRejected *RejectedEntry
 
 	// Damaged, when not nil, is where the read of the segment's .log
-	// stopped before its end, and why (a batch whose size, magic or CRC
-	// fails, a file cut short): its batches end there. When the broker
-	// recovers the segment it truncates it there, and deletes every later
-	// segment (Log.RecoveryTruncation).
+	// stopped before its end at damage the broker's recovery truncates,
+	// and why (a batch whose size, magic or CRC fails, a file cut short):
+	// its batches end there. When the broker recovers the segment it
+	// truncates it there, and deletes every later segment
+	// (Log.RecoveryTruncation).
 	Damaged *SegmentDamage
 
 	// OffsetIndex holds the .index entries with absolute offsets, if read.
