@@ -30,7 +30,7 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
 		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now (for --demo, the demo's own time)")
 		txnTimeout = fs.Duration("transaction-timeout", diagnosis.DefaultTxnTimeout, "the producers' transaction.timeout.ms: an open transaction with no write for longer is expired, which its coordinator aborts")
-		maxTimeout = fs.Duration("max-transaction-timeout", diagnosis.DefaultMaxTxnTimeout, "the brokers' transaction.max.timeout.ms (find-hanging's threshold); a scan of the whole cluster asks the brokers unless this is given")
+		maxTimeout = fs.Duration("max-transaction-timeout", diagnosis.DefaultMaxTxnTimeout, "the brokers' transaction.max.timeout.ms (find-hanging's threshold); with --bootstrap and no PATH the brokers are asked unless this is given")
 		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
 		topic      = fs.String("topic", "", "only this topic")
@@ -65,7 +65,13 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout, *limit)
+		// As for the whole cluster: the brokers' own
+		// transaction.max.timeout.ms unless the flag says otherwise.
+		maxTxn := *maxTimeout
+		if !flagSet(fs, "max-transaction-timeout") {
+			maxTxn = 0
+		}
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, maxTxn, *limit)
 		if err != nil {
 			return err
 		}
