@@ -21,7 +21,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.Big, "big", o.Big, "also offer the generated 1M-batch demo (built on first request)")
 	fs.Var(&origins, "allowed-origin", "an origin (https://host[:port]) whose pages may embed the timeline in an iframe (repeatable; default: this server only)")
 	addLimitFlags(fs, &o)
-	fs.Int64Var(&o.MaxMemory, "max-memory", o.MaxMemory, "memory for what the server keeps of partitions: the partitions of a --load directory opened whole, the segment windows (…/segments, …/window) and the stream's kept encodings hold at most half together, least recently used first out (opened again when asked for), the rest is the garbage collector's headroom; a partition whose whole load would take more than a quarter is shown one segment at a time; default a quarter of this machine's memory")
+	fs.Var((*byteSize)(&o.MaxMemory), "max-memory", "memory for what the server keeps of partitions: the partitions of a --load directory opened whole, the segment windows (…/segments, …/window) and the stream's kept encodings hold at most half together, least recently used first out (opened again when asked for), the rest is the garbage collector's headroom; a partition whose whole load would take more than a quarter is shown one segment at a time; default a quarter of this machine's memory"+sizeNote)
 	fs.StringVar(&o.SummaryCacheDir, "summary-cache-dir", o.SummaryCacheDir, "directory for the per-segment summaries of the segment routes, so a restart need not rescan (never the log dir); empty: memory only")
 	lf := addLiveFlags(fs, "also serve a live cluster, read-only (HOST:PORT[,HOST:PORT]): with --topic its partitions' timelines, without it every partition by LSO lag (docs/cluster-mode.md)")
 	if err := refusePasswordFlag(args); err != nil {
@@ -49,23 +49,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // their defaults o's (server.DefaultOptions).
 func addLimitFlags(fs *flag.FlagSet, o *server.Options) {
 	fs.IntVar(&o.MaxSources, "max-sources", o.MaxSources, "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)")
-	fs.Int64Var(&o.MaxSourceBytes, "max-source-bytes", o.MaxSourceBytes, "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading")
+	fs.Var((*byteSize)(&o.MaxSourceBytes), "max-source-bytes", "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading"+sizeNote)
 	fs.IntVar(&o.MaxSourceBatches, "max-source-batches", o.MaxSourceBatches, fmt.Sprintf("most batches one partition opened in full may hold (%d B of memory each)", txnindex.LogBytesPerBatch))
 	fs.IntVar(&o.MaxOpenFiles, "max-open-files", o.MaxOpenFiles, "most segment files open at once to decode records")
-	fs.IntVar(&o.WSMaxMessage, "ws-max-message", o.WSMaxMessage, "largest websocket message a client may send, in bytes (larger: closed with 1008)")
+	fs.Var((*intByteSize)(&o.WSMaxMessage), "ws-max-message", "largest websocket message a client may send, in bytes (larger: closed with 1008)"+sizeNote)
 	fs.Float64Var(&o.WSRate, "ws-rate", o.WSRate, "websocket messages per second a client may send on average (faster: closed with 1008)")
 	fs.IntVar(&o.WSBurst, "ws-burst", o.WSBurst, "websocket messages a client may send in a burst above --ws-rate")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "longest an HTTP request may take (not the websocket stream); 0: none")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", o.ReadTimeout, "longest a client may take to send a request, headers and body")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", o.IdleTimeout, "how long an idle keep-alive connection is kept")
-	fs.IntVar(&o.MaxHeaderBytes, "max-header-bytes", o.MaxHeaderBytes, "largest request header block, in bytes (larger: 431)")
+	fs.Var((*intByteSize)(&o.MaxHeaderBytes), "max-header-bytes", "largest request header block, in bytes (larger: 431)"+sizeNote)
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", o.ShutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
 	fs.BoolVar(&o.ListenPublic, "listen-public", o.ListenPublic, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&o.AuthTokenFile, "auth-token-file", o.AuthTokenFile, "file holding a bearer token every HTTP request and websocket must carry")
-	fs.Int64Var(&o.MaxUploadMemory, "max-upload-memory", o.MaxUploadMemory, fmt.Sprintf("most memory the kept uploads may hold together (their kept bytes and decoded batches, %d B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)", txnindex.LogBytesPerBatch))
-	fs.Int64Var(&o.MinUploadRate, "min-upload-rate", o.MinUploadRate, "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)")
+	fs.Var((*byteSize)(&o.MaxUploadMemory), "max-upload-memory", fmt.Sprintf("most memory the kept uploads may hold together (their kept bytes and decoded batches, %d B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)", txnindex.LogBytesPerBatch)+sizeNote)
+	fs.Var((*byteSize)(&o.MinUploadRate), "min-upload-rate", "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)"+sizeNote)
 	fs.DurationVar(&o.MinUploadGrace, "min-upload-grace", o.MinUploadGrace, "how long an upload may arrive at any rate before --min-upload-rate applies")
-	fs.Int64Var(&o.MaxUploadBytes, "max-upload-bytes", o.MaxUploadBytes, "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads")
+	fs.Var((*byteSize)(&o.MaxUploadBytes), "max-upload-bytes", "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads"+sizeNote)
 	fs.IntVar(&o.MaxUploads, "max-uploads", o.MaxUploads, "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)")
 }
 
