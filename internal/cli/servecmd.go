@@ -48,25 +48,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // addLimitFlags defines serve's limit and security flags on o's fields,
 // their defaults o's (server.DefaultOptions).
 func addLimitFlags(fs *flag.FlagSet, o *server.Options) {
-	fs.IntVar(&o.MaxSources, "max-sources", o.MaxSources, "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)")
+	fs.Var((*countValue)(&o.MaxSources), "max-sources", "most partitions served at once (demos, uploads and every partition --load lists; a listed partition costs about 1 KB until opened)"+countNote)
 	fs.Var((*byteSize)(&o.MaxSourceBytes), "max-source-bytes", "most bytes of files one partition may hold to be opened in full (a --load PATH that is not a log directory: the whole PATH); checked before reading"+sizeNote)
-	fs.IntVar(&o.MaxSourceBatches, "max-source-batches", o.MaxSourceBatches, fmt.Sprintf("most batches one partition opened in full may hold (%d B of memory each)", txnindex.LogBytesPerBatch))
-	fs.IntVar(&o.MaxOpenFiles, "max-open-files", o.MaxOpenFiles, "most segment files open at once to decode records")
+	fs.Var((*countValue)(&o.MaxSourceBatches), "max-source-batches", fmt.Sprintf("most batches one partition opened in full may hold (%d B of memory each)", txnindex.LogBytesPerBatch)+countNote)
+	fs.Var((*countValue)(&o.MaxOpenFiles), "max-open-files", "most segment files open at once to decode records"+countNote)
 	fs.Var((*intByteSize)(&o.WSMaxMessage), "ws-max-message", "largest websocket message a client may send, in bytes (larger: closed with 1008)"+sizeNote)
 	fs.Float64Var(&o.WSRate, "ws-rate", o.WSRate, "websocket messages per second a client may send on average (faster: closed with 1008)")
-	fs.IntVar(&o.WSBurst, "ws-burst", o.WSBurst, "websocket messages a client may send in a burst above --ws-rate")
-	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "longest an HTTP request may take (not the websocket stream); 0: none")
-	fs.DurationVar(&o.ReadTimeout, "read-timeout", o.ReadTimeout, "longest a client may take to send a request, headers and body")
-	fs.DurationVar(&o.IdleTimeout, "idle-timeout", o.IdleTimeout, "how long an idle keep-alive connection is kept")
+	fs.Var((*countValue)(&o.WSBurst), "ws-burst", "websocket messages a client may send in a burst above --ws-rate"+countNote)
+	fs.Var((*durationValue)(&o.RequestTimeout), "request-timeout", "longest an HTTP request may take (not the websocket stream); 0: none"+durationNote)
+	fs.Var((*durationValue)(&o.ReadTimeout), "read-timeout", "longest a client may take to send a request, headers and body"+durationNote)
+	fs.Var((*durationValue)(&o.IdleTimeout), "idle-timeout", "how long an idle keep-alive connection is kept"+durationNote)
 	fs.Var((*intByteSize)(&o.MaxHeaderBytes), "max-header-bytes", "largest request header block, in bytes (larger: 431)"+sizeNote)
-	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", o.ShutdownGrace, "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM")
+	fs.Var((*durationValue)(&o.ShutdownGrace), "shutdown-grace", "how long in-flight requests and websocket close frames get on SIGINT/SIGTERM"+durationNote)
 	fs.BoolVar(&o.ListenPublic, "listen-public", o.ListenPublic, "allow --addr to be a non-loopback address (prints a warning; see --auth-token-file)")
 	fs.StringVar(&o.AuthTokenFile, "auth-token-file", o.AuthTokenFile, "file holding a bearer token every HTTP request and websocket must carry")
 	fs.Var((*byteSize)(&o.MaxUploadMemory), "max-upload-memory", fmt.Sprintf("most memory the kept uploads may hold together (their kept bytes and decoded batches, %d B each), the oldest evicted past it; an upload alone over it is refused with 413 (0: no bound)", txnindex.LogBytesPerBatch)+sizeNote)
 	fs.Var((*byteSize)(&o.MinUploadRate), "min-upload-rate", "slowest an upload's body may arrive, in bytes per second on average after --min-upload-grace; slower uploads are dropped with 408 (0: no minimum)"+sizeNote)
-	fs.DurationVar(&o.MinUploadGrace, "min-upload-grace", o.MinUploadGrace, "how long an upload may arrive at any rate before --min-upload-rate applies")
+	fs.Var((*durationValue)(&o.MinUploadGrace), "min-upload-grace", "how long an upload may arrive at any rate before --min-upload-rate applies"+durationNote)
 	fs.Var((*byteSize)(&o.MaxUploadBytes), "max-upload-bytes", "largest file the index page (POST /api/v1/uploads) accepts, kept in memory only; 0 disables uploads"+sizeNote)
-	fs.IntVar(&o.MaxUploads, "max-uploads", o.MaxUploads, "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)")
+	fs.Var((*countValue)(&o.MaxUploads), "max-uploads", "most uploaded files served at once; the oldest upload is evicted to make room (never the demos or --load)"+countNote)
 }
 
 // multiFlag collects a repeatable string flag.
