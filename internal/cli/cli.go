@@ -125,6 +125,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, e *env) int {
 	cmds := commands()
 	name := "serve"
+	if len(args) > 0 && args[0] == "help" {
+		// "txnscope help" and "txnscope help COMMAND", as go and git
+		// take them.
+		if len(args) == 1 {
+			topUsage(e.stdout, cmds)
+			return exitOK
+		}
+		args = []string{args[1], "--help"}
+	}
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
