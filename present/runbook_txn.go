@@ -86,7 +86,11 @@ func runbookTxn(sb *strings.Builder, t *diagnosis.OpenTxnReport, n int, d *diagn
 			}
 		}
 	}
-	fmt.Fprintf(sb, "\n    to see them first: %s\n", strings.ReplaceAll(t.Discards.PrintCommand, "\n", "\n                       "))
+	label := "    to see them first: "
+	if t.Discards.Records == 1 {
+		label = "    to see it first: "
+	}
+	fmt.Fprintf(sb, "\n%s%s\n", label, strings.ReplaceAll(t.Discards.PrintCommand, "\n", "\n"+strings.Repeat(" ", len(label))))
 }
 
 // runbookPinned writes who pins the LSO by transactional id, and the
