@@ -9,6 +9,7 @@ import (
 
 	"github.com/txnscope/txnscope/api"
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/loader/input"
 	"github.com/txnscope/txnscope/loader/segsum"
 	"github.com/txnscope/txnscope/txnindex"
 )
@@ -85,7 +86,7 @@ func decideBySegment(ctx context.Context, e *env, dir string, opts txnindex.Cons
 				return api.LoaderPage(lp), err
 			})
 	default:
-		fmt.Fprintf(w, "# %s: decided a segment at a time (--by-segment)\n", filepath.Base(dir))
+		fmt.Fprintf(w, "# %s: decided a segment at a time (--by-segment)\n# %s\n", filepath.Base(dir), input.DescribeConsumer(opts))
 		err = api.WriteDecisionsText(ctx, w, api.FromPositionOf(ov.LogStartOffset, ov.LogEndOffset, values, q.from))
 	}
 	if err == nil {

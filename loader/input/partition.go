@@ -30,6 +30,13 @@ func (p *Partition) Describe(o txnindex.ConsumeOptions) string {
 	if p.Fetches != nil {
 		return fmt.Sprintf("replay of %s, %s rules", txnindex.Plural(len(p.Fetches), "captured "+p.Isolation.String()+" fetch", "captured "+p.Isolation.String()+" fetches"), o.Variant)
 	}
+	return DescribeConsumer(o)
+}
+
+// DescribeConsumer says which consumer o emulates reading a log, for a
+// header line: "read_committed from log start, max bytes 1048576, java
+// rules".
+func DescribeConsumer(o txnindex.ConsumeOptions) string {
 	from := "log start"
 	if o.From >= 0 {
 		from = fmt.Sprint(o.From)
