@@ -71,12 +71,6 @@ func TestOffsetsNDJSONClaimsTheBytesCannotHold(t *testing.T) {
 	one := tinyRecords(1)
 	zeros := append(append([]byte{}, one...), make([]byte, 1<<20)...)
 	before := v2Batch(0, 0, -1, 0, 0)
-	shift := func(b []byte) []byte { // the batch at offset 1, after before
-		b = append([]byte{}, b...)
-		binary.BigEndian.PutUint64(b, 1)
-		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-		return b
-	}
 	for _, tc := range []struct {
 		name    string
 		batch   []byte
@@ -98,7 +92,7 @@ func TestOffsetsNDJSONClaimsTheBytesCannotHold(t *testing.T) {
 			"0 delivered|1 delivered|2 delivered", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := append(append([]byte{}, before...), shift(tc.batch)...)
+			data := append(append([]byte{}, before...), bytesAt(tc.batch, 1)...)
 			l, pages := segmentLog(t, data)
 			if !tc.pages {
 				pages = nil
