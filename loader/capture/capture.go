@@ -293,7 +293,16 @@ func (g *guard) open() (src packetSource, err error) {
 	if g.ng {
 		src, err = pcapgo.NewNgReader(g, pcapgo.DefaultNgReaderOptions)
 	} else {
-		src, err = pcapgo.NewReader(g)
+		var r *pcapgo.Reader
+		if r, err = pcapgo.NewReader(g); err == nil {
+			if r.Snaplen() == 0 {
+				// libpcap (sf-pcap.c) takes a snap length of 0 for the
+				// link type's largest, as tcpdump and Wireshark read
+				// such a file; pcapgo refused every packet of it.
+				r.SetSnaplen(maxSnapLen)
+			}
+			src = r
+		}
 	}
 	switch {
 	case err == io.EOF:
