@@ -35,7 +35,11 @@ func WriteCompare(ctx context.Context, w io.Writer, l *txnindex.Log, o txnindex.
 		names[i], counts[i], departs[i] = v.String(), map[string]int64{}, map[string]int64{}
 	}
 	if !ndjson {
-		fmt.Fprintf(bw, "# %s, %s from %d; departures from Kafka's rule (java) marked *\n%-10s", l, o.Isolation, o.From, "offset")
+		from := "log start"
+		if o.From >= 0 {
+			from = fmt.Sprint(o.From)
+		}
+		fmt.Fprintf(bw, "# %s, %s from %s; departures from Kafka's rule (java) marked *\n%-10s", l, o.Isolation, from, "offset")
 		for _, n := range names {
 			fmt.Fprintf(bw, " %-16s", n)
 		}
@@ -123,7 +127,7 @@ func countLine(m map[string]int64, order []string) string {
 	var parts []string
 	for _, k := range order {
 		if m[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+			parts = append(parts, k+" "+txnindex.Count(m[k]))
 		}
 	}
 	return strings.Join(parts, ", ")

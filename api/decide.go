@@ -177,9 +177,15 @@ func WriteCountsOf(w io.Writer, topic string, partition int32, logStart, logEnd 
 	if c.LastReached >= 0 {
 		reached = fmt.Sprint(c.LastReached)
 	}
+	// One column for the values, after the longest label.
 	_, err := fmt.Fprintf(w, "%s-%d offsets %d-%d: %s in %s\n"+
-		"  delivered        %s\n  aborted          %s\n  control markers  %s\n  pending          %s\n  before position  %s\n"+
-		"  offsets without a record  %s\n  last offset the consumer passes  %s\n",
+		"  delivered                        %s\n"+
+		"  aborted                          %s\n"+
+		"  control markers                  %s\n"+
+		"  pending                          %s\n"+
+		"  before position                  %s\n"+
+		"  offsets without a record         %s\n"+
+		"  last offset the consumer passes  %s\n",
 		topic, partition, c.From, c.To, txnindex.Plural(c.Records(), "record", "records"), txnindex.Plural(c.Batches, "batch", "batches"),
 		n(c.Delivered), n(c.Aborted), n(c.ControlMarkers), n(c.Pending), n(c.BeforePosition), n(c.Missing), reached)
 	return err

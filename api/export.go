@@ -69,12 +69,12 @@ func Export(ctx context.Context, id string, l *txnindex.Log, records RecordSourc
 		d.Reasons = map[string][][4]any{}
 		d.Batches = map[string][]json.RawMessage{}
 		if to-from < len(l.Batches) {
-			d.Note = fmt.Sprintf("this export holds the details of %d of the %s (offsets %d–%d, around the LSO); `txnscope serve` shows them all",
-				to-from, txnindex.Plural(len(l.Batches), "batch", "batches"), l.Batches[from].BaseOffset, l.Batches[to-1].LastOffset())
+			d.Note = fmt.Sprintf("this export holds the details of %s of the %s (offsets %d–%d, around the LSO); `txnscope serve` shows them all",
+				txnindex.Count(int64(to-from)), txnindex.Plural(len(l.Batches), "batch", "batches"), l.Batches[from].BaseOffset, l.Batches[to-1].LastOffset())
 		}
 	} else {
-		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%d batches, the limit is %d): run `txnscope serve` for them",
-			len(l.Batches), ExportDetailLimit)
+		d.Note = fmt.Sprintf("this export leaves out the reasons and batch details (%s, the limit is %s): run `txnscope serve` for them",
+			txnindex.Plural(len(l.Batches), "batch", "batches"), txnindex.Count(ExportDetailLimit))
 	}
 	for _, iso := range ExportIsolations {
 		o, err := Options{Isolation: iso, Position: -1}.consume()

@@ -273,6 +273,10 @@ type Diagnosis struct {
 	// set when the directory holds a producer snapshot at the log start,
 	// which the running broker keeps and a restart deletes.
 	AfterRestart *RestartReport `json:"after_restart,omitempty"`
+	// RecoveryTruncates is what the broker's next start after an unclean
+	// shutdown takes from the log: set when a segment it recovers is
+	// damaged before batches that were read.
+	RecoveryTruncates *TruncationReport `json:"recovery_truncates,omitempty"`
 	// OffsetsUnknown says why the offsets are -1: no .log segment was in
 	// the partition directory.
 	OffsetsUnknown *OffsetsUnknownReport `json:"offsets_unknown,omitempty"`
@@ -409,6 +413,7 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	if cr == nil {
 		d.Unreplicated = l.unreplicated(lso, hwm, hwmSource, bootstrap)
 		d.AfterRestart = l.restartReport()
+		d.RecoveryTruncates = l.truncationReport()
 	}
 	if cr != nil && cr.BrokerLSO >= 0 && d.LSOLagOffsets > 0 && !slicesContainsPin(d.OpenTransactions) {
 		u := l.unseenPinner(cr, hwm, now, o, bootstrap)

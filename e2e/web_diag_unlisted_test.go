@@ -134,3 +134,65 @@ func TestDiagnosisPanelRefusedTxnIndex(t *testing.T) {
 	noRawIdentifiers(t, ctx, "TestDiagnosisPanelRefusedTxnIndex")
 	shotToTemp(t, ctx, "TestDiagnosisPanelRefusedTxnIndex")
 }
+
+// TestDiagnosisPanelRecoveryTruncation: the spanning demo with a bad CRC
+// in its middle segment and a recovery point below it. The index row says
+// a crash truncates the partition, and the panel says at which offset,
+// what the LSO becomes and why: the ABORT marker the recovery deletes
+// leaves producer 3's transaction open again.
+func TestDiagnosisPanelRecoveryTruncation(t *testing.T) {
+	root, built := testfixture.WriteScenarioFile(t, filepath.Join("..", "scenario", "demos", "spanning.txn"))
+	seg := filepath.Join(root, built.Dir, "00000000000000000006.log")
+	raw, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/3] ^= 0xff
+	if err := os.WriteFile(seg, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte("0\n1\ndemo-spanning 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, srv, cat := browser(t, false, loadShape(t, "crashed", root))
+	s := cat.find("crashed", "demo-spanning", 0)
+	if s == nil {
+		t.Fatal("demo-spanning-0 not loaded")
+	}
+	var d struct {
+		Truncates *struct {
+			Offset           int64 `json:"offset"`
+			LastStableOffset int64 `json:"last_stable_offset"`
+		} `json:"recovery_truncates"`
+	}
+	getJSONInto(t, srv.URL+"/api/v1/sources/crashed/partitions/demo-spanning/0/diagnosis", &d)
+	if d.Truncates == nil || d.Truncates.Offset != 6 || d.Truncates.LastStableOffset != 0 {
+		t.Fatalf("diagnosis API: recovery_truncates %+v", d.Truncates)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="row-truncates"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, `[data-testid="partition-row-crashed-demo-spanning-0"] [data-testid="row-truncates"]`); got != "a crash truncates it at 6" {
+		t.Errorf("index row: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(timelineURL(srv, s)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="recovery-truncates"]`)), waitDone(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, `[data-testid="recovery-truncates-offset"]`); got != "6" {
+		t.Errorf("panel offset: %q", got)
+	}
+	if got := text(t, ctx, `[data-testid="recovery-truncates-lso"]`); got != "0" {
+		t.Errorf("panel LSO after: %q", got)
+	}
+	got := text(t, ctx, `[data-testid="recovery-truncates-text"]`)
+	for _, want := range []string{"00000000000000000006.log stops at byte 0x0 (bad CRC", "it deletes 00000000000000000013.log", "producer 3's transaction from offset 0 (its ABORT marker at 13)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("panel: %q lacks %q", got, want)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="recovery-truncates"]`))); err != nil {
+		t.Fatal(err)
+	}
+	noRawIdentifiers(t, ctx, "TestDiagnosisPanelRecoveryTruncation")
+	shotToTemp(t, ctx, "TestDiagnosisPanelRecoveryTruncation")
+}

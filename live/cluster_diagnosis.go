@@ -157,7 +157,7 @@ func Runbook(d *diagnosis.Diagnosis) string {
 			i+1, t.ProducerID, t.ProducerEpoch, t.FirstOffset, txnindex.DurationMs(t.AgeMs))
 		fmt.Fprintf(&sb, "    %s: %s\n", t.State, t.Reason)
 		sb.WriteString(present.CoordinatorLine(&t))
-		fmt.Fprintf(&sb, "    to end it:  %s\n", t.AbortCommand)
+		fmt.Fprintf(&sb, "    to end it: %s\n", t.AbortCommand)
 		if t.AbortByProducerCommand != "" {
 			fmt.Fprintf(&sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
 			fmt.Fprintf(&sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)

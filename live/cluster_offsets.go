@@ -286,5 +286,22 @@ func (s *scanner) metadataFallback(ctx context.Context, req *kmsg.MetadataReques
 	if len(tried) == 0 {
 		return nil, first
 	}
-	return nil, fmt.Errorf("no broker answered Metadata (%s): %w", strings.Join(tried, "; "), first)
+	return nil, &noAnswerError{tried: strings.Join(tried, "; "), first: first}
 }
+
+// noAnswerError is metadataFallback's failure: each broker tried and why,
+// wrapping the client's own error, which a lone seed's failure already
+// says (it is not printed twice).
+type noAnswerError struct {
+	tried string
+	first error
+}
+
+func (e *noAnswerError) Error() string {
+	if strings.Contains(e.tried, e.first.Error()) {
+		return "no broker answered Metadata (" + e.tried + ")"
+	}
+	return "no broker answered Metadata (" + e.tried + "): " + e.first.Error()
+}
+
+func (e *noAnswerError) Unwrap() error { return e.first }

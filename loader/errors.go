@@ -22,6 +22,9 @@ type FormatError struct {
 	// numberFormat: a checkpoint line Kafka's reader fails on with a
 	// NumberFormatException rather than an IOException (errNotInteger).
 	numberFormat bool
+	// recoveryKeeps: a batch a segment's scan stops at that the broker's
+	// recovery keeps (scanner.damagedKept).
+	recoveryKeeps bool
 }
 
 // Error renders the problem as

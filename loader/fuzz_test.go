@@ -197,7 +197,7 @@ func FuzzSegment(f *testing.F) {
 		}
 		// A clean-shutdown scan (CRCs noted, never cut) keeps what the
 		// header scan keeps.
-		noted := NewSegmentBytes(data, "f.log", ScanOptions{crcNote: true, MaxDecompressedSize: fuzzBound})
+		noted := NewSegmentBytes(data, "f.log", ScanOptions{crcKept: flushedCRC, MaxDecompressedSize: fuzzBound})
 		checkScan(t, data, noted)
 		if len(noted.Batches) != len(head.Batches) {
 			t.Fatalf("CRC-noting scan kept %d batches, header scan %d", len(noted.Batches), len(head.Batches))

@@ -137,6 +137,7 @@ func openPartition(ctx context.Context, dir string, cps *LogDirCheckpoints, o Sc
 	// Which files make the log (partition_dir.go), their scan
 	// (partition_scan.go), then the state files (partition_state.go).
 	l := p.list(ents)
+	l.crc = NewServedCRCs(cps, topic, num, l.bases)
 	loaded, err := p.scanSegments(ctx, dir, l, o)
 	if err != nil {
 		return nil, err

@@ -79,18 +79,8 @@ type dirListing struct {
 	// offset it needs); 0 reads it whole.
 	from int64
 
-	// flushed, when above 0, is the partition's recovery point
-	// (OpenPartitionTail): a segment that ends at or below it, the next
-	// segment's base, is read without checking CRCs, as broker recovery
-	// checks only the segments from the recovery point on
-	// (LogLoader.recoverLog).
-	flushed int64
-
-	// clean: no segment stops at a bad CRC, as the broker's start after
-	// a clean shutdown recovers none (LogDirCheckpoints.CleanShutdown):
-	// the CRCs of the batches read are checked, and a batch that fails is
-	// kept with a note of what a check would change.
-	clean bool
+	// crc says how each segment's CRCs are checked (ServedCRCs).
+	crc ServedCRCs
 
 	// span, when set, is the read of the transactions open in the
 	// producer snapshot (spanScan): in the segments below fullBase, and
@@ -99,8 +89,8 @@ type dirListing struct {
 	fullBase, fullPos int64
 }
 
-// options is o for the segment at base: without VerifyCRC when the segment
-// lies below l.flushed.
+// options is o for the segment at base: its span, and how its CRCs are
+// checked (l.crc).
 func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 	switch {
 	case l.span == nil || base > l.fullBase:
@@ -109,17 +99,7 @@ func (l dirListing) options(base int64, o ScanOptions) ScanOptions {
 	case l.fullPos > 0:
 		o.span, o.spanUntil = l.span, l.fullPos
 	}
-	if l.clean {
-		o.VerifyCRC, o.crcNote = false, true
-	}
-	if l.flushed <= 0 || !o.VerifyCRC {
-		return o
-	}
-	k := sort.Search(len(l.bases), func(i int) bool { return l.bases[i] > base })
-	if k < len(l.bases) && l.bases[k] <= l.flushed {
-		o.VerifyCRC = false
-	}
-	return o
+	return l.crc.Options(o, base)
 }
 
 // numbered is options for the i-th listed segment, whose batches are

@@ -354,6 +354,7 @@ func (p *Partition) applyCheckpoints() {
 		return
 	}
 	defer p.detectTiered()
+	p.Input.CleanShutdown = c.CleanShutdown
 	if v, ok := c.LogStartOffset.Lookup(t, n); ok {
 		p.Input.LogStartOffset = v
 	}

@@ -429,6 +429,9 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 		if err != nil || why != "" {
 			return why, err
 		}
+		if why, err := p.recoveredIntact(ctx, dir, l, b); err != nil || why != "" {
+			return why, err
+		}
 		skipped = append(skipped, sf)
 	}
 	// As broker recovery does, CRCs are checked only in the segments
@@ -436,14 +439,14 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	// the snapshot.
 	// After a clean shutdown (the marker still in the log directory)
 	// the broker recovers no segment at all.
-	cps := p.Checkpoints
-	if cps.CleanShutdown && o.VerifyCRC {
-		rl.clean, r.CleanShutdown = true, true
-	} else if rp, ok := cps.RecoveryPoint.Lookup(p.Input.Topic, p.Input.Partition); ok && o.VerifyCRC && rp > 0 {
-		rl.flushed = rp
+	rl.crc = NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
+	rl.crc.trusted = true
+	if rl.crc.clean && o.VerifyCRC {
+		r.CleanShutdown = true
+	} else if o.VerifyCRC {
 		for _, b := range rl.bases {
-			if !rl.options(b, o).VerifyCRC {
-				r.CRCFrom = rp
+			if rl.crc.below(b) {
+				r.CRCFrom = rl.crc.recoveryPoint
 			}
 		}
 	}
@@ -464,6 +467,14 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	for _, sf := range loaded {
 		r.Bytes += sf.Log.Size
 		r.BytesRead += sf.Log.Size - sf.Log.Start
+		// Damage a restart recovers below where every batch is read:
+		// the transactions its truncation reopens may have closed
+		// before the snapshot, which lists only those open at it.
+		if d := sf.Log.stoppedAt(); d != nil && d.Offset < r.EveryFrom() {
+			if rp, ok := p.recoveredAt(l, sf.Log.BaseOffset); ok {
+				return truncatedWhy(sf.Log.Name, rp, d), nil
+			}
+		}
 	}
 	if rl.span != nil {
 		r.SkippedMaxTimestamp = max(r.SkippedMaxTimestamp, rl.span.maxTS)
@@ -522,4 +533,52 @@ func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) 
 	}
 	out.txnRejected = x.BrokerRefuses()
 	return nil
+}
+
+// recoveredIntact says why the tail cannot be read when the segment at
+// base, which it leaves unread, is damaged and a restart after an unclean
+// shutdown recovers it: LogLoader.recoverLog truncates the log at the
+// damage and deletes every later segment, and what that takes (the
+// transactions whose markers it holds, open again) only a replay from
+// before the damage knows. Reading the whole log then says it
+// (txnindex.Log.RecoveryTruncation). A broker's recovery point lies in its
+// active segment unless it has not flushed since the segments before it
+// rolled, so this reads no segment in the common case.
+func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListing, base int64) (string, error) {
+	rp, ok := p.recoveredAt(l, base)
+	if !ok {
+		return "", nil
+	}
+	s := l.segs[base]
+	name := s.log
+	if s.hasSwap {
+		name = s.swapLog
+	}
+	fh, size, err := openInside(filepath.Join(dir, name))
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	f, err := NewSegmentContext(ctx, fh, size, name, DefaultScanOptions)
+	if err != nil {
+		return "", err
+	}
+	if d := f.stoppedAt(); d != nil {
+		return truncatedWhy(name, rp, d), nil
+	}
+	return "", nil
+}
+
+// recoveredAt returns the partition's recovery point, and whether a
+// restart after an unclean shutdown recovers the segment at base
+// (ServedCRCs, as txnindex.Log.RecoveryTruncation decides it).
+func (p *Partition) recoveredAt(l dirListing, base int64) (int64, bool) {
+	c := NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
+	return c.recoveryPoint, c.known && !c.clean && !c.below(base)
+}
+
+// truncatedWhy is the replay's reason for reading every segment when
+// segment name, which a restart recovers, is damaged at d.
+func truncatedWhy(name string, rp int64, d *txnindex.SegmentDamage) string {
+	return fmt.Sprintf("%s, which a restart after an unclean shutdown recovers (the recovery point is %d), is damaged at byte %#x: that restart truncates the log at offset %d", name, rp, d.Position, d.Offset)
 }

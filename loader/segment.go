@@ -79,12 +79,12 @@ type ScanOptions struct {
 	span      *spanScan
 	spanUntil int64
 
-	// crcNote checks the CRC of each batch the scan keeps without
-	// VerifyCRC's stop: a batch that fails is kept and the failure noted.
-	// For the segments a broker started after a clean shutdown does not
-	// recover (it serves such a batch), so that the decisions stay the
-	// broker's and the damage is said.
-	crcNote bool
+	// crcKept, when not "", checks the CRC of each batch the scan keeps
+	// without VerifyCRC's stop: a batch that fails is kept and the
+	// failure noted, ending with crcKept. For the segments no broker
+	// start recovers (ServedCRCs), which it serves as they are, so that
+	// the decisions stay the broker's and the damage is said.
+	crcKept string
 
 	// segment is the Batch.Segment the scan writes: the segment's place
 	// in the partition being loaded, so that assemble need not renumber
@@ -299,6 +299,28 @@ func (f *SegmentFile) Close() error {
 // Segment returns the txnindex view of the file (no index files attached).
 func (f *SegmentFile) Segment() txnindex.Segment {
 	return txnindex.Segment{Name: f.Name, BaseOffset: f.BaseOffset, Size: f.Size}
+}
+
+// stoppedAt is where the scan stopped before the end of the file at
+// damage the broker's recovery truncates, and that damage; nil when it
+// read to the end, or stopped at a batch recovery keeps.
+func (f *SegmentFile) stoppedAt() *txnindex.SegmentDamage {
+	if f.ValidBytes >= f.Size {
+		return nil
+	}
+	for i := len(f.Damage) - 1; i >= 0; i-- {
+		if d := f.Damage[i]; d.Offset == f.ValidBytes {
+			if d.recoveryKeeps {
+				return nil
+			}
+			end := f.BaseOffset
+			if n := len(f.Batches); n > 0 {
+				end = f.Batches[n-1].NextOffset()
+			}
+			return &txnindex.SegmentDamage{Position: d.Offset, Offset: end, Reason: d.Msg}
+		}
+	}
+	return nil // stopped by design (a read that ends early), not by damage
 }
 
 // ReadBatch returns the raw bytes of b, LOG_OVERHEAD included, read afresh

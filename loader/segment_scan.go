@@ -4,6 +4,7 @@ package loader
 // CRCs and the legacy wrapper; the SegmentFile API is in segment.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -135,10 +137,26 @@ func (s *scanner) cancelled() error {
 // shutdown marker: what the broker does with the batch, and what a check
 // changes.
 const cleanShutdownCRC = "kept: the broker's start after its clean shutdown (" + CleanShutdownFile + ") recovers no segment and serves this batch, " +
-	"but a replay that checks CRCs (diagnose --full-replay, or the broker's recovery after an unclean shutdown) ends the log before it"
+	"and a consumer that checks CRCs fails on it; the broker's recovery after an unclean shutdown ends the log before it"
+
+// flushedCRC ends the note of a bad CRC kept in a segment below the
+// recovery point.
+const flushedCRC = "kept: the segment lies below the partition's recovery point, which no broker start recovers: the broker serves this batch, " +
+	"and a consumer that checks CRCs (the Java consumer's check.crcs, on by default) fails on it"
 
 func (s *scanner) damaged(format string, args ...any) {
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+}
+
+// damagedKept is damaged for a batch the broker's recovery keeps
+// (LogSegment.recover truncates only at a CorruptRecordException or an
+// InvalidRecordException: a short file, a size below the minimum, a bad
+// CRC): the scan stops there all the same, as a consumer's fetch fails
+// on it, but no recovery truncates the segment there.
+func (s *scanner) damagedKept(format string, args ...any) {
+	fe := formatErr(s.name, s.pos, "batch", format, args...)
+	fe.recoveryKeeps = true
+	s.damage = append(s.damage, fe)
 }
 
 // note records a problem inside a batch the scan keeps (a malformed control
@@ -203,6 +221,9 @@ func (s *scanner) scan() (err error) {
 		baseOffset := int64(binary.BigEndian.Uint64(h[0:]))
 		length := int32(binary.BigEndian.Uint32(h[8:]))
 		if length < recordOverheadV0 {
+			if baseOffset == 0 && length == 0 && !s.inMemory && strings.Contains(s.name, ".log") {
+				return s.zeros()
+			}
 			s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found %d", recordOverheadV0, length)
 			return nil
 		}
@@ -243,7 +264,7 @@ func (s *scanner) scan() (err error) {
 			return nil
 		}
 		s.pos += total
-		if !s.opts.VerifyCRC {
+		if !s.opts.VerifyCRC && s.opts.crcKept == "" {
 			// A moving mean over the last batches, not the last
 			// one's size: between batches of 64 KiB, a marker of
 			// 78 bytes made the next header's read a fill of
@@ -252,6 +273,61 @@ func (s *scanner) scan() (err error) {
 			s.w.spacing += (total - s.w.spacing) / 8
 		}
 	}
+}
+
+// zeroChunk is how much of a run of zero bytes zeros reads at a time, and
+// zeroBlock what it compares each read with.
+const zeroChunk = 64 << 10
+
+var zeroBlock [zeroChunk]byte
+
+// zeros reports the damage of a batch whose offset and size are zero: the
+// broker stops there as at any size below RECORD_OVERHEAD_V0, and its
+// recovery truncates the segment there; what follows says what it is (in a
+// broker's segment: kfake's files are not preallocated). A
+// segment written with file.preallocate=true is created at segment.bytes,
+// zero-filled, and trimmed to its batches when its broker closes it
+// (FileRecords.trim); a broker that was killed leaves the zero tail, and on
+// opening the file again takes its whole length as the segment's size
+// (FileRecords.open) until recovery truncates it. Writes a crash lost after
+// the file's size reached the disk read back as zeros too. Data after the
+// zeros is lost to the truncation with them. The run is read to its end,
+// at most the file's size.
+func (s *scanner) zeros() error {
+	end := s.pos
+	for end < s.w.size {
+		if s.polls++; s.ctx != nil && s.polls%cancelEvery == 0 {
+			if err := s.cancelled(); err != nil {
+				return err
+			}
+		}
+		// A hole reads as zeros: a preallocated segment's tail is one,
+		// passed over without reading it.
+		if d, ok := nextData(s.w.r, end, s.w.size); ok && d > end {
+			end = d
+			continue
+		}
+		n := int(min(s.w.size-end, zeroChunk))
+		b, err := s.w.at(end, n)
+		if err != nil {
+			return s.readFailed(err)
+		}
+		if bytes.Equal(b, zeroBlock[:n]) {
+			end += int64(n)
+			continue
+		}
+		for b[0] == 0 {
+			b = b[1:]
+			end++
+		}
+		break
+	}
+	if end == s.w.size {
+		s.damaged("zero bytes from here to the end of the file (%d bytes): a preallocated segment (file.preallocate=true) its broker did not close, or writes a crash lost; the broker's recovery truncates the segment here", end-s.pos)
+		return nil
+	}
+	s.damaged("bad size: want at least %d (RECORD_OVERHEAD_V0), found 0: %d zero bytes from here, then data again at byte %#x; the broker's recovery truncates the segment here, and the %d bytes from there to the end of the file are lost with it", recordOverheadV0, end-s.pos, end, s.w.size-end)
+	return nil
 }
 
 // readFailed turns a read that came up short into damage at the batch
@@ -303,7 +379,7 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 	if records < 0 {
 		// DefaultRecordBatch.iterator rejects a negative count
 		// (InvalidRecordException); nothing after it can be trusted.
-		s.damaged("bad records count: want >= 0, found %d", records)
+		s.damagedKept("bad records count: want >= 0, found %d", records)
 		return false, nil
 	}
 	s.walked(baseOffset, 2)
@@ -313,16 +389,19 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 			return drop, err
 		}
 	}
-	if s.opts.crcNote && whole == nil {
-		// A batch the load keeps, under a clean shutdown marker: its
-		// CRC is checked and a failure noted, the batch kept.
+	if s.opts.crcKept != "" && whole == nil {
+		// A batch the load keeps in a segment no broker start recovers
+		// (ServedCRCs): its CRC is checked and a failure noted, the
+		// batch kept. The read may refill the window h lies in: the
+		// header is taken again from the batch read whole.
 		var err error
 		if whole, err = s.w.at(s.pos, int(total)); err != nil {
 			return false, err
 		}
+		h = whole[:batchHeaderSize]
 		stored := be.Uint32(whole[17:])
 		if computed := crc32.Checksum(whole[v2CRCStart:], castagnoli); computed != stored {
-			s.note("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch); %s", stored, computed, total, cleanShutdownCRC)
+			s.note("bad CRC: stored %#08x, computed %#08x (CRC-32C over bytes [21,%d) of the batch); %s", stored, computed, total, s.opts.crcKept)
 		}
 	}
 	// The batch is written in place, in the slot after the last one: a
@@ -373,13 +452,13 @@ func (s *scanner) v2(baseOffset int64, h []byte, total int32) (bool, error) {
 func (s *scanner) offsetsOK(base, delta int64) bool {
 	switch {
 	case base < 0:
-		s.damaged("bad base offset: want >= 0, found %d", base)
+		s.damagedKept("bad base offset: want >= 0, found %d", base)
 	case delta < 0:
-		s.damaged("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
+		s.damagedKept("bad last offset delta: want >= 0 (the last offset is not below the base offset), found %d", delta)
 	case base > math.MaxInt64-1-delta:
-		s.damaged("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
+		s.damagedKept("offsets overflow: base offset %d + last offset delta %d is past %d, the largest last offset an int64 next offset allows", base, delta, int64(math.MaxInt64-1))
 	case s.haveLast && base <= s.lastOffset:
-		s.damaged("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
+		s.damagedKept("offsets go backwards: want a base offset above %d (the previous batch's last offset), found %d", s.lastOffset, base)
 	default:
 		return true
 	}
@@ -402,18 +481,18 @@ func (s *scanner) legacy(offset int64, magic int8, h []byte, total int32) (bool,
 	attr := int8(h[17])
 	codec := txnindex.Compression(attr & txnindex.AttrCompressionMask)
 	expand := s.opts.ExpandLegacy && codec != txnindex.CompressionNone
-	if s.opts.VerifyCRC || s.opts.crcNote || expand {
+	if s.opts.VerifyCRC || s.opts.crcKept != "" || expand {
 		var err error
 		if whole, err = s.w.at(s.pos, int(total)); err != nil {
 			return false, err
 		}
 		h = whole
 	}
-	if s.opts.VerifyCRC || s.opts.crcNote {
+	if s.opts.VerifyCRC || s.opts.crcKept != "" {
 		stored := binary.BigEndian.Uint32(whole[12:])
 		if computed := crc32.ChecksumIEEE(whole[legacyCRCStart:]); computed != stored {
 			if !s.opts.VerifyCRC {
-				s.note("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry); %s", stored, computed, total, cleanShutdownCRC)
+				s.note("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry); %s", stored, computed, total, s.opts.crcKept)
 			} else {
 				s.damaged("bad CRC: stored %#08x, computed %#08x (CRC-32 over bytes [16,%d) of the entry)", stored, computed, total)
 				return false, nil

@@ -56,6 +56,7 @@ func Runbook(d *diagnosis.Diagnosis) string {
 	fmt.Fprintf(&sb, "  %s\n", Status(d))
 	runbookPinned(&sb, d)
 	runbookRestart(&sb, d)
+	runbookTruncation(&sb, d)
 	if r := RejectedLine(d); r != "" {
 		fmt.Fprintf(&sb, "  BROKER CANNOT LOAD THIS PARTITION: %s\n    %s\n", r, RejectedRemedy(d))
 	}
@@ -160,6 +161,17 @@ func runbookRestart(sb *strings.Builder, d *diagnosis.Diagnosis) {
 		return
 	}
 	fmt.Fprintf(sb, "\n  the running broker against its next restart: LSO %d now, %d after a restart that follows an unclean shutdown\n", d.LastStableOffset, r.LastStableOffset)
+	fmt.Fprintf(sb, "    %s\n", r.Text)
+}
+
+// runbookTruncation writes what an unclean restart's recovery takes, if
+// anything.
+func runbookTruncation(sb *strings.Builder, d *diagnosis.Diagnosis) {
+	r := d.RecoveryTruncates
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(sb, "\n  AN UNCLEAN RESTART TRUNCATES THIS LOG at offset %d: LSO %d now, %d after it\n", r.Offset, d.LastStableOffset, r.LastStableOffset)
 	fmt.Fprintf(sb, "    %s\n", r.Text)
 }
 

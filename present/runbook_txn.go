@@ -17,7 +17,7 @@ func offsetsText(t *diagnosis.OpenTxnReport, d *diagnosis.Diagnosis) string {
 		if t.LastOffset < 0 {
 			return fmt.Sprintf("from offset %d, no data batch here", t.FirstOffset)
 		}
-		return fmt.Sprintf("offsets %d-%d", t.FirstOffset, t.LastOffset)
+		return offsetSpan(t.FirstOffset, t.LastOffset)
 	}
 	cut := t.Cut
 	if cut == "" && t.BeganInRemoteStorage {
@@ -30,6 +30,14 @@ func offsetsText(t *diagnosis.OpenTxnReport, d *diagnosis.Diagnosis) string {
 		return s + ", none of its data survives"
 	}
 	return s + fmt.Sprintf(", its data survives up to offset %d", t.LastOffset)
+}
+
+// offsetSpan is "offset 4" for one offset, "offsets 3-7" for more.
+func offsetSpan(from, to int64) string {
+	if from == to {
+		return fmt.Sprintf("offset %d", from)
+	}
+	return fmt.Sprintf("offsets %d-%d", from, to)
 }
 
 // runbook writes open transaction n of d.
@@ -51,7 +59,7 @@ func runbookTxn(sb *strings.Builder, t *diagnosis.OpenTxnReport, n int, d *diagn
 	if t.StartEvidence != "" {
 		fmt.Fprintf(sb, "    start: %s\n", t.StartEvidence)
 	}
-	fmt.Fprintf(sb, "    to end it:  %s\n", t.AbortCommand)
+	fmt.Fprintf(sb, "    to end it: %s\n", t.AbortCommand)
 	if t.AbortByProducerCommand != "" {
 		fmt.Fprintf(sb, "    or, naming the producer: %s\n", t.AbortByProducerCommand)
 		fmt.Fprintf(sb, "      (coordinator epoch %d, the largest known; evidence: %s)\n", t.CoordinatorEpoch, t.CoordinatorEpochSource)
@@ -198,8 +206,8 @@ func runbookCapture(sb *strings.Builder, cr *diagnosis.CaptureReport) {
 		if r.FromMs > 0 {
 			when = time.UnixMilli(r.FromMs).UTC().Format("15:04:05.000") + " "
 		}
-		fmt.Fprintf(sb, "    %s%s at offsets %d-%d: LSO %d, high watermark %d, %s returned, %s\n",
-			when, txnindex.Plural(r.Fetches, "fetch", "fetches"), r.FetchOffsets.From, r.FetchOffsets.To, r.LastStableOffset, r.HighWatermark,
+		fmt.Fprintf(sb, "    %s%s at %s: LSO %d, high watermark %d, %s returned, %s\n",
+			when, txnindex.Plural(r.Fetches, "fetch", "fetches"), offsetSpan(r.FetchOffsets.From, r.FetchOffsets.To), r.LastStableOffset, r.HighWatermark,
 			txnindex.Plural(r.Batches, "batch", "batches"), txnindex.Plural(len(r.Aborted), "aborted entry", "aborted entries"))
 	}
 	if p := cr.Position; p != nil {

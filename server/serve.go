@@ -249,14 +249,23 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) printServed(addr net.Addr) {
 	w := s.o.Stdout
 	fmt.Fprintf(w, "txnscope serving on http://%s/\n", addr)
+	var shown []*source
+	width := 12 // the ids one column wide, the titles aligned after it
 	for _, src := range s.cat.list() {
 		if src.lazy != nil && s.cat.index(src.id) != nil {
 			continue // a log directory's thousands: the index lists them
 		}
-		fmt.Fprintf(w, "  %-12s %s  http://%s%s\n", src.id, src.title, addr, web.PartitionPath(src.id, src.topic, src.partition))
+		shown = append(shown, src)
+		width = max(width, len(src.id))
+	}
+	for id := range s.cat.indexes {
+		width = max(width, len(id))
+	}
+	for _, src := range shown {
+		fmt.Fprintf(w, "  %-*s %s  http://%s%s\n", width, src.id, src.title, addr, web.PartitionPath(src.id, src.topic, src.partition))
 	}
 	for id, x := range s.cat.indexes {
-		fmt.Fprintf(w, "  %-12s %s (log directory): %s listed, ranked by LSO lag in the background  http://%s/\n", id, x.Root, txnindex.Plural(len(x.Entries), "partition", "partitions"), addr)
+		fmt.Fprintf(w, "  %-*s %s (log directory): %s listed, ranked by LSO lag in the background  http://%s/\n", width, id, x.Root, txnindex.Plural(len(x.Entries), "partition", "partitions"), addr)
 	}
 }
 

@@ -22,6 +22,7 @@ func Build(p *Partition) *Log {
 		CleanerOffsetKnown:  p.CleanerOffsetKnown,
 		RecoveryPoint:       p.RecoveryPoint,
 		RecoveryPointKnown:  p.RecoveryPointKnown,
+		CleanShutdown:       p.CleanShutdown,
 		Replay:              p.Replay,
 		window:              p.Window,
 		NoSegment:           p.NoSegment && len(p.Batches) == 0,

@@ -295,7 +295,10 @@ type Log struct {
 	// segments a restart after an unclean shutdown recovers.
 	RecoveryPoint      int64
 	RecoveryPointKnown bool
-	Gaps               []Gap
+	// CleanShutdown: the log directory holds the clean shutdown marker
+	// (Partition.CleanShutdown).
+	CleanShutdown bool
+	Gaps          []Gap
 
 	// Refused counts the batches Build left out of Batches: every batch
 	// from the first one whose offsets no log can hold (a negative base

@@ -36,10 +36,27 @@ type Segment struct {
 	// it with the file's data is to have the segment recovered.
 	TxnIndexRejected *RejectedEntry
 
+	// Damaged, when not nil, is where the read of the segment's .log
+	// stopped before its end at damage the broker's recovery truncates,
+	// and why (a batch whose size, magic or CRC fails, a file cut short):
+	// its batches end there. When the broker recovers the segment it
+	// truncates it there, and deletes every later segment
+	// (Log.RecoveryTruncation).
+	Damaged *SegmentDamage
+
 	// OffsetIndex holds the .index entries with absolute offsets, if read.
 	// Without them Build rebuilds a sparse index the way LogSegment.recover
 	// does. The index only matters for the upper bound of the aborted list.
 	OffsetIndex []IndexEntry
+}
+
+// SegmentDamage is where the read of a segment's .log stopped, the offset
+// the segment's batches end at there (the next offset after the last
+// batch before it, or the segment's base), and the loader's words for why.
+type SegmentDamage struct {
+	Position int64  `json:"byte"`
+	Offset   int64  `json:"offset"`
+	Reason   string `json:"reason"`
 }
 
 // RejectedEntry is an entry of a .txnindex file whose version Kafka's

@@ -515,6 +515,9 @@ type Partition struct {
 	// segment holding it and every later one, and no segment before it.
 	RecoveryPoint      int64
 	RecoveryPointKnown bool
+	// CleanShutdown: the log directory holds the broker's clean shutdown
+	// marker, so its next start recovers no segment.
+	CleanShutdown bool
 
 	// Snapshot is the producer-state snapshot Ongoing came from, with
 	// every producer's entry; nil when none was used.

@@ -80,7 +80,8 @@ type DiagnosisView struct {
 	// Restart is what the next restart of the broker would change
 	// (diagnosis.RestartReport); nil when the directory holds no state a
 	// restart drops.
-	Restart *RestartView
+	Restart    *RestartView
+	Truncation *TruncationView
 	// Clients is the sentence on the clients that depart from Kafka's
 	// rule (diagnosis.Diagnosis.ClientsLine), "" when none does;
 	// ClientsHref the partition's clients page, "" where the page has
@@ -101,6 +102,14 @@ type RestartView struct {
 	Now, After int64
 	Snapshot   string
 	Text       string
+}
+
+// TruncationView is what an unclean restart's recovery takes from the
+// log (diagnosis.TruncationReport): where the log then ends, the LSO now
+// and after, in words.
+type TruncationView struct {
+	Offset, Now, After int64
+	Text               string
 }
 
 // GroupView is one consumer group's committed offset against the LSO.
@@ -346,6 +355,9 @@ func diagnosisViewFor(d *diagnosis.Diagnosis, fill cmdFill, clock string) *Diagn
 	v.TopicUnknown = d.TopicUnknown && v.Commands
 	if r := d.AfterRestart; r != nil {
 		v.Restart = &RestartView{Now: d.LastStableOffset, After: r.LastStableOffset, Snapshot: r.Snapshot, Text: r.Text}
+	}
+	if r := d.RecoveryTruncates; r != nil {
+		v.Truncation = &TruncationView{Offset: r.Offset, Now: d.LastStableOffset, After: r.LastStableOffset, Text: r.Text}
 	}
 	switch {
 	case v.Stuck:

@@ -222,6 +222,9 @@ type PartitionRow struct {
 	// Rejected, when not "", says a broker fails to start with one of
 	// the partition's .txnindex files (diagnosis.Diagnosis.TxnIndexRejected).
 	Rejected string
+	// Truncates, when not "", says a restart after an unclean shutdown
+	// takes batches from the log (diagnosis.Diagnosis.RecoveryTruncates).
+	Truncates string
 	// NotData says what a partition that is not a data partition is
 	// (the KRaft metadata log, txnindex.MetadataLogNote): its row says so
 	// instead of "clear" or an empty partition's numbers.
@@ -251,6 +254,9 @@ func partitionRow(s Source, p Partition, d *diagnosis.Diagnosis, nowMs int64) Pa
 	r.State = "clear"
 	if u := d.UnlistedAborted; u != nil {
 		r.Unlisted = txnindex.Plural(u.Records, "aborted record", "aborted records") + " delivered"
+	}
+	if t := d.RecoveryTruncates; t != nil {
+		r.Truncates = "a crash truncates it at " + txnindex.Count(t.Offset)
 	}
 	if len(d.TxnIndexRejected) > 0 {
 		r.Rejected = "broker cannot load"

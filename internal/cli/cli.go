@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	txnscope [serve] [flags]          serve the timeline (default: the embedded demo)
+//	txnscope [serve] [flags]          serve the timeline (default: the embedded demos)
 //	txnscope decide [flags] PATH      print per-offset decisions
 //	txnscope diagnose [flags] PATH    explain a stuck LSO
 //	txnscope inspect [flags] PATH     show segments, indexes and checkpoints
@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/txnscope/txnscope/scenario/gen"
@@ -124,6 +125,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, e *env) int {
 	cmds := commands()
 	name := "serve"
+	if len(args) > 0 && args[0] == "help" {
+		// "txnscope help" and "txnscope help COMMAND", as go and git
+		// take them.
+		if len(args) == 1 {
+			topUsage(e.stdout, cmds)
+			return exitOK
+		}
+		args = []string{args[1], "--help"}
+	}
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
@@ -191,7 +201,13 @@ func newFlags(e *env, name, args, summary string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "Usage: txnscope %s %s\n\n%s\n\nFlags:\n", name, args, summary)
+		fmt.Fprintf(e.stdout, "Usage: %s\n\n%s\n", strings.TrimSpace("txnscope "+name+" "+args), summary)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			return
+		}
+		fmt.Fprint(e.stdout, "\nFlags:\n")
 		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)

@@ -25,7 +25,7 @@ type connFlags struct {
 
 func addConnFlags(fs *flag.FlagSet) *connFlags {
 	return &connFlags{
-		dialTimeout: fs.Duration("dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request"),
+		dialTimeout: durationFlag(fs, "dial-timeout", live.DefaultDialTimeout, "bound on connecting and on each request"),
 		mech:        fs.String("sasl-mechanism", "", "plain, scram-sha-256 or scram-sha-512"),
 		user:        fs.String("sasl-user", "", "SASL user name"),
 		passFile:    fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+passwordEnv+")"),

@@ -45,13 +45,13 @@ func TestDecideCounts(t *testing.T) {
 		}
 	}
 	code, out, _ := runArgs(t, "decide", "--demo", "interleaved", "--counts")
-	if code != 0 || !strings.Contains(out, "17 records in 9 batches") || !strings.Contains(out, "aborted          5") {
+	if code != 0 || !strings.Contains(out, "17 records in 9 batches") || !strings.Contains(out, "aborted                          5") {
 		t.Errorf("text counts: code %d\n%s", code, out)
 	}
 	// A range the consumer passes none of (all pending behind the LSO)
 	// says so in words, not with the -1 of the JSON.
 	code, out, _ = runArgs(t, "decide", "--demo", "stuck-lso", "--counts", "--range", "5-7")
-	if code != 0 || !strings.Contains(out, "pending          3") || !strings.Contains(out, "last offset the consumer passes  none\n") {
+	if code != 0 || !strings.Contains(out, "pending                          3") || !strings.Contains(out, "last offset the consumer passes  none\n") {
 		t.Errorf("counts of a pending range: code %d\n%s", code, out)
 	}
 	for _, bad := range [][]string{{"--range", "3-9"}, {"--counts", "--range", "9-3"}, {"--counts", "--range", "x"}} {

@@ -26,7 +26,7 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		partition = fs.Int("partition", -1, "only this partition")
 		isoFlag   = fs.String("isolation", "read_committed", "read_committed or read_uncommitted")
 		from      = fs.Int64("from", -1, "consumer position (seek); -1 = log start offset")
-		maxBytes  = fs.Int("max-bytes", txnindex.DefaultMaxBytes, "max.partition.fetch.bytes of the emulated fetches")
+		maxBytes  = intBytesFlag(fs, "max-bytes", txnindex.DefaultMaxBytes, "max.partition.fetch.bytes of the emulated fetches")
 		format    = fs.String("format", "text", "text or ndjson")
 		variant   = fs.String("variant", "java", "consumer rules: java, librdkafka or franz-go (Kafka's rule), or the clients that depart from it: kafkajs, kafka-go, kafka-python")
 		compare   = fs.Bool("compare-variants", false, "one row per offset with every variant's decision, departures from Kafka's rule marked, and the counts per variant")
@@ -37,18 +37,19 @@ func runDecide(ctx context.Context, e *env, args []string) error {
 		rangeFlag = fs.String("range", "", "with --counts: the offsets FROM-TO to count (default: the whole partition)")
 		full      = fs.Bool("full-replay", false, "load a partition directory whole: with --from, every segment instead of those from a producer snapshot; with --counts, every batch at once instead of a segment at a time; otherwise whole even when that takes more than half of --max-memory")
 		bySegment = fs.Bool("by-segment", false, "decide a partition directory a segment at a time, each from the producer state at its start (the timeline's segment windows): the same decisions in memory bounded by --max-memory, whatever the partition's size, only the segments from --from on (or those of --range) decided; the default for a partition directory whose load (whole, or from the segment holding --from or the range's start) would take more than half of --max-memory (--full-replay loads it whole)")
-		maxMemory = fs.Int64("max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
+		maxMemory = bytesFlag(fs, "max-memory", segsum.DefaultMaxMemory(), "by segment: the memory the segments decided may take (they hold at most half, the rest is the collector's headroom); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	iso, err := txnindex.ParseIsolation(*isoFlag)
 	if err != nil {
-		return usagef("--isolation: %v", err)
+		// The package's prefix names no flag a user typed.
+		return usagef("--isolation: %s", strings.TrimPrefix(err.Error(), "txnindex: "))
 	}
 	v, err := txnindex.ParseVariant(*variant)
 	if err != nil {
-		return usagef("--variant: %v", err)
+		return usagef("--variant: %s", strings.TrimPrefix(err.Error(), "txnindex: "))
 	}
 	if *format != "text" && *format != "ndjson" {
 		return usagef("--format must be text or ndjson, not %q", *format)

@@ -29,15 +29,15 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		format     = fs.String("format", "text", "text or json")
 		position   = fs.Int64("position", -1, "a consumer position: split its lag to the high watermark")
 		nowFlag    = fs.String("now", "", "the clock to age transactions against (RFC 3339 or Unix ms); default: now (for --demo, the demo's own time)")
-		txnTimeout = fs.Duration("transaction-timeout", diagnosis.DefaultTxnTimeout, "transaction.timeout.ms")
-		maxTimeout = fs.Duration("max-transaction-timeout", diagnosis.DefaultMaxTxnTimeout, "transaction.max.timeout.ms (find-hanging's threshold)")
+		txnTimeout = durationFlag(fs, "transaction-timeout", diagnosis.DefaultTxnTimeout, "the producers' transaction.timeout.ms: an open transaction with no write for longer is expired, which its coordinator aborts")
+		maxTimeout = durationFlag(fs, "max-transaction-timeout", diagnosis.DefaultMaxTxnTimeout, "the brokers' transaction.max.timeout.ms (find-hanging's threshold); with --bootstrap and no PATH the brokers are asked unless this is given")
 		bootstrap  = fs.String("bootstrap", "", "bootstrap address to put in the printed commands; without PATH: with --topic T --partition P that partition on the cluster, alone every partition of the cluster (read-only)")
 		demo       = fs.String("demo", "", "diagnose a built-in demo scenario instead of PATH")
 		topic      = fs.String("topic", "", "only this topic")
 		partition  = fs.Int("partition", -1, "only this partition")
 		scanF      = addScanFlags(fs) // cluster mode: cluster.go
-		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting at its newest producer snapshot (loader.OpenPartitionTail)")
-		limit      = fs.Int("limit", txnindex.ListCap, fmt.Sprintf("how many entries each list (open transactions, groups, …) holds in detail, at most %d; the rest are counted", txnindex.MaxListLimit))
+		fullReplay = fs.Bool("full-replay", false, "read every segment of a partition directory instead of starting, as the broker's recovery does, at its newest producer snapshot")
+		limit      = countFlag(fs, "limit", txnindex.ListCap, fmt.Sprintf("how many entries each list (open transactions, groups, …) holds in detail, at most %s; the rest are counted", txnindex.Count(txnindex.MaxListLimit)))
 	)
 	if err := refusePasswordFlag(args); err != nil {
 		return err
@@ -65,7 +65,13 @@ func runDiagnose(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *bootstrap != "" && fs.NArg() == 0 && *demo == "" {
-		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, *maxTimeout, *limit)
+		// As for the whole cluster: the brokers' own
+		// transaction.max.timeout.ms unless the flag says otherwise.
+		maxTxn := *maxTimeout
+		if !flagSet(fs, "max-transaction-timeout") {
+			maxTxn = 0
+		}
+		d, err := diagnoseLive(ctx, scanF, *bootstrap, *topic, *partition, now, maxTxn, *limit)
 		if err != nil {
 			return err
 		}

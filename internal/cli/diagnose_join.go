@@ -103,13 +103,13 @@ func writeRunbooks(w io.Writer, ds []*diagnosis.Diagnosis) {
 // compaction, .txnindex difference or lag split to report.
 func nothingToSay(d *diagnosis.Diagnosis) bool {
 	return d.PinnedBy == nil && d.LastStableOffset >= d.HighWatermark && len(d.OpenTransactions) == 0 &&
-		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == "" && d.UnlistedAborted == nil && len(d.TxnIndexRejected) == 0
+		d.Compaction == nil && len(d.TxnIndexMismatches) == 0 && len(d.MarkerRemoved) == 0 && d.Lag == nil && d.Note == "" && d.UnlistedAborted == nil && len(d.TxnIndexRejected) == 0 && d.RecoveryTruncates == nil
 }
 
 // writeSummary is the first lines of a diagnosis of several partitions:
 // how many are stuck and why, most offsets behind first.
 func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
-	var stuck, unlisted, rejected []*diagnosis.Diagnosis
+	var stuck, unlisted, rejected, truncated []*diagnosis.Diagnosis
 	hanging, late := 0, 0
 	for _, d := range ds {
 		if d.LastStableOffset < d.HighWatermark {
@@ -120,6 +120,9 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 		}
 		if len(d.TxnIndexRejected) > 0 {
 			rejected = append(rejected, d)
+		}
+		if d.RecoveryTruncates != nil {
+			truncated = append(truncated, d)
 		}
 		if d.Hanging() {
 			hanging++
@@ -146,6 +149,15 @@ func writeSummary(w io.Writer, ds []*diagnosis.Diagnosis) {
 				files[i] = r.File
 			}
 			fmt.Fprintf(w, "  %s: %s\n", txnindex.PartitionName(d.Topic, d.Partition), strings.Join(files, ", "))
+		}
+	}
+	// A crash now takes batches from these (a damaged segment the
+	// restart recovers), whatever their LSO.
+	if len(truncated) > 0 {
+		fmt.Fprintf(w, "%s batches to a restart after an unclean shutdown (a damaged segment its recovery truncates):\n", txnindex.Plural(len(truncated), "partition loses", "partitions lose"))
+		for _, d := range truncated {
+			r := d.RecoveryTruncates
+			fmt.Fprintf(w, "  %s: %s at byte %#x, the log then ends at offset %d, LSO %d\n", txnindex.PartitionName(d.Topic, d.Partition), r.Segment, r.Byte, r.Offset, r.LastStableOffset)
 		}
 	}
 	// Whatever their LSO: the broker hands their read_committed consumers

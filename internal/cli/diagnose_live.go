@@ -14,7 +14,7 @@ import (
 // (--dial-timeout, SASL, TLS) as cluster mode is.
 func diagnoseLive(ctx context.Context, f *scanFlags, bootstrap, topic string, partition int, now time.Time, maxTxn time.Duration, limit int) (*diagnosis.Diagnosis, error) {
 	if topic == "" || partition < 0 {
-		return nil, usagef("diagnose --bootstrap without PATH needs --topic and --partition")
+		return nil, usagef("diagnose --bootstrap --topic without PATH needs --partition too (without --topic it scans every partition of the cluster)")
 	}
 	cfg := live.Config{Brokers: live.SplitBrokers(bootstrap)}
 	if err := f.connect(&cfg); err != nil {

@@ -22,7 +22,7 @@ type liveFlags struct {
 	record                      *string
 }
 
-// addLiveFlags defines the cluster flags on fs. required names what
+// addLiveFlags defines the cluster flags on fs. bootstrapHelp says what
 // --bootstrap is for in the help text.
 func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
 	return &liveFlags{
@@ -31,9 +31,9 @@ func addLiveFlags(fs *flag.FlagSet, bootstrapHelp string) *liveFlags {
 		partition:     fs.String("partition", "", "partitions to watch, comma-separated (default: all)"),
 		from:          fs.Int64("from", -1, "start the window at this offset"),
 		last:          fs.Int64("last", 0, "start the window this many offsets below the high watermark"),
-		maxBatches:    fs.Int("max-batches", live.DefaultMaxBatches, fmt.Sprintf("batches kept per partition; older ones are dropped (bounds memory, %d bytes a batch)", txnindex.LogBytesPerBatch)),
-		poll:          fs.Duration("poll", live.DefaultPoll, "interval between polls of the cluster (serve without --topic: between scans, default "+live.DefaultScanPoll.String()+")"),
-		maxTxnTimeout: fs.Duration("max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
+		maxBatches:    countFlag(fs, "max-batches", live.DefaultMaxBatches, fmt.Sprintf("batches kept per partition; older ones are dropped (bounds memory, %d bytes a batch)", txnindex.LogBytesPerBatch)),
+		poll:          durationFlag(fs, "poll", live.DefaultPoll, "interval between polls of the topic (serve --bootstrap without --topic: between scans of the cluster, "+live.DefaultScanPoll.String()+" unless given)"),
+		maxTxnTimeout: durationFlag(fs, "max-transaction-timeout", 0, "transaction.max.timeout.ms for the hanging rule (default: ask the broker, else 15m)"),
 		connFlags:     addConnFlags(fs),
 		record:        fs.String("record", "", "write the fetch responses received to FILE (raw capture; replay with --load FILE)"),
 	}

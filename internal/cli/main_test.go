@@ -35,10 +35,16 @@ func TestUsage(t *testing.T) {
 	if code, out, _ := runArgs(t, "--help"); code != 0 || !strings.Contains(out, "decide") {
 		t.Errorf("--help: %d %q", code, out)
 	}
+	if code, out, _ := runArgs(t, "help"); code != 0 || !strings.Contains(out, "decide") {
+		t.Errorf("help: %d %q", code, out)
+	}
 	for _, c := range commands() {
 		code, out, _ := runArgs(t, c.name, "--help")
 		if code != 0 || !strings.Contains(out, "Usage: txnscope "+c.name) {
 			t.Errorf("%s --help: code %d, out %q", c.name, code, out)
+		}
+		if code2, out2, _ := runArgs(t, "help", c.name); code2 != code || out2 != out {
+			t.Errorf("help %s: code %d, not what %s --help prints", c.name, code2, c.name)
 		}
 		code, _, errOut := runArgs(t, c.name, "--no-such-flag")
 		if code != 2 || strings.Count(errOut, "\n") != 1 {

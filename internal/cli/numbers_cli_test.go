@@ -43,7 +43,7 @@ func TestCLINumbers(t *testing.T) {
 		all.WriteString(out)
 	}
 	out := all.String()
-	for _, want := range []string{"1 record in 1 batch", "offsets without a record  2,147,483,647", ", 1 offset behind the high watermark",
+	for _, want := range []string{"1 record in 1 batch", "offsets without a record         2,147,483,647", ", 1 offset behind the high watermark",
 		"1 batch, 1 record,", "1 transaction (1 open), 1 producer", "1 batch,"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in the output", want)

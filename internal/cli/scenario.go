@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/txnscope/txnscope/scenario"
 )
@@ -25,7 +27,9 @@ func runScenario(ctx context.Context, e *env, args []string) error {
 	}
 	s, err := scenario.ParseFile(fs.Arg(0))
 	if err != nil {
-		return err
+		// Printed after "txnscope scenario: ", the package's own prefix
+		// would say "scenario" twice.
+		return errors.New(strings.TrimPrefix(err.Error(), "scenario: "))
 	}
 	b, err := s.Build()
 	if err != nil {

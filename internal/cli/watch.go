@@ -28,7 +28,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 			"ones by KIP-664's rule, the consumer groups a lagging LSO holds up, and every difference between\n"+
 			"txnscope's engine and the broker's own answer.\n\n"+
 			"The SASL password comes from --sasl-password-file or the "+passwordEnv+" environment variable, never a flag.\n"+
-			"With --once: exit 3 if a transaction is hanging, 4 if the engine and the broker disagree.")
+			"With --once: exit 3 if a transaction is hanging, or late while DescribeProducers did not answer; 4 if the engine and the broker disagree.")
 	lf := addLiveFlags(fs, "comma-separated HOST:PORT list of brokers (required)")
 	var (
 		once   = fs.Bool("once", false, "print the first update and exit")

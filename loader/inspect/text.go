@@ -78,7 +78,11 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 		}
 	}
 	for _, p := range v.Partitions {
-		fmt.Fprintf(w, "\n%s %s\n", txnindex.PartitionName(p.Topic, p.Partition), txnindex.TextWord(p.Dir))
+		if name, dir := txnindex.PartitionName(p.Topic, p.Partition), txnindex.TextWord(p.Dir); dir == name {
+			fmt.Fprintf(w, "\n%s\n", name) // a demo's, or a directory named from where it lies
+		} else {
+			fmt.Fprintf(w, "\n%s %s\n", name, dir)
+		}
 		fmt.Fprintf(w, "  log start %d, log end %d, high watermark %d (%s), LSO %d, %s (%s open), %s\n",
 			p.LogStartOffset, p.LogEndOffset, p.HighWatermark, p.HighWatermarkSource, p.LastStableOffset,
 			txnindex.Plural(p.Transactions, "transaction", "transactions"), txnindex.Count(int64(p.Open)), txnindex.Plural(len(p.Producers), "producer", "producers"))

@@ -19,8 +19,9 @@ import (
 // LastNextOffset, for segments that overlap the ones before them. 6: the
 // seed (seedPrint). 7: a summary holds the transactions its segment opens
 // and moves (Opened, Dropped, OpenCount), not every one open at its end.
-// 8: Summary.TxnIndexRejected.
-const cacheVersion = 8
+// 8: Summary.TxnIndexRejected. 9: Summary.Damage says what a run of
+// zero bytes is.
+const cacheVersion = 9
 
 type cacheFile struct {
 	Version int        `json:"version"`
@@ -55,6 +56,9 @@ func (s *Store) cachePath() string {
 
 func (s *Store) scanKey() string {
 	b, _ := json.Marshal(s.o.Scan)
+	if k := s.crc.Key(); k != "" {
+		return string(b) + " " + k
+	}
 	return string(b)
 }
 

@@ -61,7 +61,10 @@ type Store struct {
 	segs          []segFile
 	snapshots     []string // the .snapshot files' names
 	logStart, hwm int64    // from the checkpoints; -1 when absent
-	lru           *Cache
+	// crc says how each segment's CRCs are checked, as the whole load
+	// checks them (loader.ServedCRCs).
+	crc loader.ServedCRCs
+	lru *Cache
 	// windowLogs maps a weak pointer to each window's log to its segment
 	// (records.go): which logs RecordsPage may decode batches of.
 	windowLogs sync.Map
@@ -124,6 +127,11 @@ func Open(dir string, o Options) (*Store, error) {
 	if v, ok := cps.ReplicationOffset.Lookup(topic, num); ok {
 		s.hwm = v
 	}
+	bases := make([]int64, len(segs))
+	for i, f := range segs {
+		bases[i] = f.base
+	}
+	s.crc = loader.NewServedCRCs(cps, topic, num, bases)
 	s.sums = make([]*Summary, len(segs))
 	s.loadCache()
 	return s, nil
@@ -478,7 +486,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 		if s.scanHook != nil {
 			s.scanHook(j)
 		}
-		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.o.Scan)
+		sf, err := loader.NewSegmentContext(ctx, fh, size, f.name, s.crc.Options(s.o.Scan, f.base))
 		fh.Close()
 		s.scans.Add(1)
 		if err != nil {

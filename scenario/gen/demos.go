@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/txnscope/txnscope/loader"
@@ -46,7 +47,7 @@ func FindDemo(name string) (Demo, error) {
 		names = append(names, d.Name)
 	}
 	sort.Strings(names)
-	return Demo{}, fmt.Errorf("unknown demo %q (have %v)", name, names)
+	return Demo{}, fmt.Errorf("unknown demo %q (have %s)", name, strings.Join(names, ", "))
 }
 
 // demoRoot is the private directory the demos are written to, made on

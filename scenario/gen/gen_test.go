@@ -67,7 +67,7 @@ func TestDemosOpen(t *testing.T) {
 			t.Errorf("%s: reopened %v in %s, was %s", d.Name, err, q.Dir, p.Dir)
 		}
 	}
-	if _, err := FindDemo("nope"); err == nil || !strings.Contains(err.Error(), `unknown demo "nope" (have [`) {
+	if _, err := FindDemo("nope"); err == nil || !strings.Contains(err.Error(), `unknown demo "nope" (have compacted, interleaved, `) {
 		t.Errorf("FindDemo: %v", err)
 	}
 	if d, err := FindDemo(demos[0].Name); err != nil || d.Name != demos[0].Name {
