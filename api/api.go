@@ -64,12 +64,16 @@ type Catalog interface {
 
 // Record is one decoded record of a batch, as the batch API returns it.
 // Key and Value are base64 in JSON (null when null); KeyText and ValueText
-// repeat them as text when they are valid UTF-8.
+// repeat them as text when they are valid UTF-8. A key or value cut to a
+// page's MaxFieldBytes holds its first bytes, and KeySize or ValueSize its
+// whole length (nil when it is whole).
 type Record struct {
 	Offset    int64    `json:"offset"`
 	Timestamp int64    `json:"timestamp"`
 	Key       []byte   `json:"key"`
 	Value     []byte   `json:"value"`
+	KeySize   *int     `json:"key_size,omitempty"`
+	ValueSize *int     `json:"value_size,omitempty"`
 	KeyText   *string  `json:"key_text,omitempty"`
 	ValueText *string  `json:"value_text,omitempty"`
 	Headers   []Header `json:"headers,omitempty"`
@@ -79,10 +83,12 @@ type Record struct {
 	CoordinatorEpoch *int32 `json:"coordinator_epoch,omitempty"`
 }
 
-// Header is one record header.
+// Header is one record header; a value cut as a record's is holds its first
+// bytes, and ValueSize its whole length.
 type Header struct {
-	Key   string `json:"key"`
-	Value []byte `json:"value"`
+	Key       string `json:"key"`
+	Value     []byte `json:"value"`
+	ValueSize *int   `json:"value_size,omitempty"`
 }
 
 // ErrNoRecords is what a RecordSource returns for a batch it has no bytes

@@ -27,8 +27,14 @@ const ExportDetailLimit = 5000
 const ExportDetailBatches = 300
 
 // exportRecordLimit caps the records embedded per batch (the detail panel
-// says how many the batch has).
-const exportRecordLimit = 10
+// says how many the batch has), and exportRecordFieldBytes each key, value
+// and header value of them (the panel shows the first 24 bytes of one
+// that is not text): an export holds ExportDetailBatches batches' answers
+// at once, for each isolation.
+const (
+	exportRecordLimit      = 10
+	exportRecordFieldBytes = 1 << 10
+)
 
 // ExportIsolations are the consumers a static export holds: the default
 // consumer (from the log start, default max bytes, Java rules) at each
@@ -152,7 +158,7 @@ func exportBatches(ctx context.Context, records RecordSource, id string, l *txni
 		if k < 0 {
 			return nil, fmt.Errorf("no batch holds offset %d", l.Batches[i].BaseOffset)
 		}
-		j := BatchDetail(ctx, records, id, l, k, o, decs, RecordPageRequest{Limit: exportRecordLimit, MaxBytes: MaxRecordsBytes})
+		j := BatchDetail(ctx, records, id, l, k, o, decs, RecordPageRequest{Limit: exportRecordLimit, MaxBytes: MaxRecordsBytes, MaxFieldBytes: exportRecordFieldBytes})
 		if j.RecordsTruncated {
 			j.RecordsNote = fmt.Sprintf("the export holds the first %d of %d records", len(j.RecordList), j.RecordsTotal)
 		}

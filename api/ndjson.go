@@ -322,7 +322,7 @@ func (e *offsetsWriter) decision(d *txnindex.Decision) error {
 	switch b := d.Batch; {
 	case b == nil || d.Verdict == txnindex.Missing:
 		return e.gap(d)
-	case int64(b.Records) >= b.LastOffset()-b.BaseOffset+1:
+	case int64(b.Records) >= b.LastOffset()-b.BaseOffset+1 && claimHeld(b):
 		// A record per offset: the header alone says where they are.
 		return e.offsets(d, func(yield func(int64) bool) {
 			for off := d.From; off <= d.To && yield(off); off++ {
@@ -333,6 +333,29 @@ func (e *offsetsWriter) decision(d *txnindex.Decision) error {
 	default:
 		return e.sparse(d)
 	}
+}
+
+// v2RecordsAt is where a v2 batch's records begin: LOG_OVERHEAD (12) and
+// the 49 bytes of DefaultRecordBatch's header after it.
+const v2RecordsAt = 61
+
+// claimHeld reports whether b's bytes can hold the records its header
+// claims, so that a line per offset may be written on the header's word:
+// 7 bytes a record uncompressed (DefaultRecord's smallest: length,
+// attributes, two deltas, null key and value, no header), a byte a record
+// compressed. A 4 KB zstd batch claiming 2^31-1 records would otherwise be
+// 2^31 lines (64 GB); one that fails is read (sparse), and a compressed
+// batch of records so alike that they take less than a byte each is still
+// written right, only slower. A legacy (magic 0 or 1) entry is one record.
+func claimHeld(b *txnindex.Batch) bool {
+	if b.Magic() < 2 {
+		return true
+	}
+	per := int64(7)
+	if b.Compression() != txnindex.CompressionNone {
+		per = 1
+	}
+	return int64(b.Records)*per <= int64(b.Size)-v2RecordsAt
 }
 
 // offsetsWriter writes the lines of WriteOffsetsNDJSON.

@@ -148,6 +148,9 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 		switch {
 		case name == LeaderEpochCheckpointFile || name == PartitionMetadataFile:
 			// read below
+		case !ok && offsetOverflows(name):
+			p.Damage = append(p.Damage, formatErr(name, 0, "file name", "offset %s: want at most %d (the largest offset), found a larger number", name[:20], int64(math.MaxInt64)))
+			p.Ignored = append(p.Ignored, IgnoredFile{name, "its offset passes the largest int64: Kafka reads a segment file's offset from its name with Long.parseLong, which refuses it"})
 		case ok && strings.HasSuffix(suffix, ".deleted"):
 			// LogLoader deletes these at startup: a segment or index
 			// already scheduled for deletion.
@@ -221,6 +224,32 @@ func (p *Partition) list(ents []fs.DirEntry) dirListing {
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	return dirListing{segs: segs, bases: bases, snapshots: snapshots}
+}
+
+// offsetOverflows reports whether name is a segment, index or snapshot
+// file's (as splitSegmentName reads one, pending delete, cleaned or swap
+// included) whose 20 digits pass the largest int64.
+func offsetOverflows(name string) bool {
+	if len(name) <= 20 || name[20] != '.' {
+		return false
+	}
+	for i := 0; i < 20; i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return false
+		}
+	}
+	if _, err := strconv.ParseInt(name[:20], 10, 64); err == nil {
+		return false
+	}
+	kind := name[20:]
+	for _, s := range []string{".deleted", ".cleaned", ".swap"} {
+		kind = strings.TrimSuffix(kind, s)
+	}
+	switch kind {
+	case ".log", ".index", ".timeindex", ".txnindex", ".snapshot":
+		return true
+	}
+	return false
 }
 
 // splitSegmentName splits "<20 digits><suffix>" where suffix starts at the

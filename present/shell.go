@@ -72,6 +72,19 @@ type TopicCommands struct {
 	refused     string
 }
 
+// topicOption is the --topic option of kafka-transactions.sh and
+// kafka-topics.sh. A legal topic may begin with '-' ("-rf", "--help"), and
+// kafka-transactions.sh's argparse4j takes such a word after an option for
+// an option of its own ("argument --topic: expected one argument"): it is
+// joined to the option with '=', which argparse4j and joptsimple both read
+// as the value. kcat's getopt takes the next word whatever it holds.
+func (c TopicCommands) topicOption() string {
+	if strings.HasPrefix(c.topic, "-") {
+		return "--topic=" + c.topic
+	}
+	return "--topic " + c.topic
+}
+
 // UnknownTopicCommands are the commands of a partition whose topic is not
 // known (a segment read alone): TopicVar, unquoted so that the shell
 // expands it, stands for the topic.
@@ -101,7 +114,7 @@ func (c TopicCommands) guard(cmd string) string {
 }
 
 func (c TopicCommands) txns(verb string) string {
-	return fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s %s --topic %s --partition %d", c.boot, verb, c.topic, c.partition)
+	return fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s %s %s --partition %d", c.boot, verb, c.topicOption(), c.partition)
 }
 
 // AbortStart is kafka-transactions.sh abort --start-offset: the tool asks
@@ -191,7 +204,7 @@ func (c TopicCommands) DescribeAndKcatPrint(from, count int64) string {
 
 // DescribeTopic shows the topic's replicas and in-sync replicas.
 func (c TopicCommands) DescribeTopic() string {
-	return c.guard(fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe --topic %s", c.boot, c.topic))
+	return c.guard(fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --describe %s", c.boot, c.topicOption()))
 }
 
 // UsesBootstrapVar reports whether a printed command needs BOOTSTRAP set.

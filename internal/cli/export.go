@@ -202,9 +202,14 @@ func exportPick(srcs []*exportSource, topic string, partition int) (*exportSourc
 	case 0:
 		return nil, usagef("no partition matches --topic %q --partition %d", topic, partition)
 	}
+	// The first ListCap, as terminal text names them: a log directory
+	// holds thousands, and a directory name may hold a newline.
 	var names []string
-	for _, s := range hits {
-		names = append(names, fmt.Sprintf("%s-%d", s.topic, s.partition))
+	for _, s := range hits[:min(len(hits), txnindex.ListCap)] {
+		names = append(names, txnindex.PartitionName(s.topic, s.partition))
+	}
+	if n := len(hits) - len(names); n > 0 {
+		names = append(names, fmt.Sprintf("… and %s more", txnindex.Count(int64(n))))
 	}
 	return nil, usagef("several partitions (%s): choose one with --topic and --partition", strings.Join(names, ", "))
 }

@@ -22,7 +22,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		batches = fs.Bool("batches", false, "list every batch header")
 		records = fs.Bool("records", false, "decode and list every record (implies --batches)")
 		demo    = fs.String("demo", "", "inspect a built-in demo scenario's files instead of PATH")
-		entries = fs.Int("entries", 20, "text: list at most this many .txnindex and producer snapshot entries a file, counting the rest (-1: all; --batches lists all)")
+		entries = fs.Int("entries", 20, "text: list at most this many .txnindex and producer snapshot entries a file, and ignored files and .txnindex differences a partition, counting the rest (-1: all; --batches lists all)")
 		maxMem  = bytesFlag(fs, "max-memory", segsum.DefaultMaxMemory(), "a partition directory whose whole load would take more than half of this is not inspected (inspect its segments one at a time); default a quarter of this machine's memory")
 	)
 	if err := parse(fs, args); err != nil {

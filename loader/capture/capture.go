@@ -71,8 +71,10 @@ type Capture struct {
 	Conns     []*Conn
 	Exchanges int      // request/response pairs matched
 	Fetches   []*Fetch // in response time order, across connections
-	Problems  []error  // damage that did not stop the read
+	Problems  []error  // damage that did not stop the read: the first maxProblems, then one counting the rest
 
+	reported   int                 // problems reported, those not listed too
+	firstLeft  *FormatError        // the first problem not listed
 	ids        map[[16]byte]string // topic ids seen in Metadata responses
 	apis       map[string]int      // exchanges matched, by API name
 	unanswered int                 // Fetch requests whose response was not captured
@@ -114,9 +116,45 @@ func (c *Capture) NoFetch() error {
 		held += fmt.Sprintf("; %s %s no response in the capture (not captured, or sent after it ended)", count(c.unanswered, "Fetch request"), verb)
 	}
 	if len(c.Problems) > 0 {
-		held += fmt.Sprintf("; %s reported, the first: %v", count(len(c.Problems), "problem"), c.Problems[0])
+		held += fmt.Sprintf("; %s reported, the first: %v", count(max(c.reported, len(c.Problems)), "problem"), c.Problems[0])
 	}
 	return fmt.Errorf("capture: %s: no Fetch exchange to decide: %s", c.Name, held)
+}
+
+// maxProblems bounds the problems a capture lists: each stream's are
+// bounded (maxStreamProblems), but a capture of 300,000 connections of
+// three packets each (68 MB) gave 600,000 of them, an 81 MB refusal of
+// its upload.
+const maxProblems = 1000
+
+// report adds problems, listing the first maxProblems and counting the
+// rest (closeReport says how many).
+func (c *Capture) report(errs ...error) {
+	for _, err := range errs {
+		c.reported++
+		if len(c.Problems) < maxProblems {
+			c.Problems = append(c.Problems, err)
+			continue
+		}
+		if fe, ok := err.(*FormatError); ok && c.firstLeft == nil {
+			c.firstLeft = fe
+		}
+	}
+}
+
+// closeReport ends the list with a problem counting those not listed, at
+// the first of them.
+func (c *Capture) closeReport() {
+	left := c.reported - len(c.Problems)
+	if left <= 0 {
+		return
+	}
+	fe := &FormatError{File: c.Name}
+	if c.firstLeft != nil {
+		fe.Where, fe.Offset = c.firstLeft.Where, c.firstLeft.Offset
+	}
+	fe.Msg = fmt.Sprintf("%d more problems not listed, the first of them here", left)
+	c.Problems = append(c.Problems, fe)
 }
 
 // Conn is one reassembled TCP connection.
@@ -241,6 +279,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		asm.FlushAll()
 	}
 	f.finish()
+	c.closeReport()
 	return c, nil
 }
 
@@ -254,7 +293,16 @@ func (g *guard) open() (src packetSource, err error) {
 	if g.ng {
 		src, err = pcapgo.NewNgReader(g, pcapgo.DefaultNgReaderOptions)
 	} else {
-		src, err = pcapgo.NewReader(g)
+		var r *pcapgo.Reader
+		if r, err = pcapgo.NewReader(g); err == nil {
+			if r.Snaplen() == 0 {
+				// libpcap (sf-pcap.c) takes a snap length of 0 for the
+				// link type's largest, as tcpdump and Wireshark read
+				// such a file; pcapgo refused every packet of it.
+				r.SetSnaplen(maxSnapLen)
+			}
+			src = r
+		}
 	}
 	switch {
 	case err == io.EOF:
@@ -278,10 +326,10 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 	defer func() {
 		if v := recover(); v != nil {
 			if assembling {
-				c.Problems = append(c.Problems, &FormatError{File: c.Name, Offset: g.start,
+				c.report(&FormatError{File: c.Name, Offset: g.start,
 					Msg: fmt.Sprintf("%s: TCP reassembly failed on this packet (%v); reading stopped here", g.what(), v)})
 			} else {
-				c.Problems = append(c.Problems, g.panicked(v))
+				c.report(g.panicked(v))
 			}
 			asmOK = !assembling
 		}
@@ -293,7 +341,7 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			return true
 		}
 		if err != nil {
-			c.Problems = append(c.Problems, g.problem(err))
+			c.report(g.problem(err))
 			return true
 		}
 		c.Packets++

@@ -106,12 +106,12 @@ func (d *connDecoder) advance(final bool) {
 func (d *connDecoder) finish() {
 	d.advance(true)
 	c := d.c
-	c.Problems = append(c.Problems, d.rq.report()...)
-	c.Problems = append(c.Problems, d.reqProblems...)
-	c.Problems = append(c.Problems, d.rs.report()...)
-	c.Problems = append(c.Problems, d.respProblems...)
+	c.report(d.rq.report()...)
+	c.report(d.reqProblems...)
+	c.report(d.rs.report()...)
+	c.report(d.respProblems...)
 	if d.failed != nil {
-		c.Problems = append(c.Problems, d.failed)
+		c.report(d.failed)
 	} else {
 		d.unanswered()
 	}
@@ -400,7 +400,7 @@ func (d *connDecoder) unanswered() {
 		}
 		d.c.unanswered++
 		if r.i < lastAnswered {
-			d.c.Problems = append(d.c.Problems, &FormatError{File: d.c.Name, Where: d.reqWhere, Offset: r.off,
+			d.c.report(&FormatError{File: d.c.Name, Where: d.reqWhere, Offset: r.off,
 				Msg: fmt.Sprintf("Fetch v%d request corr %d has no response in the capture: it fell in bytes not captured", r.version, r.corr)})
 		}
 	}

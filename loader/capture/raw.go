@@ -88,25 +88,25 @@ func ReadRaw(r io.Reader, name string) (*Capture, error) {
 		var lb [4]byte
 		if _, err := io.ReadFull(br, lb[:]); err != nil {
 			if !errors.Is(err, io.EOF) {
-				c.Problems = append(c.Problems, &FormatError{File: name, Offset: off, Msg: "truncated record length"})
+				c.report(&FormatError{File: name, Offset: off, Msg: "truncated record length"})
 			}
 			break
 		}
 		n := int64(int32(binary.BigEndian.Uint32(lb[:])))
 		if n < 26 || n > maxFrame {
-			c.Problems = append(c.Problems, &FormatError{File: name, Offset: off, Msg: fmt.Sprintf("record length %d, want 26..%d", n, maxFrame)})
+			c.report(&FormatError{File: name, Offset: off, Msg: fmt.Sprintf("record length %d, want 26..%d", n, maxFrame)})
 			break
 		}
 		// Grow the buffer as bytes arrive rather than trusting the length:
 		// a 12-byte file cannot make us allocate 256 MiB.
 		var rec bytes.Buffer
 		if k, err := io.CopyN(&rec, br, n); err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: name, Offset: off, Msg: fmt.Sprintf("record of %d bytes cut after %d", n, k)})
+			c.report(&FormatError{File: name, Offset: off, Msg: fmt.Sprintf("record of %d bytes cut after %d", n, k)})
 			break
 		}
 		e, err := parseRaw(rec.Bytes())
 		if err != nil {
-			c.Problems = append(c.Problems, &FormatError{File: name, Offset: off, Msg: err.Error()})
+			c.report(&FormatError{File: name, Offset: off, Msg: err.Error()})
 			off += 4 + n
 			continue
 		}
@@ -119,6 +119,7 @@ func ReadRaw(r io.Reader, name string) (*Capture, error) {
 			fe.Topic = c.ids[fe.TopicID]
 		}
 	}
+	c.closeReport()
 	return c, nil
 }
 
@@ -157,11 +158,11 @@ func (c *Capture) decodeRaw(e RawExchange, off int64, conns map[string]*Conn, se
 	resp := req.ResponseKind()
 	resp.SetVersion(e.APIVersion)
 	if err := req.ReadFrom(e.Request); err != nil {
-		c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: e.Connection, Offset: off, Msg: fmt.Sprintf("%s v%d request: %v", kmsg.NameForKey(e.APIKey), e.APIVersion, err)})
+		c.report(&FormatError{File: c.Name, Where: e.Connection, Offset: off, Msg: fmt.Sprintf("%s v%d request: %v", kmsg.NameForKey(e.APIKey), e.APIVersion, err)})
 		return
 	}
 	if err := resp.ReadFrom(e.Response); err != nil {
-		c.Problems = append(c.Problems, &FormatError{File: c.Name, Where: e.Connection, Offset: off, Msg: fmt.Sprintf("%s v%d response: %v", kmsg.NameForKey(e.APIKey), e.APIVersion, err)})
+		c.report(&FormatError{File: c.Name, Where: e.Connection, Offset: off, Msg: fmt.Sprintf("%s v%d response: %v", kmsg.NameForKey(e.APIKey), e.APIVersion, err)})
 		return
 	}
 	c.Exchanges++

@@ -29,8 +29,54 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// maxLine bounds one line of dump text.
+// maxLine bounds what is read of one line of dump text.
 const maxLine = 1 << 20
+
+// lineReader reads dump text a line at a time, holding at most maxLine
+// bytes of one.
+type lineReader struct {
+	br   *bufio.Reader
+	pos  int64 // where the next line starts
+	long []byte
+	err  error // a read error other than the end of the text
+}
+
+// next returns the next line without its "\n" (and, as bufio.ScanLines,
+// one "\r" before it), the byte where it starts and its length. A line
+// longer than maxLine is returned by its first maxLine bytes, the rest read
+// past without being held. ok is false at the end of the text or on a read
+// error (lr.err).
+func (lr *lineReader) next() (line []byte, start, length int64, ok bool) {
+	start = lr.pos
+	b, err := lr.br.ReadSlice('\n')
+	length = int64(len(b))
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = lr.br.ReadSlice('\n')
+			length += int64(len(b))
+		}
+		if len(b) > 0 && b[len(b)-1] == '\n' {
+			lr.long = append(lr.long, '\n') // the end of the line, for the trim below
+		}
+		b = lr.long
+	}
+	lr.pos += length
+	if err != nil && err != io.EOF {
+		lr.err = err
+		return nil, start, 0, false
+	}
+	if length == 0 {
+		return nil, start, 0, false
+	}
+	if b[len(b)-1] == '\n' {
+		b, length = b[:len(b)-1], length-1
+		if len(b) > 0 && b[len(b)-1] == '\r' {
+			b = b[:len(b)-1]
+		}
+	}
+	return b, start, length, true
+}
 
 // LineError is a problem on one line of dump text: Line is 1-based and
 // Byte is where the line starts in the text; Line 0 is the whole text.
@@ -113,19 +159,8 @@ func (ps *partState) segment(base int64) int {
 // batches ascend), more records than offsets, or a header field out of its
 // type's range.
 func Read(r io.Reader, name string) (*Dump, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	// Each line's byte position: a line token starts where the bytes
-	// consumed so far end.
-	var pos, consumed int64
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := bufio.ScanLines(data, atEOF)
-		if tok != nil {
-			pos = consumed
-		}
-		consumed += int64(adv)
-		return adv, tok, err
-	})
+	lr := &lineReader{br: bufio.NewReaderSize(r, maxLine)}
+	var pos int64 // where the current line starts
 	d := &Dump{Snapshots: map[string][]SnapshotEntry{}}
 	parts := map[string]*partState{}
 	var order []string
@@ -140,13 +175,28 @@ func Read(r io.Reader, name string) (*Dump, error) {
 	// holding newlines continues on the next lines: after a record line,
 	// unrecognised lines belong to it.
 	inRecord := false
-	for sc.Scan() {
+	for {
+		raw, start, length, ok := lr.next()
+		if !ok {
+			break
+		}
 		lineNo++
-		line := strings.TrimRight(sc.Text(), "\r")
+		pos = start
+		line := strings.TrimRight(string(raw), "\r")
 		isRecord := strings.HasPrefix(line, "| ")
 		known := isRecord || strings.HasPrefix(line, "Dumping ") || strings.HasPrefix(line, "baseOffset:") || strings.HasPrefix(line, "offset:") ||
 			strings.HasPrefix(line, "version:") || strings.HasPrefix(line, "producerId:") || strings.HasPrefix(line, "Log starting offset:")
 		if inRecord && !known {
+			continue
+		}
+		if length > maxLine && !isRecord {
+			// A record line is read by its first maxLine bytes: a
+			// payload printed whole (--print-data-log) makes it as long
+			// as the message, and what txnscope reads of a record, a
+			// control record's type and epoch, comes first. Any other
+			// line is no line kafka-dump-log.sh writes that long.
+			problem("a line of %d bytes, more than the %d a dump line may hold: skipped", length, maxLine)
+			inRecord, lastBatch = false, nil
 			continue
 		}
 		inRecord = isRecord
@@ -283,8 +333,8 @@ func Read(r io.Reader, name string) (*Dump, error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return d, &LineError{name, lineNo + 1, consumed, fmt.Sprintf("reading: %v (lines are limited to %d bytes)", err, maxLine)}
+	if lr.err != nil {
+		return d, &LineError{name, lineNo + 1, lr.pos, fmt.Sprintf("reading: %v", lr.err)}
 	}
 	if !sawHeader {
 		return d, &LineError{name, 1, 0, "not kafka-dump-log.sh output: want a first line \"Dumping <file>\""}

@@ -41,17 +41,18 @@ func WriteText(w io.Writer, v Report) { WriteTextEntries(w, v, -1) }
 // ones (30,000 in each of the 8 segments of scripts/genlog's partition:
 // 230,000 lines before the first mismatch or gap).
 func WriteTextEntries(w io.Writer, v Report, max int) {
-	more := func(listed, all int) bool {
+	moreOf := func(listed, all int, one, many string) bool {
 		if max < 0 || listed < max {
 			return false
 		}
-		word := "entries"
+		word := many
 		if all-listed == 1 {
-			word = "entry"
+			word = one
 		}
 		fmt.Fprintf(w, "    … and %s more %s (--entries -1 lists them)\n", txnindex.Count(int64(all-listed)), word)
 		return true
 	}
+	more := func(listed, all int) bool { return moreOf(listed, all, "entry", "entries") }
 	fmt.Fprintf(w, "%s\n", v.Kind)
 	if v.CleanShutdown {
 		fmt.Fprintf(w, "clean shutdown marker %s: the broker shut down cleanly, and its next start recovers no segment (diagnose then keeps a batch whose CRC fails, as the broker serves it, and says so)\n", loader.CleanShutdownFile)
@@ -90,6 +91,15 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 		}
 		if p.Note != "" {
 			fmt.Fprintf(w, "  %s\n", p.Note)
+		}
+		// What the broker would not load is said, not left out: a
+		// directory or a symlink named like a segment moves the log
+		// start past it.
+		for i, ig := range p.Ignored {
+			if moreOf(i, len(p.Ignored), "ignored file", "ignored files") {
+				break
+			}
+			fmt.Fprintf(w, "  ignored %s\n", txnindex.OneLine(ig))
 		}
 		for _, s := range p.KRaftSnapshots {
 			// What kafka-dump-log.sh prints first for a .checkpoint
@@ -131,7 +141,10 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 				fmt.Fprintf(w, "    %s\n", e)
 			}
 		}
-		for _, m := range p.Mismatches {
+		for i, m := range p.Mismatches {
+			if moreOf(i, len(p.Mismatches), ".txnindex difference", ".txnindex differences") {
+				break
+			}
 			fmt.Fprintf(w, "  txnindex mismatch in %s: %s disk[%s] rebuilt[%s] %s: %s\n", m.Segment, m.Kind, m.Disk, m.Rebuilt, m.Explanation, m.Note)
 		}
 		for _, g := range p.Gaps {

@@ -122,10 +122,12 @@
         h += '<table class="records" data-testid="detail-records"><caption>records' + (b.record_list.length > 50 ? " (first 50 of " + b.record_list.length + ")" : "") +
           "</caption><tr><th>offset</th><th>timestamp</th><th>key</th><th>value</th><th>headers</th></tr>";
         for (const r of shown) {
-          const show = (t, raw) => t !== undefined && t !== null ? t : raw === null ? "null" : raw.length > 24 ? "base64:" + raw.slice(0, 24) + "…" : "base64:" + raw;
-          const val = r.control ? r.control + " marker" + (r.coordinator_epoch !== undefined ? " (coordinator epoch " + r.coordinator_epoch + ")" : "") : show(r.value_text, r.value);
+          // A key or value the server cut (key_size, value_size: its whole length) says so.
+          const show = (t, raw, size) => (t !== undefined && t !== null ? t : raw === null ? "null" : raw.length > 24 ? "base64:" + raw.slice(0, 24) + "…" : "base64:" + raw) +
+            (size !== undefined ? " … (cut; " + window.txnscopeFormat.plural(size, "byte", "bytes") + " in all)" : "");
+          const val = r.control ? r.control + " marker" + (r.coordinator_epoch !== undefined ? " (coordinator epoch " + r.coordinator_epoch + ")" : "") : show(r.value_text, r.value, r.value_size);
           h += "<tr><td>" + r.offset + "</td><td>" + (r.timestamp >= 0 ? esc(new Date(r.timestamp).toISOString()) : r.timestamp) + "</td><td>" +
-            esc(r.control ? "—" : show(r.key_text, r.key)) + "</td><td>" + esc(val) + "</td><td>" + esc((r.headers || []).map((x) => x.key).join(", ")) + "</td></tr>";
+            esc(r.control ? "—" : show(r.key_text, r.key, r.key_size)) + "</td><td>" + esc(val) + "</td><td>" + esc((r.headers || []).map((x) => x.key).join(", ")) + "</td></tr>";
         }
         h += "</table>";
       } else h += "<p>" + esc(b.records_note || "no records") + "</p>";
