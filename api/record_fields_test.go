@@ -47,7 +47,9 @@ func bigRecordLog(t *testing.T, n int, key, value []byte) (*txnindex.Log, segmen
 // copied out of the decoded record, at a UTF-8 boundary, and its whole
 // length given beside it (key_size, value_size).
 func TestRecordFieldsCut(t *testing.T) {
-	mib := 1 << 20
+	// Four times the cut, and past it by a page of whole fields: large
+	// enough that an uncut field shows, small enough to decompress fast.
+	big := 4 * MaxRecordFieldBytes
 	for _, tc := range []struct {
 		name       string
 		key, value []byte
@@ -56,10 +58,10 @@ func TestRecordFieldsCut(t *testing.T) {
 		text       bool // value_text present
 	}{
 		{"short fields are whole", []byte("k"), []byte("v"), false, false, true},
-		{"a value of 8 MiB of zeros is cut, no text", []byte("k"), make([]byte, 8*mib), false, true, false},
-		{"a printable value of 8 MiB is cut, its text too", []byte("k"), bytes.Repeat([]byte("abc "), 2*mib), false, true, true},
-		{"a value of 3-byte runes is cut at a rune", []byte("k"), bytes.Repeat([]byte("€"), 3*mib), false, true, true},
-		{"a key of 8 MiB is cut", make([]byte, 8*mib), []byte("v"), true, false, true},
+		{"a long value of zeros is cut, no text", []byte("k"), make([]byte, big), false, true, false},
+		{"a long printable value is cut, its text too", []byte("k"), bytes.Repeat([]byte("abc "), big/4), false, true, true},
+		{"a value of 3-byte runes is cut at a rune", []byte("k"), bytes.Repeat([]byte("€"), big/3+1), false, true, true},
+		{"a long key is cut", make([]byte, big), []byte("v"), true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rs := bigRecordLog(t, 1, tc.key, tc.value)
@@ -97,8 +99,8 @@ func TestRecordFieldsCut(t *testing.T) {
 			}
 		})
 	}
-	t.Run("an export of 40 batches of an 8 MiB record each stays small", func(t *testing.T) {
-		l, rs := bigRecordLog(t, 40, []byte("k"), make([]byte, 8*mib))
+	t.Run("an export of 40 batches of a long record each stays small", func(t *testing.T) {
+		l, rs := bigRecordLog(t, 40, []byte("k"), make([]byte, big))
 		d, err := Export(context.Background(), "s", l, rs)
 		if err != nil {
 			t.Fatal(err)
