@@ -17,6 +17,7 @@ package dumplog
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -29,8 +30,12 @@ import (
 	"github.com/txnscope/txnscope/txnindex"
 )
 
-// maxLine bounds what is read of one line of dump text.
-const maxLine = 1 << 20
+// maxLine bounds what is read of one line of dump text; lineBuffer is
+// the reader's buffer, a longer line gathered past it.
+const (
+	maxLine    = 1 << 20
+	lineBuffer = 64 << 10
+)
 
 // lineReader reads dump text a line at a time, holding at most maxLine
 // bytes of one.
@@ -51,10 +56,14 @@ func (lr *lineReader) next() (line []byte, start, length int64, ok bool) {
 	b, err := lr.br.ReadSlice('\n')
 	length = int64(len(b))
 	if err == bufio.ErrBufferFull {
+		// Longer than the reader's buffer: gathered into long, up to
+		// maxLine bytes, and counted to its end.
 		lr.long = append(lr.long[:0], b...)
 		for err == bufio.ErrBufferFull {
 			b, err = lr.br.ReadSlice('\n')
 			length += int64(len(b))
+			part := bytes.TrimSuffix(b, []byte{'\n'})
+			lr.long = append(lr.long, part[:min(len(part), max(maxLine-len(lr.long), 0))]...)
 		}
 		if len(b) > 0 && b[len(b)-1] == '\n' {
 			lr.long = append(lr.long, '\n') // the end of the line, for the trim below
@@ -159,7 +168,9 @@ func (ps *partState) segment(base int64) int {
 // batches ascend), more records than offsets, or a header field out of its
 // type's range.
 func Read(r io.Reader, name string) (*Dump, error) {
-	lr := &lineReader{br: bufio.NewReaderSize(r, maxLine)}
+	// A buffer of lineBuffer, not maxLine: Read is called for every
+	// upload and fuzz input, most of a few lines.
+	lr := &lineReader{br: bufio.NewReaderSize(r, lineBuffer)}
 	var pos int64 // where the current line starts
 	d := &Dump{Snapshots: map[string][]SnapshotEntry{}}
 	parts := map[string]*partState{}
