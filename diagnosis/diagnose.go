@@ -454,6 +454,7 @@ func (l plog) diagnose(o Options) *Diagnosis {
 	l.tieredReport(d)
 	d.TopicUnknown = l.TopicUnknown
 	d.capLists()
+	d.TxnIndexMismatchesTotal += l.MismatchesOmitted
 	if clients != nil {
 		r := <-clients
 		if r.panicked != nil {

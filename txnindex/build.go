@@ -179,10 +179,12 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// A segment's rebuilt .txnindex is as long as the broker's when it
 	// has one (compareIndex tells where not): sized from it, it is
 	// touched once instead of grown by doubling (30,000 entries a 1 GiB
-	// segment of 1 KiB batches, some 750 page faults of the replay).
+	// segment of 1 KiB batches, some 750 page faults of the replay). No
+	// longer than the log's markers: it holds an entry per ABORT, and a
+	// damaged .txnindex of 256 MiB sized it at 300 MB.
 	for si := range l.Segments {
 		if s := &l.Segments[si]; s.TxnIndexOnDisk && len(s.TxnIndex) > 0 {
-			l.RebuiltIndex[si] = make([]AbortedTxn, 0, len(s.TxnIndex))
+			l.RebuiltIndex[si] = make([]AbortedTxn, 0, min(len(s.TxnIndex), markers))
 		}
 	}
 

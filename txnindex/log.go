@@ -299,6 +299,9 @@ type Log struct {
 	// (Partition.CleanShutdown).
 	CleanShutdown bool
 	Gaps          []Gap
+	// MismatchesOmitted counts the .txnindex differences found past
+	// MaxMismatches, which Mismatches does not keep.
+	MismatchesOmitted int
 
 	// Refused counts the batches Build left out of Batches: every batch
 	// from the first one whose offsets no log can hold (a negative base

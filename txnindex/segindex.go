@@ -204,14 +204,16 @@ func (l *Log) compareIndex(si int32) {
 		}
 		i, ok := seen[k{d.ProducerID, d.LastOffset}]
 		if !ok {
-			m := IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d}
-			m.Explanation, m.Note = l.explainExtra(d)
-			l.Mismatches = append(l.Mismatches, m)
+			if l.kept() {
+				m := IndexMismatch{Segment: si, Kind: ExtraOnDisk, Disk: d}
+				m.Explanation, m.Note = l.explainExtra(d)
+				l.Mismatches = append(l.Mismatches, m)
+			}
 			continue
 		}
 		matched[i] = true
 		r := rebuilt[i]
-		if r.FirstOffset != d.FirstOffset || r.LastStableOffset != d.LastStableOffset || d.Version != AbortedTxnVersion {
+		if (r.FirstOffset != d.FirstOffset || r.LastStableOffset != d.LastStableOffset || d.Version != AbortedTxnVersion) && l.kept() {
 			m := IndexMismatch{Segment: si, Kind: FieldsDiffer, Disk: d, Rebuilt: r}
 			m.Explanation, m.Note = l.explainFields(d, r)
 			l.Mismatches = append(l.Mismatches, m)
@@ -220,11 +222,31 @@ func (l *Log) compareIndex(si int32) {
 	var missing MismatchExplanation
 	var missingNote string
 	for i, r := range rebuilt {
-		if !matched[i] {
+		if !matched[i] && l.kept() {
 			if missingNote == "" {
 				missing, missingNote = l.explainMissing(si)
 			}
 			l.Mismatches = append(l.Mismatches, IndexMismatch{Segment: si, Kind: MissingOnDisk, Rebuilt: r, Explanation: missing, Note: missingNote})
 		}
 	}
+}
+
+// MaxMismatches bounds the .txnindex differences a log keeps, each with
+// its explanation: a .txnindex holds an entry per 34 bytes, and a
+// damaged or hostile one of 256 MiB (7.9 million entries, each differing)
+// held 6 GB of them. The rest are counted (Log.MismatchesOmitted). An
+// answer lists at most ListLimit's largest (10,000) of them anyway.
+const MaxMismatches = 100_000
+
+// maxMismatches is MaxMismatches, lowered by a test.
+var maxMismatches = MaxMismatches
+
+// kept reports whether the next difference found is kept, counting it in
+// MismatchesOmitted when it is not.
+func (l *Log) kept() bool {
+	if len(l.Mismatches) < maxMismatches {
+		return true
+	}
+	l.MismatchesOmitted++
+	return false
 }

@@ -53,12 +53,15 @@ type Partition struct {
 	Note           string                 `json:"note,omitempty"`
 	KRaftSnapshots []loader.KRaftSnapshot `json:"kraft_snapshots,omitempty"`
 	Mismatches     []Mismatch             `json:"txnindex_mismatches"`
-	Gaps           []Gap                  `json:"gaps"`
-	Transactions   int                    `json:"transactions"`
-	Open           int                    `json:"open_transactions"`
-	Producers      []txnindex.Producer    `json:"producers"`
-	Ignored        []string               `json:"ignored_files,omitempty"`
-	Batches        []Batch                `json:"batches,omitempty"`
+	// MismatchesTotal counts the differences, those past
+	// txnindex.MaxMismatches, which the log did not keep, too.
+	MismatchesTotal int                 `json:"txnindex_mismatches_total"`
+	Gaps            []Gap               `json:"gaps"`
+	Transactions    int                 `json:"transactions"`
+	Open            int                 `json:"open_transactions"`
+	Producers       []txnindex.Producer `json:"producers"`
+	Ignored         []string            `json:"ignored_files,omitempty"`
+	Batches         []Batch             `json:"batches,omitempty"`
 }
 
 // Segment is one segment and the index files beside it.
@@ -234,6 +237,7 @@ func New(in *input.Contents, o Options) Report {
 			}
 		}
 		ip.Mismatches = l.MismatchReports()
+		ip.MismatchesTotal = len(ip.Mismatches) + l.MismatchesOmitted
 		for _, g := range l.Gaps {
 			ip.Gaps = append(ip.Gaps, Gap{g.From, g.To, g.Cause.String()})
 		}

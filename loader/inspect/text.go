@@ -141,11 +141,18 @@ func WriteTextEntries(w io.Writer, v Report, max int) {
 				fmt.Fprintf(w, "    %s\n", e)
 			}
 		}
+		all := p.MismatchesTotal
+		if all < len(p.Mismatches) {
+			all = len(p.Mismatches) // a report made without the total
+		}
 		for i, m := range p.Mismatches {
-			if moreOf(i, len(p.Mismatches), ".txnindex difference", ".txnindex differences") {
+			if moreOf(i, all, ".txnindex difference", ".txnindex differences") {
 				break
 			}
 			fmt.Fprintf(w, "  txnindex mismatch in %s: %s disk[%s] rebuilt[%s] %s: %s\n", m.Segment, m.Kind, m.Disk, m.Rebuilt, m.Explanation, m.Note)
+		}
+		if n := p.MismatchesTotal - len(p.Mismatches); n > 0 && (max < 0 || len(p.Mismatches) < max) {
+			fmt.Fprintf(w, "    … and %s more .txnindex differences, counted, not kept (past %s)\n", txnindex.Count(int64(n)), txnindex.Count(txnindex.MaxMismatches))
 		}
 		for _, g := range p.Gaps {
 			fmt.Fprintf(w, "  gap %d-%d: %s\n", g.From, g.To, g.Cause)
