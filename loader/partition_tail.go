@@ -429,7 +429,7 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 		if err != nil || why != "" {
 			return why, err
 		}
-		if why, err := p.recoveredIntact(ctx, dir, l, b); err != nil || why != "" {
+		if why, err := p.recoveredIntact(ctx, dir, l, b, o); err != nil || why != "" {
 			return why, err
 		}
 		skipped = append(skipped, sf)
@@ -543,10 +543,14 @@ func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) 
 // before the damage knows. Reading the whole log then says it
 // (txnindex.Log.RecoveryTruncation). A broker's recovery point lies in its
 // active segment unless it has not flushed since the segments before it
-// rolled, so this reads no segment in the common case.
-func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListing, base int64) (string, error) {
+// rolled, so this reads no segment in the common case. A read without
+// VerifyCRC does not look.
+func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListing, base int64, o ScanOptions) (string, error) {
 	rp, ok := p.recoveredAt(l, base)
-	if !ok {
+	if !ok || !o.VerifyCRC {
+		// A read of batch headers only (a log directory's index) checks
+		// no CRC in what it reads either: it answers a quick question,
+		// and the partition's own page reads it with CRCs.
 		return "", nil
 	}
 	s := l.segs[base]
