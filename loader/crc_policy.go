@@ -53,6 +53,15 @@ func (c ServedCRCs) below(base int64) bool {
 	return k < len(c.bases) && c.bases[k] <= c.recoveryPoint
 }
 
+// recovered reports whether a restart after an unclean shutdown
+// recovers the segment at base (as txnindex.Log.RecoveryTruncation
+// decides it): the recovery point is known, the log directory holds no
+// clean shutdown marker, and the segment holds the recovery point or lies
+// after it.
+func (c ServedCRCs) recovered(base int64) bool {
+	return c.known && !c.clean && !c.below(base)
+}
+
 // Options is o for the segment at base. It changes nothing when o checks
 // no CRC.
 func (c ServedCRCs) Options(o ScanOptions, base int64) ScanOptions {

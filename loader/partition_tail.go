@@ -423,17 +423,6 @@ func tailStart(dir string, l dirListing, s *ProducerSnapshot, first int64, t Tai
 // cannot be used after all (a skipped segment with no .timeindex).
 func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o ScanOptions, st tailRead) (string, error) {
 	r, rl := st.r, st.rl
-	var skipped []*SegmentFiles
-	for _, b := range st.skip {
-		sf, why, err := p.skipSegment(dir, l.segs[b], r, st.untimed)
-		if err != nil || why != "" {
-			return why, err
-		}
-		if why, err := p.recoveredIntact(ctx, dir, l, b, o); err != nil || why != "" {
-			return why, err
-		}
-		skipped = append(skipped, sf)
-	}
 	// As broker recovery does, CRCs are checked only in the segments
 	// from the recovery point on: the flushed ones are trusted, like
 	// the snapshot.
@@ -441,6 +430,17 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 	// the broker recovers no segment at all.
 	rl.crc = NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
 	rl.crc.trusted = true
+	var skipped []*SegmentFiles
+	for _, b := range st.skip {
+		sf, why, err := p.skipSegment(dir, l.segs[b], r, st.untimed)
+		if err != nil || why != "" {
+			return why, err
+		}
+		if why, err := recoveredIntact(ctx, dir, l.segs[b], rl.crc, o); err != nil || why != "" {
+			return why, err
+		}
+		skipped = append(skipped, sf)
+	}
 	if rl.crc.clean && o.VerifyCRC {
 		r.CleanShutdown = true
 	} else if o.VerifyCRC {
@@ -470,10 +470,8 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 		// Damage a restart recovers below where every batch is read:
 		// the transactions its truncation reopens may have closed
 		// before the snapshot, which lists only those open at it.
-		if d := sf.Log.stoppedAt(); d != nil && d.Offset < r.EveryFrom() {
-			if rp, ok := p.recoveredAt(l, sf.Log.BaseOffset); ok {
-				return truncatedWhy(sf.Log.Name, rp, d), nil
-			}
+		if d := sf.Log.stoppedAt(); d != nil && d.Offset < r.EveryFrom() && rl.crc.recovered(sf.Log.BaseOffset) {
+			return truncatedWhy(sf.Log.Name, rl.crc.recoveryPoint, d), nil
 		}
 	}
 	if rl.span != nil {
@@ -535,8 +533,8 @@ func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) 
 	return nil
 }
 
-// recoveredIntact says why the tail cannot be read when the segment at
-// base, which it leaves unread, is damaged and a restart after an unclean
+// recoveredIntact says why the tail cannot be read when segment s,
+// which it leaves unread, is damaged and a restart after an unclean
 // shutdown recovers it: LogLoader.recoverLog truncates the log at the
 // damage and deletes every later segment, and what that takes (the
 // transactions whose markers it holds, open again) only a replay from
@@ -545,15 +543,13 @@ func (p *Partition) skippedTxnIndex(dir string, s *segFiles, out *SegmentFiles) 
 // active segment unless it has not flushed since the segments before it
 // rolled, so this reads no segment in the common case. A read without
 // VerifyCRC does not look.
-func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListing, base int64, o ScanOptions) (string, error) {
-	rp, ok := p.recoveredAt(l, base)
-	if !ok || !o.VerifyCRC {
+func recoveredIntact(ctx context.Context, dir string, s *segFiles, c ServedCRCs, o ScanOptions) (string, error) {
+	if !c.recovered(s.base) || !o.VerifyCRC {
 		// A read of batch headers only (a log directory's index) checks
 		// no CRC in what it reads either: it answers a quick question,
 		// and the partition's own page reads it with CRCs.
 		return "", nil
 	}
-	s := l.segs[base]
 	name := s.log
 	if s.hasSwap {
 		name = s.swapLog
@@ -568,17 +564,9 @@ func (p *Partition) recoveredIntact(ctx context.Context, dir string, l dirListin
 		return "", err
 	}
 	if d := f.stoppedAt(); d != nil {
-		return truncatedWhy(name, rp, d), nil
+		return truncatedWhy(name, c.recoveryPoint, d), nil
 	}
 	return "", nil
-}
-
-// recoveredAt returns the partition's recovery point, and whether a
-// restart after an unclean shutdown recovers the segment at base
-// (ServedCRCs, as txnindex.Log.RecoveryTruncation decides it).
-func (p *Partition) recoveredAt(l dirListing, base int64) (int64, bool) {
-	c := NewServedCRCs(p.Checkpoints, p.Input.Topic, p.Input.Partition, l.bases)
-	return c.recoveryPoint, c.known && !c.clean && !c.below(base)
 }
 
 // truncatedWhy is the replay's reason for reading every segment when
