@@ -279,6 +279,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 		asm.FlushAll()
 	}
 	f.finish()
+	f.reportSkipped()
 	c.closeReport()
 	return c, nil
 }
@@ -357,6 +358,11 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			// segment to assemble, as for a packet that is not TCP.
 			continue
 		}
+		k := [2]gopacket.Flow{nl.NetworkFlow(), tcp.TransportFlow()}
+		if !f.follows(k) {
+			f.skip(g, k)
+			continue
+		}
 		if tcp.SYN && !tcp.ACK {
 			// The connection's opener: the client. (tcpassembly marks both
 			// the SYN and the SYN-ACK direction as starting a stream.)
@@ -364,7 +370,6 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
-		k := [2]gopacket.Flow{nl.NetworkFlow(), tcp.TransportFlow()}
 		if _, seen := f.begun[k]; !seen && !tcp.SYN {
 			// A direction whose handshake was not captured (the capture
 			// began mid-connection): tcpassembly would hold all its bytes
@@ -417,6 +422,9 @@ type factory struct {
 	// midStream: the packet being assembled starts a direction whose
 	// handshake was not captured.
 	midStream bool
+	// The connections followed (maxConns), and the packets of later ones.
+	followed, skipped int
+	skippedAt         *FormatError // where the first skipped packet is
 	// flushBefore, when set, asks readPackets to have tcpassembly stop
 	// waiting for the segments missing since before it (connDecoder's
 	// flush: tcpassembly cannot be flushed from inside its callback). It

@@ -1,0 +1,57 @@
+package capture
+
+import (
+	"fmt"
+
+	"github.com/google/gopacket"
+
+	"github.com/txnscope/txnscope/txnindex"
+)
+
+// maxConns bounds the TCP connections a capture's read follows. Each
+// costs about 1.4 KB until the end of the read (tcpassembly's state, the
+// stream's and its decoder's), whatever it carries: a capture of nothing
+// but SYNs from distinct ports, 80 bytes each, would take 18 times its
+// size. A consumer's capture holds a few connections a broker, a broker's
+// a few thousand; past the bound the packets of new connections are
+// counted, not decoded, and the read says so (reportSkipped).
+var maxConns = 20_000 // a variable for TestConnectionsBounded
+
+// follows reports whether the packets of direction k (its network and
+// transport flows) are decoded: those of a connection already followed,
+// or of a new one while fewer than maxConns are.
+func (f *factory) follows(k [2]gopacket.Flow) bool {
+	if _, ok := f.begun[k]; ok {
+		return true
+	}
+	if _, ok := f.begun[[2]gopacket.Flow{k[0].Reverse(), k[1].Reverse()}]; ok {
+		return true // the other half of a connection followed
+	}
+	if f.followed >= maxConns {
+		return false
+	}
+	f.followed++
+	return true
+}
+
+// skip counts a packet of a connection past maxConns, noting where the
+// first was.
+func (f *factory) skip(g *guard, k [2]gopacket.Flow) {
+	if f.skipped++; f.skipped == 1 {
+		f.skippedAt = &FormatError{File: f.cap.Name, Offset: g.start,
+			Where: k[0].Src().String() + ":" + k[1].Src().String() + "->" + k[0].Dst().String() + ":" + k[1].Dst().String(),
+			Msg:   g.what()}
+	}
+}
+
+// reportSkipped says what maxConns left out, at its first packet.
+func (f *factory) reportSkipped() {
+	fe := f.skippedAt
+	if fe == nil {
+		return
+	}
+	fe.Msg = fmt.Sprintf("%s: a TCP connection past the %s a capture's read follows (a bound on its memory): not decoded, nor is any later new one (%s skipped); "+
+		"filter the capture to the consumer's connections first (by host or port)",
+		fe.Msg, txnindex.Count(int64(maxConns)), count(f.skipped, "packet"))
+	f.cap.report(fe)
+}
