@@ -288,7 +288,7 @@ func (p *Partition) assemble() {
 		s.Log.Batches = batches[lo:hi:hi]
 
 		ts := s.Log.Segment()
-		ts.Damaged = s.Log.stoppedAt()
+		ts.Damaged = s.Log.StoppedAt()
 		SetServedTxnIndex(&ts, s.indexListed, s.txnListed, s.TxnIndex)
 		if s.txnRejected != nil {
 			ts.TxnIndexRejected = s.txnRejected // a segment the tail left unread

@@ -470,7 +470,7 @@ func (p *Partition) tailScan(ctx context.Context, dir string, l dirListing, o Sc
 		// Damage a restart recovers below where every batch is read:
 		// the transactions its truncation reopens may have closed
 		// before the snapshot, which lists only those open at it.
-		if d := sf.Log.stoppedAt(); d != nil && d.Offset < r.EveryFrom() && rl.crc.recovered(sf.Log.BaseOffset) {
+		if d := sf.Log.StoppedAt(); d != nil && d.Offset < r.EveryFrom() && rl.crc.recovered(sf.Log.BaseOffset) {
 			return truncatedWhy(sf.Log.Name, rl.crc.recoveryPoint, d), nil
 		}
 	}
@@ -563,7 +563,7 @@ func recoveredIntact(ctx context.Context, dir string, s *segFiles, c ServedCRCs,
 	if err != nil {
 		return "", err
 	}
-	if d := f.stoppedAt(); d != nil {
+	if d := f.StoppedAt(); d != nil {
 		return truncatedWhy(name, c.recoveryPoint, d), nil
 	}
 	return "", nil

@@ -301,10 +301,10 @@ func (f *SegmentFile) Segment() txnindex.Segment {
 	return txnindex.Segment{Name: f.Name, BaseOffset: f.BaseOffset, Size: f.Size}
 }
 
-// stoppedAt is where the scan stopped before the end of the file at
+// StoppedAt is where the scan stopped before the end of the file at
 // damage the broker's recovery truncates, and that damage; nil when it
 // read to the end, or stopped at a batch recovery keeps.
-func (f *SegmentFile) stoppedAt() *txnindex.SegmentDamage {
+func (f *SegmentFile) StoppedAt() *txnindex.SegmentDamage {
 	if f.ValidBytes >= f.Size {
 		return nil
 	}

@@ -102,7 +102,7 @@ func TestStoppedWhereRecoveryTruncates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := f.stoppedAt()
+			d := f.StoppedAt()
 			switch {
 			case tc.at < 0 && d != nil:
 				t.Errorf("truncation at %+v, want none (damage %v)", *d, f.Damage)

@@ -56,6 +56,7 @@ var causeWords = [...]string{
 	txnindex.CauseClientCannotDecode:        "the client cannot decompress this fetch",
 	txnindex.CauseClientUnpredictable:       "depends on offsets the log does not hold",
 	txnindex.CauseClientNoRecord:            "the client fetches the same offset again and again",
+	txnindex.CauseGapDamaged:                "in damaged bytes of the segment before",
 }
 
 // CauseWords is the cause as a reader says it ("its transaction was aborted").

@@ -447,6 +447,18 @@ func (l *Log) computeLSO() {
 	}
 }
 
+// damagedBetween is the first segment from a up to (not including) b whose
+// read stopped at damage, or -1: the offsets missing between a batch of a
+// and the next, of b, were in its bytes.
+func (l *Log) damagedBetween(a, b int32) int32 {
+	for s := max(a, 0); s < b && int(s) < len(l.Segments); s++ {
+		if l.Segments[s].Damaged != nil {
+			return s
+		}
+	}
+	return -1
+}
+
 func (l *Log) findGaps() {
 	// next is the first offset not yet accounted for: gaps are said of
 	// offsets at or above the log start only. end is where the batches
@@ -472,7 +484,10 @@ func (l *Log) findGaps() {
 			}
 			seg := b.Segment
 			if cause == GapSegmentBoundary {
-				seg = -1
+				seg = l.damagedBetween(l.Batches[i-1].Segment, b.Segment)
+				if seg >= 0 {
+					cause = GapDamaged
+				}
 			}
 			l.Gaps = append(l.Gaps, Gap{From: next, To: b.BaseOffset - 1, Cause: cause, Segment: seg})
 		case b.BaseOffset < end:

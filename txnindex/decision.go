@@ -89,6 +89,9 @@ const (
 	CauseClientCannotDecode  // Pending: the client cannot decompress a batch of this fetch
 	CauseClientUnpredictable // Unpredictable: the client's filter needs offsets the log does not hold
 	CauseClientNoRecord      // Pending: the client's fetches from here return no record, and it never moves on
+
+	// Gap, after the others so that the codes before keep their numbers.
+	CauseGapDamaged
 )
 
 var causeNames = [...]string{
@@ -117,6 +120,7 @@ var causeNames = [...]string{
 	CauseClientCannotDecode:        "client_cannot_decode",
 	CauseClientUnpredictable:       "client_unpredictable",
 	CauseClientNoRecord:            "client_no_record",
+	CauseGapDamaged:                "gap_damaged",
 }
 
 // String returns the snake_case name of the cause.
@@ -139,6 +143,8 @@ func gapCause(c GapCause) Cause {
 		return CauseGapBeforeFirstBatch
 	case GapOverlap:
 		return CauseGapOverlap
+	case GapDamaged:
+		return CauseGapDamaged
 	}
 	return CauseNone
 }
@@ -261,6 +267,8 @@ func (d *Decision) reason() string {
 		sb.WriteString("gap: no batch between the log start offset and the first batch")
 	case CauseGapOverlap:
 		sb.WriteString("gap: batch overlaps the previous one")
+	case CauseGapDamaged:
+		sb.WriteString("gap: in the damaged bytes of the segment before, past its last batch read: a consumer that reaches them fails on them, and the broker's recovery after an unclean shutdown truncates the log there")
 	default:
 		sb.WriteString(d.Verdict.String())
 	}

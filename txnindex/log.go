@@ -229,6 +229,12 @@ const (
 	// GapOverlap: a batch starts below the end of the previous one, which a
 	// broker never writes (a bad copy, or segments from two replicas).
 	GapOverlap
+	// GapDamaged: the offsets after the last batch read of a segment whose
+	// read stopped at damage (Segment.Damaged), up to the next segment's
+	// first batch. They are in the damaged bytes: the running broker serves
+	// those bytes and a consumer that reaches them fails on them; its
+	// recovery after an unclean shutdown truncates the log there.
+	GapDamaged
 )
 
 // String names the cause.
@@ -244,6 +250,8 @@ func (c GapCause) String() string {
 		return "before_first_batch"
 	case GapOverlap:
 		return "overlap"
+	case GapDamaged:
+		return "damaged"
 	}
 	return "unknown"
 }

@@ -20,8 +20,8 @@ import (
 // seed (seedPrint). 7: a summary holds the transactions its segment opens
 // and moves (Opened, Dropped, OpenCount), not every one open at its end.
 // 8: Summary.TxnIndexRejected. 9: Summary.Damage says what a run of
-// zero bytes is.
-const cacheVersion = 9
+// zero bytes is. 10: Summary.Damaged.
+const cacheVersion = 10
 
 type cacheFile struct {
 	Version int        `json:"version"`

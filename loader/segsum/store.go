@@ -495,6 +495,8 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 		for i := range sf.Batches {
 			sf.Batches[i].Segment = int32(j)
 		}
+		sf.BaseOffset = f.base
+		p.Segments[j].Damaged = sf.StoppedAt()
 		if len(sf.Damage) > 0 && damage == "" {
 			damage = sf.Damage[0].Error()
 		}

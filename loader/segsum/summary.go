@@ -88,6 +88,11 @@ type Summary struct {
 	// TxnIndexRejected is the segment's .txnindex entry whose version
 	// Kafka refuses (txnindex.Segment.TxnIndexRejected), nil when none.
 	TxnIndexRejected *txnindex.RejectedEntry `json:"txnindex_rejected,omitempty"`
+	// Damaged is where the segment's read stopped at damage the broker's
+	// recovery truncates (txnindex.Segment.Damaged), nil when none: a
+	// window after it calls the offsets missing before its first batch
+	// damaged bytes, as a full pass does (txnindex.GapDamaged).
+	Damaged *txnindex.SegmentDamage `json:"damaged,omitempty"`
 
 	// The transactions open after the segment's last batch (the producer
 	// state the next segment starts from) are those open at its start,
@@ -202,7 +207,7 @@ func summarize(s *Summary, l *txnindex.Log, si int) (ends []OpenTxn) {
 		}
 	}
 	seg := &l.Segments[si]
-	s.IndexOnDisk, s.TxnIndexRejected = seg.TxnIndexOnDisk, seg.TxnIndexRejected
+	s.IndexOnDisk, s.TxnIndexRejected, s.Damaged = seg.TxnIndexOnDisk, seg.TxnIndexRejected, seg.Damaged
 	if seg.TxnIndexOnDisk {
 		s.Aborted = seg.TxnIndex
 	} else {

@@ -339,6 +339,9 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 				// full pass labels it by the batch before it all the
 				// same (findGaps).
 				g.Cause, g.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
+				if s.damagedBefore(j) {
+					g.Cause = txnindex.CauseGapDamaged
+				}
 			}
 			w.add(g)
 		}
@@ -575,4 +578,20 @@ func (s *Store) Decisions(ctx context.Context, from, to int64, o txnindex.Consum
 		}
 	}
 	return nil
+}
+
+// damagedBefore reports whether the offsets missing before segment k's
+// first batch were in damaged bytes: whether a segment from the last one
+// before k holding a batch up to k-1 stopped its read at damage
+// (txnindex.Log.damagedBetween in a full pass).
+func (s *Store) damagedBefore(k int) bool {
+	for i := k - 1; i >= 0; i-- {
+		if s.sums[i].Damaged != nil {
+			return true
+		}
+		if s.sums[i].Batches > 0 {
+			return false
+		}
+	}
+	return false
 }

@@ -44,6 +44,7 @@ window.txnscopeContract = Object.freeze({
     "client_cannot_decode", // 22
     "client_unpredictable", // 23
     "client_no_record", // 24
+    "gap_damaged", // 25
   ]),
   // present.VerdictWords by code: what a page shows for each verdict (never the snake_case name).
   VERDICT_WORDS: Object.freeze([
@@ -82,6 +83,7 @@ window.txnscopeContract = Object.freeze({
     "the client cannot decompress this fetch", // 22
     "depends on offsets the log does not hold", // 23
     "the client fetches the same offset again and again", // 24
+    "in damaged bytes of the segment before", // 25
   ]),
   // txnindex.TxnState names by code (transaction record byte TXR.STATE).
   TXN_STATES: Object.freeze([
