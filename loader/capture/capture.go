@@ -359,7 +359,8 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			continue
 		}
 		k := [2]gopacket.Flow{nl.NetworkFlow(), tcp.TransportFlow()}
-		if !f.follows(k) {
+		seen, follow := f.lookup(k)
+		if !follow {
 			f.skip(g, k)
 			continue
 		}
@@ -370,7 +371,7 @@ func (c *Capture) readPackets(src packetSource, g *guard, f *factory, asm *tcpas
 			dst := nl.NetworkFlow().Dst().String() + ":" + tcp.TransportFlow().Dst().String()
 			f.opener[orderedKey(src, dst)] = src
 		}
-		if _, seen := f.begun[k]; !seen && !tcp.SYN {
+		if !seen && !tcp.SYN {
 			// A direction whose handshake was not captured (the capture
 			// began mid-connection): tcpassembly would hold all its bytes
 			// until its page limit or the end, waiting for a start that
@@ -421,9 +422,8 @@ type factory struct {
 	begun map[[2]gopacket.Flow]struct{}
 	// midStream: the packet being assembled starts a direction whose
 	// handshake was not captured.
-	midStream bool
-	// The connections followed (maxConns), and the packets of later ones.
-	followed, skipped int
+	midStream         bool
+	followed, skipped int          // connections followed (maxConns); packets of later ones
 	skippedAt         *FormatError // where the first skipped packet is
 	// flushBefore, when set, asks readPackets to have tcpassembly stop
 	// waiting for the segments missing since before it (connDecoder's

@@ -17,21 +17,22 @@ import (
 // counted, not decoded, and the read says so (reportSkipped).
 var maxConns = 20_000 // a variable for TestConnectionsBounded
 
-// follows reports whether the packets of direction k (its network and
-// transport flows) are decoded: those of a connection already followed,
-// or of a new one while fewer than maxConns are.
-func (f *factory) follows(k [2]gopacket.Flow) bool {
-	if _, ok := f.begun[k]; ok {
-		return true
+// lookup reports whether direction k (its network and transport flows)
+// was seen before, and whether its packets are decoded: those of a
+// direction seen, of the other half of a connection followed, or of a new
+// connection while fewer than maxConns are.
+func (f *factory) lookup(k [2]gopacket.Flow) (seen, follow bool) {
+	if _, seen = f.begun[k]; seen {
+		return true, true
 	}
 	if _, ok := f.begun[[2]gopacket.Flow{k[0].Reverse(), k[1].Reverse()}]; ok {
-		return true // the other half of a connection followed
+		return false, true // the other half of a connection followed
 	}
 	if f.followed >= maxConns {
-		return false
+		return false, false
 	}
 	f.followed++
-	return true
+	return false, true
 }
 
 // skip counts a packet of a connection past maxConns, noting where the
