@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -118,21 +119,38 @@ func TestChunkingChangesNothing(t *testing.T) {
 		lc := newLossyConv(t, version)
 		c2s, s2c := lossyStreams(lc)
 		mid := uint32(lc.streamOff[lc.respSeg[0][len(lc.respSeg[0])/2]])
+		// Each batch's record count (10), read from its second byte,
+		// with the first record's length and attributes after it,
+		// reads as the start of a response frame of 2,652 bytes with
+		// correlation id 1. Batches are 531 bytes apart: one byte added
+		// to response 1's records between two batches five apart puts
+		// the second lookalike where the first one's size ends.
+		lookalike := int(lc.respOff[0]) + bytes.Index(lc.resp[0], lc.recs[0]) + lc.ends[0][8]
 		cases := []struct {
 			name                   string
 			cgap, clen, sgap, slen uint32
 			syn, resync            bool
+			insertAt               int // one byte added to s2c there, when > 0
 		}{
-			{"whole", 0, 0, 0, 0, true, false},
-			{"gap mid-response", 0, 0, mid, 1000, true, false},
-			{"response start lost", 0, 0, uint32(lc.respOff[1]), 1000, true, true},
-			{"no handshake, both lossy", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true},
-			{"request lost", uint32(lc.reqOff[1]), 20, 0, 0, true, false},
-			{"end lost", 0, 0, uint32(len(s2c)) - 100, 1000, true, false},
+			{"whole", 0, 0, 0, 0, true, false, 0},
+			{"gap mid-response", 0, 0, mid, 1000, true, false, 0},
+			{"response start lost", 0, 0, uint32(lc.respOff[1]), 1000, true, true, 0},
+			{"no handshake, both lossy", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, 0},
+			{"request lost", uint32(lc.reqOff[1]), 20, 0, 0, true, false, 0},
+			{"end lost", 0, 0, uint32(len(s2c)) - 100, 1000, true, false, 0},
+			// A response framer resynchronising before its requests
+			// arrive, with the first request still tentative, took
+			// two lookalikes with the same correlation id for two
+			// successive responses, and lost the real one after them.
+			{"same-corr lookalikes while the request is tentative", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, lookalike},
 		}
 		for _, tc := range cases {
+			s2c := s2c
+			if tc.insertAt > 0 {
+				s2c = slices.Insert(slices.Clone(s2c), tc.insertAt, 'e')
+			}
 			want := summary(decodeWhole(c2s, s2c, tc.cgap, tc.clen, tc.sgap, tc.slen, tc.syn))
-			for _, size := range []int{1, 7, 1000, 65483, 1 << 30} {
+			for _, size := range []int{1, 7, 14, 1000, 65483, 1 << 30} {
 				for _, respFirst := range []bool{false, true} {
 					got := summary(decodeChunked(c2s, s2c, tc.cgap, tc.clen, tc.sgap, tc.slen, tc.syn, size, respFirst))
 					if !slices.Equal(got, want) {

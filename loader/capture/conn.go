@@ -181,18 +181,28 @@ func (d *connDecoder) plausibleResponse(b []byte, after int32) bool {
 	if n := int32(binary.BigEndian.Uint32(b)); n < minResponse || n > maxFrame {
 		return false
 	}
-	corr := int32(binary.BigEndian.Uint32(b[4:]))
-	i, ok := d.place[corr]
+	i, ok := d.placeOf(int32(binary.BigEndian.Uint32(b[4:])))
 	if !ok {
-		// The request it answers may be the one the request framer has
-		// found but cannot take yet (it waits for the frame after it).
-		if t, tok := d.rq.tentative(); !tok || t != corr {
-			return false
-		}
-		i = d.nreq
+		return false
 	}
-	j, ok := d.place[after]
+	// after is placed the same way: when the previous candidate answers
+	// the tentative request too, this one (the same correlation id) does
+	// not come after it; a broker answers each request once.
+	j, ok := d.placeOf(after)
 	return !ok || i > j
+}
+
+// placeOf is the place on the connection of the request with correlation
+// id corr: one framed, or the one the request framer has found but cannot
+// take yet (it waits for the frame after it), which comes next.
+func (d *connDecoder) placeOf(corr int32) (int, bool) {
+	if i, ok := d.place[corr]; ok {
+		return i, true
+	}
+	if t, ok := d.rq.tentative(); ok && t == corr {
+		return d.nreq, true
+	}
+	return 0, false
 }
 
 // undecidedResponse: a size in range and the correlation id of a request
