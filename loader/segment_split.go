@@ -202,8 +202,8 @@ type split struct {
 // memmove in memory already touched. Scanning each part into a slice of its
 // own and copying it behind the first wrote every batch of the later parts
 // twice into fresh memory, which on small batches cost more than the second
-// core saved (1.35M batches of 1 KiB: 86 MB, and on this VM the kernel's
-// zeroing of fresh pages costs as much as the copy from the page cache).
+// core saved (1.35M batches of 1 KiB: 86 MB, and the kernel's zeroing of
+// fresh pages can cost as much as the copy from the page cache).
 // A part that outgrows its region moves to a slice of its own (scanner.slot)
 // and the join copies everything once into an exact slice.
 func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnindex.Batch, before, after int64, sp split, idle func()) ([]txnindex.Batch, error) {

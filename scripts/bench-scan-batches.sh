@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # bench-scan-batches.sh: the header scan of a 1 GiB single-segment partition
 # at 1 KiB, 4 KiB and 64 KiB batches, against `cat` of the same file in the
-# same run (issue 19: "header scan of 1 GiB at 1 KB / 4 KB / 64 KB batches:
-# <= 1.0x cat at each").
+# same run.
 #
 #   scripts/bench-scan-batches.sh                 # 1 GiB each, 5 alternating runs
 #   RUNS=7 SIZES="1024 65536" scripts/bench-scan-batches.sh
@@ -20,14 +19,9 @@
 #              each part writing into its region of one batch slice
 #   scan-1cpu  the same with GOMAXPROCS=1: one walk on one core
 #
-# and prints the medians (wall and CPU) and their ratios to cat's. Then, once
-# per size, scripts/scanmodes: the CPU of reaching every header by pread
-# blocks (on one goroutine, and on two: the floor of a scan on two cores,
-# which decodes and keeps nothing), a pread per header, a faulted mapping,
-# a populated one and a mapping walked 16 chains at a time, on one
-# goroutine and on two (why the loader reads small batches with pread), and
-# the first touch of the fresh memory the scan's batches take (scanmodes
-# -mode fresh), right after a run and after 3 s idle. The data is deleted at
+# and prints the medians (wall and CPU) and their ratios to cat's, and
+# whether copying out of the page cache scales across the cores (dd of the
+# whole file against two dd of its halves at once). The data is deleted at
 # the end (KEEP=1 keeps it).
 set -euo pipefail
 
@@ -40,7 +34,6 @@ WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/bench-scan-batches.XXXXXX")}
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 go build -o "$WORK/scanonly" ./scripts/scanonly
-go build -o "$WORK/scanmodes" ./scripts/scanmodes
 
 # now is the time in nanoseconds: wall times are taken around the command
 # (/usr/bin/time's %e has 10 ms steps, a fifth of a scan).
@@ -101,19 +94,6 @@ for B in $SIZES; do
 		two+=("$(echo "($t2 - $t1) / 1000000000" | bc -l)")
 	done
 	printf '  copy scaling: dd whole %.4f s, two halves at once %.4f s (medians)\n' "$(printf '%s\n' "${one[@]}" | median)" "$(printf '%s\n' "${two[@]}" | median)"
-	echo "  reaching every header (scanmodes, one run each):"
-	for m in "pread -bs 262144" "pread -bs 1048576" pread2 hdr mmap populate "mmapk -k 16" "mmapk2 -k 16" "chunk -bs 67108864"; do
-		# shellcheck disable=SC2086
-		printf '    %-18s %s\n' "$m" "$("$WORK/scanmodes" -mode $m "$LOG")"
-	done
-	# The batches a scan keeps (64 bytes each) are fresh memory, which cat
-	# never asks for. On a VM whose guest hands freed memory back to the
-	# host (free page reporting), its first touch costs what the host
-	# charges for backing it again: measured right after a run freed as
-	# much, and after 3 s idle (the reporting delay is 2 s).
-	printf '    %-18s %s\n' "fresh, right after" "$("$WORK/scanmodes" -mode fresh "$LOG")"
-	sleep 3
-	printf '    %-18s %s\n' "fresh, after 3 s" "$("$WORK/scanmodes" -mode fresh "$LOG")"
 	unset wall cpu
 done
 echo

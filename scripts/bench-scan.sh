@@ -16,9 +16,6 @@
 #   scan-1cpu  the same with GOMAXPROCS=1: segments scanned one after another on one core
 #   scan-only  scripts/scanonly -build=false: the header scan alone
 #   scan+crc   scripts/scanonly -crc: DefaultScanOptions (every batch read whole, CRC-32C checked), + Build
-#   floor      scripts/scanfloor: the least a Go header scan + Build can do (experiment, not a loader):
-#              one pre-sized batch slice for the whole partition, no per-segment slices or copy
-#   floor-thp  scripts/scanfloor -thp: the same with that slice in MADV_HUGEPAGE memory
 #   kmsg       scripts/kmsgdecode: kmsg.RecordBatch.ReadFrom + decompress + kmsg.Record.ReadFrom of every record
 #   kgo        scripts/kmsgdecode -mode kgo: kgo.ProcessFetchPartition over the segments
 #
@@ -47,22 +44,19 @@ fi
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3)"
 mkdir -p "$BIN"
 go build -o "$BIN/scanonly" ./scripts/scanonly
-go build -o "$BIN/scanfloor" ./scripts/scanfloor
 go build -o "$BIN/kmsgdecode" ./scripts/kmsgdecode
 go run ./scripts/genpartition -dir "$DIR" -size "$SIZE"
 LOGS=$(ls "$DIR"/*.log | tr '\n' ' ')
 BYTES=$(cat $LOGS | wc -c)
 echo "partition: $DIR, $(ls "$DIR"/*.log | wc -l) segments, $BYTES bytes"
 
-NAMES=(cat scan scan-1cpu scan-only scan+crc floor floor-thp kmsg kgo)
+NAMES=(cat scan scan-1cpu scan-only scan+crc kmsg kgo)
 CMDS=(
 	"cat $LOGS"
 	"$BIN/scanonly $DIR"
 	"env GOMAXPROCS=1 $BIN/scanonly $DIR"
 	"$BIN/scanonly -build=false $DIR"
 	"$BIN/scanonly -crc $DIR"
-	"$BIN/scanfloor $DIR"
-	"$BIN/scanfloor -thp $DIR"
 	"$BIN/kmsgdecode $DIR"
 	"$BIN/kmsgdecode -mode kgo $DIR"
 )
@@ -124,7 +118,7 @@ report() {
 	printf "%-9s %10s %10s %10s %9s %9s %9s\n" what median_ms mean_ms min_ms user_ms sys_ms "MiB/s"
 	awk -v b="$BYTES" '{u=($4=="-")?"-":sprintf("%.0f",$4*1000); s=($5=="-")?"-":sprintf("%.0f",$5*1000); mn=($7=="-")?"-":sprintf("%.1f",$7*1000);
 		printf "%-9s %10.1f %10.1f %10s %9s %9s %9.0f\n", $1, $6*1000, $2*1000, mn, u, s, b/1048576/$6}' "$WORK/$label.txt"
-	local c s o k g f
+	local c s o k g
 	c=$(mean "$label" cat)
 	s=$(mean "$label" scan)
 	o=$(mean "$label" scan-only)
@@ -132,16 +126,14 @@ report() {
 	one=$(mean "$label" scan-1cpu)
 	k=$(mean "$label" kmsg)
 	g=$(mean "$label" kgo)
-	f=$(mean "$label" floor)
 	echo "ratios of medians ($title):"
-	awk -v c="$c" -v s="$s" -v one="$one" -v o="$o" -v k="$k" -v g="$g" -v f="$f" 'BEGIN{
+	awk -v c="$c" -v s="$s" -v one="$one" -v o="$o" -v k="$k" -v g="$g" 'BEGIN{
 		printf "  scan/cat  %6.2fx   (acceptance: <= 1.5x, aim 1.0x; scan = header scan + txnindex.Build)\n", s/c
 		if (one != "") printf "  scan-1cpu/cat %6.2fx (GOMAXPROCS=1: one core)\n", one/c
 		if (o != "") printf "  scan-only/cat %6.2fx (the header scan without Build)\n", o/c
 		if (k != "") printf "  kmsg/scan %6.2fx   (acceptance: >= 5x)\n", k/s
 		if (k != "" && one != "") printf "  kmsg/scan-1cpu %6.2fx (both on one core: kmsgdecode is single-threaded)\n", k/one
 		if (g != "") printf "  kgo/scan  %6.2fx\n", g/s
-		if (f != "") printf "  floor/cat %6.2fx   (the experiment: what any Go process that keeps the batches pays)\n", f/c
 	}'
 }
 

@@ -45,8 +45,8 @@ func TestLimitsAtLoad(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.want, err, c.want)
 		}
 	}
-	// A partition over a limit, of a log directory or loaded alone (issue
-	// 19), starts and is drawn segment by segment, its page saying why.
+	// A partition over a limit, of a log directory or loaded alone,
+	// starts and is drawn segment by segment, its page saying why.
 	batches8 := func(o *Options) { o.MaxSourceBatches = 8 }
 	bytes1000 := func(o *Options) { o.MaxSourceBytes = 1000 }
 	for _, c := range []struct {

@@ -268,7 +268,7 @@ func (d *Decision) reason() string {
 	case CauseGapOverlap:
 		sb.WriteString("gap: batch overlaps the previous one")
 	case CauseGapDamaged:
-		sb.WriteString("gap: in the damaged bytes of the segment before, past its last batch read: a consumer that reaches them fails on them, and the broker's recovery after an unclean shutdown truncates the log there")
+		sb.WriteString("gap: in the damaged bytes of the segment before, past its last batch read: a consumer that reaches them fails there until it seeks past them (the decisions after are those of one that did), and the broker's recovery after an unclean shutdown truncates the log there")
 	default:
 		sb.WriteString(d.Verdict.String())
 	}

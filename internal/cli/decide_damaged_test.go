@@ -10,11 +10,11 @@ import (
 )
 
 // damagedSpanning writes the spanning demo with a bad CRC in the first
-// batch of its middle segment (00000000000000000006.log) and a recovery
-// point of 0, so that the segment's read stops at its start: offsets 6-12
-// are in its damaged bytes, and segment 13 follows. It returns the
-// partition directory.
-func damagedSpanning(t *testing.T) string {
+// batch of its middle segment (00000000000000000006.log) and the recovery
+// point rp: at or below 6, a restart recovers the segment and the read
+// stops at its start (offsets 6-12 are in its damaged bytes, and segment 13
+// follows). It returns the partition directory, inside its log directory.
+func damagedSpanning(t *testing.T, rp string) string {
 	t.Helper()
 	root, b := testfixture.WriteScenarioFile(t, filepath.Join("..", "..", "scenario", "demos", "spanning.txn"))
 	dir := filepath.Join(root, b.Dir)
@@ -27,7 +27,7 @@ func damagedSpanning(t *testing.T) string {
 	if err := os.WriteFile(seg, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte("0\n1\ndemo-spanning 0 0\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte("0\n1\ndemo-spanning 0 "+rp+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -39,7 +39,7 @@ func damagedSpanning(t *testing.T) string {
 // recovery_truncates says; the whole load and the segment windows say so
 // alike.
 func TestDecideDamagedSegmentGap(t *testing.T) {
-	dir := damagedSpanning(t)
+	dir := damagedSpanning(t, "0")
 	nd := decideOK(t, "--format", "ndjson", dir)
 	if !strings.Contains(nd, `"from":6,"to":12,"decision":"gap","cause":"gap_damaged"`) {
 		t.Errorf("no damaged gap at offsets 6-12 in:\n%s", nd)

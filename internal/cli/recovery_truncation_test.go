@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/txnscope/txnscope/internal/testfixture"
 )
 
 // TestDiagnoseRecoveryTruncation: the spanning demo's middle segment with
@@ -33,21 +31,8 @@ func TestDiagnoseRecoveryTruncation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root, b := testfixture.WriteScenarioFile(t, filepath.Join("..", "..", "scenario", "demos", "spanning.txn"))
-			dir := filepath.Join(root, b.Dir)
-			seg := filepath.Join(dir, "00000000000000000006.log")
-			raw, err := os.ReadFile(seg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw[len(raw)/3] ^= 0xff // inside the first batch, past its CRC field
-			if err := os.WriteFile(seg, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			rp := "0\n1\ndemo-spanning 0 " + c.rp + "\n"
-			if err := os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte(rp), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			dir := damagedSpanning(t, c.rp)
+			root := filepath.Dir(dir)
 			if c.clean {
 				if err := os.WriteFile(filepath.Join(root, ".kafka_cleanshutdown"), nil, 0o644); err != nil {
 					t.Fatal(err)
