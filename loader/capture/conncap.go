@@ -12,7 +12,7 @@ import (
 // costs about 1.4 KB until the end of the read (tcpassembly's state, the
 // stream's and its decoder's), whatever it carries: a capture of nothing
 // but SYNs from distinct ports, 80 bytes each, would take 18 times its
-// size. A consumer's capture holds a few connections a broker, a broker's
+// size. A consumer's capture holds a few connections per broker, a broker's
 // a few thousand; past the bound the packets of new connections are
 // counted, not decoded, and the read says so (reportSkipped).
 var maxConns = 20_000 // a variable for TestConnectionsBounded

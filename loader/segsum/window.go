@@ -339,7 +339,7 @@ func (s *Store) decide(l *txnindex.Log, k int, o txnindex.ConsumeOptions) *Windo
 				// full pass labels it by the batch before it all the
 				// same (findGaps).
 				g.Cause, g.Uncommitted = txnindex.CauseGapSegmentBoundary, txnindex.Missing
-				if s.damagedBefore(j) {
+				if s.damagedBefore(k) {
 					g.Cause = txnindex.CauseGapDamaged
 				}
 			}
