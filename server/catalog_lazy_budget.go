@@ -11,7 +11,7 @@ import (
 )
 
 // The split of --max-memory (M). Half of it is the collector's headroom:
-// with GOGC=100 the heap grows to twice what is live before a collection,
+// at the runtime's default pacing the heap grows to twice what is live before a collection,
 // so what the server keeps live stays under the other half, the budget.
 // Three things share the budget:
 //   - the partitions of a log directory opened whole (lazyPart: the whole

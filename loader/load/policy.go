@@ -56,8 +56,8 @@ type Question struct {
 type Budget struct {
 	// MaxMemory is --max-memory: a load whose cost (Cost.Memory) is more
 	// than half of it is read by segment or refused. The other half is
-	// the collector's headroom: with Go's default GOGC the heap grows to
-	// twice what is live before it is collected (segsum.Cache).
+	// the collector's headroom: at the runtime's default pacing the heap
+	// grows to twice what is live before it is collected (segsum.Cache).
 	MaxMemory int64
 	// MaxFileBytes and MaxBatches are serve's --max-source-bytes and
 	// --max-source-batches: the most a partition read whole may hold,

@@ -8,7 +8,7 @@ import (
 // Cache keeps scanned segments, of every Store that shares it, under one
 // byte budget, the least recently used going first. The budget is half of
 // the memory it is given (serve --max-memory): the garbage collector lets
-// the heap grow to twice what is live before it collects (GOGC=100), and
+// the heap grow to twice what is live before it collects (its default), and
 // a scan's batches are garbage once its window is built, so windows
 // holding half keep the process's memory under the whole.
 // The window just put is kept even when it alone is over the budget: the
