@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -130,24 +131,33 @@ func TestChunkingChangesNothing(t *testing.T) {
 			name                   string
 			cgap, clen, sgap, slen uint32
 			syn, resync            bool
-			insertAt               int // one byte added to s2c there, when > 0
+			insertAt               int   // one byte added to s2c there, when > 0
+			corr2                  int32 // the second request's correlation id, when not 0
 		}{
-			{"whole", 0, 0, 0, 0, true, false, 0},
-			{"gap mid-response", 0, 0, mid, 1000, true, false, 0},
-			{"response start lost", 0, 0, uint32(lc.respOff[1]), 1000, true, true, 0},
-			{"no handshake, both lossy", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, 0},
-			{"request lost", uint32(lc.reqOff[1]), 20, 0, 0, true, false, 0},
-			{"end lost", 0, 0, uint32(len(s2c)) - 100, 1000, true, false, 0},
+			{"whole", 0, 0, 0, 0, true, false, 0, 0},
+			{"gap mid-response", 0, 0, mid, 1000, true, false, 0, 0},
+			{"response start lost", 0, 0, uint32(lc.respOff[1]), 1000, true, true, 0, 0},
+			{"no handshake, both lossy", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, 0, 0},
+			{"request lost", uint32(lc.reqOff[1]), 20, 0, 0, true, false, 0, 0},
+			{"end lost", 0, 0, uint32(len(s2c)) - 100, 1000, true, false, 0, 0},
 			// A response framer resynchronising before its requests
 			// arrive, with the first request still tentative, took
 			// two lookalikes with the same correlation id for two
 			// successive responses, and lost the real one after them.
-			{"same-corr lookalikes while the request is tentative", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, lookalike},
+			{"same-corr lookalikes while the request is tentative", 30, 7, uint32(lc.respOff[1]) + 3, 50, false, true, lookalike, 0},
+			// A damaged correlation id, far above those after it, in
+			// the second request: the third response, held until its
+			// request came, was let go before it did.
+			{"damaged correlation id before a held response's request", 0, 0, 0, 0, true, false, 0, 1<<20 | 2},
 		}
 		for _, tc := range cases {
-			s2c := s2c
+			c2s, s2c := c2s, s2c
 			if tc.insertAt > 0 {
 				s2c = slices.Insert(slices.Clone(s2c), tc.insertAt, 'e')
+			}
+			if tc.corr2 != 0 {
+				c2s = slices.Clone(c2s)
+				binary.BigEndian.PutUint32(c2s[lc.reqOff[1]+8:], uint32(tc.corr2))
 			}
 			want := summary(decodeWhole(c2s, s2c, tc.cgap, tc.clen, tc.sgap, tc.slen, tc.syn))
 			for _, size := range []int{1, 7, 14, 1000, 65483, 1 << 30} {

@@ -42,7 +42,6 @@ type connDecoder struct {
 	// answer a request later than the last one answered.
 	place    map[int32]int
 	nreq     int
-	maxCorr  int32   // the highest correlation id of the requests so far
 	fetchReq []reqAt // the Fetch requests, to find those left unanswered
 	// Offsets named by earlier requests of a fetch session (KIP-227): an
 	// incremental request lists only partitions that changed.
@@ -71,7 +70,7 @@ type reqAt struct {
 }
 
 func newConnDecoder(c *Capture, conn *Conn) *connDecoder {
-	d := &connDecoder{c: c, conn: conn, byCorr: map[int32]pending{}, place: map[int32]int{}, maxCorr: noCorr,
+	d := &connDecoder{c: c, conn: conn, byCorr: map[int32]pending{}, place: map[int32]int{},
 		session: map[sessionKey]int64{}, answered: map[int32]bool{},
 		reqWhere: conn.Client + "->" + conn.Server, respWhere: conn.Server + "->" + conn.Client}
 	d.rq = &framer{file: c.Name, where: d.reqWhere, d: conn.c2s, min: minRequest, corrAt: 8, plausible: plausibleRequest, emit: d.request}
@@ -95,6 +94,9 @@ func (d *connDecoder) advance(final bool) {
 		}
 	}()
 	d.rq.advance(final)
+	// The request stream may have moved past held responses without
+	// framing a request (requestsPast).
+	d.release(final)
 	d.rs.advance(final)
 	if final {
 		d.release(true)
@@ -136,7 +138,6 @@ func (d *connDecoder) request(f frame) {
 	fr := f.data
 	if len(fr) >= 8 {
 		corr := corrOf(fr)
-		d.maxCorr = max(d.maxCorr, corr)
 		if int16(binary.BigEndian.Uint16(fr)) == 1 {
 			d.fetchReq = append(d.fetchReq, reqAt{off: f.off, version: int16(binary.BigEndian.Uint16(fr[2:])), corr: corr, i: i})
 		}
@@ -205,18 +206,18 @@ func (d *connDecoder) placeOf(corr int32) (int, bool) {
 	return 0, false
 }
 
-// undecidedResponse: a size in range and the correlation id of a request
-// that may still be framed (waits), so that a response framer
-// resynchronising ahead of its requests does not pass over the response
-// whose request comes next.
-func (d *connDecoder) undecidedResponse(b []byte) bool {
+// undecidedResponse: b, at stream byte off, has a size in range and the
+// correlation id of a request that may still be framed (waits), so that a
+// response framer resynchronising ahead of its requests does not pass
+// over the response whose request comes next.
+func (d *connDecoder) undecidedResponse(b []byte, off int64) bool {
 	if len(b) < 8 {
 		return false
 	}
 	if n := int32(binary.BigEndian.Uint32(b)); n < minResponse || n > maxFrame {
 		return false
 	}
-	return d.waits(frame{data: b[4:8]})
+	return d.waits(frame{off: off, data: b[4:8]})
 }
 
 // confirmResponse: a response that runs past the bytes captured after a
@@ -274,16 +275,40 @@ func (d *connDecoder) response(f frame) {
 	d.release(false)
 }
 
-// waits reports whether f answers a request that may still arrive: one
-// not seen yet, while the requests seen so far all have lower
-// correlation ids (clients count them up) and the request stream goes on.
+// waits reports whether f answers a request that may still be framed:
+// one not seen yet, while the request stream has not been framed past
+// the bytes captured up to f's first byte (requestsPast). The capture
+// times decide, not the correlation ids: a client counts its ids up, but
+// Java's clients share one counter across connections, so a connection's
+// ids jump, and a damaged or hostile id can be any number.
 func (d *connDecoder) waits(f frame) bool {
 	if len(f.data) < 4 || d.rq.ended {
 		return false
 	}
-	corr := int32(binary.BigEndian.Uint32(f.data))
-	_, ok := d.byCorr[corr]
-	return !ok && (d.maxCorr == noCorr || corr > d.maxCorr)
+	if _, ok := d.byCorr[int32(binary.BigEndian.Uint32(f.data))]; ok {
+		return false
+	}
+	return !d.requestsPast(d.seen(f))
+}
+
+// requestsPast reports whether every request a response captured at t
+// can answer has been framed (or lost in a gap). A broker reads a request
+// whole before it answers, and TCP hands it the request's bytes only
+// after every byte before them: a request byte captured after t lies
+// after the request the response answers, and tcpassembly hands over a
+// direction's bytes in stream order too. So the request framer is past
+// that request once the byte where it stands, the first it has not
+// framed, was captured after t; or, with all bytes so far framed, once
+// the last chunk was.
+func (d *connDecoder) requestsPast(t time.Time) bool {
+	fr, dir := d.rq, d.conn.c2s
+	if !fr.started || len(dir.runs) == 0 || len(dir.marks) == 0 {
+		return false
+	}
+	if fr.pos < dir.runs[len(dir.runs)-1].end() {
+		return dir.timeAt(fr.pos).After(t)
+	}
+	return dir.marks[len(dir.marks)-1].t.After(t)
 }
 
 // release decodes the held responses whose turn has come; all of them

@@ -196,12 +196,12 @@ type framer struct {
 	// confirm, if set, checks a plausible frame that runs past the
 	// captured bytes more closely.
 	confirm func(b []byte) bool
-	// undecided, if set, reports whether b, starting at a size field,
-	// is not plausible now but may become so once the other direction's
-	// bytes arrive: a response whose request has not been framed yet,
-	// when tcpassembly hands a connection's responses over before its
-	// requests.
-	undecided func(b []byte) bool
+	// undecided, if set, reports whether b, starting at a size field
+	// at stream byte off, is not plausible now but may become so once
+	// the other direction's bytes arrive: a response whose request has
+	// not been framed yet, when tcpassembly hands a connection's
+	// responses over before its requests.
+	undecided func(b []byte, off int64) bool
 	emit      func(frame)
 
 	// The walk's place: run ri, stream byte pos; aligned when pos starts
@@ -441,7 +441,7 @@ func (fr *framer) scan(r *run, from int64, after int32, done bool) (pos int64, f
 	i := int(from - r.off)
 	for ; i+need <= len(b); i++ {
 		if !fr.plausible(b[i:], after) {
-			if len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:]) {
+			if len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:], r.off+int64(i)) {
 				return r.off + int64(i), false, true
 			}
 			continue
@@ -450,7 +450,7 @@ func (fr *framer) scan(r *run, from int64, after int32, done bool) (pos int64, f
 		switch {
 		case next+need <= len(b) && fr.plausible(b[next:], fr.corr(b[i:])):
 			return r.off + int64(i), true, false
-		case next+need <= len(b) && len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[next:]):
+		case next+need <= len(b) && len(weak) == 0 && fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[next:], r.off+int64(next)):
 			return r.off + int64(i), false, true // the frame after it waits for its request
 		case next+need <= len(b):
 		case !done:
@@ -468,7 +468,7 @@ func (fr *framer) scan(r *run, from int64, after int32, done bool) (pos int64, f
 		if fr.confirm == nil || fr.confirm(b[i:]) {
 			return r.off + int64(i), true, false
 		}
-		if fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:]) {
+		if fr.undecided != nil && len(b)-i <= flushHeld && fr.undecided(b[i:], r.off+int64(i)) {
 			return r.off + int64(i), false, true // confirm needs its request
 		}
 	}
