@@ -153,7 +153,7 @@ func (c *Capture) closeReport() {
 	if c.firstLeft != nil {
 		fe.Where, fe.Offset = c.firstLeft.Where, c.firstLeft.Offset
 	}
-	fe.Msg = fmt.Sprintf("%d more problems not listed, the first of them here", left)
+	fe.Msg = count(left, "more problem") + " not listed, the first of them here"
 	c.Problems = append(c.Problems, fe)
 }
 
@@ -195,14 +195,6 @@ func Open(path string) (*Capture, error) {
 		return nil, fmt.Errorf("capture: %s: not a regular file (%s)", path, st.Mode().Type())
 	}
 	return Read(io.NewSectionReader(f, 0, st.Size()), path)
-}
-
-// count is "1 thing" or "n things".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // IsCapture reports whether the first bytes are a pcap or pcapng magic.

@@ -10,17 +10,28 @@ import (
 	"github.com/txnscope/txnscope/loader"
 )
 
-// maxHeld bounds the bytes of responses a connection holds while it waits
-// for the request they answer (see connDecoder.response). Past it the
-// oldest is taken as answering a request that was not captured.
-const maxHeld = 64 << 20
+// maxHeld and maxHeldFrames bound the responses a connection holds while
+// it waits for the requests they answer (see connDecoder.response), in
+// bytes and in frames: past either, the oldest is taken as answering a
+// request that was not captured. The count bounds a stream of the
+// smallest frames (8 bytes, each costing some 150 bytes to keep); real
+// traffic holds at most a response per request tcpassembly queues behind
+// a gap, 4,096 of them before it lets go (flushHeldFrames).
+const (
+	maxHeld       = 64 << 20
+	maxHeldFrames = 8192
+)
 
-// flushHeld is what a connection holds before it asks tcpassembly to stop
-// waiting for missing segments (factory.flushBefore): a request stream
-// that lost a segment is held back by tcpassembly, one page per request,
-// until 4,096 pages have queued or the capture ends, while the responses
-// to the requests after the gap keep coming.
-const flushHeld = 8 << 20
+// flushHeld and flushHeldFrames are what a connection holds before it
+// asks tcpassembly to stop waiting for missing segments
+// (factory.flushBefore): a request stream that lost a segment is held back
+// by tcpassembly, one page per request, until 4,096 pages have queued or
+// the capture ends, while the responses to the requests after the gap
+// keep coming.
+const (
+	flushHeld       = 8 << 20
+	flushHeldFrames = 4096
+)
 
 // connDecoder decodes one connection's exchanges as their frames
 // complete: each request is kept, decoded, by correlation id until its
@@ -56,7 +67,7 @@ type connDecoder struct {
 	// segment to go on without it; nil when decoding whole streams.
 	flush func(t time.Time)
 
-	reqProblems, respProblems []error
+	reqProblems, respProblems streamProblems
 	fetches                   []*Fetch
 	failed                    error // a decoder panicked: the connection's remaining exchanges are skipped
 }
@@ -109,9 +120,9 @@ func (d *connDecoder) finish() {
 	d.advance(true)
 	c := d.c
 	c.report(d.rq.report()...)
-	c.report(d.reqProblems...)
+	c.report(d.reqProblems.report(c.Name)...)
 	c.report(d.rs.report()...)
-	c.report(d.respProblems...)
+	c.report(d.respProblems.report(c.Name)...)
 	if d.failed != nil {
 		c.report(d.failed)
 	} else {
@@ -127,8 +138,36 @@ func (d *connDecoder) finish() {
 // decodeConn decodes a connection whose directions hold all their bytes.
 func decodeConn(c *Capture, conn *Conn) { newConnDecoder(c, conn).finish() }
 
-func (d *connDecoder) problem(to *[]error, where string, off int64, format string, args ...any) {
-	*to = append(*to, &FormatError{File: d.c.Name, Where: where, Offset: off, Msg: fmt.Sprintf(format, args...)})
+func (d *connDecoder) problem(to *streamProblems, where string, off int64, format string, args ...any) {
+	if len(to.list) >= maxStreamProblems {
+		if to.dropped == 0 {
+			to.firstWhere, to.firstOff = where, off
+		}
+		to.dropped++
+		return
+	}
+	to.list = append(to.list, &FormatError{File: d.c.Name, Where: where, Offset: off, Msg: fmt.Sprintf(format, args...)})
+}
+
+// streamProblems is what decoding one direction's frames found wrong: the
+// first maxStreamProblems, then a count, as the framer keeps its own. A
+// stream of the smallest frames, each answering no request, is one
+// problem per 8 bytes.
+type streamProblems struct {
+	list       []error
+	dropped    int
+	firstWhere string
+	firstOff   int64
+}
+
+// report is the problems listed, then one counting those not listed, at
+// the first of them.
+func (p *streamProblems) report(file string) []error {
+	if p.dropped == 0 {
+		return p.list
+	}
+	return append(p.list, &FormatError{File: file, Where: p.firstWhere, Offset: p.firstOff,
+		Msg: count(p.dropped, "more problem") + " decoding this stream's frames not listed, the first of them here"})
 }
 
 // request takes one request frame.
@@ -264,7 +303,7 @@ func (d *connDecoder) response(f frame) {
 	f.seen = d.conn.s2c.timeAt(f.off) // the direction forgets it once past f
 	d.held = append(d.held, f)
 	d.heldBytes += len(f.data)
-	if d.heldBytes > flushHeld && d.flush != nil {
+	if (d.heldBytes > flushHeld || len(d.held) > flushHeldFrames) && d.flush != nil {
 		// A response is captured after the whole of the request it
 		// answers reached the broker: what the request stream still
 		// waits for from before this response (its start, when the
@@ -314,7 +353,7 @@ func (d *connDecoder) requestsPast(t time.Time) bool {
 // release decodes the held responses whose turn has come; all of them
 // when final.
 func (d *connDecoder) release(final bool) {
-	for len(d.held) > 0 && (final || !d.waits(d.held[0]) || d.heldBytes > maxHeld) {
+	for len(d.held) > 0 && (final || !d.waits(d.held[0]) || d.heldBytes > maxHeld || len(d.held) > maxHeldFrames) {
 		f := d.held[0]
 		if !final && d.waits(f) {
 			d.problem(&d.respProblems, d.respWhere, f.off, "response corr %d held with %d bytes of responses after it for a request that did not come: not decoded",

@@ -56,3 +56,11 @@ func (f *factory) reportSkipped() {
 		fe.Msg, txnindex.Count(int64(maxConns)), count(f.skipped, "packet"))
 	f.cap.report(fe)
 }
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return txnindex.Count(int64(n)) + " " + thing + "s"
+}

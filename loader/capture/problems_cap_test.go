@@ -3,9 +3,10 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // TestProblemsCapped: each stream's problems were bounded, but not the
@@ -62,14 +63,14 @@ func TestProblemsCapped(t *testing.T) {
 			if tc.problems > maxProblems {
 				want++
 				last := c.Problems[len(c.Problems)-1].Error()
-				if !strings.Contains(last, fmt.Sprintf("%d more problems not listed", tc.problems-maxProblems)) || !strings.Contains(last, "byte 0x") {
+				if !strings.Contains(last, txnindex.Count(int64(tc.problems-maxProblems))+" more problems not listed") || !strings.Contains(last, "byte 0x") {
 					t.Errorf("last problem %q: want the rest counted, at the byte of the first of them", last)
 				}
 			}
 			if len(c.Problems) != want {
 				t.Errorf("%d problems listed, want %d", len(c.Problems), want)
 			}
-			if err := c.NoFetch(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d problems reported", tc.problems)) {
+			if err := c.NoFetch(); err == nil || !strings.Contains(err.Error(), txnindex.Count(int64(tc.problems))+" problems reported") {
 				t.Errorf("NoFetch: %v, want %d problems counted", err, tc.problems)
 			}
 		})

@@ -242,7 +242,7 @@ func (fr *framer) report() []error {
 			end = fr.d.runs[n-1].end()
 		}
 		out = append(out, &FormatError{File: fr.file, Where: fr.where, Offset: end,
-			Msg: fmt.Sprintf("%d more problems in this stream not listed", fr.dropped)})
+			Msg: count(fr.dropped, "more problem") + " in this stream not listed"})
 	}
 	return out
 }
