@@ -191,8 +191,11 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 	// Every transaction but the ones still open at the end is closed by
 	// one end-transaction marker, so the markers firstUnusable counted
 	// size Txns once (growing it by doubling first-touches twice its
-	// memory).
-	l.Txns = make([]Txn, 0, markers+len(seed)+64)
+	// memory). The room for those left open is at most a batch each: an
+	// empty log's 64 spare entries cost 6 KB, which a log directory of
+	// empty partitions, or a dump naming a partition a line, paid per
+	// partition.
+	l.Txns = make([]Txn, 0, markers+len(seed)+min(64, len(l.Batches)))
 
 	// One map lookup per batch: a producer's entry in Producers (-1 until
 	// it is seen in a batch; seeds come from a snapshot) and its open
@@ -386,6 +389,13 @@ func (l *Log) replay(seed []OngoingTxn, markers int) {
 		t.Batches++
 		t.Records += int64(b.Records)
 		t.Bytes += int64(b.Size)
+	}
+	// Transactions left open past the markers' room grew Txns by
+	// doubling (a producer a batch, each leaving one open: up to twice
+	// the 96 bytes a transaction keeps); the log keeps its array as long
+	// as it lives, so it is cut to its length when much of it is spare.
+	if spare := cap(l.Txns) - len(l.Txns); spare > len(l.Txns)/8+64 {
+		l.Txns = slices.Clone(l.Txns)
 	}
 	n := 0
 	for i := range l.Txns {
