@@ -107,7 +107,7 @@ func (e *LineError) Error() string {
 type Dump struct {
 	Partitions []*txnindex.Partition
 	Snapshots  map[string][]SnapshotEntry // by dumped path
-	Problems   []error                    // lines that could not be used
+	Problems   []error                    // lines that could not be used: the first maxProblems, then one counting the rest
 	Unresolved int                        // control batches whose type is unknown (no --deep-iteration)
 }
 
@@ -178,9 +178,9 @@ func Read(r io.Reader, name string) (*Dump, error) {
 	var cur *fileState
 	var lastBatch *txnindex.Batch
 	lineNo := 0
-	problem := func(msg string, a ...any) {
-		d.Problems = append(d.Problems, &LineError{name, lineNo, pos, fmt.Sprintf(msg, a...)})
-	}
+	var probs problems
+	var skipped skippedFiles
+	problem := func(msg string, a ...any) { probs.add(name, lineNo, pos, msg, a...) }
 	sawHeader := false
 	// A record's payload is printed raw (StringDecoder), so a payload
 	// holding newlines continues on the next lines: after a record line,
@@ -221,6 +221,11 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				cur.base, _ = strconv.ParseInt(m[1], 10, 64)
 			}
 			lastBatch = nil
+			if (cur.kind == "log" || cur.kind == "txnindex") && parts[cur.dirKey] == nil && len(parts) >= maxPartitions {
+				// Its lines are read past, as an unknown file's.
+				skipped.add(name, lineNo, pos)
+				cur.kind = "other"
+			}
 			if cur.kind == "log" || cur.kind == "txnindex" {
 				ps := parts[cur.dirKey]
 				if ps == nil {
@@ -343,6 +348,10 @@ func Read(r io.Reader, name string) (*Dump, error) {
 				problem("unrecognised %s dump line %q", cur.kind, clip(line))
 			}
 		}
+	}
+	d.Problems = probs.done()
+	if err := skipped.problem(); err != nil {
+		d.Problems = append(d.Problems, err)
 	}
 	if lr.err != nil {
 		return d, &LineError{name, lineNo + 1, lr.pos, fmt.Sprintf("reading: %v", lr.err)}

@@ -1,0 +1,114 @@
+package dumplog
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// heapPeak reads r through Read and returns what Read returned and the
+// live heap's peak over the read (sampled after a collection every
+// mebibyte read), less what it was before.
+func heapPeak(t *testing.T, r io.Reader) (*Dump, uint64) {
+	t.Helper()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	s := &sampler{r: r, base: m.HeapAlloc}
+	d, err := Read(s, "hostile.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sample()
+	return d, s.peak
+}
+
+type sampler struct {
+	r          io.Reader
+	base, peak uint64
+	since      int
+}
+
+func (s *sampler) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if s.since += n; s.since >= 1<<20 {
+		s.since = 0
+		s.sample()
+	}
+	return n, err
+}
+
+func (s *sampler) sample() {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapAlloc > s.base {
+		s.peak = max(s.peak, m.HeapAlloc-s.base)
+	}
+}
+
+// TestDumpProblemsListedThenCounted: a segment's dump followed by 4 MB
+// of two-byte lines, each a problem. Listed one by one they took 195 MB
+// of heap; now the first maxProblems are listed and one last problem
+// counts the rest, at the first of them.
+func TestDumpProblemsListedThenCounted(t *testing.T) {
+	const size = 4 << 20
+	head := "Dumping /data/t-0/00000000000000000000.log\n"
+	in := head + strings.Repeat("x\n", (size-len(head))/2)
+	d, peak := heapPeak(t, strings.NewReader(in))
+	lines := strings.Count(in, "\n") - 1
+	t.Logf("%d bytes of two-byte lines: peak heap %d KB, %d problems", len(in), peak>>10, len(d.Problems))
+	if peak > size/4 {
+		t.Errorf("peak heap %d MB reading %d MB of two-byte lines", peak>>20, size>>20)
+	}
+	if len(d.Problems) != maxProblems+1 {
+		t.Fatalf("%d problems, want %d listed and one counting the rest", len(d.Problems), maxProblems)
+	}
+	first := len(head) + 2*maxProblems
+	want := fmt.Sprintf("dumplog: hostile.txt:%d (byte %#x): %d more problems not listed, the first of them here", maxProblems+2, first, lines-maxProblems)
+	want = strings.Replace(want, fmt.Sprint(lines-maxProblems), commas(lines-maxProblems), 1)
+	if got := d.Problems[maxProblems].Error(); got != want {
+		t.Errorf("last problem %q\nwant %q", got, want)
+	}
+}
+
+// commas writes n as txnindex.Count does.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// TestDumpPartitionsBounded: each "Dumping" line of a new directory is a
+// partition of about 1 KB once built, whatever it holds. A dump naming
+// more than maxPartitions follows the first maxPartitions; the files of
+// the later ones are read past, their batch lines too, and said in one
+// problem at the first of them.
+func TestDumpPartitionsBounded(t *testing.T) {
+	var b strings.Builder
+	const extra = 50
+	for i := range maxPartitions + extra {
+		fmt.Fprintf(&b, "Dumping /data/p%d-0/00000000000000000000.log\n", i)
+		if i == maxPartitions {
+			b.WriteString(batchLine("0", "0", "1", 0))
+		}
+	}
+	in := b.String()
+	d, err := Read(strings.NewReader(in), "hostile.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Partitions) != maxPartitions {
+		t.Errorf("%d partitions, want the first %d", len(d.Partitions), maxPartitions)
+	}
+	at := strings.Index(in, fmt.Sprintf("Dumping /data/p%d-0/", maxPartitions))
+	want := fmt.Sprintf("dumplog: hostile.txt:%d (byte %#x): %d files of partitions past the first %s not read, the first of them here",
+		maxPartitions+1, at, extra, commas(maxPartitions))
+	if len(d.Problems) != 1 || d.Problems[0].Error() != want {
+		t.Errorf("problems %v\nwant [%s]", d.Problems, want)
+	}
+}
