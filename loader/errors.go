@@ -25,6 +25,9 @@ type FormatError struct {
 	// recoveryKeeps: a batch a segment's scan stops at that the broker's
 	// recovery keeps (scanner.damagedKept).
 	recoveryKeeps bool
+	// left: a note counting this many notes of a segment's scan not
+	// listed (capNotes).
+	left int
 }
 
 // Error renders the problem as

@@ -136,8 +136,9 @@ type SegmentFile struct {
 	// Damage lists problems in byte order. The scan stops at the first
 	// framing problem (a truncated tail, a bad size, an unknown magic, a
 	// bad CRC), which is then the last entry and sits at ValidBytes. A
-	// malformed control record or an undecodable legacy wrapper is
-	// recorded and the scan goes on.
+	// malformed control record, an undecodable legacy wrapper or a bad
+	// CRC the broker serves is recorded and the scan goes on: the first
+	// 20 of those, then one note counting the rest, at the first of them.
 	Damage []*FormatError
 
 	Options ScanOptions

@@ -38,6 +38,11 @@ type scanner struct {
 	pos     int64
 	batches []txnindex.Batch
 	damage  []*FormatError
+	// notesLeft counts the notes past maxNotes, the first at byte
+	// notesFirst; stopped says the last of damage stopped the scan.
+	notesLeft  int
+	notesFirst int64
+	stopped    bool
 
 	// lastOffset is the last offset of the batch scanned before (when
 	// haveLast): the next batch must start above it.
@@ -145,7 +150,9 @@ const flushedCRC = "kept: the segment lies below the partition's recovery point,
 	"and a consumer that checks CRCs (the Java consumer's check.crcs, on by default) fails on it"
 
 func (s *scanner) damaged(format string, args ...any) {
+	s.flushNotes()
 	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+	s.stopped = true
 }
 
 // damagedKept is damaged for a batch the broker's recovery keeps
@@ -154,19 +161,16 @@ func (s *scanner) damaged(format string, args ...any) {
 // CRC): the scan stops there all the same, as a consumer's fetch fails
 // on it, but no recovery truncates the segment there.
 func (s *scanner) damagedKept(format string, args ...any) {
+	s.flushNotes()
 	fe := formatErr(s.name, s.pos, "batch", format, args...)
 	fe.recoveryKeeps = true
 	s.damage = append(s.damage, fe)
-}
-
-// note records a problem inside a batch the scan keeps (a malformed control
-// record, an undecodable legacy wrapper); the scan goes on.
-func (s *scanner) note(format string, args ...any) {
-	s.damage = append(s.damage, formatErr(s.name, s.pos, "batch", format, args...))
+	s.stopped = true
 }
 
 func (s *scanner) scan() (err error) {
 	defer func() {
+		s.flushNotes()
 		if s.zstd != nil {
 			s.zstd.Close()
 			s.zstd = nil

@@ -291,7 +291,11 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 			if err := t.scan(); err != nil {
 				return into, err
 			}
-			out, f.Damage, f.ValidBytes = t.batches, append(damage, t.damage...), t.pos
+			notes, stop := t.damage, []*FormatError(nil)
+			if t.stopped {
+				notes, stop = t.damage[:len(t.damage)-1], t.damage[len(t.damage)-1:]
+			}
+			out, f.Damage, f.ValidBytes = t.batches, append(capNotes(f.Name, append(damage, notes...)), stop...), t.pos
 			f.Batches = out[start:len(out):len(out)]
 			return out, nil
 		}
@@ -320,7 +324,12 @@ func scanParts(ctx context.Context, r io.ReaderAt, f *SegmentFile, into []txnind
 		}
 	}
 	out = out[:cur]
-	f.Damage, f.ValidBytes = damage, parts[len(parts)-1].pos
+	// Only the last part may have stopped at damage: it stays last.
+	var stop []*FormatError
+	if parts[len(parts)-1].stopped {
+		damage, stop = damage[:len(damage)-1], damage[len(damage)-1:]
+	}
+	f.Damage, f.ValidBytes = append(capNotes(f.Name, damage), stop...), parts[len(parts)-1].pos
 	f.Batches = out[start:cur:cur]
 	return out, nil
 }
