@@ -230,13 +230,6 @@ func (g *guard) reader(src packetSource) func() ([]byte, gopacket.CaptureInfo, e
 	return src.ZeroCopyReadPacketData
 }
 
-// maxWaitingPages bounds the out-of-order data tcpassembly holds per
-// connection while it waits for a missing segment (its pages are 1,900
-// bytes): past about 7 MiB the segment is taken as lost, the gap skipped
-// and reported, and the stream goes on, as Wireshark's "previous segment
-// not captured".
-const maxWaitingPages = 4096
-
 // Read decodes a capture from r, positioned at the capture's first byte;
 // name is used in errors. When r tells its size (an *io.SectionReader, a
 // *bytes.Reader: a Size method), a record or block claiming more bytes
@@ -267,6 +260,7 @@ func Read(r io.Reader, name string) (*Capture, error) {
 	f := &factory{cap: c, conns: map[connKey]*Conn{}, opener: map[connKey]string{}, begun: map[[2]gopacket.Flow]struct{}{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
 	asm.MaxBufferedPagesPerConnection = maxWaitingPages
+	asm.MaxBufferedPagesTotal = maxWaitingPagesTotal
 	if c.readPackets(src, g, f, asm) {
 		asm.FlushAll()
 	}

@@ -64,3 +64,19 @@ func count(n int, thing string) string {
 	}
 	return txnindex.Count(int64(n)) + " " + thing + "s"
 }
+
+// maxWaitingPages bounds the out-of-order data tcpassembly holds per
+// connection while it waits for a missing segment (its pages are 1,900
+// bytes): past about 7 MiB the segment is taken as lost, the gap skipped
+// and reported, and the stream goes on, as Wireshark's "previous segment
+// not captured".
+//
+// maxWaitingPagesTotal bounds them over all connections: a page is taken
+// whatever the packet carries, so a connection's 4,096 cost 8 MB for
+// 290 KB of one-byte packets, and the 20,000 connections a read follows
+// could each hold as many (4 MB of such packets over 60,000 connections
+// took 143 MB). Past it, each connection that gets a packet lets go of
+// its oldest gap, as at its own bound.
+const maxWaitingPages = 4096
+
+var maxWaitingPagesTotal = 4 * maxWaitingPages // a variable for TestWaitingPagesBoundedOverConnections
