@@ -116,6 +116,7 @@ func (s *Store) loadCache() {
 // batch).
 func (s *Store) seedPrint(sums []*Summary) string {
 	var seeds [][]txnindex.OngoingTxn
+	sd := &seeder{s: s}
 	for _, x := range sums {
 		if x == nil {
 			break
@@ -124,7 +125,7 @@ func (s *Store) seedPrint(sums []*Summary) string {
 		if x.Batches > 0 {
 			first = x.FirstOffset
 		}
-		seeds = append(seeds, s.firstSeed(first))
+		seeds = append(seeds, sd.seed(first))
 		if x.Batches > 0 {
 			break
 		}

@@ -93,25 +93,48 @@ func indexFiles(dir string, f *segFile, seg *txnindex.Segment) {
 // are at segments' base offsets), and when the one taken does, summarize
 // computes the summaries again (seedEnd).
 func (s *Store) firstSeed(first int64) []txnindex.OngoingTxn {
-	names := s.snapshots
-	if len(names) == 0 {
+	return (&seeder{s: s}).seed(first)
+}
+
+// seeder is firstSeed for one pass over the summaries, which reads the
+// snapshots once, not once a segment: every segment before the first
+// batch (emptied by the cleaner, or cut to nothing) starts the log and is
+// seeded so, and a directory of thousands of empty segments read the
+// snapshots and listed every segment's base offset once for each of them.
+// It reads them again when the log end it chose them by has changed.
+type seeder struct {
+	s      *Store
+	read   bool
+	logEnd int64
+	sd     *loader.SnapshotSeed // nil when none seeds
+}
+
+func (m *seeder) seed(first int64) []txnindex.OngoingTxn {
+	s := m.s
+	if len(s.snapshots) == 0 {
 		return nil
 	}
-	bases := make([]int64, len(s.segs))
-	for i, f := range s.segs {
-		bases[i] = f.base
-	}
-	logStart := max(s.logStart, bases[0])
 	logEnd := int64(-1)
 	if s.bounds != nil {
 		logEnd = s.bounds.LogEndOffset
 	}
-	sd, err := loader.SeedSnapshots(s.dir, names, loader.SeedOptions{Bases: bases, LogStart: logStart, LogEnd: logEnd, AtMost: -1})
-	if err != nil || sd.Snapshot == nil {
+	if !m.read || m.logEnd != logEnd {
+		m.read, m.logEnd, m.sd = true, logEnd, nil
+		bases := make([]int64, len(s.segs))
+		for i, f := range s.segs {
+			bases[i] = f.base
+		}
+		logStart := max(s.logStart, bases[0])
+		sd, err := loader.SeedSnapshots(s.dir, s.snapshots, loader.SeedOptions{Bases: bases, LogStart: logStart, LogEnd: logEnd, AtMost: -1})
+		if err == nil && sd.Snapshot != nil {
+			m.sd = sd
+		}
+	}
+	if m.sd == nil {
 		return nil
 	}
-	if logEnd < 0 && sd.Snapshot.Offset > bases[len(bases)-1] {
-		s.seedEnd = sd.Snapshot.Offset
+	if logEnd < 0 && m.sd.Snapshot.Offset > s.segs[len(s.segs)-1].base {
+		s.seedEnd = m.sd.Snapshot.Offset
 	}
-	return sd.Ongoing(first)
+	return m.sd.Ongoing(first)
 }

@@ -89,6 +89,9 @@ type Store struct {
 	// Open, scans the segment scans, for tests and the benchmark.
 	fresh int
 	scans atomic.Int64
+	// listed counts the segments the builds listed (Log.Segments), for
+	// tests: a summary's build lists its own segment only.
+	listed atomic.Int64
 	// scanHook, when set (tests), is called before each segment scan
 	// with the segment's index: for a window's scan with no lock held
 	// (for the summaries' scans, mu is held).
@@ -206,23 +209,29 @@ func (s *Store) summarizeOnce(ctx context.Context) error {
 	// open is the set of transactions open at segment k's start, moved
 	// along by each summary's changes from the first one missing.
 	var open *openSet
+	// b is where the batches before segment k end (prevEnd), carried
+	// along: prevEnd walks every summary before k, which summed over a
+	// partition of n segments is n²/2.
+	b := before{end: math.MinInt64, seed: (&seeder{s: s}).seed}
 	for k := range s.segs {
-		if s.sums[k] != nil {
-			continue
-		}
-		if open == nil {
-			open = newOpenSet(0)
-			for _, x := range s.sums[:k] {
-				open.apply(x)
+		if s.sums[k] == nil {
+			if open == nil {
+				open = newOpenSet(0)
+				for _, x := range s.sums[:k] {
+					open.apply(x)
+				}
 			}
+			x, err := s.summarizeSegment(ctx, k, open, b)
+			if err != nil {
+				return err
+			}
+			s.sums[k] = x
+			s.fresh++
+			changed = true
 		}
-		x, err := s.summarizeSegment(ctx, k, open)
-		if err != nil {
-			return err
+		if x := s.sums[k]; x.Batches > 0 {
+			b.end, b.ok = max(b.end, x.HighOffset), true
 		}
-		s.sums[k] = x
-		s.fresh++
-		changed = true
 	}
 	if changed {
 		s.opens, s.cursor = nil, nil
@@ -242,13 +251,14 @@ func (s *Store) summarizeOnce(ctx context.Context) error {
 // of open (the transactions open at its start) its batches need, and
 // moves open to the segment's end. Where the replay's order of the
 // transactions left open is not the one the changes give (segments that
-// overlap), the segment is scanned again seeded with the whole set.
-func (s *Store) summarizeSegment(ctx context.Context, k int, open *openSet) (*Summary, error) {
+// overlap), the segment is scanned again seeded with the whole set. b is
+// where the batches before it end.
+func (s *Store) summarizeSegment(ctx context.Context, k int, open *openSet, b before) (*Summary, error) {
 	f := s.segs[k]
 	for _, all := range []bool{false, true} {
 		var seeded openList
 		part := false
-		l, damage, err := s.build(ctx, k, k, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+		l, damage, err := s.build(ctx, k, k, b, true, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
 			if all {
 				return open.seed()
 			}
@@ -259,7 +269,7 @@ func (s *Store) summarizeSegment(ctx context.Context, k int, open *openSet) (*Su
 			return nil, err
 		}
 		x := &Summary{Name: f.name, BaseOffset: f.base, Size: f.size, ModTime: f.modTime, Damage: damage}
-		ends := summarize(x, l, k)
+		ends := summarize(x, l, 0) // the build lists segment k alone
 		if !part {
 			// Seeded with the whole set, or with the producer
 			// snapshot where the segment starts the log.
@@ -431,7 +441,7 @@ func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 			break
 		}
 	}
-	l, _, err := s.build(ctx, h, n-1, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+	l, _, err := s.build(ctx, h, n-1, s.before(h), false, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
 		return s.openAtLocked(h, bs, false).seed()
 	}, nil)
 	if err != nil {
@@ -441,19 +451,50 @@ func (s *Store) computeBounds(ctx context.Context) (*Bounds, error) {
 	return b, nil
 }
 
+// before is what a build of segments from k on takes from those before
+// k: where their batches end (prevEnd; ok false when none holds a batch),
+// and the producer snapshot's seed the log start is seeded with then
+// (firstSeed).
+type before struct {
+	end  int64
+	ok   bool
+	seed func(first int64) []txnindex.OngoingTxn
+}
+
+// before is what a build of segments from k on takes from those before.
+func (s *Store) before(k int) before {
+	end, ok := s.prevEnd(k)
+	return before{end: end, ok: ok, seed: s.firstSeed}
+}
+
 // build scans segments k..m into a window log seeded with seed(its
 // batches), or from the producer snapshot where no batch is before k
-// (seed is not called then). With w nil the segments after m are listed
-// without entries (the summaries pass, which needs only the replay);
-// otherwise with their summaries' entries.
-func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch) []txnindex.OngoingTxn, w *txnindex.PartitionWindow) (*txnindex.Log, string, error) {
+// (seed is not called then). b is what it takes from the segments before
+// k. With w nil the segments after m are listed without entries (the
+// bounds' build, which needs the log's offsets); otherwise with their
+// summaries' entries.
+//
+// alone (a summary's build, w nil) lists segments k..m only, numbered from
+// 0: a summary reads the replay of its batches, which reads no segment,
+// and its own segment's entries and damage, and nothing of the log's
+// offsets, gaps or LSO, which the other segments change (the log start,
+// and a gap before the first segment listed). Listing every segment in
+// every summary's build cost a partition of n segments n² (12,500 empty
+// segments took 21 s).
+func (s *Store) build(ctx context.Context, k, m int, b before, alone bool, seed func([]txnindex.Batch) []txnindex.OngoingTxn, w *txnindex.PartitionWindow) (*txnindex.Log, string, error) {
 	p := &txnindex.Partition{Topic: s.topic, Partition: s.partition, LogStartOffset: s.logStart, HighWatermark: s.hwm, Window: w}
 	if s.hwm >= 0 {
 		p.HighWatermarkSource = loader.ReplicationOffsetCheckpoint
 	}
-	p.Segments = make([]txnindex.Segment, len(s.segs))
-	for j, f := range s.segs {
-		seg := &p.Segments[j]
+	lo, hi := 0, len(s.segs)-1 // the segments listed
+	if alone {
+		lo, hi = k, m
+	}
+	p.Segments = make([]txnindex.Segment, hi-lo+1)
+	s.listed.Add(int64(len(p.Segments)))
+	for j := lo; j <= hi; j++ {
+		f := s.segs[j]
+		seg := &p.Segments[j-lo]
 		seg.Name, seg.BaseOffset, seg.Size = f.name, f.base, f.size
 		switch {
 		case j >= k && j <= m:
@@ -493,10 +534,10 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 			return nil, "", err
 		}
 		for i := range sf.Batches {
-			sf.Batches[i].Segment = int32(j)
+			sf.Batches[i].Segment = int32(j - lo)
 		}
 		sf.BaseOffset = f.base
-		p.Segments[j].Damaged = sf.StoppedAt()
+		p.Segments[j-lo].Damaged = sf.StoppedAt()
 		if len(sf.Damage) > 0 && damage == "" {
 			damage = sf.Damage[0].Error()
 		}
@@ -506,7 +547,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 			p.Batches = append(p.Batches, sf.Batches...)
 		}
 	}
-	if end, ok := s.prevEnd(k); !ok {
+	if !b.ok {
 		// No batch before segment k (it is the first, or those
 		// before it were emptied by the cleaner): the window starts
 		// the log, seeded as loader.OpenPartition seeds it.
@@ -514,7 +555,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 		if len(p.Batches) > 0 {
 			first = p.Batches[0].BaseOffset
 		}
-		p.Ongoing = s.firstSeed(first)
+		p.Ongoing = b.seed(first)
 	} else {
 		p.Ongoing = seed(p.Batches)
 		// The offsets not read start after the last batch before
@@ -522,7 +563,7 @@ func (s *Store) build(ctx context.Context, k, m int, seed func([]txnindex.Batch)
 		// whole segment emptied), the hole up to this segment's first
 		// batch is a gap of this window (a full pass decides it with
 		// this segment's first batch).
-		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: min(s.segs[k].base, end), SkippedMaxTimestamp: -1,
+		p.Replay = &txnindex.ReplayReport{Mode: txnindex.ReplaySnapshot, FromOffset: min(s.segs[k].base, b.end), SkippedMaxTimestamp: -1,
 			Segments: len(s.segs), SegmentsRead: m - k + 1, Reason: fmt.Sprintf("timeline window of segments %d to %d", k, m)}
 	}
 	return txnindex.Build(p), damage, nil

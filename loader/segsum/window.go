@@ -156,7 +156,7 @@ func (s *Store) scanWindow(ctx context.Context, k int) (*txnindex.Log, error) {
 	}
 	s.lru.reserveShared(2 * est)
 	var open openList
-	l, _, err := s.build(ctx, j, m, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
+	l, _, err := s.build(ctx, j, m, s.before(j), false, func(bs []txnindex.Batch) []txnindex.OngoingTxn {
 		open = s.openAt(j, bs, !s.o.DecisionsOnly)
 		return open.seed()
 	}, &txnindex.PartitionWindow{End: end, LogEndOffset: s.bounds.LogEndOffset,
