@@ -2,9 +2,6 @@ package capture
 
 import (
 	"encoding/binary"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,28 +22,12 @@ func TestHeldTinyResponsesBoundMemory(t *testing.T) {
 	}
 	cv.send(false, b, 65000)
 	cv.close()
-	path := filepath.Join(t.TempDir(), "tiny.pcap")
-	if err := os.WriteFile(path, cv.pcap(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pcap := cv.pcap()
 	b, cv = nil, nil
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	h := &heapSampler{r: f, base: m.HeapAlloc}
-	c, err := Read(h, "tiny.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.sample()
-	t.Logf("%d bytes of 8-byte response frames: peak heap %d MB, %d problems", stream, h.peak>>20, len(c.Problems))
-	if h.peak > stream/2 {
-		t.Errorf("peak heap %d MB holding %d MB of 8-byte response frames", h.peak>>20, stream>>20)
+	c, peak := readSampled(t, pcap)
+	t.Logf("%d bytes of 8-byte response frames: peak heap %d MB, %d problems", stream, peak>>20, len(c.Problems))
+	if peak > stream/2 {
+		t.Errorf("peak heap %d MB holding %d MB of 8-byte response frames", peak>>20, stream>>20)
 	}
 	last := c.Problems[len(c.Problems)-1].Error()
 	if len(c.Problems) != maxStreamProblems+1 || !strings.Contains(last, "more problems decoding this stream's frames not listed, the first of them here") {

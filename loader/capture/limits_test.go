@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/txnscope/txnscope/internal/heappeak"
 )
 
 // readSampled writes pcap to a file and reads it as txnscope does, with
-// the live heap sampled each mebibyte (heapSampler).
+// the live heap sampled each mebibyte (heappeak).
 func readSampled(t *testing.T, pcap []byte) (*Capture, uint64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "limits.pcap")
@@ -27,15 +28,12 @@ func readSampled(t *testing.T, pcap []byte) (*Capture, uint64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	h := &heapSampler{r: f, base: m.HeapAlloc}
+	h := heappeak.New(f, 0)
 	c, err := Read(h, "limits.pcap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, h.peak
+	return c, h.Peak()
 }
 
 // TestStreamLimits: what a connection may hold while it is decoded, and

@@ -2,12 +2,13 @@ package capture
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/txnscope/txnscope/internal/heappeak"
 )
 
 // fetchConv is a consumer's connection of n Fetch exchanges, each response
@@ -29,33 +30,6 @@ func fetchConv(t testing.TB, n int) ([]byte, int) {
 	}
 	cv.close()
 	return cv.pcap(), n * 100
-}
-
-// heapSampler reads a capture and measures the live heap every mebibyte
-// read (after a collection, so that garbage not yet collected does not
-// count): the peak over the read, less what it was before.
-type heapSampler struct {
-	r          io.Reader
-	base, peak uint64
-	since      int
-}
-
-func (h *heapSampler) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if h.since += n; h.since >= 1<<20 {
-		h.since = 0
-		h.sample()
-	}
-	return n, err
-}
-
-func (h *heapSampler) sample() {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	if m.HeapAlloc > h.base {
-		h.peak = max(h.peak, m.HeapAlloc-h.base)
-	}
 }
 
 // TestMemoryDoesNotGrowWithCapture: reading a capture four times the size
@@ -80,16 +54,12 @@ func TestMemoryDoesNotGrowWithCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		runtime.GC()
-		h := &heapSampler{r: f}
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		h.base = m.HeapAlloc
+		h := heappeak.New(f, 0)
 		c, err := Read(h, "mem.pcap")
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.sample()
+		h.Sample()
 		got := 0
 		for _, f := range c.Fetches {
 			got += len(f.Batches)
@@ -97,14 +67,9 @@ func TestMemoryDoesNotGrowWithCapture(t *testing.T) {
 		if got != batches || len(c.Problems) > 0 {
 			t.Fatalf("%d exchanges: %d batches decoded, want %d; problems %v", n, got, batches, c.Problems)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		kept := uint64(0)
-		if m.HeapAlloc > h.base {
-			kept = m.HeapAlloc - h.base
-		}
+		kept := h.Kept()
 		runtime.KeepAlive(c)
-		return result{size, h.peak, kept}
+		return result{size, h.Peak(), kept}
 	}
 	small, large := measure(4), measure(16)
 	t.Logf("capture %d bytes: peak heap %d, kept %d; capture %d bytes: peak heap %d, kept %d",

@@ -5,25 +5,16 @@ import (
 	"io"
 	"runtime"
 	"testing"
+
+	"github.com/txnscope/txnscope/internal/heappeak"
 )
 
-// finelySampled is heapSampler sampling every 32 KiB read: the pages a
-// capture of a few hundred KB holds are let go when its read ends.
-type finelySampled struct {
-	h     *heapSampler
-	since int
-}
+// smallReads reads r 4 KiB at a time, for a heappeak.Reader sampling
+// every 32 KiB: the pages a capture of a few hundred KB holds are let go
+// when its read ends.
+type smallReads struct{ r io.Reader }
 
-func (f *finelySampled) Read(p []byte) (int, error) {
-	n, err := f.h.r.Read(p[:min(len(p), 4096)])
-	if f.since += n; f.since >= 32<<10 {
-		f.since = 0
-		f.h.sample()
-	}
-	return n, err
-}
-
-var _ io.Reader = (*finelySampled)(nil)
+func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 4096)]) }
 
 // TestWaitingPagesBoundedOverConnections: connections whose first data
 // segment was lost, each followed by one-byte segments. tcpassembly holds
@@ -49,15 +40,12 @@ func TestWaitingPagesBoundedOverConnections(t *testing.T) {
 		pkts = append(pkts, c.pkts[2:]...)
 	}
 	data := packetsPcap(t, pkts)
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	h := &heapSampler{r: bytes.NewReader(data), base: m.HeapAlloc}
-	c, err := Read(&finelySampled{h: h}, "waiting.pcap")
+	h := heappeak.New(smallReads{bytes.NewReader(data)}, 32<<10)
+	c, err := Read(h, "waiting.pcap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	peak := h.peak
+	peak := h.Peak()
 	t.Logf("%d-byte capture: peak heap %d KB", len(data), peak>>10)
 	if peak > 4<<20 {
 		t.Errorf("peak heap %d KB for %d connections of 64 one-byte segments after a lost one (%d bytes)", peak>>10, 100, len(data))

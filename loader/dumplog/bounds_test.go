@@ -3,50 +3,23 @@ package dumplog
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/internal/heappeak"
 )
 
 // heapPeak reads r through Read and returns what Read returned and the
-// live heap's peak over the read (sampled after a collection every
-// mebibyte read), less what it was before.
+// live heap's peak over the read (heappeak), less what it was before.
 func heapPeak(t *testing.T, r io.Reader) (*Dump, uint64) {
 	t.Helper()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	s := &sampler{r: r, base: m.HeapAlloc}
-	d, err := Read(s, "hostile.txt")
+	h := heappeak.New(r, 0)
+	d, err := Read(h, "hostile.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.sample()
-	return d, s.peak
-}
-
-type sampler struct {
-	r          io.Reader
-	base, peak uint64
-	since      int
-}
-
-func (s *sampler) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if s.since += n; s.since >= 1<<20 {
-		s.since = 0
-		s.sample()
-	}
-	return n, err
-}
-
-func (s *sampler) sample() {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	if m.HeapAlloc > s.base {
-		s.peak = max(s.peak, m.HeapAlloc-s.base)
-	}
+	h.Sample()
+	return d, h.Peak()
 }
 
 // TestDumpProblemsListedThenCounted: a segment's dump followed by 4 MB
