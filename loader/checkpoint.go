@@ -253,8 +253,8 @@ func ReadOffsetCheckpoint(r io.Reader, name string) (*OffsetCheckpoint, error) {
 
 // readOffsetCheckpoint is ReadOffsetCheckpoint keeping only the entries of
 // the partitions keep holds (every entry when keep is nil); every line is
-// still checked. A kept partition has one entry: a line repeating it
-// replaces its offset, as the broker's reader (a map, the later line
+// still checked. A partition has one entry: a line repeating it replaces
+// its offset, as the broker's reader (a map, the later line
 // winning) and Lookup take it, so that a 64 MiB file of one partition's
 // line repeated (6 bytes a line) keeps one entry, not 1.3 GB of them. Its
 // Lookup map is built before it returns, so that the result can be shared
@@ -262,13 +262,12 @@ func ReadOffsetCheckpoint(r io.Reader, name string) (*OffsetCheckpoint, error) {
 func readOffsetCheckpoint(r io.Reader, name string, keep map[tp]bool) (*OffsetCheckpoint, error) {
 	c := &OffsetCheckpoint{Name: name}
 	var topics map[string]bool // the topics keep names, looked up without a copy of the line's
-	var kept map[tp]int        // each kept partition's entry
+	kept := map[tp]int{}       // each kept partition's entry
 	if keep != nil {
 		topics = map[string]bool{}
 		for k := range keep {
 			topics[k.topic] = true
 		}
-		kept = map[tp]int{}
 	}
 	v, err := readCheckpoint(r, name, func(f [][]byte) error {
 		if len(f) != 3 {
@@ -283,17 +282,15 @@ func readOffsetCheckpoint(r io.Reader, name string, keep map[tp]bool) (*OffsetCh
 			return nil
 		}
 		topic := string(f[0])
-		if keep != nil {
-			k := tp{topic, int32(p)}
-			if !keep[k] {
-				return nil
-			}
-			if i, ok := kept[k]; ok {
-				c.Entries[i].Offset = o
-				return nil
-			}
-			kept[k] = len(c.Entries)
+		k := tp{topic, int32(p)}
+		if keep != nil && !keep[k] {
+			return nil
 		}
+		if i, ok := kept[k]; ok {
+			c.Entries[i].Offset = o
+			return nil
+		}
+		kept[k] = len(c.Entries)
 		c.Entries = append(c.Entries, OffsetCheckpointEntry{Topic: topic, Partition: int32(p), Offset: o})
 		return nil
 	})
