@@ -14,7 +14,7 @@ import (
 // problems are listed up to maxStreamProblems, then counted.
 func TestHeldTinyResponsesBoundMemory(t *testing.T) {
 	cv := newConv(t)
-	const stream = 12 << 20
+	const stream = 4 << 20
 	b := make([]byte, 0, stream)
 	for corr := int32(1); len(b) < stream; corr++ {
 		b = binary.BigEndian.AppendUint32(b, 4)
@@ -26,10 +26,15 @@ func TestHeldTinyResponsesBoundMemory(t *testing.T) {
 	b, cv = nil, nil
 	c, peak := readSampled(t, pcap)
 	t.Logf("%d bytes of 8-byte response frames: peak heap %d MB, %d problems", stream, peak>>20, len(c.Problems))
-	if peak > stream/2 {
+	// A few MB: tcpassembly's pages and at most maxHeldFrames frames,
+	// whatever the stream's length (by bytes alone: 39 MB here).
+	if peak > 8<<20 {
 		t.Errorf("peak heap %d MB holding %d MB of 8-byte response frames", peak>>20, stream>>20)
 	}
-	last := c.Problems[len(c.Problems)-1].Error()
+	last := ""
+	if len(c.Problems) > 0 {
+		last = c.Problems[len(c.Problems)-1].Error()
+	}
 	if len(c.Problems) != maxStreamProblems+1 || !strings.Contains(last, "more problems decoding this stream's frames not listed, the first of them here") {
 		t.Errorf("%d problems, the last %q; want %d listed and one counting the rest", len(c.Problems), last, maxStreamProblems)
 	}
