@@ -8,17 +8,16 @@ import (
 
 // maxProblems bounds the problems a dump lists, as a capture's are: a
 // line of two bytes ("x\n") is a problem of its own, some 100 bytes to
-// keep, so 4 MB of them took 195 MB. The rest are counted in one last
-// problem, at the first of them.
+// keep: 50 times the line. The rest are counted in one last problem, at
+// the first of them.
 const maxProblems = 1000
 
 // maxPartitions bounds the partitions a dump's read follows. A
 // "Dumping <dir>/<file>" line of a new directory is a partition, and a
-// partition costs about 1 KB once built whatever it holds (a line of 18
-// bytes cost 6 KB, before the engine stopped reserving room for
-// transactions a log without batches cannot have): the files of later
-// partitions are counted, not read, and said in one problem at the first
-// of them. A broker's log.dirs entry holds a few thousand partitions.
+// partition costs about 1 KB once built whatever it holds, from a line
+// of 18 bytes: the files of later partitions are counted, not read, and
+// said in one problem at the first of them. A broker's log.dirs entry
+// holds a few thousand partitions.
 const maxPartitions = 20_000
 
 // problems is what a dump found wrong: the first maxProblems, then a
