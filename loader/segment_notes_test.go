@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // badCRCEntries is n magic 0 entries of 26 bytes, the smallest any entry
@@ -61,20 +62,11 @@ func TestSegmentNotesListedThenCounted(t *testing.T) {
 		t.Fatalf("%d notes in the segment, %d in the partition; want %d listed and one counting the rest", len(d), len(p.Damage), maxNotes)
 	}
 	want := fmt.Sprintf("loader: 00000000000000000000.log: batch at byte %#x: %s more problems in this segment's batches not listed, the first of them here",
-		26*maxNotes, strings.TrimSpace(commaCount(n-maxNotes)))
+		26*maxNotes, txnindex.Count(int64(n-maxNotes)))
 	if got := d[maxNotes].Error(); got != want {
 		t.Errorf("last note %q\nwant %q", got, want)
 	}
 	runtime.KeepAlive(p)
-}
-
-// commaCount writes n with thousands separators, as txnindex.Count does.
-func commaCount(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // TestSplitScanCountsNotesAsSequential: a segment walked in parts lists

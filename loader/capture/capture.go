@@ -53,6 +53,8 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 	"github.com/google/gopacket/tcpassembly"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // linkTypeLinuxSLL2 is DLT_LINUX_SLL2 (276). gopacket 1.1.19 keeps link
@@ -93,9 +95,9 @@ func (c *Capture) NoFetch() error {
 	case c.Packets == 0:
 		held = "it holds no packet"
 	case len(c.Conns) == 0:
-		held = fmt.Sprintf("its %s hold no TCP connection with data both ways", count(c.Packets, "packet"))
+		held = fmt.Sprintf("its %s hold no TCP connection with data both ways", txnindex.Plural(c.Packets, "packet", "packets"))
 	case c.Exchanges == 0:
-		held = fmt.Sprintf("its %s hold %s but no Kafka request answered by a response", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"))
+		held = fmt.Sprintf("its %s hold %s but no Kafka request answered by a response", txnindex.Plural(c.Packets, "packet", "packets"), txnindex.Plural(len(c.Conns), "TCP connection", "TCP connections"))
 	default:
 		names := make([]string, 0, len(c.apis))
 		for n := range c.apis {
@@ -105,18 +107,18 @@ func (c *Capture) NoFetch() error {
 		for i, n := range names {
 			names[i] = fmt.Sprintf("%s %d", n, c.apis[n])
 		}
-		held = fmt.Sprintf("its %s hold %s and %s (%s), none a Fetch", count(c.Packets, "packet"), count(len(c.Conns), "TCP connection"),
-			count(c.Exchanges, "Kafka exchange"), strings.Join(names, ", "))
+		held = fmt.Sprintf("its %s hold %s and %s (%s), none a Fetch", txnindex.Plural(c.Packets, "packet", "packets"), txnindex.Plural(len(c.Conns), "TCP connection", "TCP connections"),
+			txnindex.Plural(c.Exchanges, "Kafka exchange", "Kafka exchanges"), strings.Join(names, ", "))
 	}
 	if c.unanswered > 0 {
 		verb := "have"
 		if c.unanswered == 1 {
 			verb = "has"
 		}
-		held += fmt.Sprintf("; %s %s no response in the capture (not captured, or sent after it ended)", count(c.unanswered, "Fetch request"), verb)
+		held += fmt.Sprintf("; %s %s no response in the capture (not captured, or sent after it ended)", txnindex.Plural(c.unanswered, "Fetch request", "Fetch requests"), verb)
 	}
 	if len(c.Problems) > 0 {
-		held += fmt.Sprintf("; %s reported, the first: %v", count(max(c.reported, len(c.Problems)), "problem"), c.Problems[0])
+		held += fmt.Sprintf("; %s reported, the first: %v", txnindex.Plural(max(c.reported, len(c.Problems)), "problem", "problems"), c.Problems[0])
 	}
 	return fmt.Errorf("capture: %s: no Fetch exchange to decide: %s", c.Name, held)
 }
@@ -153,7 +155,7 @@ func (c *Capture) closeReport() {
 	if c.firstLeft != nil {
 		fe.Where, fe.Offset = c.firstLeft.Where, c.firstLeft.Offset
 	}
-	fe.Msg = count(left, "more problem") + " not listed, the first of them here"
+	fe.Msg = txnindex.Plural(left, "more problem", "more problems") + " not listed, the first of them here"
 	c.Problems = append(c.Problems, fe)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/loader"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // maxHeld and maxHeldFrames bound the responses a connection holds while
@@ -167,7 +168,7 @@ func (p *streamProblems) report(file string) []error {
 		return p.list
 	}
 	return append(p.list, &FormatError{File: file, Where: p.firstWhere, Offset: p.firstOff,
-		Msg: count(p.dropped, "more problem") + " decoding this stream's frames not listed, the first of them here"})
+		Msg: txnindex.Plural(p.dropped, "more problem", "more problems") + " decoding this stream's frames not listed, the first of them here"})
 }
 
 // request takes one request frame.

@@ -53,16 +53,8 @@ func (f *factory) reportSkipped() {
 	}
 	fe.Msg = fmt.Sprintf("%s: a TCP connection past the %s a capture's read follows (a bound on its memory): not decoded, nor is any later new one (%s skipped); "+
 		"filter the capture to the consumer's connections first (by host or port)",
-		fe.Msg, txnindex.Count(int64(maxConns)), count(f.skipped, "packet"))
+		fe.Msg, txnindex.Count(int64(maxConns)), txnindex.Plural(f.skipped, "packet", "packets"))
 	f.cap.report(fe)
-}
-
-// count is "1 thing" or "n things".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return txnindex.Count(int64(n)) + " " + thing + "s"
 }
 
 // maxWaitingPages bounds the out-of-order data tcpassembly holds per

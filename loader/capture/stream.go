@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/gopacket/tcpassembly"
+
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // direction is one half of a connection: the bytes captured and not yet
@@ -242,7 +244,7 @@ func (fr *framer) report() []error {
 			end = fr.d.runs[n-1].end()
 		}
 		out = append(out, &FormatError{File: fr.file, Where: fr.where, Offset: end,
-			Msg: count(fr.dropped, "more problem") + " in this stream not listed"})
+			Msg: txnindex.Plural(fr.dropped, "more problem", "more problems") + " in this stream not listed"})
 	}
 	return out
 }

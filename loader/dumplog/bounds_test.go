@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/internal/heappeak"
+	"github.com/txnscope/txnscope/txnindex"
 )
 
 // heapPeak reads r through Read and returns what Read returned and the
@@ -41,19 +42,10 @@ func TestDumpProblemsListedThenCounted(t *testing.T) {
 	}
 	first := len(head) + 2*maxProblems
 	want := fmt.Sprintf("dumplog: hostile.txt:%d (byte %#x): %d more problems not listed, the first of them here", maxProblems+2, first, lines-maxProblems)
-	want = strings.Replace(want, fmt.Sprint(lines-maxProblems), commas(lines-maxProblems), 1)
+	want = strings.Replace(want, fmt.Sprint(lines-maxProblems), txnindex.Count(int64(lines-maxProblems)), 1)
 	if got := d.Problems[maxProblems].Error(); got != want {
 		t.Errorf("last problem %q\nwant %q", got, want)
 	}
-}
-
-// commas writes n as txnindex.Count does.
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // TestDumpPartitionsBounded: each "Dumping" line of a new directory is a
@@ -80,7 +72,7 @@ func TestDumpPartitionsBounded(t *testing.T) {
 	}
 	at := strings.Index(in, fmt.Sprintf("Dumping /data/p%d-0/", maxPartitions))
 	want := fmt.Sprintf("dumplog: hostile.txt:%d (byte %#x): %d files of partitions past the first %s not read, the first of them here",
-		maxPartitions+1, at, extra, commas(maxPartitions))
+		maxPartitions+1, at, extra, txnindex.Count(maxPartitions))
 	if len(d.Problems) != 1 || d.Problems[0].Error() != want {
 		t.Errorf("problems %v\nwant [%s]", d.Problems, want)
 	}
